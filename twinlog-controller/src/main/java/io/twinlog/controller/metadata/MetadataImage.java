@@ -1,0 +1,77 @@
+package io.twinlog.controller.metadata;
+
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
+
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Optional;
+import java.util.SortedMap;
+
+/**
+ * An immutable snapshot of cluster metadata as read from ZooKeeper: live brokers, topics with their partitions,
+ * and topic config overrides. Request handlers read the current image without locks; a new image replaces the
+ * old one atomically when ZooKeeper changes.
+ */
+public final class MetadataImage {
+    public static final MetadataImage EMPTY = new MetadataImage("", Map.of(), Map.of(), Map.of(), -1);
+
+    private final String clusterId;
+    private final Map<Integer, BrokerRegistration> brokers;
+    private final Map<String, TopicImage> topicsByName;
+    private final Map<Uuid, TopicImage> topicsById;
+    private final Map<String, Map<String, String>> topicConfigs;
+    private final int controllerId;
+
+    public MetadataImage(String clusterId, Map<Integer, BrokerRegistration> brokers, Map<String, TopicImage> topics,
+                         Map<String, Map<String, String>> topicConfigs, int controllerId) {
+        this.clusterId = clusterId;
+        this.brokers = Collections.unmodifiableMap(new java.util.TreeMap<>(brokers));
+        this.topicsByName = Collections.unmodifiableMap(new java.util.TreeMap<>(topics));
+        Map<Uuid, TopicImage> byId = new HashMap<>();
+        topics.values().forEach(t -> byId.put(t.topicId(), t));
+        this.topicsById = Collections.unmodifiableMap(byId);
+        this.topicConfigs = Collections.unmodifiableMap(new HashMap<>(topicConfigs));
+        this.controllerId = controllerId;
+    }
+
+    public String clusterId() {
+        return clusterId;
+    }
+
+    public Map<Integer, BrokerRegistration> brokers() {
+        return brokers;
+    }
+
+    public Map<String, TopicImage> topics() {
+        return topicsByName;
+    }
+
+    public Optional<TopicImage> topic(String name) {
+        return Optional.ofNullable(topicsByName.get(name));
+    }
+
+    public Optional<TopicImage> topic(Uuid topicId) {
+        return Optional.ofNullable(topicsById.get(topicId));
+    }
+
+    public Optional<PartitionImage> partition(TopicPartition tp) {
+        TopicImage t = topicsByName.get(tp.topic());
+        return t == null ? Optional.empty() : Optional.ofNullable(t.partitions().get(tp.partition()));
+    }
+
+    public Map<String, String> topicConfig(String topic) {
+        return topicConfigs.getOrDefault(topic, Map.of());
+    }
+
+    /** Controller broker id, or -1 when none is known; before the controller exists, the lowest live broker id. */
+    public int controllerId() {
+        return controllerId;
+    }
+
+    public SortedMap<Integer, PartitionImage> partitions(String topic) {
+        TopicImage t = topicsByName.get(topic);
+        return t == null ? Collections.emptySortedMap() : t.partitions();
+    }
+}

@@ -1,0 +1,236 @@
+package io.twinlog.controller.zk;
+
+import io.twinlog.controller.metadata.BrokerRegistration;
+import io.twinlog.controller.metadata.PartitionState;
+import io.twinlog.controller.metadata.TopicImage;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.api.transaction.CuratorOp;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.errors.InvalidPartitionsException;
+import org.apache.kafka.common.errors.TopicExistsException;
+import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
+import org.apache.zookeeper.CreateMode;
+import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.data.Stat;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * Every write Twinlog makes to ZooKeeper, with the version checks that keep concurrent writers from overwriting
+ * each other. Multi-node changes (a topic with its partition states and configs) are one ZooKeeper transaction, so
+ * readers never see half a topic.
+ *
+ * <p>Stateless apart from the client; safe to call from any thread. Operating errors are Kafka exceptions
+ * ({@link TopicExistsException}, {@link UnknownTopicOrPartitionException}, ...) that handlers map to error codes.
+ */
+public final class MetadataStore {
+    private static final Logger log = LoggerFactory.getLogger(MetadataStore.class);
+    private static final int MAX_CAS_ATTEMPTS = 50;
+
+    private final CuratorFramework zk;
+
+    public MetadataStore(CuratorFramework zk) {
+        this.zk = zk;
+    }
+
+    public CuratorFramework client() {
+        return zk;
+    }
+
+    /** Creates the base paths if missing. Idempotent. */
+    public void ensureLayout() throws Exception {
+        for (String p : List.of(ZkPaths.BROKER_IDS, ZkPaths.TOPICS, ZkPaths.TOPIC_CONFIGS, "/cluster")) {
+            try {
+                zk.create().creatingParentsIfNeeded().forPath(p);
+            } catch (KeeperException.NodeExistsException ignored) {
+                // already there: another broker or an earlier run made it
+            }
+        }
+    }
+
+    /** The cluster ID, created on first start of the first broker and the same forever after. */
+    public String getOrCreateClusterId() throws Exception {
+        try {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("version", 1);
+            m.put("id", Uuid.randomUuid().toString());
+            zk.create().creatingParentsIfNeeded().forPath(ZkPaths.CLUSTER_ID, Json.encode(m));
+        } catch (KeeperException.NodeExistsException ignored) {
+            // the normal case after the first start
+        }
+        return (String) Json.decode(zk.getData().forPath(ZkPaths.CLUSTER_ID), ZkPaths.CLUSTER_ID).get("id");
+    }
+
+    /** Registers a live broker; the node disappears with the session. Fails if the id is taken by a live broker. */
+    public void registerBroker(BrokerRegistration registration) throws Exception {
+        String path = ZkPaths.broker(registration.id());
+        try {
+            zk.create().creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL)
+                    .forPath(path, Json.encode(registration.toJson()));
+        } catch (KeeperException.NodeExistsException e) {
+            throw new IllegalStateException("broker.id " + registration.id()
+                    + " is already registered in ZooKeeper by a live broker (" + path + ")", e);
+        }
+    }
+
+    /**
+     * Creates a topic atomically: assignment, one state record per partition (leader = first live replica) and
+     * config overrides.
+     */
+    public void createTopic(String topic, Uuid topicId, Map<Integer, List<Integer>> assignment,
+                            Map<Integer, PartitionState> states, Map<String, String> configs) throws Exception {
+        List<CuratorOp> ops = new ArrayList<>();
+        ops.add(zk.transactionOp().create().forPath(ZkPaths.topic(topic),
+                Json.encode(TopicImage.assignmentJson(topicId, assignment))));
+        ops.add(zk.transactionOp().create().forPath(ZkPaths.partitions(topic)));
+        for (Map.Entry<Integer, PartitionState> e : states.entrySet()) {
+            ops.add(zk.transactionOp().create().forPath(ZkPaths.partition(topic, e.getKey())));
+            ops.add(zk.transactionOp().create().forPath(ZkPaths.partitionState(topic, e.getKey()),
+                    Json.encode(e.getValue().toJson())));
+        }
+        if (zk.checkExists().forPath(ZkPaths.topicConfig(topic)) != null) {
+            // a leftover from a topic deleted while this path was being written; the new topic's configs win
+            ops.add(zk.transactionOp().setData().forPath(ZkPaths.topicConfig(topic), configJson(configs)));
+        } else {
+            ops.add(zk.transactionOp().create().forPath(ZkPaths.topicConfig(topic), configJson(configs)));
+        }
+        try {
+            zk.transaction().forOperations(ops);
+        } catch (KeeperException.NodeExistsException e) {
+            throw new TopicExistsException("Topic '" + topic + "' already exists.");
+        }
+        log.info("Created topic {} with topic ID {}, {} partitions, assignment {}, configs {}", topic, topicId,
+                assignment.size(), assignment, configs);
+    }
+
+    /** Deletes a topic and its configs. */
+    public void deleteTopic(String topic) throws Exception {
+        try {
+            zk.delete().deletingChildrenIfNeeded().forPath(ZkPaths.topic(topic));
+        } catch (KeeperException.NoNodeException e) {
+            throw new UnknownTopicOrPartitionException("Topic '" + topic + "' does not exist.");
+        }
+        try {
+            zk.delete().forPath(ZkPaths.topicConfig(topic));
+        } catch (KeeperException.NoNodeException ignored) {
+            // configs were never written or already removed
+        }
+        log.info("Deleted topic {}", topic);
+    }
+
+    /** Adds partitions to a topic, checking the assignment was not changed concurrently. */
+    public void addPartitions(String topic, Map<Integer, List<Integer>> newPartitions,
+                              Map<Integer, PartitionState> states) throws Exception {
+        String path = ZkPaths.topic(topic);
+        Stat stat = new Stat();
+        byte[] data;
+        try {
+            data = zk.getData().storingStatIn(stat).forPath(path);
+        } catch (KeeperException.NoNodeException e) {
+            throw new UnknownTopicOrPartitionException("Topic '" + topic + "' does not exist.");
+        }
+        Map<String, Object> json = Json.decode(data, path);
+        Uuid topicId = Uuid.fromString((String) json.get("topicId"));
+        Map<Integer, List<Integer>> assignment = new java.util.TreeMap<>(TopicImage.assignmentFromJson(json));
+        for (Integer p : newPartitions.keySet()) {
+            if (assignment.containsKey(p)) {
+                throw new InvalidPartitionsException("Partition " + p + " of topic '" + topic + "' already exists.");
+            }
+        }
+        assignment.putAll(newPartitions);
+        List<CuratorOp> ops = new ArrayList<>();
+        ops.add(zk.transactionOp().setData().withVersion(stat.getVersion())
+                .forPath(path, Json.encode(TopicImage.assignmentJson(topicId, assignment))));
+        for (Map.Entry<Integer, PartitionState> e : states.entrySet()) {
+            ops.add(zk.transactionOp().create().forPath(ZkPaths.partition(topic, e.getKey())));
+            ops.add(zk.transactionOp().create().forPath(ZkPaths.partitionState(topic, e.getKey()),
+                    Json.encode(e.getValue().toJson())));
+        }
+        try {
+            zk.transaction().forOperations(ops);
+        } catch (KeeperException.BadVersionException | KeeperException.NodeExistsException e) {
+            throw new InvalidPartitionsException("Topic '" + topic
+                    + "' was changed concurrently; retry the partition increase.");
+        }
+        log.info("Added partitions {} to topic {}", newPartitions, topic);
+    }
+
+    /** Replaces a topic's config overrides. */
+    public void setTopicConfig(String topic, Map<String, String> configs) throws Exception {
+        String path = ZkPaths.topicConfig(topic);
+        try {
+            zk.setData().forPath(path, configJson(configs));
+        } catch (KeeperException.NoNodeException e) {
+            zk.create().creatingParentsIfNeeded().forPath(path, configJson(configs));
+        }
+        log.info("Topic {} config overrides are now {}", topic, configs);
+    }
+
+    /** Reads a topic's config overrides straight from ZooKeeper (for read-modify-write updates). */
+    @SuppressWarnings("unchecked")
+    public Map<String, String> readTopicConfig(String topic) throws Exception {
+        String path = ZkPaths.topicConfig(topic);
+        try {
+            Map<String, Object> json = Json.decode(zk.getData().forPath(path), path);
+            Map<String, String> out = new LinkedHashMap<>();
+            ((Map<String, Object>) json.getOrDefault("config", Map.of())).forEach((k, v) -> out.put(k, String.valueOf(v)));
+            return out;
+        } catch (KeeperException.NoNodeException e) {
+            return new LinkedHashMap<>();
+        }
+    }
+
+    /**
+     * Claims the next block of producer ids for this broker with a compare-and-set on the block record.
+     *
+     * @return the first id of the claimed block; the block is [start, start + blockSize)
+     */
+    public long allocateProducerIdBlock(int brokerId, int blockSize) throws Exception {
+        for (int attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt++) {
+            Stat stat = new Stat();
+            long nextStart;
+            try {
+                Map<String, Object> json = Json.decode(zk.getData().storingStatIn(stat)
+                        .forPath(ZkPaths.PRODUCER_ID_BLOCK), ZkPaths.PRODUCER_ID_BLOCK);
+                nextStart = ((Number) json.get("blockEnd")).longValue() + 1;
+            } catch (KeeperException.NoNodeException e) {
+                stat = null;
+                nextStart = 0;
+            }
+            Map<String, Object> block = new LinkedHashMap<>();
+            block.put("version", 1);
+            block.put("broker", brokerId);
+            block.put("blockStart", nextStart);
+            block.put("blockEnd", nextStart + blockSize - 1);
+            try {
+                if (stat == null) {
+                    zk.create().forPath(ZkPaths.PRODUCER_ID_BLOCK, Json.encode(block));
+                } else {
+                    zk.setData().withVersion(stat.getVersion()).forPath(ZkPaths.PRODUCER_ID_BLOCK, Json.encode(block));
+                }
+                log.info("Broker {} claimed producer id block [{}, {}]", brokerId, nextStart, nextStart + blockSize - 1);
+                return nextStart;
+            } catch (KeeperException.BadVersionException | KeeperException.NodeExistsException e) {
+                // another broker claimed a block at the same time; read again
+            }
+        }
+        throw new IllegalStateException("Could not claim a producer id block after " + MAX_CAS_ATTEMPTS + " attempts");
+    }
+
+    public Optional<Stat> exists(String path) throws Exception {
+        return Optional.ofNullable(zk.checkExists().forPath(path));
+    }
+
+    private static byte[] configJson(Map<String, String> configs) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("version", 1);
+        m.put("config", new java.util.TreeMap<>(configs));
+        return Json.encode(m);
+    }
+}

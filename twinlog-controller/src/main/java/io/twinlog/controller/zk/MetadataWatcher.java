@@ -1,0 +1,229 @@
+package io.twinlog.controller.zk;
+
+import io.twinlog.controller.metadata.BrokerRegistration;
+import io.twinlog.controller.metadata.MetadataImage;
+import io.twinlog.controller.metadata.PartitionImage;
+import io.twinlog.controller.metadata.PartitionState;
+import io.twinlog.controller.metadata.TopicImage;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.recipes.cache.ChildData;
+import org.apache.curator.framework.recipes.cache.CuratorCache;
+import org.apache.kafka.common.Uuid;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.SortedMap;
+import java.util.TreeMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.BiConsumer;
+
+/**
+ * Keeps this broker's {@link MetadataImage} in step with ZooKeeper.
+ *
+ * <p>Curator caches watch {@code /brokers} and {@code /config/topics}; any change schedules one rebuild of the whole
+ * image on a single event thread (changes arriving during a rebuild coalesce into the next one). Listeners run on
+ * that thread, in order, with the previous and the new image, so a listener sees every image transition exactly
+ * once and never concurrently.
+ */
+public final class MetadataWatcher implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(MetadataWatcher.class);
+
+    private final CuratorFramework zk;
+    private final String clusterId;
+    private final CuratorCache brokersCache;
+    private final CuratorCache configsCache;
+    private final ExecutorService eventThread;
+    private final AtomicBoolean rebuildPending = new AtomicBoolean();
+    private final List<BiConsumer<MetadataImage, MetadataImage>> listeners = new CopyOnWriteArrayList<>();
+    private volatile MetadataImage image = MetadataImage.EMPTY;
+    private final Object versionLock = new Object();
+    private long version;
+
+    public MetadataWatcher(CuratorFramework zk, String clusterId, int brokerId) {
+        this.zk = zk;
+        this.clusterId = clusterId;
+        this.brokersCache = CuratorCache.build(zk, ZkPaths.BROKERS);
+        this.configsCache = CuratorCache.build(zk, ZkPaths.TOPIC_CONFIGS);
+        this.eventThread = Executors.newSingleThreadExecutor(r -> {
+            Thread t = new Thread(r, "twinlog-metadata-" + brokerId);
+            t.setDaemon(true);
+            return t;
+        });
+    }
+
+    /** Starts watching and returns once the first complete image is built. */
+    public void start() throws InterruptedException {
+        CountDownLatch brokersReady = new CountDownLatch(1);
+        CountDownLatch configsReady = new CountDownLatch(1);
+        brokersCache.listenable().addListener(new org.apache.curator.framework.recipes.cache.CuratorCacheListener() {
+            @Override
+            public void event(Type type, ChildData oldData, ChildData data) {
+                scheduleRebuild();
+            }
+
+            @Override
+            public void initialized() {
+                brokersReady.countDown();
+            }
+        });
+        configsCache.listenable().addListener(new org.apache.curator.framework.recipes.cache.CuratorCacheListener() {
+            @Override
+            public void event(Type type, ChildData oldData, ChildData data) {
+                scheduleRebuild();
+            }
+
+            @Override
+            public void initialized() {
+                configsReady.countDown();
+            }
+        });
+        brokersCache.start();
+        configsCache.start();
+        if (!brokersReady.await(30, TimeUnit.SECONDS) || !configsReady.await(30, TimeUnit.SECONDS)) {
+            throw new IllegalStateException("Timed out loading metadata from ZooKeeper");
+        }
+        scheduleRebuild();
+        awaitImageVersion(1, 30_000);
+    }
+
+    public MetadataImage image() {
+        return image;
+    }
+
+    /** Listeners are called on the metadata thread with (previous image, new image). */
+    public void addListener(BiConsumer<MetadataImage, MetadataImage> listener) {
+        listeners.add(listener);
+    }
+
+    /** Rebuilds the image now (after this broker wrote to ZooKeeper) and waits until listeners have seen it. */
+    public MetadataImage refresh(long timeoutMs) throws InterruptedException {
+        long target;
+        synchronized (versionLock) {
+            target = version + 1;
+        }
+        rebuildPending.set(false);
+        scheduleRebuild();
+        awaitImageVersion(target, timeoutMs);
+        return image;
+    }
+
+    private void awaitImageVersion(long target, long timeoutMs) throws InterruptedException {
+        long deadline = System.currentTimeMillis() + timeoutMs;
+        synchronized (versionLock) {
+            while (version < target) {
+                long left = deadline - System.currentTimeMillis();
+                if (left <= 0) {
+                    throw new IllegalStateException("Timed out waiting for the metadata image to refresh");
+                }
+                versionLock.wait(left);
+            }
+        }
+    }
+
+    private void scheduleRebuild() {
+        if (rebuildPending.compareAndSet(false, true)) {
+            try {
+                eventThread.execute(this::rebuild);
+            } catch (java.util.concurrent.RejectedExecutionException e) {
+                // shutting down
+            }
+        }
+    }
+
+    private void rebuild() {
+        rebuildPending.set(false);
+        MetadataImage previous = image;
+        MetadataImage next;
+        try {
+            next = build();
+        } catch (RuntimeException e) {
+            log.error("Could not build the metadata image from ZooKeeper; keeping the previous one", e);
+            return;
+        }
+        image = next;
+        for (BiConsumer<MetadataImage, MetadataImage> l : listeners) {
+            try {
+                l.accept(previous, next);
+            } catch (RuntimeException e) {
+                log.error("Metadata listener failed", e);
+            }
+        }
+        synchronized (versionLock) {
+            version++;
+            versionLock.notifyAll();
+        }
+    }
+
+    private MetadataImage build() {
+        Map<Integer, BrokerRegistration> brokers = new TreeMap<>();
+        Map<String, Map<Integer, List<Integer>>> assignments = new HashMap<>();
+        Map<String, Uuid> topicIds = new HashMap<>();
+        Map<String, Map<Integer, PartitionState>> states = new HashMap<>();
+        brokersCache.stream().forEach(cd -> {
+            String path = cd.getPath();
+            String[] parts = path.split("/");
+            // /brokers/ids/<id>
+            if (parts.length == 4 && "ids".equals(parts[2]) && cd.getData() != null) {
+                int id = Integer.parseInt(parts[3]);
+                brokers.put(id, BrokerRegistration.fromJson(id, Json.decode(cd.getData(), path)));
+            } else if (parts.length == 4 && "topics".equals(parts[2]) && cd.getData() != null
+                    && cd.getData().length > 0) {
+                Map<String, Object> json = Json.decode(cd.getData(), path);
+                topicIds.put(parts[3], Uuid.fromString((String) json.get("topicId")));
+                assignments.put(parts[3], TopicImage.assignmentFromJson(json));
+            } else if (parts.length == 7 && "topics".equals(parts[2]) && "state".equals(parts[6])
+                    && cd.getData() != null && cd.getData().length > 0) {
+                states.computeIfAbsent(parts[3], t -> new HashMap<>())
+                        .put(Integer.parseInt(parts[5]), PartitionState.fromJson(Json.decode(cd.getData(), path)));
+            }
+        });
+        Map<String, TopicImage> topics = new HashMap<>();
+        assignments.forEach((topic, assignment) -> {
+            SortedMap<Integer, PartitionImage> partitions = new TreeMap<>();
+            Map<Integer, PartitionState> topicStates = states.getOrDefault(topic, Map.of());
+            assignment.forEach((p, replicas) -> partitions.put(p,
+                    new PartitionImage(p, replicas, topicStates.get(p))));
+            topics.put(topic, new TopicImage(topic, topicIds.get(topic),
+                    java.util.Collections.unmodifiableSortedMap(partitions)));
+        });
+        Map<String, Map<String, String>> configs = new HashMap<>();
+        configsCache.stream().forEach(cd -> {
+            String[] parts = cd.getPath().split("/");
+            if (parts.length == 4 && cd.getData() != null && cd.getData().length > 0) {
+                Map<String, Object> json = Json.decode(cd.getData(), cd.getPath());
+                Map<String, String> c = new HashMap<>();
+                @SuppressWarnings("unchecked")
+                Map<String, Object> raw = (Map<String, Object>) json.getOrDefault("config", Map.of());
+                raw.forEach((k, v) -> c.put(k, String.valueOf(v)));
+                configs.put(parts[3], Map.copyOf(c));
+            }
+        });
+        int controllerId = brokers.isEmpty() ? -1 : brokers.keySet().iterator().next();
+        return new MetadataImage(clusterId, brokers, topics, configs, controllerId);
+    }
+
+    public Optional<BrokerRegistration> broker(int id) {
+        return Optional.ofNullable(image.brokers().get(id));
+    }
+
+    @Override
+    public void close() {
+        brokersCache.close();
+        configsCache.close();
+        eventThread.shutdown();
+        try {
+            eventThread.awaitTermination(5, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

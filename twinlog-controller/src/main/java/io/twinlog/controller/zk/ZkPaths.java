@@ -1,0 +1,50 @@
+package io.twinlog.controller.zk;
+
+/**
+ * The ZooKeeper layout (see docs/zookeeper-layout.md). Names follow Apache Kafka's ZooKeeper-mode layout so
+ * operators recognise them; values are JSON.
+ *
+ * <pre>
+ * /cluster/id                                         {"version":1,"id":"&lt;base64 uuid&gt;"}
+ * /brokers/ids/&lt;brokerId&gt;                              ephemeral {"version":1,"endpoints":[..],"rack":..}
+ * /brokers/topics/&lt;topic&gt;                              {"version":1,"topicId":..,"partitions":{"0":[1,2],..}}
+ * /brokers/topics/&lt;topic&gt;/partitions/&lt;p&gt;/state        {"leader":1,"leaderEpoch":0,"isr":[1,2],"partitionEpoch":0}
+ * /config/topics/&lt;topic&gt;                               {"version":1,"config":{"retention.ms":"..."}}
+ * /latest_producer_id_block                           {"version":1,"broker":1,"blockStart":0,"blockEnd":999}
+ * </pre>
+ */
+public final class ZkPaths {
+    public static final String CLUSTER_ID = "/cluster/id";
+    public static final String BROKER_IDS = "/brokers/ids";
+    public static final String BROKERS = "/brokers";
+    public static final String TOPICS = "/brokers/topics";
+    public static final String TOPIC_CONFIGS = "/config/topics";
+    public static final String PRODUCER_ID_BLOCK = "/latest_producer_id_block";
+
+    private ZkPaths() {
+    }
+
+    public static String broker(int brokerId) {
+        return BROKER_IDS + "/" + brokerId;
+    }
+
+    public static String topic(String topic) {
+        return TOPICS + "/" + topic;
+    }
+
+    public static String partitions(String topic) {
+        return topic(topic) + "/partitions";
+    }
+
+    public static String partition(String topic, int partition) {
+        return partitions(topic) + "/" + partition;
+    }
+
+    public static String partitionState(String topic, int partition) {
+        return partition(topic, partition) + "/state";
+    }
+
+    public static String topicConfig(String topic) {
+        return TOPIC_CONFIGS + "/" + topic;
+    }
+}

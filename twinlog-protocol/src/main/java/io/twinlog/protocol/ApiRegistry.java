@@ -1,0 +1,70 @@
+package io.twinlog.protocol;
+
+import org.apache.kafka.common.message.ApiVersionsResponseData;
+import org.apache.kafka.common.protocol.ApiKeys;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The APIs this broker serves: for each API key, the handler and the version range advertised in ApiVersions.
+ * Built once at start-up and read-only afterwards, so it is shared by all handler threads without locking.
+ */
+public final class ApiRegistry {
+    private final Map<ApiKeys, Registration> registrations;
+
+    private ApiRegistry(Map<ApiKeys, Registration> registrations) {
+        this.registrations = Collections.unmodifiableMap(new EnumMap<>(registrations));
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    public Registration registration(ApiKeys key) {
+        return registrations.get(key);
+    }
+
+    public boolean supports(ApiKeys key, short version) {
+        Registration r = registrations.get(key);
+        return r != null && version >= r.minVersion && version <= r.maxVersion;
+    }
+
+    /** ApiVersions entries for every served API, sorted by key. */
+    public List<ApiVersionsResponseData.ApiVersion> advertisedVersions() {
+        List<ApiVersionsResponseData.ApiVersion> out = new ArrayList<>();
+        for (Registration r : registrations.values()) {
+            out.add(new ApiVersionsResponseData.ApiVersion().setApiKey(r.key.id)
+                    .setMinVersion(r.minVersion).setMaxVersion(r.maxVersion));
+        }
+        return out;
+    }
+
+    /** One served API. */
+    public record Registration(ApiKeys key, short minVersion, short maxVersion, RequestHandler handler) {
+    }
+
+    public static final class Builder {
+        private final Map<ApiKeys, Registration> registrations = new EnumMap<>(ApiKeys.class);
+
+        /** Registers every version kafka-clients knows for this key. */
+        public Builder add(ApiKeys key, RequestHandler handler) {
+            return add(key, key.oldestVersion(), key.latestVersion(), handler);
+        }
+
+        public Builder add(ApiKeys key, short minVersion, short maxVersion, RequestHandler handler) {
+            if (registrations.containsKey(key)) {
+                throw new IllegalStateException("API " + key + " registered twice");
+            }
+            registrations.put(key, new Registration(key, minVersion, maxVersion, handler));
+            return this;
+        }
+
+        public ApiRegistry build() {
+            return new ApiRegistry(registrations);
+        }
+    }
+}

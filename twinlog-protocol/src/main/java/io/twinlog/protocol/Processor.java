@@ -1,0 +1,271 @@
+package io.twinlog.protocol;
+
+import io.twinlog.common.Endpoint;
+import org.apache.kafka.common.errors.InvalidRequestException;
+import org.apache.kafka.common.metrics.Metrics;
+import org.apache.kafka.common.network.ChannelBuilder;
+import org.apache.kafka.common.network.ClientInformation;
+import org.apache.kafka.common.network.KafkaChannel;
+import org.apache.kafka.common.network.ListenerName;
+import org.apache.kafka.common.network.NetworkReceive;
+import org.apache.kafka.common.network.NetworkSend;
+import org.apache.kafka.common.network.PlaintextChannelBuilder;
+import org.apache.kafka.common.network.Send;
+import org.apache.kafka.common.network.ByteBufferSend;
+import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.requests.RequestAndSize;
+import org.apache.kafka.common.requests.RequestContext;
+import org.apache.kafka.common.requests.RequestHeader;
+import org.apache.kafka.common.security.auth.KafkaPrincipal;
+import org.apache.kafka.common.security.auth.SecurityProtocol;
+import org.apache.kafka.common.utils.Time;
+import org.apache.kafka.common.utils.internals.LogContext;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.net.Socket;
+import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentLinkedQueue;
+
+/**
+ * One network thread: owns a Kafka {@link org.apache.kafka.common.network.Selector} and every connection assigned
+ * to it.
+ *
+ * <p>Threading: only this thread touches the selector. Other threads hand it new sockets and responses through
+ * lock-free queues and wake it up. A connection is muted from the moment a request is read until its response has
+ * been written (or dropped, for acks=0), so each connection has at most one request in flight and responses come
+ * back in order.
+ *
+ * <p>Bad input closes only the offending connection, with one log line: frames above
+ * {@code socket.request.max.bytes} (rejected by the selector before any allocation), frames whose header or body
+ * do not parse, and clients that vanish mid-request. An unknown API key or an API version kafka-clients cannot
+ * parse is answered with a minimal UNSUPPORTED_VERSION frame (correlation id + error code) and then the connection
+ * is closed, because no response schema exists to say more.
+ */
+final class Processor implements Request.ResponseSink {
+    private static final Logger log = LoggerFactory.getLogger(Processor.class);
+
+    private final int brokerId;
+    private final int id;
+    private final RequestChannel requestChannel;
+    private final org.apache.kafka.common.network.Selector selector;
+    private final ListenerName listenerName;
+    private final Time time;
+    private final ConcurrentLinkedQueue<SocketChannel> newConnections = new ConcurrentLinkedQueue<>();
+    private final ConcurrentLinkedQueue<Action> actions = new ConcurrentLinkedQueue<>();
+    private final Thread thread;
+    private volatile boolean running = true;
+    private long connectionIndex;
+
+    Processor(int brokerId, int id, Endpoint endpoint, int maxRequestSize, long connectionsMaxIdleMs,
+              RequestChannel requestChannel, Metrics metrics, Time time) {
+        this.brokerId = brokerId;
+        this.id = id;
+        this.requestChannel = requestChannel;
+        this.time = time;
+        this.listenerName = new ListenerName(endpoint.listenerName());
+        ChannelBuilder channelBuilder = new PlaintextChannelBuilder(listenerName);
+        channelBuilder.configure(Map.of());
+        this.selector = new org.apache.kafka.common.network.Selector(maxRequestSize, connectionsMaxIdleMs, metrics,
+                time, "twinlog-processor-" + id, Map.of("processor", Integer.toString(id)), false,
+                channelBuilder, new LogContext("[Processor broker=" + brokerId + " id=" + id + "] "));
+        this.thread = new Thread(this::runLoop, "twinlog-network-" + brokerId + "-" + id);
+        this.thread.setDaemon(true);
+    }
+
+    void start() {
+        thread.start();
+    }
+
+    void accept(SocketChannel channel) {
+        newConnections.add(channel);
+        selector.wakeup();
+    }
+
+    @Override
+    public void send(Request request, Send send) {
+        actions.add(new Action(request.connectionId(), send, false));
+        selector.wakeup();
+    }
+
+    @Override
+    public void noResponse(Request request) {
+        actions.add(new Action(request.connectionId(), null, false));
+        selector.wakeup();
+    }
+
+    @Override
+    public void close(Request request) {
+        actions.add(new Action(request.connectionId(), null, true));
+        selector.wakeup();
+    }
+
+    private void runLoop() {
+        while (running) {
+            try {
+                registerNewConnections();
+                processActions();
+                selector.poll(300);
+                processCompletedReceives();
+                processCompletedSends();
+                processDisconnected();
+            } catch (InterruptedException e) {
+                return;
+            } catch (Throwable t) {
+                log.error("Unexpected error in network processor {} of broker {}", id, brokerId, t);
+            }
+        }
+        selector.close();
+    }
+
+    private void registerNewConnections() {
+        SocketChannel ch;
+        while ((ch = newConnections.poll()) != null) {
+            Socket s = ch.socket();
+            String connectionId = s.getLocalAddress().getHostAddress() + ":" + s.getLocalPort() + "-"
+                    + s.getInetAddress().getHostAddress() + ":" + s.getPort() + "-" + id + "-" + (connectionIndex++);
+            try {
+                selector.register(connectionId, ch);
+            } catch (IOException e) {
+                log.info("Could not register connection {}: {}", connectionId, e.toString());
+                closeQuietly(ch);
+            }
+        }
+    }
+
+    private void processActions() {
+        Action a;
+        while ((a = actions.poll()) != null) {
+            KafkaChannel channel = selector.channel(a.connectionId);
+            if (channel == null) {
+                continue; // the client went away while its request was being handled
+            }
+            if (a.close) {
+                selector.close(a.connectionId);
+            } else if (a.send == null) {
+                unmuteIfOpen(a.connectionId);
+            } else {
+                selector.send(new NetworkSend(a.connectionId, a.send));
+            }
+        }
+    }
+
+    private void processCompletedReceives() throws InterruptedException {
+        for (NetworkReceive receive : selector.completedReceives()) {
+            String connectionId = receive.source();
+            KafkaChannel channel = selector.channel(connectionId);
+            if (channel == null) {
+                continue;
+            }
+            ByteBuffer payload = receive.payload();
+            Request request = parse(connectionId, channel, payload, receive.size());
+            if (request != null) {
+                selector.mute(connectionId);
+                requestChannel.put(request);
+            }
+        }
+        selector.clearCompletedReceives();
+    }
+
+    private Request parse(String connectionId, KafkaChannel channel, ByteBuffer payload, int size) {
+        int correlationId = payload.remaining() >= 8 ? payload.getInt(payload.position() + 4) : -1;
+        RequestHeader header;
+        try {
+            header = RequestHeader.parse(payload);
+        } catch (InvalidRequestException | IllegalArgumentException e) {
+            short apiKey = payload.remaining() >= 2 ? payload.getShort(0) : -1;
+            if (correlationId >= 0 && !ApiKeys.hasId(apiKey)) {
+                log.info("Closing connection {}: unknown API key {} (answered UNSUPPORTED_VERSION)", connectionId, apiKey);
+                sendRawErrorThenClose(connectionId, correlationId);
+            } else {
+                log.info("Closing connection {}: malformed request header: {}", connectionId, e.getMessage());
+                selector.close(connectionId);
+            }
+            return null;
+        } catch (RuntimeException e) {
+            log.info("Closing connection {}: malformed request header: {}", connectionId, e.toString());
+            selector.close(connectionId);
+            return null;
+        }
+        RequestContext context = new RequestContext(header, connectionId, channel.socketAddress(),
+                Optional.of(channel.socketPort()), KafkaPrincipal.ANONYMOUS, listenerName, SecurityProtocol.PLAINTEXT,
+                ClientInformation.EMPTY, false);
+        if (header.apiKey() != ApiKeys.API_VERSIONS && !header.apiKey().isVersionSupported(header.apiVersion())) {
+            log.info("Closing connection {}: {} version {} is not supported (answered UNSUPPORTED_VERSION)",
+                    connectionId, header.apiKey(), header.apiVersion());
+            sendRawErrorThenClose(connectionId, correlationId);
+            return null;
+        }
+        try {
+            RequestAndSize parsed = context.parseRequest(payload);
+            return new Request(context, parsed.request, time.nanoseconds(), size, this);
+        } catch (RuntimeException e) {
+            log.info("Closing connection {}: malformed {} v{} request: {}", connectionId, header.apiKey(),
+                    header.apiVersion(), e.getMessage());
+            selector.close(connectionId);
+            return null;
+        }
+    }
+
+    /** A frame Kafka clients and raw peers can read: [size][correlationId][errorCode=UNSUPPORTED_VERSION]. */
+    private void sendRawErrorThenClose(String connectionId, int correlationId) {
+        ByteBuffer buf = ByteBuffer.allocate(10);
+        buf.putInt(6).putInt(correlationId).putShort(Errors.UNSUPPORTED_VERSION.code()).flip();
+        selector.mute(connectionId);
+        selector.send(new NetworkSend(connectionId, new ByteBufferSend(buf)));
+        closeAfterSend.add(connectionId);
+    }
+
+    private final java.util.Set<String> closeAfterSend = new java.util.HashSet<>();
+
+    private void processCompletedSends() {
+        for (NetworkSend send : selector.completedSends()) {
+            String connectionId = send.destinationId();
+            if (closeAfterSend.remove(connectionId)) {
+                selector.close(connectionId);
+            } else {
+                unmuteIfOpen(connectionId);
+            }
+        }
+        selector.clearCompletedSends();
+    }
+
+    private void unmuteIfOpen(String connectionId) {
+        if (selector.channel(connectionId) != null) {
+            selector.unmute(connectionId);
+        }
+    }
+
+    private void processDisconnected() {
+        for (String connectionId : selector.disconnected().keySet()) {
+            closeAfterSend.remove(connectionId);
+            log.debug("Connection {} closed", connectionId);
+        }
+    }
+
+    void close() {
+        running = false;
+        selector.wakeup();
+        try {
+            thread.join(5_000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private static void closeQuietly(SocketChannel ch) {
+        try {
+            ch.close();
+        } catch (IOException ignored) {
+            // closing a socket we failed to register; nothing else to do
+        }
+    }
+
+    private record Action(String connectionId, Send send, boolean close) {
+    }
+}

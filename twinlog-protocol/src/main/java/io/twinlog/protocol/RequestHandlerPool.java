@@ -1,0 +1,80 @@
+package io.twinlog.protocol;
+
+import org.apache.kafka.common.errors.UnsupportedVersionException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * {@code num.io.threads} threads that take requests from the {@link RequestChannel} and run their handler.
+ *
+ * <p>An exception that escapes a handler is a bug or an unexpected storage failure, never the client's fault by
+ * design; it is logged at ERROR and the client gets Kafka's error response for it, so one bad request cannot take a
+ * handler thread or the broker down.
+ */
+public final class RequestHandlerPool implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(RequestHandlerPool.class);
+
+    private final RequestChannel channel;
+    private final ApiRegistry registry;
+    private final List<Thread> threads = new ArrayList<>();
+    private volatile boolean running = true;
+
+    public RequestHandlerPool(int brokerId, int numThreads, RequestChannel channel, ApiRegistry registry) {
+        this.channel = channel;
+        this.registry = registry;
+        for (int i = 0; i < numThreads; i++) {
+            Thread t = new Thread(this::runLoop, "twinlog-request-handler-" + brokerId + "-" + i);
+            t.setDaemon(true);
+            threads.add(t);
+        }
+    }
+
+    public void start() {
+        threads.forEach(Thread::start);
+    }
+
+    private void runLoop() {
+        while (running) {
+            Request request;
+            try {
+                request = channel.poll(300);
+            } catch (InterruptedException e) {
+                return;
+            }
+            if (request != null) {
+                dispatch(request);
+            }
+        }
+    }
+
+    void dispatch(Request request) {
+        ApiRegistry.Registration r = registry.registration(request.apiKey());
+        try {
+            if (r == null || !registry.supports(request.apiKey(), request.apiVersion())) {
+                request.respond(request.errorResponse(new UnsupportedVersionException(
+                        "Twinlog does not serve " + request.apiKey() + " version " + request.apiVersion())));
+                return;
+            }
+            r.handler().handle(request);
+        } catch (Throwable t) {
+            log.error("Unexpected error handling {}; answering with an error response", request, t);
+            try {
+                request.respond(request.errorResponse(t));
+            } catch (Throwable t2) {
+                log.error("Could not build the error response for {}; closing the connection", request, t2);
+                request.closeConnection();
+            }
+        }
+    }
+
+    @Override
+    public void close() throws InterruptedException {
+        running = false;
+        for (Thread t : threads) {
+            t.join(5_000);
+        }
+    }
+}

@@ -1,0 +1,119 @@
+package io.twinlog.protocol;
+
+import io.twinlog.common.Endpoint;
+import org.apache.kafka.common.metrics.Metrics;
+import org.apache.kafka.common.utils.Time;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.StandardSocketOptions;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The broker's network front end: one acceptor thread per listener hands new connections round-robin to
+ * {@code num.network.threads} {@link Processor}s, which read requests into the {@link RequestChannel} and write
+ * responses back.
+ *
+ * <p>Bind to port 0 to get an ephemeral port; {@link #boundPort()} tells which (tests and the in-process cluster
+ * rely on this).
+ */
+public final class SocketServer implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(SocketServer.class);
+
+    private final Endpoint endpoint;
+    private final List<Processor> processors = new ArrayList<>();
+    private final Metrics metrics = new Metrics();
+    private ServerSocketChannel serverChannel;
+    private Selector acceptSelector;
+    private Thread acceptor;
+    private volatile boolean running = true;
+    private int nextProcessor;
+
+    public SocketServer(int brokerId, Endpoint endpoint, int numProcessors, int maxRequestSize,
+                        long connectionsMaxIdleMs, RequestChannel channel, Time time) {
+        this.endpoint = endpoint;
+        for (int i = 0; i < numProcessors; i++) {
+            processors.add(new Processor(brokerId, i, endpoint, maxRequestSize, connectionsMaxIdleMs, channel,
+                    metrics, time));
+        }
+    }
+
+    /** Binds the listener; requests are not read until {@link #startProcessing()}. */
+    public void bind() throws IOException {
+        serverChannel = ServerSocketChannel.open();
+        serverChannel.setOption(StandardSocketOptions.SO_REUSEADDR, true);
+        String host = endpoint.host().isEmpty() ? "0.0.0.0" : endpoint.host();
+        serverChannel.bind(new InetSocketAddress(host, endpoint.port()), 512);
+        serverChannel.configureBlocking(false);
+        acceptSelector = Selector.open();
+        serverChannel.register(acceptSelector, SelectionKey.OP_ACCEPT);
+        log.info("Listening on {} (bound port {})", endpoint, boundPort());
+    }
+
+    public int boundPort() {
+        return serverChannel.socket().getLocalPort();
+    }
+
+    public void startProcessing() {
+        processors.forEach(Processor::start);
+        acceptor = new Thread(this::acceptLoop, "twinlog-acceptor-" + endpoint.listenerName() + "-" + boundPort());
+        acceptor.setDaemon(true);
+        acceptor.start();
+    }
+
+    private void acceptLoop() {
+        while (running) {
+            try {
+                if (acceptSelector.select(500) == 0) {
+                    continue;
+                }
+                acceptSelector.selectedKeys().clear();
+                SocketChannel ch;
+                while ((ch = serverChannel.accept()) != null) {
+                    ch.configureBlocking(false);
+                    ch.socket().setTcpNoDelay(true);
+                    ch.socket().setKeepAlive(true);
+                    Processor p = processors.get(nextProcessor);
+                    nextProcessor = (nextProcessor + 1) % processors.size();
+                    p.accept(ch);
+                }
+            } catch (IOException e) {
+                if (running) {
+                    log.warn("Error accepting a connection on {}: {}", endpoint, e.toString());
+                }
+            } catch (Throwable t) {
+                log.error("Unexpected error in the acceptor of {}", endpoint, t);
+            }
+        }
+    }
+
+    @Override
+    public void close() {
+        running = false;
+        try {
+            if (acceptSelector != null) {
+                acceptSelector.wakeup();
+            }
+            if (acceptor != null) {
+                acceptor.join(5_000);
+            }
+            if (serverChannel != null) {
+                serverChannel.close();
+            }
+            if (acceptSelector != null) {
+                acceptSelector.close();
+            }
+        } catch (IOException | InterruptedException e) {
+            log.warn("Error closing listener {}: {}", endpoint, e.toString());
+        }
+        processors.forEach(Processor::close);
+        metrics.close();
+    }
+}

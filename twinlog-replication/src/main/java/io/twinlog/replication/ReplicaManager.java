@@ -1,0 +1,261 @@
+package io.twinlog.replication;
+
+import io.twinlog.storage.LogStore;
+import org.apache.kafka.common.TopicIdPartition;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.errors.ApiException;
+import org.apache.kafka.common.errors.RecordBatchTooLargeException;
+import org.apache.kafka.common.errors.RecordTooLargeException;
+import org.apache.kafka.common.message.FetchResponseData;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.record.internal.MemoryRecords;
+import org.apache.kafka.common.record.internal.Records;
+import org.apache.kafka.common.requests.FetchRequest;
+import org.apache.kafka.common.requests.ProduceResponse;
+import org.apache.kafka.server.purgatory.DelayedOperationPurgatory;
+import org.apache.kafka.server.purgatory.TopicPartitionOperationKey;
+import org.apache.kafka.storage.internals.log.LogAppendInfo;
+import org.apache.kafka.storage.internals.log.LogOffsetMetadata;
+import org.apache.kafka.storage.internals.log.RecordValidationException;
+import org.apache.kafka.storage.internals.log.UnifiedLog;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
+
+/**
+ * The partitions hosted on this broker and the data path through them: appends from producers (with acks=all
+ * waiting in the produce purgatory) and reads for consumers (with long polls waiting in the fetch purgatory).
+ *
+ * <p>Which partitions exist and who leads them is decided elsewhere (metadata); the server calls
+ * {@link #applyPartition} and {@link #removePartition} on the metadata thread. Produce and fetch run on request
+ * handler threads.
+ */
+public final class ReplicaManager implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(ReplicaManager.class);
+
+    private final int localBrokerId;
+    private final LogStore logStore;
+    private final ConcurrentHashMap<TopicPartition, Partition> partitions = new ConcurrentHashMap<>();
+    private final DelayedOperationPurgatory<DelayedProduce> producePurgatory;
+    private final DelayedOperationPurgatory<DelayedFetch> fetchPurgatory;
+
+    public ReplicaManager(int localBrokerId, LogStore logStore) {
+        this.localBrokerId = localBrokerId;
+        this.logStore = logStore;
+        this.producePurgatory = new DelayedOperationPurgatory<>("Produce", localBrokerId);
+        this.fetchPurgatory = new DelayedOperationPurgatory<>("Fetch", localBrokerId);
+    }
+
+    public int localBrokerId() {
+        return localBrokerId;
+    }
+
+    public Optional<Partition> partition(TopicPartition tp) {
+        return Optional.ofNullable(partitions.get(tp));
+    }
+
+    public Collection<Partition> partitions() {
+        return partitions.values();
+    }
+
+    /**
+     * Creates (or opens) the local replica of a partition and applies its leadership. A log on disk that belongs
+     * to another incarnation of the topic (a different topic ID) is deleted first.
+     */
+    public Partition applyPartition(TopicPartition tp, Uuid topicId, int leaderId, int leaderEpoch,
+                                    List<Integer> replicas, List<Integer> isr) throws IOException {
+        Partition partition = partitions.get(tp);
+        if (partition != null && !partition.topicId().equals(topicId)) {
+            removePartition(tp, true);
+            partition = null;
+        }
+        if (partition == null) {
+            Optional<UnifiedLog> existing = logStore.log(tp);
+            if (existing.isPresent() && existing.get().topicId().isPresent()
+                    && !existing.get().topicId().get().equals(topicId)) {
+                log.info("Deleting the log of {} left by an earlier topic with ID {} (current ID {})", tp,
+                        existing.get().topicId().get(), topicId);
+                logStore.deleteLog(tp);
+            }
+            UnifiedLog unifiedLog = logStore.getOrCreateLog(tp, topicId);
+            Optional<Long> hw = logStore.recoveredHighWatermark(tp);
+            if (hw.isPresent()) {
+                unifiedLog.updateHighWatermark(Math.min(hw.get(), unifiedLog.logEndOffset()));
+            }
+            partition = new Partition(tp, topicId, localBrokerId, unifiedLog);
+            partitions.put(tp, partition);
+            log.info("Hosting {} (topic ID {}): log start {}, log end {}, high watermark {}", tp, topicId,
+                    unifiedLog.logStartOffset(), unifiedLog.logEndOffset(), unifiedLog.highWatermark());
+        }
+        if (partition.applyLeadership(leaderId, leaderEpoch, replicas, isr)) {
+            completeDelayedRequests(tp);
+        }
+        return partition;
+    }
+
+    /** Stops hosting a partition; with {@code deleteLog} its data is removed from disk. */
+    public void removePartition(TopicPartition tp, boolean deleteLog) {
+        Partition removed = partitions.remove(tp);
+        if (removed != null) {
+            completeDelayedRequests(tp);
+            log.info("Stopped hosting {}{}", tp, deleteLog ? " and deleted its log" : "");
+        }
+        if (deleteLog && logStore.log(tp).isPresent()) {
+            logStore.deleteLog(tp);
+        }
+    }
+
+    /** True when the partition's high watermark covers {@code lastOffset} (acks=all is satisfied). */
+    boolean isReplicated(TopicPartition tp, long lastOffset) {
+        Partition p = partitions.get(tp);
+        return p != null && p.log().highWatermark() > lastOffset;
+    }
+
+    /**
+     * Appends each partition's records as leader and answers through {@code callback}: immediately for acks 0 and
+     * 1, once the ISR has the records for acks=all.
+     */
+    public void appendRecords(long timeoutMs, short requiredAcks, Map<TopicIdPartition, MemoryRecords> entries,
+                              Consumer<Map<TopicIdPartition, AppendResult>> callback) {
+        LinkedHashMap<TopicIdPartition, AppendResult> results = new LinkedHashMap<>();
+        for (Map.Entry<TopicIdPartition, MemoryRecords> e : entries.entrySet()) {
+            results.put(e.getKey(), appendToLocalLog(e.getKey().topicPartition(), e.getValue(), requiredAcks));
+        }
+        if (requiredAcks != -1 || results.values().stream().noneMatch(r -> r.error() == Errors.NONE)) {
+            callback.accept(results);
+            return;
+        }
+        DelayedProduce delayed = new DelayedProduce(timeoutMs, this, results, callback);
+        List<TopicPartitionOperationKey> keys = new ArrayList<>();
+        results.keySet().forEach(tip -> keys.add(new TopicPartitionOperationKey(tip.topicPartition())));
+        producePurgatory.tryCompleteElseWatch(delayed, keys);
+    }
+
+    private AppendResult appendToLocalLog(TopicPartition tp, MemoryRecords records, short requiredAcks) {
+        Partition partition = partitions.get(tp);
+        if (partition == null) {
+            return AppendResult.error(Errors.NOT_LEADER_OR_FOLLOWER,
+                    "Broker " + localBrokerId + " does not host " + tp);
+        }
+        try {
+            LogAppendInfo info = partition.appendRecordsToLeader(records, requiredAcks);
+            completeDelayedRequests(tp);
+            return new AppendResult(Errors.NONE, null, info.firstOffset(), info.logAppendTime(),
+                    info.logStartOffset(), info.lastOffset(), List.of());
+        } catch (RecordValidationException e) {
+            ApiException cause = e.invalidException();
+            return new AppendResult(Errors.forException(cause), cause.getMessage(), -1L, -1L, -1L, -1L,
+                    e.recordErrors());
+        } catch (RecordTooLargeException | RecordBatchTooLargeException e) {
+            return AppendResult.error(Errors.forException(e), e.getMessage());
+        } catch (ApiException e) {
+            log.debug("Append to {} refused: {}", tp, e.getMessage());
+            return AppendResult.error(Errors.forException(e), e.getMessage());
+        } catch (IOException | RuntimeException e) {
+            log.error("Unexpected error appending to {}", tp, e);
+            return AppendResult.error(Errors.forException(e), e.getMessage());
+        }
+    }
+
+    /**
+     * Reads for a Fetch request; waits in the fetch purgatory until {@code minBytes} are available, an error
+     * occurs, or {@code maxWaitMs} passes.
+     */
+    public void fetchMessages(FetchParams params, LinkedHashMap<TopicIdPartition, FetchRequest.PartitionData> fetchInfos,
+                              Consumer<LinkedHashMap<TopicIdPartition, FetchResponseData.PartitionData>> callback) {
+        LocalReadResult read = readFromLocalLog(params, fetchInfos);
+        if (params.maxWaitMs() <= 0 || fetchInfos.isEmpty() || read.bytesRead() >= params.minBytes()
+                || read.anyError()) {
+            callback.accept(read.responses());
+            return;
+        }
+        DelayedFetch delayed = new DelayedFetch(this, params, fetchInfos, read.fetchOffsetMetadata(), callback);
+        List<TopicPartitionOperationKey> keys = new ArrayList<>();
+        fetchInfos.keySet().forEach(tip -> keys.add(new TopicPartitionOperationKey(tip.topicPartition())));
+        fetchPurgatory.tryCompleteElseWatch(delayed, keys);
+    }
+
+    LocalReadResult readFromLocalLog(FetchParams params, LinkedHashMap<TopicIdPartition, FetchRequest.PartitionData> fetchInfos) {
+        LinkedHashMap<TopicIdPartition, FetchResponseData.PartitionData> responses = new LinkedHashMap<>();
+        Map<TopicIdPartition, LogOffsetMetadata> offsets = new HashMap<>();
+        int bytesRead = 0;
+        boolean anyError = false;
+        int remaining = params.maxBytes();
+        for (Map.Entry<TopicIdPartition, FetchRequest.PartitionData> e : fetchInfos.entrySet()) {
+            TopicIdPartition tip = e.getKey();
+            FetchRequest.PartitionData fetch = e.getValue();
+            FetchResponseData.PartitionData data = new FetchResponseData.PartitionData()
+                    .setPartitionIndex(tip.partition());
+            Partition partition = partitions.get(tip.topicPartition());
+            try {
+                if (partition == null) {
+                    throw new org.apache.kafka.common.errors.NotLeaderOrFollowerException(
+                            "Broker " + localBrokerId + " does not host " + tip.topicPartition());
+                }
+                int partitionMax = Math.max(0, Math.min(fetch.maxBytes, remaining));
+                Partition.ReadResult r = partition.read(fetch.fetchOffset, fetch.currentLeaderEpoch, partitionMax,
+                        params.isolation(), bytesRead == 0);
+                Records records = r.info().records;
+                int size = records.sizeInBytes();
+                bytesRead += size;
+                remaining = Math.max(0, remaining - size);
+                offsets.put(tip, r.info().fetchOffsetMetadata);
+                data.setHighWatermark(r.highWatermark())
+                        .setLastStableOffset(r.lastStableOffset())
+                        .setLogStartOffset(r.logStartOffset())
+                        .setRecords(records);
+                if (r.info().abortedTransactions.isPresent()) {
+                    data.setAbortedTransactions(r.info().abortedTransactions.get());
+                }
+            } catch (ApiException ex) {
+                anyError = true;
+                data.setErrorCode(Errors.forException(ex).code())
+                        .setHighWatermark(-1).setLastStableOffset(-1).setLogStartOffset(-1)
+                        .setRecords(MemoryRecords.EMPTY);
+            } catch (IOException | RuntimeException ex) {
+                anyError = true;
+                log.error("Unexpected error reading {} at offset {}", tip, fetch.fetchOffset, ex);
+                data.setErrorCode(Errors.forException(ex).code())
+                        .setHighWatermark(-1).setLastStableOffset(-1).setLogStartOffset(-1)
+                        .setRecords(MemoryRecords.EMPTY);
+            }
+            responses.put(tip, data);
+        }
+        return new LocalReadResult(responses, offsets, bytesRead, anyError);
+    }
+
+    /** Wakes delayed produce and fetch requests watching this partition. */
+    public void completeDelayedRequests(TopicPartition tp) {
+        TopicPartitionOperationKey key = new TopicPartitionOperationKey(tp);
+        fetchPurgatory.checkAndComplete(key);
+        producePurgatory.checkAndComplete(key);
+    }
+
+    @Override
+    public void close() throws Exception {
+        producePurgatory.shutdown();
+        fetchPurgatory.shutdown();
+        partitions.clear();
+    }
+
+    record LocalReadResult(LinkedHashMap<TopicIdPartition, FetchResponseData.PartitionData> responses,
+                           Map<TopicIdPartition, LogOffsetMetadata> fetchOffsetMetadata, int bytesRead,
+                           boolean anyError) {
+    }
+
+    /** For the Produce response: record errors as Kafka reports them. */
+    public static List<ProduceResponse.RecordError> noRecordErrors() {
+        return List.of();
+    }
+}

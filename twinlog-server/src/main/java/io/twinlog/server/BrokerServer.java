@@ -1,0 +1,292 @@
+package io.twinlog.server;
+
+import io.twinlog.common.BrokerConfig;
+import io.twinlog.common.Endpoint;
+import io.twinlog.controller.metadata.BrokerRegistration;
+import io.twinlog.controller.zk.EmbeddedZooKeeper;
+import io.twinlog.controller.zk.MetadataStore;
+import io.twinlog.controller.zk.MetadataWatcher;
+import io.twinlog.protocol.ApiRegistry;
+import io.twinlog.protocol.RequestChannel;
+import io.twinlog.protocol.RequestHandlerPool;
+import io.twinlog.protocol.SocketServer;
+import io.twinlog.replication.ReplicaManager;
+import io.twinlog.server.handlers.AlterConfigsHandler;
+import io.twinlog.server.handlers.ApiVersionsHandler;
+import io.twinlog.server.handlers.BrokerContext;
+import io.twinlog.server.handlers.CreatePartitionsHandler;
+import io.twinlog.server.handlers.CreateTopicsHandler;
+import io.twinlog.server.handlers.DeleteTopicsHandler;
+import io.twinlog.server.handlers.DescribeClusterHandler;
+import io.twinlog.server.handlers.DescribeConfigsHandler;
+import io.twinlog.server.handlers.FetchHandler;
+import io.twinlog.server.handlers.InitProducerIdHandler;
+import io.twinlog.server.handlers.ListOffsetsHandler;
+import io.twinlog.server.handlers.MetadataHandler;
+import io.twinlog.server.handlers.OffsetsForLeaderEpochHandler;
+import io.twinlog.server.handlers.ProduceHandler;
+import io.twinlog.server.metadata.PartitionApplier;
+import io.twinlog.server.metadata.TopicAdmin;
+import io.twinlog.server.metadata.TopicConfigs;
+import io.twinlog.storage.LogStore;
+import io.twinlog.storage.LogStoreConfig;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.state.ConnectionState;
+import org.apache.curator.retry.ExponentialBackoffRetry;
+import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.utils.Time;
+import org.apache.kafka.metadata.ConfigRepository;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.security.SecureRandom;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Properties;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * One Twinlog broker: wires ZooKeeper metadata, the log store, the replica manager, request handlers and the
+ * network server, and runs their lifecycle.
+ *
+ * <p>Start-up order: ZooKeeper (embedded when {@code zookeeper.connect} is absent), metadata image, logs (so topic
+ * config overrides are known when logs load), partitions, listeners, and last the broker registration, so clients
+ * only learn of a broker that can serve. Shutdown runs in reverse: the registration goes first, logs are flushed
+ * and checkpointed (recovery points, high watermarks) before ZooKeeper is closed.
+ */
+public final class BrokerServer implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(BrokerServer.class);
+
+    private final BrokerConfig config;
+    private final Time time;
+    // volatile: close() may run on a shutdown-hook thread while start() is still running
+    private volatile EmbeddedZooKeeper embeddedZooKeeper;
+    private volatile CuratorFramework zk;
+    private volatile MetadataStore store;
+    private volatile MetadataWatcher watcher;
+    private volatile LogStore logStore;
+    private volatile ReplicaManager replicaManager;
+    private volatile RequestHandlerPool handlerPool;
+    private final List<SocketServer> socketServers = new java.util.concurrent.CopyOnWriteArrayList<>();
+    private final Map<String, Integer> boundPorts = new LinkedHashMap<>();
+    private BrokerRegistration registration;
+    private volatile boolean started;
+    private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
+
+    public BrokerServer(BrokerConfig config, Time time) {
+        this.config = config;
+        this.time = time;
+    }
+
+    public void start() throws Exception {
+        long startMs = time.milliseconds();
+        log.info("Starting Twinlog broker {} with configuration {}", config.brokerId(), config.originals());
+        String connect;
+        if (config.zookeeperConnect().isPresent()) {
+            connect = config.zookeeperConnect().get();
+        } else {
+            embeddedZooKeeper = EmbeddedZooKeeper.start(config.zookeeperEmbeddedDataDir(), config.zookeeperEmbeddedPort());
+            connect = embeddedZooKeeper.connectString();
+            log.info("zookeeper.connect is not set: using an embedded ZooKeeper at {} (data in {})", connect,
+                    config.zookeeperEmbeddedDataDir());
+        }
+        zk = CuratorFrameworkFactory.builder().connectString(connect)
+                .sessionTimeoutMs(config.zookeeperSessionTimeoutMs())
+                .connectionTimeoutMs(config.zookeeperConnectionTimeoutMs())
+                .retryPolicy(new ExponentialBackoffRetry(100, 10, 2_000)).build();
+        zk.start();
+        if (!zk.blockUntilConnected(config.zookeeperConnectionTimeoutMs(), TimeUnit.MILLISECONDS)) {
+            throw new IllegalStateException("Could not connect to ZooKeeper at " + connect + " within "
+                    + config.zookeeperConnectionTimeoutMs() + " ms");
+        }
+        abortIfClosed();
+        store = new MetadataStore(zk);
+        store.ensureLayout();
+        String clusterId = store.getOrCreateClusterId();
+        log.info("Connected to ZooKeeper at {}; cluster ID {}", connect, clusterId);
+
+        abortIfClosed();
+        watcher = new MetadataWatcher(zk, clusterId, config.brokerId());
+        watcher.start();
+
+        abortIfClosed();
+        ConfigRepository topicConfigRepository = this::configFor;
+        logStore = new LogStore(logStoreConfig(), topicConfigRepository, time);
+        logStore.startup();
+        replicaManager = new ReplicaManager(config.brokerId(), logStore);
+
+        TopicConfigs topicConfigs = new TopicConfigs(config);
+        PartitionApplier applier = new PartitionApplier(config.brokerId(), replicaManager, logStore, topicConfigs);
+        watcher.addListener(applier::onImage);
+        watcher.refresh(60_000);
+
+        TopicAdmin topicAdmin = new TopicAdmin(store, watcher, topicConfigs, new SecureRandom());
+        BrokerContext ctx = new BrokerContext(config, watcher, replicaManager, topicAdmin, topicConfigs,
+                new ProducerIdManager(config.brokerId(), store), time);
+        AtomicReference<ApiRegistry> registryRef = new AtomicReference<>();
+        AlterConfigsHandler alterConfigs = new AlterConfigsHandler(ctx);
+        ApiRegistry registry = ApiRegistry.builder()
+                .add(ApiKeys.API_VERSIONS, new ApiVersionsHandler(registryRef::get))
+                .add(ApiKeys.METADATA, new MetadataHandler(ctx))
+                .add(ApiKeys.PRODUCE, new ProduceHandler(ctx))
+                .add(ApiKeys.FETCH, new FetchHandler(ctx))
+                .add(ApiKeys.LIST_OFFSETS, new ListOffsetsHandler(ctx))
+                .add(ApiKeys.OFFSET_FOR_LEADER_EPOCH, new OffsetsForLeaderEpochHandler(ctx))
+                .add(ApiKeys.INIT_PRODUCER_ID, new InitProducerIdHandler(ctx))
+                .add(ApiKeys.CREATE_TOPICS, new CreateTopicsHandler(ctx))
+                .add(ApiKeys.DELETE_TOPICS, new DeleteTopicsHandler(ctx))
+                .add(ApiKeys.CREATE_PARTITIONS, new CreatePartitionsHandler(ctx))
+                .add(ApiKeys.DESCRIBE_CONFIGS, new DescribeConfigsHandler(ctx))
+                .add(ApiKeys.INCREMENTAL_ALTER_CONFIGS, alterConfigs.incremental())
+                .add(ApiKeys.ALTER_CONFIGS, alterConfigs.legacy())
+                .add(ApiKeys.DESCRIBE_CLUSTER, new DescribeClusterHandler(ctx))
+                .build();
+        registryRef.set(registry);
+
+        abortIfClosed();
+        RequestChannel channel = new RequestChannel(config.queuedMaxRequests());
+        handlerPool = new RequestHandlerPool(config.brokerId(), config.numIoThreads(), channel, registry);
+        for (Endpoint ep : config.listeners()) {
+            SocketServer server = new SocketServer(config.brokerId(), ep, config.numNetworkThreads(),
+                    config.socketRequestMaxBytes(), config.connectionsMaxIdleMs(), channel, time);
+            server.bind();
+            socketServers.add(server);
+            boundPorts.put(ep.listenerName(), server.boundPort());
+        }
+        handlerPool.start();
+        socketServers.forEach(SocketServer::startProcessing);
+
+        abortIfClosed();
+        registration = new BrokerRegistration(config.brokerId(), advertisedEndpoints(), config.get("broker.rack"));
+        store.registerBroker(registration);
+        zk.getConnectionStateListenable().addListener(this::onConnectionStateChange);
+        watcher.refresh(60_000);
+        started = true;
+        log.info("Twinlog broker {} started in {} ms, serving {} on cluster {}", config.brokerId(),
+                time.milliseconds() - startMs, registration.endpoints(), clusterId);
+    }
+
+    private void abortIfClosed() {
+        if (closed.get()) {
+            throw new IllegalStateException("Broker " + config.brokerId() + " was shut down during start-up");
+        }
+    }
+
+    /** After a ZooKeeper session expiry our ephemeral registration is gone: register again once reconnected. */
+    private void onConnectionStateChange(CuratorFramework client, ConnectionState state) {
+        if (state == ConnectionState.LOST) {
+            log.warn("ZooKeeper session of broker {} lost; will re-register on reconnect", config.brokerId());
+        } else if (state == ConnectionState.RECONNECTED && !closed.get()) {
+            try {
+                if (store.exists(io.twinlog.controller.zk.ZkPaths.broker(config.brokerId())).isEmpty()) {
+                    store.registerBroker(registration);
+                    log.info("Broker {} re-registered in ZooKeeper after reconnecting", config.brokerId());
+                }
+            } catch (Exception e) {
+                log.error("Could not re-register broker {} in ZooKeeper", config.brokerId(), e);
+            }
+        }
+    }
+
+    private List<Endpoint> advertisedEndpoints() {
+        List<Endpoint> out = new ArrayList<>();
+        for (Endpoint ep : config.advertisedListeners()) {
+            int port = ep.port() == 0 ? boundPorts.getOrDefault(ep.listenerName(), 0) : ep.port();
+            String host = ep.host().isEmpty() || ep.host().equals("0.0.0.0") ? "127.0.0.1" : ep.host();
+            out.add(new Endpoint(ep.listenerName(), host, port));
+        }
+        return out;
+    }
+
+    private Properties configFor(ConfigResource resource) {
+        Properties p = new Properties();
+        if (resource.type() == ConfigResource.Type.TOPIC && watcher != null) {
+            p.putAll(watcher.image().topicConfig(resource.name()));
+        }
+        return p;
+    }
+
+    private LogStoreConfig logStoreConfig() {
+        return new LogStoreConfig(config.brokerId(), config.logDirs(), config.defaultTopicConfigs(),
+                config.logRetentionCheckIntervalMs(), Math.min(config.logFlushIntervalMs(), 60_000L),
+                config.highWatermarkCheckpointIntervalMs(), config.logCleanerEnable(), config.logCleanerBackoffMs(),
+                config.producerIdExpirationMs(), config.transactionMaxTimeoutMs(), 4);
+    }
+
+    public int brokerId() {
+        return config.brokerId();
+    }
+
+    public BrokerConfig config() {
+        return config;
+    }
+
+    /** The bound port of a listener (useful with port 0). */
+    public int boundPort(String listenerName) {
+        Integer p = boundPorts.get(listenerName);
+        if (p == null) {
+            throw new IllegalArgumentException("No listener named " + listenerName);
+        }
+        return p;
+    }
+
+    public String bootstrapServers() {
+        Endpoint ep = advertisedEndpoints().get(0);
+        return ep.host() + ":" + ep.port();
+    }
+
+    public Optional<String> embeddedZooKeeperConnect() {
+        return Optional.ofNullable(embeddedZooKeeper).map(EmbeddedZooKeeper::connectString);
+    }
+
+    public ReplicaManager replicaManager() {
+        return replicaManager;
+    }
+
+    public LogStore logStore() {
+        return logStore;
+    }
+
+    public MetadataWatcher metadata() {
+        return watcher;
+    }
+
+    public boolean isStarted() {
+        return started;
+    }
+
+    @Override
+    /** Idempotent; safe to call from another thread while {@link #start()} runs (it then aborts start-up). */
+    public void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
+        long startMs = time.milliseconds();
+        log.info("Shutting down Twinlog broker {}", config.brokerId());
+        new ArrayList<>(socketServers).forEach(SocketServer::close);
+        closeQuietly("request handlers", handlerPool);
+        closeQuietly("replica manager", replicaManager);
+        closeQuietly("log store", logStore);
+        closeQuietly("metadata watcher", watcher);
+        closeQuietly("ZooKeeper client", zk);
+        closeQuietly("embedded ZooKeeper", embeddedZooKeeper);
+        log.info("Twinlog broker {} shut down in {} ms", config.brokerId(), time.milliseconds() - startMs);
+    }
+
+    private static void closeQuietly(String what, AutoCloseable c) {
+        if (c == null) {
+            return;
+        }
+        try {
+            c.close();
+        } catch (Exception e) {
+            log.error("Error closing the {}", what, e);
+        }
+    }
+}

@@ -1,0 +1,24 @@
+package io.twinlog.server.handlers;
+
+import io.twinlog.common.BrokerConfig;
+import io.twinlog.controller.metadata.MetadataImage;
+import io.twinlog.controller.zk.MetadataWatcher;
+import io.twinlog.replication.ReplicaManager;
+import io.twinlog.server.ProducerIdManager;
+import io.twinlog.server.metadata.TopicAdmin;
+import io.twinlog.server.metadata.TopicConfigs;
+import org.apache.kafka.common.utils.Time;
+
+/** What request handlers share: configuration, the metadata view, the partitions, and the admin write path. */
+public record BrokerContext(BrokerConfig config, MetadataWatcher metadata, ReplicaManager replicaManager,
+                            TopicAdmin topicAdmin, TopicConfigs topicConfigs, ProducerIdManager producerIds,
+                            Time time) {
+
+    public int brokerId() {
+        return config.brokerId();
+    }
+
+    public MetadataImage image() {
+        return metadata.image();
+    }
+}

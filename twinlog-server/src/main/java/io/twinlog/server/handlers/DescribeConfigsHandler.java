@@ -1,0 +1,65 @@
+package io.twinlog.server.handlers;
+
+import io.twinlog.protocol.Request;
+import io.twinlog.protocol.RequestHandler;
+import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.message.DescribeConfigsRequestData;
+import org.apache.kafka.common.message.DescribeConfigsResponseData;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.requests.DescribeConfigsRequest;
+import org.apache.kafka.common.requests.DescribeConfigsResponse;
+
+import java.util.Map;
+
+/**
+ * DescribeConfigs for topics (every topic config with its effective value and source) and brokers (the static
+ * configuration the broker was started with). Other resource types get INVALID_REQUEST.
+ */
+public final class DescribeConfigsHandler implements RequestHandler {
+    private final BrokerContext ctx;
+
+    public DescribeConfigsHandler(BrokerContext ctx) {
+        this.ctx = ctx;
+    }
+
+    @Override
+    public void handle(Request request) {
+        DescribeConfigsRequest body = request.body();
+        DescribeConfigsRequestData data = body.data();
+        DescribeConfigsResponseData response = new DescribeConfigsResponseData();
+        for (DescribeConfigsRequestData.DescribeConfigsResource res : data.resources()) {
+            DescribeConfigsResponseData.DescribeConfigsResult r = new DescribeConfigsResponseData.DescribeConfigsResult()
+                    .setResourceType(res.resourceType()).setResourceName(res.resourceName());
+            ConfigResource.Type type = ConfigResource.Type.forId(res.resourceType());
+            if (type == ConfigResource.Type.TOPIC) {
+                if (ctx.image().topic(res.resourceName()).isEmpty()) {
+                    r.setErrorCode(Errors.UNKNOWN_TOPIC_OR_PARTITION.code())
+                            .setErrorMessage("Topic '" + res.resourceName() + "' does not exist.");
+                } else {
+                    Map<String, String> overrides = ctx.image().topicConfig(res.resourceName());
+                    r.setConfigs(ctx.topicConfigs().describe(overrides, res.configurationKeys(),
+                            data.includeSynonyms(), data.includeDocumentation()));
+                }
+            } else if (type == ConfigResource.Type.BROKER) {
+                if (!res.resourceName().isEmpty() && !res.resourceName().equals(Integer.toString(ctx.brokerId()))) {
+                    r.setErrorCode(Errors.INVALID_REQUEST.code()).setErrorMessage("Broker " + ctx.brokerId()
+                            + " can only describe its own configuration, not broker " + res.resourceName());
+                } else {
+                    ctx.config().originals().forEach((k, v) -> {
+                        if (res.configurationKeys() == null || res.configurationKeys().contains(k)) {
+                            r.configs().add(new DescribeConfigsResponseData.DescribeConfigsResourceResult()
+                                    .setName(k).setValue(v).setReadOnly(true)
+                                    .setConfigSource(DescribeConfigsResponse.ConfigSource.STATIC_BROKER_CONFIG.id())
+                                    .setIsSensitive(false));
+                        }
+                    });
+                }
+            } else {
+                r.setErrorCode(Errors.INVALID_REQUEST.code())
+                        .setErrorMessage("Twinlog does not describe configs of resource type " + type);
+            }
+            response.results().add(r);
+        }
+        request.respond(new DescribeConfigsResponse(response));
+    }
+}

@@ -1,0 +1,77 @@
+package io.twinlog.server.handlers;
+
+import io.twinlog.controller.metadata.MetadataImage;
+import io.twinlog.controller.metadata.TopicImage;
+import io.twinlog.protocol.Request;
+import io.twinlog.protocol.RequestHandler;
+import io.twinlog.replication.FetchParams;
+import org.apache.kafka.common.TopicIdPartition;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.message.FetchResponseData;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.record.internal.MemoryRecords;
+import org.apache.kafka.common.requests.FetchMetadata;
+import org.apache.kafka.common.requests.FetchRequest;
+import org.apache.kafka.common.requests.FetchResponse;
+import org.apache.kafka.server.storage.log.FetchIsolation;
+
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * Fetch for consumers: long poll ({@code max.wait.ms}, {@code min.bytes}), request and partition byte limits,
+ * read_uncommitted (up to the high watermark) and read_committed (up to the last stable offset, with the aborted
+ * transactions of the range). Records go to the socket straight from the log segment files (zero-copy).
+ *
+ * <p>Fetch sessions (KIP-227) are not kept: every response carries session id 0, which tells the client to send
+ * full fetch requests.
+ */
+public final class FetchHandler implements RequestHandler {
+    private final BrokerContext ctx;
+
+    public FetchHandler(BrokerContext ctx) {
+        this.ctx = ctx;
+    }
+
+    @Override
+    public void handle(Request request) {
+        FetchRequest body = request.body();
+        MetadataImage image = ctx.image();
+        Map<Uuid, String> topicNames = new HashMap<>();
+        for (TopicImage t : image.topics().values()) {
+            topicNames.put(t.topicId(), t.name());
+        }
+        Map<TopicIdPartition, FetchRequest.PartitionData> requested = body.fetchData(topicNames);
+        LinkedHashMap<TopicIdPartition, FetchRequest.PartitionData> valid = new LinkedHashMap<>();
+        LinkedHashMap<TopicIdPartition, FetchResponseData.PartitionData> errors = new LinkedHashMap<>();
+        boolean usesTopicIds = request.apiVersion() >= 13;
+        for (Map.Entry<TopicIdPartition, FetchRequest.PartitionData> e : requested.entrySet()) {
+            TopicIdPartition tip = e.getKey();
+            if (tip.topic() == null) {
+                errors.put(tip, errorData(tip.partition(), Errors.UNKNOWN_TOPIC_ID));
+                continue;
+            }
+            TopicImage t = image.topic(tip.topic()).orElse(null);
+            if (t == null || !t.partitions().containsKey(tip.partition())) {
+                errors.put(tip, errorData(tip.partition(), usesTopicIds && t == null ? Errors.UNKNOWN_TOPIC_ID
+                        : Errors.UNKNOWN_TOPIC_OR_PARTITION));
+                continue;
+            }
+            valid.put(new TopicIdPartition(t.topicId(), tip.topicPartition()), e.getValue());
+        }
+        FetchIsolation isolation = FetchIsolation.of(body);
+        FetchParams params = new FetchParams(body.replicaId(), body.maxWait(), body.minBytes(), body.maxBytes(),
+                isolation);
+        ctx.replicaManager().fetchMessages(params, valid, results -> {
+            LinkedHashMap<TopicIdPartition, FetchResponseData.PartitionData> all = new LinkedHashMap<>(results);
+            all.putAll(errors);
+            request.respond(FetchResponse.of(Errors.NONE, 0, FetchMetadata.INVALID_SESSION_ID, all, java.util.List.of()));
+        });
+    }
+
+    private static FetchResponseData.PartitionData errorData(int partition, Errors error) {
+        return new FetchResponseData.PartitionData().setPartitionIndex(partition).setErrorCode(error.code())
+                .setHighWatermark(-1).setLastStableOffset(-1).setLogStartOffset(-1).setRecords(MemoryRecords.EMPTY);
+    }
+}

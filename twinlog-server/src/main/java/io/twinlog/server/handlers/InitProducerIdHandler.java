@@ -1,0 +1,40 @@
+package io.twinlog.server.handlers;
+
+import io.twinlog.protocol.Request;
+import io.twinlog.protocol.RequestHandler;
+import org.apache.kafka.common.message.InitProducerIdResponseData;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.requests.InitProducerIdRequest;
+import org.apache.kafka.common.requests.InitProducerIdResponse;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * InitProducerId for idempotent producers: a fresh, cluster-unique producer id with epoch 0 each time, as Kafka
+ * does without a transactional id. Transactional ids are refused until Twinlog has a transaction coordinator.
+ */
+public final class InitProducerIdHandler implements RequestHandler {
+    private static final Logger log = LoggerFactory.getLogger(InitProducerIdHandler.class);
+    private final BrokerContext ctx;
+
+    public InitProducerIdHandler(BrokerContext ctx) {
+        this.ctx = ctx;
+    }
+
+    @Override
+    public void handle(Request request) {
+        InitProducerIdRequest body = request.body();
+        InitProducerIdResponseData data = new InitProducerIdResponseData().setProducerId(-1).setProducerEpoch((short) -1);
+        if (body.data().transactionalId() != null) {
+            data.setErrorCode(Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED.code());
+        } else {
+            try {
+                data.setProducerId(ctx.producerIds().generateProducerId()).setProducerEpoch((short) 0);
+            } catch (Exception e) {
+                log.warn("Could not allocate a producer id: {}", e.toString());
+                data.setErrorCode(Errors.COORDINATOR_NOT_AVAILABLE.code());
+            }
+        }
+        request.respond(new InitProducerIdResponse(data));
+    }
+}

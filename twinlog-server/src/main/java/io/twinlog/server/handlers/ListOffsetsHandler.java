@@ -1,0 +1,67 @@
+package io.twinlog.server.handlers;
+
+import io.twinlog.protocol.Request;
+import io.twinlog.protocol.RequestHandler;
+import io.twinlog.replication.Partition;
+import org.apache.kafka.common.IsolationLevel;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.ApiException;
+import org.apache.kafka.common.errors.NotLeaderOrFollowerException;
+import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
+import org.apache.kafka.common.message.ListOffsetsRequestData;
+import org.apache.kafka.common.message.ListOffsetsResponseData;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.record.internal.FileRecords;
+import org.apache.kafka.common.requests.ListOffsetsRequest;
+import org.apache.kafka.common.requests.ListOffsetsResponse;
+
+import java.util.Optional;
+
+/** ListOffsets: earliest, latest (bounded by the isolation level), by timestamp, and max timestamp. */
+public final class ListOffsetsHandler implements RequestHandler {
+    private final BrokerContext ctx;
+
+    public ListOffsetsHandler(BrokerContext ctx) {
+        this.ctx = ctx;
+    }
+
+    @Override
+    public void handle(Request request) {
+        ListOffsetsRequest body = request.body();
+        IsolationLevel isolation = body.isolationLevel();
+        ListOffsetsResponseData response = new ListOffsetsResponseData();
+        for (ListOffsetsRequestData.ListOffsetsTopic t : body.data().topics()) {
+            ListOffsetsResponseData.ListOffsetsTopicResponse tr = new ListOffsetsResponseData.ListOffsetsTopicResponse()
+                    .setName(t.name());
+            for (ListOffsetsRequestData.ListOffsetsPartition p : t.partitions()) {
+                tr.partitions().add(listOffset(new TopicPartition(t.name(), p.partitionIndex()), p, isolation));
+            }
+            response.topics().add(tr);
+        }
+        request.respond(new ListOffsetsResponse(response));
+    }
+
+    private ListOffsetsResponseData.ListOffsetsPartitionResponse listOffset(TopicPartition tp,
+            ListOffsetsRequestData.ListOffsetsPartition p, IsolationLevel isolation) {
+        ListOffsetsResponseData.ListOffsetsPartitionResponse r = new ListOffsetsResponseData.ListOffsetsPartitionResponse()
+                .setPartitionIndex(p.partitionIndex()).setTimestamp(-1).setOffset(-1);
+        try {
+            if (ctx.image().partition(tp).isEmpty()) {
+                throw new UnknownTopicOrPartitionException("Unknown topic or partition " + tp);
+            }
+            Partition partition = ctx.replicaManager().partition(tp).orElseThrow(() ->
+                    new NotLeaderOrFollowerException("Broker " + ctx.brokerId() + " does not host " + tp));
+            Optional<Integer> currentEpoch = p.currentLeaderEpoch() == -1 ? Optional.empty()
+                    : Optional.of(p.currentLeaderEpoch());
+            Optional<FileRecords.TimestampAndOffset> found = partition.fetchOffsetForTimestamp(p.timestamp(),
+                    isolation, currentEpoch);
+            if (found.isPresent()) {
+                r.setTimestamp(found.get().timestamp).setOffset(found.get().offset)
+                        .setLeaderEpoch(found.get().leaderEpoch.orElse(-1));
+            }
+        } catch (ApiException e) {
+            r.setErrorCode(Errors.forException(e).code());
+        }
+        return r;
+    }
+}

@@ -1,0 +1,136 @@
+package io.twinlog.server.handlers;
+
+import io.twinlog.common.Endpoint;
+import io.twinlog.controller.metadata.BrokerRegistration;
+import io.twinlog.controller.metadata.MetadataImage;
+import io.twinlog.controller.metadata.PartitionImage;
+import io.twinlog.controller.metadata.TopicImage;
+import io.twinlog.protocol.Request;
+import io.twinlog.protocol.RequestHandler;
+import io.twinlog.server.metadata.TopicAdmin;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.errors.ApiException;
+import org.apache.kafka.common.errors.InvalidTopicException;
+import org.apache.kafka.common.errors.TopicExistsException;
+import org.apache.kafka.common.internals.Topic;
+import org.apache.kafka.common.message.MetadataRequestData;
+import org.apache.kafka.common.message.MetadataResponseData;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.requests.MetadataRequest;
+import org.apache.kafka.common.requests.MetadataResponse;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * Metadata: brokers (endpoints of the listener the request arrived on), controller, cluster ID, and topics with
+ * leader, leader epoch, replicas, ISR and offline replicas. Unknown topics are auto-created when both the client
+ * and {@code auto.create.topics.enable} allow it.
+ */
+public final class MetadataHandler implements RequestHandler {
+    private static final Logger log = LoggerFactory.getLogger(MetadataHandler.class);
+    private final BrokerContext ctx;
+
+    public MetadataHandler(BrokerContext ctx) {
+        this.ctx = ctx;
+    }
+
+    @Override
+    public void handle(Request request) {
+        MetadataRequest body = request.body();
+        MetadataRequestData data = body.data();
+        MetadataImage image = ctx.image();
+        String listener = request.context().listenerName.value();
+        List<MetadataResponseData.MetadataResponseTopic> topics = new ArrayList<>();
+
+        if (body.isAllTopics()) {
+            for (TopicImage t : image.topics().values()) {
+                topics.add(topicResponse(t, image));
+            }
+        } else {
+            boolean allowAutoCreate = data.allowAutoTopicCreation() && ctx.config().autoCreateTopicsEnable();
+            for (MetadataRequestData.MetadataRequestTopic rt : data.topics()) {
+                if (rt.name() == null && rt.topicId() != null && !Uuid.ZERO_UUID.equals(rt.topicId())) {
+                    Optional<TopicImage> t = image.topic(rt.topicId());
+                    topics.add(t.map(ti -> topicResponse(ti, ctx.image())).orElseGet(() ->
+                            new MetadataResponseData.MetadataResponseTopic().setTopicId(rt.topicId())
+                                    .setErrorCode(Errors.UNKNOWN_TOPIC_ID.code())));
+                    continue;
+                }
+                String name = rt.name();
+                Optional<TopicImage> t = image.topic(name);
+                if (t.isPresent()) {
+                    topics.add(topicResponse(t.get(), image));
+                } else {
+                    topics.add(unknownTopic(name, allowAutoCreate));
+                }
+            }
+        }
+        MetadataResponseData response = new MetadataResponseData()
+                .setClusterId(image.clusterId())
+                .setControllerId(image.controllerId())
+                .setTopics(new MetadataResponseData.MetadataResponseTopicCollection(topics.iterator()));
+        for (BrokerRegistration b : ctx.image().brokers().values()) {
+            Optional<Endpoint> ep = b.endpoint(listener);
+            ep.ifPresent(e -> response.brokers().add(new MetadataResponseData.MetadataResponseBroker()
+                    .setNodeId(b.id()).setHost(e.host()).setPort(e.port()).setRack(b.rack().orElse(null))));
+        }
+        request.respond(new MetadataResponse(response, request.apiVersion()));
+    }
+
+    private MetadataResponseData.MetadataResponseTopic unknownTopic(String name, boolean allowAutoCreate) {
+        MetadataResponseData.MetadataResponseTopic rt = new MetadataResponseData.MetadataResponseTopic().setName(name);
+        try {
+            Topic.validate(name);
+        } catch (InvalidTopicException e) {
+            return rt.setErrorCode(Errors.INVALID_TOPIC_EXCEPTION.code());
+        }
+        if (!allowAutoCreate) {
+            return rt.setErrorCode(Errors.UNKNOWN_TOPIC_OR_PARTITION.code());
+        }
+        try {
+            TopicAdmin.TopicPlan plan = ctx.topicAdmin().plan(name, -1, (short) -1, null, Map.of(),
+                    ctx.config().numPartitions(), ctx.config().defaultReplicationFactor());
+            MetadataImage image = ctx.topicAdmin().create(plan);
+            log.info("Auto-created topic {} with {} partitions", name, plan.assignment().size());
+            return image.topic(name).map(t -> topicResponse(t, image))
+                    .orElse(rt.setErrorCode(Errors.LEADER_NOT_AVAILABLE.code()));
+        } catch (TopicExistsException e) {
+            // created concurrently by another client: answer with what is there, or ask the client to retry
+            return ctx.image().topic(name).map(t -> topicResponse(t, ctx.image()))
+                    .orElse(rt.setErrorCode(Errors.LEADER_NOT_AVAILABLE.code()));
+        } catch (ApiException e) {
+            return rt.setErrorCode(Errors.forException(e).code());
+        } catch (Exception e) {
+            log.warn("Could not auto-create topic {}: {}", name, e.toString());
+            return rt.setErrorCode(Errors.LEADER_NOT_AVAILABLE.code());
+        }
+    }
+
+    static MetadataResponseData.MetadataResponseTopic topicResponse(TopicImage t, MetadataImage image) {
+        MetadataResponseData.MetadataResponseTopic rt = new MetadataResponseData.MetadataResponseTopic()
+                .setName(t.name()).setTopicId(t.topicId()).setIsInternal(Topic.isInternal(t.name()));
+        for (PartitionImage p : t.partitions().values()) {
+            List<Integer> offline = new ArrayList<>();
+            for (Integer r : p.replicas()) {
+                if (!image.brokers().containsKey(r)) {
+                    offline.add(r);
+                }
+            }
+            boolean leaderLive = p.leader() >= 0 && image.brokers().containsKey(p.leader());
+            rt.partitions().add(new MetadataResponseData.MetadataResponsePartition()
+                    .setPartitionIndex(p.partition())
+                    .setErrorCode(leaderLive ? Errors.NONE.code() : Errors.LEADER_NOT_AVAILABLE.code())
+                    .setLeaderId(leaderLive ? p.leader() : -1)
+                    .setLeaderEpoch(p.leaderEpoch())
+                    .setReplicaNodes(new ArrayList<>(p.replicas()))
+                    .setIsrNodes(new ArrayList<>(p.isr()))
+                    .setOfflineReplicas(offline));
+        }
+        return rt;
+    }
+}

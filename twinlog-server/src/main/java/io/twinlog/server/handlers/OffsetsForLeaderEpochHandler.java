@@ -1,0 +1,63 @@
+package io.twinlog.server.handlers;
+
+import io.twinlog.protocol.Request;
+import io.twinlog.protocol.RequestHandler;
+import io.twinlog.replication.Partition;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.ApiException;
+import org.apache.kafka.common.errors.NotLeaderOrFollowerException;
+import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
+import org.apache.kafka.common.message.OffsetForLeaderEpochRequestData;
+import org.apache.kafka.common.message.OffsetForLeaderEpochResponseData;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.requests.OffsetsForLeaderEpochRequest;
+import org.apache.kafka.common.requests.OffsetsForLeaderEpochResponse;
+import org.apache.kafka.server.common.OffsetAndEpoch;
+
+import java.util.Optional;
+
+/**
+ * OffsetsForLeaderEpoch: for a requested epoch, the largest epoch not above it and that epoch's end offset, from
+ * the leader-epoch cache (Kafka's semantics); UNDEFINED (-1, -1) when the log knows no such epoch.
+ */
+public final class OffsetsForLeaderEpochHandler implements RequestHandler {
+    private final BrokerContext ctx;
+
+    public OffsetsForLeaderEpochHandler(BrokerContext ctx) {
+        this.ctx = ctx;
+    }
+
+    @Override
+    public void handle(Request request) {
+        OffsetsForLeaderEpochRequest body = request.body();
+        OffsetForLeaderEpochResponseData response = new OffsetForLeaderEpochResponseData();
+        for (OffsetForLeaderEpochRequestData.OffsetForLeaderTopic t : body.data().topics()) {
+            OffsetForLeaderEpochResponseData.OffsetForLeaderTopicResult tr =
+                    new OffsetForLeaderEpochResponseData.OffsetForLeaderTopicResult().setTopic(t.topic());
+            for (OffsetForLeaderEpochRequestData.OffsetForLeaderPartition p : t.partitions()) {
+                tr.partitions().add(endOffset(new TopicPartition(t.topic(), p.partition()), p));
+            }
+            response.topics().add(tr);
+        }
+        request.respond(new OffsetsForLeaderEpochResponse(response));
+    }
+
+    private OffsetForLeaderEpochResponseData.EpochEndOffset endOffset(TopicPartition tp,
+            OffsetForLeaderEpochRequestData.OffsetForLeaderPartition p) {
+        OffsetForLeaderEpochResponseData.EpochEndOffset r = new OffsetForLeaderEpochResponseData.EpochEndOffset()
+                .setPartition(p.partition()).setLeaderEpoch(-1).setEndOffset(-1);
+        try {
+            if (ctx.image().partition(tp).isEmpty()) {
+                throw new UnknownTopicOrPartitionException("Unknown topic or partition " + tp);
+            }
+            Partition partition = ctx.replicaManager().partition(tp).orElseThrow(() ->
+                    new NotLeaderOrFollowerException("Broker " + ctx.brokerId() + " does not host " + tp));
+            Optional<Integer> current = p.currentLeaderEpoch() == -1 ? Optional.empty() : Optional.of(p.currentLeaderEpoch());
+            Optional<OffsetAndEpoch> found = partition.endOffsetForEpoch(p.leaderEpoch(), current);
+            found.ifPresent(oe -> r.setLeaderEpoch(oe.epoch()).setEndOffset(oe.offset()));
+        } catch (ApiException e) {
+            r.setErrorCode(Errors.forException(e).code());
+        }
+        return r;
+    }
+}

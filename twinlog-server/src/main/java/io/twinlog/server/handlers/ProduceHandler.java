@@ -1,0 +1,125 @@
+package io.twinlog.server.handlers;
+
+import io.twinlog.controller.metadata.MetadataImage;
+import io.twinlog.controller.metadata.TopicImage;
+import io.twinlog.protocol.Request;
+import io.twinlog.protocol.RequestHandler;
+import io.twinlog.replication.AppendResult;
+import org.apache.kafka.common.TopicIdPartition;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.errors.ApiException;
+import org.apache.kafka.common.message.ProduceRequestData;
+import org.apache.kafka.common.message.ProduceResponseData;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.record.internal.MemoryRecords;
+import org.apache.kafka.common.requests.ProduceRequest;
+import org.apache.kafka.common.requests.ProduceResponse;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * Produce (acks 0, 1 and all): resolves topics by name or, from v13, by topic ID; appends through the replica
+ * manager; answers per partition with base offset, log start offset and Kafka's error codes. With acks=0 nothing is
+ * answered, except that an error closes the connection so the producer notices, as Kafka does.
+ */
+public final class ProduceHandler implements RequestHandler {
+    private final BrokerContext ctx;
+
+    public ProduceHandler(BrokerContext ctx) {
+        this.ctx = ctx;
+    }
+
+    @Override
+    public void handle(Request request) {
+        ProduceRequest body = request.body();
+        ProduceRequestData data = body.data();
+        short acks = data.acks();
+        MetadataImage image = ctx.image();
+        LinkedHashMap<TopicIdPartition, MemoryRecords> toAppend = new LinkedHashMap<>();
+        LinkedHashMap<TopicIdPartition, AppendResult> early = new LinkedHashMap<>();
+        // resolved partition -> the partition as the client named it (by name before v13, by topic ID after)
+        Map<TopicIdPartition, TopicIdPartition> idOrName = new java.util.HashMap<>();
+        if (data.transactionalId() != null) {
+            for (ProduceRequestData.TopicProduceData t : data.topicData()) {
+                for (ProduceRequestData.PartitionProduceData p : t.partitionData()) {
+                    early.put(new TopicIdPartition(t.topicId(), p.index(), t.name()),
+                            AppendResult.error(Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+                                    "Transactions are not supported by Twinlog yet"));
+                }
+            }
+        } else {
+            for (ProduceRequestData.TopicProduceData t : data.topicData()) {
+                Optional<TopicImage> topic = t.name() != null && !t.name().isEmpty()
+                        ? image.topic(t.name()) : image.topic(t.topicId());
+                for (ProduceRequestData.PartitionProduceData p : t.partitionData()) {
+                    TopicIdPartition tip = new TopicIdPartition(t.topicId(), p.index(), t.name());
+                    if (topic.isEmpty() || !topic.get().partitions().containsKey(p.index())) {
+                        boolean byId = t.name() == null || t.name().isEmpty();
+                        early.put(tip, AppendResult.error(byId && topic.isEmpty() ? Errors.UNKNOWN_TOPIC_ID
+                                : Errors.UNKNOWN_TOPIC_OR_PARTITION, "This server does not host this topic-partition."));
+                        continue;
+                    }
+                    TopicIdPartition resolved = new TopicIdPartition(topic.get().topicId(), p.index(), topic.get().name());
+                    try {
+                        MemoryRecords records = (MemoryRecords) p.records();
+                        ProduceRequest.validateRecords(request.apiVersion(), records);
+                        toAppend.put(resolved, records);
+                    } catch (ApiException e) {
+                        early.put(tip, AppendResult.error(Errors.forException(e), e.getMessage()));
+                    } catch (ClassCastException e) {
+                        early.put(tip, AppendResult.error(Errors.CORRUPT_MESSAGE, "Records could not be read"));
+                    }
+                    // keep the caller's identity (name or id) for the response
+                    idOrName.put(resolved, tip);
+                }
+            }
+        }
+        ctx.replicaManager().appendRecords(data.timeoutMs(), acks, toAppend, results -> {
+            Map<TopicIdPartition, AppendResult> all = new LinkedHashMap<>(early);
+            results.forEach((tip, r) -> all.put(idOrName.getOrDefault(tip, tip), r));
+            if (acks == 0) {
+                boolean anyError = all.values().stream().anyMatch(r -> r.error() != Errors.NONE);
+                if (anyError) {
+                    request.closeConnection();
+                } else {
+                    request.noResponse();
+                }
+                return;
+            }
+            request.respond(new ProduceResponse(response(all)));
+        });
+    }
+
+    private static ProduceResponseData response(Map<TopicIdPartition, AppendResult> results) {
+        ProduceResponseData data = new ProduceResponseData();
+        Map<String, ProduceResponseData.TopicProduceResponse> byTopic = new LinkedHashMap<>();
+        for (Map.Entry<TopicIdPartition, AppendResult> e : results.entrySet()) {
+            TopicIdPartition tip = e.getKey();
+            String key = tip.topic() + "/" + tip.topicId();
+            ProduceResponseData.TopicProduceResponse t = byTopic.computeIfAbsent(key, k -> {
+                ProduceResponseData.TopicProduceResponse r = new ProduceResponseData.TopicProduceResponse()
+                        .setName(tip.topic() == null ? "" : tip.topic())
+                        .setTopicId(tip.topicId() == null ? Uuid.ZERO_UUID : tip.topicId());
+                data.responses().add(r);
+                return r;
+            });
+            AppendResult r = e.getValue();
+            List<ProduceResponseData.BatchIndexAndErrorMessage> recordErrors = new ArrayList<>();
+            r.recordErrors().forEach(re -> recordErrors.add(new ProduceResponseData.BatchIndexAndErrorMessage()
+                    .setBatchIndex(re.batchIndex).setBatchIndexErrorMessage(re.message)));
+            t.partitionResponses().add(new ProduceResponseData.PartitionProduceResponse()
+                    .setIndex(tip.partition())
+                    .setErrorCode(r.error().code())
+                    .setErrorMessage(r.error() == Errors.NONE ? null : r.errorMessage())
+                    .setBaseOffset(r.baseOffset())
+                    .setLogAppendTimeMs(r.logAppendTimeMs())
+                    .setLogStartOffset(r.logStartOffset())
+                    .setRecordErrors(recordErrors));
+        }
+        return data;
+    }
+}

@@ -1,0 +1,145 @@
+package io.twinlog.storage;
+
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.utils.Time;
+import org.apache.kafka.metadata.ConfigRepository;
+import org.apache.kafka.server.util.KafkaScheduler;
+import org.apache.kafka.storage.internals.checkpoint.OffsetCheckpointFile;
+import org.apache.kafka.storage.internals.log.CleanerConfig;
+import org.apache.kafka.storage.internals.log.LogCleaner;
+import org.apache.kafka.storage.internals.log.LogConfig;
+import org.apache.kafka.storage.internals.log.LogDirFailureChannel;
+import org.apache.kafka.storage.internals.log.LogManager;
+import org.apache.kafka.storage.internals.log.ProducerStateManagerConfig;
+import org.apache.kafka.storage.internals.log.UnifiedLog;
+import org.apache.kafka.storage.log.metrics.BrokerTopicStats;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.File;
+import java.io.IOException;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Properties;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The broker's partition logs: Kafka's {@link LogManager} (loading and recovery, retention, cleaning, flushing,
+ * recovery-point and log-start checkpoints) plus what it leaves to the broker, the high-watermark checkpoint
+ * ({@value #HIGH_WATERMARK_CHECKPOINT_FILE} in each log dir, same file name and format as Kafka's, so the high
+ * watermark survives a restart or a kill -9).
+ *
+ * <p>Thread-safe: LogManager and UnifiedLog are; the checkpoint is written by one scheduler task at a time.
+ */
+public final class LogStore implements AutoCloseable {
+    public static final String HIGH_WATERMARK_CHECKPOINT_FILE = "replication-offset-checkpoint";
+    private static final Logger log = LoggerFactory.getLogger(LogStore.class);
+
+    private final LogStoreConfig config;
+    private final KafkaScheduler scheduler;
+    private final LogDirFailureChannel logDirFailureChannel;
+    private final BrokerTopicStats brokerTopicStats = new BrokerTopicStats();
+    private final LogManager logManager;
+    private final Map<File, OffsetCheckpointFile> highWatermarkFiles = new HashMap<>();
+    private final Map<TopicPartition, Long> recoveredHighWatermarks = new ConcurrentHashMap<>();
+    private final Object checkpointLock = new Object();
+
+    public LogStore(LogStoreConfig config, ConfigRepository topicConfigs, Time time) throws IOException {
+        this.config = config;
+        this.scheduler = new KafkaScheduler(config.backgroundThreads(), true, "twinlog-log-" + config.brokerId() + "-");
+        this.logDirFailureChannel = new LogDirFailureChannel(config.logDirs().size());
+        LogConfig defaults = new LogConfig(config.defaultTopicConfigs());
+        CleanerConfig cleanerConfig = new CleanerConfig(1, 16L << 20, 0.9, 512 * 1024, defaults.maxMessageSize(),
+                Double.MAX_VALUE, config.cleanerBackoffMs(), config.cleanerEnable());
+        this.logManager = new LogManager(config.logDirs(), List.of(), topicConfigs, defaults, cleanerConfig,
+                1, config.flushCheckMs(), 60_000L, 60_000L, config.retentionCheckIntervalMs(),
+                config.transactionMaxTimeoutMs(),
+                new ProducerStateManagerConfig(config.producerIdExpirationMs(), false),
+                600_000, scheduler, brokerTopicStats, logDirFailureChannel, time, false, 10_000L,
+                LogCleaner::new);
+    }
+
+    /** Loads and recovers every log on disk, then starts retention, cleaning, flushing and checkpoint tasks. */
+    public void startup() throws Exception {
+        scheduler.startup();
+        long start = System.nanoTime();
+        for (File dir : config.logDirs()) {
+            OffsetCheckpointFile f = new OffsetCheckpointFile(new File(dir, HIGH_WATERMARK_CHECKPOINT_FILE),
+                    logDirFailureChannel);
+            highWatermarkFiles.put(dir, f);
+            recoveredHighWatermarks.putAll(f.read());
+        }
+        logManager.startup(java.util.Set.of());
+        log.info("Loaded {} partition logs from {} in {} ms", logManager.allLogs().size(), config.logDirs(),
+                (System.nanoTime() - start) / 1_000_000);
+        scheduler.schedule("twinlog-highwatermark-checkpoint", this::checkpointHighWatermarks,
+                config.highWatermarkCheckpointIntervalMs(), config.highWatermarkCheckpointIntervalMs());
+    }
+
+    public Optional<UnifiedLog> log(TopicPartition tp) {
+        return logManager.getLog(tp);
+    }
+
+    /**
+     * The log of a partition this broker hosts, created if missing. A log left on disk by an earlier incarnation of
+     * the topic (same name, other topic ID) is an error of the caller, who must delete it first.
+     */
+    public UnifiedLog getOrCreateLog(TopicPartition tp, Uuid topicId) throws IOException {
+        return logManager.getOrCreateLog(tp, Optional.of(topicId));
+    }
+
+    /** The high watermark recorded at the last checkpoint before start-up, if any. */
+    public Optional<Long> recoveredHighWatermark(TopicPartition tp) {
+        return Optional.ofNullable(recoveredHighWatermarks.get(tp));
+    }
+
+    /** Removes a partition's log (renamed to *-delete, files removed in the background). */
+    public void deleteLog(TopicPartition tp) {
+        recoveredHighWatermarks.remove(tp);
+        logManager.asyncDelete(tp);
+    }
+
+    public java.util.Set<UnifiedLog> allLogs() {
+        return logManager.allLogs();
+    }
+
+    /** Re-reads a topic's overrides from the config repository and applies them to its logs. */
+    public void topicConfigUpdated(String topic, Properties overrides) {
+        logManager.updateTopicConfig(topic, overrides, false, false);
+    }
+
+    public LogConfig currentDefaultConfig() {
+        return logManager.currentDefaultConfig();
+    }
+
+    /** Writes every hosted log's high watermark to its log dir's checkpoint file. */
+    public void checkpointHighWatermarks() {
+        synchronized (checkpointLock) {
+            Map<File, Map<TopicPartition, Long>> byDir = new HashMap<>();
+            for (UnifiedLog l : logManager.allLogs()) {
+                byDir.computeIfAbsent(l.parentDirFile(), d -> new HashMap<>()).put(l.topicPartition(), l.highWatermark());
+            }
+            for (Map.Entry<File, OffsetCheckpointFile> e : highWatermarkFiles.entrySet()) {
+                if (!logManager.isLogDirOnline(e.getKey().getAbsolutePath())) {
+                    continue;
+                }
+                try {
+                    e.getValue().write(byDir.getOrDefault(e.getKey(), Map.of()));
+                } catch (RuntimeException ex) {
+                    log.error("Could not write the high-watermark checkpoint in {}", e.getKey(), ex);
+                }
+            }
+        }
+    }
+
+    @Override
+    public void close() throws Exception {
+        checkpointHighWatermarks();
+        logManager.shutdown();
+        scheduler.shutdown();
+        brokerTopicStats.close();
+    }
+}
