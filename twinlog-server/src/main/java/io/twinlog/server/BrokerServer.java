@@ -164,7 +164,7 @@ public final class BrokerServer implements AutoCloseable {
 
         abortIfClosed();
         registration = new BrokerRegistration(config.brokerId(), advertisedEndpoints(), config.get("broker.rack"));
-        store.registerBroker(registration);
+        store.registerBroker(registration, config.zookeeperSessionTimeoutMs() * 2L);
         zk.getConnectionStateListenable().addListener(this::onConnectionStateChange);
         watcher.refresh(60_000);
         started = true;
@@ -185,7 +185,7 @@ public final class BrokerServer implements AutoCloseable {
         } else if (state == ConnectionState.RECONNECTED && !closed.get()) {
             try {
                 if (store.exists(io.twinlog.controller.zk.ZkPaths.broker(config.brokerId())).isEmpty()) {
-                    store.registerBroker(registration);
+                    store.registerBroker(registration, 0);
                     log.info("Broker {} re-registered in ZooKeeper after reconnecting", config.brokerId());
                 }
             } catch (Exception e) {

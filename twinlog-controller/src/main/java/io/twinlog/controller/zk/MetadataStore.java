@@ -67,15 +67,37 @@ public final class MetadataStore {
         return (String) Json.decode(zk.getData().forPath(ZkPaths.CLUSTER_ID), ZkPaths.CLUSTER_ID).get("id");
     }
 
-    /** Registers a live broker; the node disappears with the session. Fails if the id is taken by a live broker. */
-    public void registerBroker(BrokerRegistration registration) throws Exception {
+    /**
+     * Registers a live broker; the node disappears with the session. A node left by this broker id's previous
+     * session (a kill -9 a moment ago) is waited out until ZooKeeper expires that session, up to
+     * {@code waitForStaleMs}; a node held by a live broker after that is a duplicate broker.id.
+     */
+    public void registerBroker(BrokerRegistration registration, long waitForStaleMs) throws Exception {
         String path = ZkPaths.broker(registration.id());
-        try {
-            zk.create().creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL)
-                    .forPath(path, Json.encode(registration.toJson()));
-        } catch (KeeperException.NodeExistsException e) {
-            throw new IllegalStateException("broker.id " + registration.id()
-                    + " is already registered in ZooKeeper by a live broker (" + path + ")", e);
+        long deadline = System.currentTimeMillis() + waitForStaleMs;
+        boolean logged = false;
+        while (true) {
+            try {
+                zk.create().creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL)
+                        .forPath(path, Json.encode(registration.toJson()));
+                return;
+            } catch (KeeperException.NodeExistsException e) {
+                Stat stat = zk.checkExists().forPath(path);
+                long mySession = zk.getZookeeperClient().getZooKeeper().getSessionId();
+                if (stat != null && stat.getEphemeralOwner() == mySession) {
+                    return; // our own node (a retried create after a connection blip)
+                }
+                if (System.currentTimeMillis() >= deadline) {
+                    throw new IllegalStateException("broker.id " + registration.id()
+                            + " is already registered in ZooKeeper by a live broker (" + path + ")", e);
+                }
+                if (!logged) {
+                    log.info("{} is held by an earlier session of broker {}; waiting up to {} ms for ZooKeeper to "
+                            + "expire it", path, registration.id(), waitForStaleMs);
+                    logged = true;
+                }
+                org.apache.kafka.common.utils.Utils.sleep(200); // polling ZooKeeper for a session expiry
+            }
         }
     }
 

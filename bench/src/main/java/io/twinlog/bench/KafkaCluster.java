@@ -1,0 +1,58 @@
+package io.twinlog.bench;
+
+import org.apache.kafka.common.test.KafkaClusterTestKit;
+import org.apache.kafka.common.test.TestKitNodes;
+
+import java.nio.file.Path;
+
+/**
+ * One Apache Kafka 4.4.0 node in KRaft combined mode (broker and controller in one process), started with Kafka's
+ * own {@link KafkaClusterTestKit}. Broker settings are Kafka's defaults, plus the replication factor of 1 that
+ * internal topics need on a single node.
+ */
+public final class KafkaCluster implements ClusterUnderTest {
+    private final Path baseDirectory;
+    private KafkaClusterTestKit cluster;
+
+    public KafkaCluster(Path baseDirectory) {
+        this.baseDirectory = baseDirectory;
+    }
+
+    @Override
+    public String name() {
+        return "kafka";
+    }
+
+    @Override
+    public void start() throws Exception {
+        TestKitNodes nodes = new TestKitNodes.Builder()
+                .setCombined(true)
+                .setNumBrokerNodes(1)
+                .setNumControllerNodes(1)
+                .setBaseDirectory(baseDirectory)
+                .build();
+        cluster = new KafkaClusterTestKit.Builder(nodes)
+                .setConfigProp("num.partitions", "1")
+                .setConfigProp("offsets.topic.replication.factor", "1")
+                .setConfigProp("transaction.state.log.replication.factor", "1")
+                .setConfigProp("transaction.state.log.min.isr", "1")
+                .setConfigProp("group.initial.rebalance.delay.ms", "0")
+                .build();
+        cluster.format();
+        cluster.startup();
+        cluster.waitForReadyBrokers();
+    }
+
+    @Override
+    public String bootstrapServers() {
+        return cluster.bootstrapServers();
+    }
+
+    @Override
+    public void close() throws Exception {
+        if (cluster != null) {
+            cluster.close();
+        }
+        TempDirectories.deleteRecursively(baseDirectory);
+    }
+}

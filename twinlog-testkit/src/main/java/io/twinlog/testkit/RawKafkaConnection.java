@@ -1,0 +1,92 @@
+package io.twinlog.testkit;
+
+import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.protocol.ByteBufferAccessor;
+import org.apache.kafka.common.requests.AbstractRequest;
+import org.apache.kafka.common.requests.AbstractResponse;
+import org.apache.kafka.common.requests.RequestHeader;
+import org.apache.kafka.common.requests.ResponseHeader;
+
+import java.io.DataInputStream;
+import java.io.EOFException;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.nio.ByteBuffer;
+
+/**
+ * A blocking, one-request-at-a-time Kafka protocol connection for tests that must send exactly what they choose:
+ * hand-built requests (duplicate sequences, corrupt batches) and raw bytes (malformed frames).
+ */
+public final class RawKafkaConnection implements AutoCloseable {
+    private final Socket socket;
+    private final DataInputStream in;
+    private final OutputStream out;
+    private int correlationId;
+
+    public RawKafkaConnection(String host, int port) throws IOException {
+        socket = new Socket();
+        socket.connect(new InetSocketAddress(host, port), 5_000);
+        socket.setSoTimeout(15_000);
+        in = new DataInputStream(socket.getInputStream());
+        out = socket.getOutputStream();
+    }
+
+    public static RawKafkaConnection to(String bootstrap) throws IOException {
+        String first = bootstrap.split(",")[0];
+        int colon = first.lastIndexOf(':');
+        return new RawKafkaConnection(first.substring(0, colon), Integer.parseInt(first.substring(colon + 1)));
+    }
+
+    /** Sends a typed request at the given version and parses the typed response. */
+    @SuppressWarnings("unchecked")
+    public <T extends AbstractResponse> T send(AbstractRequest request) throws IOException {
+        ApiKeys key = request.apiKey();
+        short version = request.version();
+        RequestHeader header = new RequestHeader(key, version, "raw-test-client", ++correlationId);
+        ByteBuffer body = request.serializeWithHeader(header);
+        writeFrame(body);
+        ByteBuffer response = readFrame();
+        ResponseHeader.parse(response, key.responseHeaderVersion(version));
+        return (T) AbstractResponse.parseResponse(key, new ByteBufferAccessor(response), version);
+    }
+
+    /** Writes bytes as they are (the caller builds the size prefix, or not). */
+    public void writeRaw(byte[] bytes) throws IOException {
+        out.write(bytes);
+        out.flush();
+    }
+
+    public void writeFrame(ByteBuffer payload) throws IOException {
+        ByteBuffer frame = ByteBuffer.allocate(4 + payload.remaining());
+        frame.putInt(payload.remaining()).put(payload.duplicate()).flip();
+        writeRaw(frame.array());
+    }
+
+    /** Reads one size-prefixed frame; EOFException if the broker closed the connection. */
+    public ByteBuffer readFrame() throws IOException {
+        int size = in.readInt();
+        byte[] b = new byte[size];
+        in.readFully(b);
+        return ByteBuffer.wrap(b);
+    }
+
+    /** True when the broker has closed this connection (read returns end of stream). */
+    public boolean isClosedByBroker() throws IOException {
+        try {
+            socket.setSoTimeout(10_000);
+            int b = in.read();
+            return b == -1;
+        } catch (EOFException e) {
+            return true;
+        } catch (java.net.SocketException e) {
+            return true; // connection reset
+        }
+    }
+
+    @Override
+    public void close() throws IOException {
+        socket.close();
+    }
+}
