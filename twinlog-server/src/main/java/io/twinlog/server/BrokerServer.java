@@ -166,7 +166,8 @@ public final class BrokerServer implements AutoCloseable {
         registration = new BrokerRegistration(config.brokerId(), advertisedEndpoints(), config.get("broker.rack"));
         store.registerBroker(registration, config.zookeeperSessionTimeoutMs() * 2L);
         zk.getConnectionStateListenable().addListener(this::onConnectionStateChange);
-        watcher.refresh(60_000);
+        watcher.awaitApplied("broker " + config.brokerId() + " registered",
+                image -> image.brokers().containsKey(config.brokerId()), 60_000);
         started = true;
         log.info("Twinlog broker {} started in {} ms, serving {} on cluster {}", config.brokerId(),
                 time.milliseconds() - startMs, registration.endpoints(), clusterId);

@@ -25,6 +25,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BiConsumer;
+import java.util.function.Predicate;
 
 /**
  * Keeps this broker's {@link MetadataImage} in step with ZooKeeper.
@@ -47,6 +48,7 @@ public final class MetadataWatcher implements AutoCloseable {
     private volatile MetadataImage image = MetadataImage.EMPTY;
     private final Object versionLock = new Object();
     private long version;
+    private MetadataImage appliedImage = MetadataImage.EMPTY; // guarded by versionLock
 
     public MetadataWatcher(CuratorFramework zk, String clusterId, int brokerId) {
         this.zk = zk;
@@ -104,13 +106,34 @@ public final class MetadataWatcher implements AutoCloseable {
         listeners.add(listener);
     }
 
-    /** Rebuilds the image now (after this broker wrote to ZooKeeper) and waits until listeners have seen it. */
+    /**
+     * Waits until an image satisfying {@code condition} has been built and every listener has applied it. Used
+     * after this broker wrote to ZooKeeper: the caches see the write asynchronously, so "rebuild now" would not be
+     * enough; waiting for the write's effect is.
+     */
+    public MetadataImage awaitApplied(String what, Predicate<MetadataImage> condition, long timeoutMs)
+            throws InterruptedException {
+        scheduleRebuild();
+        long deadline = System.currentTimeMillis() + timeoutMs;
+        synchronized (versionLock) {
+            while (!condition.test(appliedImage)) {
+                long left = deadline - System.currentTimeMillis();
+                if (left <= 0) {
+                    throw new org.apache.kafka.common.errors.TimeoutException("Timed out after " + timeoutMs
+                            + " ms waiting for the metadata image to show " + what);
+                }
+                versionLock.wait(left);
+            }
+            return appliedImage;
+        }
+    }
+
+    /** Rebuilds the image now and waits until listeners have applied it (start-up). */
     public MetadataImage refresh(long timeoutMs) throws InterruptedException {
         long target;
         synchronized (versionLock) {
             target = version + 1;
         }
-        rebuildPending.set(false);
         scheduleRebuild();
         awaitImageVersion(target, timeoutMs);
         return image;
@@ -158,6 +181,7 @@ public final class MetadataWatcher implements AutoCloseable {
             }
         }
         synchronized (versionLock) {
+            appliedImage = next;
             version++;
             versionLock.notifyAll();
         }

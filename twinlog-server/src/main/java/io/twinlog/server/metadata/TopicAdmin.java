@@ -99,7 +99,11 @@ public final class TopicAdmin {
     /** Writes a planned topic and waits until it is visible (and hosted, if local) on this broker. */
     public MetadataImage create(TopicPlan plan) throws Exception {
         store.createTopic(plan.name(), plan.topicId(), plan.assignment(), initialStates(plan.assignment()), plan.configs());
-        return watcher.refresh(IMAGE_REFRESH_TIMEOUT_MS);
+        return watcher.awaitApplied("topic " + plan.name() + " created", image -> image.topic(plan.name())
+                .filter(t -> t.topicId().equals(plan.topicId()))
+                .filter(t -> t.partitions().size() == plan.assignment().size())
+                .filter(t -> t.partitions().values().stream().allMatch(p -> p.state() != null))
+                .isPresent() && image.topicConfig(plan.name()).equals(plan.configs()), IMAGE_REFRESH_TIMEOUT_MS);
     }
 
     public MetadataImage delete(String topic) throws Exception {
@@ -107,7 +111,8 @@ public final class TopicAdmin {
             throw new UnknownTopicOrPartitionException("Topic '" + topic + "' does not exist.");
         }
         store.deleteTopic(topic);
-        return watcher.refresh(IMAGE_REFRESH_TIMEOUT_MS);
+        return watcher.awaitApplied("topic " + topic + " deleted", image -> image.topic(topic).isEmpty(),
+                IMAGE_REFRESH_TIMEOUT_MS);
     }
 
     /** Validates a partition increase; returns the new partitions' assignment. */
@@ -148,7 +153,9 @@ public final class TopicAdmin {
 
     public MetadataImage addPartitions(String topic, Map<Integer, List<Integer>> newPartitions) throws Exception {
         store.addPartitions(topic, newPartitions, initialStates(newPartitions));
-        return watcher.refresh(IMAGE_REFRESH_TIMEOUT_MS);
+        return watcher.awaitApplied("new partitions of " + topic, image -> newPartitions.keySet().stream()
+                .allMatch(p -> image.partition(new org.apache.kafka.common.TopicPartition(topic, p))
+                        .map(pi -> pi.state() != null).orElse(false)), IMAGE_REFRESH_TIMEOUT_MS);
     }
 
     /** Replaces a topic's overrides after validating the complete new set. */
@@ -158,7 +165,8 @@ public final class TopicAdmin {
         }
         topicConfigs.validate(overrides);
         store.setTopicConfig(topic, overrides);
-        return watcher.refresh(IMAGE_REFRESH_TIMEOUT_MS);
+        return watcher.awaitApplied("new configs of " + topic, image -> image.topicConfig(topic).equals(overrides),
+                IMAGE_REFRESH_TIMEOUT_MS);
     }
 
     public Map<String, String> currentOverrides(String topic) throws Exception {
