@@ -3,6 +3,7 @@ package io.twinlog.bench;
 import org.apache.kafka.common.test.KafkaClusterTestKit;
 import org.apache.kafka.common.test.TestKitNodes;
 
+import java.io.PrintStream;
 import java.nio.file.Path;
 
 /**
@@ -38,9 +39,20 @@ public final class KafkaCluster implements ClusterUnderTest {
                 .setConfigProp("transaction.state.log.min.isr", "1")
                 .setConfigProp("group.initial.rebalance.delay.ms", "0")
                 .build();
-        cluster.format();
+        formatQuietly(cluster);
         cluster.startup();
         cluster.waitForReadyBrokers();
+    }
+
+    /** Kafka's storage formatter prints to System.out; send that to stderr so stdout holds only the results. */
+    private static void formatQuietly(KafkaClusterTestKit cluster) throws Exception {
+        PrintStream stdout = System.out;
+        System.setOut(System.err);
+        try {
+            cluster.format();
+        } finally {
+            System.setOut(stdout);
+        }
     }
 
     @Override

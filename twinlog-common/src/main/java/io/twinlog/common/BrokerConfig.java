@@ -61,6 +61,14 @@ public final class BrokerConfig {
     public static final String HIGH_WATERMARK_CHECKPOINT_INTERVAL_MS = "replica.high.watermark.checkpoint.interval.ms";
     public static final String PRODUCER_ID_EXPIRATION_MS = "producer.id.expiration.ms";
     public static final String TRANSACTION_MAX_TIMEOUT_MS = "transaction.max.timeout.ms";
+    public static final String REPLICA_LAG_TIME_MAX_MS = "replica.lag.time.max.ms";
+    public static final String REPLICA_FETCH_WAIT_MAX_MS = "replica.fetch.wait.max.ms";
+    public static final String REPLICA_FETCH_MIN_BYTES = "replica.fetch.min.bytes";
+    public static final String REPLICA_FETCH_MAX_BYTES = "replica.fetch.max.bytes";
+    public static final String REPLICA_FETCH_RESPONSE_MAX_BYTES = "replica.fetch.response.max.bytes";
+    public static final String REPLICA_SOCKET_TIMEOUT_MS = "replica.socket.timeout.ms";
+    public static final String CONTROLLED_SHUTDOWN_ENABLE = "controlled.shutdown.enable";
+    public static final String CONTROLLED_SHUTDOWN_TIMEOUT_MS = "controlled.shutdown.timeout.ms";
 
     /** Broker keys whose value becomes the default of a topic config: broker key -> topic key. */
     private static final Map<String, String> BROKER_TO_TOPIC_KEYS;
@@ -252,6 +260,44 @@ public final class BrokerConfig {
 
     public int transactionMaxTimeoutMs() {
         return intValue(TRANSACTION_MAX_TIMEOUT_MS, 900_000);
+    }
+
+    public long replicaLagTimeMaxMs() {
+        return longValue(REPLICA_LAG_TIME_MAX_MS, 30_000L);
+    }
+
+    public int replicaFetchWaitMaxMs() {
+        return positive(REPLICA_FETCH_WAIT_MAX_MS, 500);
+    }
+
+    public int replicaFetchMinBytes() {
+        return positive(REPLICA_FETCH_MIN_BYTES, 1);
+    }
+
+    public int replicaFetchMaxBytes() {
+        return positive(REPLICA_FETCH_MAX_BYTES, 1_048_576);
+    }
+
+    public int replicaFetchResponseMaxBytes() {
+        return positive(REPLICA_FETCH_RESPONSE_MAX_BYTES, 10_485_760);
+    }
+
+    public int replicaSocketTimeoutMs() {
+        return positive(REPLICA_SOCKET_TIMEOUT_MS, 30_000);
+    }
+
+    public boolean controlledShutdownEnable() {
+        return booleanValue(CONTROLLED_SHUTDOWN_ENABLE, true);
+    }
+
+    /** How long a stopping broker waits for the controller to move its leaderships away. */
+    public long controlledShutdownTimeoutMs() {
+        return longValue(CONTROLLED_SHUTDOWN_TIMEOUT_MS, 30_000L);
+    }
+
+    /** The broker default of {@code unclean.leader.election.enable} (false, as in Kafka). */
+    public boolean uncleanLeaderElectionEnable() {
+        return booleanValue(UNCLEAN_LEADER_ELECTION_ENABLE, false);
     }
 
     /**

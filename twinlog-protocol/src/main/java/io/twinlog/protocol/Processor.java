@@ -173,12 +173,15 @@ final class Processor implements Request.ResponseSink {
     }
 
     private Request parse(String connectionId, KafkaChannel channel, ByteBuffer payload, int size) {
-        int correlationId = payload.remaining() >= 8 ? payload.getInt(payload.position() + 4) : -1;
+        // Read before parsing: a failed parse leaves the buffer's position wherever it stopped, and a truncated
+        // header of a known API must not pass for an unknown key (that would answer instead of closing).
+        int start = payload.position();
+        short apiKey = payload.remaining() >= 2 ? payload.getShort(start) : -1;
+        int correlationId = payload.remaining() >= 8 ? payload.getInt(start + 4) : -1;
         RequestHeader header;
         try {
             header = RequestHeader.parse(payload);
         } catch (InvalidRequestException | IllegalArgumentException e) {
-            short apiKey = payload.remaining() >= 2 ? payload.getShort(0) : -1;
             if (correlationId >= 0 && !ApiKeys.hasId(apiKey)) {
                 log.info("Closing connection {}: unknown API key {} (answered UNSUPPORTED_VERSION)", connectionId, apiKey);
                 sendRawErrorThenClose(connectionId, correlationId);

@@ -1,18 +1,17 @@
 package io.twinlog.replication;
 
+import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
-import org.apache.kafka.common.errors.ApiException;
 import org.apache.kafka.common.errors.FencedLeaderEpochException;
 import org.apache.kafka.common.errors.NotEnoughReplicasException;
 import org.apache.kafka.common.errors.NotLeaderOrFollowerException;
 import org.apache.kafka.common.errors.UnknownLeaderEpochException;
-import org.apache.kafka.common.IsolationLevel;
+import org.apache.kafka.common.message.FetchResponseData;
 import org.apache.kafka.common.record.internal.FileRecords;
 import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.record.internal.RecordBatch;
 import org.apache.kafka.common.requests.ListOffsetsRequest;
-import org.apache.kafka.common.requests.FetchRequest;
 import org.apache.kafka.server.common.OffsetAndEpoch;
 import org.apache.kafka.server.storage.log.FetchIsolation;
 import org.apache.kafka.storage.internals.log.AppendOrigin;
@@ -25,21 +24,31 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 
 /**
- * One partition hosted on this broker: its log, its role (leader or follower) in the current leader epoch, and the
- * high watermark.
+ * One partition hosted on this broker: its log, its role (leader or follower) in the current leader epoch, the
+ * ISR, and — as leader — what it knows of each follower and the high watermark.
  *
- * <p>Threading: the role and epoch change under the write lock (metadata thread); appends and reads hold the read
- * lock, so an append never runs against a half-applied leadership change. Every client-facing call checks the
- * role first and the client's leader epoch second ({@code NOT_LEADER_OR_FOLLOWER}, {@code FENCED_LEADER_EPOCH},
- * {@code UNKNOWN_LEADER_EPOCH}).
+ * <p>Threading: leadership changes hold the write lock (metadata thread); appends, reads and follower-state
+ * updates hold the read lock (plus this object's monitor for the follower map), so an append never runs against a
+ * half-applied leadership change. Every client-facing call checks the role first and the caller's leader epoch
+ * second ({@code NOT_LEADER_OR_FOLLOWER}, {@code FENCED_LEADER_EPOCH}, {@code UNKNOWN_LEADER_EPOCH}).
  *
- * <p>High watermark: advanced only by the leader, to the smallest log end offset in the ISR; with the ISR holding
- * only the leader that is the leader's own log end offset.
+ * <p>High watermark (leader only): the smallest log end offset over the <em>maximal</em> ISR — the ISR plus members
+ * an in-flight AlterPartition is adding — so the high watermark never passes a record some replica the controller
+ * may count as in sync does not have.
+ *
+ * <p>ISR changes are proposed here (expand when a follower reaches the high watermark within this leader epoch,
+ * shrink when a follower has not caught up for {@code replica.lag.time.max.ms}) and sent to the controller through
+ * the {@link IsrChangeSender}; one change is in flight at a time, and the change takes effect when the
+ * controller's new state arrives through the metadata.
  */
 public final class Partition {
     private static final Logger log = LoggerFactory.getLogger(Partition.class);
@@ -52,8 +61,13 @@ public final class Partition {
     private final String logPrefix;
     private volatile int leaderId = -1;
     private volatile int leaderEpoch = -1;
+    private volatile int partitionEpoch = -1;
+    private volatile long leaderEpochStartOffset = -1L;
     private volatile List<Integer> replicas = List.of();
     private volatile List<Integer> isr = List.of();
+    // guarded by 'this'
+    private final Map<Integer, ReplicaState> followers = new HashMap<>();
+    private List<Integer> pendingIsr; // non-null while an AlterPartition is in flight
 
     public Partition(TopicPartition topicPartition, Uuid topicId, int localBrokerId, UnifiedLog log) {
         this.topicPartition = topicPartition;
@@ -83,6 +97,10 @@ public final class Partition {
         return leaderEpoch;
     }
 
+    public int partitionEpoch() {
+        return partitionEpoch;
+    }
+
     public List<Integer> replicas() {
         return replicas;
     }
@@ -95,39 +113,63 @@ public final class Partition {
         return leaderId == localBrokerId;
     }
 
+    /** What applying a leadership record did. */
+    public enum Transition { NONE, BECAME_LEADER, BECAME_FOLLOWER, ISR_CHANGED }
+
     /**
-     * Applies a leadership record. Becoming leader in a new epoch starts that epoch at the current log end offset
-     * in the leader-epoch cache, as Kafka does, so later epoch lookups (OffsetsForLeaderEpoch) are exact.
-     *
-     * @return true if the record changed the role or epoch
+     * Applies a leadership record from the controller. Becoming leader in a new epoch starts that epoch at the
+     * current log end offset in the leader-epoch cache, as Kafka does, so epoch lookups (OffsetsForLeaderEpoch,
+     * follower divergence checks) are exact. Records older than the current epoch are ignored.
      */
-    public boolean applyLeadership(int newLeaderId, int newLeaderEpoch, List<Integer> newReplicas, List<Integer> newIsr) {
+    public Transition applyLeadership(int newLeaderId, int newLeaderEpoch, int newPartitionEpoch,
+                                      List<Integer> newReplicas, List<Integer> newIsr, long nowMs) {
         leaderIsrLock.writeLock().lock();
         try {
-            if (newLeaderEpoch < leaderEpoch) {
-                log.info("{}Ignoring stale leadership record: epoch {} < current {}", logPrefix, newLeaderEpoch,
-                        leaderEpoch);
-                return false;
+            if (newLeaderEpoch < leaderEpoch || (newLeaderEpoch == leaderEpoch && newPartitionEpoch < partitionEpoch)) {
+                log.debug("{}Ignoring stale leadership record: epoch {}/{} < current {}/{}", logPrefix, newLeaderEpoch,
+                        newPartitionEpoch, leaderEpoch, partitionEpoch);
+                return Transition.NONE;
             }
-            boolean changed = newLeaderEpoch != leaderEpoch || newLeaderId != leaderId;
+            boolean newTerm = newLeaderEpoch != leaderEpoch || newLeaderId != leaderId;
+            boolean isrChanged = !newIsr.equals(isr) || !newReplicas.equals(replicas);
             int previousEpoch = leaderEpoch;
             leaderId = newLeaderId;
             leaderEpoch = newLeaderEpoch;
+            partitionEpoch = newPartitionEpoch;
             replicas = List.copyOf(newReplicas);
             isr = List.copyOf(newIsr);
-            if (changed && newLeaderId == localBrokerId) {
+            synchronized (this) {
+                pendingIsr = null;
+                if (newTerm) {
+                    followers.clear();
+                }
+                followers.keySet().retainAll(newReplicas);
+                for (Integer r : newReplicas) {
+                    if (r != localBrokerId) {
+                        followers.computeIfAbsent(r, id -> new ReplicaState(nowMs));
+                    }
+                }
+            }
+            if (newTerm && newLeaderId == localBrokerId) {
                 Optional<Integer> latest = log_.latestEpoch();
                 if (latest.isEmpty() || latest.get() < newLeaderEpoch) {
                     log_.assignEpochStartOffset(newLeaderEpoch, log_.logEndOffset());
                 }
+                leaderEpochStartOffset = log_.logEndOffset();
                 maybeIncrementHighWatermark();
-                log.info("{}Became leader in epoch {} (was epoch {}) with log end offset {}, high watermark {}, "
-                        + "ISR {}", logPrefix, newLeaderEpoch, previousEpoch, log_.logEndOffset(),
-                        log_.highWatermark(), newIsr);
-            } else if (changed) {
-                log.info("{}Leader is now broker {} in epoch {}", logPrefix, newLeaderId, newLeaderEpoch);
+                log.info("{}Became leader in epoch {} (was epoch {}) at log end offset {}, high watermark {}, ISR {}",
+                        logPrefix, newLeaderEpoch, previousEpoch, log_.logEndOffset(), log_.highWatermark(), newIsr);
+                return Transition.BECAME_LEADER;
             }
-            return changed;
+            if (newTerm) {
+                log.info("{}Follower of broker {} in epoch {} (was epoch {}), log end offset {}", logPrefix,
+                        newLeaderId, newLeaderEpoch, previousEpoch, log_.logEndOffset());
+                return Transition.BECAME_FOLLOWER;
+            }
+            if (isrChanged && isLeader()) {
+                maybeIncrementHighWatermark();
+            }
+            return isrChanged ? Transition.ISR_CHANGED : Transition.NONE;
         } finally {
             leaderIsrLock.writeLock().unlock();
         }
@@ -154,15 +196,225 @@ public final class Partition {
         }
     }
 
-    /** Moves the high watermark to the smallest log end offset of the ISR members this leader knows of. */
-    void maybeIncrementHighWatermark() {
-        if (!isLeader()) {
-            return;
-        }
-        // Only the leader's own replica state exists until follower tracking arrives with replication.
-        long newHighWatermark = log_.logEndOffset();
+    /**
+     * Appends batches fetched from the leader, keeping their offsets and epochs.
+     *
+     * @return the log end offset after the append
+     */
+    public long appendRecordsAsFollower(MemoryRecords records, long fetchOffset) throws IOException {
+        leaderIsrLock.readLock().lock();
         try {
-            log_.maybeIncrementHighWatermark(log_.logEndOffsetMetadata());
+            if (isLeader()) {
+                throw new NotLeaderOrFollowerException(logPrefix + "is leader; refusing follower append");
+            }
+            if (log_.logEndOffset() != fetchOffset) {
+                // a truncation raced with this fetch; the next fetch starts from the new end
+                return log_.logEndOffset();
+            }
+            // Integer.MAX_VALUE: appendAsFollower skips batches with an epoch above the one given (KAFKA-18723);
+            // a follower must take every batch of its leader, whose epochs are checked by the fetch protocol.
+            log_.appendAsFollower(records, Integer.MAX_VALUE);
+            return log_.logEndOffset();
+        } finally {
+            leaderIsrLock.readLock().unlock();
+        }
+    }
+
+    /** A follower takes the leader's high watermark, capped at its own log end offset. */
+    public void updateFollowerHighWatermark(long leaderHighWatermark, long leaderLogStartOffset) throws IOException {
+        leaderIsrLock.readLock().lock();
+        try {
+            if (isLeader()) {
+                return;
+            }
+            log_.maybeUpdateHighWatermark(Math.min(leaderHighWatermark, log_.logEndOffset()));
+            if (leaderLogStartOffset > log_.logStartOffset() && leaderLogStartOffset <= log_.highWatermark()) {
+                log_.maybeIncrementLogStartOffset(leaderLogStartOffset,
+                        org.apache.kafka.storage.internals.log.LogStartOffsetIncrementReason.LeaderOffsetIncremented);
+            }
+        } finally {
+            leaderIsrLock.readLock().unlock();
+        }
+    }
+
+    /** Truncates this replica's log (divergence from the leader); never below the log start. */
+    public void truncateTo(long offset, String reason) {
+        leaderIsrLock.writeLock().lock();
+        try {
+            long before = log_.logEndOffset();
+            if (offset < before) {
+                log_.truncateTo(offset);
+                log.info("{}Truncated log from end offset {} to {} ({}); high watermark now {}", logPrefix, before,
+                        log_.logEndOffset(), reason, log_.highWatermark());
+            }
+        } finally {
+            leaderIsrLock.writeLock().unlock();
+        }
+    }
+
+    /** Empties the log and restarts it at {@code offset} (the leader's log start is past our end). */
+    public void truncateFullyAndStartAt(long offset, String reason) {
+        leaderIsrLock.writeLock().lock();
+        try {
+            long before = log_.logEndOffset();
+            log_.truncateFullyAndStartAt(offset, Optional.empty());
+            log.info("{}Emptied log (end offset was {}) and restarted it at {} ({})", logPrefix, before, offset, reason);
+        } finally {
+            leaderIsrLock.writeLock().unlock();
+        }
+    }
+
+    /**
+     * Leader side of a follower's fetch: validates epochs, reports divergence (the follower's last fetched epoch
+     * ends earlier here, or is unknown), reads up to the log end, and records the follower's progress.
+     */
+    public FollowerFetch readForFollower(int replicaId, long brokerEpoch, long fetchOffset,
+                                         Optional<Integer> currentLeaderEpoch, Optional<Integer> lastFetchedEpoch,
+                                         int maxBytes, boolean minOneMessage, long nowMs,
+                                         IsrChangeSender isrChanges) throws IOException {
+        leaderIsrLock.readLock().lock();
+        try {
+            checkLeader();
+            checkLeaderEpoch(currentLeaderEpoch);
+            if (!replicas.contains(replicaId)) {
+                throw new NotLeaderOrFollowerException("Broker " + replicaId + " is not a replica of " + topicPartition
+                        + " (replicas " + replicas + ")");
+            }
+            if (lastFetchedEpoch.isPresent() && lastFetchedEpoch.get() >= 0) {
+                Optional<OffsetAndEpoch> end = log_.endOffsetForEpoch(lastFetchedEpoch.get());
+                boolean diverged = end.isEmpty() || end.get().epoch() != lastFetchedEpoch.get()
+                        || end.get().offset() < fetchOffset;
+                if (diverged) {
+                    FetchResponseData.EpochEndOffset diverging = new FetchResponseData.EpochEndOffset()
+                            .setEpoch(end.map(OffsetAndEpoch::epoch).orElse(-1))
+                            .setEndOffset(end.map(OffsetAndEpoch::offset).orElse(-1L));
+                    return new FollowerFetch(null, Optional.of(diverging), log_.highWatermark(),
+                            log_.logStartOffset(), log_.logEndOffset(), false);
+                }
+            }
+            long leaderLogEndOffset = log_.logEndOffset();
+            FetchDataInfo info = log_.read(fetchOffset, maxBytes, FetchIsolation.LOG_END, minOneMessage);
+            boolean highWatermarkMoved = updateFollowerFetchState(replicaId, brokerEpoch, fetchOffset,
+                    leaderLogEndOffset, nowMs, isrChanges);
+            return new FollowerFetch(info, Optional.empty(), log_.highWatermark(), log_.logStartOffset(),
+                    leaderLogEndOffset, highWatermarkMoved);
+        } finally {
+            leaderIsrLock.readLock().unlock();
+        }
+    }
+
+    /** The result of a follower fetch on the leader. */
+    public record FollowerFetch(FetchDataInfo info, Optional<FetchResponseData.EpochEndOffset> divergingEpoch,
+                                long highWatermark, long logStartOffset, long logEndOffset,
+                                boolean highWatermarkMoved) {
+    }
+
+    private boolean updateFollowerFetchState(int replicaId, long brokerEpoch, long fetchOffset,
+                                             long leaderLogEndOffset, long nowMs, IsrChangeSender isrChanges) {
+        List<Integer> expandTo = null;
+        synchronized (this) {
+            ReplicaState state = followers.computeIfAbsent(replicaId, id -> new ReplicaState(nowMs));
+            state.onFetch(fetchOffset, leaderLogEndOffset, nowMs, brokerEpoch);
+            boolean inIsr = isr.contains(replicaId);
+            if (!inIsr && pendingIsr == null && fetchOffset >= log_.highWatermark()
+                    && fetchOffset >= leaderEpochStartOffset) {
+                LinkedHashSet<Integer> next = new LinkedHashSet<>(isr);
+                next.add(replicaId);
+                expandTo = new ArrayList<>(next);
+                pendingIsr = expandTo;
+            }
+        }
+        if (expandTo != null) {
+            log.info("{}Expanding ISR {} -> {}: follower {} caught up to offset {} (high watermark {})", logPrefix,
+                    isr, expandTo, replicaId, fetchOffset, log_.highWatermark());
+            isrChanges.submit(this, leaderEpoch, partitionEpoch, expandTo);
+        }
+        return maybeIncrementHighWatermark();
+    }
+
+    /**
+     * Proposes removing followers that have not caught up for {@code maxLagMs}. Called periodically on the
+     * leader.
+     */
+    public void maybeShrinkIsr(long nowMs, long maxLagMs, IsrChangeSender isrChanges) {
+        leaderIsrLock.readLock().lock();
+        try {
+            if (!isLeader()) {
+                return;
+            }
+            List<Integer> shrinkTo = null;
+            List<Integer> lagging = new ArrayList<>();
+            synchronized (this) {
+                if (pendingIsr != null) {
+                    return;
+                }
+                for (Integer r : isr) {
+                    if (r == localBrokerId) {
+                        continue;
+                    }
+                    ReplicaState s = followers.get(r);
+                    if (s == null || nowMs - s.lastCaughtUpTimeMs > maxLagMs) {
+                        lagging.add(r);
+                    }
+                }
+                if (!lagging.isEmpty()) {
+                    shrinkTo = new ArrayList<>(isr);
+                    shrinkTo.removeAll(lagging);
+                    pendingIsr = new ArrayList<>(isr); // the maximal ISR stays the larger one until committed
+                }
+            }
+            if (shrinkTo != null) {
+                log.info("{}Shrinking ISR {} -> {}: followers {} not caught up for {} ms (leader end offset {}, "
+                        + "high watermark {}, follower states {})", logPrefix, isr, shrinkTo, lagging, maxLagMs,
+                        log_.logEndOffset(), log_.highWatermark(), followerStates());
+                isrChanges.submit(this, leaderEpoch, partitionEpoch, shrinkTo);
+            }
+        } finally {
+            leaderIsrLock.readLock().unlock();
+        }
+    }
+
+    private synchronized Map<Integer, String> followerStates() {
+        Map<Integer, String> out = new HashMap<>();
+        followers.forEach((id, s) -> out.put(id, "LEO " + s.logEndOffset));
+        return out;
+    }
+
+    /** The controller answered (or the attempt failed): another ISR change may be proposed. */
+    public synchronized void onIsrChangeCompleted() {
+        pendingIsr = null;
+    }
+
+    /**
+     * Moves the high watermark to the smallest log end offset of the maximal ISR.
+     *
+     * @return true if it moved
+     */
+    boolean maybeIncrementHighWatermark() {
+        if (!isLeader()) {
+            return false;
+        }
+        long newHighWatermark = log_.logEndOffset();
+        synchronized (this) {
+            LinkedHashSet<Integer> maximal = new LinkedHashSet<>(isr);
+            if (pendingIsr != null) {
+                maximal.addAll(pendingIsr);
+            }
+            for (Integer r : maximal) {
+                if (r == localBrokerId) {
+                    continue;
+                }
+                ReplicaState s = followers.get(r);
+                long followerEnd = s == null ? -1L : s.logEndOffset;
+                newHighWatermark = Math.min(newHighWatermark, Math.max(followerEnd, 0L));
+            }
+        }
+        try {
+            if (newHighWatermark > log_.highWatermark()) {
+                log_.maybeIncrementHighWatermark(log_.maybeConvertToOffsetMetadata(newHighWatermark));
+                return true;
+            }
+            return false;
         } catch (IOException e) {
             throw new IllegalStateException(logPrefix + "could not advance the high watermark to " + newHighWatermark, e);
         }
@@ -189,18 +441,18 @@ public final class Partition {
     }
 
     /**
-     * ListOffsets on the leader. LATEST is the last offset a consumer of that isolation level may read (high
-     * watermark or last stable offset); EARLIEST is the log start; other timestamps search the log and find nothing
-     * past what the consumer may read.
+     * ListOffsets on the leader. LATEST is the last offset a reader of that isolation level may read (high
+     * watermark, last stable offset, or for a replica the log end); EARLIEST is the log start; other timestamps
+     * search the log and find nothing past what the reader may read.
      */
-    public Optional<FileRecords.TimestampAndOffset> fetchOffsetForTimestamp(long timestamp, IsolationLevel isolation,
+    public Optional<FileRecords.TimestampAndOffset> fetchOffsetForTimestamp(long timestamp, Optional<IsolationLevel> isolation,
                                                                            Optional<Integer> currentLeaderEpoch) {
         leaderIsrLock.readLock().lock();
         try {
             checkLeader();
             checkLeaderEpoch(currentLeaderEpoch);
-            long lastFetchable = isolation == IsolationLevel.READ_COMMITTED ? log_.lastStableOffset()
-                    : log_.highWatermark();
+            long lastFetchable = isolation.isEmpty() ? log_.logEndOffset()
+                    : isolation.get() == IsolationLevel.READ_COMMITTED ? log_.lastStableOffset() : log_.highWatermark();
             if (timestamp == ListOffsetsRequest.LATEST_TIMESTAMP) {
                 return Optional.of(new FileRecords.TimestampAndOffset(RecordBatch.NO_TIMESTAMP, lastFetchable,
                         Optional.of(leaderEpoch)));
@@ -239,7 +491,7 @@ public final class Partition {
         }
     }
 
-    /** Fences a client whose view of the leader epoch is older (FENCED) or newer (UNKNOWN) than ours. */
+    /** Fences a caller whose view of the leader epoch is older (FENCED) or newer (UNKNOWN) than ours. */
     public void checkLeaderEpoch(Optional<Integer> requested) {
         if (requested.isEmpty() || requested.get() == -1) {
             return;
@@ -255,10 +507,6 @@ public final class Partition {
         }
     }
 
-    static boolean isConsumer(int replicaId) {
-        return FetchRequest.isConsumer(replicaId);
-    }
-
     @Override
     public String toString() {
         return logPrefix + "leader=" + leaderId + " epoch=" + leaderEpoch + " isr=" + isr;
@@ -267,10 +515,5 @@ public final class Partition {
     /** What one partition read returned, with the offsets the Fetch response reports. */
     public record ReadResult(FetchDataInfo info, long highWatermark, long lastStableOffset, long logStartOffset,
                              long logEndOffset) {
-    }
-
-    /** Exceptions a client should see as an error code, not as a broker failure. */
-    public static boolean isClientError(Throwable t) {
-        return t instanceof ApiException;
     }
 }

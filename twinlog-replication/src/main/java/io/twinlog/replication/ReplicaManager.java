@@ -15,6 +15,7 @@ import org.apache.kafka.common.requests.FetchRequest;
 import org.apache.kafka.common.requests.ProduceResponse;
 import org.apache.kafka.server.purgatory.DelayedOperationPurgatory;
 import org.apache.kafka.server.purgatory.TopicPartitionOperationKey;
+import org.apache.kafka.common.utils.Time;
 import org.apache.kafka.storage.internals.log.LogAppendInfo;
 import org.apache.kafka.storage.internals.log.LogOffsetMetadata;
 import org.apache.kafka.storage.internals.log.RecordValidationException;
@@ -31,6 +32,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
 /**
@@ -49,12 +53,45 @@ public final class ReplicaManager implements AutoCloseable {
     private final ConcurrentHashMap<TopicPartition, Partition> partitions = new ConcurrentHashMap<>();
     private final DelayedOperationPurgatory<DelayedProduce> producePurgatory;
     private final DelayedOperationPurgatory<DelayedFetch> fetchPurgatory;
+    private final ReplicaFetcherManager fetcherManager;
+    private final IsrChangeSender isrChanges;
+    private final Time time;
+    private final long replicaLagTimeMaxMs;
+    private final ScheduledExecutorService isrScheduler;
 
-    public ReplicaManager(int localBrokerId, LogStore logStore) {
+    /**
+     * @param replicaLagTimeMaxMs a follower not caught up for this long leaves the ISR
+     *                            ({@code replica.lag.time.max.ms}); checked every half of it
+     */
+    public ReplicaManager(int localBrokerId, LogStore logStore, ReplicaFetcherManager fetcherManager,
+                          IsrChangeSender isrChanges, long replicaLagTimeMaxMs, Time time) {
         this.localBrokerId = localBrokerId;
         this.logStore = logStore;
+        this.fetcherManager = fetcherManager;
+        this.isrChanges = isrChanges;
+        this.replicaLagTimeMaxMs = replicaLagTimeMaxMs;
+        this.time = time;
         this.producePurgatory = new DelayedOperationPurgatory<>("Produce", localBrokerId);
         this.fetchPurgatory = new DelayedOperationPurgatory<>("Fetch", localBrokerId);
+        fetcherManager.bind(this);
+        this.isrScheduler = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "twinlog-isr-expiration-" + localBrokerId);
+            t.setDaemon(true);
+            return t;
+        });
+        long period = Math.max(100, replicaLagTimeMaxMs / 2);
+        isrScheduler.scheduleAtFixedRate(this::maybeShrinkIsrs, period, period, TimeUnit.MILLISECONDS);
+    }
+
+    private void maybeShrinkIsrs() {
+        long now = time.milliseconds();
+        for (Partition p : partitions.values()) {
+            try {
+                p.maybeShrinkIsr(now, replicaLagTimeMaxMs, isrChanges);
+            } catch (RuntimeException e) {
+                log.error("ISR check of {} failed", p.topicPartition(), e);
+            }
+        }
     }
 
     public int localBrokerId() {
@@ -70,10 +107,11 @@ public final class ReplicaManager implements AutoCloseable {
     }
 
     /**
-     * Creates (or opens) the local replica of a partition and applies its leadership. A log on disk that belongs
-     * to another incarnation of the topic (a different topic ID) is deleted first.
+     * Creates (or opens) the local replica of a partition and applies its leadership: a leader stops fetching, a
+     * follower fetches from its leader. A log on disk that belongs to another incarnation of the topic (a
+     * different topic ID) is deleted first.
      */
-    public Partition applyPartition(TopicPartition tp, Uuid topicId, int leaderId, int leaderEpoch,
+    public Partition applyPartition(TopicPartition tp, Uuid topicId, int leaderId, int leaderEpoch, int partitionEpoch,
                                     List<Integer> replicas, List<Integer> isr) throws IOException {
         Partition partition = partitions.get(tp);
         if (partition != null && !partition.topicId().equals(topicId)) {
@@ -98,7 +136,20 @@ public final class ReplicaManager implements AutoCloseable {
             log.info("Hosting {} (topic ID {}): log start {}, log end {}, high watermark {}", tp, topicId,
                     unifiedLog.logStartOffset(), unifiedLog.logEndOffset(), unifiedLog.highWatermark());
         }
-        if (partition.applyLeadership(leaderId, leaderEpoch, replicas, isr)) {
+        Partition.Transition t = partition.applyLeadership(leaderId, leaderEpoch, partitionEpoch, replicas, isr,
+                time.milliseconds());
+        switch (t) {
+            case BECAME_LEADER -> fetcherManager.removePartition(tp);
+            case BECAME_FOLLOWER -> {
+                if (leaderId >= 0) {
+                    fetcherManager.addPartition(tp, topicId, leaderId, leaderEpoch);
+                } else {
+                    fetcherManager.removePartition(tp);
+                }
+            }
+            default -> { }
+        }
+        if (t != Partition.Transition.NONE) {
             completeDelayedRequests(tp);
         }
         return partition;
@@ -106,6 +157,7 @@ public final class ReplicaManager implements AutoCloseable {
 
     /** Stops hosting a partition; with {@code deleteLog} its data is removed from disk. */
     public void removePartition(TopicPartition tp, boolean deleteLog) {
+        fetcherManager.removePartition(tp);
         Partition removed = partitions.remove(tp);
         if (removed != null) {
             completeDelayedRequests(tp);
@@ -129,6 +181,16 @@ public final class ReplicaManager implements AutoCloseable {
     public void appendRecords(long timeoutMs, short requiredAcks, Map<TopicIdPartition, MemoryRecords> entries,
                               Consumer<Map<TopicIdPartition, AppendResult>> callback) {
         LinkedHashMap<TopicIdPartition, AppendResult> results = new LinkedHashMap<>();
+        if (requiredAcks != -1 && requiredAcks != 0 && requiredAcks != 1) {
+            // As Kafka: any other acks value is refused for every partition before anything is appended, since no
+            // acknowledgement rule exists for it.
+            for (TopicIdPartition tip : entries.keySet()) {
+                results.put(tip, AppendResult.error(Errors.INVALID_REQUIRED_ACKS,
+                        "Invalid required acks " + requiredAcks + ": must be -1 (all), 0 or 1"));
+            }
+            callback.accept(results);
+            return;
+        }
         for (Map.Entry<TopicIdPartition, MemoryRecords> e : entries.entrySet()) {
             results.put(e.getKey(), appendToLocalLog(e.getKey().topicPartition(), e.getValue(), requiredAcks));
         }
@@ -204,6 +266,28 @@ public final class ReplicaManager implements AutoCloseable {
                             "Broker " + localBrokerId + " does not host " + tip.topicPartition());
                 }
                 int partitionMax = Math.max(0, Math.min(fetch.maxBytes, remaining));
+                if (params.replicaId() >= 0) {
+                    Partition.FollowerFetch ff = partition.readForFollower(params.replicaId(), params.replicaEpoch(),
+                            fetch.fetchOffset, fetch.currentLeaderEpoch, fetch.lastFetchedEpoch, partitionMax,
+                            bytesRead == 0, time.milliseconds(), isrChanges);
+                    if (ff.highWatermarkMoved()) {
+                        completeDelayedRequests(tip.topicPartition());
+                    }
+                    data.setHighWatermark(ff.highWatermark()).setLastStableOffset(ff.highWatermark())
+                            .setLogStartOffset(ff.logStartOffset());
+                    if (ff.divergingEpoch().isPresent()) {
+                        anyError = true; // answer at once: the follower must truncate before anything else
+                        data.setDivergingEpoch(ff.divergingEpoch().get()).setRecords(MemoryRecords.EMPTY);
+                    } else {
+                        Records records = ff.info().records;
+                        bytesRead += records.sizeInBytes();
+                        remaining = Math.max(0, remaining - records.sizeInBytes());
+                        offsets.put(tip, ff.info().fetchOffsetMetadata);
+                        data.setRecords(records);
+                    }
+                    responses.put(tip, data);
+                    continue;
+                }
                 Partition.ReadResult r = partition.read(fetch.fetchOffset, fetch.currentLeaderEpoch, partitionMax,
                         params.isolation(), bytesRead == 0);
                 Records records = r.info().records;
@@ -244,6 +328,8 @@ public final class ReplicaManager implements AutoCloseable {
 
     @Override
     public void close() throws Exception {
+        isrScheduler.shutdownNow();
+        fetcherManager.close();
         producePurgatory.shutdown();
         fetchPurgatory.shutdown();
         partitions.clear();

@@ -10,7 +10,15 @@ import io.twinlog.protocol.ApiRegistry;
 import io.twinlog.protocol.RequestChannel;
 import io.twinlog.protocol.RequestHandlerPool;
 import io.twinlog.protocol.SocketServer;
+import io.twinlog.replication.ReplicaFetcherManager;
 import io.twinlog.replication.ReplicaManager;
+import io.twinlog.controller.Controller;
+import io.twinlog.controller.zk.ControllerZkClient;
+import io.twinlog.server.controller.AlterPartitionManager;
+import io.twinlog.server.controller.ControllerChannel;
+import io.twinlog.server.handlers.AlterPartitionHandler;
+import io.twinlog.server.handlers.ElectLeadersHandler;
+import org.apache.kafka.common.Node;
 import io.twinlog.server.handlers.AlterConfigsHandler;
 import io.twinlog.server.handlers.ApiVersionsHandler;
 import io.twinlog.server.handlers.BrokerContext;
@@ -73,6 +81,9 @@ public final class BrokerServer implements AutoCloseable {
     private volatile LogStore logStore;
     private volatile ReplicaManager replicaManager;
     private volatile RequestHandlerPool handlerPool;
+    private volatile Controller controller;
+    private volatile ControllerChannel controllerChannel;
+    private volatile AlterPartitionManager alterPartitionManager;
     private final List<SocketServer> socketServers = new java.util.concurrent.CopyOnWriteArrayList<>();
     private final Map<String, Integer> boundPorts = new LinkedHashMap<>();
     private BrokerRegistration registration;
@@ -119,7 +130,18 @@ public final class BrokerServer implements AutoCloseable {
         ConfigRepository topicConfigRepository = this::configFor;
         logStore = new LogStore(logStoreConfig(), topicConfigRepository, time);
         logStore.startup();
-        replicaManager = new ReplicaManager(config.brokerId(), logStore);
+        String interBrokerListener = config.listeners().get(0).listenerName();
+        controller = new Controller(config.brokerId(), watcher, new ControllerZkClient(zk), this::uncleanElectionEnabled);
+        controllerChannel = new ControllerChannel(config.brokerId(), watcher, interBrokerListener,
+                config.replicaSocketTimeoutMs(), time);
+        alterPartitionManager = new AlterPartitionManager(config.brokerId(), this::brokerEpoch, watcher, controller,
+                controllerChannel);
+        ReplicaFetcherManager fetcherManager = new ReplicaFetcherManager(config.brokerId(),
+                id -> brokerNode(id, interBrokerListener), this::brokerEpoch, config.replicaFetchWaitMaxMs(),
+                config.replicaFetchMinBytes(), config.replicaFetchResponseMaxBytes(), config.replicaFetchMaxBytes(),
+                config.replicaSocketTimeoutMs(), time);
+        replicaManager = new ReplicaManager(config.brokerId(), logStore, fetcherManager, alterPartitionManager,
+                config.replicaLagTimeMaxMs(), time);
 
         TopicConfigs topicConfigs = new TopicConfigs(config);
         PartitionApplier applier = new PartitionApplier(config.brokerId(), replicaManager, logStore, topicConfigs);
@@ -146,6 +168,8 @@ public final class BrokerServer implements AutoCloseable {
                 .add(ApiKeys.INCREMENTAL_ALTER_CONFIGS, alterConfigs.incremental())
                 .add(ApiKeys.ALTER_CONFIGS, alterConfigs.legacy())
                 .add(ApiKeys.DESCRIBE_CLUSTER, new DescribeClusterHandler(ctx))
+                .add(ApiKeys.ALTER_PARTITION, new AlterPartitionHandler(ctx, controller))
+                .add(ApiKeys.ELECT_LEADERS, new ElectLeadersHandler(ctx, controller, controllerChannel))
                 .build();
         registryRef.set(registry);
 
@@ -168,6 +192,8 @@ public final class BrokerServer implements AutoCloseable {
         zk.getConnectionStateListenable().addListener(this::onConnectionStateChange);
         watcher.awaitApplied("broker " + config.brokerId() + " registered",
                 image -> image.brokers().containsKey(config.brokerId()), 60_000);
+        alterPartitionManager.start();
+        controller.start();
         started = true;
         log.info("Twinlog broker {} started in {} ms, serving {} on cluster {}", config.brokerId(),
                 time.milliseconds() - startMs, registration.endpoints(), clusterId);
@@ -192,6 +218,50 @@ public final class BrokerServer implements AutoCloseable {
             } catch (Exception e) {
                 log.error("Could not re-register broker {} in ZooKeeper", config.brokerId(), e);
             }
+        }
+    }
+
+    private boolean uncleanElectionEnabled(String topic) {
+        String v = watcher.image().topicConfig(topic).get("unclean.leader.election.enable");
+        return v == null ? config.uncleanLeaderElectionEnable() : Boolean.parseBoolean(v.trim());
+    }
+
+    /** This broker's epoch: the creation zxid of its registration (-1 before it is registered). */
+    private long brokerEpoch() {
+        BrokerRegistration b = watcher.image().brokers().get(config.brokerId());
+        return b == null ? -1L : b.brokerEpoch();
+    }
+
+    private Optional<Node> brokerNode(int id, String listenerName) {
+        BrokerRegistration b = watcher.image().brokers().get(id);
+        if (b == null) {
+            return Optional.empty();
+        }
+        return b.endpoint(listenerName).map(e -> new Node(id, e.host(), e.port()));
+    }
+
+    /**
+     * Controlled shutdown: announce it in the registration and wait (bounded) until the controller has moved every
+     * leadership that another in-sync replica can take, so producers and consumers fail over before the broker
+     * stops instead of after a session timeout.
+     */
+    private void controlledShutdown() {
+        if (!config.controlledShutdownEnable() || registration == null || store == null || watcher == null) {
+            return;
+        }
+        long start = time.milliseconds();
+        try {
+            store.updateRegistration(registration.withShuttingDown(true));
+            watcher.awaitApplied("leaderships moved off broker " + config.brokerId(), image ->
+                    image.topics().values().stream().flatMap(t -> t.partitions().values().stream())
+                            .noneMatch(p -> p.leader() == config.brokerId() && p.isr().stream()
+                                    .anyMatch(r -> r != config.brokerId() && image.brokers().containsKey(r))),
+                    config.controlledShutdownTimeoutMs());
+            log.info("Controlled shutdown of broker {}: leaderships moved in {} ms", config.brokerId(),
+                    time.milliseconds() - start);
+        } catch (Exception e) {
+            log.warn("Controlled shutdown of broker {} incomplete after {} ms ({}); stopping anyway",
+                    config.brokerId(), time.milliseconds() - start, e.toString());
         }
     }
 
@@ -265,13 +335,36 @@ public final class BrokerServer implements AutoCloseable {
     @Override
     /** Idempotent; safe to call from another thread while {@link #start()} runs (it then aborts start-up). */
     public void close() {
+        shutdown(true);
+    }
+
+    /**
+     * Stops without a controlled shutdown and drops the ZooKeeper session first, as a crash would (the other
+     * brokers see this one vanish at once); logs are still closed so the JVM can go on. Tests use it to kill a
+     * broker in-process.
+     */
+    public void abort() {
+        if (zk != null && !closed.get()) {
+            log.warn("Aborting broker {}: no controlled shutdown", config.brokerId());
+            closeQuietly("ZooKeeper client", zk);
+        }
+        shutdown(false);
+    }
+
+    private void shutdown(boolean controlled) {
         if (!closed.compareAndSet(false, true)) {
             return;
         }
         long startMs = time.milliseconds();
         log.info("Shutting down Twinlog broker {}", config.brokerId());
+        if (started && controlled) {
+            controlledShutdown();
+        }
+        closeQuietly("controller", controller);
         new ArrayList<>(socketServers).forEach(SocketServer::close);
         closeQuietly("request handlers", handlerPool);
+        closeQuietly("ISR change sender", alterPartitionManager);
+        closeQuietly("controller channel", controllerChannel);
         closeQuietly("replica manager", replicaManager);
         closeQuietly("log store", logStore);
         closeQuietly("metadata watcher", watcher);

@@ -7,15 +7,18 @@ import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
+import sun.misc.Signal;
 
 import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
+import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /** {@code bin/twinlog-server-start.sh CONFIG}: runs one broker in the foreground until SIGTERM or SIGINT. */
 @Command(name = "twinlog-server-start", mixinStandardHelpOptions = true,
@@ -29,9 +32,9 @@ public final class Main implements Callable<Integer> {
 
     public static void main(String[] args) {
         int code = new CommandLine(new Main()).execute(args);
-        if (code != 0) {
-            System.exit(code);
-        }
+        // Always exit explicitly: after a clean stop, a library's leftover non-daemon thread must not keep the
+        // process alive.
+        System.exit(code);
     }
 
     @Override
@@ -52,14 +55,32 @@ public final class Main implements Callable<Integer> {
             return 1;
         }
         BrokerServer broker = new BrokerServer(config, Time.SYSTEM);
+        AtomicBoolean stopRequested = new AtomicBoolean();
         CountDownLatch stopped = new CountDownLatch(1);
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            broker.close();
-            stopped.countDown();
-        }, "twinlog-shutdown"));
+        // The JVM answers SIGTERM and SIGINT by running the shutdown hooks and exiting with 128 + signal (143, 130)
+        // even when they shut down cleanly, so a supervisor would see every requested stop as a failure. Handling
+        // the two signals here runs the same clean shutdown (it may abort a start-up in progress) and exits 0. The
+        // hook stays for every other way the JVM ends.
+        for (String signal : List.of("TERM", "INT")) {
+            try {
+                Signal.handle(new Signal(signal), s -> {
+                    stopRequested.set(true);
+                    broker.close();
+                    stopped.countDown();
+                });
+            } catch (IllegalArgumentException e) {
+                // reserved by the JVM (-Xrs) or the OS: the shutdown hook still stops the broker cleanly
+                org.slf4j.LoggerFactory.getLogger(Main.class).warn("Cannot handle SIG{}: {}", signal, e.getMessage());
+            }
+        }
+        Runtime.getRuntime().addShutdownHook(new Thread(broker::close, "twinlog-shutdown"));
         try {
             broker.start();
         } catch (Exception e) {
+            if (stopRequested.get()) {
+                stopped.await();
+                return 0;
+            }
             org.slf4j.LoggerFactory.getLogger(Main.class).error("Broker {} failed to start", config.brokerId(), e);
             System.err.println("twinlog-server-start: broker failed to start: " + e.getMessage());
             broker.close();

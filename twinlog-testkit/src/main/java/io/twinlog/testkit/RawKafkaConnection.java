@@ -72,6 +72,14 @@ public final class RawKafkaConnection implements AutoCloseable {
         return ByteBuffer.wrap(b);
     }
 
+    /**
+     * How long a read waits for the broker before it fails with {@link java.net.SocketTimeoutException} (15 s at
+     * first): fuzz tests shorten it for requests the broker may rightly leave unanswered (acks=0, long polls).
+     */
+    public void readTimeout(java.time.Duration timeout) throws java.net.SocketException {
+        socket.setSoTimeout(Math.toIntExact(timeout.toMillis()));
+    }
+
     /** True when the broker has closed this connection (read returns end of stream). */
     public boolean isClosedByBroker() throws IOException {
         try {

@@ -84,6 +84,22 @@ public final class TestCluster implements AutoCloseable {
         }
     }
 
+    /** Crash of one broker: no controlled shutdown, its ZooKeeper session ends at once; data stays on disk. */
+    public void killBroker(int id) {
+        BrokerServer b = brokers.remove(id);
+        if (b != null) {
+            b.abort();
+        }
+    }
+
+    /** Disk loss: deletes a stopped broker's log directory. */
+    public void wipeBroker(int id) {
+        if (brokers.containsKey(id)) {
+            throw new IllegalStateException("Stop broker " + id + " before wiping its disk");
+        }
+        TestDirectories.delete(logDir(id));
+    }
+
     public BrokerServer broker(int id) {
         BrokerServer b = brokers.get(id);
         if (b == null) {

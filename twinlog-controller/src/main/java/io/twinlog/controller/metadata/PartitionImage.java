@@ -2,8 +2,12 @@ package io.twinlog.controller.metadata;
 
 import java.util.List;
 
-/** One partition as the broker sees it: assignment plus leadership; {@code state} is null until written. */
-public record PartitionImage(int partition, List<Integer> replicas, PartitionState state) {
+/**
+ * One partition as the broker sees it: assignment plus leadership; {@code state} is null until the controller has
+ * written it. {@code stateVersion} is the ZooKeeper version of the state node, for the controller's conditional
+ * writes.
+ */
+public record PartitionImage(int partition, List<Integer> replicas, PartitionState state, int stateVersion) {
 
     public int leader() {
         return state == null ? PartitionState.NO_LEADER : state.leader();

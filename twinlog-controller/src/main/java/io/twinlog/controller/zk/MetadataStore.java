@@ -1,7 +1,6 @@
 package io.twinlog.controller.zk;
 
 import io.twinlog.controller.metadata.BrokerRegistration;
-import io.twinlog.controller.metadata.PartitionState;
 import io.twinlog.controller.metadata.TopicImage;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.api.transaction.CuratorOp;
@@ -102,19 +101,17 @@ public final class MetadataStore {
     }
 
     /**
-     * Creates a topic atomically: assignment, one state record per partition (leader = first live replica) and
-     * config overrides.
+     * Creates a topic atomically: assignment and config overrides. Leadership (the partition state nodes) is
+     * written by the controller when it sees the new topic.
      */
     public void createTopic(String topic, Uuid topicId, Map<Integer, List<Integer>> assignment,
-                            Map<Integer, PartitionState> states, Map<String, String> configs) throws Exception {
+                            Map<String, String> configs) throws Exception {
         List<CuratorOp> ops = new ArrayList<>();
         ops.add(zk.transactionOp().create().forPath(ZkPaths.topic(topic),
                 Json.encode(TopicImage.assignmentJson(topicId, assignment))));
         ops.add(zk.transactionOp().create().forPath(ZkPaths.partitions(topic)));
-        for (Map.Entry<Integer, PartitionState> e : states.entrySet()) {
-            ops.add(zk.transactionOp().create().forPath(ZkPaths.partition(topic, e.getKey())));
-            ops.add(zk.transactionOp().create().forPath(ZkPaths.partitionState(topic, e.getKey()),
-                    Json.encode(e.getValue().toJson())));
+        for (Integer p : assignment.keySet()) {
+            ops.add(zk.transactionOp().create().forPath(ZkPaths.partition(topic, p)));
         }
         if (zk.checkExists().forPath(ZkPaths.topicConfig(topic)) != null) {
             // a leftover from a topic deleted while this path was being written; the new topic's configs win
@@ -147,8 +144,7 @@ public final class MetadataStore {
     }
 
     /** Adds partitions to a topic, checking the assignment was not changed concurrently. */
-    public void addPartitions(String topic, Map<Integer, List<Integer>> newPartitions,
-                              Map<Integer, PartitionState> states) throws Exception {
+    public void addPartitions(String topic, Map<Integer, List<Integer>> newPartitions) throws Exception {
         String path = ZkPaths.topic(topic);
         Stat stat = new Stat();
         byte[] data;
@@ -169,10 +165,8 @@ public final class MetadataStore {
         List<CuratorOp> ops = new ArrayList<>();
         ops.add(zk.transactionOp().setData().withVersion(stat.getVersion())
                 .forPath(path, Json.encode(TopicImage.assignmentJson(topicId, assignment))));
-        for (Map.Entry<Integer, PartitionState> e : states.entrySet()) {
-            ops.add(zk.transactionOp().create().forPath(ZkPaths.partition(topic, e.getKey())));
-            ops.add(zk.transactionOp().create().forPath(ZkPaths.partitionState(topic, e.getKey()),
-                    Json.encode(e.getValue().toJson())));
+        for (Integer p : newPartitions.keySet()) {
+            ops.add(zk.transactionOp().create().forPath(ZkPaths.partition(topic, p)));
         }
         try {
             zk.transaction().forOperations(ops);
@@ -181,6 +175,11 @@ public final class MetadataStore {
                     + "' was changed concurrently; retry the partition increase.");
         }
         log.info("Added partitions {} to topic {}", newPartitions, topic);
+    }
+
+    /** Updates this broker's registration data (same session), e.g. to announce a controlled shutdown. */
+    public void updateRegistration(BrokerRegistration registration) throws Exception {
+        zk.setData().forPath(ZkPaths.broker(registration.id()), Json.encode(registration.toJson()));
     }
 
     /** Replaces a topic's config overrides. */

@@ -42,6 +42,7 @@ public final class MetadataWatcher implements AutoCloseable {
     private final String clusterId;
     private final CuratorCache brokersCache;
     private final CuratorCache configsCache;
+    private final CuratorCache controllerCache;
     private final ExecutorService eventThread;
     private final AtomicBoolean rebuildPending = new AtomicBoolean();
     private final List<BiConsumer<MetadataImage, MetadataImage>> listeners = new CopyOnWriteArrayList<>();
@@ -55,6 +56,7 @@ public final class MetadataWatcher implements AutoCloseable {
         this.clusterId = clusterId;
         this.brokersCache = CuratorCache.build(zk, ZkPaths.BROKERS);
         this.configsCache = CuratorCache.build(zk, ZkPaths.TOPIC_CONFIGS);
+        this.controllerCache = CuratorCache.build(zk, ZkPaths.CONTROLLER);
         this.eventThread = Executors.newSingleThreadExecutor(r -> {
             Thread t = new Thread(r, "twinlog-metadata-" + brokerId);
             t.setDaemon(true);
@@ -88,6 +90,8 @@ public final class MetadataWatcher implements AutoCloseable {
                 configsReady.countDown();
             }
         });
+        controllerCache.listenable().addListener((type, oldData, data) -> scheduleRebuild());
+        controllerCache.start();
         brokersCache.start();
         configsCache.start();
         if (!brokersReady.await(30, TimeUnit.SECONDS) || !configsReady.await(30, TimeUnit.SECONDS)) {
@@ -192,13 +196,15 @@ public final class MetadataWatcher implements AutoCloseable {
         Map<String, Map<Integer, List<Integer>>> assignments = new HashMap<>();
         Map<String, Uuid> topicIds = new HashMap<>();
         Map<String, Map<Integer, PartitionState>> states = new HashMap<>();
+        Map<String, Map<Integer, Integer>> stateVersions = new HashMap<>();
         brokersCache.stream().forEach(cd -> {
             String path = cd.getPath();
             String[] parts = path.split("/");
             // /brokers/ids/<id>
             if (parts.length == 4 && "ids".equals(parts[2]) && cd.getData() != null) {
                 int id = Integer.parseInt(parts[3]);
-                brokers.put(id, BrokerRegistration.fromJson(id, Json.decode(cd.getData(), path)));
+                long epoch = cd.getStat() == null ? -1L : cd.getStat().getCzxid();
+                brokers.put(id, BrokerRegistration.fromJson(id, epoch, Json.decode(cd.getData(), path)));
             } else if (parts.length == 4 && "topics".equals(parts[2]) && cd.getData() != null
                     && cd.getData().length > 0) {
                 Map<String, Object> json = Json.decode(cd.getData(), path);
@@ -208,14 +214,17 @@ public final class MetadataWatcher implements AutoCloseable {
                     && cd.getData() != null && cd.getData().length > 0) {
                 states.computeIfAbsent(parts[3], t -> new HashMap<>())
                         .put(Integer.parseInt(parts[5]), PartitionState.fromJson(Json.decode(cd.getData(), path)));
+                stateVersions.computeIfAbsent(parts[3], t -> new HashMap<>())
+                        .put(Integer.parseInt(parts[5]), cd.getStat() == null ? -1 : cd.getStat().getVersion());
             }
         });
         Map<String, TopicImage> topics = new HashMap<>();
         assignments.forEach((topic, assignment) -> {
             SortedMap<Integer, PartitionImage> partitions = new TreeMap<>();
             Map<Integer, PartitionState> topicStates = states.getOrDefault(topic, Map.of());
+            Map<Integer, Integer> versions = stateVersions.getOrDefault(topic, Map.of());
             assignment.forEach((p, replicas) -> partitions.put(p,
-                    new PartitionImage(p, replicas, topicStates.get(p))));
+                    new PartitionImage(p, replicas, topicStates.get(p), versions.getOrDefault(p, -1))));
             topics.put(topic, new TopicImage(topic, topicIds.get(topic),
                     java.util.Collections.unmodifiableSortedMap(partitions)));
         });
@@ -231,7 +240,10 @@ public final class MetadataWatcher implements AutoCloseable {
                 configs.put(parts[3], Map.copyOf(c));
             }
         });
-        int controllerId = brokers.isEmpty() ? -1 : brokers.keySet().iterator().next();
+        int controllerId = controllerCache.stream().filter(cd -> cd.getPath().equals(ZkPaths.CONTROLLER)
+                && cd.getData() != null && cd.getData().length > 0)
+                .map(cd -> ((Number) Json.decode(cd.getData(), ZkPaths.CONTROLLER).get("brokerId")).intValue())
+                .findFirst().orElse(-1);
         return new MetadataImage(clusterId, brokers, topics, configs, controllerId);
     }
 
@@ -243,6 +255,7 @@ public final class MetadataWatcher implements AutoCloseable {
     public void close() {
         brokersCache.close();
         configsCache.close();
+        controllerCache.close();
         eventThread.shutdown();
         try {
             eventThread.awaitTermination(5, TimeUnit.SECONDS);

@@ -11,6 +11,8 @@ package io.twinlog.controller.zk;
  * /brokers/topics/&lt;topic&gt;/partitions/&lt;p&gt;/state        {"leader":1,"leaderEpoch":0,"isr":[1,2],"partitionEpoch":0}
  * /config/topics/&lt;topic&gt;                               {"version":1,"config":{"retention.ms":"..."}}
  * /latest_producer_id_block                           {"version":1,"broker":1,"blockStart":0,"blockEnd":999}
+ * /controller                                         ephemeral {"version":1,"brokerId":1,"controllerEpoch":3}
+ * /controller_epoch                                   {"version":1,"epoch":3}   (its ZooKeeper version fences writes)
  * </pre>
  */
 public final class ZkPaths {
@@ -20,6 +22,8 @@ public final class ZkPaths {
     public static final String TOPICS = "/brokers/topics";
     public static final String TOPIC_CONFIGS = "/config/topics";
     public static final String PRODUCER_ID_BLOCK = "/latest_producer_id_block";
+    public static final String CONTROLLER = "/controller";
+    public static final String CONTROLLER_EPOCH = "/controller_epoch";
 
     private ZkPaths() {
     }

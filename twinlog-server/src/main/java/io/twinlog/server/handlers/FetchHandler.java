@@ -5,8 +5,10 @@ import io.twinlog.controller.metadata.TopicImage;
 import io.twinlog.protocol.Request;
 import io.twinlog.protocol.RequestHandler;
 import io.twinlog.replication.FetchParams;
+import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.TopicIdPartition;
 import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.errors.InvalidRequestException;
 import org.apache.kafka.common.message.FetchResponseData;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.record.internal.MemoryRecords;
@@ -37,6 +39,14 @@ public final class FetchHandler implements RequestHandler {
     @Override
     public void handle(Request request) {
         FetchRequest body = request.body();
+        byte isolationLevel = body.data().isolationLevel();
+        if (isolationLevel != IsolationLevel.READ_UNCOMMITTED.id() && isolationLevel != IsolationLevel.READ_COMMITTED.id()) {
+            // Bad client input, not a broker failure: IsolationLevel.forId would throw IllegalArgumentException and
+            // reach the dispatcher as an unexpected error (Kafka answers UNKNOWN_SERVER_ERROR there).
+            request.respond(request.errorResponse(new InvalidRequestException("Unknown isolation level "
+                    + isolationLevel)));
+            return;
+        }
         MetadataImage image = ctx.image();
         Map<Uuid, String> topicNames = new HashMap<>();
         for (TopicImage t : image.topics().values()) {
@@ -61,8 +71,8 @@ public final class FetchHandler implements RequestHandler {
             valid.put(new TopicIdPartition(t.topicId(), tip.topicPartition()), e.getValue());
         }
         FetchIsolation isolation = FetchIsolation.of(body);
-        FetchParams params = new FetchParams(body.replicaId(), body.maxWait(), body.minBytes(), body.maxBytes(),
-                isolation);
+        FetchParams params = new FetchParams(body.replicaId(), body.replicaEpoch(), body.maxWait(), body.minBytes(),
+                body.maxBytes(), isolation);
         ctx.replicaManager().fetchMessages(params, valid, results -> {
             LinkedHashMap<TopicIdPartition, FetchResponseData.PartitionData> all = new LinkedHashMap<>(results);
             all.putAll(errors);

@@ -28,7 +28,8 @@ public final class ListOffsetsHandler implements RequestHandler {
     @Override
     public void handle(Request request) {
         ListOffsetsRequest body = request.body();
-        IsolationLevel isolation = body.isolationLevel();
+        // a replica (replica id >= 0) may read up to the log end; consumers up to the HW or LSO
+        Optional<IsolationLevel> isolation = body.replicaId() >= 0 ? Optional.empty() : Optional.of(body.isolationLevel());
         ListOffsetsResponseData response = new ListOffsetsResponseData();
         for (ListOffsetsRequestData.ListOffsetsTopic t : body.data().topics()) {
             ListOffsetsResponseData.ListOffsetsTopicResponse tr = new ListOffsetsResponseData.ListOffsetsTopicResponse()
@@ -42,7 +43,7 @@ public final class ListOffsetsHandler implements RequestHandler {
     }
 
     private ListOffsetsResponseData.ListOffsetsPartitionResponse listOffset(TopicPartition tp,
-            ListOffsetsRequestData.ListOffsetsPartition p, IsolationLevel isolation) {
+            ListOffsetsRequestData.ListOffsetsPartition p, Optional<IsolationLevel> isolation) {
         ListOffsetsResponseData.ListOffsetsPartitionResponse r = new ListOffsetsResponseData.ListOffsetsPartitionResponse()
                 .setPartitionIndex(p.partitionIndex()).setTimestamp(-1).setOffset(-1);
         try {

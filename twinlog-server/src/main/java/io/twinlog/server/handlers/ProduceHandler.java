@@ -5,6 +5,7 @@ import io.twinlog.controller.metadata.TopicImage;
 import io.twinlog.protocol.Request;
 import io.twinlog.protocol.RequestHandler;
 import io.twinlog.replication.AppendResult;
+import org.apache.kafka.common.InvalidRecordException;
 import org.apache.kafka.common.TopicIdPartition;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.errors.ApiException;
@@ -66,12 +67,25 @@ public final class ProduceHandler implements RequestHandler {
                     TopicIdPartition resolved = new TopicIdPartition(topic.get().topicId(), p.index(), topic.get().name());
                     try {
                         MemoryRecords records = (MemoryRecords) p.records();
+                        if (records == null) {
+                            // the field is nullable on the wire; validateRecords lets null through to the log
+                            throw new InvalidRecordException("Produce requests must carry one record batch per "
+                                    + "partition; partition " + p.index() + " has none");
+                        }
                         ProduceRequest.validateRecords(request.apiVersion(), records);
+                        // validateRecords reads the codec only for versions before 7; an unknown codec id would
+                        // otherwise first fail inside UnifiedLog, as an unexpected error of the broker
+                        records.batches().forEach(batch -> batch.compressionType());
                         toAppend.put(resolved, records);
                     } catch (ApiException e) {
                         early.put(tip, AppendResult.error(Errors.forException(e), e.getMessage()));
                     } catch (ClassCastException e) {
                         early.put(tip, AppendResult.error(Errors.CORRUPT_MESSAGE, "Records could not be read"));
+                    } catch (IllegalArgumentException e) {
+                        // A batch header kafka-clients cannot decode (an unknown compression codec id): the
+                        // client's corrupt input, not a broker failure (Kafka 4.4 answers UNKNOWN_SERVER_ERROR).
+                        early.put(tip, AppendResult.error(Errors.CORRUPT_MESSAGE, "Records could not be read: "
+                                + e.getMessage()));
                     }
                     // keep the caller's identity (name or id) for the response
                     idOrName.put(resolved, tip);

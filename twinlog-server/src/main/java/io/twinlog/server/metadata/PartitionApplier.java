@@ -48,7 +48,8 @@ public final class PartitionApplier {
                 TopicPartition tp = new TopicPartition(topic.name(), p.partition());
                 wanted.add(tp);
                 try {
-                    replicaManager.applyPartition(tp, topic.topicId(), p.leader(), p.leaderEpoch(), p.replicas(), p.isr());
+                    replicaManager.applyPartition(tp, topic.topicId(), p.leader(), p.leaderEpoch(),
+                            p.state().partitionEpoch(), p.replicas(), p.isr());
                 } catch (Exception e) {
                     log.error("Could not host {}; it stays unavailable on broker {}", tp, brokerId, e);
                 }

@@ -1,7 +1,6 @@
 package io.twinlog.server.metadata;
 
 import io.twinlog.controller.metadata.MetadataImage;
-import io.twinlog.controller.metadata.PartitionState;
 import io.twinlog.controller.metadata.ReplicaAssignor;
 import io.twinlog.controller.metadata.TopicImage;
 import io.twinlog.controller.zk.MetadataStore;
@@ -25,9 +24,9 @@ import java.util.TreeMap;
 
 /**
  * Topic lifecycle writes on behalf of admin requests and auto-creation: validates against Kafka's rules, computes
- * assignments and initial leadership (first live replica leads in epoch 0, the ISR is every replica) and writes them
- * through the {@link MetadataStore}; then waits until this broker's metadata image shows the change so a client that
- * asks right after the response sees its topic.
+ * assignments and writes them through the {@link MetadataStore}; the controller then elects the new partitions'
+ * leaders. Each call waits until this broker's metadata image shows the complete change (with leaders) so a
+ * client that asks right after the response sees its topic ready.
  */
 public final class TopicAdmin {
     private static final long IMAGE_REFRESH_TIMEOUT_MS = 30_000;
@@ -98,7 +97,7 @@ public final class TopicAdmin {
 
     /** Writes a planned topic and waits until it is visible (and hosted, if local) on this broker. */
     public MetadataImage create(TopicPlan plan) throws Exception {
-        store.createTopic(plan.name(), plan.topicId(), plan.assignment(), initialStates(plan.assignment()), plan.configs());
+        store.createTopic(plan.name(), plan.topicId(), plan.assignment(), plan.configs());
         return watcher.awaitApplied("topic " + plan.name() + " created", image -> image.topic(plan.name())
                 .filter(t -> t.topicId().equals(plan.topicId()))
                 .filter(t -> t.partitions().size() == plan.assignment().size())
@@ -152,7 +151,7 @@ public final class TopicAdmin {
     }
 
     public MetadataImage addPartitions(String topic, Map<Integer, List<Integer>> newPartitions) throws Exception {
-        store.addPartitions(topic, newPartitions, initialStates(newPartitions));
+        store.addPartitions(topic, newPartitions);
         return watcher.awaitApplied("new partitions of " + topic, image -> newPartitions.keySet().stream()
                 .allMatch(p -> image.partition(new org.apache.kafka.common.TopicPartition(topic, p))
                         .map(pi -> pi.state() != null).orElse(false)), IMAGE_REFRESH_TIMEOUT_MS);
@@ -216,9 +215,4 @@ public final class TopicAdmin {
         return out;
     }
 
-    private static Map<Integer, PartitionState> initialStates(Map<Integer, List<Integer>> assignment) {
-        Map<Integer, PartitionState> states = new LinkedHashMap<>();
-        assignment.forEach((p, replicas) -> states.put(p, new PartitionState(replicas.get(0), 0, replicas, 0)));
-        return states;
-    }
 }

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Builds Twinlog with the bench module and runs the Twinlog vs Apache Kafka produce/consume benchmark.
+#
+#   bench/run.sh [--records N] [--warmup-records N] [--record-size N] [--systems twinlog,kafka] [--rounds N] [--seed N] [--output FILE]
+#
+# Results are printed on stdout and written to bench/results/latest.md; progress goes to stderr.
+# Set TWINLOG_BENCH_SKIP_BUILD=1 to reuse an earlier build (bench/target) instead of running Maven.
+# JVM options: BENCH_JAVA_OPTS (default -Xmx2g -XX:+UseG1GC). See bench/README.md.
+set -euo pipefail
+
+bench_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root_dir="$(dirname "$bench_dir")"
+
+if [[ "${TWINLOG_BENCH_SKIP_BUILD:-0}" != "1" ]]; then
+  echo "Building Twinlog and the benchmark (mvn -Pbench install, tests skipped)..." >&2
+  # Maven's output goes to stderr so that stdout carries only the results.
+  (cd "$root_dir" && mvn -B -q -Pbench -DskipTests install) >&2
+fi
+
+shopt -s nullglob
+jars=("$bench_dir"/target/twinlog-bench-*.jar)
+if [[ ${#jars[@]} -eq 0 || ! -d "$bench_dir/target/lib" ]]; then
+  echo "No build found in $bench_dir/target; run without TWINLOG_BENCH_SKIP_BUILD=1 first." >&2
+  exit 1
+fi
+
+revision="$(git -C "$root_dir" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+if [[ "$revision" != unknown && -n "$(git -C "$root_dir" status --porcelain --untracked-files=no 2>/dev/null)" ]]; then
+  revision="$revision+uncommitted"
+fi
+
+# BENCH_JAVA_OPTS comes last so that it can also override these -D defaults.
+# shellcheck disable=SC2086 # BENCH_JAVA_OPTS is a list of options
+exec java \
+  -Dlog4j2.configurationFile="$bench_dir/src/main/resources/log4j2-bench.properties" \
+  -Dbench.gitRevision="$revision" \
+  -Dbench.output="$bench_dir/results/latest.md" \
+  ${BENCH_JAVA_OPTS:--Xmx2g -XX:+UseG1GC} \
+  -cp "${jars[0]}:$bench_dir/target/lib/*" \
+  io.twinlog.bench.BenchMain "$@"

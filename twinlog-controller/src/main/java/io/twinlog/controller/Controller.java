@@ -1,0 +1,376 @@
+package io.twinlog.controller;
+
+import io.twinlog.controller.election.PartitionChanges;
+import io.twinlog.controller.metadata.BrokerRegistration;
+import io.twinlog.controller.metadata.MetadataImage;
+import io.twinlog.controller.metadata.PartitionImage;
+import io.twinlog.controller.metadata.PartitionState;
+import io.twinlog.controller.metadata.TopicImage;
+import io.twinlog.controller.zk.ControllerZkClient;
+import io.twinlog.controller.zk.ControllerZkClient.ControllerEpoch;
+import io.twinlog.controller.zk.ControllerZkClient.StateWrite;
+import io.twinlog.controller.zk.MetadataWatcher;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.protocol.Errors;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
+
+/**
+ * The cluster controller: exactly one broker holds it at a time (ephemeral {@code /controller}, epoch claimed in
+ * {@code /controller_epoch}), and only it writes partition leadership.
+ *
+ * <p>Threading: one event thread runs everything — election attempts, reconciliation after metadata changes,
+ * AlterPartition and ElectLeaders requests — so decisions never race each other. Decisions come from
+ * {@link PartitionChanges} (pure); this class reads the metadata image, applies them, and writes the results with
+ * {@link ControllerZkClient}, fenced by the controller epoch.
+ *
+ * <p>Reconciliation is level-triggered: after any metadata change the controller recomputes every partition's
+ * desired leadership from the current image (new partitions get their initial leader, partitions led or
+ * replicated by departed brokers get a new leader / smaller ISR, offline partitions whose replicas returned get a
+ * leader). A write that loses a version race is simply redone from the next image.
+ */
+public final class Controller implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(Controller.class);
+    private static final long RETRY_DELAY_MS = 200;
+
+    private final int brokerId;
+    private final MetadataWatcher watcher;
+    private final ControllerZkClient zkClient;
+    private final Predicate<String> uncleanElectionEnabled;
+    private final ScheduledExecutorService eventThread;
+    private final String logPrefix;
+    private Optional<ControllerEpoch> epoch = Optional.empty();
+    private Map<Integer, Long> knownBrokerEpochs = new HashMap<>();
+    private boolean reconcileScheduled;
+    private volatile boolean closed;
+
+    /**
+     * @param uncleanElectionEnabled whether a topic allows unclean leader election (its config, or the broker
+     *                               default), read at each decision so a dynamic change takes effect
+     */
+    public Controller(int brokerId, MetadataWatcher watcher, ControllerZkClient zkClient,
+                      Predicate<String> uncleanElectionEnabled) {
+        this.brokerId = brokerId;
+        this.watcher = watcher;
+        this.zkClient = zkClient;
+        this.uncleanElectionEnabled = uncleanElectionEnabled;
+        ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1, r -> {
+            Thread t = new Thread(r, "twinlog-controller-" + brokerId);
+            t.setDaemon(true);
+            return t;
+        });
+        executor.setRemoveOnCancelPolicy(true);
+        this.eventThread = executor;
+        this.logPrefix = "[Controller broker=" + brokerId + "] ";
+    }
+
+    public void start() {
+        watcher.addListener((previous, next) -> onImage(next));
+        eventThread.execute(this::maybeElect);
+    }
+
+    /** True while this broker holds the controllership. */
+    public boolean isActive() {
+        return epoch.isPresent();
+    }
+
+    private void onImage(MetadataImage image) {
+        if (closed) {
+            return;
+        }
+        eventThread.execute(() -> {
+            if (image.controllerId() == -1 && epoch.isEmpty()) {
+                maybeElect();
+            } else if (epoch.isPresent() && image.controllerId() != brokerId && image.controllerId() != -1) {
+                resignLocally("another broker (" + image.controllerId() + ") holds /controller");
+            }
+            scheduleReconcile();
+        });
+    }
+
+    private void maybeElect() {
+        if (closed || epoch.isPresent()) {
+            return;
+        }
+        try {
+            Optional<ControllerEpoch> claimed = zkClient.tryClaim(brokerId);
+            if (claimed.isPresent()) {
+                epoch = claimed;
+                knownBrokerEpochs = new HashMap<>();
+                log.info("{}Became the controller with controller epoch {}", logPrefix, claimed.get().epoch());
+                scheduleReconcile();
+            }
+        } catch (Exception e) {
+            log.warn("{}Controller election attempt failed: {}; retrying", logPrefix, e.toString());
+            eventThread.schedule(this::maybeElect, 1, TimeUnit.SECONDS);
+        }
+    }
+
+    private void scheduleReconcile() {
+        if (!reconcileScheduled && epoch.isPresent()) {
+            reconcileScheduled = true;
+            eventThread.execute(this::reconcile);
+        }
+    }
+
+    private void reconcile() {
+        reconcileScheduled = false;
+        if (epoch.isEmpty() || closed) {
+            return;
+        }
+        MetadataImage image = watcher.image();
+        if (image.controllerId() != -1 && image.controllerId() != brokerId) {
+            resignLocally("the image shows broker " + image.controllerId() + " as controller");
+            return;
+        }
+        Set<Integer> live = new HashSet<>();
+        Set<Integer> shuttingDown = new HashSet<>();
+        Set<Integer> bounced = new HashSet<>();
+        Map<Integer, Long> epochs = new HashMap<>();
+        for (BrokerRegistration b : image.brokers().values()) {
+            live.add(b.id());
+            epochs.put(b.id(), b.brokerEpoch());
+            if (b.shuttingDown()) {
+                shuttingDown.add(b.id());
+            }
+            Long known = knownBrokerEpochs.get(b.id());
+            if (known != null && known != b.brokerEpoch()) {
+                bounced.add(b.id());
+            }
+        }
+        // A broker that restarted between two images (same id, new registration) may have lost its log: treat it
+        // as failed for this round, so it leaves the ISRs and must catch up again before rejoining.
+        Set<Integer> available = new HashSet<>(live);
+        available.removeAll(bounced);
+        List<StateWrite> writes = new ArrayList<>();
+        for (TopicImage topic : image.topics().values()) {
+            boolean unclean = uncleanElectionEnabled.test(topic.name());
+            for (PartitionImage p : topic.partitions().values()) {
+                TopicPartition tp = new TopicPartition(topic.name(), p.partition());
+                if (p.state() == null) {
+                    PartitionState initial = PartitionChanges.initial(p.replicas(), available);
+                    writes.add(new StateWrite(tp, initial, -1));
+                    continue;
+                }
+                PartitionChanges.onBrokersChanged(p.state(), p.replicas(), available, shuttingDown, unclean)
+                        .ifPresent(next -> {
+                            logChange(tp, p.state(), next, bounced.isEmpty() ? "broker change" : "brokers "
+                                    + bounced + " restarted", unclean && next.isr().size() == 1
+                                    && !p.state().isr().contains(next.leader()));
+                            writes.add(new StateWrite(tp, next, p.stateVersion()));
+                        });
+            }
+        }
+        if (!write(writes)) {
+            return;
+        }
+        knownBrokerEpochs = epochs;
+        if (!bounced.isEmpty()) {
+            scheduleReconcile(); // second round: the restarted brokers count as live again
+        }
+    }
+
+    private void logChange(TopicPartition tp, PartitionState from, PartitionState to, String reason, boolean unclean) {
+        if (from.leader() != to.leader()) {
+            if (unclean) {
+                log.warn("{}UNCLEAN leader election for {}: leader {} -> {} in epoch {} (no in-sync replica was "
+                        + "alive; records not on broker {} are lost), ISR {} -> {} ({})", logPrefix, tp, from.leader(),
+                        to.leader(), to.leaderEpoch(), to.leader(), from.isr(), to.isr(), reason);
+            } else {
+                log.info("{}Leader of {}: {} -> {} in epoch {}, ISR {} -> {} ({})", logPrefix, tp, from.leader(),
+                        to.leader(), to.leaderEpoch(), from.isr(), to.isr(), reason);
+            }
+        } else {
+            log.info("{}ISR of {}: {} -> {} (leader {} epoch {}, {})", logPrefix, tp, from.isr(), to.isr(),
+                    to.leader(), to.leaderEpoch(), reason);
+        }
+    }
+
+    /** Writes fenced; on a lost race re-reconciles from the next image; on a lost controllership resigns. */
+    private boolean write(List<StateWrite> writes) {
+        if (writes.isEmpty()) {
+            return true;
+        }
+        try {
+            for (StateWrite w : writes) {
+                if (w.expectedVersion() < 0) {
+                    zkClient.ensurePartitionNode(w.partition());
+                }
+            }
+            zkClient.writeStates(epoch.orElseThrow(), writes);
+            for (StateWrite w : writes) {
+                if (w.expectedVersion() < 0) {
+                    log.info("{}Initial leadership of {}: leader {} epoch {} ISR {}", logPrefix, w.partition(),
+                            w.state().leader(), w.state().leaderEpoch(), w.state().isr());
+                }
+            }
+            return true;
+        } catch (ControllerZkClient.ControllerMovedException e) {
+            resignLocally(e.getMessage());
+            return false;
+        } catch (ControllerZkClient.StaleStateException e) {
+            log.info("{}{}; deciding again from fresh metadata", logPrefix, e.getMessage());
+            eventThread.schedule(this::scheduleReconcile, RETRY_DELAY_MS, TimeUnit.MILLISECONDS);
+            return false;
+        } catch (Exception e) {
+            log.warn("{}Could not write partition states: {}; retrying", logPrefix, e.toString());
+            eventThread.schedule(this::scheduleReconcile, RETRY_DELAY_MS * 5, TimeUnit.MILLISECONDS);
+            return false;
+        }
+    }
+
+    private void resignLocally(String reason) {
+        if (epoch.isPresent()) {
+            log.info("{}No longer the controller (epoch {}): {}", logPrefix, epoch.get().epoch(), reason);
+            epoch = Optional.empty();
+        }
+    }
+
+    /** One partition of an AlterPartition request. */
+    public record IsrChange(TopicPartition partition, int leaderEpoch, int partitionEpoch, List<Integer> newIsr) {
+    }
+
+    /** The answer for one partition: an error, or the state now in force. */
+    public record IsrChangeResult(Errors error, Optional<PartitionState> state) {
+    }
+
+    /** Handles AlterPartition from a leader; completes after the new ISR is durable in ZooKeeper. */
+    public CompletableFuture<Map<TopicPartition, IsrChangeResult>> alterPartition(int fromBroker, long brokerEpoch,
+                                                                                   List<IsrChange> changes) {
+        CompletableFuture<Map<TopicPartition, IsrChangeResult>> result = new CompletableFuture<>();
+        submit(result, () -> {
+            Map<TopicPartition, IsrChangeResult> out = new HashMap<>();
+            changes.forEach(c -> out.put(c.partition(), new IsrChangeResult(Errors.NOT_CONTROLLER, Optional.empty())));
+            return out;
+        }, () -> {
+            Map<TopicPartition, IsrChangeResult> out = new HashMap<>();
+            if (epoch.isEmpty()) {
+                changes.forEach(c -> out.put(c.partition(), new IsrChangeResult(Errors.NOT_CONTROLLER, Optional.empty())));
+                result.complete(out);
+                return;
+            }
+            MetadataImage image = watcher.image();
+            BrokerRegistration sender = image.brokers().get(fromBroker);
+            if (sender == null || (brokerEpoch >= 0 && sender.brokerEpoch() != brokerEpoch)) {
+                changes.forEach(c -> out.put(c.partition(), new IsrChangeResult(Errors.STALE_BROKER_EPOCH, Optional.empty())));
+                result.complete(out);
+                return;
+            }
+            Set<Integer> live = new HashSet<>();
+            image.brokers().values().stream().filter(b -> !b.shuttingDown()).forEach(b -> live.add(b.id()));
+            List<StateWrite> writes = new ArrayList<>();
+            for (IsrChange c : changes) {
+                Optional<PartitionImage> p = image.partition(c.partition());
+                if (p.isEmpty() || p.get().state() == null) {
+                    out.put(c.partition(), new IsrChangeResult(Errors.UNKNOWN_TOPIC_OR_PARTITION, Optional.empty()));
+                    continue;
+                }
+                PartitionChanges.AlterResult r = PartitionChanges.alterIsr(p.get().state(), p.get().replicas(), live,
+                        fromBroker, c.leaderEpoch(), c.partitionEpoch(), c.newIsr());
+                if (r.error() != Errors.NONE) {
+                    out.put(c.partition(), new IsrChangeResult(r.error(), Optional.of(p.get().state())));
+                    continue;
+                }
+                PartitionState next = r.newState().orElseThrow();
+                if (!next.equals(p.get().state())) {
+                    logChange(c.partition(), p.get().state(), next, "AlterPartition from leader " + fromBroker, false);
+                    writes.add(new StateWrite(c.partition(), next, p.get().stateVersion()));
+                }
+                out.put(c.partition(), new IsrChangeResult(Errors.NONE, Optional.of(next)));
+            }
+            if (!write(writes)) {
+                writes.forEach(w -> out.put(w.partition(), new IsrChangeResult(Errors.INVALID_UPDATE_VERSION, Optional.empty())));
+            }
+            result.complete(out);
+        });
+        return result;
+    }
+
+    /** Handles an operator's ElectLeaders request (PREFERRED or UNCLEAN) for the given partitions. */
+    public CompletableFuture<Map<TopicPartition, PartitionChanges.ElectionResult>> electLeaders(
+            boolean unclean, Set<TopicPartition> partitions) {
+        CompletableFuture<Map<TopicPartition, PartitionChanges.ElectionResult>> result = new CompletableFuture<>();
+        submit(result, () -> {
+            Map<TopicPartition, PartitionChanges.ElectionResult> out = new HashMap<>();
+            partitions.forEach(tp -> out.put(tp, new PartitionChanges.ElectionResult(Errors.NOT_CONTROLLER,
+                    "Broker " + brokerId + " is shutting down", Optional.empty())));
+            return out;
+        }, () -> {
+            Map<TopicPartition, PartitionChanges.ElectionResult> out = new HashMap<>();
+            if (epoch.isEmpty()) {
+                partitions.forEach(tp -> out.put(tp, new PartitionChanges.ElectionResult(Errors.NOT_CONTROLLER,
+                        "Broker " + brokerId + " is not the controller", Optional.empty())));
+                result.complete(out);
+                return;
+            }
+            MetadataImage image = watcher.image();
+            Set<Integer> live = new HashSet<>(image.brokers().keySet());
+            Set<Integer> shuttingDown = new HashSet<>();
+            image.brokers().values().stream().filter(BrokerRegistration::shuttingDown).forEach(b -> shuttingDown.add(b.id()));
+            List<StateWrite> writes = new ArrayList<>();
+            for (TopicPartition tp : partitions) {
+                Optional<PartitionImage> p = image.partition(tp);
+                if (p.isEmpty() || p.get().state() == null) {
+                    out.put(tp, new PartitionChanges.ElectionResult(Errors.UNKNOWN_TOPIC_OR_PARTITION,
+                            "Unknown partition " + tp, Optional.empty()));
+                    continue;
+                }
+                PartitionChanges.ElectionResult r = unclean
+                        ? PartitionChanges.electUnclean(p.get().state(), p.get().replicas(), live, shuttingDown)
+                        : PartitionChanges.electPreferred(p.get().state(), p.get().replicas(), live, shuttingDown);
+                r.newState().ifPresent(next -> {
+                    logChange(tp, p.get().state(), next, (unclean ? "UNCLEAN" : "PREFERRED") + " election requested",
+                            unclean && !p.get().state().isr().contains(next.leader()));
+                    writes.add(new StateWrite(tp, next, p.get().stateVersion()));
+                });
+                out.put(tp, r);
+            }
+            if (!write(writes)) {
+                writes.forEach(w -> out.put(w.partition(), new PartitionChanges.ElectionResult(
+                        Errors.REQUEST_TIMED_OUT, "The partition changed during the election; retry", Optional.empty())));
+            }
+            result.complete(out);
+        });
+        return result;
+    }
+
+    /** Runs a request on the event thread; once the controller is closed, answers with {@code whenClosed}. */
+    private <T> void submit(CompletableFuture<T> result, java.util.function.Supplier<T> whenClosed, Runnable task) {
+        try {
+            eventThread.execute(task);
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            result.complete(whenClosed.get());
+        }
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        eventThread.shutdown();
+        try {
+            eventThread.awaitTermination(5, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        if (epoch.isPresent()) {
+            try {
+                zkClient.resign(brokerId);
+            } catch (Exception e) {
+                log.warn("{}Could not release /controller: {}", logPrefix, e.toString());
+            }
+        }
+    }
+}

@@ -1,0 +1,146 @@
+package io.twinlog.controller.zk;
+
+import io.twinlog.controller.metadata.PartitionState;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.api.transaction.CuratorOp;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.zookeeper.CreateMode;
+import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.data.Stat;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * The controller's ZooKeeper writes. Every partition-state write is one transaction that first checks the version
+ * of {@code /controller_epoch} (the epoch this controller claimed) and then sets each state node at the version the
+ * controller read: a deposed controller's write fails on the first check, a write based on a stale read fails on
+ * the second. Nothing is written partially.
+ */
+public final class ControllerZkClient {
+    /** Partitions per transaction, well inside ZooKeeper's 1 MiB request limit. */
+    private static final int MAX_OPS_PER_TRANSACTION = 400;
+
+    private final CuratorFramework zk;
+
+    public ControllerZkClient(CuratorFramework zk) {
+        this.zk = zk;
+    }
+
+    /** Thrown when this broker is no longer the controller: another one claimed a newer epoch. */
+    public static final class ControllerMovedException extends Exception {
+        public ControllerMovedException(String message) {
+            super(message);
+        }
+    }
+
+    /** Thrown when a state node changed since it was read; the caller re-reads and decides again. */
+    public static final class StaleStateException extends Exception {
+        public StaleStateException(String message) {
+            super(message);
+        }
+    }
+
+    /** A claimed controllership: the epoch, and the version of /controller_epoch every write must check. */
+    public record ControllerEpoch(int epoch, int zkVersion) {
+    }
+
+    /**
+     * Tries to become controller by creating the ephemeral /controller node, then claims the next controller epoch.
+     *
+     * @return the claimed epoch, or empty if another broker is controller
+     */
+    public Optional<ControllerEpoch> tryClaim(int brokerId) throws Exception {
+        // Win /controller first, then bump the epoch: only the winner may fence its predecessor's writes.
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("version", 1);
+        m.put("brokerId", brokerId);
+        try {
+            zk.create().withMode(CreateMode.EPHEMERAL).forPath(ZkPaths.CONTROLLER, Json.encode(m));
+        } catch (KeeperException.NodeExistsException e) {
+            return Optional.empty();
+        }
+        while (true) {
+            Stat stat = new Stat();
+            try {
+                byte[] data = zk.getData().storingStatIn(stat).forPath(ZkPaths.CONTROLLER_EPOCH);
+                int epoch = ((Number) Json.decode(data, ZkPaths.CONTROLLER_EPOCH).get("epoch")).intValue() + 1;
+                zk.setData().withVersion(stat.getVersion()).forPath(ZkPaths.CONTROLLER_EPOCH, epochJson(epoch));
+                return Optional.of(new ControllerEpoch(epoch, stat.getVersion() + 1));
+            } catch (KeeperException.NoNodeException e) {
+                try {
+                    zk.create().forPath(ZkPaths.CONTROLLER_EPOCH, epochJson(1));
+                    return Optional.of(new ControllerEpoch(1, 0));
+                } catch (KeeperException.NodeExistsException raced) {
+                    // created concurrently (by a predecessor's last act); read it again
+                }
+            } catch (KeeperException.BadVersionException raced) {
+                // bumped concurrently; read it again
+            }
+        }
+    }
+
+    /** A state write: the new state and the version it replaces (-1: the node does not exist yet). */
+    public record StateWrite(TopicPartition partition, PartitionState state, int expectedVersion) {
+    }
+
+    public void writeStates(ControllerEpoch epoch, List<StateWrite> writes) throws Exception {
+        for (int from = 0; from < writes.size(); from += MAX_OPS_PER_TRANSACTION) {
+            List<StateWrite> batch = writes.subList(from, Math.min(writes.size(), from + MAX_OPS_PER_TRANSACTION));
+            List<CuratorOp> ops = new ArrayList<>();
+            ops.add(zk.transactionOp().check().withVersion(epoch.zkVersion()).forPath(ZkPaths.CONTROLLER_EPOCH));
+            for (StateWrite w : batch) {
+                String path = ZkPaths.partitionState(w.partition().topic(), w.partition().partition());
+                byte[] data = Json.encode(w.state().toJson());
+                if (w.expectedVersion() < 0) {
+                    ops.add(zk.transactionOp().create().forPath(path, data));
+                } else {
+                    ops.add(zk.transactionOp().setData().withVersion(w.expectedVersion()).forPath(path, data));
+                }
+            }
+            try {
+                zk.transaction().forOperations(ops);
+            } catch (KeeperException.BadVersionException | KeeperException.NodeExistsException
+                     | KeeperException.NoNodeException e) {
+                Stat stat = zk.checkExists().forPath(ZkPaths.CONTROLLER_EPOCH);
+                if (stat == null || stat.getVersion() != epoch.zkVersion()) {
+                    throw new ControllerMovedException("Controller epoch " + epoch.epoch()
+                            + " is no longer current; another broker became controller");
+                }
+                throw new StaleStateException("A partition state changed since it was read (" + e.getMessage() + ")");
+            }
+        }
+    }
+
+    /** Makes sure /brokers/topics/t/partitions/p exists, so a state node can be created under it. */
+    public void ensurePartitionNode(TopicPartition tp) throws Exception {
+        try {
+            zk.create().creatingParentsIfNeeded().forPath(ZkPaths.partition(tp.topic(), tp.partition()));
+        } catch (KeeperException.NodeExistsException ignored) {
+            // the usual case
+        }
+    }
+
+    /** Gives up the controllership (clean shutdown), if this broker still holds it. */
+    public void resign(int brokerId) throws Exception {
+        try {
+            byte[] data = zk.getData().forPath(ZkPaths.CONTROLLER);
+            int holder = ((Number) Json.decode(data, ZkPaths.CONTROLLER).get("brokerId")).intValue();
+            if (holder == brokerId) {
+                zk.delete().forPath(ZkPaths.CONTROLLER);
+            }
+        } catch (KeeperException.NoNodeException ignored) {
+            // nobody holds it
+        }
+    }
+
+    private static byte[] epochJson(int epoch) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("version", 1);
+        m.put("epoch", epoch);
+        return Json.encode(m);
+    }
+}

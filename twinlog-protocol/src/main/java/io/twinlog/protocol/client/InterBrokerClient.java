@@ -1,0 +1,98 @@
+package io.twinlog.protocol.client;
+
+import org.apache.kafka.clients.ApiVersions;
+import org.apache.kafka.clients.BootstrapConfiguration;
+import org.apache.kafka.clients.ClientRequest;
+import org.apache.kafka.clients.ClientResponse;
+import org.apache.kafka.clients.ManualMetadataUpdater;
+import org.apache.kafka.clients.MetadataRecoveryStrategy;
+import org.apache.kafka.clients.NetworkClient;
+import org.apache.kafka.clients.NetworkClientUtils;
+import org.apache.kafka.common.Node;
+import org.apache.kafka.common.errors.DisconnectException;
+import org.apache.kafka.common.metrics.Metrics;
+import org.apache.kafka.common.network.ChannelBuilder;
+import org.apache.kafka.common.network.ListenerName;
+import org.apache.kafka.common.network.PlaintextChannelBuilder;
+import org.apache.kafka.common.network.Selectable;
+import org.apache.kafka.common.network.Selector;
+import org.apache.kafka.common.requests.AbstractRequest;
+import org.apache.kafka.common.requests.AbstractResponse;
+import org.apache.kafka.common.utils.Time;
+import org.apache.kafka.common.utils.internals.LogContext;
+
+import java.io.IOException;
+import java.net.SocketTimeoutException;
+import java.util.Map;
+
+/**
+ * A blocking request/response channel from this broker to one other broker (a partition leader, the controller),
+ * on Kafka's {@link NetworkClient}. Used by one thread at a time (a replica fetcher, the ISR-change sender); the
+ * target can change between calls. Versions are negotiated with ApiVersions like any Kafka client.
+ */
+public final class InterBrokerClient implements AutoCloseable {
+    private final Time time;
+    private final Metrics metrics = new Metrics();
+    private final NetworkClient client;
+    private final int requestTimeoutMs;
+
+    public InterBrokerClient(String clientId, int requestTimeoutMs, int socketReceiveBufferBytes, Time time) {
+        this.time = time;
+        this.requestTimeoutMs = requestTimeoutMs;
+        ChannelBuilder channelBuilder = new PlaintextChannelBuilder(ListenerName.normalised("PLAINTEXT"));
+        channelBuilder.configure(Map.of());
+        LogContext logContext = new LogContext("[" + clientId + "] ");
+        Selector selector = new Selector(60_000L, metrics, time, clientId, channelBuilder, logContext);
+        this.client = new NetworkClient(selector, new ManualMetadataUpdater(), clientId, 1, 50, 1_000,
+                Selectable.USE_DEFAULT_BUFFER_SIZE, socketReceiveBufferBytes, requestTimeoutMs, 10_000, 30_000, time,
+                true, new ApiVersions(), logContext, MetadataRecoveryStrategy.NONE, BootstrapConfiguration.DISABLED,
+                false);
+    }
+
+    /**
+     * Sends one request to {@code target} and waits for its response.
+     *
+     * @throws IOException when the broker cannot be reached or the connection drops (the caller backs off)
+     */
+    public <T extends AbstractResponse> T send(Node target, AbstractRequest.Builder<?> request) throws IOException {
+        try {
+            if (!NetworkClientUtils.awaitReady(client, target, time, requestTimeoutMs)) {
+                throw new SocketTimeoutException("Broker " + target.id() + " at " + target.host() + ":"
+                        + target.port() + " not ready within " + requestTimeoutMs + " ms");
+            }
+            ClientRequest clientRequest = client.newClientRequest(Integer.toString(target.id()), request,
+                    time.milliseconds(), true);
+            ClientResponse response = NetworkClientUtils.sendAndReceive(client, clientRequest, time);
+            if (response.versionMismatch() != null) {
+                throw new IOException("Broker " + target.id() + " does not support " + request.apiKey(),
+                        response.versionMismatch());
+            }
+            @SuppressWarnings("unchecked")
+            T body = (T) response.responseBody();
+            return body;
+        } catch (DisconnectException e) {
+            client.close(Integer.toString(target.id()));
+            throw new IOException("Disconnected from broker " + target.id() + ": " + e.getMessage(), e);
+        } catch (IOException e) {
+            client.close(Integer.toString(target.id()));
+            throw e;
+        }
+    }
+
+    /** Closes the connection to a broker (after its leadership moved away, say). */
+    public void disconnect(Node target) {
+        client.close(Integer.toString(target.id()));
+    }
+
+    /** Interrupts a blocked {@link #send} from another thread (shutdown). */
+    public void wakeup() {
+        client.wakeup();
+    }
+
+    @Override
+    public void close() {
+        client.close();
+        metrics.close();
+    }
+
+}

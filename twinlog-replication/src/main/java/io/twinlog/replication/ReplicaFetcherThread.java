@@ -1,0 +1,287 @@
+package io.twinlog.replication;
+
+import io.twinlog.protocol.client.InterBrokerClient;
+import org.apache.kafka.common.Node;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.message.FetchResponseData;
+import org.apache.kafka.common.message.ListOffsetsRequestData;
+import org.apache.kafka.common.message.ListOffsetsResponseData;
+import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.record.internal.MemoryRecords;
+import org.apache.kafka.common.record.internal.Records;
+import org.apache.kafka.common.requests.FetchRequest;
+import org.apache.kafka.common.requests.FetchResponse;
+import org.apache.kafka.common.requests.ListOffsetsRequest;
+import org.apache.kafka.common.requests.ListOffsetsResponse;
+import org.apache.kafka.common.utils.Time;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
+import java.util.function.LongSupplier;
+
+/**
+ * Fetches every partition this broker follows from one leader broker, with Kafka's Fetch protocol as a replica
+ * (replica id and broker epoch, current leader epoch, last fetched epoch), and appends the batches unchanged.
+ *
+ * <p>Threading: one thread; partitions are added and removed from other threads through a concurrent map, and a
+ * partition's fetch state is only read and written by this thread. Errors back off the partition (not the
+ * thread): a fenced or unknown epoch waits for the metadata to bring the new leadership.
+ */
+final class ReplicaFetcherThread implements Runnable {
+    private static final Logger log = LoggerFactory.getLogger(ReplicaFetcherThread.class);
+    private static final long PARTITION_BACKOFF_MS = 500;
+    private static final long LEADER_UNREACHABLE_BACKOFF_MS = 500;
+
+    private final int localBrokerId;
+    private final int leaderId;
+    private final Function<Integer, Optional<Node>> brokerEndpoints;
+    private final LongSupplier brokerEpoch;
+    private final ReplicaManager replicaManager;
+    private final FetchSettings settings;
+    private final Time time;
+    private final InterBrokerClient client;
+    private final ConcurrentHashMap<TopicPartition, FetchState> partitions = new ConcurrentHashMap<>();
+    private final Thread thread;
+    private final Object wakeup = new Object();
+    private volatile boolean running = true;
+
+    /** Fetch sizes and waits ({@code replica.fetch.*}). */
+    record FetchSettings(int maxWaitMs, int minBytes, int maxBytes, int partitionMaxBytes, int requestTimeoutMs) {
+    }
+
+    private static final class FetchState {
+        final Uuid topicId;
+        final int leaderEpoch;
+        long delayedUntilMs;
+
+        FetchState(Uuid topicId, int leaderEpoch) {
+            this.topicId = topicId;
+            this.leaderEpoch = leaderEpoch;
+        }
+    }
+
+    ReplicaFetcherThread(int localBrokerId, int leaderId, Function<Integer, Optional<Node>> brokerEndpoints,
+                         LongSupplier brokerEpoch, ReplicaManager replicaManager, FetchSettings settings, Time time) {
+        this.localBrokerId = localBrokerId;
+        this.leaderId = leaderId;
+        this.brokerEndpoints = brokerEndpoints;
+        this.brokerEpoch = brokerEpoch;
+        this.replicaManager = replicaManager;
+        this.settings = settings;
+        this.time = time;
+        this.client = new InterBrokerClient("replica-fetcher-" + localBrokerId + "-from-" + leaderId,
+                settings.requestTimeoutMs(), settings.maxBytes() + 1024 * 1024, time);
+        this.thread = new Thread(this, "twinlog-replica-fetcher-" + localBrokerId + "-from-" + leaderId);
+        this.thread.setDaemon(true);
+    }
+
+    void start() {
+        thread.start();
+    }
+
+    void addPartition(TopicPartition tp, Uuid topicId, int leaderEpoch) {
+        partitions.put(tp, new FetchState(topicId, leaderEpoch));
+        synchronized (wakeup) {
+            wakeup.notifyAll();
+        }
+    }
+
+    void removePartition(TopicPartition tp) {
+        partitions.remove(tp);
+    }
+
+    boolean isEmpty() {
+        return partitions.isEmpty();
+    }
+
+    @Override
+    public void run() {
+        while (running) {
+            try {
+                doWork();
+            } catch (InterruptedException e) {
+                return;
+            } catch (Throwable t) {
+                if (running) {
+                    log.error("Replica fetcher from broker {} failed unexpectedly; continuing", leaderId, t);
+                    pause(LEADER_UNREACHABLE_BACKOFF_MS);
+                }
+            }
+        }
+    }
+
+    private void doWork() throws InterruptedException {
+        long now = time.milliseconds();
+        Map<TopicPartition, FetchRequest.PartitionData> fetchData = new LinkedHashMap<>();
+        Map<Uuid, String> topicNames = new HashMap<>();
+        Map<TopicPartition, FetchState> inRequest = new HashMap<>();
+        for (Map.Entry<TopicPartition, FetchState> e : partitions.entrySet()) {
+            FetchState s = e.getValue();
+            if (s.delayedUntilMs > now) {
+                continue;
+            }
+            Optional<Partition> p = replicaManager.partition(e.getKey());
+            if (p.isEmpty() || p.get().isLeader()) {
+                continue;
+            }
+            var unifiedLog = p.get().log();
+            fetchData.put(e.getKey(), new FetchRequest.PartitionData(s.topicId, unifiedLog.logEndOffset(),
+                    unifiedLog.logStartOffset(), settings.partitionMaxBytes(), Optional.of(s.leaderEpoch),
+                    unifiedLog.latestEpoch()));
+            topicNames.put(s.topicId, e.getKey().topic());
+            inRequest.put(e.getKey(), s);
+        }
+        if (fetchData.isEmpty()) {
+            synchronized (wakeup) {
+                wakeup.wait(100);
+            }
+            return;
+        }
+        Optional<Node> leader = brokerEndpoints.apply(leaderId);
+        if (leader.isEmpty()) {
+            pause(LEADER_UNREACHABLE_BACKOFF_MS);
+            return;
+        }
+        FetchResponse response;
+        short version;
+        try {
+            FetchRequest.Builder builder = FetchRequest.Builder.forReplica(ApiKeys.FETCH.latestVersion(), localBrokerId,
+                    brokerEpoch.getAsLong(), settings.maxWaitMs(), settings.minBytes(), fetchData)
+                    .setMaxBytes(settings.maxBytes());
+            response = client.send(leader.get(), builder);
+            version = ApiKeys.FETCH.latestVersion();
+        } catch (IOException e) {
+            if (running) {
+                log.info("Replica fetcher of broker {}: leader {} unreachable: {}", localBrokerId, leaderId, e.getMessage());
+                pause(LEADER_UNREACHABLE_BACKOFF_MS);
+            }
+            return;
+        }
+        if (response.error() != Errors.NONE) {
+            log.info("Fetch from leader {} failed: {}", leaderId, response.error());
+            pause(LEADER_UNREACHABLE_BACKOFF_MS);
+            return;
+        }
+        for (Map.Entry<TopicPartition, FetchResponseData.PartitionData> e
+                : response.responseData(topicNames, version).entrySet()) {
+            FetchState s = inRequest.get(e.getKey());
+            if (s == null || partitions.get(e.getKey()) != s) {
+                continue; // removed or re-added with a new epoch while the fetch was in flight
+            }
+            handlePartition(e.getKey(), s, fetchData.get(e.getKey()).fetchOffset, e.getValue(), leader.get());
+        }
+    }
+
+    private void handlePartition(TopicPartition tp, FetchState s, long fetchOffset,
+                                 FetchResponseData.PartitionData data, Node leader) {
+        Optional<Partition> maybePartition = replicaManager.partition(tp);
+        if (maybePartition.isEmpty()) {
+            return;
+        }
+        Partition partition = maybePartition.get();
+        Errors error = Errors.forCode(data.errorCode());
+        try {
+            switch (error) {
+                case NONE -> {
+                    if (FetchResponse.isDivergingEpoch(data)) {
+                        FetchResponseData.EpochEndOffset d = data.divergingEpoch();
+                        long to = FollowerTruncation.truncationOffset(d.epoch(), d.endOffset(),
+                                d.epoch() < 0 ? Optional.empty() : partition.log().endOffsetForEpoch(d.epoch()),
+                                partition.log().logStartOffset(), partition.log().logEndOffset());
+                        partition.truncateTo(to, "leader " + leaderId + " reports epoch " + d.epoch() + " ends at "
+                                + d.endOffset());
+                        return;
+                    }
+                    Records records = FetchResponse.recordsOrFail(data);
+                    if (records.sizeInBytes() > 0) {
+                        // records parsed from the network are always in memory
+                        partition.appendRecordsAsFollower((MemoryRecords) records, fetchOffset);
+                    }
+                    partition.updateFollowerHighWatermark(data.highWatermark(), data.logStartOffset());
+                    replicaManager.completeDelayedRequests(tp);
+                }
+                case OFFSET_OUT_OF_RANGE -> handleOutOfRange(tp, s, partition, leader);
+                case FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH, NOT_LEADER_OR_FOLLOWER, UNKNOWN_TOPIC_OR_PARTITION,
+                     UNKNOWN_TOPIC_ID, INCONSISTENT_TOPIC_ID -> {
+                    log.debug("Fetch of {} from leader {} in epoch {}: {}; waiting for new metadata", tp, leaderId,
+                            s.leaderEpoch, error);
+                    s.delayedUntilMs = time.milliseconds() + PARTITION_BACKOFF_MS;
+                }
+                default -> {
+                    log.warn("Fetch of {} from leader {} failed with {}; backing off", tp, leaderId, error);
+                    s.delayedUntilMs = time.milliseconds() + PARTITION_BACKOFF_MS;
+                }
+            }
+        } catch (Exception e) {
+            log.error("Could not apply fetched data of {} from leader {}; backing off", tp, leaderId, e);
+            s.delayedUntilMs = time.milliseconds() + PARTITION_BACKOFF_MS;
+        }
+    }
+
+    /**
+     * The leader cannot serve our fetch offset: either its log starts after our end (retention), and we restart
+     * empty at its log start, or it ends before our end (only without epoch information), and we truncate to it.
+     */
+    private void handleOutOfRange(TopicPartition tp, FetchState s, Partition partition, Node leader) throws IOException {
+        long earliest = listOffset(leader, tp, s, ListOffsetsRequest.EARLIEST_TIMESTAMP);
+        long latest = listOffset(leader, tp, s, ListOffsetsRequest.LATEST_TIMESTAMP);
+        long end = partition.log().logEndOffset();
+        if (latest >= 0 && end > latest) {
+            partition.truncateTo(latest, "leader " + leaderId + " log ends at " + latest);
+        } else if (earliest >= 0 && end < earliest) {
+            partition.truncateFullyAndStartAt(earliest, "leader " + leaderId + " log starts at " + earliest);
+        } else {
+            s.delayedUntilMs = time.milliseconds() + PARTITION_BACKOFF_MS;
+        }
+    }
+
+    private long listOffset(Node leader, TopicPartition tp, FetchState s, long timestamp) throws IOException {
+        ListOffsetsRequestData.ListOffsetsTopic topic = new ListOffsetsRequestData.ListOffsetsTopic().setName(tp.topic());
+        topic.partitions().add(new ListOffsetsRequestData.ListOffsetsPartition().setPartitionIndex(tp.partition())
+                .setTimestamp(timestamp).setCurrentLeaderEpoch(s.leaderEpoch));
+        ListOffsetsResponse r = client.send(leader, ListOffsetsRequest.Builder
+                .forReplica(ApiKeys.LIST_OFFSETS.latestVersion(), localBrokerId).setTargetTimes(List.of(topic)));
+        for (ListOffsetsResponseData.ListOffsetsTopicResponse t : r.data().topics()) {
+            for (ListOffsetsResponseData.ListOffsetsPartitionResponse p : t.partitions()) {
+                if (p.errorCode() == Errors.NONE.code()) {
+                    return p.offset();
+                }
+            }
+        }
+        return -1L;
+    }
+
+    private void pause(long ms) {
+        synchronized (wakeup) {
+            try {
+                wakeup.wait(ms); // back-off between attempts; shutdown and new partitions wake it early
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    void shutdown() {
+        running = false;
+        client.wakeup();
+        synchronized (wakeup) {
+            wakeup.notifyAll();
+        }
+        try {
+            thread.join(5_000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        client.close();
+    }
+}

@@ -1,0 +1,52 @@
+package io.twinlog.server.controller;
+
+import io.twinlog.common.Endpoint;
+import io.twinlog.controller.metadata.BrokerRegistration;
+import io.twinlog.controller.zk.MetadataWatcher;
+import io.twinlog.protocol.client.InterBrokerClient;
+import org.apache.kafka.common.Node;
+import org.apache.kafka.common.errors.NotControllerException;
+import org.apache.kafka.common.requests.AbstractRequest;
+import org.apache.kafka.common.requests.AbstractResponse;
+import org.apache.kafka.common.utils.Time;
+
+import java.io.IOException;
+import java.util.Optional;
+
+/**
+ * Requests from this broker to the current controller (AlterPartition, forwarded ElectLeaders), over the
+ * inter-broker listener. The controller is looked up in the metadata image on every call, so a controller
+ * failover is followed without extra state. Calls are serialized: one request in flight.
+ */
+public final class ControllerChannel implements AutoCloseable {
+    private final MetadataWatcher metadata;
+    private final String listenerName;
+    private final InterBrokerClient client;
+
+    public ControllerChannel(int brokerId, MetadataWatcher metadata, String listenerName, int requestTimeoutMs, Time time) {
+        this.metadata = metadata;
+        this.listenerName = listenerName;
+        this.client = new InterBrokerClient("controller-channel-" + brokerId, requestTimeoutMs, 1 << 20, time);
+    }
+
+    public synchronized <T extends AbstractResponse> T send(AbstractRequest.Builder<?> request) throws IOException {
+        return client.send(controllerNode().orElseThrow(() ->
+                new NotControllerException("No controller is known at the moment")), request);
+    }
+
+    public Optional<Node> controllerNode() {
+        int id = metadata.image().controllerId();
+        BrokerRegistration b = metadata.image().brokers().get(id);
+        if (b == null) {
+            return Optional.empty();
+        }
+        Optional<Endpoint> ep = b.endpoint(listenerName);
+        return ep.map(e -> new Node(b.id(), e.host(), e.port()));
+    }
+
+    @Override
+    public void close() {
+        client.wakeup();
+        client.close();
+    }
+}

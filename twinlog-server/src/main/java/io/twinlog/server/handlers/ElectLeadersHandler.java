@@ -1,0 +1,109 @@
+package io.twinlog.server.handlers;
+
+import io.twinlog.controller.Controller;
+import io.twinlog.controller.election.PartitionChanges;
+import io.twinlog.controller.metadata.TopicImage;
+import io.twinlog.protocol.Request;
+import io.twinlog.protocol.RequestHandler;
+import io.twinlog.server.controller.ControllerChannel;
+import org.apache.kafka.common.ElectionType;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.message.ElectLeadersRequestData;
+import org.apache.kafka.common.message.ElectLeadersResponseData;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.requests.ElectLeadersRequest;
+import org.apache.kafka.common.requests.ElectLeadersResponse;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * ElectLeaders (admin {@code electLeaders}, PREFERRED or UNCLEAN): decided by the controller; a broker that is not
+ * the controller forwards the request to it and relays the answer, so the admin may talk to any broker. An empty
+ * partition list means every partition (PREFERRED only elects where needed).
+ */
+public final class ElectLeadersHandler implements RequestHandler {
+    private static final Logger log = LoggerFactory.getLogger(ElectLeadersHandler.class);
+    private final BrokerContext ctx;
+    private final Controller controller;
+    private final ControllerChannel channel;
+
+    public ElectLeadersHandler(BrokerContext ctx, Controller controller, ControllerChannel channel) {
+        this.ctx = ctx;
+        this.controller = controller;
+        this.channel = channel;
+    }
+
+    @Override
+    public void handle(Request request) throws Exception {
+        ElectLeadersRequest body = request.body();
+        ElectLeadersRequestData data = body.data();
+        if (!controller.isActive()) {
+            try {
+                ElectLeadersResponse forwarded = channel.send(new ElectLeadersRequest.Builder(
+                        ElectionType.valueOf(data.electionType()),
+                        data.topicPartitions() == null ? null : partitions(data), data.timeoutMs()));
+                request.respond(new ElectLeadersResponse(forwarded.data()));
+            } catch (Exception e) {
+                log.info("Could not forward ElectLeaders to the controller: {}", e.toString());
+                request.respond(request.errorResponse(new org.apache.kafka.common.errors.NotControllerException(
+                        "The controller could not be reached: " + e.getMessage())));
+            }
+            return;
+        }
+        Set<TopicPartition> targets = new HashSet<>();
+        if (data.topicPartitions() == null || data.topicPartitions().isEmpty()) {
+            for (TopicImage t : ctx.image().topics().values()) {
+                t.partitions().keySet().forEach(p -> targets.add(new TopicPartition(t.name(), p)));
+            }
+        } else {
+            targets.addAll(partitions(data));
+        }
+        boolean unclean = data.electionType() == ElectionType.UNCLEAN.value;
+        Map<TopicPartition, PartitionChanges.ElectionResult> results =
+                controller.electLeaders(unclean, targets).get(Math.max(1_000, data.timeoutMs()), TimeUnit.MILLISECONDS);
+        Map<String, ElectLeadersResponseData.ReplicaElectionResult> byTopic = new HashMap<>();
+        ElectLeadersResponseData response = new ElectLeadersResponseData().setErrorCode(Errors.NONE.code());
+        boolean all = data.topicPartitions() == null || data.topicPartitions().isEmpty();
+        results.forEach((tp, r) -> {
+            if (all && r.error() == Errors.ELECTION_NOT_NEEDED) {
+                return; // "all partitions" answers only for partitions that needed an election
+            }
+            ElectLeadersResponseData.ReplicaElectionResult t = byTopic.computeIfAbsent(tp.topic(), name -> {
+                ElectLeadersResponseData.ReplicaElectionResult n = new ElectLeadersResponseData.ReplicaElectionResult()
+                        .setTopic(name);
+                response.replicaElectionResults().add(n);
+                return n;
+            });
+            t.partitionResult().add(new ElectLeadersResponseData.PartitionResult().setPartitionId(tp.partition())
+                    .setErrorCode(r.error().code()).setErrorMessage(r.message()));
+        });
+        if (results.values().stream().anyMatch(r -> r.newState().isPresent())) {
+            // answer once the new leaders are visible here, so a describe right after shows them
+            Set<TopicPartition> changed = new HashSet<>();
+            results.forEach((tp, r) -> r.newState().ifPresent(s -> changed.add(tp)));
+            ctx.metadata().awaitApplied("elected leaders of " + changed, image -> changed.stream().allMatch(tp ->
+                    image.partition(tp).map(p -> p.state() != null
+                            && p.state().leader() == results.get(tp).newState().get().leader()).orElse(false)), 30_000);
+        }
+        request.respond(new ElectLeadersResponse(response));
+    }
+
+    private static Set<TopicPartition> partitions(ElectLeadersRequestData data) {
+        Set<TopicPartition> out = new HashSet<>();
+        if (data.topicPartitions() != null) {
+            for (ElectLeadersRequestData.TopicPartitions t : data.topicPartitions()) {
+                for (Integer p : t.partitions()) {
+                    out.add(new TopicPartition(t.topic(), p));
+                }
+            }
+        }
+        return out;
+    }
+
+}
