@@ -1,0 +1,247 @@
+package io.twinlog.tests;
+
+import io.twinlog.testkit.TestCluster;
+import io.twinlog.testkit.TestDirectories;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.Config;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.config.ConfigResource;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import java.io.File;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Apache Kafka's own command-line tools (kafka-tools 4.4.0) against a Twinlog broker: kafka-topics, the console
+ * producer and consumer, and kafka-configs. Each tool runs in its own JVM on the test classpath, so its
+ * {@code Exit.exit} cannot end the test JVM, and the test checks exit codes and output as an operator would see them.
+ */
+class KafkaToolsTest {
+    private static final Duration TOOL_TIMEOUT = Duration.ofSeconds(60);
+    private static TestCluster cluster;
+    private static File workDir;
+
+    @BeforeAll
+    static void start() throws Exception {
+        cluster = TestCluster.builder().brokers(1).build().start();
+        workDir = TestDirectories.create("tools");
+    }
+
+    @AfterAll
+    static void stop() {
+        cluster.close();
+        TestDirectories.delete(workDir);
+    }
+
+    @Test
+    void topicCommandCreatesListsDescribesAltersAndDeletes() throws Exception {
+        String topic = "tools-topic";
+        ToolResult create = topics("--create", "--topic", topic, "--partitions", "2", "--replication-factor", "1",
+                "--config", "retention.ms=3600000");
+        create.assertSuccess();
+        assertTrue(create.stdout().contains("Created topic " + topic + "."), create.toString());
+
+        ToolResult list = topics("--list");
+        list.assertSuccess();
+        assertTrue(list.stdoutLines().contains(topic), list.toString());
+
+        String topicId;
+        try (Admin admin = cluster.admin()) {
+            TopicDescription d = admin.describeTopics(List.of(topic)).allTopicNames().get().get(topic);
+            topicId = d.topicId().toString();
+        }
+        ToolResult describe = topics("--describe", "--topic", topic);
+        describe.assertSuccess();
+        String header = describe.stdoutLines().get(0);
+        assertTrue(header.contains("Topic: " + topic) && header.contains("TopicId: " + topicId)
+                && header.contains("PartitionCount: 2") && header.contains("ReplicationFactor: 1")
+                && header.contains("retention.ms=3600000"), describe.toString());
+        for (int p = 0; p < 2; p++) {
+            String partition = "Partition: " + p + "\tLeader: 0\tReplicas: 0\tIsr: 0";
+            assertTrue(describe.stdoutLines().stream().anyMatch(l -> l.contains(partition)),
+                    "line with '" + partition + "' in " + describe);
+        }
+
+        topics("--alter", "--topic", topic, "--partitions", "3").assertSuccess();
+        try (Admin admin = cluster.admin()) {
+            assertEquals(3, admin.describeTopics(List.of(topic)).allTopicNames().get().get(topic).partitions().size());
+        }
+
+        ToolResult createAgain = topics("--create", "--topic", topic, "--partitions", "1");
+        assertEquals(1, createAgain.exitCode(), createAgain.toString());
+        assertTrue(createAgain.all().contains("Topic '" + topic + "' already exists."), createAgain.toString());
+
+        topics("--delete", "--topic", topic).assertSuccess();
+        ToolResult listAfter = topics("--list");
+        listAfter.assertSuccess();
+        assertFalse(listAfter.stdoutLines().contains(topic), listAfter.toString());
+        ToolResult describeMissing = topics("--describe", "--topic", topic);
+        assertEquals(1, describeMissing.exitCode(), describeMissing.toString());
+        assertTrue(describeMissing.all().contains("Topic '" + topic + "' does not exist"), describeMissing.toString());
+    }
+
+    @Test
+    void consoleProducerThenConsoleConsumerWithoutAGroup() throws Exception {
+        String topic = "tools-console";
+        try (Admin admin = cluster.admin()) {
+            admin.createTopics(List.of(new NewTopic(topic, 1, (short) 1))).all().get();
+        }
+        int count = 50;
+        List<String> lines = IntStream.range(0, count).mapToObj(i -> "key-" + i + ":value-" + i)
+                .collect(Collectors.toList());
+        ToolResult produce = runTool("org.apache.kafka.tools.ConsoleProducer", String.join("\n", lines) + "\n",
+                "--bootstrap-server", cluster.bootstrapServers(), "--topic", topic,
+                "--reader-property", "parse.key=true", "--reader-property", "key.separator=:");
+        produce.assertSuccess();
+
+        // No --group: the tool picks a random group.id with auto-commit off and assign()s the partition, so no
+        // group coordinator is needed.
+        ToolResult consume = runTool("org.apache.kafka.tools.consumer.ConsoleConsumer", null,
+                "--bootstrap-server", cluster.bootstrapServers(), "--topic", topic, "--partition", "0",
+                "--offset", "earliest", "--max-messages", Integer.toString(count),
+                "--formatter-property", "print.key=true", "--formatter-property", "key.separator=:",
+                "--formatter-property", "print.offset=true");
+        consume.assertSuccess();
+        // key.separator also separates the offset from the key
+        List<String> expected = IntStream.range(0, count).mapToObj(i -> "Offset:" + i + ":key-" + i + ":value-" + i)
+                .collect(Collectors.toList());
+        assertEquals(expected, consume.stdoutLines(), consume.toString());
+        assertTrue(consume.stderr().contains("Processed a total of " + count + " messages"), consume.toString());
+
+        // The console producer's records are ordinary records to a Kafka client.
+        TopicPartition tp = new TopicPartition(topic, 0);
+        try (KafkaConsumer<byte[], byte[]> consumer = cluster.consumer(Map.of())) {
+            consumer.assign(List.of(tp));
+            assertEquals(count, consumer.endOffsets(List.of(tp)).get(tp));
+            consumer.seekToBeginning(List.of(tp));
+            List<ConsumerRecord<byte[], byte[]>> read = new ArrayList<>();
+            long deadline = System.currentTimeMillis() + 30_000;
+            while (read.size() < count && System.currentTimeMillis() < deadline) {
+                consumer.poll(Duration.ofMillis(200)).forEach(read::add);
+            }
+            assertEquals(count, read.size());
+            assertEquals("key-7", new String(read.get(7).key(), StandardCharsets.UTF_8));
+            assertEquals("value-7", new String(read.get(7).value(), StandardCharsets.UTF_8));
+        }
+    }
+
+    @Test
+    void configCommandAltersAndDescribesTopicConfigs() throws Exception {
+        String topic = "tools-configs";
+        try (Admin admin = cluster.admin()) {
+            admin.createTopics(List.of(new NewTopic(topic, 1, (short) 1))).all().get();
+        }
+        ToolResult alter = configs("--entity-type", "topics", "--entity-name", topic, "--alter",
+                "--add-config", "retention.ms=1234,max.message.bytes=65536");
+        alter.assertSuccess();
+        assertTrue(alter.stdout().contains("Completed updating config for topic " + topic + "."), alter.toString());
+
+        ToolResult describe = configs("--entity-type", "topics", "--entity-name", topic, "--describe");
+        describe.assertSuccess();
+        assertTrue(describe.stdout().contains("Dynamic configs for topic " + topic + " are:"), describe.toString());
+        assertTrue(describe.stdoutLines().stream().anyMatch(l -> l.trim().startsWith("retention.ms=1234 ")
+                && l.contains("DYNAMIC_TOPIC_CONFIG:retention.ms=1234")), describe.toString());
+        assertTrue(describe.stdoutLines().stream().anyMatch(l -> l.trim().startsWith("max.message.bytes=65536 ")),
+                describe.toString());
+
+        configs("--entity-type", "topics", "--entity-name", topic, "--alter", "--delete-config", "max.message.bytes")
+                .assertSuccess();
+        try (Admin admin = cluster.admin()) {
+            ConfigResource r = new ConfigResource(ConfigResource.Type.TOPIC, topic);
+            Config config = admin.describeConfigs(List.of(r)).all().get().get(r);
+            assertEquals("1234", config.get("retention.ms").value());
+            assertEquals("1048588", config.get("max.message.bytes").value(), "back to the default");
+        }
+    }
+
+    // ---- running tools ----
+
+    private static ToolResult topics(String... args) throws Exception {
+        return runTool("org.apache.kafka.tools.TopicCommand", null,
+                prepend(args, "--bootstrap-server", cluster.bootstrapServers()));
+    }
+
+    private static ToolResult configs(String... args) throws Exception {
+        return runTool("org.apache.kafka.tools.ConfigCommand", null,
+                prepend(args, "--bootstrap-server", cluster.bootstrapServers()));
+    }
+
+    private static String[] prepend(String[] args, String... first) {
+        String[] out = Arrays.copyOf(first, first.length + args.length);
+        System.arraycopy(args, 0, out, first.length, args.length);
+        return out;
+    }
+
+    /** Runs a tool's main class in a new JVM on this JVM's classpath; {@code stdin} null means empty input. */
+    private static ToolResult runTool(String mainClass, String stdin, String... args) throws Exception {
+        List<String> cmd = new ArrayList<>();
+        cmd.add(Paths.get(System.getProperty("java.home"), "bin", "java").toString());
+        // Small, quick-starting JVMs: the tools do little work and the machine has two cores.
+        cmd.addAll(List.of("-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto"));
+        cmd.add("-Dlog4j2.configurationFile=" + Paths.get(KafkaToolsTest.class.getResource("/tools-log4j2.properties").toURI()));
+        cmd.add("-cp");
+        cmd.add(System.getProperty("java.class.path"));
+        cmd.add(mainClass);
+        cmd.addAll(List.of(args));
+        String name = mainClass.substring(mainClass.lastIndexOf('.') + 1) + "-" + System.nanoTime();
+        Path in = workDir.toPath().resolve(name + ".in");
+        Path out = workDir.toPath().resolve(name + ".out");
+        Path err = workDir.toPath().resolve(name + ".err");
+        Files.writeString(in, stdin == null ? "" : stdin);
+        Process process = new ProcessBuilder(cmd).redirectInput(in.toFile()).redirectOutput(out.toFile())
+                .redirectError(err.toFile()).start();
+        if (!process.waitFor(TOOL_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)) {
+            process.destroyForcibly();
+            process.waitFor(10, TimeUnit.SECONDS);
+            throw new AssertionError(mainClass + " " + String.join(" ", args) + " did not finish within "
+                    + TOOL_TIMEOUT + "\n" + new ToolResult(name, -1, read(out), read(err)));
+        }
+        return new ToolResult(mainClass + " " + String.join(" ", args), process.exitValue(), read(out), read(err));
+    }
+
+    private static String read(Path p) throws IOException {
+        return Files.exists(p) ? Files.readString(p) : "";
+    }
+
+    /** What a tool printed and how it exited. */
+    record ToolResult(String command, int exitCode, String stdout, String stderr) {
+        List<String> stdoutLines() {
+            return stdout.lines().filter(l -> !l.isBlank()).collect(Collectors.toList());
+        }
+
+        String all() {
+            return stdout + stderr;
+        }
+
+        void assertSuccess() {
+            assertEquals(0, exitCode, "exit code of " + this);
+        }
+
+        @Override
+        public String toString() {
+            return command + " -> exit " + exitCode + "\n--- stdout ---\n" + stdout + "--- stderr ---\n" + stderr;
+        }
+    }
+}
