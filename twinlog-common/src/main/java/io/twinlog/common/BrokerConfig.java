@@ -69,6 +69,8 @@ public final class BrokerConfig {
     public static final String REPLICA_SOCKET_TIMEOUT_MS = "replica.socket.timeout.ms";
     public static final String CONTROLLED_SHUTDOWN_ENABLE = "controlled.shutdown.enable";
     public static final String CONTROLLED_SHUTDOWN_TIMEOUT_MS = "controlled.shutdown.timeout.ms";
+    public static final String INTER_BROKER_ENDPOINT_OVERRIDES = "inter.broker.endpoint.overrides";
+    public static final String LOG_INITIAL_TASK_DELAY_MS = "log.initial.task.delay.ms";
 
     /** Broker keys whose value becomes the default of a topic config: broker key -> topic key. */
     private static final Map<String, String> BROKER_TO_TOPIC_KEYS;
@@ -293,6 +295,38 @@ public final class BrokerConfig {
     /** How long a stopping broker waits for the controller to move its leaderships away. */
     public long controlledShutdownTimeoutMs() {
         return longValue(CONTROLLED_SHUTDOWN_TIMEOUT_MS, 30_000L);
+    }
+
+    /**
+     * Addresses to use for other brokers instead of the ones they registered ({@code id=host:port,...}): for
+     * networks where brokers reach each other through NAT or a proxy, and for tests that put a fault proxy
+     * between two brokers.
+     */
+    public Map<Integer, Endpoint> interBrokerEndpointOverrides() {
+        Map<Integer, Endpoint> out = new LinkedHashMap<>();
+        String v = props.getProperty(INTER_BROKER_ENDPOINT_OVERRIDES, "");
+        for (String entry : v.split(",")) {
+            if (entry.isBlank()) {
+                continue;
+            }
+            int eq = entry.indexOf('=');
+            if (eq <= 0) {
+                throw new ConfigException(INTER_BROKER_ENDPOINT_OVERRIDES + ": expected id=host:port, got '" + entry + "'");
+            }
+            int id;
+            try {
+                id = Integer.parseInt(entry.substring(0, eq).trim());
+            } catch (NumberFormatException e) {
+                throw new ConfigException(INTER_BROKER_ENDPOINT_OVERRIDES + ": bad broker id in '" + entry + "'");
+            }
+            out.put(id, Endpoint.parse("PLAINTEXT://" + entry.substring(eq + 1).trim(), INTER_BROKER_ENDPOINT_OVERRIDES));
+        }
+        return out;
+    }
+
+    /** Delay before the first retention/flush/checkpoint pass after start-up (Kafka's default 30 s; ours 10 s). */
+    public long logInitialTaskDelayMs() {
+        return longValue(LOG_INITIAL_TASK_DELAY_MS, 10_000L);
     }
 
     /** The broker default of {@code unclean.leader.election.enable} (false, as in Kafka). */

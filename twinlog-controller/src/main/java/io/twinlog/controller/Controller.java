@@ -1,6 +1,9 @@
 package io.twinlog.controller;
 
 import io.twinlog.controller.election.PartitionChanges;
+import io.twinlog.controller.election.ReassignmentSteps;
+import io.twinlog.controller.metadata.TopicAssignment;
+import org.apache.kafka.common.requests.ApiError;
 import io.twinlog.controller.metadata.BrokerRegistration;
 import io.twinlog.controller.metadata.MetadataImage;
 import io.twinlog.controller.metadata.PartitionImage;
@@ -177,10 +180,173 @@ public final class Controller implements AutoCloseable {
         if (!write(writes)) {
             return;
         }
+        Set<String> touched = new HashSet<>();
+        writes.forEach(w -> touched.add(w.partition().topic()));
+        for (TopicImage topic : image.topics().values()) {
+            if (!topic.reassigning().isEmpty() && !touched.contains(topic.name())
+                    && !advanceReassignments(topic, available)) {
+                return;
+            }
+        }
         knownBrokerEpochs = epochs;
         if (!bounced.isEmpty()) {
             scheduleReconcile(); // second round: the restarted brokers count as live again
         }
+    }
+
+    /** Moves each reassigning partition of a topic one step forward; false if the write failed. */
+    private boolean advanceReassignments(TopicImage topic, Set<Integer> live) {
+        Map<Integer, List<Integer>> replicas = new HashMap<>();
+        topic.partitions().forEach((p, pi) -> replicas.put(p, pi.replicas()));
+        Map<Integer, TopicAssignment.Reassignment> remaining = new HashMap<>(topic.reassigning());
+        List<StateWrite> states = new ArrayList<>();
+        boolean changed = false;
+        for (Map.Entry<Integer, TopicAssignment.Reassignment> e : topic.reassigning().entrySet()) {
+            PartitionImage p = topic.partitions().get(e.getKey());
+            if (p == null || p.state() == null) {
+                remaining.remove(e.getKey());
+                changed = true;
+                continue;
+            }
+            Optional<ReassignmentSteps.Step> step = ReassignmentSteps.next(p.replicas(), p.state(), e.getValue(), live);
+            if (step.isEmpty()) {
+                continue;
+            }
+            changed = true;
+            TopicPartition tp = new TopicPartition(topic.name(), e.getKey());
+            replicas.put(e.getKey(), step.get().replicas());
+            step.get().state().ifPresent(st -> states.add(new StateWrite(tp, st, p.stateVersion())));
+            if (step.get().completed()) {
+                remaining.remove(e.getKey());
+                log.info("{}Reassignment of {} complete: replicas {} -> {}, leader {} ISR {}", logPrefix, tp,
+                        e.getValue().original(), step.get().replicas(),
+                        step.get().state().map(PartitionState::leader).orElse(p.leader()),
+                        step.get().state().map(PartitionState::isr).orElse(p.isr()));
+            } else {
+                log.info("{}Reassignment of {}: replicas now {} while {} catch up", logPrefix, tp,
+                        step.get().replicas(), e.getValue().adding());
+            }
+        }
+        if (!changed) {
+            return true;
+        }
+        TopicAssignment next = new TopicAssignment(topic.topicId(), replicas, remaining);
+        return writeAssignment(topic, next, states);
+    }
+
+    private boolean writeAssignment(TopicImage topic, TopicAssignment next, List<StateWrite> states) {
+        try {
+            zkClient.writeAssignment(epoch.orElseThrow(), topic.name(), next, topic.assignmentVersion(), states);
+            return true;
+        } catch (ControllerZkClient.ControllerMovedException e) {
+            resignLocally(e.getMessage());
+        } catch (ControllerZkClient.StaleStateException e) {
+            log.info("{}{}; deciding again from fresh metadata", logPrefix, e.getMessage());
+            eventThread.schedule(this::scheduleReconcile, RETRY_DELAY_MS, TimeUnit.MILLISECONDS);
+        } catch (Exception e) {
+            log.warn("{}Could not write the assignment of {}: {}; retrying", logPrefix, topic.name(), e.toString());
+            eventThread.schedule(this::scheduleReconcile, RETRY_DELAY_MS * 5, TimeUnit.MILLISECONDS);
+        }
+        return false;
+    }
+
+    /**
+     * Starts (target present) or cancels (target empty) replica reassignments. Validated here; carried out step by
+     * step by reconciliation, so a controller failover resumes them.
+     */
+    public CompletableFuture<Map<TopicPartition, ApiError>> alterReassignments(
+            Map<TopicPartition, Optional<List<Integer>>> requests) {
+        CompletableFuture<Map<TopicPartition, ApiError>> result = new CompletableFuture<>();
+        submit(result, () -> {
+            Map<TopicPartition, ApiError> out = new HashMap<>();
+            requests.keySet().forEach(tp -> out.put(tp, new ApiError(Errors.NOT_CONTROLLER, "shutting down")));
+            return out;
+        }, () -> {
+            Map<TopicPartition, ApiError> out = new HashMap<>();
+            if (epoch.isEmpty()) {
+                requests.keySet().forEach(tp -> out.put(tp, new ApiError(Errors.NOT_CONTROLLER, null)));
+                result.complete(out);
+                return;
+            }
+            MetadataImage image = watcher.image();
+            Map<String, Map<TopicPartition, Optional<List<Integer>>>> byTopic = new HashMap<>();
+            requests.forEach((tp, target) -> byTopic.computeIfAbsent(tp.topic(), t -> new HashMap<>()).put(tp, target));
+            for (Map.Entry<String, Map<TopicPartition, Optional<List<Integer>>>> t : byTopic.entrySet()) {
+                Optional<TopicImage> topic = image.topic(t.getKey());
+                if (topic.isEmpty()) {
+                    t.getValue().keySet().forEach(tp -> out.put(tp, new ApiError(Errors.UNKNOWN_TOPIC_OR_PARTITION,
+                            "Topic '" + tp.topic() + "' does not exist.")));
+                    continue;
+                }
+                Map<Integer, TopicAssignment.Reassignment> reassigning = new HashMap<>(topic.get().reassigning());
+                Map<Integer, List<Integer>> replicas = new HashMap<>();
+                topic.get().partitions().forEach((p, pi) -> replicas.put(p, pi.replicas()));
+                List<StateWrite> states = new ArrayList<>();
+                List<TopicPartition> accepted = new ArrayList<>();
+                for (Map.Entry<TopicPartition, Optional<List<Integer>>> e : t.getValue().entrySet()) {
+                    TopicPartition tp = e.getKey();
+                    PartitionImage p = topic.get().partitions().get(tp.partition());
+                    if (p == null || p.state() == null) {
+                        out.put(tp, new ApiError(Errors.UNKNOWN_TOPIC_OR_PARTITION, "Unknown partition " + tp));
+                        continue;
+                    }
+                    TopicAssignment.Reassignment ongoing = reassigning.get(tp.partition());
+                    if (e.getValue().isEmpty()) {
+                        if (ongoing == null) {
+                            out.put(tp, new ApiError(Errors.NO_REASSIGNMENT_IN_PROGRESS,
+                                    "No reassignment of " + tp + " is in progress"));
+                            continue;
+                        }
+                        ReassignmentSteps.Step step = ReassignmentSteps.cancel(p.state(), ongoing, image.brokers().keySet());
+                        replicas.put(tp.partition(), step.replicas());
+                        step.state().ifPresent(st -> states.add(new StateWrite(tp, st, p.stateVersion())));
+                        reassigning.remove(tp.partition());
+                        log.info("{}Reassignment of {} cancelled: back to replicas {}", logPrefix, tp, step.replicas());
+                        accepted.add(tp);
+                        continue;
+                    }
+                    List<Integer> target = e.getValue().get();
+                    Optional<String> invalid = validateTarget(target, image.brokers().keySet());
+                    if (invalid.isPresent()) {
+                        out.put(tp, new ApiError(Errors.INVALID_REPLICA_ASSIGNMENT, invalid.get()));
+                        continue;
+                    }
+                    List<Integer> original = ongoing != null ? ongoing.original() : p.replicas();
+                    if (target.equals(p.replicas()) && ongoing == null) {
+                        out.put(tp, ApiError.NONE); // already there
+                        continue;
+                    }
+                    reassigning.put(tp.partition(), new TopicAssignment.Reassignment(List.copyOf(target), original));
+                    log.info("{}Reassignment of {} requested: {} -> {}", logPrefix, tp, original, target);
+                    accepted.add(tp);
+                }
+                if (accepted.isEmpty()) {
+                    continue;
+                }
+                TopicAssignment next = new TopicAssignment(topic.get().topicId(), replicas, reassigning);
+                boolean ok = writeAssignment(topic.get(), next, states);
+                accepted.forEach(tp -> out.put(tp, ok ? ApiError.NONE
+                        : new ApiError(Errors.REQUEST_TIMED_OUT, "Topic changed concurrently; retry")));
+            }
+            scheduleReconcile();
+            result.complete(out);
+        });
+        return result;
+    }
+
+    private static Optional<String> validateTarget(List<Integer> target, Set<Integer> liveBrokers) {
+        if (target.isEmpty()) {
+            return Optional.of("The target replica list is empty");
+        }
+        if (new HashSet<>(target).size() != target.size()) {
+            return Optional.of("Duplicate brokers in the target replicas " + target);
+        }
+        for (Integer b : target) {
+            if (!liveBrokers.contains(b)) {
+                return Optional.of("Broker " + b + " of the target replicas " + target + " is not a live broker");
+            }
+        }
+        return Optional.empty();
     }
 
     private void logChange(TopicPartition tp, PartitionState from, PartitionState to, String reason, boolean unclean) {

@@ -18,6 +18,7 @@ import io.twinlog.server.controller.AlterPartitionManager;
 import io.twinlog.server.controller.ControllerChannel;
 import io.twinlog.server.handlers.AlterPartitionHandler;
 import io.twinlog.server.handlers.ElectLeadersHandler;
+import io.twinlog.server.handlers.ReassignmentsHandler;
 import org.apache.kafka.common.Node;
 import io.twinlog.server.handlers.AlterConfigsHandler;
 import io.twinlog.server.handlers.ApiVersionsHandler;
@@ -132,8 +133,8 @@ public final class BrokerServer implements AutoCloseable {
         logStore.startup();
         String interBrokerListener = config.listeners().get(0).listenerName();
         controller = new Controller(config.brokerId(), watcher, new ControllerZkClient(zk), this::uncleanElectionEnabled);
-        controllerChannel = new ControllerChannel(config.brokerId(), watcher, interBrokerListener,
-                config.replicaSocketTimeoutMs(), time);
+        controllerChannel = new ControllerChannel(config.brokerId(), watcher,
+                id -> brokerNode(id, interBrokerListener), config.replicaSocketTimeoutMs(), time);
         alterPartitionManager = new AlterPartitionManager(config.brokerId(), this::brokerEpoch, watcher, controller,
                 controllerChannel);
         ReplicaFetcherManager fetcherManager = new ReplicaFetcherManager(config.brokerId(),
@@ -153,6 +154,7 @@ public final class BrokerServer implements AutoCloseable {
                 new ProducerIdManager(config.brokerId(), store), time);
         AtomicReference<ApiRegistry> registryRef = new AtomicReference<>();
         AlterConfigsHandler alterConfigs = new AlterConfigsHandler(ctx);
+        ReassignmentsHandler reassignments = new ReassignmentsHandler(ctx, controller, controllerChannel);
         ApiRegistry registry = ApiRegistry.builder()
                 .add(ApiKeys.API_VERSIONS, new ApiVersionsHandler(registryRef::get))
                 .add(ApiKeys.METADATA, new MetadataHandler(ctx))
@@ -170,6 +172,8 @@ public final class BrokerServer implements AutoCloseable {
                 .add(ApiKeys.DESCRIBE_CLUSTER, new DescribeClusterHandler(ctx))
                 .add(ApiKeys.ALTER_PARTITION, new AlterPartitionHandler(ctx, controller))
                 .add(ApiKeys.ELECT_LEADERS, new ElectLeadersHandler(ctx, controller, controllerChannel))
+                .add(ApiKeys.ALTER_PARTITION_REASSIGNMENTS, reassignments.alter())
+                .add(ApiKeys.LIST_PARTITION_REASSIGNMENTS, reassignments.list())
                 .build();
         registryRef.set(registry);
 
@@ -233,6 +237,10 @@ public final class BrokerServer implements AutoCloseable {
     }
 
     private Optional<Node> brokerNode(int id, String listenerName) {
+        Endpoint override = config.interBrokerEndpointOverrides().get(id);
+        if (override != null) {
+            return Optional.of(new Node(id, override.host(), override.port()));
+        }
         BrokerRegistration b = watcher.image().brokers().get(id);
         if (b == null) {
             return Optional.empty();
@@ -287,7 +295,7 @@ public final class BrokerServer implements AutoCloseable {
         return new LogStoreConfig(config.brokerId(), config.logDirs(), config.defaultTopicConfigs(),
                 config.logRetentionCheckIntervalMs(), Math.min(config.logFlushIntervalMs(), 60_000L),
                 config.highWatermarkCheckpointIntervalMs(), config.logCleanerEnable(), config.logCleanerBackoffMs(),
-                config.producerIdExpirationMs(), config.transactionMaxTimeoutMs(), 4);
+                config.producerIdExpirationMs(), config.transactionMaxTimeoutMs(), 4, config.logInitialTaskDelayMs());
     }
 
     public int brokerId() {

@@ -16,5 +16,6 @@ public record LogStoreConfig(
         long cleanerBackoffMs,
         int producerIdExpirationMs,
         int transactionMaxTimeoutMs,
-        int backgroundThreads) {
+        int backgroundThreads,
+        long initialTaskDelayMs) {
 }

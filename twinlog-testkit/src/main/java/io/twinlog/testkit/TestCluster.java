@@ -39,10 +39,15 @@ public final class TestCluster implements AutoCloseable {
     private EmbeddedZooKeeper zooKeeper;
     private final Map<Integer, BrokerServer> brokers = new HashMap<>();
     private final Map<Integer, Integer> ports = new HashMap<>();
+    private final boolean faultProxies;
+    // (from, to) -> proxy that broker 'from' uses to reach broker 'to'
+    private final Map<List<Integer>, FaultProxy> brokerProxies = new HashMap<>();
+    private final Map<Integer, FaultProxy> zooKeeperProxies = new HashMap<>();
 
     private TestCluster(Builder b) {
         this.numBrokers = b.numBrokers;
         this.brokerProperties = Map.copyOf(b.brokerProperties);
+        this.faultProxies = b.faultProxies;
         this.baseDir = TestDirectories.create("cluster");
     }
 
@@ -52,10 +57,63 @@ public final class TestCluster implements AutoCloseable {
 
     public TestCluster start() throws Exception {
         zooKeeper = EmbeddedZooKeeper.start(new File(baseDir, "zookeeper"), 0);
+        if (faultProxies) {
+            for (int id = 0; id < numBrokers; id++) {
+                ports.put(id, freePort());
+            }
+            for (int from = 0; from < numBrokers; from++) {
+                zooKeeperProxies.put(from, new FaultProxy("zk-of-" + from, "127.0.0.1", zooKeeper.port()));
+                for (int to = 0; to < numBrokers; to++) {
+                    if (from != to) {
+                        brokerProxies.put(List.of(from, to), new FaultProxy(from + "-to-" + to, "127.0.0.1",
+                                ports.get(to)));
+                    }
+                }
+            }
+        }
         for (int id = 0; id < numBrokers; id++) {
             startBroker(id);
         }
         return this;
+    }
+
+    /** Cuts all traffic between two brokers, both ways (needs {@link Builder#withFaultProxies()}). */
+    public void cutNetwork(int a, int b) {
+        proxy(a, b).cut();
+        proxy(b, a).cut();
+    }
+
+    public void healNetwork(int a, int b) {
+        proxy(a, b).heal();
+        proxy(b, a).heal();
+    }
+
+    /** Cuts a broker off ZooKeeper: its session expires after the session timeout, as in a network partition. */
+    public void cutZooKeeper(int id) {
+        requireProxies();
+        zooKeeperProxies.get(id).cut();
+    }
+
+    public void healZooKeeper(int id) {
+        requireProxies();
+        zooKeeperProxies.get(id).heal();
+    }
+
+    private FaultProxy proxy(int from, int to) {
+        requireProxies();
+        return brokerProxies.get(List.of(from, to));
+    }
+
+    private void requireProxies() {
+        if (!faultProxies) {
+            throw new IllegalStateException("Build the cluster withFaultProxies() to cut traffic");
+        }
+    }
+
+    private static int freePort() throws java.io.IOException {
+        try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
+            return s.getLocalPort();
+        }
     }
 
     /** Starts (or restarts, with its data) broker {@code id}; a restarted broker keeps its port. */
@@ -64,7 +122,18 @@ public final class TestCluster implements AutoCloseable {
         p.put(BrokerConfig.BROKER_ID, Integer.toString(id));
         p.put(BrokerConfig.LISTENERS, "PLAINTEXT://127.0.0.1:" + ports.getOrDefault(id, 0));
         p.put(BrokerConfig.LOG_DIRS, logDir(id).getAbsolutePath());
-        p.put(BrokerConfig.ZOOKEEPER_CONNECT, zooKeeper.connectString());
+        p.put(BrokerConfig.ZOOKEEPER_CONNECT, faultProxies ? zooKeeperProxies.get(id).address()
+                : zooKeeper.connectString());
+        if (faultProxies) {
+            StringBuilder overrides = new StringBuilder();
+            for (int to = 0; to < numBrokers; to++) {
+                if (to != id) {
+                    overrides.append(overrides.length() == 0 ? "" : ",").append(to).append('=')
+                            .append(brokerProxies.get(List.of(id, to)).address());
+                }
+            }
+            p.put(BrokerConfig.INTER_BROKER_ENDPOINT_OVERRIDES, overrides.toString());
+        }
         p.put(BrokerConfig.ZOOKEEPER_SESSION_TIMEOUT_MS, "6000");
         p.put(BrokerConfig.NUM_IO_THREADS, "4");
         p.put(BrokerConfig.NUM_NETWORK_THREADS, "2");
@@ -159,6 +228,8 @@ public final class TestCluster implements AutoCloseable {
         for (Integer id : new ArrayList<>(brokers.keySet())) {
             stopBroker(id);
         }
+        brokerProxies.values().forEach(FaultProxy::close);
+        zooKeeperProxies.values().forEach(FaultProxy::close);
         if (zooKeeper != null) {
             zooKeeper.close();
         }
@@ -167,10 +238,17 @@ public final class TestCluster implements AutoCloseable {
 
     public static final class Builder {
         private int numBrokers = 1;
+        private boolean faultProxies;
         private final Map<String, String> brokerProperties = new HashMap<>();
 
         public Builder brokers(int n) {
             this.numBrokers = n;
+            return this;
+        }
+
+        /** Puts a cuttable proxy between every pair of brokers and between each broker and ZooKeeper. */
+        public Builder withFaultProxies() {
+            this.faultProxies = true;
             return this;
         }
 

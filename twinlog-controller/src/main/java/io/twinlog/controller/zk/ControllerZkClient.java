@@ -1,6 +1,7 @@
 package io.twinlog.controller.zk;
 
 import io.twinlog.controller.metadata.PartitionState;
+import io.twinlog.controller.metadata.TopicAssignment;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.api.transaction.CuratorOp;
 import org.apache.kafka.common.TopicPartition;
@@ -112,6 +113,32 @@ public final class ControllerZkClient {
                 }
                 throw new StaleStateException("A partition state changed since it was read (" + e.getMessage() + ")");
             }
+        }
+    }
+
+    /**
+     * Rewrites a topic's assignment record (replicas, reassignments) together with some of its partition states,
+     * in one transaction fenced by the controller epoch and the versions read.
+     */
+    public void writeAssignment(ControllerEpoch epoch, String topic, TopicAssignment assignment, int expectedVersion,
+                                List<StateWrite> states) throws Exception {
+        List<CuratorOp> ops = new ArrayList<>();
+        ops.add(zk.transactionOp().check().withVersion(epoch.zkVersion()).forPath(ZkPaths.CONTROLLER_EPOCH));
+        ops.add(zk.transactionOp().setData().withVersion(expectedVersion).forPath(ZkPaths.topic(topic),
+                Json.encode(assignment.toJson())));
+        for (StateWrite w : states) {
+            ops.add(zk.transactionOp().setData().withVersion(w.expectedVersion())
+                    .forPath(ZkPaths.partitionState(w.partition().topic(), w.partition().partition()),
+                            Json.encode(w.state().toJson())));
+        }
+        try {
+            zk.transaction().forOperations(ops);
+        } catch (KeeperException.BadVersionException | KeeperException.NoNodeException e) {
+            Stat stat = zk.checkExists().forPath(ZkPaths.CONTROLLER_EPOCH);
+            if (stat == null || stat.getVersion() != epoch.zkVersion()) {
+                throw new ControllerMovedException("Controller epoch " + epoch.epoch() + " is no longer current");
+            }
+            throw new StaleStateException("Topic " + topic + " changed since it was read (" + e.getMessage() + ")");
         }
     }
 

@@ -1,7 +1,7 @@
 package io.twinlog.controller.zk;
 
 import io.twinlog.controller.metadata.BrokerRegistration;
-import io.twinlog.controller.metadata.TopicImage;
+import io.twinlog.controller.metadata.TopicAssignment;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.api.transaction.CuratorOp;
 import org.apache.kafka.common.Uuid;
@@ -108,7 +108,7 @@ public final class MetadataStore {
                             Map<String, String> configs) throws Exception {
         List<CuratorOp> ops = new ArrayList<>();
         ops.add(zk.transactionOp().create().forPath(ZkPaths.topic(topic),
-                Json.encode(TopicImage.assignmentJson(topicId, assignment))));
+                Json.encode(TopicAssignment.of(topicId, assignment).toJson())));
         ops.add(zk.transactionOp().create().forPath(ZkPaths.partitions(topic)));
         for (Integer p : assignment.keySet()) {
             ops.add(zk.transactionOp().create().forPath(ZkPaths.partition(topic, p)));
@@ -153,9 +153,8 @@ public final class MetadataStore {
         } catch (KeeperException.NoNodeException e) {
             throw new UnknownTopicOrPartitionException("Topic '" + topic + "' does not exist.");
         }
-        Map<String, Object> json = Json.decode(data, path);
-        Uuid topicId = Uuid.fromString((String) json.get("topicId"));
-        Map<Integer, List<Integer>> assignment = new java.util.TreeMap<>(TopicImage.assignmentFromJson(json));
+        TopicAssignment current = TopicAssignment.fromJson(Json.decode(data, path));
+        Map<Integer, List<Integer>> assignment = new java.util.TreeMap<>(current.replicas());
         for (Integer p : newPartitions.keySet()) {
             if (assignment.containsKey(p)) {
                 throw new InvalidPartitionsException("Partition " + p + " of topic '" + topic + "' already exists.");
@@ -164,7 +163,7 @@ public final class MetadataStore {
         assignment.putAll(newPartitions);
         List<CuratorOp> ops = new ArrayList<>();
         ops.add(zk.transactionOp().setData().withVersion(stat.getVersion())
-                .forPath(path, Json.encode(TopicImage.assignmentJson(topicId, assignment))));
+                .forPath(path, Json.encode(current.withReplicas(assignment).toJson())));
         for (Integer p : newPartitions.keySet()) {
             ops.add(zk.transactionOp().create().forPath(ZkPaths.partition(topic, p)));
         }

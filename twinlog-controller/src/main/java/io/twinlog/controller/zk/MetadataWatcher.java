@@ -4,6 +4,7 @@ import io.twinlog.controller.metadata.BrokerRegistration;
 import io.twinlog.controller.metadata.MetadataImage;
 import io.twinlog.controller.metadata.PartitionImage;
 import io.twinlog.controller.metadata.PartitionState;
+import io.twinlog.controller.metadata.TopicAssignment;
 import io.twinlog.controller.metadata.TopicImage;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.recipes.cache.ChildData;
@@ -193,8 +194,8 @@ public final class MetadataWatcher implements AutoCloseable {
 
     private MetadataImage build() {
         Map<Integer, BrokerRegistration> brokers = new TreeMap<>();
-        Map<String, Map<Integer, List<Integer>>> assignments = new HashMap<>();
-        Map<String, Uuid> topicIds = new HashMap<>();
+        Map<String, TopicAssignment> assignments = new HashMap<>();
+        Map<String, Integer> assignmentVersions = new HashMap<>();
         Map<String, Map<Integer, PartitionState>> states = new HashMap<>();
         Map<String, Map<Integer, Integer>> stateVersions = new HashMap<>();
         brokersCache.stream().forEach(cd -> {
@@ -207,9 +208,8 @@ public final class MetadataWatcher implements AutoCloseable {
                 brokers.put(id, BrokerRegistration.fromJson(id, epoch, Json.decode(cd.getData(), path)));
             } else if (parts.length == 4 && "topics".equals(parts[2]) && cd.getData() != null
                     && cd.getData().length > 0) {
-                Map<String, Object> json = Json.decode(cd.getData(), path);
-                topicIds.put(parts[3], Uuid.fromString((String) json.get("topicId")));
-                assignments.put(parts[3], TopicImage.assignmentFromJson(json));
+                assignments.put(parts[3], TopicAssignment.fromJson(Json.decode(cd.getData(), path)));
+                assignmentVersions.put(parts[3], cd.getStat() == null ? -1 : cd.getStat().getVersion());
             } else if (parts.length == 7 && "topics".equals(parts[2]) && "state".equals(parts[6])
                     && cd.getData() != null && cd.getData().length > 0) {
                 states.computeIfAbsent(parts[3], t -> new HashMap<>())
@@ -223,10 +223,11 @@ public final class MetadataWatcher implements AutoCloseable {
             SortedMap<Integer, PartitionImage> partitions = new TreeMap<>();
             Map<Integer, PartitionState> topicStates = states.getOrDefault(topic, Map.of());
             Map<Integer, Integer> versions = stateVersions.getOrDefault(topic, Map.of());
-            assignment.forEach((p, replicas) -> partitions.put(p,
+            assignment.replicas().forEach((p, replicas) -> partitions.put(p,
                     new PartitionImage(p, replicas, topicStates.get(p), versions.getOrDefault(p, -1))));
-            topics.put(topic, new TopicImage(topic, topicIds.get(topic),
-                    java.util.Collections.unmodifiableSortedMap(partitions)));
+            topics.put(topic, new TopicImage(topic, assignment.topicId(),
+                    java.util.Collections.unmodifiableSortedMap(partitions), assignment.reassigning(),
+                    assignmentVersions.getOrDefault(topic, -1)));
         });
         Map<String, Map<String, String>> configs = new HashMap<>();
         configsCache.stream().forEach(cd -> {

@@ -1,7 +1,5 @@
 package io.twinlog.server.controller;
 
-import io.twinlog.common.Endpoint;
-import io.twinlog.controller.metadata.BrokerRegistration;
 import io.twinlog.controller.zk.MetadataWatcher;
 import io.twinlog.protocol.client.InterBrokerClient;
 import org.apache.kafka.common.Node;
@@ -20,12 +18,14 @@ import java.util.Optional;
  */
 public final class ControllerChannel implements AutoCloseable {
     private final MetadataWatcher metadata;
-    private final String listenerName;
+    private final java.util.function.Function<Integer, Optional<Node>> brokerNodes;
     private final InterBrokerClient client;
 
-    public ControllerChannel(int brokerId, MetadataWatcher metadata, String listenerName, int requestTimeoutMs, Time time) {
+    public ControllerChannel(int brokerId, MetadataWatcher metadata,
+                             java.util.function.Function<Integer, Optional<Node>> brokerNodes, int requestTimeoutMs,
+                             Time time) {
         this.metadata = metadata;
-        this.listenerName = listenerName;
+        this.brokerNodes = brokerNodes;
         this.client = new InterBrokerClient("controller-channel-" + brokerId, requestTimeoutMs, 1 << 20, time);
     }
 
@@ -36,12 +36,7 @@ public final class ControllerChannel implements AutoCloseable {
 
     public Optional<Node> controllerNode() {
         int id = metadata.image().controllerId();
-        BrokerRegistration b = metadata.image().brokers().get(id);
-        if (b == null) {
-            return Optional.empty();
-        }
-        Optional<Endpoint> ep = b.endpoint(listenerName);
-        return ep.map(e -> new Node(b.id(), e.host(), e.port()));
+        return id < 0 ? Optional.empty() : brokerNodes.apply(id);
     }
 
     @Override

@@ -1,0 +1,137 @@
+package io.twinlog.testkit;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * A loopback TCP proxy that a test can cut and heal: between two brokers (replication, controller requests) or
+ * between a broker and ZooKeeper (session loss). Cutting closes every open connection and refuses new ones until
+ * {@link #heal()}; a peer sees exactly what a network partition followed by resets looks like.
+ *
+ * <p>Threads: one acceptor, two pump threads per connection (blocking I/O keeps it simple and it is test-only).
+ */
+public final class FaultProxy implements AutoCloseable {
+    private final String name;
+    private final InetSocketAddress target;
+    private final ServerSocket server;
+    private final Set<Socket> open = ConcurrentHashMap.newKeySet();
+    private final Thread acceptor;
+    private volatile boolean cut;
+    private volatile boolean closed;
+
+    public FaultProxy(String name, String targetHost, int targetPort) throws IOException {
+        this.name = name;
+        this.target = new InetSocketAddress(targetHost, targetPort);
+        this.server = new ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress());
+        this.acceptor = new Thread(this::acceptLoop, "fault-proxy-" + name);
+        this.acceptor.setDaemon(true);
+        this.acceptor.start();
+    }
+
+    public int port() {
+        return server.getLocalPort();
+    }
+
+    public String address() {
+        return "127.0.0.1:" + port();
+    }
+
+    /** Drops every connection through this proxy and refuses new ones. */
+    public void cut() {
+        cut = true;
+        for (Socket s : open) {
+            closeQuietly(s);
+        }
+        open.clear();
+    }
+
+    public void heal() {
+        cut = false;
+    }
+
+    public boolean isCut() {
+        return cut;
+    }
+
+    private void acceptLoop() {
+        while (!closed) {
+            Socket client;
+            try {
+                client = server.accept();
+            } catch (IOException e) {
+                return;
+            }
+            if (cut) {
+                closeQuietly(client);
+                continue;
+            }
+            try {
+                Socket upstream = new Socket();
+                upstream.connect(target, 5_000);
+                client.setTcpNoDelay(true);
+                upstream.setTcpNoDelay(true);
+                open.add(client);
+                open.add(upstream);
+                pump(client, upstream);
+                pump(upstream, client);
+            } catch (IOException e) {
+                closeQuietly(client);
+            }
+        }
+    }
+
+    private void pump(Socket from, Socket to) {
+        Thread t = new Thread(() -> {
+            byte[] buf = new byte[64 * 1024];
+            try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
+                int n;
+                while ((n = in.read(buf)) >= 0) {
+                    if (cut) {
+                        break;
+                    }
+                    out.write(buf, 0, n);
+                    out.flush();
+                }
+            } catch (IOException ignored) {
+                // the other side closed, or the proxy was cut
+            } finally {
+                closeQuietly(from);
+                closeQuietly(to);
+                open.remove(from);
+                open.remove(to);
+            }
+        }, "fault-proxy-" + name + "-pump");
+        t.setDaemon(true);
+        t.start();
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        cut();
+        try {
+            server.close();
+        } catch (IOException ignored) {
+            // closing
+        }
+    }
+
+    private static void closeQuietly(Socket s) {
+        try {
+            s.close();
+        } catch (IOException ignored) {
+            // already closed
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "FaultProxy(" + name + " -> " + target + (cut ? ", CUT" : "") + ")";
+    }
+}
