@@ -336,8 +336,8 @@ public final class BrokerConfig {
 
     /**
      * The broker-level defaults of topic configs, keyed by topic config name ({@code segment.bytes}, ...),
-     * containing only the keys the operator set. {@code retention.ms} is always present because Kafka derives it
-     * from three broker keys.
+     * containing only the keys the operator set ({@code retention.ms} from whichever of Kafka's three
+     * {@code log.retention.*} keys is set).
      */
     public Map<String, String> defaultTopicConfigs() {
         Map<String, String> out = new LinkedHashMap<>();
@@ -347,7 +347,10 @@ public final class BrokerConfig {
                 out.put(e.getValue(), v.trim());
             }
         }
-        out.put("retention.ms", Long.toString(logRetentionMs()));
+        if (props.containsKey(LOG_RETENTION_MS) || props.containsKey(LOG_RETENTION_MINUTES)
+                || props.containsKey(LOG_RETENTION_HOURS)) {
+            out.put("retention.ms", Long.toString(logRetentionMs()));
+        }
         return out;
     }
 

@@ -46,7 +46,8 @@ class BrokerConfigTest {
         assertEquals("2097152", d.get("segment.bytes"));
         assertEquals("1", d.get("flush.messages"));
         assertEquals("5000", d.get("max.message.bytes"));
-        assertEquals(Long.toString(168L * 3_600_000L), d.get("retention.ms"));
+        assertEquals(null, d.get("retention.ms"), "not set by the operator: Kafka's default applies");
+        assertEquals("60000", config("log.retention.minutes", "1").defaultTopicConfigs().get("retention.ms"));
     }
 
     @Test

@@ -28,6 +28,11 @@ public final class ListOffsetsHandler implements RequestHandler {
     @Override
     public void handle(Request request) {
         ListOffsetsRequest body = request.body();
+        if (body.data().isolationLevel() != 0 && body.data().isolationLevel() != 1) {
+            request.respond(request.errorResponse(new org.apache.kafka.common.errors.InvalidRequestException(
+                    "Unknown isolation level " + body.data().isolationLevel())));
+            return;
+        }
         // a replica (replica id >= 0) may read up to the log end; consumers up to the HW or LSO
         Optional<IsolationLevel> isolation = body.replicaId() >= 0 ? Optional.empty() : Optional.of(body.isolationLevel());
         ListOffsetsResponseData response = new ListOffsetsResponseData();
