@@ -157,7 +157,8 @@ class AdminTopicLifecycleTest {
                 new AlterConfigOp(new ConfigEntry("max.message.bytes", "2000000"), AlterConfigOp.OpType.SET)))).all().get();
         Config after = admin.describeConfigs(List.of(res)).all().get().get(res);
         assertEquals("1048576", after.get("retention.bytes").value());
-        assertEquals("604800000", after.get("retention.ms").value(), "back to the broker default");
+        assertEquals("604800000", after.get("retention.ms").value(), "back to the default");
+        assertEquals(ConfigEntry.ConfigSource.DEFAULT_CONFIG, after.get("retention.ms").source());
         assertEquals("compact,delete", after.get("cleanup.policy").value());
         assertEquals("true", after.get("unclean.leader.election.enable").value());
         Waits.waitUntil("the log to use the new max.message.bytes", () ->
