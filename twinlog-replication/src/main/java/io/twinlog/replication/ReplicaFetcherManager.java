@@ -46,6 +46,11 @@ public final class ReplicaFetcherManager implements AutoCloseable {
 
     /** Starts (or moves) fetching of {@code tp} from {@code leaderId} in {@code leaderEpoch}. */
     public synchronized void addPartition(TopicPartition tp, Uuid topicId, int leaderId, int leaderEpoch) {
+        Integer current = leaderOf.get(tp);
+        if (current != null && current == leaderId) {
+            fetchers.get(leaderId).addPartition(tp, topicId, leaderEpoch); // same leader, new epoch: keep the thread
+            return;
+        }
         removePartition(tp);
         ReplicaFetcherThread t = fetchers.computeIfAbsent(leaderId, id -> {
             ReplicaFetcherThread f = new ReplicaFetcherThread(localBrokerId, id, brokerEndpoints, brokerEpoch,
