@@ -25,7 +25,12 @@ public final class ReplicaLogs {
 
     /** One batch as stored: enough to tell two replicas apart. */
     public record Batch(long baseOffset, long lastOffset, int partitionLeaderEpoch, long crc, long producerId,
-                        int baseSequence, boolean transactional, boolean control, List<String> values) {
+                        int baseSequence, boolean transactional, boolean control, List<String> values,
+                        List<StoredRecord> records) {
+    }
+
+    /** One record of a batch: its offset, timestamp, key and value (UTF-8, null if absent). */
+    public record StoredRecord(long offset, long timestamp, String key, String value) {
     }
 
     /** Every batch of the replica of {@code tp} on {@code broker}, from its log start to its log end. */
@@ -39,11 +44,14 @@ public final class ReplicaLogs {
             long next = offset;
             for (RecordBatch b : info.records.batches()) {
                 List<String> values = new ArrayList<>();
+                List<StoredRecord> records = new ArrayList<>();
                 for (Record r : b) {
-                    values.add(r.hasValue() ? utf8(r.value()) : null);
+                    String value = r.hasValue() ? utf8(r.value()) : null;
+                    values.add(value);
+                    records.add(new StoredRecord(r.offset(), r.timestamp(), r.hasKey() ? utf8(r.key()) : null, value));
                 }
                 out.add(new Batch(b.baseOffset(), b.lastOffset(), b.partitionLeaderEpoch(), b.checksum(),
-                        b.producerId(), b.baseSequence(), b.isTransactional(), b.isControlBatch(), values));
+                        b.producerId(), b.baseSequence(), b.isTransactional(), b.isControlBatch(), values, records));
                 next = b.lastOffset() + 1;
             }
             if (next == offset) {
