@@ -1,0 +1,96 @@
+package io.twinlog.mirror;
+
+import java.util.EnumSet;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+import static io.twinlog.mirror.MirrorPartitionState.EPOCH_FENCING;
+import static io.twinlog.mirror.MirrorPartitionState.FAILED;
+import static io.twinlog.mirror.MirrorPartitionState.LOG_TRUNCATION;
+import static io.twinlog.mirror.MirrorPartitionState.MIRRORING;
+import static io.twinlog.mirror.MirrorPartitionState.PAUSED;
+import static io.twinlog.mirror.MirrorPartitionState.PAUSING;
+import static io.twinlog.mirror.MirrorPartitionState.STOPPED;
+import static io.twinlog.mirror.MirrorPartitionState.STOPPING;
+import static io.twinlog.mirror.MirrorPartitionState.UNKNOWN;
+
+/**
+ * The mirror partition state machine's rules, as pure functions.
+ *
+ * <p>Transition table (target ← allowed sources; staying in the same state is always allowed):
+ * <pre>
+ * LOG_TRUNCATION ← UNKNOWN, STOPPED, FAILED           (start, failback, restart after a failure)
+ * EPOCH_FENCING  ← LOG_TRUNCATION, MIRRORING, FAILED  (before mirroring; when a batch's epoch reaches ours)
+ * MIRRORING      ← LOG_TRUNCATION, EPOCH_FENCING, PAUSED, FAILED
+ * PAUSING        ← MIRRORING, EPOCH_FENCING
+ * PAUSED         ← PAUSING
+ * STOPPING       ← LOG_TRUNCATION, EPOCH_FENCING, MIRRORING, PAUSING, PAUSED, FAILED
+ * STOPPED        ← STOPPING
+ * FAILED         ← any
+ * </pre>
+ * Unlike the KIP-1279 prototype, STOPPING is allowed from FAILED <em>and</em> accepted by validation: failing over
+ * while the source is down (partitions FAILED because it is unreachable) is the disaster case failover exists for.
+ */
+public final class MirrorTransitions {
+    private static final Map<MirrorPartitionState, Set<MirrorPartitionState>> ALLOWED_FROM = Map.of(
+            LOG_TRUNCATION, EnumSet.of(UNKNOWN, STOPPED, FAILED),
+            EPOCH_FENCING, EnumSet.of(LOG_TRUNCATION, MIRRORING, FAILED),
+            MIRRORING, EnumSet.of(LOG_TRUNCATION, EPOCH_FENCING, PAUSED, FAILED),
+            PAUSING, EnumSet.of(MIRRORING, EPOCH_FENCING),
+            PAUSED, EnumSet.of(PAUSING),
+            STOPPING, EnumSet.of(LOG_TRUNCATION, EPOCH_FENCING, MIRRORING, PAUSING, PAUSED, FAILED),
+            STOPPED, EnumSet.of(STOPPING),
+            FAILED, EnumSet.allOf(MirrorPartitionState.class),
+            UNKNOWN, EnumSet.noneOf(MirrorPartitionState.class));
+
+    private MirrorTransitions() {
+    }
+
+    public static boolean isValid(MirrorPartitionState from, MirrorPartitionState to) {
+        return from == to || ALLOWED_FROM.get(to).contains(from);
+    }
+
+    /**
+     * What the partition leader does next given the operator's wish and the partition's actual state; empty when
+     * nothing changes. FAILED is left alone (the retry schedule or the operator moves it), except that a stop is
+     * honoured at once so failover works while the source is unreachable.
+     */
+    public static Optional<MirrorPartitionState> reconcile(DesiredMirrorState desired, MirrorPartitionState actual) {
+        switch (desired) {
+            case STOPPED -> {
+                if (actual == STOPPED || actual == STOPPING || actual == UNKNOWN) {
+                    return Optional.empty();
+                }
+                return Optional.of(STOPPING);
+            }
+            case PAUSED -> {
+                if (actual == MIRRORING || actual == EPOCH_FENCING) {
+                    return Optional.of(PAUSING);
+                }
+                return Optional.empty();
+            }
+            case MIRRORING -> {
+                if (actual == PAUSED) {
+                    return Optional.of(MIRRORING); // resume continues from the local log end, no truncation
+                }
+                if (actual == UNKNOWN || actual == STOPPED) {
+                    return Optional.of(LOG_TRUNCATION);
+                }
+                return Optional.empty();
+            }
+            default -> throw new IllegalArgumentException("Unknown desired state " + desired);
+        }
+    }
+
+    /**
+     * Backoff before retry {@code attempt} (1-based) of a FAILED partition: exponential from {@code initialMs},
+     * capped at {@code maxMs}, with ±20 % jitter from the given random value in [0, 1).
+     */
+    public static long retryBackoffMs(int attempt, long initialMs, long maxMs, double random) {
+        double base = initialMs * Math.pow(2, Math.max(0, attempt - 1));
+        double capped = Math.min(base, maxMs);
+        double jitter = 1.0 + (random * 0.4 - 0.2);
+        return Math.max(1L, Math.round(capped * jitter));
+    }
+}
