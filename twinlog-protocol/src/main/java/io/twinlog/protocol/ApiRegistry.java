@@ -15,9 +15,25 @@ import java.util.Map;
  */
 public final class ApiRegistry {
     private final Map<ApiKeys, Registration> registrations;
+    private final Map<Short, CustomRegistration> customRegistrations;
 
-    private ApiRegistry(Map<ApiKeys, Registration> registrations) {
+    private ApiRegistry(Map<ApiKeys, Registration> registrations, Map<Short, CustomRegistration> custom) {
         this.registrations = Collections.unmodifiableMap(new EnumMap<>(registrations));
+        this.customRegistrations = Map.copyOf(custom);
+    }
+
+    /** A Twinlog API (an API key Kafka does not define), or null. */
+    public CustomRegistration customRegistration(short apiKey) {
+        return customRegistrations.get(apiKey);
+    }
+
+    public boolean isCustomApi(short apiKey) {
+        return customRegistrations.containsKey(apiKey);
+    }
+
+    /** One served Twinlog API. */
+    public record CustomRegistration(short apiKey, String name, short minVersion, short maxVersion,
+                                     RequestHandler handler) {
     }
 
     public static Builder builder() {
@@ -40,6 +56,9 @@ public final class ApiRegistry {
             out.add(new ApiVersionsResponseData.ApiVersion().setApiKey(r.key.id)
                     .setMinVersion(r.minVersion).setMaxVersion(r.maxVersion));
         }
+        customRegistrations.values().stream().sorted((a, b) -> Short.compare(a.apiKey(), b.apiKey()))
+                .forEach(r -> out.add(new ApiVersionsResponseData.ApiVersion().setApiKey(r.apiKey())
+                        .setMinVersion(r.minVersion()).setMaxVersion(r.maxVersion())));
         return out;
     }
 
@@ -49,6 +68,18 @@ public final class ApiRegistry {
 
     public static final class Builder {
         private final Map<ApiKeys, Registration> registrations = new EnumMap<>(ApiKeys.class);
+        private final Map<Short, CustomRegistration> custom = new java.util.HashMap<>();
+
+        /** Registers a Twinlog API under a key Apache Kafka does not use. */
+        public Builder addCustom(short apiKey, String name, short minVersion, short maxVersion, RequestHandler handler) {
+            if (ApiKeys.hasId(apiKey)) {
+                throw new IllegalArgumentException("API key " + apiKey + " belongs to Apache Kafka");
+            }
+            if (custom.put(apiKey, new CustomRegistration(apiKey, name, minVersion, maxVersion, handler)) != null) {
+                throw new IllegalStateException("API key " + apiKey + " registered twice");
+            }
+            return this;
+        }
 
         /** Registers every version kafka-clients knows for this key. */
         public Builder add(ApiKeys key, RequestHandler handler) {
@@ -64,7 +95,7 @@ public final class ApiRegistry {
         }
 
         public ApiRegistry build() {
-            return new ApiRegistry(registrations);
+            return new ApiRegistry(registrations, custom);
         }
     }
 }

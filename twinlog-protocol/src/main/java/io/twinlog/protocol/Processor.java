@@ -62,8 +62,11 @@ final class Processor implements Request.ResponseSink {
     private volatile boolean running = true;
     private long connectionIndex;
 
+    private final java.util.function.Predicate<Short> customApis;
+
     Processor(int brokerId, int id, Endpoint endpoint, int maxRequestSize, long connectionsMaxIdleMs,
-              RequestChannel requestChannel, Metrics metrics, Time time) {
+              RequestChannel requestChannel, Metrics metrics, Time time, java.util.function.Predicate<Short> customApis) {
+        this.customApis = customApis;
         this.brokerId = brokerId;
         this.id = id;
         this.requestChannel = requestChannel;
@@ -173,6 +176,17 @@ final class Processor implements Request.ResponseSink {
     }
 
     private Request parse(String connectionId, KafkaChannel channel, ByteBuffer payload, int size) {
+        if (payload.remaining() >= 2 && customApis.test(payload.getShort(payload.position()))) {
+            try {
+                ByteBuffer body = payload.duplicate();
+                CustomApiHeader header = CustomApiHeader.parse(body);
+                return new Request(header, body.slice(), connectionId, time.nanoseconds(), size, this);
+            } catch (InvalidRequestException e) {
+                log.info("Closing connection {}: {}", connectionId, e.getMessage());
+                selector.close(connectionId);
+                return null;
+            }
+        }
         // Read before parsing: a failed parse leaves the buffer's position wherever it stopped, and a truncated
         // header of a known API must not pass for an unknown key (that would answer instead of closing).
         int start = payload.position();

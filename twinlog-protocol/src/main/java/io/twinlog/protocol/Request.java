@@ -22,6 +22,9 @@ public final class Request {
     private final int sizeInBytes;
     private final ResponseSink sink;
     private final AtomicBoolean answered = new AtomicBoolean();
+    private final CustomApiHeader customHeader;
+    private final java.nio.ByteBuffer customBody;
+    private final String connectionId;
 
     Request(RequestContext context, AbstractRequest body, long receivedNanos, int sizeInBytes, ResponseSink sink) {
         this.context = context;
@@ -29,6 +32,42 @@ public final class Request {
         this.receivedNanos = receivedNanos;
         this.sizeInBytes = sizeInBytes;
         this.sink = sink;
+        this.customHeader = null;
+        this.customBody = null;
+        this.connectionId = context.connectionId;
+    }
+
+    /** A request of a Twinlog API (not a Kafka API key): header parsed, body left for the handler to decode. */
+    Request(CustomApiHeader header, java.nio.ByteBuffer body, String connectionId, long receivedNanos, int sizeInBytes,
+            ResponseSink sink) {
+        this.context = null;
+        this.body = null;
+        this.receivedNanos = receivedNanos;
+        this.sizeInBytes = sizeInBytes;
+        this.sink = sink;
+        this.customHeader = header;
+        this.customBody = body;
+        this.connectionId = connectionId;
+    }
+
+    public boolean isCustom() {
+        return customHeader != null;
+    }
+
+    public CustomApiHeader customHeader() {
+        return customHeader;
+    }
+
+    /** The undecoded body of a Twinlog API request. */
+    public java.nio.ByteBuffer customBody() {
+        return customBody.duplicate();
+    }
+
+    /** Answers a Twinlog API request with an encoded response body (the header is added here). */
+    public void respondCustom(java.nio.ByteBuffer responseBody) {
+        if (answered.compareAndSet(false, true)) {
+            sink.send(this, new org.apache.kafka.common.network.ByteBufferSend(customHeader.responseFrame(responseBody)));
+        }
     }
 
     public RequestContext context() {
@@ -52,7 +91,7 @@ public final class Request {
     }
 
     public String connectionId() {
-        return context.connectionId;
+        return connectionId;
     }
 
     public int sizeInBytes() {
@@ -96,6 +135,10 @@ public final class Request {
 
     @Override
     public String toString() {
+        if (isCustom()) {
+            return "api " + customHeader.apiKey() + " v" + customHeader.apiVersion() + " corr="
+                    + customHeader.correlationId() + " client=" + customHeader.clientId() + " conn=" + connectionId;
+        }
         return context.header.apiKey() + " v" + context.header.apiVersion() + " corr=" + context.header.correlationId()
                 + " client=" + context.header.clientId() + " conn=" + context.connectionId;
     }

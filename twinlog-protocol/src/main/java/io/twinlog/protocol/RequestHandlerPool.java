@@ -51,6 +51,10 @@ public final class RequestHandlerPool implements AutoCloseable {
     }
 
     void dispatch(Request request) {
+        if (request.isCustom()) {
+            dispatchCustom(request);
+            return;
+        }
         ApiRegistry.Registration r = registry.registration(request.apiKey());
         try {
             if (r == null || !registry.supports(request.apiKey(), request.apiVersion())) {
@@ -67,6 +71,23 @@ public final class RequestHandlerPool implements AutoCloseable {
                 log.error("Could not build the error response for {}; closing the connection", request, t2);
                 request.closeConnection();
             }
+        }
+    }
+
+    private void dispatchCustom(Request request) {
+        CustomApiHeader h = request.customHeader();
+        ApiRegistry.CustomRegistration r = registry.customRegistration(h.apiKey());
+        try {
+            if (r == null || h.apiVersion() < r.minVersion() || h.apiVersion() > r.maxVersion()) {
+                log.info("Closing connection {}: {} (unsupported version)", request.connectionId(), request);
+                request.closeConnection();
+                return;
+            }
+            r.handler().handle(request);
+        } catch (Throwable t) {
+            // a body that does not decode is the client's fault; anything else is ours — either way no partial answer
+            log.warn("Could not handle {}: {}; closing the connection", request, t.toString());
+            request.closeConnection();
         }
     }
 

@@ -36,12 +36,14 @@ public final class SocketServer implements AutoCloseable {
     private volatile boolean running = true;
     private int nextProcessor;
 
+    /** @param customApis which API keys are Twinlog's own (their headers are parsed by Twinlog) */
     public SocketServer(int brokerId, Endpoint endpoint, int numProcessors, int maxRequestSize,
-                        long connectionsMaxIdleMs, RequestChannel channel, Time time) {
+                        long connectionsMaxIdleMs, RequestChannel channel, Time time,
+                        java.util.function.Predicate<Short> customApis) {
         this.endpoint = endpoint;
         for (int i = 0; i < numProcessors; i++) {
             processors.add(new Processor(brokerId, i, endpoint, maxRequestSize, connectionsMaxIdleMs, channel,
-                    metrics, time));
+                    metrics, time, customApis));
         }
     }
 

@@ -182,7 +182,7 @@ public final class BrokerServer implements AutoCloseable {
         handlerPool = new RequestHandlerPool(config.brokerId(), config.numIoThreads(), channel, registry);
         for (Endpoint ep : config.listeners()) {
             SocketServer server = new SocketServer(config.brokerId(), ep, config.numNetworkThreads(),
-                    config.socketRequestMaxBytes(), config.connectionsMaxIdleMs(), channel, time);
+                    config.socketRequestMaxBytes(), config.connectionsMaxIdleMs(), channel, time, registry::isCustomApi);
             server.bind();
             socketServers.add(server);
             boundPorts.put(ep.listenerName(), server.boundPort());
