@@ -155,7 +155,10 @@ public final class BrokerServer implements AutoCloseable {
         AtomicReference<ApiRegistry> registryRef = new AtomicReference<>();
         AlterConfigsHandler alterConfigs = new AlterConfigsHandler(ctx);
         ReassignmentsHandler reassignments = new ReassignmentsHandler(ctx, controller, controllerChannel);
-        ApiRegistry registry = ApiRegistry.builder()
+        ApiRegistry.Builder registryBuilder = ApiRegistry.builder();
+        new io.twinlog.server.mirror.MirrorApiHandlers(new io.twinlog.mirror.store.MirrorStore(zk))
+                .register(registryBuilder);
+        ApiRegistry registry = registryBuilder
                 .add(ApiKeys.API_VERSIONS, new ApiVersionsHandler(registryRef::get))
                 .add(ApiKeys.METADATA, new MetadataHandler(ctx))
                 .add(ApiKeys.PRODUCE, new ProduceHandler(ctx))

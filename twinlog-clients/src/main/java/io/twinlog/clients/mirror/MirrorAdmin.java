@@ -1,0 +1,246 @@
+package io.twinlog.clients.mirror;
+
+import org.apache.kafka.common.protocol.types.Struct;
+
+import java.io.DataInputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Java admin client for Twinlog's cluster-mirror APIs, talking to the <em>destination</em> cluster. Any broker
+ * answers these calls, so the client uses the first bootstrap server that accepts a connection.
+ *
+ * <p>Not thread-safe: one call at a time (calls are serialized by this object's monitor).
+ */
+public final class MirrorAdmin implements AutoCloseable {
+    private final List<InetSocketAddress> bootstrap;
+    private final int timeoutMs;
+    private final String clientId;
+    private Socket socket;
+    private DataInputStream in;
+    private OutputStream out;
+    private int correlationId;
+
+    private MirrorAdmin(List<InetSocketAddress> bootstrap, Duration timeout, String clientId) {
+        this.bootstrap = bootstrap;
+        this.timeoutMs = (int) timeout.toMillis();
+        this.clientId = clientId;
+    }
+
+    /** @param bootstrapServers host:port[,host:port...] of the destination cluster */
+    public static MirrorAdmin create(String bootstrapServers, Duration timeout) {
+        List<InetSocketAddress> addresses = new ArrayList<>();
+        for (String hp : bootstrapServers.split(",")) {
+            String s = hp.trim();
+            if (s.isEmpty()) {
+                continue;
+            }
+            int colon = s.lastIndexOf(':');
+            if (colon < 0) {
+                throw new IllegalArgumentException("Bootstrap server '" + s + "' has no port");
+            }
+            String host = s.substring(0, colon).isEmpty() ? "127.0.0.1" : s.substring(0, colon);
+            addresses.add(InetSocketAddress.createUnresolved(host, Integer.parseInt(s.substring(colon + 1))));
+        }
+        if (addresses.isEmpty()) {
+            throw new IllegalArgumentException("No bootstrap servers given");
+        }
+        return new MirrorAdmin(addresses, timeout, "twinlog-mirror-admin");
+    }
+
+    /** Creates a mirror: {@code configs} holds the source's {@code bootstrap.servers}, client and mirror configs. */
+    public synchronized void createClusterMirror(String name, Map<String, String> configs) throws IOException {
+        Struct req = MirrorMessages.newStruct(MirrorApi.CREATE_CLUSTER_MIRROR.requestSchema(MirrorApi.LATEST_VERSION));
+        req.set("mirror_name", name);
+        List<Struct> cs = new ArrayList<>();
+        configs.forEach((k, v) -> {
+            Struct c = MirrorMessages.element(req, "configs");
+            c.set("name", k);
+            c.set("value", v);
+            cs.add(c);
+        });
+        req.set("configs", cs.toArray());
+        checkError(send(MirrorApi.CREATE_CLUSTER_MIRROR, req));
+    }
+
+    public synchronized void deleteClusterMirror(String name) throws IOException {
+        Struct req = MirrorMessages.newStruct(MirrorApi.DELETE_CLUSTER_MIRROR.requestSchema(MirrorApi.LATEST_VERSION));
+        req.set("mirror_name", name);
+        checkError(send(MirrorApi.DELETE_CLUSTER_MIRROR, req));
+    }
+
+    /** One mirror in a listing. */
+    public record MirrorListing(String name, String sourceBootstrap, String sourceClusterId, String state,
+                                int topicCount, List<String> topics) {
+    }
+
+    public synchronized List<MirrorListing> listClusterMirrors(boolean includeTopics) throws IOException {
+        Struct req = MirrorMessages.newStruct(MirrorApi.LIST_CLUSTER_MIRRORS.requestSchema(MirrorApi.LATEST_VERSION));
+        req.set("include_topic_names", includeTopics);
+        Struct resp = checkError(send(MirrorApi.LIST_CLUSTER_MIRRORS, req));
+        List<MirrorListing> out = new ArrayList<>();
+        for (Object o : resp.getArray("mirrors")) {
+            Struct m = (Struct) o;
+            List<String> topics = new ArrayList<>();
+            for (Object t : m.getArray("topic_names")) {
+                topics.add((String) t);
+            }
+            out.add(new MirrorListing(m.getString("mirror_name"), m.getString("source_bootstrap"),
+                    m.getString("source_cluster_id"), m.getString("state"), m.getInt("topic_count"), topics));
+        }
+        return out;
+    }
+
+    /** A mirror's description; sensitive config values are null. */
+    public record MirrorDescription(String name, String state, String stateReason, String sourceBootstrap,
+                                    String sourceClusterId, Map<String, String> configs, List<String> sensitiveConfigs,
+                                    List<String> includePatterns, List<String> excludePatterns,
+                                    Map<String, TopicDescription> topics) {
+    }
+
+    /** A mirror topic and its partitions. */
+    public record TopicDescription(String name, String desiredState, List<PartitionDescription> partitions) {
+    }
+
+    /** One mirror partition as its destination leader reports it. */
+    public record PartitionDescription(int partition, String state, long sourceLogEndOffset,
+                                       long destinationLogEndOffset, long lag, int retryAttempt, String lastError,
+                                       int lastMirroredEpoch, long lastMirroredOffset) {
+    }
+
+    /**
+     * Describes the named mirrors (all when empty).
+     *
+     * @throws MirrorException UNKNOWN_CLUSTER_MIRROR if a named mirror does not exist
+     */
+    public synchronized Map<String, MirrorDescription> describeClusterMirrors(Collection<String> names) throws IOException {
+        Struct req = MirrorMessages.newStruct(MirrorApi.DESCRIBE_CLUSTER_MIRRORS.requestSchema(MirrorApi.LATEST_VERSION));
+        req.set("mirror_names", names.toArray());
+        Struct resp = checkError(send(MirrorApi.DESCRIBE_CLUSTER_MIRRORS, req));
+        Map<String, MirrorDescription> out = new LinkedHashMap<>();
+        for (Object o : resp.getArray("mirrors")) {
+            Struct m = checkError((Struct) o);
+            Map<String, String> configs = new LinkedHashMap<>();
+            List<String> sensitive = new ArrayList<>();
+            for (Object c : m.getArray("configs")) {
+                Struct cs = (Struct) c;
+                configs.put(cs.getString("name"), cs.getString("value"));
+                if ((Boolean) cs.get("sensitive")) {
+                    sensitive.add(cs.getString("name"));
+                }
+            }
+            Map<String, TopicDescription> topics = new LinkedHashMap<>();
+            for (Object t : m.getArray("topics")) {
+                Struct ts = (Struct) t;
+                List<PartitionDescription> parts = new ArrayList<>();
+                for (Object p : ts.getArray("partitions")) {
+                    Struct ps = (Struct) p;
+                    parts.add(new PartitionDescription(ps.getInt("partition_index"), ps.getString("state"),
+                            ps.getLong("source_log_end_offset"), ps.getLong("destination_log_end_offset"),
+                            ps.getLong("lag"), ps.getShort("retry_attempt"), ps.getString("last_error"),
+                            ps.getInt("last_mirrored_epoch"), ps.getLong("last_mirrored_offset")));
+                }
+                topics.put(ts.getString("topic_name"), new TopicDescription(ts.getString("topic_name"),
+                        ts.getString("desired_state"), parts));
+            }
+            out.put(m.getString("mirror_name"), new MirrorDescription(m.getString("mirror_name"), m.getString("state"),
+                    m.getString("state_reason"), m.getString("source_bootstrap"), m.getString("source_cluster_id"),
+                    configs, sensitive, strings(m.getArray("include_patterns")), strings(m.getArray("exclude_patterns")),
+                    topics));
+        }
+        return out;
+    }
+
+    private static List<String> strings(Object[] array) {
+        List<String> out = new ArrayList<>();
+        for (Object o : array) {
+            out.add((String) o);
+        }
+        return out;
+    }
+
+    private static Struct checkError(Struct response) {
+        short code = response.getShort("error_code");
+        if (code != 0) {
+            throw new MirrorException(code, response.getString("error_message"));
+        }
+        return response;
+    }
+
+    private Struct send(MirrorApi api, Struct request) throws IOException {
+        ensureConnected();
+        int corr = ++correlationId;
+        byte[] client = clientId.getBytes(StandardCharsets.UTF_8);
+        ByteBuffer body = MirrorMessages.encode(request);
+        int headerSize = 2 + 2 + 4 + 2 + client.length + 1;
+        ByteBuffer frame = ByteBuffer.allocate(4 + headerSize + body.remaining());
+        frame.putInt(headerSize + body.remaining()).putShort(api.id).putShort(MirrorApi.LATEST_VERSION).putInt(corr)
+                .putShort((short) client.length).put(client).put((byte) 0).put(body).flip();
+        try {
+            out.write(frame.array(), 0, frame.limit());
+            out.flush();
+            int size = in.readInt();
+            byte[] bytes = new byte[size];
+            in.readFully(bytes);
+            ByteBuffer resp = ByteBuffer.wrap(bytes);
+            int respCorr = resp.getInt();
+            if (respCorr != corr) {
+                throw new IOException("Response correlation id " + respCorr + " does not match request " + corr);
+            }
+            org.apache.kafka.common.utils.internals.ByteUtils.readUnsignedVarint(resp); // no tagged fields expected
+            return MirrorMessages.decode(api.responseSchema(MirrorApi.LATEST_VERSION), resp);
+        } catch (IOException e) {
+            closeQuietly();
+            throw new IOException(api.name + " failed: the broker closed the connection or could not be reached ("
+                    + e.getMessage() + "); is it a Twinlog broker of this version?", e);
+        }
+    }
+
+    private void ensureConnected() throws IOException {
+        if (socket != null && socket.isConnected() && !socket.isClosed()) {
+            return;
+        }
+        IOException last = null;
+        for (InetSocketAddress a : bootstrap) {
+            try {
+                Socket s = new Socket();
+                s.connect(new InetSocketAddress(a.getHostString(), a.getPort()), timeoutMs);
+                s.setSoTimeout(timeoutMs);
+                socket = s;
+                in = new DataInputStream(s.getInputStream());
+                out = s.getOutputStream();
+                return;
+            } catch (IOException e) {
+                last = e;
+            }
+        }
+        throw new IOException("Could not connect to any of " + bootstrap + ": "
+                + (last == null ? "no address" : last.getMessage()), last);
+    }
+
+    private void closeQuietly() {
+        try {
+            if (socket != null) {
+                socket.close();
+            }
+        } catch (IOException ignored) {
+            // closing after a failure
+        }
+        socket = null;
+    }
+
+    @Override
+    public synchronized void close() {
+        closeQuietly();
+    }
+}

@@ -1,0 +1,124 @@
+package io.twinlog.mirror.store;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+import java.util.regex.Pattern;
+import java.util.regex.PatternSyntaxException;
+
+/**
+ * A cluster mirror as defined on the destination cluster: its name, how to reach the source (bootstrap servers
+ * and any Kafka client configs, security settings included), which source topics it covers (include/exclude
+ * regexes), and the source cluster ID recorded at first contact.
+ *
+ * <p>Config keys starting with {@code mirror.} are the mirror's own settings; every other key is a client config
+ * for connections to the source. Immutable.
+ */
+public record MirrorDefinition(String name, Map<String, String> configs, Optional<String> sourceClusterId,
+                               String state, Optional<String> stateReason) {
+
+    public static final String BOOTSTRAP_SERVERS = "bootstrap.servers";
+    public static final String TOPIC_INCLUDE = "mirror.topic.include";
+    public static final String TOPIC_EXCLUDE = "mirror.topic.exclude";
+    public static final String STATE_ACTIVE = "ACTIVE";
+    public static final String STATE_FAILED = "FAILED";
+    private static final Pattern NAME = Pattern.compile("[a-zA-Z0-9._-]{1,249}");
+    private static final List<String> SENSITIVE_MARKERS = List.of("password", "jaas", "secret", "credential",
+            "token", "key.pem", "keystore.key");
+
+    public MirrorDefinition {
+        configs = Map.copyOf(configs);
+    }
+
+    public String sourceBootstrap() {
+        return configs.getOrDefault(BOOTSTRAP_SERVERS, "");
+    }
+
+    /** Client configs for connections to the source (everything that is not a {@code mirror.} setting). */
+    public Map<String, String> sourceClientConfigs() {
+        Map<String, String> out = new TreeMap<>();
+        configs.forEach((k, v) -> {
+            if (!k.startsWith("mirror.")) {
+                out.put(k, v);
+            }
+        });
+        return out;
+    }
+
+    public List<String> includePatterns() {
+        return split(configs.get(TOPIC_INCLUDE));
+    }
+
+    public List<String> excludePatterns() {
+        return split(configs.get(TOPIC_EXCLUDE));
+    }
+
+    public MirrorDefinition withSourceClusterId(String id) {
+        return new MirrorDefinition(name, configs, Optional.of(id), state, stateReason);
+    }
+
+    public MirrorDefinition withState(String newState, Optional<String> reason) {
+        return new MirrorDefinition(name, configs, sourceClusterId, newState, reason);
+    }
+
+    /** Whether a config's value must never be shown back (passwords, JAAS configs, keys). */
+    public static boolean isSensitive(String key) {
+        String k = key.toLowerCase(Locale.ROOT);
+        return SENSITIVE_MARKERS.stream().anyMatch(k::contains);
+    }
+
+    /** Empty if valid; else why the name is not (letters, digits, '.', '_', '-'; 1 to 249 characters). */
+    public static Optional<String> validateName(String name) {
+        if (name == null || !NAME.matcher(name).matches() || name.equals(".") || name.equals("..")) {
+            return Optional.of("Invalid cluster mirror name '" + name + "': use 1 to 249 of [a-zA-Z0-9._-]"
+                    + " other than '.' or '..'");
+        }
+        return Optional.empty();
+    }
+
+    /** Empty if every pattern compiles; else the first error. */
+    public static Optional<String> validatePatterns(List<String> patterns) {
+        for (String p : patterns) {
+            try {
+                Pattern.compile(p);
+            } catch (PatternSyntaxException e) {
+                return Optional.of("Invalid regular expression '" + p + "': " + e.getDescription());
+            }
+        }
+        return Optional.empty();
+    }
+
+    public Map<String, Object> toJson() {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("version", 1);
+        m.put("configs", new TreeMap<>(configs));
+        sourceClusterId.ifPresent(id -> m.put("sourceClusterId", id));
+        m.put("state", state);
+        stateReason.ifPresent(r -> m.put("stateReason", r));
+        return m;
+    }
+
+    @SuppressWarnings("unchecked")
+    public static MirrorDefinition fromJson(String name, Map<String, Object> json) {
+        Map<String, String> configs = new TreeMap<>();
+        ((Map<String, Object>) json.getOrDefault("configs", Map.of())).forEach((k, v) -> configs.put(k, String.valueOf(v)));
+        return new MirrorDefinition(name, configs, Optional.ofNullable((String) json.get("sourceClusterId")),
+                (String) json.getOrDefault("state", STATE_ACTIVE), Optional.ofNullable((String) json.get("stateReason")));
+    }
+
+    static List<String> split(String csv) {
+        List<String> out = new ArrayList<>();
+        if (csv != null) {
+            for (String s : csv.split(",")) {
+                if (!s.isBlank()) {
+                    out.add(s.trim());
+                }
+            }
+        }
+        return out;
+    }
+}

@@ -1,0 +1,228 @@
+package io.twinlog.server.mirror;
+
+import io.twinlog.clients.mirror.MirrorApi;
+import io.twinlog.clients.mirror.MirrorErrors;
+import io.twinlog.clients.mirror.MirrorMessages;
+import io.twinlog.mirror.store.MirrorDefinition;
+import io.twinlog.mirror.store.MirrorStore;
+import io.twinlog.protocol.ApiRegistry;
+import io.twinlog.protocol.Request;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.protocol.types.Struct;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * Handlers of the cluster-mirror definition APIs (create, delete, list, describe), answered by any broker from
+ * the definitions in ZooKeeper. Operating errors get their own codes ({@link MirrorErrors}) and a message;
+ * credentials given at creation are never sent back.
+ */
+public final class MirrorApiHandlers {
+    private static final Logger log = LoggerFactory.getLogger(MirrorApiHandlers.class);
+    private static final int SOURCE_TIMEOUT_MS = 10_000;
+
+    private final MirrorStore store;
+
+    public MirrorApiHandlers(MirrorStore store) {
+        this.store = store;
+    }
+
+    /** Registers the handlers in the broker's API registry. */
+    public void register(ApiRegistry.Builder registry) {
+        add(registry, MirrorApi.CREATE_CLUSTER_MIRROR, this::create);
+        add(registry, MirrorApi.DELETE_CLUSTER_MIRROR, this::delete);
+        add(registry, MirrorApi.LIST_CLUSTER_MIRRORS, this::list);
+        add(registry, MirrorApi.DESCRIBE_CLUSTER_MIRRORS, this::describe);
+    }
+
+    @FunctionalInterface
+    private interface Handler {
+        Struct handle(Struct request) throws Exception;
+    }
+
+    private static void add(ApiRegistry.Builder registry, MirrorApi api, Handler handler) {
+        registry.addCustom(api.id, api.name, (short) 0, MirrorApi.LATEST_VERSION, request -> {
+            Struct body = MirrorMessages.decode(api.requestSchema(request.customHeader().apiVersion()),
+                    request.customBody());
+            Struct response = handler.handle(body);
+            respond(request, response);
+        });
+    }
+
+    private static void respond(Request request, Struct response) {
+        request.respondCustom(MirrorMessages.encode(response));
+    }
+
+    private Struct create(Struct req) throws Exception {
+        String name = req.getString("mirror_name");
+        Map<String, String> configs = new LinkedHashMap<>();
+        for (Object o : req.getArray("configs")) {
+            Struct c = (Struct) o;
+            configs.put(c.getString("name"), c.getString("value"));
+        }
+        Optional<String> invalid = MirrorDefinition.validateName(name);
+        if (invalid.isPresent()) {
+            return error(MirrorApi.CREATE_CLUSTER_MIRROR, MirrorErrors.INVALID_CLUSTER_MIRROR_NAME.code, invalid.get());
+        }
+        String bootstrap = configs.get(MirrorDefinition.BOOTSTRAP_SERVERS);
+        if (bootstrap == null || bootstrap.isBlank()) {
+            return error(MirrorApi.CREATE_CLUSTER_MIRROR, Errors.INVALID_CONFIG.code(),
+                    "The mirror needs the source's bootstrap.servers");
+        }
+        MirrorDefinition draft = new MirrorDefinition(name, configs, Optional.empty(), MirrorDefinition.STATE_ACTIVE,
+                Optional.empty());
+        List<String> patterns = new ArrayList<>(draft.includePatterns());
+        patterns.addAll(draft.excludePatterns());
+        Optional<String> badRegex = MirrorDefinition.validatePatterns(patterns);
+        if (badRegex.isPresent()) {
+            return error(MirrorApi.CREATE_CLUSTER_MIRROR, Errors.INVALID_REGULAR_EXPRESSION.code(), badRegex.get());
+        }
+        if (store.get(name).isPresent()) {
+            return error(MirrorApi.CREATE_CLUSTER_MIRROR, MirrorErrors.CLUSTER_MIRROR_ALREADY_EXISTS.code,
+                    "Cluster mirror '" + name + "' already exists");
+        }
+        MirrorDefinition definition = draft;
+        try {
+            definition = draft.withSourceClusterId(SourceClusters.clusterId(draft, SOURCE_TIMEOUT_MS));
+        } catch (Exception e) {
+            // The mirror may be set up before its source is reachable; the ID is recorded at first contact.
+            log.info("Cluster mirror {}: source {} not reachable at creation ({}); its cluster ID will be recorded "
+                    + "at first contact", name, bootstrap, e.toString());
+            definition = draft.withState(MirrorDefinition.STATE_ACTIVE,
+                    Optional.of("Source not reachable yet: " + rootMessage(e)));
+        }
+        try {
+            store.create(definition);
+        } catch (MirrorStore.MirrorExistsException e) {
+            return error(MirrorApi.CREATE_CLUSTER_MIRROR, MirrorErrors.CLUSTER_MIRROR_ALREADY_EXISTS.code, e.getMessage());
+        }
+        return MirrorMessages.response(MirrorApi.CREATE_CLUSTER_MIRROR, Errors.NONE.code(), null);
+    }
+
+    private Struct delete(Struct req) throws Exception {
+        String name = req.getString("mirror_name");
+        if (store.get(name).isEmpty()) {
+            return error(MirrorApi.DELETE_CLUSTER_MIRROR, MirrorErrors.UNKNOWN_CLUSTER_MIRROR.code,
+                    "No cluster mirror named '" + name + "'");
+        }
+        List<String> active = new ArrayList<>();
+        store.topics(name).forEach((topic, desired) -> {
+            if (!"STOPPED".equals(desired)) {
+                active.add(topic);
+            }
+        });
+        if (!active.isEmpty()) {
+            return error(MirrorApi.DELETE_CLUSTER_MIRROR, MirrorErrors.CLUSTER_MIRROR_NOT_EMPTY.code,
+                    "Cluster mirror '" + name + "' still mirrors " + active + "; stop them first");
+        }
+        store.delete(name);
+        return MirrorMessages.response(MirrorApi.DELETE_CLUSTER_MIRROR, Errors.NONE.code(), null);
+    }
+
+    private Struct list(Struct req) throws Exception {
+        boolean includeTopics = (Boolean) req.get("include_topic_names");
+        Struct response = MirrorMessages.response(MirrorApi.LIST_CLUSTER_MIRRORS, Errors.NONE.code(), null);
+        List<Struct> mirrors = new ArrayList<>();
+        for (MirrorDefinition m : store.list()) {
+            Map<String, String> topics = store.topics(m.name());
+            Struct s = MirrorMessages.element(response, "mirrors");
+            s.set("mirror_name", m.name());
+            s.set("source_bootstrap", m.sourceBootstrap());
+            s.set("source_cluster_id", m.sourceClusterId().orElse(null));
+            s.set("state", m.state());
+            s.set("topic_count", topics.size());
+            s.set("topic_names", includeTopics ? topics.keySet().toArray() : new Object[0]);
+            mirrors.add(s);
+        }
+        response.set("mirrors", mirrors.toArray());
+        return response;
+    }
+
+    private Struct describe(Struct req) throws Exception {
+        List<String> names = new ArrayList<>();
+        for (Object o : req.getArray("mirror_names")) {
+            names.add((String) o);
+        }
+        if (names.isEmpty()) {
+            store.list().forEach(m -> names.add(m.name()));
+        }
+        Struct response = MirrorMessages.response(MirrorApi.DESCRIBE_CLUSTER_MIRRORS, Errors.NONE.code(), null);
+        List<Struct> mirrors = new ArrayList<>();
+        for (String name : names) {
+            Struct s = MirrorMessages.element(response, "mirrors");
+            s.set("mirror_name", name);
+            Optional<MirrorDefinition> m = store.get(name);
+            if (m.isEmpty()) {
+                s.set("error_code", MirrorErrors.UNKNOWN_CLUSTER_MIRROR.code);
+                s.set("error_message", "No cluster mirror named '" + name + "'");
+                s.set("state", "");
+                s.set("state_reason", null);
+                s.set("source_bootstrap", "");
+                s.set("source_cluster_id", null);
+                s.set("configs", new Object[0]);
+                s.set("include_patterns", new Object[0]);
+                s.set("exclude_patterns", new Object[0]);
+                s.set("topics", new Object[0]);
+                mirrors.add(s);
+                continue;
+            }
+            MirrorDefinition d = m.get();
+            s.set("error_code", Errors.NONE.code());
+            s.set("error_message", null);
+            s.set("state", d.state());
+            s.set("state_reason", d.stateReason().orElse(null));
+            s.set("source_bootstrap", d.sourceBootstrap());
+            s.set("source_cluster_id", d.sourceClusterId().orElse(null));
+            List<Struct> configs = new ArrayList<>();
+            d.configs().forEach((k, v) -> {
+                Struct c = MirrorMessages.element(s, "configs");
+                boolean sensitive = MirrorDefinition.isSensitive(k);
+                c.set("name", k);
+                c.set("value", sensitive ? null : v);
+                c.set("sensitive", sensitive);
+                configs.add(c);
+            });
+            s.set("configs", configs.toArray());
+            s.set("include_patterns", d.includePatterns().toArray());
+            s.set("exclude_patterns", d.excludePatterns().toArray());
+            List<Struct> topics = new ArrayList<>();
+            for (Map.Entry<String, String> t : store.topics(name).entrySet()) {
+                Struct ts = MirrorMessages.element(s, "topics");
+                ts.set("topic_name", t.getKey());
+                ts.set("topic_id", org.apache.kafka.common.Uuid.ZERO_UUID);
+                ts.set("desired_state", t.getValue());
+                ts.set("partitions", new Object[0]);
+                topics.add(ts);
+            }
+            s.set("topics", topics.toArray());
+            mirrors.add(s);
+        }
+        response.set("mirrors", mirrors.toArray());
+        return response;
+    }
+
+    private static Struct error(MirrorApi api, short code, String message) {
+        Struct s = MirrorMessages.response(api, code, message);
+        // responses with extra fields need them set even on error
+        for (org.apache.kafka.common.protocol.types.BoundField f : s.schema().fields()) {
+            if (s.get(f) == null && f.def.type instanceof org.apache.kafka.common.protocol.types.CompactArrayOf) {
+                s.set(f, new Object[0]);
+            }
+        }
+        return s;
+    }
+
+    private static String rootMessage(Throwable t) {
+        Throwable c = t;
+        while (c.getCause() != null) {
+            c = c.getCause();
+        }
+        return c.getMessage() == null ? c.toString() : c.getMessage();
+    }
+}
