@@ -1,5 +1,6 @@
 package io.twinlog.controller;
 
+import io.twinlog.controller.election.EpochBumps;
 import io.twinlog.controller.election.PartitionChanges;
 import io.twinlog.controller.election.ReassignmentSteps;
 import io.twinlog.controller.metadata.TopicAssignment;
@@ -76,6 +77,9 @@ public final class Controller implements AutoCloseable {
             return t;
         });
         executor.setRemoveOnCancelPolicy(true);
+        // retries are scheduled seconds ahead; on close they must be dropped, not waited for (the default runs
+        // them, which held every shutdown, and a crash's teardown, for up to a second after the last failed write)
+        executor.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
         this.eventThread = executor;
         this.logPrefix = "[Controller broker=" + brokerId + "] ";
     }
@@ -167,6 +171,17 @@ public final class Controller implements AutoCloseable {
                     PartitionState initial = PartitionChanges.initial(p.replicas(), available);
                     writes.add(new StateWrite(tp, initial, -1));
                     continue;
+                }
+                io.twinlog.controller.metadata.MirrorImage.MirrorPartition mirror = image.mirrors().partitions().get(tp);
+                if (mirror != null && mirror.minLeaderEpoch() > p.state().leaderEpoch()) {
+                    Optional<PartitionState> bumped = EpochBumps.bump(p.state(), mirror.minLeaderEpoch());
+                    if (bumped.isPresent()) {
+                        log.info("{}Leader epoch of mirror partition {}: {} -> {} (leader {} unchanged; mirror state {})",
+                                logPrefix, tp, p.state().leaderEpoch(), bumped.get().leaderEpoch(), p.leader(),
+                                mirror.state());
+                        writes.add(new StateWrite(tp, bumped.get(), p.stateVersion()));
+                        continue;
+                    }
                 }
                 PartitionChanges.onBrokersChanged(p.state(), p.replicas(), available, shuttingDown, unclean)
                         .ifPresent(next -> {

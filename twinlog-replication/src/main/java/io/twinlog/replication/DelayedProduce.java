@@ -4,17 +4,23 @@ import org.apache.kafka.common.TopicIdPartition;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.server.purgatory.DelayedOperation;
 
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
 import java.util.function.Consumer;
 
 /**
  * An acks=all produce waiting until the high watermark of every written partition passes the last appended offset,
- * or until the request timeout (then REQUEST_TIMED_OUT for the partitions still short).
+ * or until the request timeout (then REQUEST_TIMED_OUT for the partitions still short). A partition whose leader
+ * moved away meanwhile answers NOT_LEADER_OR_FOLLOWER at once (Kafka's {@code checkEnoughReplicasReachOffset}): the
+ * records may have been truncated here, and a high watermark reached later as a follower says nothing about them.
  */
 final class DelayedProduce extends DelayedOperation {
     private final ReplicaManager replicaManager;
     private final LinkedHashMap<TopicIdPartition, AppendResult> results;
+    private final Set<TopicIdPartition> pending = new HashSet<>();
     private final Consumer<Map<TopicIdPartition, AppendResult>> callback;
 
     DelayedProduce(long timeoutMs, ReplicaManager replicaManager, LinkedHashMap<TopicIdPartition, AppendResult> results,
@@ -23,29 +29,38 @@ final class DelayedProduce extends DelayedOperation {
         this.replicaManager = replicaManager;
         this.results = results;
         this.callback = callback;
+        results.forEach((tip, r) -> {
+            if (r.error() == Errors.NONE) {
+                pending.add(tip);
+            }
+        });
     }
 
     @Override
     public boolean tryComplete() {
         for (Map.Entry<TopicIdPartition, AppendResult> e : results.entrySet()) {
-            if (e.getValue().error() != Errors.NONE) {
+            if (!pending.contains(e.getKey())) {
                 continue;
             }
-            if (!replicaManager.isReplicated(e.getKey().topicPartition(), e.getValue().lastOffset())) {
-                return false;
+            Optional<Errors> outcome = replicaManager.acksAllOutcome(e.getKey().topicPartition(),
+                    e.getValue().lastOffset() + 1);
+            if (outcome.isPresent()) {
+                pending.remove(e.getKey());
+                if (outcome.get() != Errors.NONE) {
+                    e.setValue(e.getValue().withError(outcome.get(), outcome.get() == Errors.NOT_LEADER_OR_FOLLOWER
+                            ? "Leadership moved before the in-sync replicas acknowledged the records"
+                            : "The in-sync replicas fell below min.insync.replicas after the append"));
+                }
             }
         }
-        return forceComplete();
+        return pending.isEmpty() && forceComplete();
     }
 
     @Override
     public void onExpiration() {
-        for (Map.Entry<TopicIdPartition, AppendResult> e : results.entrySet()) {
-            if (e.getValue().error() == Errors.NONE
-                    && !replicaManager.isReplicated(e.getKey().topicPartition(), e.getValue().lastOffset())) {
-                e.setValue(e.getValue().withError(Errors.REQUEST_TIMED_OUT,
-                        "Timed out waiting for the in-sync replicas to acknowledge the records"));
-            }
+        for (TopicIdPartition tip : pending) {
+            results.put(tip, results.get(tip).withError(Errors.REQUEST_TIMED_OUT,
+                    "Timed out waiting for the in-sync replicas to acknowledge the records"));
         }
     }
 

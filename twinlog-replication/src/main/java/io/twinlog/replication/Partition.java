@@ -8,6 +8,7 @@ import org.apache.kafka.common.errors.NotEnoughReplicasException;
 import org.apache.kafka.common.errors.NotLeaderOrFollowerException;
 import org.apache.kafka.common.errors.UnknownLeaderEpochException;
 import org.apache.kafka.common.message.FetchResponseData;
+import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.record.internal.FileRecords;
 import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.record.internal.RecordBatch;
@@ -46,9 +47,9 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
  * may count as in sync does not have.
  *
  * <p>ISR changes are proposed here (expand when a follower reaches the high watermark within this leader epoch,
- * shrink when a follower has not caught up for {@code replica.lag.time.max.ms}) and sent to the controller through
- * the {@link IsrChangeSender}; one change is in flight at a time, and the change takes effect when the
- * controller's new state arrives through the metadata.
+ * shrink when a follower behind the log end has not caught up for {@code replica.lag.time.max.ms}) and sent to the
+ * controller through the {@link IsrChangeSender}; one change is in flight at a time, and the change takes effect
+ * when the controller's new state arrives through the metadata.
  */
 public final class Partition {
     private static final Logger log = LoggerFactory.getLogger(Partition.class);
@@ -68,6 +69,9 @@ public final class Partition {
     // guarded by 'this'
     private final Map<Integer, ReplicaState> followers = new HashMap<>();
     private List<Integer> pendingIsr; // non-null while an AlterPartition is in flight
+    // true for a mirror partition before failover: its leader-epoch history must stay the source's, so becoming
+    // leader adds no local epoch (mirroring-design.md, DLE >= SLE)
+    private volatile boolean keepSourceEpochs;
 
     public Partition(TopicPartition topicPartition, Uuid topicId, int localBrokerId, UnifiedLog log) {
         this.topicPartition = topicPartition;
@@ -132,6 +136,7 @@ public final class Partition {
             }
             boolean newTerm = newLeaderEpoch != leaderEpoch || newLeaderId != leaderId;
             boolean isrChanged = !newIsr.equals(isr) || !newReplicas.equals(replicas);
+            boolean newRecord = newTerm || newPartitionEpoch != partitionEpoch;
             int previousEpoch = leaderEpoch;
             leaderId = newLeaderId;
             leaderEpoch = newLeaderEpoch;
@@ -139,7 +144,13 @@ public final class Partition {
             replicas = List.copyOf(newReplicas);
             isr = List.copyOf(newIsr);
             synchronized (this) {
-                pendingIsr = null;
+                // The server applies every partition on every metadata image, mostly unchanged. Only a new record
+                // (new term or partition epoch) ends an in-flight ISR change: clearing it on a repeat would drop a
+                // joining follower from the maximal ISR while the controller may already have committed it, so
+                // the high watermark could pass records that follower (now electable) does not have.
+                if (newRecord) {
+                    pendingIsr = null;
+                }
                 if (newTerm) {
                     followers.clear();
                 }
@@ -152,7 +163,7 @@ public final class Partition {
             }
             if (newTerm && newLeaderId == localBrokerId) {
                 Optional<Integer> latest = log_.latestEpoch();
-                if (latest.isEmpty() || latest.get() < newLeaderEpoch) {
+                if (!keepSourceEpochs && (latest.isEmpty() || latest.get() < newLeaderEpoch)) {
                     log_.assignEpochStartOffset(newLeaderEpoch, log_.logEndOffset());
                 }
                 leaderEpochStartOffset = log_.logEndOffset();
@@ -175,6 +186,31 @@ public final class Partition {
         }
     }
 
+    /** Mirror partitions keep the source's epoch history until failover; see {@link #applyLeadership}. */
+    public void setKeepSourceEpochs(boolean keep) {
+        this.keepSourceEpochs = keep;
+    }
+
+    /**
+     * Appends batches mirrored from the source cluster on this (leader) replica, unchanged: the source's offsets,
+     * batch epochs and CRCs. Followers replicate them as usual and the high watermark advances with the ISR.
+     *
+     * @return the log end offset after the append
+     */
+    public long appendMirroredRecords(MemoryRecords records) throws IOException {
+        leaderIsrLock.readLock().lock();
+        try {
+            checkLeader();
+            // Integer.MAX_VALUE: appendAsFollower skips batches whose epoch is above the one given (KAFKA-18723);
+            // the mirror fetcher has already checked every batch's epoch against ours.
+            log_.appendAsFollower(records, Integer.MAX_VALUE);
+            maybeIncrementHighWatermark();
+            return log_.logEndOffset();
+        } finally {
+            leaderIsrLock.readLock().unlock();
+        }
+    }
+
     /** Appends client records as leader; acks=all (-1) also requires min.insync.replicas members in the ISR. */
     public LogAppendInfo appendRecordsToLeader(MemoryRecords records, short requiredAcks) throws IOException {
         leaderIsrLock.readLock().lock();
@@ -191,6 +227,37 @@ public final class Partition {
             LogAppendInfo info = log_.appendAsLeader(records, leaderEpoch, AppendOrigin.CLIENT);
             maybeIncrementHighWatermark();
             return info;
+        } finally {
+            leaderIsrLock.readLock().unlock();
+        }
+    }
+
+    /**
+     * acks=all: have the records before {@code requiredOffset} reached the ISR? Empty while the high watermark is
+     * below it. Once this broker no longer leads, NOT_LEADER_OR_FOLLOWER: the records may have been truncated, and
+     * only the new leader can tell (the producer retries there). When the high watermark passed them only because
+     * the ISR shrank below min.insync.replicas, NOT_ENOUGH_REPLICAS_AFTER_APPEND. (Kafka's
+     * {@code Partition.checkEnoughReplicasReachOffset}.)
+     */
+    public Optional<Errors> checkEnoughReplicasReachOffset(long requiredOffset) {
+        leaderIsrLock.readLock().lock();
+        try {
+            if (!isLeader()) {
+                return Optional.of(Errors.NOT_LEADER_OR_FOLLOWER);
+            }
+            if (log_.highWatermark() < requiredOffset) {
+                return Optional.empty();
+            }
+            int maximalIsrSize;
+            synchronized (this) {
+                LinkedHashSet<Integer> maximal = new LinkedHashSet<>(isr);
+                if (pendingIsr != null) {
+                    maximal.addAll(pendingIsr);
+                }
+                maximalIsrSize = maximal.size();
+            }
+            return Optional.of(maximalIsrSize >= log_.config().minInSyncReplicas ? Errors.NONE
+                    : Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND);
         } finally {
             leaderIsrLock.readLock().unlock();
         }
@@ -348,12 +415,16 @@ public final class Partition {
                 if (pendingIsr != null) {
                     return;
                 }
+                long leaderLogEndOffset = log_.logEndOffset();
                 for (Integer r : isr) {
                     if (r == localBrokerId) {
                         continue;
                     }
                     ReplicaState s = followers.get(r);
-                    if (s == null || nowMs - s.lastCaughtUpTimeMs > maxLagMs) {
+                    // Kafka's ReplicaState.isCaughtUp: a follower at the leader's log end stays in sync however
+                    // long ago it fetched, so an idle partition keeps its ISR (which replicas are electable must
+                    // not differ from Kafka's)
+                    if (s == null || (s.logEndOffset != leaderLogEndOffset && nowMs - s.lastCaughtUpTimeMs > maxLagMs)) {
                         lagging.add(r);
                     }
                 }

@@ -222,6 +222,10 @@ final class ReplicaFetcherThread implements Runnable {
                     s.delayedUntilMs = time.milliseconds() + PARTITION_BACKOFF_MS;
                 }
             }
+        } catch (org.apache.kafka.common.errors.NotLeaderOrFollowerException e) {
+            // this broker became the leader while the fetch was in flight (the metadata thread switches the role
+            // first and removes the partition from this fetcher right after): an expected race, not a failure
+            log.debug("Dropping fetched data of {} from broker {}: {}", tp, leaderId, e.getMessage());
         } catch (Exception e) {
             log.error("Could not apply fetched data of {} from leader {}; backing off", tp, leaderId, e);
             s.delayedUntilMs = time.milliseconds() + PARTITION_BACKOFF_MS;

@@ -136,6 +136,7 @@ public final class ReplicaManager implements AutoCloseable {
             log.info("Hosting {} (topic ID {}): log start {}, log end {}, high watermark {}", tp, topicId,
                     unifiedLog.logStartOffset(), unifiedLog.logEndOffset(), unifiedLog.highWatermark());
         }
+        partition.setKeepSourceEpochs(sourceEpochPolicy.test(tp));
         Partition.Transition t = partition.applyLeadership(leaderId, leaderEpoch, partitionEpoch, replicas, isr,
                 time.milliseconds());
         switch (t) {
@@ -155,6 +156,13 @@ public final class ReplicaManager implements AutoCloseable {
         return partition;
     }
 
+    private volatile java.util.function.Predicate<TopicPartition> sourceEpochPolicy = tp -> false;
+
+    /** Which partitions keep their source's epoch history (mirror partitions before failover). */
+    public void setSourceEpochPolicy(java.util.function.Predicate<TopicPartition> policy) {
+        this.sourceEpochPolicy = policy;
+    }
+
     /** Stops hosting a partition; with {@code deleteLog} its data is removed from disk. */
     public void removePartition(TopicPartition tp, boolean deleteLog) {
         fetcherManager.removePartition(tp);
@@ -168,10 +176,10 @@ public final class ReplicaManager implements AutoCloseable {
         }
     }
 
-    /** True when the partition's high watermark covers {@code lastOffset} (acks=all is satisfied). */
-    boolean isReplicated(TopicPartition tp, long lastOffset) {
+    /** acks=all outcome of records ending before {@code requiredOffset}; empty while the ISR has not got them. */
+    Optional<Errors> acksAllOutcome(TopicPartition tp, long requiredOffset) {
         Partition p = partitions.get(tp);
-        return p != null && p.log().highWatermark() > lastOffset;
+        return p == null ? Optional.of(Errors.NOT_LEADER_OR_FOLLOWER) : p.checkEnoughReplicasReachOffset(requiredOffset);
     }
 
     /**

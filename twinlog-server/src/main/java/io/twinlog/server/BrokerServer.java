@@ -85,6 +85,7 @@ public final class BrokerServer implements AutoCloseable {
     private volatile Controller controller;
     private volatile ControllerChannel controllerChannel;
     private volatile AlterPartitionManager alterPartitionManager;
+    private volatile io.twinlog.server.mirror.MirrorManager mirrorManager;
     private final List<SocketServer> socketServers = new java.util.concurrent.CopyOnWriteArrayList<>();
     private final Map<String, Integer> boundPorts = new LinkedHashMap<>();
     private BrokerRegistration registration;
@@ -143,6 +144,8 @@ public final class BrokerServer implements AutoCloseable {
                 config.replicaSocketTimeoutMs(), time);
         replicaManager = new ReplicaManager(config.brokerId(), logStore, fetcherManager, alterPartitionManager,
                 config.replicaLagTimeMaxMs(), time);
+        // mirror partitions keep the source's leader-epoch history until failover
+        replicaManager.setSourceEpochPolicy(tp -> watcher.image().mirrors().keepsSourceEpochs(tp));
 
         TopicConfigs topicConfigs = new TopicConfigs(config);
         PartitionApplier applier = new PartitionApplier(config.brokerId(), replicaManager, logStore, topicConfigs);
@@ -156,8 +159,13 @@ public final class BrokerServer implements AutoCloseable {
         AlterConfigsHandler alterConfigs = new AlterConfigsHandler(ctx);
         ReassignmentsHandler reassignments = new ReassignmentsHandler(ctx, controller, controllerChannel);
         ApiRegistry.Builder registryBuilder = ApiRegistry.builder();
-        new io.twinlog.server.mirror.MirrorApiHandlers(new io.twinlog.mirror.store.MirrorStore(zk))
+        io.twinlog.mirror.store.MirrorStore mirrorStore = new io.twinlog.mirror.store.MirrorStore(zk);
+        mirrorManager = new io.twinlog.server.mirror.MirrorManager(config.brokerId(), mirrorStore, zk, watcher,
+                replicaManager, time);
+        new io.twinlog.server.mirror.MirrorApiHandlers(mirrorStore, watcher, replicaManager, mirrorManager)
                 .register(registryBuilder);
+        new io.twinlog.server.mirror.MirrorTopicHandlers(mirrorStore, watcher, topicAdmin, config.numPartitions(),
+                config.defaultReplicationFactor()).register(registryBuilder);
         ApiRegistry registry = registryBuilder
                 .add(ApiKeys.API_VERSIONS, new ApiVersionsHandler(registryRef::get))
                 .add(ApiKeys.METADATA, new MetadataHandler(ctx))
@@ -201,6 +209,7 @@ public final class BrokerServer implements AutoCloseable {
                 image -> image.brokers().containsKey(config.brokerId()), 60_000);
         alterPartitionManager.start();
         controller.start();
+        mirrorManager.start();
         started = true;
         log.info("Twinlog broker {} started in {} ms, serving {} on cluster {}", config.brokerId(),
                 time.milliseconds() - startMs, registration.endpoints(), clusterId);
@@ -371,6 +380,7 @@ public final class BrokerServer implements AutoCloseable {
         if (started && controlled) {
             controlledShutdown();
         }
+        closeQuietly("mirror manager", mirrorManager);
         closeQuietly("controller", controller);
         new ArrayList<>(socketServers).forEach(SocketServer::close);
         closeQuietly("request handlers", handlerPool);

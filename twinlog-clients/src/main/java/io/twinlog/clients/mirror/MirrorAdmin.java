@@ -79,6 +79,58 @@ public final class MirrorAdmin implements AutoCloseable {
         checkError(send(MirrorApi.DELETE_CLUSTER_MIRROR, req));
     }
 
+    /**
+     * Starts mirroring topics (by name, and every source topic matching {@code patterns} but not
+     * {@code excludePatterns}); the destination topics are created with the source's topic IDs.
+     *
+     * @return per-topic errors (empty when every topic started)
+     * @throws MirrorException for a request-level error (unknown mirror, invalid regex, source unreachable)
+     */
+    public synchronized Map<String, MirrorException> startMirrorTopics(String mirror, List<String> topics,
+                                                                       List<String> patterns,
+                                                                       List<String> excludePatterns) throws IOException {
+        return topicsCall(MirrorApi.START_MIRROR_TOPICS, mirror, topics, patterns, excludePatterns);
+    }
+
+    /** Fails over topics (names and regexes over the mirror's topics): they stop mirroring and become writable. */
+    public synchronized Map<String, MirrorException> stopMirrorTopics(String mirror, List<String> topics,
+                                                                      List<String> patterns) throws IOException {
+        return topicsCall(MirrorApi.STOP_MIRROR_TOPICS, mirror, topics, patterns, List.of());
+    }
+
+    public synchronized Map<String, MirrorException> pauseMirrorTopics(String mirror, List<String> topics,
+                                                                       List<String> patterns) throws IOException {
+        return topicsCall(MirrorApi.PAUSE_MIRROR_TOPICS, mirror, topics, patterns, List.of());
+    }
+
+    public synchronized Map<String, MirrorException> resumeMirrorTopics(String mirror, List<String> topics,
+                                                                        List<String> patterns) throws IOException {
+        return topicsCall(MirrorApi.RESUME_MIRROR_TOPICS, mirror, topics, patterns, List.of());
+    }
+
+    private Map<String, MirrorException> topicsCall(MirrorApi api, String mirror, List<String> topics,
+                                                    List<String> patterns, List<String> excludes) throws IOException {
+        Struct req = MirrorMessages.newStruct(api.requestSchema(MirrorApi.LATEST_VERSION));
+        req.set("mirror_name", mirror);
+        req.set("topics", topics.toArray());
+        req.set("patterns", patterns.toArray());
+        req.set("exclude_patterns", excludes.toArray());
+        Struct resp = send(api, req);
+        Map<String, MirrorException> errors = new LinkedHashMap<>();
+        Object[] results = resp.getArray("topics");
+        if (results.length == 0) {
+            checkError(resp);
+        }
+        for (Object o : results) {
+            Struct t = (Struct) o;
+            short code = t.getShort("error_code");
+            if (code != 0) {
+                errors.put(t.getString("name"), new MirrorException(code, t.getString("error_message")));
+            }
+        }
+        return errors;
+    }
+
     /** One mirror in a listing. */
     public record MirrorListing(String name, String sourceBootstrap, String sourceClusterId, String state,
                                 int topicCount, List<String> topics) {

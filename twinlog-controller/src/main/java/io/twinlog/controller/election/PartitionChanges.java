@@ -60,18 +60,20 @@ public final class PartitionChanges {
         int newLeader = leader;
         if (!leaderAvailable) {
             newLeader = firstInReplicaOrder(replicas, isr);
+            if (newLeader == PartitionState.NO_LEADER && leader != PartitionState.NO_LEADER
+                    && liveBrokers.contains(leader) && shuttingDown.contains(leader) && state.isr().contains(leader)) {
+                // a controlled shutdown with no other in-sync replica: keep the leader until it stops. Checked
+                // before the unclean election: an in-sync replica is still alive, and Kafka never elects an
+                // out-of-sync replica then (it would drop every record only the leader has)
+                newLeader = leader;
+                if (!isr.contains(leader)) {
+                    isr.add(0, leader);
+                }
+            }
             if (newLeader == PartitionState.NO_LEADER && uncleanElectionAllowed) {
                 newLeader = firstAvailable(replicas, liveBrokers, shuttingDown);
                 if (newLeader != PartitionState.NO_LEADER) {
                     isr = new ArrayList<>(List.of(newLeader));
-                }
-            }
-            if (newLeader == PartitionState.NO_LEADER && leader != PartitionState.NO_LEADER
-                    && liveBrokers.contains(leader) && shuttingDown.contains(leader) && state.isr().contains(leader)) {
-                // a controlled shutdown with no other in-sync replica: keep the leader until it stops
-                newLeader = leader;
-                if (!isr.contains(leader)) {
-                    isr.add(0, leader);
                 }
             }
         }

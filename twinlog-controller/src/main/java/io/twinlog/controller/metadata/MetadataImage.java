@@ -15,7 +15,7 @@ import java.util.SortedMap;
  * old one atomically when ZooKeeper changes.
  */
 public final class MetadataImage {
-    public static final MetadataImage EMPTY = new MetadataImage("", Map.of(), Map.of(), Map.of(), -1);
+    public static final MetadataImage EMPTY = new MetadataImage("", Map.of(), Map.of(), Map.of(), -1, MirrorImage.EMPTY);
 
     private final String clusterId;
     private final Map<Integer, BrokerRegistration> brokers;
@@ -23,9 +23,11 @@ public final class MetadataImage {
     private final Map<Uuid, TopicImage> topicsById;
     private final Map<String, Map<String, String>> topicConfigs;
     private final int controllerId;
+    private final MirrorImage mirrors;
 
     public MetadataImage(String clusterId, Map<Integer, BrokerRegistration> brokers, Map<String, TopicImage> topics,
-                         Map<String, Map<String, String>> topicConfigs, int controllerId) {
+                         Map<String, Map<String, String>> topicConfigs, int controllerId, MirrorImage mirrors) {
+        this.mirrors = mirrors;
         this.clusterId = clusterId;
         this.brokers = Collections.unmodifiableMap(new java.util.TreeMap<>(brokers));
         this.topicsByName = Collections.unmodifiableMap(new java.util.TreeMap<>(topics));
@@ -34,6 +36,10 @@ public final class MetadataImage {
         this.topicsById = Collections.unmodifiableMap(byId);
         this.topicConfigs = Collections.unmodifiableMap(new HashMap<>(topicConfigs));
         this.controllerId = controllerId;
+    }
+
+    public MirrorImage mirrors() {
+        return mirrors;
     }
 
     public String clusterId() {

@@ -2,6 +2,7 @@ package io.twinlog.controller.zk;
 
 import io.twinlog.controller.metadata.BrokerRegistration;
 import io.twinlog.controller.metadata.MetadataImage;
+import io.twinlog.controller.metadata.MirrorImage;
 import io.twinlog.controller.metadata.PartitionImage;
 import io.twinlog.controller.metadata.PartitionState;
 import io.twinlog.controller.metadata.TopicAssignment;
@@ -44,6 +45,8 @@ public final class MetadataWatcher implements AutoCloseable {
     private final CuratorCache brokersCache;
     private final CuratorCache configsCache;
     private final CuratorCache controllerCache;
+    private final CuratorCache mirrorsCache;
+    private final CuratorCache mirrorStatesCache;
     private final ExecutorService eventThread;
     private final AtomicBoolean rebuildPending = new AtomicBoolean();
     private final List<BiConsumer<MetadataImage, MetadataImage>> listeners = new CopyOnWriteArrayList<>();
@@ -58,6 +61,8 @@ public final class MetadataWatcher implements AutoCloseable {
         this.brokersCache = CuratorCache.build(zk, ZkPaths.BROKERS);
         this.configsCache = CuratorCache.build(zk, ZkPaths.TOPIC_CONFIGS);
         this.controllerCache = CuratorCache.build(zk, ZkPaths.CONTROLLER);
+        this.mirrorsCache = CuratorCache.build(zk, ZkPaths.MIRRORS);
+        this.mirrorStatesCache = CuratorCache.build(zk, ZkPaths.MIRROR_STATES);
         this.eventThread = Executors.newSingleThreadExecutor(r -> {
             Thread t = new Thread(r, "twinlog-metadata-" + brokerId);
             t.setDaemon(true);
@@ -93,6 +98,10 @@ public final class MetadataWatcher implements AutoCloseable {
         });
         controllerCache.listenable().addListener((type, oldData, data) -> scheduleRebuild());
         controllerCache.start();
+        mirrorsCache.listenable().addListener((type, oldData, data) -> scheduleRebuild());
+        mirrorsCache.start();
+        mirrorStatesCache.listenable().addListener((type, oldData, data) -> scheduleRebuild());
+        mirrorStatesCache.start();
         brokersCache.start();
         configsCache.start();
         if (!brokersReady.await(30, TimeUnit.SECONDS) || !configsReady.await(30, TimeUnit.SECONDS)) {
@@ -245,7 +254,34 @@ public final class MetadataWatcher implements AutoCloseable {
                 && cd.getData() != null && cd.getData().length > 0)
                 .map(cd -> ((Number) Json.decode(cd.getData(), ZkPaths.CONTROLLER).get("brokerId")).intValue())
                 .findFirst().orElse(-1);
-        return new MetadataImage(clusterId, brokers, topics, configs, controllerId);
+        return new MetadataImage(clusterId, brokers, topics, configs, controllerId, buildMirrorImage());
+    }
+
+    private MirrorImage buildMirrorImage() {
+        Map<String, MirrorImage.MirrorTopic> mirrorTopics = new HashMap<>();
+        mirrorsCache.stream().forEach(cd -> {
+            // /mirrors/<mirror>/topics/<topic>
+            String[] parts = cd.getPath().split("/");
+            if (parts.length == 5 && "topics".equals(parts[3]) && cd.getData() != null && cd.getData().length > 0) {
+                Map<String, Object> json = Json.decode(cd.getData(), cd.getPath());
+                mirrorTopics.put(parts[4], new MirrorImage.MirrorTopic(parts[2],
+                        (String) json.getOrDefault("desiredState", "MIRRORING")));
+            }
+        });
+        Map<org.apache.kafka.common.TopicPartition, MirrorImage.MirrorPartition> mirrorPartitions = new HashMap<>();
+        mirrorStatesCache.stream().forEach(cd -> {
+            // /mirror_states/<topic>/<partition>
+            String[] parts = cd.getPath().split("/");
+            if (parts.length == 4 && cd.getData() != null && cd.getData().length > 0) {
+                Map<String, Object> json = Json.decode(cd.getData(), cd.getPath());
+                Object min = json.get("minLeaderEpoch");
+                mirrorPartitions.put(new org.apache.kafka.common.TopicPartition(parts[2], Integer.parseInt(parts[3])),
+                        new MirrorImage.MirrorPartition((String) json.getOrDefault("state", "UNKNOWN"),
+                                min == null ? -1 : ((Number) min).intValue(), json,
+                                cd.getStat() == null ? -1 : cd.getStat().getVersion()));
+            }
+        });
+        return new MirrorImage(mirrorTopics, mirrorPartitions);
     }
 
     public Optional<BrokerRegistration> broker(int id) {
@@ -257,6 +293,8 @@ public final class MetadataWatcher implements AutoCloseable {
         brokersCache.close();
         configsCache.close();
         controllerCache.close();
+        mirrorsCache.close();
+        mirrorStatesCache.close();
         eventThread.shutdown();
         try {
             eventThread.awaitTermination(5, TimeUnit.SECONDS);

@@ -24,6 +24,8 @@ public final class ZkPaths {
     public static final String PRODUCER_ID_BLOCK = "/latest_producer_id_block";
     public static final String CONTROLLER = "/controller";
     public static final String CONTROLLER_EPOCH = "/controller_epoch";
+    public static final String MIRRORS = "/mirrors";
+    public static final String MIRROR_STATES = "/mirror_states";
 
     private ZkPaths() {
     }
@@ -46,6 +48,10 @@ public final class ZkPaths {
 
     public static String partitionState(String topic, int partition) {
         return partition(topic, partition) + "/state";
+    }
+
+    public static String mirrorState(String topic, int partition) {
+        return MIRROR_STATES + "/" + topic + "/" + partition;
     }
 
     public static String topicConfig(String topic) {

@@ -120,6 +120,20 @@ public final class MirrorStore {
         return out;
     }
 
+    /** Sets a mirror topic's desired state (creating its entry on first start). */
+    public void setTopic(String name, String topic, String desiredState) throws Exception {
+        String path = topicsPath(name) + "/" + topic;
+        Map<String, Object> json = new java.util.LinkedHashMap<>();
+        json.put("version", 1);
+        json.put("desiredState", desiredState);
+        try {
+            zk.setData().forPath(path, Json.encode(json));
+        } catch (KeeperException.NoNodeException e) {
+            zk.create().creatingParentsIfNeeded().forPath(path, Json.encode(json));
+        }
+        log.info("Cluster mirror {}: topic {} desired state is now {}", name, topic, desiredState);
+    }
+
     public void delete(String name) throws Exception {
         zk.delete().deletingChildrenIfNeeded().forPath(mirrorPath(name));
         log.info("Deleted cluster mirror {}", name);

@@ -65,6 +65,13 @@ public final class ProduceHandler implements RequestHandler {
                         continue;
                     }
                     TopicIdPartition resolved = new TopicIdPartition(topic.get().topicId(), p.index(), topic.get().name());
+                    java.util.Optional<String> readOnly = mirrorReadOnlyReason(image, resolved.topicPartition());
+                    if (readOnly.isPresent()) {
+                        // POLICY_VIOLATION: not retriable, and the producer shows the broker's message
+                        early.put(tip, AppendResult.error(Errors.POLICY_VIOLATION, readOnly.get()));
+                        idOrName.put(resolved, tip);
+                        continue;
+                    }
                     try {
                         MemoryRecords records = (MemoryRecords) p.records();
                         if (records == null) {
@@ -106,6 +113,22 @@ public final class ProduceHandler implements RequestHandler {
             }
             request.respond(new ProduceResponse(response(all)));
         });
+    }
+
+    /** A mirror topic is read-only until its partition has failed over (STOPPED). */
+    static java.util.Optional<String> mirrorReadOnlyReason(MetadataImage image, org.apache.kafka.common.TopicPartition tp) {
+        io.twinlog.controller.metadata.MirrorImage.MirrorTopic mt = image.mirrors().topics().get(tp.topic());
+        if (mt == null) {
+            return java.util.Optional.empty();
+        }
+        io.twinlog.controller.metadata.MirrorImage.MirrorPartition mp = image.mirrors().partitions().get(tp);
+        String state = mp == null ? "UNKNOWN" : mp.state();
+        if (state.equals("STOPPED")) {
+            return java.util.Optional.empty();
+        }
+        return java.util.Optional.of("Topic '" + tp.topic() + "' is a mirror topic of cluster mirror '" + mt.mirror()
+                + "' (partition " + tp.partition() + " is " + state + ") and is read-only; fail it over with "
+                + "twinlog-mirrors --stop --mirror " + mt.mirror() + " --topic " + tp.topic() + " to write to it");
     }
 
     private static ProduceResponseData response(Map<TopicIdPartition, AppendResult> results) {

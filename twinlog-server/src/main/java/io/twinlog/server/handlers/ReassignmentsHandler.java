@@ -73,6 +73,7 @@ public final class ReassignmentsHandler {
         }
         Map<TopicPartition, ApiError> results = controller.alterReassignments(targets)
                 .get(Math.max(5_000, data.timeoutMs()), TimeUnit.MILLISECONDS);
+        awaitVisible(targets, results);
         AlterPartitionReassignmentsResponseData response = new AlterPartitionReassignmentsResponseData();
         Map<String, AlterPartitionReassignmentsResponseData.ReassignableTopicResponse> byTopic = new HashMap<>();
         targets.keySet().forEach(tp -> {
@@ -86,6 +87,33 @@ public final class ReassignmentsHandler {
                     .setPartitionIndex(tp.partition()).setErrorCode(e.error().code()).setErrorMessage(e.message()));
         });
         request.respond(new AlterPartitionReassignmentsResponse(response));
+    }
+
+    /**
+     * Answers only once this broker's image shows the accepted changes (a reassignment in progress or already
+     * done; a cancelled one gone), as Kafka's controller answers from the state it just changed: the admin's
+     * ListPartitionReassignments, also served here, must not miss a reassignment that was just accepted.
+     */
+    private void awaitVisible(Map<TopicPartition, Optional<List<Integer>>> targets, Map<TopicPartition, ApiError> results)
+            throws InterruptedException {
+        Map<TopicPartition, Optional<List<Integer>>> accepted = new HashMap<>();
+        targets.forEach((tp, target) -> {
+            if (results.getOrDefault(tp, ApiError.NONE).error() == Errors.NONE && results.containsKey(tp)) {
+                accepted.put(tp, target);
+            }
+        });
+        if (accepted.isEmpty()) {
+            return;
+        }
+        ctx.metadata().awaitApplied("reassignments of " + accepted.keySet(), image -> accepted.entrySet().stream()
+                .allMatch(e -> image.topic(e.getKey().topic()).map(t -> {
+                    boolean inProgress = t.reassigning().containsKey(e.getKey().partition());
+                    if (e.getValue().isEmpty()) {
+                        return !inProgress;
+                    }
+                    return inProgress || Optional.ofNullable(t.partitions().get(e.getKey().partition()))
+                            .map(p -> p.replicas().equals(e.getValue().get())).orElse(false);
+                }).orElse(true)), 30_000);
     }
 
     private void handleList(Request request) {

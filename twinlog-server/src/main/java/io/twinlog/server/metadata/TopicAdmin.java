@@ -95,6 +95,15 @@ public final class TopicAdmin {
         return new TopicPlan(name, Uuid.randomUuid(), assignment, configs);
     }
 
+    /** The same plan with a topic ID chosen by the caller (a mirror topic keeps its source's ID). */
+    public TopicPlan withTopicId(TopicPlan plan, Uuid topicId) {
+        if (watcher.image().topic(topicId).isPresent()) {
+            throw new org.apache.kafka.common.errors.TopicExistsException("Topic ID " + topicId
+                    + " is already used by topic " + watcher.image().topic(topicId).get().name());
+        }
+        return new TopicPlan(plan.name(), topicId, plan.assignment(), plan.configs());
+    }
+
     /** Writes a planned topic and waits until it is visible (and hosted, if local) on this broker. */
     public MetadataImage create(TopicPlan plan) throws Exception {
         store.createTopic(plan.name(), plan.topicId(), plan.assignment(), plan.configs());

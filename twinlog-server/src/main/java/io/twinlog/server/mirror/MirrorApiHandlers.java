@@ -28,9 +28,16 @@ public final class MirrorApiHandlers {
     private static final int SOURCE_TIMEOUT_MS = 10_000;
 
     private final MirrorStore store;
+    private final io.twinlog.controller.zk.MetadataWatcher metadata;
+    private final io.twinlog.replication.ReplicaManager replicaManager;
+    private final MirrorManager mirrorManager;
 
-    public MirrorApiHandlers(MirrorStore store) {
+    public MirrorApiHandlers(MirrorStore store, io.twinlog.controller.zk.MetadataWatcher metadata,
+                             io.twinlog.replication.ReplicaManager replicaManager, MirrorManager mirrorManager) {
         this.store = store;
+        this.metadata = metadata;
+        this.replicaManager = replicaManager;
+        this.mirrorManager = mirrorManager;
     }
 
     /** Registers the handlers in the broker's API registry. */
@@ -195,9 +202,17 @@ public final class MirrorApiHandlers {
             for (Map.Entry<String, String> t : store.topics(name).entrySet()) {
                 Struct ts = MirrorMessages.element(s, "topics");
                 ts.set("topic_name", t.getKey());
-                ts.set("topic_id", org.apache.kafka.common.Uuid.ZERO_UUID);
+                Optional<io.twinlog.controller.metadata.TopicImage> ti = metadata.image().topic(t.getKey());
+                ts.set("topic_id", ti.map(io.twinlog.controller.metadata.TopicImage::topicId)
+                        .orElse(org.apache.kafka.common.Uuid.ZERO_UUID));
                 ts.set("desired_state", t.getValue());
-                ts.set("partitions", new Object[0]);
+                List<Struct> partitions = new ArrayList<>();
+                if (ti.isPresent()) {
+                    for (Integer p : ti.get().partitions().keySet()) {
+                        partitions.add(describePartition(ts, new org.apache.kafka.common.TopicPartition(t.getKey(), p)));
+                    }
+                }
+                ts.set("partitions", partitions.toArray());
                 topics.add(ts);
             }
             s.set("topics", topics.toArray());
@@ -205,6 +220,30 @@ public final class MirrorApiHandlers {
         }
         response.set("mirrors", mirrors.toArray());
         return response;
+    }
+
+    /**
+     * One partition's state, from its durable record; offsets from this broker's replica (log end) and, when this
+     * broker leads it, the source high watermark its fetcher last saw (else -1, unknown here).
+     */
+    private Struct describePartition(Struct topicStruct, org.apache.kafka.common.TopicPartition tp) {
+        Struct ps = MirrorMessages.element(topicStruct, "partitions");
+        io.twinlog.controller.metadata.MirrorImage.MirrorPartition mp = metadata.image().mirrors().partitions().get(tp);
+        io.twinlog.mirror.store.MirrorPartitionRecord rec = mp == null
+                ? io.twinlog.mirror.store.MirrorPartitionRecord.initial(-1)
+                : io.twinlog.mirror.store.MirrorPartitionRecord.fromJson(mp.json());
+        long destinationEnd = replicaManager.partition(tp).map(p -> p.log().logEndOffset()).orElse(-1L);
+        long sourceHw = mirrorManager.sourceHighWatermark(tp);
+        ps.set("partition_index", tp.partition());
+        ps.set("state", rec.state().name());
+        ps.set("source_log_end_offset", sourceHw);
+        ps.set("destination_log_end_offset", destinationEnd);
+        ps.set("lag", sourceHw >= 0 && destinationEnd >= 0 ? Math.max(0, sourceHw - destinationEnd) : -1L);
+        ps.set("retry_attempt", (short) rec.retryAttempt());
+        ps.set("last_error", rec.lastError().orElse(null));
+        ps.set("last_mirrored_epoch", rec.lastMirroredEpoch());
+        ps.set("last_mirrored_offset", rec.lastMirroredOffset());
+        return ps;
     }
 
     private static Struct error(MirrorApi api, short code, String message) {

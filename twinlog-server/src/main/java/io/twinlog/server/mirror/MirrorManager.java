@@ -1,0 +1,415 @@
+package io.twinlog.server.mirror;
+
+import io.twinlog.controller.metadata.MetadataImage;
+import io.twinlog.controller.metadata.MirrorImage;
+import io.twinlog.controller.metadata.TopicImage;
+import io.twinlog.controller.zk.MetadataWatcher;
+import io.twinlog.mirror.DesiredMirrorState;
+import io.twinlog.mirror.MirrorPartitionSink;
+import io.twinlog.mirror.MirrorPartitionState;
+import io.twinlog.mirror.MirrorTransitions;
+import io.twinlog.mirror.fetcher.MirrorFetchListener;
+import io.twinlog.mirror.fetcher.MirrorFetcherThread;
+import io.twinlog.mirror.store.MirrorDefinition;
+import io.twinlog.mirror.store.MirrorPartitionRecord;
+import io.twinlog.mirror.store.MirrorStore;
+import io.twinlog.replication.Partition;
+import io.twinlog.replication.ReplicaManager;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.record.internal.MemoryRecords;
+import org.apache.kafka.common.utils.Time;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Random;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Runs the mirror partition state machine for the mirror partitions this broker leads.
+ *
+ * <p>Threading: one thread. Every half second, and after every metadata change, it compares each led mirror
+ * partition's desired state (per topic, set by start/stop/pause/resume) with its durable state record and moves it
+ * with {@link #transition}: the one method that checks legality ({@link MirrorTransitions}), logs from → to with the
+ * reason, and writes the record to ZooKeeper <em>before</em> acting on it. A new leader (after a broker kill) reads
+ * the record and continues from there. Fetcher callbacks are handed to this thread as events.
+ *
+ * <p>Epochs: a mirror partition's leader epoch history is the source's (batches keep their source epochs and the
+ * leader does not add epochs of its own while mirroring); EPOCH_FENCING asks the controller, through the record's
+ * {@code minLeaderEpoch}, to raise the local epoch above every source epoch (source epoch + {@value #EPOCH_MARGIN}).
+ */
+public final class MirrorManager implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(MirrorManager.class);
+    static final int EPOCH_MARGIN = 10;
+    private static final long TICK_MS = 500;
+    private static final long RETRY_INITIAL_MS = 1_000;
+    private static final long RETRY_MAX_MS = 30_000;
+
+    private final int brokerId;
+    private final MirrorStore store;
+    private final MirrorStateWriter writer;
+    private final MetadataWatcher metadata;
+    private final ReplicaManager replicaManager;
+    private final Time time;
+    private final ScheduledExecutorService thread;
+    private final Map<String, MirrorFetcherThread> fetchers = new HashMap<>();
+    private final Map<TopicPartition, Written> written = new HashMap<>();
+    private final Map<TopicPartition, Long> failedAtMs = new HashMap<>();
+    private final Map<TopicPartition, Long> sourceHighWatermarks = new ConcurrentHashMap<>();
+    private final Random random = new Random();
+    private volatile boolean closed;
+
+    /** The last record this broker wrote, preferred over an image that has not caught up with it yet. */
+    private record Written(MirrorPartitionRecord record, int version) {
+    }
+
+    public MirrorManager(int brokerId, MirrorStore store, CuratorFramework zk, MetadataWatcher metadata,
+                         ReplicaManager replicaManager, Time time) {
+        this.brokerId = brokerId;
+        this.store = store;
+        this.writer = new MirrorStateWriter(zk);
+        this.metadata = metadata;
+        this.replicaManager = replicaManager;
+        this.time = time;
+        this.thread = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "twinlog-mirror-manager-" + brokerId);
+            t.setDaemon(true);
+            return t;
+        });
+    }
+
+    public void start() {
+        metadata.addListener((previous, next) -> submit(this::tick));
+        thread.scheduleWithFixedDelay(this::tickSafely, TICK_MS, TICK_MS, TimeUnit.MILLISECONDS);
+    }
+
+    /** Source high watermark last seen by the fetcher, for lag reporting (-1 if unknown). */
+    public long sourceHighWatermark(TopicPartition tp) {
+        return sourceHighWatermarks.getOrDefault(tp, -1L);
+    }
+
+    private void submit(Runnable r) {
+        if (!closed) {
+            try {
+                thread.execute(() -> {
+                    try {
+                        r.run();
+                    } catch (RuntimeException e) {
+                        log.error("Mirror manager task failed", e);
+                    }
+                });
+            } catch (java.util.concurrent.RejectedExecutionException ignored) {
+                // closing
+            }
+        }
+    }
+
+    private void tickSafely() {
+        try {
+            tick();
+        } catch (RuntimeException e) {
+            log.error("Mirror manager tick failed", e);
+        }
+    }
+
+    private void tick() {
+        if (closed) {
+            return;
+        }
+        MetadataImage image = metadata.image();
+        Map<String, MirrorDefinition> definitions = new HashMap<>();
+        for (Map.Entry<String, MirrorImage.MirrorTopic> e : image.mirrors().topics().entrySet()) {
+            String topic = e.getKey();
+            MirrorImage.MirrorTopic mt = e.getValue();
+            Optional<TopicImage> t = image.topic(topic);
+            if (t.isEmpty()) {
+                continue;
+            }
+            MirrorDefinition def = definitions.computeIfAbsent(mt.mirror(), this::definition);
+            if (def == null) {
+                continue;
+            }
+            DesiredMirrorState desired = DesiredMirrorState.valueOf(mt.desiredState());
+            for (Integer p : t.get().partitions().keySet()) {
+                TopicPartition tp = new TopicPartition(topic, p);
+                Optional<Partition> partition = replicaManager.partition(tp);
+                if (partition.isEmpty() || !partition.get().isLeader()) {
+                    written.remove(tp);
+                    fetcherFor(def).removePartition(tp);
+                    continue;
+                }
+                try {
+                    step(tp, partition.get(), def, desired, image.mirrors().partitions().get(tp));
+                } catch (Exception ex) {
+                    log.warn("[Mirror {} {}] step failed: {}", def.name(), tp, ex.toString());
+                }
+            }
+        }
+    }
+
+    private MirrorDefinition definition(String name) {
+        try {
+            return store.get(name).orElse(null);
+        } catch (Exception e) {
+            log.warn("Could not read cluster mirror {}: {}", name, e.toString());
+            return null;
+        }
+    }
+
+    private Written current(TopicPartition tp, Partition partition, MirrorImage.MirrorPartition fromImage) {
+        Written mine = written.get(tp);
+        Written image = fromImage == null ? null
+                : new Written(MirrorPartitionRecord.fromJson(fromImage.json()), fromImage.version());
+        if (mine != null && (image == null || mine.version() >= image.version())) {
+            return mine;
+        }
+        if (image != null) {
+            return image;
+        }
+        return new Written(MirrorPartitionRecord.initial(partition.leaderEpoch()), -1);
+    }
+
+    private void step(TopicPartition tp, Partition partition, MirrorDefinition def, DesiredMirrorState desired,
+                      MirrorImage.MirrorPartition fromImage) throws Exception {
+        Written w = current(tp, partition, fromImage);
+        MirrorPartitionRecord rec = w.record();
+        if (rec.writerLeaderEpoch() > partition.leaderEpoch()) {
+            return; // written by a newer leader: this broker's leadership is stale
+        }
+        Optional<MirrorPartitionState> next = MirrorTransitions.reconcile(desired, rec.state());
+        if (next.isPresent()) {
+            transition(tp, partition, def, w, rec.transitionTo(next.get(), partition.leaderEpoch()),
+                    "desired state " + desired);
+            return;
+        }
+        switch (rec.state()) {
+            case LOG_TRUNCATION -> {
+                // Without a last mirrored epoch from the peer (failback comes later), the safe point is 0:
+                // everything is mirrored again.
+                if (partition.log().logEndOffset() > 0) {
+                    partition.truncateFullyAndStartAt(0, "mirror " + def.name() + " starts with no last mirrored epoch");
+                }
+                transition(tp, partition, def, w, rec.transitionTo(MirrorPartitionState.EPOCH_FENCING,
+                        partition.leaderEpoch()).withMinLeaderEpoch(fenceTarget(partition, -1)),
+                        "log aligned at offset " + partition.log().logEndOffset());
+            }
+            case EPOCH_FENCING -> {
+                if (rec.minLeaderEpoch() < 0) {
+                    transition(tp, partition, def, w, rec.withMinLeaderEpoch(fenceTarget(partition, -1)), "fencing");
+                } else if (partition.leaderEpoch() >= rec.minLeaderEpoch()) {
+                    transition(tp, partition, def, w, rec.transitionTo(MirrorPartitionState.MIRRORING,
+                            partition.leaderEpoch()), "local leader epoch " + partition.leaderEpoch()
+                            + " is above every mirrored source epoch");
+                }
+            }
+            case MIRRORING -> fetcherFor(def).addPartition(tp, new PartitionSink(partition));
+            case PAUSING -> {
+                fetcherFor(def).removePartition(tp);
+                transition(tp, partition, def, w, rec.transitionTo(MirrorPartitionState.PAUSED, partition.leaderEpoch()),
+                        "fetcher removed");
+            }
+            case STOPPING -> stopStep(tp, partition, def, w);
+            case FAILED -> {
+                fetcherFor(def).removePartition(tp);
+                if (rec.retryAttempt() < 0) {
+                    return;
+                }
+                long since = failedAtMs.computeIfAbsent(tp, k -> time.milliseconds());
+                long backoff = MirrorTransitions.retryBackoffMs(rec.retryAttempt(), RETRY_INITIAL_MS, RETRY_MAX_MS,
+                        random.nextDouble());
+                if (time.milliseconds() - since >= backoff) {
+                    failedAtMs.remove(tp);
+                    MirrorPartitionState retryTo = rec.previousState() == MirrorPartitionState.UNKNOWN
+                            || rec.previousState() == MirrorPartitionState.LOG_TRUNCATION
+                            ? MirrorPartitionState.LOG_TRUNCATION : MirrorPartitionState.MIRRORING;
+                    if (rec.previousState() == MirrorPartitionState.STOPPING) {
+                        retryTo = MirrorPartitionState.STOPPING;
+                    }
+                    transition(tp, partition, def, w, new MirrorPartitionRecord(retryTo, partition.leaderEpoch(),
+                            rec.minLeaderEpoch(), rec.lastMirroredEpoch(), rec.lastMirroredOffset(), rec.retryAttempt(),
+                            rec.lastError(), MirrorPartitionState.FAILED, rec.sourceHighWatermark()),
+                            "retry " + rec.retryAttempt() + " after " + backoff + " ms");
+                }
+            }
+            default -> {
+            }
+        }
+    }
+
+    /**
+     * Failover of one partition: the fetcher goes; the last mirrored epoch and offset are recorded; the controller
+     * raises the leader epoch above them; then the partition is STOPPED and writable. Works with the source down:
+     * nothing here talks to it.
+     */
+    private void stopStep(TopicPartition tp, Partition partition, MirrorDefinition def, Written w) throws Exception {
+        fetcherFor(def).removePartition(tp);
+        MirrorPartitionRecord rec = w.record();
+        if (rec.minLeaderEpoch() <= rec.lastMirroredEpoch() || rec.lastMirroredOffset() < 0) {
+            int lme = partition.log().latestEpoch().orElse(-1);
+            long lmo = partition.log().logEndOffset();
+            int target = Math.max(partition.leaderEpoch(), lme) + 1;
+            transition(tp, partition, def, w, rec.withLastMirrored(lme, lmo).withMinLeaderEpoch(target),
+                    "recording last mirrored epoch " + lme + " and offset " + lmo + "; raising the leader epoch to "
+                            + target);
+            return;
+        }
+        if (partition.leaderEpoch() >= rec.minLeaderEpoch()) {
+            transition(tp, partition, def, w, rec.transitionTo(MirrorPartitionState.STOPPED, partition.leaderEpoch()),
+                    "failed over at offset " + rec.lastMirroredOffset() + " (last mirrored epoch "
+                            + rec.lastMirroredEpoch() + "); leader epoch now " + partition.leaderEpoch()
+                            + ", the topic is writable");
+        }
+    }
+
+    private int fenceTarget(Partition partition, int sourceEpoch) {
+        int held = Math.max(sourceEpoch, partition.log().latestEpoch().orElse(-1));
+        return Math.max(partition.leaderEpoch(), held + EPOCH_MARGIN);
+    }
+
+    /** The one guarded transition: legality, durable write, then the in-memory effect and a log line. */
+    private void transition(TopicPartition tp, Partition partition, MirrorDefinition def, Written from,
+                            MirrorPartitionRecord to, String reason) throws Exception {
+        MirrorPartitionState fromState = from.record().state();
+        if (!MirrorTransitions.isValid(fromState, to.state())) {
+            throw new IllegalStateException("Illegal mirror transition " + fromState + " -> " + to.state() + " for " + tp);
+        }
+        int version = writer.write(tp, to, from.version());
+        if (version < 0) {
+            log.info("[Mirror {} {}] state record changed concurrently; re-reading", def.name(), tp);
+            written.remove(tp);
+            return;
+        }
+        written.put(tp, new Written(to, version));
+        if (fromState != to.state()) {
+            log.info("[Mirror {} {}] {} -> {}: {} (leader epoch {}, log end offset {})", def.name(), tp, fromState,
+                    to.state(), reason, partition.leaderEpoch(), partition.log().logEndOffset());
+        } else {
+            log.info("[Mirror {} {}] {}: {}", def.name(), tp, to.state(), reason);
+        }
+        if (to.state() == MirrorPartitionState.FAILED) {
+            failedAtMs.put(tp, time.milliseconds());
+        }
+    }
+
+    private MirrorFetcherThread fetcherFor(MirrorDefinition def) {
+        return fetchers.computeIfAbsent(def.name(), name -> {
+            MirrorFetcherThread f = new MirrorFetcherThread(name, def.sourceBootstrap(), new Listener(def), time);
+            f.start();
+            return f;
+        });
+    }
+
+    /** Fetcher callbacks, moved onto the manager thread. */
+    private final class Listener implements MirrorFetchListener {
+        private final MirrorDefinition def;
+
+        Listener(MirrorDefinition def) {
+            this.def = def;
+        }
+
+        @Override
+        public void onEpochFencingNeeded(TopicPartition tp, int sourceEpoch) {
+            submit(() -> withLeader(tp, (partition, w) -> transition(tp, partition, def, w,
+                    w.record().transitionTo(MirrorPartitionState.EPOCH_FENCING, partition.leaderEpoch())
+                            .withMinLeaderEpoch(fenceTarget(partition, sourceEpoch)),
+                    "a source batch has epoch " + sourceEpoch + " >= local leader epoch " + partition.leaderEpoch())));
+        }
+
+        @Override
+        public void onProgress(TopicPartition tp, long sourceHighWatermark, long localLogEndOffset) {
+            sourceHighWatermarks.put(tp, sourceHighWatermark);
+        }
+
+        @Override
+        public void onFailure(TopicPartition tp, String reason, boolean retriable) {
+            submit(() -> withLeader(tp, (partition, w) -> {
+                if (w.record().state() == MirrorPartitionState.MIRRORING) {
+                    transition(tp, partition, def, w, w.record().failed(reason, retriable, partition.leaderEpoch()),
+                            reason + (retriable ? " (will retry)" : " (not retriable: stop and start the topic)"));
+                }
+            }));
+        }
+
+        private void withLeader(TopicPartition tp, PartitionAction action) {
+            Optional<Partition> p = replicaManager.partition(tp);
+            if (p.isEmpty() || !p.get().isLeader()) {
+                return;
+            }
+            try {
+                action.run(p.get(), current(tp, p.get(), metadata.image().mirrors().partitions().get(tp)));
+            } catch (Exception e) {
+                log.warn("[Mirror {} {}] could not record a fetcher event: {}", def.name(), tp, e.toString());
+            }
+        }
+    }
+
+    @FunctionalInterface
+    private interface PartitionAction {
+        void run(Partition partition, Written current) throws Exception;
+    }
+
+    /** The local partition as the mirror fetcher sees it. */
+    private final class PartitionSink implements MirrorPartitionSink {
+        private final Partition partition;
+
+        PartitionSink(Partition partition) {
+            this.partition = partition;
+        }
+
+        @Override
+        public boolean isLeader() {
+            return partition.isLeader();
+        }
+
+        @Override
+        public int leaderEpoch() {
+            return partition.leaderEpoch();
+        }
+
+        @Override
+        public long logEndOffset() {
+            return partition.log().logEndOffset();
+        }
+
+        @Override
+        public long logStartOffset() {
+            return partition.log().logStartOffset();
+        }
+
+        @Override
+        public Optional<Integer> latestEpoch() {
+            return partition.log().latestEpoch();
+        }
+
+        @Override
+        public void appendMirrored(MemoryRecords records) throws IOException {
+            partition.appendMirroredRecords(records);
+            replicaManager.completeDelayedRequests(partition.topicPartition());
+        }
+
+        @Override
+        public void truncateFullyAndStartAt(long offset, String reason) {
+            partition.truncateFullyAndStartAt(offset, reason);
+        }
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        thread.shutdownNow();
+        try {
+            thread.awaitTermination(5, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        fetchers.values().forEach(MirrorFetcherThread::shutdown);
+        fetchers.clear();
+    }
+}

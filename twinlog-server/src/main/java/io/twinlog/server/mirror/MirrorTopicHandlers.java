@@ -1,0 +1,272 @@
+package io.twinlog.server.mirror;
+
+import io.twinlog.clients.mirror.MirrorApi;
+import io.twinlog.clients.mirror.MirrorErrors;
+import io.twinlog.clients.mirror.MirrorMessages;
+import io.twinlog.controller.metadata.MirrorImage;
+import io.twinlog.controller.metadata.TopicImage;
+import io.twinlog.controller.zk.MetadataWatcher;
+import io.twinlog.mirror.store.MirrorDefinition;
+import io.twinlog.mirror.store.MirrorStore;
+import io.twinlog.protocol.ApiRegistry;
+import io.twinlog.server.metadata.TopicAdmin;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.Config;
+import org.apache.kafka.clients.admin.ConfigEntry;
+import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.protocol.types.Struct;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Pattern;
+
+/**
+ * StartMirrorTopics, StopMirrorTopics (failover), PauseMirrorTopics and ResumeMirrorTopics: they set each topic's
+ * desired state; the partition leaders' {@link MirrorManager}s carry it out. Start creates the destination topic
+ * with the source topic's ID, partition count and configs (minus local-only ones). Stop answers once every
+ * partition is STOPPED (writable), or says failover is still in progress after a bound.
+ */
+public final class MirrorTopicHandlers {
+    private static final Logger log = LoggerFactory.getLogger(MirrorTopicHandlers.class);
+    private static final int SOURCE_TIMEOUT_MS = 15_000;
+    private static final long STOP_WAIT_MS = 30_000;
+    /** Topic configs that belong to the destination cluster and are never copied from the source. */
+    static final Set<String> LOCAL_ONLY_CONFIGS = Set.of("min.insync.replicas", "unclean.leader.election.enable",
+            "mirror.support.unclean.leader.election", "leader.replication.throttled.replicas",
+            "follower.replication.throttled.replicas");
+
+    private final MirrorStore store;
+    private final MetadataWatcher metadata;
+    private final TopicAdmin topicAdmin;
+    private final int defaultPartitions;
+    private final short defaultReplicationFactor;
+
+    public MirrorTopicHandlers(MirrorStore store, MetadataWatcher metadata, TopicAdmin topicAdmin, int defaultPartitions,
+                               short defaultReplicationFactor) {
+        this.store = store;
+        this.metadata = metadata;
+        this.topicAdmin = topicAdmin;
+        this.defaultPartitions = defaultPartitions;
+        this.defaultReplicationFactor = defaultReplicationFactor;
+    }
+
+    public void register(ApiRegistry.Builder registry) {
+        add(registry, MirrorApi.START_MIRROR_TOPICS, this::start);
+        add(registry, MirrorApi.STOP_MIRROR_TOPICS, req -> setDesired(MirrorApi.STOP_MIRROR_TOPICS, req, "STOPPED"));
+        add(registry, MirrorApi.PAUSE_MIRROR_TOPICS, req -> setDesired(MirrorApi.PAUSE_MIRROR_TOPICS, req, "PAUSED"));
+        add(registry, MirrorApi.RESUME_MIRROR_TOPICS, req -> setDesired(MirrorApi.RESUME_MIRROR_TOPICS, req, "MIRRORING"));
+    }
+
+    @FunctionalInterface
+    private interface Handler {
+        Struct handle(Struct request) throws Exception;
+    }
+
+    private static void add(ApiRegistry.Builder registry, MirrorApi api, Handler handler) {
+        registry.addCustom(api.id, api.name, (short) 0, MirrorApi.LATEST_VERSION, request -> {
+            Struct body = MirrorMessages.decode(api.requestSchema(request.customHeader().apiVersion()),
+                    request.customBody());
+            request.respondCustom(MirrorMessages.encode(handler.handle(body)));
+        });
+    }
+
+    private record TopicResult(short code, String message) {
+        static final TopicResult OK = new TopicResult(Errors.NONE.code(), null);
+    }
+
+    private Struct start(Struct req) throws Exception {
+        String name = req.getString("mirror_name");
+        Optional<MirrorDefinition> def = store.get(name);
+        if (def.isEmpty()) {
+            return topLevel(MirrorApi.START_MIRROR_TOPICS, MirrorErrors.UNKNOWN_CLUSTER_MIRROR.code,
+                    "No cluster mirror named '" + name + "'");
+        }
+        List<String> patterns = strings(req.getArray("patterns"));
+        List<String> excludes = strings(req.getArray("exclude_patterns"));
+        List<String> all = new ArrayList<>(patterns);
+        all.addAll(excludes);
+        Optional<String> bad = MirrorDefinition.validatePatterns(all);
+        if (bad.isPresent()) {
+            return topLevel(MirrorApi.START_MIRROR_TOPICS, Errors.INVALID_REGULAR_EXPRESSION.code(), bad.get());
+        }
+        Map<String, TopicResult> results = new LinkedHashMap<>();
+        try (Admin source = SourceClusters.admin(def.get(), SOURCE_TIMEOUT_MS)) {
+            Set<String> wanted = new LinkedHashSet<>(strings(req.getArray("topics")));
+            if (!patterns.isEmpty()) {
+                for (String t : source.listTopics().names().get(SOURCE_TIMEOUT_MS, TimeUnit.MILLISECONDS)) {
+                    if (patterns.stream().anyMatch(p -> Pattern.matches(p, t))
+                            && excludes.stream().noneMatch(p -> Pattern.matches(p, t))) {
+                        wanted.add(t);
+                    }
+                }
+            }
+            for (String topic : wanted) {
+                results.put(topic, startTopic(name, topic, source));
+            }
+        } catch (Exception e) {
+            return topLevel(MirrorApi.START_MIRROR_TOPICS, MirrorErrors.SOURCE_CLUSTER_UNREACHABLE.code,
+                    "Could not read topics from the source " + def.get().sourceBootstrap() + ": " + rootMessage(e));
+        }
+        return topicsResponse(MirrorApi.START_MIRROR_TOPICS, results);
+    }
+
+    private TopicResult startTopic(String mirror, String topic, Admin source) throws Exception {
+        MirrorImage.MirrorTopic existing = metadata.image().mirrors().topics().get(topic);
+        if (existing != null && !existing.mirror().equals(mirror) && !existing.desiredState().equals("STOPPED")) {
+            return new TopicResult(MirrorErrors.TOPIC_ALREADY_IN_CLUSTER_MIRROR.code, "Topic '" + topic
+                    + "' is mirrored by cluster mirror '" + existing.mirror() + "'");
+        }
+        TopicDescription sourceTopic;
+        Map<String, String> configs = new LinkedHashMap<>();
+        try {
+            sourceTopic = source.describeTopics(List.of(topic)).allTopicNames()
+                    .get(SOURCE_TIMEOUT_MS, TimeUnit.MILLISECONDS).get(topic);
+            ConfigResource res = new ConfigResource(ConfigResource.Type.TOPIC, topic);
+            Config c = source.describeConfigs(List.of(res)).all().get(SOURCE_TIMEOUT_MS, TimeUnit.MILLISECONDS).get(res);
+            for (ConfigEntry e : c.entries()) {
+                if (e.source() == ConfigEntry.ConfigSource.DYNAMIC_TOPIC_CONFIG && !LOCAL_ONLY_CONFIGS.contains(e.name())
+                        && e.value() != null) {
+                    configs.put(e.name(), e.value());
+                }
+            }
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof UnknownTopicOrPartitionException) {
+                return new TopicResult(Errors.UNKNOWN_TOPIC_OR_PARTITION.code(), "Topic '" + topic
+                        + "' does not exist on the source cluster");
+            }
+            throw e;
+        }
+        Optional<TopicImage> local = metadata.image().topic(topic);
+        if (local.isPresent() && !local.get().topicId().equals(sourceTopic.topicId())) {
+            return new TopicResult(Errors.INCONSISTENT_TOPIC_ID.code(), "A local topic '" + topic + "' exists with ID "
+                    + local.get().topicId() + "; the source topic has ID " + sourceTopic.topicId());
+        }
+        if (local.isEmpty()) {
+            TopicAdmin.TopicPlan plan = topicAdmin.plan(topic, sourceTopic.partitions().size(), (short) -1, null,
+                    configs, defaultPartitions, (short) Math.min(defaultReplicationFactor,
+                            Math.max(1, metadata.image().brokers().size())));
+            // the desired state goes first, so the partitions' first leaders already keep the source's epochs
+            store.setTopic(mirror, topic, "MIRRORING");
+            topicAdmin.create(topicAdmin.withTopicId(plan, sourceTopic.topicId()));
+            log.info("Mirror {}: created mirror topic {} with the source's topic ID {}, {} partitions, configs {}",
+                    mirror, topic, sourceTopic.topicId(), sourceTopic.partitions().size(), configs);
+        } else {
+            store.setTopic(mirror, topic, "MIRRORING");
+        }
+        return TopicResult.OK;
+    }
+
+    private Struct setDesired(MirrorApi api, Struct req, String desired) throws Exception {
+        String name = req.getString("mirror_name");
+        if (store.get(name).isEmpty()) {
+            return topLevel(api, MirrorErrors.UNKNOWN_CLUSTER_MIRROR.code, "No cluster mirror named '" + name + "'");
+        }
+        List<String> patterns = strings(req.getArray("patterns"));
+        Optional<String> bad = MirrorDefinition.validatePatterns(patterns);
+        if (bad.isPresent()) {
+            return topLevel(api, Errors.INVALID_REGULAR_EXPRESSION.code(), bad.get());
+        }
+        Map<String, String> mirrorTopics = store.topics(name);
+        Set<String> wanted = new LinkedHashSet<>(strings(req.getArray("topics")));
+        for (String t : mirrorTopics.keySet()) {
+            if (patterns.stream().anyMatch(p -> Pattern.matches(p, t))) {
+                wanted.add(t);
+            }
+        }
+        Map<String, TopicResult> results = new LinkedHashMap<>();
+        for (String topic : wanted) {
+            String current = mirrorTopics.get(topic);
+            if (current == null) {
+                results.put(topic, new TopicResult(MirrorErrors.TOPIC_NOT_IN_CLUSTER_MIRROR.code, "Topic '" + topic
+                        + "' is not mirrored by cluster mirror '" + name + "'"));
+            } else if (desired.equals("MIRRORING") && !current.equals("PAUSED") && !current.equals("MIRRORING")) {
+                results.put(topic, new TopicResult(MirrorErrors.MIRROR_TOPIC_NOT_PAUSED.code, "Topic '" + topic
+                        + "' is " + current + ", not paused; start it again to mirror it"));
+            } else if (desired.equals("PAUSED") && current.equals("STOPPED")) {
+                results.put(topic, new TopicResult(MirrorErrors.MIRROR_TOPIC_BEING_STOPPED.code, "Topic '" + topic
+                        + "' is stopped (failed over)"));
+            } else {
+                store.setTopic(name, topic, desired);
+                results.put(topic, TopicResult.OK);
+            }
+        }
+        if (desired.equals("STOPPED")) {
+            awaitStopped(results);
+        }
+        return topicsResponse(api, results);
+    }
+
+    /** Failover answers when the topics are writable, or says it is still in progress. */
+    private void awaitStopped(Map<String, TopicResult> results) throws InterruptedException {
+        List<String> stopping = new ArrayList<>();
+        results.forEach((t, r) -> {
+            if (r.code() == Errors.NONE.code()) {
+                stopping.add(t);
+            }
+        });
+        try {
+            metadata.awaitApplied("topics " + stopping + " stopped", image -> stopping.stream().allMatch(t ->
+                    image.topic(t).map(ti -> ti.partitions().keySet().stream().allMatch(p -> {
+                        MirrorImage.MirrorPartition mp = image.mirrors().partitions()
+                                .get(new org.apache.kafka.common.TopicPartition(t, p));
+                        return mp != null && mp.state().equals("STOPPED");
+                    })).orElse(true)), STOP_WAIT_MS);
+        } catch (org.apache.kafka.common.errors.TimeoutException e) {
+            for (String t : stopping) {
+                results.put(t, new TopicResult(Errors.REQUEST_TIMED_OUT.code(), "Failover of '" + t
+                        + "' is still in progress (a partition leader may be down); describe the mirror to follow it"));
+            }
+        }
+    }
+
+    private static Struct topicsResponse(MirrorApi api, Map<String, TopicResult> results) {
+        short first = results.values().stream().map(TopicResult::code).filter(c -> c != 0).findFirst().orElse((short) 0);
+        String firstMessage = results.values().stream().filter(r -> r.code() != 0).map(TopicResult::message)
+                .findFirst().orElse(null);
+        Struct s = MirrorMessages.response(api, first, firstMessage);
+        List<Struct> topics = new ArrayList<>();
+        results.forEach((t, r) -> {
+            Struct ts = MirrorMessages.element(s, "topics");
+            ts.set("name", t);
+            ts.set("error_code", r.code());
+            ts.set("error_message", r.message());
+            topics.add(ts);
+        });
+        s.set("topics", topics.toArray());
+        return s;
+    }
+
+    private static Struct topLevel(MirrorApi api, short code, String message) {
+        Struct s = MirrorMessages.response(api, code, message);
+        s.set("topics", new Object[0]);
+        return s;
+    }
+
+    private static List<String> strings(Object[] array) {
+        List<String> out = new ArrayList<>();
+        for (Object o : array) {
+            out.add((String) o);
+        }
+        return out;
+    }
+
+    private static String rootMessage(Throwable t) {
+        Throwable c = t;
+        while (c.getCause() != null) {
+            c = c.getCause();
+        }
+        return c.getMessage() == null ? c.toString() : c.getMessage();
+    }
+}
