@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
-# Builds Twinlog with the bench module and runs the Twinlog vs Apache Kafka produce/consume benchmark.
+# Builds Twinlog with the bench module and runs the Twinlog vs Apache Kafka benchmark: single-node
+# produce/consume, replicated produce on three brokers, and leader failover.
 #
-#   bench/run.sh [--records N] [--warmup-records N] [--record-size N] [--systems twinlog,kafka] [--rounds N] [--seed N] [--output FILE]
+#   bench/run.sh [--records N] [--replicated-records N] [--warmup-records N] [--record-size N]
+#                [--systems twinlog,kafka] [--phases single,replicated,failover] [--session-timeout-ms N]
+#                [--rounds N] [--seed N] [--output FILE]
 #
+# On a machine shared with other builds, run it as `flock /tmp/twinlog-mvn.lock bench/run.sh ...`.
 # Results are printed on stdout and written to bench/results/latest.md; progress goes to stderr.
 # Set TWINLOG_BENCH_SKIP_BUILD=1 to reuse an earlier build (bench/target) instead of running Maven.
 # JVM options: BENCH_JAVA_OPTS (default -Xmx2g -XX:+UseG1GC). See bench/README.md.

@@ -13,10 +13,11 @@ import java.util.Collections;
 import java.util.List;
 
 /**
- * Entry point: for each round and each system in turn (Twinlog, then Apache Kafka; the order is reversed every
- * other round so neither always runs in the warmer JVM), start the system in this JVM, run {@link SystemBenchmark},
- * and shut it down before the next one starts; then print the results as markdown and write them to the output
- * file. Exit code 0 on success, 1 on a failed run, 2 on a bad command line.
+ * Entry point. For each round, each phase ({@link Phase}: single node, replicated produce, failover) and each
+ * system in turn (Twinlog, then Apache Kafka; the order is reversed every other round so neither always runs in
+ * the warmer JVM), start that system's cluster in this JVM, measure, and shut it down before the next one starts;
+ * then print the results as markdown and write them to the output file. A phase that fails for one system is
+ * reported and the run goes on. Exit code 0 on success, 1 if anything failed, 2 on a bad command line.
  */
 public final class BenchMain {
     private static final Logger log = LoggerFactory.getLogger(BenchMain.class);
@@ -27,8 +28,7 @@ public final class BenchMain {
     public static void main(String[] args) {
         int exitCode;
         try {
-            run(BenchOptions.parse(args));
-            exitCode = 0;
+            exitCode = run(BenchOptions.parse(args)) ? 0 : 1;
         } catch (BenchOptions.UsageException e) {
             System.err.println(e.getMessage());
             exitCode = 2;
@@ -40,52 +40,132 @@ public final class BenchMain {
         System.exit(exitCode);
     }
 
-    static void run(BenchOptions options) throws Exception {
+    /** Returns whether every phase succeeded. */
+    static boolean run(BenchOptions options) throws Exception {
         log.info("Benchmark options: {}", options);
         Payloads payloads = new Payloads(options.recordSizeBytes(), options.seed());
-        List<Measurement> measurements = new ArrayList<>();
-        List<Report.SystemRun> runs = new ArrayList<>();
+        Results results = new Results();
         for (int round = 1; round <= options.rounds(); round++) {
             List<String> order = new ArrayList<>(options.systems());
             if (round % 2 == 0) {
                 Collections.reverse(order);
             }
-            for (String system : order) {
-                runs.add(runSystem(system, round, options, payloads, measurements));
-                System.gc();    // leave the next system a clean heap
+            for (Phase phase : Phase.values()) {
+                if (!options.runs(phase)) {
+                    continue;
+                }
+                for (String system : order) {
+                    log.info("[{}] Round {} of {}, {}", system, round, options.rounds(), phase);
+                    try {
+                        results.runs.add(switch (phase) {
+                            case SINGLE -> runSingle(system, round, options, payloads, results);
+                            case REPLICATED -> runReplicated(system, round, options, payloads, results);
+                            case FAILOVER -> runFailover(system, round, options, payloads, results);
+                        });
+                    } catch (Exception e) {
+                        log.error("[{}] Round {}, {} failed", system, round, phase, e);
+                        results.failures.add(new Results.Failure(system, phase, round, e.toString()));
+                    }
+                    System.gc();    // leave the next system a clean heap
+                }
             }
         }
-        String markdown = new Report(options, runs, measurements, ZonedDateTime.now()).markdown();
+        String markdown = new Report(options, results, ZonedDateTime.now()).markdown();
         System.out.println();
         System.out.println(markdown);
         write(options.output(), markdown);
         System.out.println("Written to " + options.output().toAbsolutePath().normalize());
+        return results.failures.isEmpty();
     }
 
-    private static Report.SystemRun runSystem(String system, int round, BenchOptions options, Payloads payloads,
-                                              List<Measurement> measurements) throws Exception {
-        log.info("[{}] Round {} of {}", system, round, options.rounds());
-        try (ClusterUnderTest cluster = create(system)) {
-            long startNanos = System.nanoTime();
-            cluster.start();
-            long startupMs = (System.nanoTime() - startNanos) / 1_000_000;
-            log.info("[{}] Started in {} ms at {}", system, startupMs, cluster.bootstrapServers());
+    private static Results.SystemRun runSingle(String system, int round, BenchOptions options, Payloads payloads,
+                                               Results results) throws Exception {
+        try (ClusterUnderTest cluster = createSingle(system)) {
+            long startupMs = start(system, cluster::start, cluster::bootstrapServers);
             CpuAccounting.Snapshot before = CpuAccounting.snapshot();
-            measurements.addAll(new SystemBenchmark(cluster, round, options, payloads).run());
-            CpuAccounting.Snapshot after = CpuAccounting.snapshot();
-            Report.SystemRun run = new Report.SystemRun(system, round, startupMs, after.wallSecondsSince(before),
-                    after.otherProcessesCpuSecondsSince(before));
-            log.info("[{}] Done in {} s; other processes used {} CPU-seconds meanwhile; shutting down", system,
-                    String.format("%.1f", run.wallSeconds()),
-                    run.otherProcessesCpuSeconds().map(c -> String.format("%.1f", c)).orElse("an unknown number of"));
-            return run;
+            results.single.addAll(new SystemBenchmark(cluster, round, options, payloads).run());
+            return finished(system, Phase.SINGLE, round, startupMs, before);
         }
     }
 
-    private static ClusterUnderTest create(String system) {
+    private static Results.SystemRun runReplicated(String system, int round, BenchOptions options, Payloads payloads,
+                                                   Results results) throws Exception {
+        try (ReplicatedCluster cluster = createReplicated(system, options, null)) {
+            long startupMs = start(system, cluster::start, cluster::bootstrapServers);
+            CpuAccounting.Snapshot before = CpuAccounting.snapshot();
+            ReplicatedBenchmark benchmark = new ReplicatedBenchmark(cluster, round, options, payloads);
+            results.replicated.addAll(benchmark.run());
+            results.replicatedWarnings.addAll(benchmark.warnings());
+            return finished(system, Phase.REPLICATED, round, startupMs, before);
+        }
+    }
+
+    /** One fresh cluster per failure mode, so every measurement starts from three healthy brokers. */
+    private static Results.SystemRun runFailover(String system, int round, BenchOptions options, Payloads payloads,
+                                                 Results results) throws Exception {
+        long startupMs = 0;
+        CpuAccounting.Snapshot before = CpuAccounting.snapshot();
+        for (FailureMode mode : failureModes(system)) {
+            try (ReplicatedCluster cluster = createReplicated(system, options, mode)) {
+                startupMs = Math.max(startupMs, start(system, cluster::start, cluster::bootstrapServers));
+                FailoverBenchmark benchmark = new FailoverBenchmark(cluster, round, options.sessionTimeoutMs(),
+                        payloads);
+                results.failovers.add(benchmark.run(mode));
+                results.failoverWarnings.addAll(benchmark.warnings());
+            }
+        }
+        return finished(system, Phase.FAILOVER, round, startupMs, before);
+    }
+
+    private interface Starter {
+        void start() throws Exception;
+    }
+
+    private interface Bootstrap {
+        String get();
+    }
+
+    private static long start(String system, Starter starter, Bootstrap bootstrap) throws Exception {
+        long startNanos = System.nanoTime();
+        starter.start();
+        long startupMs = (System.nanoTime() - startNanos) / 1_000_000;
+        log.info("[{}] Started in {} ms at {}", system, startupMs, bootstrap.get());
+        return startupMs;
+    }
+
+    private static Results.SystemRun finished(String system, Phase phase, int round, long startupMs,
+                                              CpuAccounting.Snapshot before) {
+        CpuAccounting.Snapshot after = CpuAccounting.snapshot();
+        Results.SystemRun run = new Results.SystemRun(system, phase, round, startupMs, after.wallSecondsSince(before),
+                after.otherProcessesCpuSecondsSince(before));
+        log.info("[{}] {} done in {} s; other processes used {} CPU-seconds meanwhile; shutting down", system, phase,
+                String.format("%.1f", run.wallSeconds()),
+                run.otherProcessesCpuSeconds().map(c -> String.format("%.1f", c)).orElse("an unknown number of"));
+        return run;
+    }
+
+    private static ClusterUnderTest createSingle(String system) {
         return switch (system) {
             case "twinlog" -> new TwinlogCluster(TempDirectories.create(system));
             case "kafka" -> new KafkaCluster(TempDirectories.create(system));
+            default -> throw new IllegalArgumentException("Unknown system " + system);
+        };
+    }
+
+    private static ReplicatedCluster createReplicated(String system, BenchOptions options, FailureMode mode) {
+        return switch (system) {
+            case "twinlog" -> new TwinlogReplicatedCluster(TempDirectories.create(system + "-3"),
+                    options.sessionTimeoutMs(), mode);
+            case "kafka" -> new KafkaReplicatedCluster(TempDirectories.create(system + "-3"),
+                    options.sessionTimeoutMs(), mode);
+            default -> throw new IllegalArgumentException("Unknown system " + system);
+        };
+    }
+
+    static List<FailureMode> failureModes(String system) {
+        return switch (system) {
+            case "twinlog" -> TwinlogReplicatedCluster.FAILURE_MODES;
+            case "kafka" -> KafkaReplicatedCluster.FAILURE_MODES;
             default -> throw new IllegalArgumentException("Unknown system " + system);
         };
     }

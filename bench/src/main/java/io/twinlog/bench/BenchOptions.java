@@ -2,35 +2,45 @@ package io.twinlog.bench;
 
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.EnumSet;
 import java.util.List;
 import java.util.Locale;
+import java.util.Set;
 
 /**
  * Command-line options. Each option can also be given as a system property ({@code -Dbench.records=N}, ...);
  * a command-line argument wins.
  *
  * <pre>
- * --records N         records per measured workload (default 300000)
- * --warmup-records N  records per acks setting in each system's warm-up (default 50000; 0 disables it)
- * --record-size N     value size in bytes (default 1024)
- * --systems a,b       which systems to run, in order (default twinlog,kafka)
- * --rounds N          run every system N times, alternating the order; report medians (default 1)
- * --seed N            seed of the random payloads (default 42)
- * --output FILE       markdown results file (default bench/results/latest.md)
+ * --records N              records per single-node workload (default 300000)
+ * --replicated-records N   records per replicated (3-broker) produce workload (default 300000)
+ * --warmup-records N       records per acks setting in each system's warm-up (default 50000; 0 disables it)
+ * --record-size N          value size in bytes (default 1024)
+ * --systems a,b            which systems to run, in order (default twinlog,kafka)
+ * --phases a,b,c           which parts to run: single, replicated, failover (default all three)
+ * --session-timeout-ms N   Twinlog zookeeper.session.timeout.ms and Kafka broker.session.timeout.ms of the
+ *                          3-broker clusters (default 6000)
+ * --rounds N               run everything N times, alternating the order of the systems; report medians (default 1)
+ * --seed N                 seed of the random payloads (default 42)
+ * --output FILE            markdown results file (default bench/results/latest.md)
  * </pre>
  */
-record BenchOptions(int records, int warmUpRecords, int recordSizeBytes, List<String> systems, int rounds,
-                    long seed, Path output) {
+record BenchOptions(int records, int replicatedRecords, int warmUpRecords, int recordSizeBytes, List<String> systems,
+                    Set<Phase> phases, int sessionTimeoutMs, int rounds, long seed, Path output) {
     static final List<String> KNOWN_SYSTEMS = List.of("twinlog", "kafka");
 
-    static final String USAGE = "Usage: bench/run.sh [--records N] [--warmup-records N] [--record-size N] "
-            + "[--systems twinlog,kafka] [--rounds N] [--seed N] [--output FILE]";
+    static final String USAGE = "Usage: bench/run.sh [--records N] [--replicated-records N] [--warmup-records N] "
+            + "[--record-size N] [--systems twinlog,kafka] [--phases single,replicated,failover] "
+            + "[--session-timeout-ms N] [--rounds N] [--seed N] [--output FILE]";
 
     static BenchOptions parse(String[] args) {
         int records = Integer.parseInt(System.getProperty("bench.records", "300000"));
+        int replicatedRecords = Integer.parseInt(System.getProperty("bench.replicatedRecords", "300000"));
         int warmUpRecords = Integer.parseInt(System.getProperty("bench.warmupRecords", "50000"));
         int recordSize = Integer.parseInt(System.getProperty("bench.recordSize", "1024"));
         String systems = System.getProperty("bench.systems", String.join(",", KNOWN_SYSTEMS));
+        String phases = System.getProperty("bench.phases", "single,replicated,failover");
+        int sessionTimeoutMs = Integer.parseInt(System.getProperty("bench.sessionTimeoutMs", "6000"));
         int rounds = Integer.parseInt(System.getProperty("bench.rounds", "1"));
         long seed = Long.parseLong(System.getProperty("bench.seed", "42"));
         String output = System.getProperty("bench.output", "bench/results/latest.md");
@@ -45,18 +55,24 @@ record BenchOptions(int records, int warmUpRecords, int recordSizeBytes, List<St
             String value = args[++i];
             switch (name) {
                 case "--records" -> records = Integer.parseInt(value);
+                case "--replicated-records" -> replicatedRecords = Integer.parseInt(value);
                 case "--warmup-records" -> warmUpRecords = Integer.parseInt(value);
                 case "--record-size" -> recordSize = Integer.parseInt(value);
                 case "--systems" -> systems = value;
+                case "--phases" -> phases = value;
+                case "--session-timeout-ms" -> sessionTimeoutMs = Integer.parseInt(value);
                 case "--rounds" -> rounds = Integer.parseInt(value);
                 case "--seed" -> seed = Long.parseLong(value);
                 case "--output" -> output = value;
                 default -> throw new UsageException("Unknown option " + name + "\n" + USAGE);
             }
         }
-        if (records <= 0 || warmUpRecords < 0 || recordSize <= 0 || rounds <= 0) {
-            throw new UsageException("--records, --record-size and --rounds must be positive, --warmup-records not "
-                    + "negative");
+        if (records <= 0 || replicatedRecords <= 0 || warmUpRecords < 0 || recordSize <= 0 || rounds <= 0) {
+            throw new UsageException("--records, --replicated-records, --record-size and --rounds must be positive, "
+                    + "--warmup-records not negative");
+        }
+        if (sessionTimeoutMs < 1000 || sessionTimeoutMs > 60_000) {
+            throw new UsageException("--session-timeout-ms must be between 1000 and 60000");
         }
         List<String> systemList = new ArrayList<>();
         for (String s : systems.split(",")) {
@@ -66,8 +82,21 @@ record BenchOptions(int records, int warmUpRecords, int recordSizeBytes, List<St
             }
             systemList.add(system);
         }
-        return new BenchOptions(records, warmUpRecords, recordSize, List.copyOf(systemList), rounds, seed,
-                Path.of(output));
+        Set<Phase> phaseSet = EnumSet.noneOf(Phase.class);
+        for (String p : phases.split(",")) {
+            phaseSet.add(Phase.parse(p.trim()).orElseThrow(() -> new UsageException("Unknown phase '" + p
+                    + "'; known: single, replicated, failover")));
+        }
+        return new BenchOptions(records, replicatedRecords, warmUpRecords, recordSize, List.copyOf(systemList),
+                Set.copyOf(phaseSet), sessionTimeoutMs, rounds, seed, Path.of(output));
+    }
+
+    boolean runs(Phase phase) {
+        return phases.contains(phase);
+    }
+
+    boolean comparesBoth() {
+        return systems.contains("twinlog") && systems.contains("kafka");
     }
 
     /** A bad command line: the message is printed without a stack trace. */
@@ -79,7 +108,9 @@ record BenchOptions(int records, int warmUpRecords, int recordSizeBytes, List<St
 
     @Override
     public String toString() {
-        return "records=" + records + ", warmUpRecords=" + warmUpRecords + ", recordSizeBytes=" + recordSizeBytes
-                + ", systems=" + systems + ", rounds=" + rounds + ", seed=" + seed + ", output=" + output;
+        return "records=" + records + ", replicatedRecords=" + replicatedRecords + ", warmUpRecords=" + warmUpRecords
+                + ", recordSizeBytes=" + recordSizeBytes + ", systems=" + systems + ", phases="
+                + EnumSet.copyOf(phases) + ", sessionTimeoutMs=" + sessionTimeoutMs + ", rounds=" + rounds
+                + ", seed=" + seed + ", output=" + output;
     }
 }

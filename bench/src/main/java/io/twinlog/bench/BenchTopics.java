@@ -14,9 +14,10 @@ import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Creates benchmark topics through the Admin API and waits until the broker serves every partition, so no
+ * Creates benchmark topics through the Admin API and waits until the brokers serve every partition, so no
  * measurement includes the producer's retries on {@code NOT_LEADER_OR_FOLLOWER}: both Kafka and Twinlog report a
- * leader in metadata a moment before the leader's log exists.
+ * leader in metadata a moment before the leader's log exists. Replicated topics are also awaited until every
+ * replica is in the ISR.
  */
 final class BenchTopics {
     private static final long TIMEOUT_MS = 30_000;
@@ -28,9 +29,37 @@ final class BenchTopics {
         this.admin = admin;
     }
 
+    /** A topic with replication factor 1 (single-node benchmark). */
     void create(String topic, int partitions) throws Exception {
-        admin.createTopics(List.of(new NewTopic(topic, partitions, (short) 1)))
-                .all().get(TIMEOUT_MS, TimeUnit.MILLISECONDS);
+        createAndAwait(new NewTopic(topic, partitions, (short) 1), partitions, 1);
+    }
+
+    /** A topic with the given replication factor and {@code min.insync.replicas}. */
+    void createReplicated(String topic, int partitions, int replicationFactor, int minInSyncReplicas)
+            throws Exception {
+        NewTopic newTopic = new NewTopic(topic, partitions, (short) replicationFactor)
+                .configs(Map.of("min.insync.replicas", Integer.toString(minInSyncReplicas)));
+        createAndAwait(newTopic, partitions, replicationFactor);
+    }
+
+    /**
+     * A one-partition topic on exactly these replicas, the first being the preferred (so initial) leader; returns
+     * once that replica leads and all replicas are in the ISR.
+     */
+    void createOnReplicas(String topic, List<Integer> replicas, int minInSyncReplicas) throws Exception {
+        NewTopic newTopic = new NewTopic(topic, Map.of(0, replicas))
+                .configs(Map.of("min.insync.replicas", Integer.toString(minInSyncReplicas)));
+        TopicDescription description = createAndAwait(newTopic, 1, replicas.size());
+        int leader = description.partitions().get(0).leader().id();
+        if (leader != replicas.get(0)) {
+            throw new IllegalStateException("Topic " + topic + " was created on replicas " + replicas
+                    + " but broker " + leader + " leads it");
+        }
+    }
+
+    private TopicDescription createAndAwait(NewTopic newTopic, int partitions, int inSyncReplicas) throws Exception {
+        String topic = newTopic.name();
+        admin.createTopics(List.of(newTopic)).all().get(TIMEOUT_MS, TimeUnit.MILLISECONDS);
         long deadline = System.currentTimeMillis() + TIMEOUT_MS;
         Optional<TopicDescription> last = Optional.empty();
         Exception lastError = null;
@@ -39,18 +68,19 @@ final class BenchTopics {
                 Map<String, TopicDescription> described = admin.describeTopics(List.of(topic))
                         .allTopicNames().get(TIMEOUT_MS, TimeUnit.MILLISECONDS);
                 last = Optional.ofNullable(described.get(topic));
-                if (last.isPresent() && allLed(last.get(), partitions)) {
+                if (last.isPresent() && allLed(last.get(), partitions, inSyncReplicas)) {
                     // ListOffsets is answered only by a broker that hosts the partition's log.
                     admin.listOffsets(latestOffsetsOf(topic, partitions)).all().get(TIMEOUT_MS, TimeUnit.MILLISECONDS);
-                    return;
+                    return last.get();
                 }
             } catch (Exception e) {
                 lastError = e;     // e.g. UNKNOWN_TOPIC_OR_PARTITION or NOT_LEADER_OR_FOLLOWER while the partitions are set up
             }
             Thread.sleep(POLL_INTERVAL_MS);
         }
-        throw new IllegalStateException("Topic " + topic + " did not get leaders for all " + partitions
-                + " partitions within " + TIMEOUT_MS + " ms; last seen " + last.map(Object::toString).orElse("nothing")
+        throw new IllegalStateException("Topic " + topic + " did not get leaders and " + inSyncReplicas
+                + " in-sync replicas for all " + partitions + " partitions within " + TIMEOUT_MS + " ms; last seen "
+                + last.map(Object::toString).orElse("nothing")
                 + (lastError == null ? "" : ", last error " + lastError));
     }
 
@@ -62,8 +92,9 @@ final class BenchTopics {
         return specs;
     }
 
-    private static boolean allLed(TopicDescription description, int partitions) {
+    private static boolean allLed(TopicDescription description, int partitions, int inSyncReplicas) {
         List<TopicPartitionInfo> infos = description.partitions();
-        return infos.size() == partitions && infos.stream().allMatch(p -> p.leader() != null && !p.leader().isEmpty());
+        return infos.size() == partitions && infos.stream().allMatch(p -> p.leader() != null && !p.leader().isEmpty()
+                && p.isr().size() >= inSyncReplicas);
     }
 }

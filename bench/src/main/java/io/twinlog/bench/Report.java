@@ -9,36 +9,41 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.Function;
 import java.util.function.ToDoubleFunction;
 
 /**
- * Turns the measurements into one markdown section: the set-up, a results table (one row per workload and system,
- * the median over rounds) and, when both Twinlog and Kafka ran, a table of Twinlog/Kafka ratios of those medians.
+ * Turns the results into one markdown section: the set-up, then per phase a results table (one row per workload
+ * and system, the median over rounds) and, when both Twinlog and Kafka ran, Twinlog/Kafka ratios of those medians
+ * and whether the targets were met.
  */
 final class Report {
+    /** Target of the replicated produce: Twinlog's throughput at least this fraction of Kafka's. */
+    static final double REPLICATED_THROUGHPUT_TARGET = 0.8;
+
     private final BenchOptions options;
-    private final List<SystemRun> runs;
-    private final List<Measurement> measurements;
+    private final Results results;
     private final ZonedDateTime finishedAt;
 
-    Report(BenchOptions options, List<SystemRun> runs, List<Measurement> measurements, ZonedDateTime finishedAt) {
+    Report(BenchOptions options, Results results, ZonedDateTime finishedAt) {
         this.options = options;
-        this.runs = runs;
-        this.measurements = measurements;
+        this.results = results;
         this.finishedAt = finishedAt;
     }
 
     String markdown() {
-        Map<String, Map<String, Aggregate>> byWorkload = aggregate();
         StringBuilder out = new StringBuilder();
-        out.append("## Twinlog vs Apache Kafka 4.4.0: single-node produce/consume (")
+        out.append("## Twinlog vs Apache Kafka 4.4.0 (")
                 .append(finishedAt.format(DateTimeFormatter.ISO_LOCAL_DATE)).append(")\n\n");
-        out.append(setUp()).append("\n\n");
-        out.append(resultsTable(byWorkload).render());
-        if (options.systems().contains("twinlog") && options.systems().contains("kafka")) {
-            out.append("\n### Twinlog / Kafka\n\n");
-            out.append("Throughput ratio above 1: Twinlog is faster. Latency ratio below 1: Twinlog is quicker.\n\n");
-            out.append(ratioTable(byWorkload, "twinlog", "kafka").render());
+        out.append(setUp()).append("\n");
+        if (!results.single.isEmpty()) {
+            out.append("\n").append(singleSection());
+        }
+        if (!results.replicated.isEmpty()) {
+            out.append("\n").append(replicatedSection());
+        }
+        if (!results.failovers.isEmpty()) {
+            out.append("\n").append(failoverSection());
         }
         return out.toString();
     }
@@ -46,36 +51,204 @@ final class Report {
     private String setUp() {
         Runtime rt = Runtime.getRuntime();
         StringBuilder s = new StringBuilder();
-        s.append(String.format(Locale.ROOT, "- %,d records of %,d B random values per workload; warm-up of %,d "
-                        + "records per acks setting per system (not reported); payload seed %d.%n",
-                options.records(), options.recordSizeBytes(), options.warmUpRecords(), options.seed()));
+        s.append(String.format(Locale.ROOT, "- Machine: %d cores, max heap %d MiB, Java %s, %s %s. Twinlog %s.%n",
+                rt.availableProcessors(), rt.maxMemory() >> 20, System.getProperty("java.version"),
+                System.getProperty("os.name"), System.getProperty("os.arch"),
+                System.getProperty("bench.gitRevision", "revision unknown")));
+        s.append("- One JVM, one system at a time, brokers and clients in the same process on loopback.\n");
+        s.append(String.format(Locale.ROOT, "- Producer: linger.ms=%d, batch.size=%d, compression none, no keys, "
+                        + "values of %,d B from %d seeded random payloads (seed %d); acks=1 without idempotence, "
+                        + "acks=all with idempotence. Consumer: assign() + seekToBeginning, no group.id. Client "
+                        + "defaults otherwise (kafka-clients 4.4.0).%n",
+                ClientSettings.LINGER_MS, ClientSettings.BATCH_SIZE_BYTES, options.recordSizeBytes(), 1024,
+                options.seed()));
         if (options.rounds() > 1) {
             s.append(String.format(Locale.ROOT, "- %d rounds, system order alternating; every figure is the median "
                     + "over rounds (max ms: the largest); spread = (max - min) / median of records/s.%n",
                     options.rounds()));
         }
-        s.append(String.format(Locale.ROOT, "- Producer: linger.ms=%d, batch.size=%d, compression none, no keys; "
-                        + "acks=1 without idempotence, acks=all with idempotence. Consumer: assign() + "
-                        + "seekToBeginning, no group.id, client defaults otherwise (kafka-clients 4.4.0).%n",
-                ClientSettings.LINGER_MS, ClientSettings.BATCH_SIZE_BYTES));
-        s.append("- One JVM, one system at a time, broker and clients in the same process on loopback; both brokers "
-                + "with default settings (Twinlog: embedded ZooKeeper; Kafka: KRaft combined node via "
-                + "KafkaClusterTestKit).\n");
-        s.append(String.format(Locale.ROOT, "- Machine: %d cores, max heap %d MiB, Java %s, %s %s. Twinlog %s.%n",
-                rt.availableProcessors(), rt.maxMemory() >> 20, System.getProperty("java.version"),
-                System.getProperty("os.name"), System.getProperty("os.arch"),
-                System.getProperty("bench.gitRevision", "revision unknown")));
-        s.append("- Per system run: start-up time; duration of the workloads; CPU used by other processes meanwhile "
-                + "(out of cores x duration; more than a few percent makes the run unreliable): ");
-        for (int i = 0; i < runs.size(); i++) {
-            SystemRun run = runs.get(i);
-            s.append(i == 0 ? "" : "; ").append(displayName(run.system()))
+        s.append("- Per system and phase: start-up time of the cluster; duration of the phase; CPU used by other "
+                + "processes meanwhile (out of cores x duration; more than a few percent makes the run unreliable): ");
+        for (int i = 0; i < results.runs.size(); i++) {
+            Results.SystemRun run = results.runs.get(i);
+            s.append(i == 0 ? "" : "; ").append(displayName(run.system())).append(' ').append(run.phase())
                     .append(options.rounds() > 1 ? " (round " + run.round() + ")" : "").append(' ')
                     .append(run.startupMs()).append(" ms, ").append(format("%.1f", run.wallSeconds())).append(" s, ")
                     .append(run.otherProcessesCpuSeconds().map(c -> format("%.1f", c) + " CPU-s").orElse("unknown"));
         }
-        s.append('.');
+        s.append(".\n");
+        for (Results.Failure f : results.failures) {
+            s.append("- **FAILED**: ").append(displayName(f.system())).append(' ').append(f.phase())
+                    .append(" (round ").append(f.round()).append("): ").append(f.message()).append('\n');
+        }
         return s.toString();
+    }
+
+    private String singleSection() {
+        StringBuilder out = new StringBuilder("### Single node: produce/consume\n\n");
+        out.append(String.format(Locale.ROOT, "- %,d records per workload; warm-up of %,d records per acks setting "
+                + "per system (not reported).%n", options.records(), options.warmUpRecords()));
+        out.append("- Both brokers with default settings (Twinlog: embedded ZooKeeper; Kafka: one KRaft combined "
+                + "node via KafkaClusterTestKit), replication factor 1.\n\n");
+        Map<String, Map<String, Aggregate>> byWorkload = aggregate(results.single);
+        out.append(resultsTable(byWorkload).render());
+        if (options.comparesBoth()) {
+            out.append("\nTwinlog / Kafka (throughput above 1: Twinlog is faster; latency below 1: Twinlog is "
+                    + "quicker):\n\n");
+            out.append(ratioTable(byWorkload, results.single).render());
+            if (options.rounds() > 1) {
+                out.append("\nPer-round ratios in round order (").append(roundOrder()).append(").\n");
+            }
+        }
+        return out.toString();
+    }
+
+    private String replicatedSection() {
+        StringBuilder out = new StringBuilder("### Three brokers: replicated produce\n\n");
+        out.append(String.format(Locale.ROOT, "- %,d records per workload, acks=all (idempotent), topics with "
+                        + "replication factor %d and min.insync.replicas=%d; warm-up of %,d records (not reported).%n",
+                options.replicatedRecords(), ReplicatedBenchmark.REPLICATION_FACTOR,
+                ReplicatedBenchmark.MIN_IN_SYNC_REPLICAS, options.warmUpRecords()));
+        out.append("- Twinlog: 3 brokers and one embedded ZooKeeper. Kafka: 3 brokers and 1 separate KRaft "
+                + "controller via KafkaClusterTestKit. Default broker settings apart from the session timeouts (")
+                .append(options.sessionTimeoutMs()).append(" ms). All nodes and the producer share the JVM and the "
+                        + "cores.\n\n");
+        Map<String, Map<String, Aggregate>> byWorkload = aggregate(results.replicated);
+        out.append(resultsTable(byWorkload).render());
+        if (options.comparesBoth()) {
+            out.append("\nTwinlog / Kafka:\n\n");
+            out.append(ratioTable(byWorkload, results.replicated).render());
+            if (options.rounds() > 1) {
+                out.append("\nPer-round ratios in round order (").append(roundOrder()).append(").\n");
+            }
+            out.append("\nTarget: throughput ratio >= ").append(format("%.1f", REPLICATED_THROUGHPUT_TARGET))
+                    .append(": ");
+            List<String> verdicts = new ArrayList<>();
+            byWorkload.forEach((workload, bySystem) -> {
+                Aggregate t = bySystem.get("twinlog");
+                Aggregate k = bySystem.get("kafka");
+                if (t != null && k != null) {
+                    double r = t.recordsPerSecond() / k.recordsPerSecond();
+                    verdicts.add(workload + " " + format("%.2f", r) + " "
+                            + (r >= REPLICATED_THROUGHPUT_TARGET ? "(met)" : "(**not met**)"));
+                }
+            });
+            out.append(String.join("; ", verdicts)).append(".\n");
+        }
+        if (results.replicatedWarnings.isEmpty()) {
+            out.append("\nEvery partition still had all 3 replicas in its ISR after each measured workload.\n");
+        } else {
+            out.append('\n');
+            results.replicatedWarnings.forEach(w -> out.append("- **Warning**: ").append(w).append('\n'));
+        }
+        return out.toString();
+    }
+
+    private String failoverSection() {
+        StringBuilder out = new StringBuilder("### Leader failover\n\n");
+        out.append(String.format(Locale.ROOT, "- One partition, replication factor 3, min.insync.replicas=2, led by a "
+                + "broker that is not the controller. A producer (acks=all, idempotent, the settings above) sends "
+                + "%d records/s; an Admin client polls describeTopics every %d ms. Times are from just before the "
+                + "stop call.%n", FailoverBenchmark.RATE_PER_SECOND, FailoverBenchmark.POLL_INTERVAL_MS));
+        out.append("- *metadata*: until a poll first shows another leader. *first ack*: until the first "
+                + "acknowledgement by the new leader (of a record whose batch carries the new leader epoch, read back "
+                + "afterwards; acknowledgements the old leader still gave while being stopped do not count). *longest "
+                + "gap*: longest time without any acknowledgement. *stop call*: duration of the stop call itself. "
+                + "Target: metadata and first ack within the session timeout + 1 s = ")
+                .append(format("%.0f", options.sessionTimeoutMs() + 1000.0)).append(" ms.\n");
+        out.append("- How the leader was stopped:\n");
+        Map<String, String> methods = new LinkedHashMap<>();
+        for (FailoverResult r : results.failovers) {
+            methods.putIfAbsent(displayName(r.system()) + ", " + r.mode().label(), r.stopMethod());
+        }
+        methods.forEach((k, v) -> out.append("  - ").append(k).append(": ").append(v).append('\n'));
+        out.append('\n');
+
+        boolean many = options.rounds() > 1;
+        MarkdownTable table = MarkdownTable.withColumns("Scenario", "System", "metadata ms", "first ack ms",
+                "longest gap ms", "stop call ms", "failed sends", "target met");
+        Map<FailureMode, Map<String, List<FailoverResult>>> grouped = groupFailovers();
+        grouped.forEach((mode, bySystem) -> bySystem.forEach((system, list) -> table.row(
+                mode.label(), displayName(system),
+                stat(list, FailoverResult::metadataMs, many), stat(list, FailoverResult::firstAckMs, many),
+                stat(list, FailoverResult::maxAckGapMs, many), stat(list, r -> Optional.of(r.stopCallMs()), many),
+                Long.toString(list.stream().mapToLong(FailoverResult::failed).sum()),
+                verdict(list))));
+        out.append(table.render());
+        if (many) {
+            out.append("\nCells: median (min to max) over ").append(options.rounds())
+                    .append(" rounds; failed sends: total over the rounds.\n");
+        }
+        if (options.comparesBoth()) {
+            MarkdownTable ratios = MarkdownTable.withColumns("Scenario", "metadata", "first ack", "longest gap");
+            grouped.forEach((mode, bySystem) -> {
+                List<FailoverResult> t = bySystem.get("twinlog");
+                List<FailoverResult> k = bySystem.get("kafka");
+                if (t != null && k != null) {
+                    ratios.row(mode.label(), medianRatio(t, k, FailoverResult::metadataMs),
+                            medianRatio(t, k, FailoverResult::firstAckMs),
+                            medianRatio(t, k, FailoverResult::maxAckGapMs));
+                }
+            });
+            out.append("\nTwinlog / Kafka (below 1: Twinlog fails over faster):\n\n").append(ratios.render());
+        }
+        if (results.failoverWarnings.isEmpty()) {
+            out.append("\nAfter every failover the partition's high watermark covered all acknowledged records "
+                    + "(none lost).\n");
+        } else {
+            out.append('\n');
+            results.failoverWarnings.forEach(w -> out.append("- **Warning**: ").append(w).append('\n'));
+        }
+        return out.toString();
+    }
+
+    private Map<FailureMode, Map<String, List<FailoverResult>>> groupFailovers() {
+        Map<FailureMode, Map<String, List<FailoverResult>>> grouped = new LinkedHashMap<>();
+        for (FailureMode mode : FailureMode.values()) {
+            for (String system : options.systems()) {
+                List<FailoverResult> list = results.failovers.stream()
+                        .filter(r -> r.mode() == mode && r.system().equals(system)).toList();
+                if (!list.isEmpty()) {
+                    grouped.computeIfAbsent(mode, m -> new LinkedHashMap<>()).put(system, list);
+                }
+            }
+        }
+        return grouped;
+    }
+
+    private static String stat(List<FailoverResult> list, Function<FailoverResult, Optional<Double>> metric,
+                               boolean many) {
+        long missing = list.stream().filter(r -> metric.apply(r).isEmpty()).count();
+        double[] values = list.stream().map(metric).flatMap(Optional::stream).mapToDouble(Double::doubleValue)
+                .sorted().toArray();
+        if (values.length == 0) {
+            return "none in " + FailoverBenchmark.TIMEOUT.toSeconds() + " s";
+        }
+        String s = format("%.0f", median(values));
+        if (many) {
+            s += " (" + format("%.0f", values[0]) + " to " + format("%.0f", values[values.length - 1]) + ")";
+        }
+        if (missing > 0) {
+            s += ", " + missing + " never";
+        }
+        return s;
+    }
+
+    private static String verdict(List<FailoverResult> list) {
+        long met = list.stream().filter(FailoverResult::meetsTarget).count();
+        return met == list.size() ? "yes" : (met == 0 ? "**no**" : "**" + met + " of " + list.size() + "**");
+    }
+
+    private static String medianRatio(List<FailoverResult> a, List<FailoverResult> b,
+                                      Function<FailoverResult, Optional<Double>> metric) {
+        double[] va = a.stream().map(metric).flatMap(Optional::stream).mapToDouble(Double::doubleValue).sorted()
+                .toArray();
+        double[] vb = b.stream().map(metric).flatMap(Optional::stream).mapToDouble(Double::doubleValue).sorted()
+                .toArray();
+        if (va.length == 0 || vb.length == 0) {
+            return "n/a";
+        }
+        return ratio(median(va), median(vb));
     }
 
     private MarkdownTable resultsTable(Map<String, Map<String, Aggregate>> byWorkload) {
@@ -100,12 +273,16 @@ final class Report {
         return table;
     }
 
-    private static MarkdownTable ratioTable(Map<String, Map<String, Aggregate>> byWorkload, String numerator,
-                                            String denominator) {
-        MarkdownTable table = MarkdownTable.withColumns("Workload", "throughput", "p50 latency", "p99 latency");
+    private MarkdownTable ratioTable(Map<String, Map<String, Aggregate>> byWorkload, List<Measurement> measurements) {
+        boolean perRound = options.rounds() > 1;
+        List<String> headers = new ArrayList<>(List.of("Workload", "throughput", "p50 latency", "p99 latency"));
+        if (perRound) {
+            headers.add("throughput per round");
+        }
+        MarkdownTable table = MarkdownTable.withColumns(headers.toArray(String[]::new));
         byWorkload.forEach((workload, bySystem) -> {
-            Aggregate a = bySystem.get(numerator);
-            Aggregate b = bySystem.get(denominator);
+            Aggregate a = bySystem.get("twinlog");
+            Aggregate b = bySystem.get("kafka");
             if (a == null || b == null) {
                 return;
             }
@@ -115,13 +292,42 @@ final class Report {
                 latency50 = ratio(a.p50Ms().get(), b.p50Ms().get());
                 latency99 = ratio(a.p99Ms().get(), b.p99Ms().get());
             }
-            table.row(workload, ratio(a.recordsPerSecond(), b.recordsPerSecond()), latency50, latency99);
+            List<String> cells = new ArrayList<>(List.of(workload, ratio(a.recordsPerSecond(), b.recordsPerSecond()),
+                    latency50, latency99));
+            if (perRound) {
+                List<String> ratios = new ArrayList<>();
+                for (int round = 1; round <= options.rounds(); round++) {
+                    Optional<Measurement> t = find(measurements, workload, "twinlog", round);
+                    Optional<Measurement> k = find(measurements, workload, "kafka", round);
+                    ratios.add(t.isPresent() && k.isPresent() ? ratio(t.get().throughput().recordsPerSecond(),
+                            k.get().throughput().recordsPerSecond()) : "-");
+                }
+                cells.add(String.join(" / ", ratios));
+            }
+            table.row(cells.toArray(String[]::new));
         });
         return table;
     }
 
+    private static Optional<Measurement> find(List<Measurement> measurements, String workload, String system,
+                                              int round) {
+        return measurements.stream().filter(m -> m.workload().equals(workload) && m.system().equals(system)
+                && m.round() == round).findFirst();
+    }
+
+    /** Which system ran first in each round (the order alternates), for reading per-round ratios. */
+    private String roundOrder() {
+        List<String> parts = new ArrayList<>();
+        for (int round = 1; round <= options.rounds(); round++) {
+            String first = round % 2 == 1 ? options.systems().get(0)
+                    : options.systems().get(options.systems().size() - 1);
+            parts.add("round " + round + ": " + displayName(first) + " first");
+        }
+        return String.join(", ", parts);
+    }
+
     /** Workloads in the order first measured; within each, systems in the order given on the command line. */
-    private Map<String, Map<String, Aggregate>> aggregate() {
+    private Map<String, Map<String, Aggregate>> aggregate(List<Measurement> measurements) {
         Map<String, Map<String, List<Measurement>>> grouped = new LinkedHashMap<>();
         for (Measurement m : measurements) {
             Map<String, List<Measurement>> bySystem = grouped.computeIfAbsent(m.workload(), w -> {
@@ -152,20 +358,17 @@ final class Report {
         return String.format(Locale.ROOT, pattern, value);
     }
 
+    private static double median(double[] sorted) {
+        int n = sorted.length;
+        return n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+    }
+
     static String displayName(String system) {
         return switch (system) {
             case "twinlog" -> "Twinlog";
             case "kafka" -> "Kafka";
             default -> system;
         };
-    }
-
-    /**
-     * One system's run in one round: start-up time, wall time of its workloads, and CPU seconds other processes
-     * used meanwhile (unknown off Linux).
-     */
-    record SystemRun(String system, int round, long startupMs, double wallSeconds,
-                     Optional<Double> otherProcessesCpuSeconds) {
     }
 
     /** Medians over rounds of one workload on one system (max latency: the largest seen). */
@@ -188,11 +391,6 @@ final class Report {
             double[] values = rounds.stream().mapToDouble(metric).toArray();
             Arrays.sort(values);
             return values;
-        }
-
-        private static double median(double[] sorted) {
-            int n = sorted.length;
-            return n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
         }
 
         private static double max(double[] sorted) {

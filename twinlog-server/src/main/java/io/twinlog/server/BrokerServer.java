@@ -359,9 +359,10 @@ public final class BrokerServer implements AutoCloseable {
     }
 
     /**
-     * Stops without a controlled shutdown and drops the ZooKeeper session first, as a crash would (the other
-     * brokers see this one vanish at once); logs are still closed so the JVM can go on. Tests use it to kill a
-     * broker in-process.
+     * Stops without a controlled shutdown and closes the ZooKeeper session first: the other brokers see this one
+     * vanish at once, as after a crash whose session has already expired (a real crash is noticed only after
+     * {@code zookeeper.session.timeout.ms}). Logs are still closed so the JVM can go on. Tests use it to kill a
+     * broker in-process; to include the detection delay, cut the broker off ZooKeeper first.
      */
     public void abort() {
         if (zk != null && !closed.get()) {

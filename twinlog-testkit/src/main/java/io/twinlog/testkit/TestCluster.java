@@ -153,7 +153,10 @@ public final class TestCluster implements AutoCloseable {
         }
     }
 
-    /** Crash of one broker: no controlled shutdown, its ZooKeeper session ends at once; data stays on disk. */
+    /**
+     * Crash of one broker: no controlled shutdown; its ZooKeeper session ends at once (as if it had already
+     * expired: failover here does not include the session-timeout detection delay); data stays on disk.
+     */
     public void killBroker(int id) {
         BrokerServer b = brokers.remove(id);
         if (b != null) {

@@ -1,0 +1,35 @@
+package io.twinlog.bench;
+
+import java.util.Arrays;
+import java.util.Locale;
+import java.util.Optional;
+
+/** The parts of the benchmark, in the order they run within a round. */
+enum Phase {
+    /** One broker per system: produce (acks=1, acks=all) and consume, 1 and 8 partitions. */
+    SINGLE("single"),
+    /** Three brokers per system: produce with acks=all to topics with replication factor 3. */
+    REPLICATED("replicated"),
+    /** Three brokers per system: time for a partition to get a new leader after its leader is stopped. */
+    FAILOVER("failover");
+
+    private final String label;
+
+    Phase(String label) {
+        this.label = label;
+    }
+
+    String label() {
+        return label;
+    }
+
+    static Optional<Phase> parse(String label) {
+        String l = label.toLowerCase(Locale.ROOT);
+        return Arrays.stream(values()).filter(p -> p.label.equals(l)).findFirst();
+    }
+
+    @Override
+    public String toString() {
+        return label;
+    }
+}
