@@ -30,6 +30,7 @@ public final class MirrorAdmin implements AutoCloseable {
     private DataInputStream in;
     private OutputStream out;
     private int correlationId;
+    private int nextBootstrap;
 
     private MirrorAdmin(List<InetSocketAddress> bootstrap, Duration timeout, String clientId) {
         this.bootstrap = bootstrap;
@@ -229,7 +230,19 @@ public final class MirrorAdmin implements AutoCloseable {
         return response;
     }
 
+    /**
+     * Sends on the current connection; if that broker went away, once more on another bootstrap server (any broker
+     * answers these calls).
+     */
     private Struct send(MirrorApi api, Struct request) throws IOException {
+        try {
+            return sendOnce(api, request);
+        } catch (IOException first) {
+            return sendOnce(api, request);
+        }
+    }
+
+    private Struct sendOnce(MirrorApi api, Struct request) throws IOException {
         ensureConnected();
         int corr = ++correlationId;
         byte[] client = clientId.getBytes(StandardCharsets.UTF_8);
@@ -263,7 +276,9 @@ public final class MirrorAdmin implements AutoCloseable {
             return;
         }
         IOException last = null;
-        for (InetSocketAddress a : bootstrap) {
+        java.util.List<InetSocketAddress> order = new ArrayList<>(bootstrap);
+        java.util.Collections.rotate(order, -(nextBootstrap++ % order.size())); // a dead broker is not retried first
+        for (InetSocketAddress a : order) {
             try {
                 Socket s = new Socket();
                 s.connect(new InetSocketAddress(a.getHostString(), a.getPort()), timeoutMs);

@@ -1,0 +1,106 @@
+package io.twinlog.tests.mirror;
+
+import io.twinlog.clients.mirror.MirrorAdmin;
+import io.twinlog.clients.mirror.MirrorErrors;
+import io.twinlog.clients.mirror.MirrorException;
+import io.twinlog.testkit.ReplicaLogs;
+import io.twinlog.testkit.TestCluster;
+import io.twinlog.testkit.Waits;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.junit.jupiter.api.Test;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Mirroring into a replicated destination: every destination replica ends identical to the source, a destination
+ * leader kill is survived (the new leader continues from the durable state), pause stops the flow and resume
+ * catches up, and bad topic requests get distinct errors.
+ */
+class MirrorLifecycleTest {
+    private static final TopicPartition TP = new TopicPartition("events", 0);
+
+    @Test
+    void replicatedDestinationSurvivesLeaderKillAndPauseResume() throws Exception {
+        try (TestCluster source = TestCluster.builder().brokers(1).build().start();
+             TestCluster destination = TestCluster.builder().brokers(3).brokerProperty("default.replication.factor", "3")
+                     .build().start();
+             Admin sourceAdmin = source.admin();
+             Admin destAdmin = destination.admin();
+             MirrorAdmin mirrors = MirrorAdmin.create(destination.bootstrapServers(), Duration.ofSeconds(60))) {
+            sourceAdmin.createTopics(List.of(new NewTopic("events", 1, (short) 1))).all().get();
+            produce(source, 200, "a");
+            mirrors.createClusterMirror("m", Map.of("bootstrap.servers", source.bootstrapServers()));
+            assertEquals(Map.of(), mirrors.startMirrorTopics("m", List.of("events"), List.of(), List.of()));
+            Waits.waitUntil("200 records on every destination replica", () ->
+                    ReplicaLogs.logEndOffsets(destination, TP).values().stream().allMatch(e -> e == 200)
+                            && ReplicaLogs.logEndOffsets(destination, TP).size() == 3);
+            assertEquals(ReplicaLogs.read(source.broker(0), TP),
+                    ReplicaLogs.awaitIdentical(destination, TP, List.of(0, 1, 2)));
+
+            int leader = describe(destAdmin).partitions().get(0).leader().id();
+            destination.killBroker(leader);
+            produce(source, 100, "b");
+            Waits.waitUntil("the new destination leader continues mirroring", () -> {
+                int l = describe(destAdmin).partitions().get(0).leader().id();
+                return l != leader && destination.broker(l).logStore().log(TP).map(x -> x.logEndOffset()).orElse(0L) == 300;
+            });
+            assertEquals("MIRRORING", state(mirrors));
+            destination.startBroker(leader);
+            assertEquals(ReplicaLogs.read(source.broker(0), TP),
+                    ReplicaLogs.awaitIdentical(destination, TP, List.of(0, 1, 2)),
+                    "the restarted replica catches up; all replicas equal the source batch for batch");
+
+            assertEquals(Map.of(), mirrors.pauseMirrorTopics("m", List.of("events"), List.of()));
+            Waits.waitUntil("paused", () -> state(mirrors).equals("PAUSED"));
+            produce(source, 50, "c");
+            int now = describe(destAdmin).partitions().get(0).leader().id();
+            assertEquals(300L, destination.broker(now).logStore().log(TP).orElseThrow().logEndOffset(),
+                    "nothing is fetched while paused");
+            assertEquals(Map.of(), mirrors.resumeMirrorTopics("m", List.of("events"), List.of()));
+            Waits.waitUntil("resumed and caught up", () -> state(mirrors).equals("MIRRORING")
+                    && destination.broker(now).logStore().log(TP).orElseThrow().logEndOffset() == 350);
+
+            Map<String, MirrorException> errors = mirrors.stopMirrorTopics("m", List.of("not-mirrored"), List.of());
+            assertEquals(MirrorErrors.TOPIC_NOT_IN_CLUSTER_MIRROR.code, errors.get("not-mirrored").errorCode());
+            MirrorException unknown = assertThrows(MirrorException.class, () ->
+                    mirrors.startMirrorTopics("nope", List.of("events"), List.of(), List.of()));
+            assertEquals(MirrorErrors.UNKNOWN_CLUSTER_MIRROR.code, unknown.errorCode());
+            assertEquals(MirrorErrors.CLUSTER_MIRROR_NOT_EMPTY.code,
+                    assertThrows(MirrorException.class, () -> mirrors.deleteClusterMirror("m")).errorCode());
+            Map<String, MirrorException> missing = mirrors.startMirrorTopics("m", List.of("no-such-topic"), List.of(),
+                    List.of());
+            assertTrue(missing.containsKey("no-such-topic"), "a topic the source does not have is refused");
+            assertEquals(Map.of(), mirrors.stopMirrorTopics("m", List.of("events"), List.of()));
+            mirrors.deleteClusterMirror("m");
+        }
+    }
+
+    private static String state(MirrorAdmin mirrors) throws Exception {
+        return mirrors.describeClusterMirrors(List.of("m")).get("m").topics().get("events").partitions().get(0).state();
+    }
+
+    private static TopicDescription describe(Admin admin) throws Exception {
+        return admin.describeTopics(List.of("events")).allTopicNames().get().get("events");
+    }
+
+    private static void produce(TestCluster cluster, int count, String prefix) throws Exception {
+        try (KafkaProducer<byte[], byte[]> p = cluster.producer(Map.of("linger.ms", 5))) {
+            for (int i = 0; i < count; i++) {
+                p.send(new ProducerRecord<>("events", 0, null, (prefix + i).getBytes(StandardCharsets.UTF_8)));
+            }
+            p.flush();
+        }
+    }
+}
