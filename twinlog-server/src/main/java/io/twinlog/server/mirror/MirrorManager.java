@@ -261,6 +261,11 @@ public final class MirrorManager implements AutoCloseable {
             return;
         }
         if (partition.leaderEpoch() >= rec.minLeaderEpoch()) {
+            java.util.List<Long> aborted = partition.abortOpenTransactions(time.milliseconds());
+            if (!aborted.isEmpty()) {
+                log.info("[Mirror {} {}] aborted the open transactions of source producers {} at failover",
+                        def.name(), tp, aborted);
+            }
             transition(tp, partition, def, w, rec.transitionTo(MirrorPartitionState.STOPPED, partition.leaderEpoch()),
                     "failed over at offset " + rec.lastMirroredOffset() + " (last mirrored epoch "
                             + rec.lastMirroredEpoch() + "); leader epoch now " + partition.leaderEpoch()

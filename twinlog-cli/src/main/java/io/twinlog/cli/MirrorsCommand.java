@@ -1,0 +1,339 @@
+package io.twinlog.cli;
+
+import io.twinlog.cli.internals.BootstrapServers;
+import io.twinlog.cli.internals.CommandException;
+import io.twinlog.cli.internals.CreateMirror;
+import io.twinlog.cli.internals.DeleteMirror;
+import io.twinlog.cli.internals.DescribeMirrors;
+import io.twinlog.cli.internals.ListMirrors;
+import io.twinlog.cli.internals.MirrorAction;
+import io.twinlog.cli.internals.MirrorTopicsAction;
+import io.twinlog.cli.internals.MirrorTopicsAction.Operation;
+import io.twinlog.cli.internals.SourceConfigs;
+import io.twinlog.cli.internals.Table;
+import io.twinlog.clients.mirror.MirrorAdmin;
+import io.twinlog.clients.mirror.MirrorException;
+import picocli.CommandLine;
+import picocli.CommandLine.ArgGroup;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.Callable;
+
+/**
+ * {@code bin/twinlog-mirrors.sh}: cluster mirrors on a Twinlog destination cluster, in the manner of Kafka's tools —
+ * {@code --bootstrap-server}, exactly one action flag, the options of that action. Each action is a small class in
+ * {@code internals} over {@link MirrorAdmin}; this class only parses, validates and reports.
+ *
+ * <p>Output contract: results on stdout, errors on stderr as one line {@code Error: ...} (a broker error as
+ * {@code Error: CODE_NAME: message}), exit code 0 or 1. A wrong command line adds a second line pointing at
+ * {@code --help}. A stack trace only with {@code --verbose}. The one-line form of parse errors (unknown option,
+ * option without its value) needs the handler installed by {@link #newCommandLine()}, which {@link #main} uses; a
+ * bare {@code new CommandLine(new MirrorsCommand())} reports them in picocli's way (message and usage), also with
+ * exit code 1.
+ *
+ * <p>The seed's failover command parses as written: {@code --bootstrap-server :9094 --remove --topic '.*' --mirror
+ * my-mirror} (an empty host means localhost). Starting, stopping, pausing and resuming mirror topics are not served
+ * by the brokers yet; those actions fail with one line and make no call.
+ */
+@Command(name = "twinlog-mirrors.sh", sortOptions = false, usageHelpWidth = 110, exitCodeOnInvalidInput = 1,
+        exitCodeOnExecutionException = 1,
+        customSynopsis = {
+            "twinlog-mirrors.sh --bootstrap-server HOST:PORT[,...] ACTION [OPTIONS]",
+            "  --create --mirror NAME --source-bootstrap-server HOST:PORT[,...] [--source-config KEY=VALUE]...",
+            "           [--source-config-file FILE] [--include REGEX[,REGEX...]] [--exclude REGEX[,REGEX...]]",
+            "  --list [--mirror NAME]",
+            "  --describe [--mirror NAME]",
+            "  --delete --mirror NAME",
+            "  --start|--add|--stop|--remove|--pause|--resume --mirror NAME --topic REGEX [--topic REGEX]...",
+        },
+        description = {
+            "",
+            "Creates, lists, describes and deletes cluster mirrors on a Twinlog destination cluster. A cluster mirror",
+            "pulls topics from a source cluster keeping their topic IDs, offsets and leader epochs; stopping its",
+            "topics fails over to the destination."
+        },
+        optionListHeading = "%nOptions:%n",
+        footerHeading = "%nExamples (destination cluster on 127.0.0.1:9192):%n",
+        footer = {
+            "  twinlog-mirrors.sh --bootstrap-server :9192 --create --mirror my-mirror \\",
+            "      --source-bootstrap-server 127.0.0.1:9092 --include 'orders.*,payments'",
+            "  twinlog-mirrors.sh --bootstrap-server :9192 --list",
+            "  twinlog-mirrors.sh --bootstrap-server :9192 --describe --mirror my-mirror",
+            "  twinlog-mirrors.sh --bootstrap-server :9192 --remove --topic '.*' --mirror my-mirror   ",
+            "  twinlog-mirrors.sh --bootstrap-server :9192 --delete --mirror my-mirror",
+            "",
+            "Exit code 0 on success, 1 on any error (one line on stderr; --verbose adds the stack trace)."
+        })
+public final class MirrorsCommand implements Callable<Integer> {
+    static final String USAGE_HINT = "Run 'twinlog-mirrors.sh --help' for usage.";
+    private static final String TOPIC_ACTIONS = "--start/--add, --stop/--remove, --pause or --resume";
+
+    @Spec
+    private CommandSpec spec;
+
+    @Option(names = "--bootstrap-server", paramLabel = "HOST:PORT[,...]", order = 1,
+            description = "Brokers of the destination cluster, where the mirrors live (required). An empty host "
+                    + "(:9192) means localhost.")
+    private String bootstrapServer;
+
+    @Option(names = "--timeout-ms", paramLabel = "MS", defaultValue = "30000", order = 2,
+            description = "Connect and request timeout (default ${DEFAULT-VALUE}).")
+    private int timeoutMs;
+
+    @Option(names = "--verbose", order = 3, description = "Print the stack trace of an error.")
+    private boolean verbose;
+
+    @Option(names = {"-h", "--help"}, usageHelp = true, order = 4, description = "Print this help and exit.")
+    private boolean help;
+
+    @ArgGroup(validate = false, heading = "%nActions (exactly one):%n", order = 10)
+    private Actions actions = new Actions();
+
+    @ArgGroup(validate = false, heading = "%nWhich mirror and topics:%n", order = 20)
+    private Selection selection = new Selection();
+
+    @ArgGroup(validate = false, heading = "%nOptions of --create:%n", order = 30)
+    private CreateOptions createOptions = new CreateOptions();
+
+    static final class Actions {
+        @Option(names = "--create", order = 11, description = "Create a cluster mirror --mirror NAME from the source "
+                + "cluster --source-bootstrap-server.")
+        boolean create;
+
+        @Option(names = "--list", order = 12, description = "List the cluster mirrors (only --mirror NAME if given): "
+                + "MIRROR STATE TOPICS SOURCE-CLUSTER-ID SOURCE-BOOTSTRAP-SERVER.")
+        boolean list;
+
+        @Option(names = "--describe", order = 13, description = "Describe every cluster mirror, or --mirror NAME: "
+                + "state, source, patterns, configs (credentials shown as [hidden]), then one line per mirror "
+                + "partition: MIRROR TOPIC PARTITION STATE SOURCE-END DESTINATION-END LAG LAST-MIRRORED-EPOCH "
+                + "ERROR.")
+        boolean describe;
+
+        @Option(names = "--delete", order = 14, description = "Delete the cluster mirror --mirror NAME (refused "
+                + "while any of its topics is not stopped).")
+        boolean delete;
+
+        @Option(names = "--start", order = 15, description = "Start mirroring the source topics matching --topic "
+                + "(created here with the source's topic IDs).")
+        boolean start;
+
+        @Option(names = "--add", order = 16, description = "Same as --start.")
+        boolean add;
+
+        @Option(names = "--stop", order = 17, description = "Stop the mirror topics matching --topic and make them "
+                + "writable: failover (works with the source down).")
+        boolean stop;
+
+        @Option(names = "--remove", order = 18, description = "Same as --stop.")
+        boolean remove;
+
+        @Option(names = "--pause", order = 19, description = "Pause the mirror topics matching --topic (they stay "
+                + "read-only).")
+        boolean pause;
+
+        @Option(names = "--resume", order = 20, description = "Resume the paused mirror topics matching --topic.")
+        boolean resume;
+
+        /** The action flags given, in a fixed order. */
+        List<String> given() {
+            List<String> given = new ArrayList<>();
+            addIf(given, create, "--create");
+            addIf(given, list, "--list");
+            addIf(given, describe, "--describe");
+            addIf(given, delete, "--delete");
+            addIf(given, start, "--start");
+            addIf(given, add, "--add");
+            addIf(given, stop, "--stop");
+            addIf(given, remove, "--remove");
+            addIf(given, pause, "--pause");
+            addIf(given, resume, "--resume");
+            return given;
+        }
+    }
+
+    static final class Selection {
+        @Option(names = "--mirror", paramLabel = "NAME", order = 21, description = "The cluster mirror (needed by "
+                + "every action but --list and --describe).")
+        String mirror;
+
+        @Option(names = "--topic", paramLabel = "REGEX", order = 22, description = "Source topics, by name or "
+                + "regular expression; repeatable (with " + TOPIC_ACTIONS + ").")
+        List<String> topics = new ArrayList<>();
+    }
+
+    static final class CreateOptions {
+        @Option(names = "--source-bootstrap-server", paramLabel = "HOST:PORT[,...]", order = 31,
+                description = "Brokers of the source cluster as the destination brokers reach them (the mirror's "
+                        + "bootstrap.servers).")
+        String sourceBootstrapServer;
+
+        @Option(names = "--source-config", paramLabel = "KEY=VALUE", order = 32, description = "A Kafka client "
+                + "config for connections to the source, e.g. security.protocol=SASL_SSL; repeatable.")
+        List<String> sourceConfigs = new ArrayList<>();
+
+        @Option(names = "--source-config-file", paramLabel = "FILE", order = 33, description = "A properties file "
+                + "of such configs; --source-config and the other options of --create override it.")
+        Path sourceConfigFile;
+
+        @Option(names = "--include", paramLabel = "REGEX[,REGEX...]", split = ",", hideParamSyntax = true, order = 34,
+                description = "Source topics the mirror covers (mirror.topic.include).")
+        List<String> include = new ArrayList<>();
+
+        @Option(names = "--exclude", paramLabel = "REGEX[,REGEX...]", split = ",", hideParamSyntax = true, order = 35,
+                description = "Source topics it never covers (mirror.topic.exclude).")
+        List<String> exclude = new ArrayList<>();
+
+        Optional<String> firstGiven() {
+            if (sourceBootstrapServer != null) {
+                return Optional.of("--source-bootstrap-server");
+            }
+            if (!sourceConfigs.isEmpty()) {
+                return Optional.of("--source-config");
+            }
+            if (sourceConfigFile != null) {
+                return Optional.of("--source-config-file");
+            }
+            if (!include.isEmpty()) {
+                return Optional.of("--include");
+            }
+            return exclude.isEmpty() ? Optional.empty() : Optional.of("--exclude");
+        }
+    }
+
+    public static void main(String[] args) {
+        System.exit(newCommandLine().execute(args));
+    }
+
+    /** The command as {@link #main} runs it: parse errors reported on one line plus a usage hint, exit code 1. */
+    public static CommandLine newCommandLine() {
+        CommandLine commandLine = new CommandLine(new MirrorsCommand());
+        commandLine.setParameterExceptionHandler((e, args) -> {
+            PrintWriter err = e.getCommandLine().getErr();
+            err.println("Error: " + Table.oneLine(String.valueOf(e.getMessage())));
+            err.println(USAGE_HINT);
+            err.flush();
+            return 1;
+        });
+        return commandLine;
+    }
+
+    @Override
+    public Integer call() {
+        PrintWriter out = spec.commandLine().getOut();
+        PrintWriter err = spec.commandLine().getErr();
+        try {
+            MirrorAction action = toAction();
+            try (MirrorAdmin admin = MirrorAdmin.create(bootstrapServer.trim(), Duration.ofMillis(timeoutMs))) {
+                action.run(admin, out);
+            }
+            return 0;
+        } catch (CommandException e) {
+            fail(err, e.getMessage(), e);
+            if (e.isUsageError()) {
+                err.println(USAGE_HINT);
+            }
+        } catch (MirrorException e) {
+            fail(err, e.getMessage(), e); // already "CODE_NAME: message"
+        } catch (IOException e) {
+            fail(err, e.getMessage() == null ? e.toString() : e.getMessage(), e);
+        } catch (RuntimeException e) {
+            // A bug here or an answer the client could not read: still one line, the trace with --verbose.
+            fail(err, "Unexpected " + e + (verbose ? "" : " (--verbose prints the stack trace)"), e);
+        } finally {
+            out.flush();
+            err.flush();
+        }
+        return 1;
+    }
+
+    private void fail(PrintWriter err, String message, Exception e) {
+        err.println("Error: " + Table.oneLine(message));
+        if (verbose) {
+            e.printStackTrace(err);
+        }
+    }
+
+    /** Checks the command line and builds its action; a wrong command line is a usage {@link CommandException}. */
+    private MirrorAction toAction() {
+        Actions a = actions == null ? new Actions() : actions;
+        Selection s = selection == null ? new Selection() : selection;
+        CreateOptions c = createOptions == null ? new CreateOptions() : createOptions;
+        List<String> given = a.given();
+        if (given.isEmpty()) {
+            throw CommandException.usage("Exactly one action is needed: --create, --list, --describe, --delete, "
+                    + TOPIC_ACTIONS);
+        }
+        if (given.size() > 1) {
+            throw CommandException.usage("Only one action at a time, but got " + String.join(" and ", given));
+        }
+        String action = given.get(0);
+        if (bootstrapServer == null) {
+            throw CommandException.usage("Missing required option --bootstrap-server HOST:PORT[,...]");
+        }
+        BootstrapServers.validate("--bootstrap-server", bootstrapServer, true);
+        if (timeoutMs <= 0) {
+            throw CommandException.usage("--timeout-ms must be positive, but got " + timeoutMs);
+        }
+        if (!action.equals("--create")) {
+            c.firstGiven().ifPresent(option -> {
+                throw CommandException.usage(option + " is only valid with --create");
+            });
+        }
+        Optional<Operation> operation = operation(action);
+        if (operation.isEmpty() && !s.topics.isEmpty()) {
+            throw CommandException.usage("--topic is only valid with " + TOPIC_ACTIONS);
+        }
+        switch (action) {
+            case "--create":
+                return new CreateMirror(requireMirror(action, s), SourceConfigs.build(
+                        Optional.ofNullable(c.sourceConfigFile), c.sourceConfigs,
+                        Optional.ofNullable(c.sourceBootstrapServer), c.include, c.exclude));
+            case "--list":
+                return new ListMirrors(Optional.ofNullable(s.mirror));
+            case "--describe":
+                return new DescribeMirrors(Optional.ofNullable(s.mirror));
+            case "--delete":
+                return new DeleteMirror(requireMirror(action, s));
+            default:
+                String mirror = requireMirror(action, s);
+                if (s.topics.isEmpty()) {
+                    throw CommandException.usage(action + " needs --topic REGEX");
+                }
+                return new MirrorTopicsAction(operation.orElseThrow(), action, mirror, s.topics);
+        }
+    }
+
+    private static String requireMirror(String action, Selection s) {
+        if (s.mirror == null || s.mirror.isBlank()) {
+            throw CommandException.usage(action + " needs --mirror NAME");
+        }
+        return s.mirror;
+    }
+
+    private static Optional<Operation> operation(String action) {
+        return switch (action) {
+            case "--start", "--add" -> Optional.of(Operation.START);
+            case "--stop", "--remove" -> Optional.of(Operation.STOP);
+            case "--pause" -> Optional.of(Operation.PAUSE);
+            case "--resume" -> Optional.of(Operation.RESUME);
+            default -> Optional.empty();
+        };
+    }
+
+    private static void addIf(List<String> list, boolean condition, String value) {
+        if (condition) {
+            list.add(value);
+        }
+    }
+}

@@ -1,0 +1,32 @@
+package io.twinlog.cli.internals;
+
+import io.twinlog.clients.mirror.MirrorAdmin;
+
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.util.Map;
+
+/**
+ * {@code --create}: defines a cluster mirror on the destination cluster. The configs are sent as given; the broker
+ * validates the name, the patterns and the presence of {@code bootstrap.servers}.
+ */
+public final class CreateMirror implements MirrorAction {
+    /** Config keys of a mirror definition, as the brokers read them. */
+    public static final String BOOTSTRAP_SERVERS = "bootstrap.servers";
+    public static final String TOPIC_INCLUDE = "mirror.topic.include";
+    public static final String TOPIC_EXCLUDE = "mirror.topic.exclude";
+
+    private final String mirror;
+    private final Map<String, String> configs;
+
+    public CreateMirror(String mirror, Map<String, String> configs) {
+        this.mirror = mirror;
+        this.configs = Map.copyOf(configs);
+    }
+
+    @Override
+    public void run(MirrorAdmin admin, PrintWriter out) throws IOException {
+        admin.createClusterMirror(mirror, configs);
+        out.println("Created cluster mirror '" + mirror + "' from " + configs.get(BOOTSTRAP_SERVERS) + ".");
+    }
+}

@@ -1,0 +1,98 @@
+package io.twinlog.cli.internals;
+
+import io.twinlog.clients.mirror.MirrorAdmin;
+
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+
+/**
+ * {@code --describe [--mirror NAME]}: for each mirror (all of them without {@code --mirror}), sorted by name, its
+ * definition and state, then a table of its mirror partitions:
+ * <pre>
+ * Mirror: dr
+ *   State: ACTIVE
+ *   ...
+ *   Configs:
+ *     bootstrap.servers=10.0.0.1:9092
+ *     sasl.jaas.config=[hidden]
+ *   Topics: 1
+ *     orders  DesiredState: MIRRORING  Partitions: 3
+ *
+ * MIRROR  TOPIC  PARTITION  STATE  SOURCE-END  DESTINATION-END  LAG  LAST-MIRRORED-EPOCH  ERROR
+ * dr      orders 0          ...
+ * </pre>
+ * Values the broker marks sensitive (it never sends them) print as {@value #HIDDEN}; unknown numbers as "-".
+ */
+public final class DescribeMirrors implements MirrorAction {
+    public static final String HIDDEN = "[hidden]";
+
+    private final Optional<String> mirror;
+
+    public DescribeMirrors(Optional<String> mirror) {
+        this.mirror = mirror;
+    }
+
+    @Override
+    public void run(MirrorAdmin admin, PrintWriter out) throws IOException {
+        Map<String, MirrorAdmin.MirrorDescription> mirrors = new TreeMap<>(
+                admin.describeClusterMirrors(mirror.map(List::of).orElse(List.of())));
+        boolean first = true;
+        for (MirrorAdmin.MirrorDescription d : mirrors.values()) {
+            if (!first) {
+                out.println();
+            }
+            first = false;
+            printMirror(d, out);
+            out.println();
+            partitionTable(d).print(out);
+        }
+    }
+
+    private static void printMirror(MirrorAdmin.MirrorDescription d, PrintWriter out) {
+        out.println("Mirror: " + d.name());
+        out.println("  State: " + Table.cell(d.state()));
+        out.println("  Reason: " + Table.cell(d.stateReason()));
+        out.println("  SourceClusterId: " + Table.cell(d.sourceClusterId()));
+        out.println("  SourceBootstrapServer: " + Table.cell(d.sourceBootstrap()));
+        out.println("  Include: " + Table.cell(String.join(",", d.includePatterns())));
+        out.println("  Exclude: " + Table.cell(String.join(",", d.excludePatterns())));
+        out.println("  Configs:" + (d.configs().isEmpty() ? " -" : ""));
+        new TreeMap<>(d.configs()).forEach((name, value) -> out.println("    " + name + "="
+                + (d.sensitiveConfigs().contains(name) ? HIDDEN : Table.oneLine(String.valueOf(value)))));
+        out.println("  Topics: " + d.topics().size());
+        d.topics().values().stream()
+                .sorted(Comparator.comparing(MirrorAdmin.TopicDescription::name))
+                .forEach(t -> out.println("    " + t.name() + "  DesiredState: " + Table.cell(t.desiredState())
+                        + "  Partitions: " + t.partitions().size()));
+    }
+
+    private static Table partitionTable(MirrorAdmin.MirrorDescription d) {
+        Table table = new Table("MIRROR", "TOPIC", "PARTITION", "STATE", "SOURCE-END", "DESTINATION-END", "LAG",
+                "LAST-MIRRORED-EPOCH", "ERROR");
+        d.topics().values().stream()
+                .sorted(Comparator.comparing(MirrorAdmin.TopicDescription::name))
+                .forEach(t -> t.partitions().stream()
+                        .sorted(Comparator.comparingInt(MirrorAdmin.PartitionDescription::partition))
+                        .forEach(p -> table.addRow(d.name(), t.name(), p.partition(), p.state(),
+                                known(p.sourceLogEndOffset()), known(p.destinationLogEndOffset()), known(p.lag()),
+                                known(p.lastMirroredEpoch()), error(p))));
+        return table;
+    }
+
+    /** Negative offsets, lags and epochs mean "not known" on the wire. */
+    private static Object known(long value) {
+        return value < 0 ? null : value;
+    }
+
+    private static String error(MirrorAdmin.PartitionDescription p) {
+        if (p.lastError() == null || p.lastError().isEmpty()) {
+            return null;
+        }
+        return p.retryAttempt() > 0 ? p.lastError() + " (retry " + p.retryAttempt() + ")" : p.lastError();
+    }
+}

@@ -1,0 +1,375 @@
+package io.twinlog.tests.mirror;
+
+import io.twinlog.cli.MirrorsCommand;
+import io.twinlog.testkit.TestCluster;
+import org.apache.kafka.clients.admin.Admin;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * {@code bin/twinlog-mirrors.sh} run in-process against two in-process clusters: what create, list, describe and
+ * delete print, that credentials never show, and that every error is one line on stderr (two for a wrong command
+ * line: the error and the usage hint) with exit code 1 and nothing on stdout.
+ */
+class MirrorsCommandTest {
+    private static final String HINT = "Run 'twinlog-mirrors.sh --help' for usage.";
+    private static final List<String> LIST_HEADER = List.of("MIRROR", "STATE", "TOPICS", "SOURCE-CLUSTER-ID",
+            "SOURCE-BOOTSTRAP-SERVER");
+    private static final List<String> PARTITION_HEADER = List.of("MIRROR", "TOPIC", "PARTITION", "STATE",
+            "SOURCE-END", "DESTINATION-END", "LAG", "LAST-MIRRORED-EPOCH", "ERROR");
+    /** Nothing listens there: a command that reaches the network fails with "Could not connect". */
+    private static final String CLOSED_PORT = "127.0.0.1:1";
+
+    private static TestCluster source;
+    private static TestCluster destination;
+    private static String sourceClusterId;
+
+    @TempDir
+    Path tempDir;
+
+    @BeforeAll
+    static void start() throws Exception {
+        source = TestCluster.builder().brokers(1).build().start();
+        destination = TestCluster.builder().brokers(1).build().start();
+        try (Admin admin = source.admin()) {
+            sourceClusterId = admin.describeCluster().clusterId().get();
+        }
+    }
+
+    @AfterAll
+    static void stop() {
+        if (destination != null) {
+            destination.close();
+        }
+        if (source != null) {
+            source.close();
+        }
+    }
+
+    @Test
+    void createListDescribeDelete() throws Exception {
+        Path configFile = tempDir.resolve("source.properties");
+        Files.writeString(configFile, "ssl.truststore.password=file-s3cret\nclient.id=from-file\n");
+        Result created = mirrors("--create", "--mirror", "dr", "--source-bootstrap-server", source.bootstrapServers(),
+                "--source-config", "sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required "
+                        + "username=\"u\" password=\"s3cret\";",
+                "--source-config", "client.id=dr-mirror",
+                "--source-config-file", configFile.toString(),
+                "--include", "orders.*,payments", "--exclude", ".*-internal");
+        created.assertSuccess();
+        assertEquals(List.of("Created cluster mirror 'dr' from " + source.bootstrapServers() + "."), created.outLines());
+
+        Result listed = mirrors("--list", "--mirror", "dr");
+        listed.assertSuccess();
+        assertTable(listed.outLines(), LIST_HEADER,
+                List.of(List.of("dr", "ACTIVE", "0", sourceClusterId, source.bootstrapServers())));
+        Result listedAll = mirrors("--list");
+        listedAll.assertSuccess();
+        assertEquals(LIST_HEADER, words(listedAll.outLines().get(0)));
+        assertTrue(listedAll.outLines().stream().anyMatch(l -> words(l).equals(
+                List.of("dr", "ACTIVE", "0", sourceClusterId, source.bootstrapServers()))), listedAll.out);
+
+        Result described = mirrors("--describe", "--mirror", "dr");
+        described.assertSuccess();
+        assertEquals(List.of(
+                "Mirror: dr",
+                "  State: ACTIVE",
+                "  Reason: -",
+                "  SourceClusterId: " + sourceClusterId,
+                "  SourceBootstrapServer: " + source.bootstrapServers(),
+                "  Include: orders.*,payments",
+                "  Exclude: .*-internal",
+                "  Configs:",
+                "    bootstrap.servers=" + source.bootstrapServers(),
+                "    client.id=dr-mirror",
+                "    mirror.topic.exclude=.*-internal",
+                "    mirror.topic.include=orders.*,payments",
+                "    sasl.jaas.config=[hidden]",
+                "    ssl.truststore.password=[hidden]",
+                "  Topics: 0",
+                ""), described.outLines().subList(0, 16));
+        assertEquals(PARTITION_HEADER, words(described.outLines().get(16)));
+        assertEquals(17, described.outLines().size(), "no mirror partitions yet: the table is its header\n"
+                + described.out);
+        assertFalse(described.out.contains("s3cret"), "credentials are never printed");
+
+        Result deleted = mirrors("--delete", "--mirror", "dr");
+        deleted.assertSuccess();
+        assertEquals(List.of("Deleted cluster mirror 'dr'."), deleted.outLines());
+        mirrors("--list", "--mirror", "dr").assertError("UNKNOWN_CLUSTER_MIRROR: No cluster mirror named 'dr'");
+    }
+
+    @Test
+    void describeWithoutMirrorDescribesEveryMirrorInNameOrder() {
+        mirrors("--create", "--mirror", "zz-second", "--source-bootstrap-server", source.bootstrapServers())
+                .assertSuccess();
+        mirrors("--create", "--mirror", "aa-first", "--source-bootstrap-server", source.bootstrapServers())
+                .assertSuccess();
+        try {
+            Result described = mirrors("--describe");
+            described.assertSuccess();
+            List<String> lines = described.outLines();
+            int first = lines.indexOf("Mirror: aa-first");
+            int second = lines.indexOf("Mirror: zz-second");
+            assertTrue(first >= 0 && second > first, described.out);
+            long tables = lines.stream().filter(l -> words(l).equals(PARTITION_HEADER)).count();
+            assertEquals(lines.stream().filter(l -> l.startsWith("Mirror: ")).count(), tables,
+                    "a partition table per mirror\n" + described.out);
+        } finally {
+            mirrors("--delete", "--mirror", "aa-first").assertSuccess();
+            mirrors("--delete", "--mirror", "zz-second").assertSuccess();
+        }
+    }
+
+    @Test
+    void aMirrorFromAConfigFileWithAnUnreachableSource() throws Exception {
+        Path configFile = tempDir.resolve("later.properties");
+        Files.writeString(configFile, "bootstrap.servers=" + CLOSED_PORT + "\nrequest.timeout.ms=2000\n");
+        mirrors("--create", "--mirror", "later", "--source-config-file", configFile.toString()).assertSuccess();
+        try {
+            Result listed = mirrors("--list", "--mirror", "later");
+            listed.assertSuccess();
+            assertTable(listed.outLines(), LIST_HEADER, List.of(List.of("later", "ACTIVE", "0", "-", CLOSED_PORT)));
+            Result described = mirrors("--describe", "--mirror", "later");
+            described.assertSuccess();
+            assertTrue(described.outLines().contains("  SourceClusterId: -"), described.out);
+            assertTrue(described.outLines().stream().anyMatch(l -> l.startsWith("  Reason: Source not reachable yet")),
+                    described.out);
+            assertTrue(described.outLines().contains("  Include: -"), described.out);
+        } finally {
+            mirrors("--delete", "--mirror", "later").assertSuccess();
+        }
+    }
+
+    @Test
+    void brokerErrorsAreOneLineWithTheirCode() {
+        mirrors("--create", "--mirror", "twice", "--source-bootstrap-server", source.bootstrapServers())
+                .assertSuccess();
+        try {
+            mirrors("--create", "--mirror", "twice", "--source-bootstrap-server", source.bootstrapServers())
+                    .assertError("CLUSTER_MIRROR_ALREADY_EXISTS: Cluster mirror 'twice' already exists");
+        } finally {
+            mirrors("--delete", "--mirror", "twice").assertSuccess();
+        }
+        mirrors("--create", "--mirror", "bad/name", "--source-bootstrap-server", source.bootstrapServers())
+                .assertErrorStartsWith("INVALID_CLUSTER_MIRROR_NAME: Invalid cluster mirror name 'bad/name'");
+        mirrors("--create", "--mirror", "bad-regex", "--source-bootstrap-server", source.bootstrapServers(),
+                "--include", "orders[").assertErrorStartsWith("INVALID_REGULAR_EXPRESSION: ");
+        mirrors("--describe", "--mirror", "nope").assertError("UNKNOWN_CLUSTER_MIRROR: No cluster mirror named 'nope'");
+        mirrors("--delete", "--mirror", "nope").assertError("UNKNOWN_CLUSTER_MIRROR: No cluster mirror named 'nope'");
+        mirrors("--list", "--mirror", "nope").assertError("UNKNOWN_CLUSTER_MIRROR: No cluster mirror named 'nope'");
+        run(MirrorsCommand.newCommandLine(), "--bootstrap-server", CLOSED_PORT, "--list")
+                .assertErrorStartsWith("Could not connect to any of ");
+    }
+
+    @Test
+    void wrongCommandLinesAreOneLinePlusTheUsageHint() {
+        String b = "--bootstrap-server";
+        String[][] cases = {
+            {"Exactly one action is needed: --create, --list, --describe, --delete, --start/--add, --stop/--remove, "
+                    + "--pause or --resume", b, CLOSED_PORT},
+            {"Exactly one action is needed: --create, --list, --describe, --delete, --start/--add, --stop/--remove, "
+                    + "--pause or --resume"},
+            {"Only one action at a time, but got --create and --list", b, CLOSED_PORT, "--list", "--create"},
+            {"Only one action at a time, but got --stop and --remove", b, CLOSED_PORT, "--stop", "--remove",
+                "--mirror", "m", "--topic", "t"},
+            {"Missing required option --bootstrap-server HOST:PORT[,...]", "--list"},
+            {"Invalid --bootstrap-server 'localhost': expected HOST:PORT", b, "localhost", "--list"},
+            {"Invalid --bootstrap-server 'h:99999': the port must be a number from 1 to 65535", b, "h:99999",
+                "--list"},
+            {"--bootstrap-server needs at least one HOST:PORT", b, " , ", "--list"},
+            {"--create needs --mirror NAME", b, CLOSED_PORT, "--create", "--source-bootstrap-server", "h:9092"},
+            {"--delete needs --mirror NAME", b, CLOSED_PORT, "--delete"},
+            {"--remove needs --mirror NAME", b, CLOSED_PORT, "--remove", "--topic", ".*"},
+            {"--pause needs --topic REGEX", b, CLOSED_PORT, "--pause", "--mirror", "m"},
+            {"--topic is only valid with --start/--add, --stop/--remove, --pause or --resume", b, CLOSED_PORT,
+                "--list", "--topic", "t"},
+            {"--source-config is only valid with --create", b, CLOSED_PORT, "--describe", "--source-config", "a=b"},
+            {"--include is only valid with --create", b, CLOSED_PORT, "--delete", "--mirror", "m", "--include", "x"},
+            {"--create needs --source-bootstrap-server (or bootstrap.servers in --source-config or "
+                    + "--source-config-file)", b, CLOSED_PORT, "--create", "--mirror", "m"},
+            {"Invalid --source-bootstrap-server ':9092': a host is needed, the destination brokers connect to it",
+                b, CLOSED_PORT, "--create", "--mirror", "m", "--source-bootstrap-server", ":9092"},
+            {"Invalid bootstrap.servers 'nohost': expected HOST:PORT", b, CLOSED_PORT, "--create", "--mirror", "m",
+                "--source-config", "bootstrap.servers=nohost"},
+            {"Invalid --source-config 'novalue': expected KEY=VALUE", b, CLOSED_PORT, "--create", "--mirror", "m",
+                "--source-bootstrap-server", "h:9092", "--source-config", "novalue"},
+            {"Could not read --source-config-file '/nonexistent/source.properties': no such file", b, CLOSED_PORT,
+                "--create", "--mirror", "m", "--source-bootstrap-server", "h:9092", "--source-config-file",
+                "/nonexistent/source.properties"},
+            {"--timeout-ms must be positive, but got 0", b, CLOSED_PORT, "--list", "--timeout-ms", "0"},
+            // parse errors, reported by the handler newCommandLine() installs
+            {"Unknown option: '--lst'", b, CLOSED_PORT, "--lst"},
+            {"Missing required parameter for option '--mirror' (NAME)", b, CLOSED_PORT, "--describe", "--mirror"},
+            {"Invalid value for option '--timeout-ms': 'soon' is not an int", b, CLOSED_PORT, "--list",
+                "--timeout-ms", "soon"},
+            {"Unmatched argument at index 3: 'extra'", b, CLOSED_PORT, "--list", "extra"},
+        };
+        for (String[] c : cases) {
+            run(MirrorsCommand.newCommandLine(), Arrays.copyOfRange(c, 1, c.length)).assertUsageError(c[0]);
+        }
+    }
+
+    @Test
+    void theSeedsFailoverCommandWorksAsWritten() throws Exception {
+        try (org.apache.kafka.clients.admin.Admin admin = source.admin()) {
+            admin.createTopics(List.of(new org.apache.kafka.clients.admin.NewTopic("seed-orders", 1, (short) 1)))
+                    .all().get();
+        }
+        mirrors("--create", "--mirror", "my-mirror", "--source-bootstrap-server", source.bootstrapServers())
+                .assertSuccess();
+        mirrors("--add", "--mirror", "my-mirror", "--topic", "seed-.*").assertSuccess();
+        mirrors("--pause", "--mirror", "my-mirror", "--topic", "seed-.*").assertSuccess();
+        mirrors("--resume", "--mirror", "my-mirror", "--topic", "seed-.*").assertSuccess();
+        // exactly as the seed spells it, apart from the script name and the port of this test's destination
+        String port = destination.bootstrapServers().substring(destination.bootstrapServers().lastIndexOf(':'));
+        Result failover = run(MirrorsCommand.newCommandLine(), "--bootstrap-server", port, "--remove", "--topic", ".*",
+                "--mirror", "my-mirror");
+        failover.assertSuccess();
+        assertTrue(failover.out.contains("stopped (failed over, writable)"), failover.out);
+        Result describe = mirrors("--describe", "--mirror", "my-mirror");
+        assertTrue(describe.out.contains("STOPPED"), describe.out);
+        mirrors("--pause", "--mirror", "my-mirror", "--topic", "no-such-topic").assertError(
+                "1 topic(s) failed, first: no-such-topic: TOPIC_NOT_IN_CLUSTER_MIRROR: Topic 'no-such-topic' is not "
+                        + "mirrored by cluster mirror 'my-mirror'");
+        mirrors("--delete", "--mirror", "my-mirror").assertSuccess();
+    }
+
+    @Test
+    void verbosePrintsTheStackTrace() {
+        Result quiet = mirrors("--describe", "--mirror", "nope");
+        quiet.assertError("UNKNOWN_CLUSTER_MIRROR: No cluster mirror named 'nope'");
+        Result verbose = mirrors("--describe", "--mirror", "nope", "--verbose");
+        assertEquals(1, verbose.exitCode);
+        assertEquals("Error: UNKNOWN_CLUSTER_MIRROR: No cluster mirror named 'nope'", verbose.errLines().get(0));
+        assertTrue(verbose.errLines().size() > 3, verbose.err);
+        assertTrue(verbose.errLines().get(1).startsWith("io.twinlog.clients.mirror.MirrorException"), verbose.err);
+        assertTrue(verbose.err.contains("\tat io.twinlog.cli."), verbose.err);
+    }
+
+    @Test
+    void helpPrintsTheUsageOnStdout() {
+        Result help = run(MirrorsCommand.newCommandLine(), "--help");
+        help.assertSuccess();
+        assertTrue(help.out.startsWith("Usage: twinlog-mirrors.sh --bootstrap-server HOST:PORT[,...] ACTION [OPTIONS]"),
+                help.out);
+        for (String option : List.of("--bootstrap-server", "--mirror", "--create", "--list", "--describe", "--delete",
+                "--start", "--add", "--stop", "--remove", "--pause", "--resume", "--topic", "--source-bootstrap-server",
+                "--source-config", "--source-config-file", "--include", "--exclude", "--verbose")) {
+            assertTrue(help.out.contains(option + " ") || help.out.contains(option + "="), option);
+        }
+    }
+
+    /** The brief's harness, without the one-line handler of main: same results, and parse errors still exit 1. */
+    @Test
+    void aBareCommandLineBehavesTheSameExceptForParseErrorUsage() {
+        run(new CommandLine(new MirrorsCommand()), "--bootstrap-server", destination.bootstrapServers(), "--list")
+                .assertSuccess();
+        run(new CommandLine(new MirrorsCommand()), "--bootstrap-server", destination.bootstrapServers(), "--describe",
+                "--mirror", "nope").assertError("UNKNOWN_CLUSTER_MIRROR: No cluster mirror named 'nope'");
+        run(new CommandLine(new MirrorsCommand()), "--bootstrap-server", destination.bootstrapServers(), "--remove",
+                "--topic", ".*", "--mirror", "no-such-mirror")
+                .assertError("UNKNOWN_CLUSTER_MIRROR: No cluster mirror named 'no-such-mirror'");
+        run(new CommandLine(new MirrorsCommand()), "--list").assertUsageError(
+                "Missing required option --bootstrap-server HOST:PORT[,...]");
+        Result unknown = run(new CommandLine(new MirrorsCommand()), "--bootstrap-server", CLOSED_PORT, "--lst");
+        assertEquals(1, unknown.exitCode);
+        assertTrue(unknown.err.startsWith("Unknown option: '--lst'"), unknown.err);
+    }
+
+    // --- harness
+
+    private record Result(int exitCode, String out, String err) {
+        List<String> outLines() {
+            return lines(out);
+        }
+
+        List<String> errLines() {
+            return lines(err);
+        }
+
+        void assertSuccess() {
+            assertEquals(0, exitCode, "exit code; stderr: " + err);
+            assertEquals("", err, "stderr");
+        }
+
+        /** One line on stderr, nothing on stdout, exit code 1. */
+        void assertError(String message) {
+            assertEquals(List.of("Error: " + message), errLines(), "stderr");
+            assertFailure();
+        }
+
+        void assertErrorStartsWith(String prefix) {
+            assertEquals(1, errLines().size(), "one line on stderr: " + err);
+            assertTrue(errLines().get(0).startsWith("Error: " + prefix), err);
+            assertFailure();
+        }
+
+        /** The error line and the usage hint. */
+        void assertUsageError(String message) {
+            assertEquals(List.of("Error: " + message, HINT), errLines(), "stderr");
+            assertFailure();
+        }
+
+        private void assertFailure() {
+            assertEquals(1, exitCode, "exit code; stderr: " + err);
+            assertEquals("", out, "stdout");
+        }
+
+        private static List<String> lines(String s) {
+            return s.isEmpty() ? List.of() : List.of(s.split("\n"));
+        }
+    }
+
+    /** Runs the command as main does, against the destination cluster unless the arguments name another. */
+    private static Result mirrors(String... args) {
+        List<String> all = new ArrayList<>(Arrays.asList(args));
+        if (!all.contains("--bootstrap-server")) {
+            all.addAll(0, List.of("--bootstrap-server", destination.bootstrapServers()));
+        }
+        return run(MirrorsCommand.newCommandLine(), all.toArray(String[]::new));
+    }
+
+    private static Result run(CommandLine commandLine, String... args) {
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        commandLine.setOut(new PrintWriter(out, true));
+        commandLine.setErr(new PrintWriter(err, true));
+        int exitCode = commandLine.execute(args);
+        return new Result(exitCode, out.toString().replace("\r\n", "\n"), err.toString().replace("\r\n", "\n"));
+    }
+
+    private static List<String> words(String line) {
+        return List.of(line.trim().split("\\s+"));
+    }
+
+    /** The header and rows, and every cell starting in its header's column. */
+    private static void assertTable(List<String> lines, List<String> header, List<List<String>> rows) {
+        assertEquals(header, words(lines.get(0)), String.join("\n", lines));
+        assertEquals(rows.size() + 1, lines.size(), String.join("\n", lines));
+        for (int r = 0; r < rows.size(); r++) {
+            String line = lines.get(r + 1);
+            assertEquals(rows.get(r), words(line), line);
+            for (int c = 0; c < header.size(); c++) {
+                int column = lines.get(0).indexOf(header.get(c));
+                assertEquals(rows.get(r).get(c), line.substring(column).split("\\s+")[0],
+                        "column " + header.get(c) + " is aligned:\n" + String.join("\n", lines));
+            }
+        }
+    }
+}
