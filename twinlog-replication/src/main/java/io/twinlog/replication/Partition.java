@@ -232,7 +232,12 @@ public final class Partition {
                         e.getValue().producerEpoch(), new org.apache.kafka.common.record.internal.EndTransactionMarker(
                                 org.apache.kafka.common.record.internal.ControlRecordType.ABORT,
                                 Math.max(0, e.getValue().coordinatorEpoch())));
-                log_.appendAsLeader(marker, leaderEpoch, AppendOrigin.COORDINATOR);
+                // transaction version 0 semantics: the marker carries the producer's current epoch (no bump), as the
+                // source's coordinator never finished this transaction
+                log_.appendAsLeader(marker, leaderEpoch, AppendOrigin.COORDINATOR,
+                        org.apache.kafka.server.common.RequestLocal.noCaching(),
+                        org.apache.kafka.storage.internals.log.VerificationGuard.SENTINEL,
+                        org.apache.kafka.server.common.TransactionVersion.TV_0.featureLevel());
                 aborted.add(e.getKey());
             }
             maybeIncrementHighWatermark();
@@ -287,7 +292,7 @@ public final class Partition {
                 }
                 maximalIsrSize = maximal.size();
             }
-            return Optional.of(true ? Errors.NONE
+            return Optional.of(maximalIsrSize >= log_.config().minInSyncReplicas ? Errors.NONE
                     : Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND);
         } finally {
             leaderIsrLock.readLock().unlock();

@@ -1,0 +1,185 @@
+package io.twinlog.tests.kafka;
+
+import io.twinlog.clients.mirror.MirrorAdmin;
+import io.twinlog.testkit.ReplicaLogs;
+import io.twinlog.testkit.TestCluster;
+import io.twinlog.testkit.Waits;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.record.internal.RecordBatch;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.test.KafkaClusterTestKit;
+import org.apache.kafka.common.test.TestKitNodes;
+import org.junit.jupiter.api.Test;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Migration: an unmodified Apache Kafka 4.4 cluster as the source of a Twinlog mirror. Idempotent and
+ * transactional (committed, aborted, and one left open) records are mirrored batch for batch with the same offsets,
+ * epochs and CRCs; read_committed consumers on Twinlog see what they would on Kafka; failover with the source down
+ * aborts the open transaction so read_committed readers move past it.
+ */
+class MigrationFromKafkaTest {
+    private static final TopicPartition TP = new TopicPartition("payments", 0);
+
+    @Test
+    void kafkaTopicMigratesWithOffsetsEpochsAndTransactions() throws Exception {
+        KafkaClusterTestKit kafka = new KafkaClusterTestKit.Builder(new TestKitNodes.Builder()
+                .setCombined(true).setNumBrokerNodes(1).setNumControllerNodes(1).build())
+                .setConfigProp("offsets.topic.replication.factor", "1")
+                .setConfigProp("transaction.state.log.replication.factor", "1")
+                .setConfigProp("transaction.state.log.min.isr", "1")
+                .setConfigProp("group.initial.rebalance.delay.ms", "0").build();
+        boolean kafkaClosed = false;
+        try {
+            kafka.format();
+            kafka.startup();
+            kafka.waitForReadyBrokers();
+            String kafkaBootstrap = kafka.bootstrapServers();
+            Uuid topicId;
+            try (Admin admin = Admin.create(Map.of("bootstrap.servers", kafkaBootstrap))) {
+                admin.createTopics(List.of(new NewTopic("payments", 1, (short) 1))).all().get();
+                topicId = admin.describeTopics(List.of("payments")).allTopicNames().get().get("payments").topicId();
+            }
+            produceOnKafka(kafkaBootstrap);
+            KafkaProducer<byte[], byte[]> open = transactional(kafkaBootstrap, "left-open");
+            open.initTransactions();
+            open.beginTransaction();
+            open.send(new ProducerRecord<>("payments", 0, null, bytes("never-committed"))).get();
+            open.flush();
+
+            try (TestCluster twinlog = TestCluster.builder().brokers(1).build().start();
+                 MirrorAdmin mirrors = MirrorAdmin.create(twinlog.bootstrapServers(), Duration.ofSeconds(60))) {
+                mirrors.createClusterMirror("migration", Map.of("bootstrap.servers", kafkaBootstrap));
+                assertEquals(Map.of(), mirrors.startMirrorTopics("migration", List.of("payments"), List.of(), List.of()));
+                long kafkaHw = kafkaHighWatermark(kafkaBootstrap);
+                Waits.waitUntil("everything below Kafka's high watermark mirrored", () -> twinlog.broker(0).logStore()
+                        .log(TP).map(l -> l.logEndOffset() == kafkaHw).orElse(false));
+                try (Admin admin = twinlog.admin()) {
+                    assertEquals(topicId, admin.describeTopics(List.of("payments")).allTopicNames().get()
+                            .get("payments").topicId());
+                }
+                List<ReplicaLogs.Batch> mirrored = ReplicaLogs.read(twinlog.broker(0), TP);
+                assertTrue(mirrored.stream().anyMatch(ReplicaLogs.Batch::transactional), "transactional batches");
+                assertTrue(mirrored.stream().anyMatch(ReplicaLogs.Batch::control), "commit/abort markers");
+                assertTrue(mirrored.stream().allMatch(b -> b.producerId() >= 0 || b.producerId() == RecordBatch.NO_PRODUCER_ID));
+                List<String> kafkaSide = readCommitted(kafkaBootstrap);
+                assertEquals(kafkaSide, readCommitted(twinlog.bootstrapServers()),
+                        "read_committed on Twinlog sees exactly what it sees on Kafka");
+                assertTrue(kafkaSide.contains("committed-1") && !kafkaSide.contains("aborted-1")
+                        && !kafkaSide.contains("never-committed"));
+
+                // the disaster: Kafka is gone with a transaction open; fail over
+                open.close(Duration.ZERO);
+                kafka.close();
+                kafkaClosed = true;
+                assertEquals(Map.of(), mirrors.stopMirrorTopics("migration", List.of("payments"), List.of()));
+                var log = twinlog.broker(0).logStore().log(TP).orElseThrow();
+                Waits.waitUntil("the open transaction aborted: the last stable offset reaches the log end",
+                        () -> log.lastStableOffset() == log.logEndOffset());
+                try (KafkaProducer<byte[], byte[]> p = twinlog.producer(Map.of())) {
+                    long offset = p.send(new ProducerRecord<>("payments", 0, null, bytes("after-failover"))).get().offset();
+                    assertEquals(log.logEndOffset() - 1, offset);
+                }
+                List<String> after = readCommitted(twinlog.bootstrapServers());
+                assertTrue(after.contains("after-failover") && !after.contains("never-committed"), after.toString());
+            }
+        } finally {
+            if (!kafkaClosed) {
+                kafka.close();
+            }
+        }
+    }
+
+    private static void produceOnKafka(String bootstrap) throws Exception {
+        Map<String, Object> idempotent = new HashMap<>();
+        idempotent.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
+        try (KafkaProducer<byte[], byte[]> p = producer(bootstrap, idempotent)) {
+            for (int i = 0; i < 100; i++) {
+                p.send(new ProducerRecord<>("payments", 0, null, bytes("idempotent-" + i)));
+            }
+            p.flush();
+        }
+        try (KafkaProducer<byte[], byte[]> t = transactional(bootstrap, "tx-1")) {
+            t.initTransactions();
+            t.beginTransaction();
+            for (int i = 0; i < 5; i++) {
+                t.send(new ProducerRecord<>("payments", 0, null, bytes("committed-" + i)));
+            }
+            t.commitTransaction();
+            t.beginTransaction();
+            for (int i = 0; i < 5; i++) {
+                t.send(new ProducerRecord<>("payments", 0, null, bytes("aborted-" + i)));
+            }
+            t.flush();
+            t.abortTransaction();
+        }
+    }
+
+    private static KafkaProducer<byte[], byte[]> transactional(String bootstrap, String id) {
+        Map<String, Object> cfg = new HashMap<>();
+        cfg.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, id);
+        return producer(bootstrap, cfg);
+    }
+
+    private static KafkaProducer<byte[], byte[]> producer(String bootstrap, Map<String, Object> extra) {
+        Map<String, Object> cfg = new HashMap<>(extra);
+        cfg.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        cfg.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class);
+        cfg.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class);
+        return new KafkaProducer<>(cfg);
+    }
+
+    private static long kafkaHighWatermark(String bootstrap) {
+        try (KafkaConsumer<byte[], byte[]> c = consumer(bootstrap, "read_uncommitted")) {
+            return c.endOffsets(List.of(TP)).get(TP);
+        }
+    }
+
+    private static List<String> readCommitted(String bootstrap) {
+        List<String> out = new ArrayList<>();
+        try (KafkaConsumer<byte[], byte[]> c = consumer(bootstrap, "read_committed")) {
+            c.assign(List.of(TP));
+            c.seekToBeginning(List.of(TP));
+            long end = c.endOffsets(List.of(TP)).get(TP);
+            long deadline = System.currentTimeMillis() + 30_000;
+            while (c.position(TP) < end && System.currentTimeMillis() < deadline) {
+                for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(200))) {
+                    out.add(new String(r.value(), StandardCharsets.UTF_8));
+                }
+            }
+        }
+        return out;
+    }
+
+    private static KafkaConsumer<byte[], byte[]> consumer(String bootstrap, String isolation) {
+        Map<String, Object> cfg = new HashMap<>();
+        cfg.put("bootstrap.servers", bootstrap);
+        cfg.put("isolation.level", isolation);
+        cfg.put("key.deserializer", org.apache.kafka.common.serialization.ByteArrayDeserializer.class);
+        cfg.put("value.deserializer", org.apache.kafka.common.serialization.ByteArrayDeserializer.class);
+        cfg.put("enable.auto.commit", false);
+        return new KafkaConsumer<>(cfg);
+    }
+
+    private static byte[] bytes(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+
+}
