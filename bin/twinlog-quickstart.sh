@@ -1,20 +1,29 @@
 #!/usr/bin/env bash
-# The embedded default: a 3-broker Twinlog cluster on 127.0.0.1:9092-9094 with an embedded ZooKeeper
-# (127.0.0.1:2181), data in ./data. Ctrl-C stops it cleanly; run it again and topics and records are still there.
+# The embedded default: two 3-broker Twinlog clusters in one process, each with an embedded ZooKeeper —
+# a source on 127.0.0.1:9092-9094 and a destination on 127.0.0.1:9192-9194 — and a cluster mirror
+# "quickstart" on the destination pulling from the source. Data in ./data. Ctrl-C stops everything cleanly;
+# run it again and topics, records and the mirror are still there.
 set -euo pipefail
 TWINLOG_HOME="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 DATA="${TWINLOG_DATA:-$PWD/data}"
 mkdir -p "$DATA"
 cat <<MSG
-Twinlog quickstart: 3 brokers, embedded ZooKeeper, data in $DATA
-  bootstrap servers: 127.0.0.1:9092,127.0.0.1:9093,127.0.0.1:9094
+Twinlog quickstart: two 3-broker clusters with a cluster mirror between them, data in $DATA
+  source      bootstrap servers: 127.0.0.1:9092,127.0.0.1:9093,127.0.0.1:9094   (ZooKeeper 127.0.0.1:2181)
+  destination bootstrap servers: 127.0.0.1:9192,127.0.0.1:9193,127.0.0.1:9194   (ZooKeeper 127.0.0.1:2182)
 
-When the log says "Local cluster of 3 brokers is up", try it with Kafka's own tools (Kafka 4.x), in another terminal:
-  kafka-topics.sh --bootstrap-server 127.0.0.1:9092 --create --topic hello --partitions 3 --replication-factor 3
-  kafka-topics.sh --bootstrap-server 127.0.0.1:9092 --describe --topic hello
-  kafka-console-producer.sh --bootstrap-server 127.0.0.1:9092 --topic hello --producer-property acks=all
-  kafka-console-consumer.sh --bootstrap-server 127.0.0.1:9092 --topic hello --partition 0 --offset earliest
+When the log says both clusters are up, in another terminal (Kafka's tools from a Kafka 4.x distribution):
+  # 1. a topic with data on the source
+  kafka-topics.sh --bootstrap-server :9092 --create --topic orders --partitions 3 --replication-factor 3
+  kafka-console-producer.sh --bootstrap-server :9092 --topic orders
+  # 2. mirror it: same topic ID, offsets and epochs on the destination (read-only there)
+  $TWINLOG_HOME/bin/twinlog-mirrors.sh --bootstrap-server :9192 --start --mirror quickstart --topic orders
+  $TWINLOG_HOME/bin/twinlog-mirrors.sh --bootstrap-server :9192 --describe --mirror quickstart
+  kafka-console-consumer.sh --bootstrap-server :9192 --topic orders --partition 0 --offset earliest
+  # 3. fail over (works with the source down too): the destination topic becomes writable
+  $TWINLOG_HOME/bin/twinlog-mirrors.sh --bootstrap-server :9192 --remove --topic '.*' --mirror quickstart
+  kafka-console-producer.sh --bootstrap-server :9192 --topic orders
 
 MSG
 exec "$TWINLOG_HOME/bin/twinlog-run-class.sh" io.twinlog.server.LocalClusterMain --brokers 3 --first-port 9092 \
-  --zookeeper-port 2181 --data "$DATA" "$@"
+  --zookeeper-port 2181 --data "$DATA" --mirror quickstart "$@"

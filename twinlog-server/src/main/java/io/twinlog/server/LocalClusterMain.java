@@ -1,5 +1,6 @@
 package io.twinlog.server;
 
+import io.twinlog.clients.mirror.MirrorAdmin;
 import io.twinlog.common.BrokerConfig;
 import io.twinlog.controller.zk.EmbeddedZooKeeper;
 import org.apache.kafka.common.utils.Time;
@@ -10,26 +11,30 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 import java.io.File;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 
 /**
- * {@code bin/twinlog-quickstart.sh}: a whole cluster on one machine in one JVM — an embedded ZooKeeper and N brokers
- * on consecutive loopback ports, data under one directory. For trying Twinlog out and for demos; production
- * clusters run one broker per process ({@code bin/twinlog-server-start.sh}) against a ZooKeeper ensemble.
+ * {@code bin/twinlog-quickstart.sh}: whole clusters on one machine in one JVM — each an embedded ZooKeeper and N
+ * brokers on consecutive loopback ports, data under one directory. With {@code --mirror NAME}, two clusters: a
+ * source and a destination (ports 100 higher) with a cluster mirror from the first to the second. For trying
+ * Twinlog out and for demos; production clusters run one broker per process ({@code bin/twinlog-server-start.sh})
+ * against a ZooKeeper ensemble.
  */
 @Command(name = "twinlog-local-cluster", mixinStandardHelpOptions = true,
-        description = "Runs an embedded ZooKeeper and N Twinlog brokers in one process.")
+        description = "Runs embedded ZooKeepers and Twinlog brokers in one process.")
 public final class LocalClusterMain implements Callable<Integer> {
     private static final Logger log = LoggerFactory.getLogger(LocalClusterMain.class);
 
-    @Option(names = "--brokers", defaultValue = "3", description = "Number of brokers (default ${DEFAULT-VALUE})")
+    @Option(names = "--brokers", defaultValue = "3", description = "Brokers per cluster (default ${DEFAULT-VALUE})")
     private int brokers;
 
-    @Option(names = "--first-port", defaultValue = "9092", description = "Port of broker 1; the others follow")
+    @Option(names = "--first-port", defaultValue = "9092", description = "Port of the first broker; the others follow")
     private int firstPort;
 
     @Option(names = "--zookeeper-port", defaultValue = "2181", description = "Embedded ZooKeeper port")
@@ -38,11 +43,31 @@ public final class LocalClusterMain implements Callable<Integer> {
     @Option(names = "--data", defaultValue = "data", description = "Data directory (default ./${DEFAULT-VALUE})")
     private File data;
 
+    @Option(names = "--mirror", description = "Also run a destination cluster (ports +100) mirroring the first")
+    private String mirror;
+
     @Option(names = "--override", paramLabel = "KEY=VALUE", description = "Broker property for every broker")
-    private java.util.Map<String, String> overrides = java.util.Map.of();
+    private Map<String, String> overrides = Map.of();
 
     public static void main(String[] args) {
         System.exit(new CommandLine(new LocalClusterMain()).execute(args));
+    }
+
+    /** One local cluster: its ZooKeeper and brokers. */
+    private record LocalCluster(String name, EmbeddedZooKeeper zooKeeper, List<BrokerServer> brokers) {
+        String bootstrap() {
+            StringBuilder b = new StringBuilder();
+            brokers.forEach(s -> b.append(b.length() == 0 ? "" : ",").append(s.bootstrapServers()));
+            return b.toString();
+        }
+
+        void close() {
+            // reverse order: controlled shutdowns move leadership to brokers still running
+            for (int i = brokers.size() - 1; i >= 0; i--) {
+                brokers.get(i).close();
+            }
+            zooKeeper.close();
+        }
     }
 
     @Override
@@ -51,23 +76,43 @@ public final class LocalClusterMain implements Callable<Integer> {
             System.err.println("twinlog-local-cluster: --brokers must be at least 1");
             return 1;
         }
-        File base = data.getAbsoluteFile();
-        EmbeddedZooKeeper zooKeeper = EmbeddedZooKeeper.start(new File(base, "zookeeper"), zookeeperPort);
-        List<BrokerServer> running = new ArrayList<>();
+        List<LocalCluster> clusters = new ArrayList<>();
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            // reverse order: controlled shutdowns move leadership to brokers still running
-            for (int i = running.size() - 1; i >= 0; i--) {
-                running.get(i).close();
+            for (int i = clusters.size() - 1; i >= 0; i--) {
+                clusters.get(i).close();
             }
-            zooKeeper.close();
             stopped.countDown();
         }, "twinlog-local-cluster-shutdown"));
+        File base = data.getAbsoluteFile();
+        boolean twoClusters = mirror != null;
+        clusters.add(startCluster(twoClusters ? "source" : "cluster", new File(base, twoClusters ? "source" : ""),
+                firstPort, zookeeperPort));
+        if (twoClusters) {
+            clusters.add(startCluster("destination", new File(base, "destination"), firstPort + 100, zookeeperPort + 1));
+            try (MirrorAdmin admin = MirrorAdmin.create(clusters.get(1).bootstrap(), Duration.ofSeconds(60))) {
+                if (admin.listClusterMirrors(false).stream().noneMatch(m -> m.name().equals(mirror))) {
+                    admin.createClusterMirror(mirror, Map.of("bootstrap.servers", clusters.get(0).bootstrap()));
+                }
+            }
+            log.info("Cluster mirror {} on the destination pulls from the source", mirror);
+        }
+        for (LocalCluster c : clusters) {
+            System.out.println("READY " + c.name() + " bootstrap.servers=" + c.bootstrap());
+        }
+        stopped.await();
+        return 0;
+    }
+
+    private LocalCluster startCluster(String name, File dir, int port, int zkPort) throws Exception {
+        EmbeddedZooKeeper zooKeeper = EmbeddedZooKeeper.start(new File(dir, "zookeeper"), zkPort);
+        List<BrokerServer> running = new ArrayList<>();
+        LocalCluster cluster = new LocalCluster(name, zooKeeper, running);
         for (int i = 1; i <= brokers; i++) {
             Properties p = new Properties();
             p.put(BrokerConfig.BROKER_ID, Integer.toString(i));
-            p.put(BrokerConfig.LISTENERS, "PLAINTEXT://127.0.0.1:" + (firstPort + i - 1));
-            p.put(BrokerConfig.LOG_DIRS, new File(base, "broker-" + i).getPath());
+            p.put(BrokerConfig.LISTENERS, "PLAINTEXT://127.0.0.1:" + (port + i - 1));
+            p.put(BrokerConfig.LOG_DIRS, new File(dir, "broker-" + i).getPath());
             p.put(BrokerConfig.ZOOKEEPER_CONNECT, zooKeeper.connectString());
             p.put(BrokerConfig.DEFAULT_REPLICATION_FACTOR, Integer.toString(Math.min(3, brokers)));
             p.put(BrokerConfig.NUM_NETWORK_THREADS, "2");
@@ -77,14 +122,8 @@ public final class LocalClusterMain implements Callable<Integer> {
             broker.start();
             running.add(broker);
         }
-        StringBuilder bootstrap = new StringBuilder();
-        for (BrokerServer b : running) {
-            bootstrap.append(bootstrap.length() == 0 ? "" : ",").append(b.bootstrapServers());
-        }
-        log.info("Local cluster of {} brokers is up: bootstrap servers {}, ZooKeeper {}", brokers, bootstrap,
-                zooKeeper.connectString());
-        System.out.println("READY bootstrap.servers=" + bootstrap);
-        stopped.await();
-        return 0;
+        log.info("Local {} cluster of {} brokers is up: bootstrap servers {}, ZooKeeper {}", name, brokers,
+                cluster.bootstrap(), zooKeeper.connectString());
+        return cluster;
     }
 }
