@@ -331,7 +331,12 @@ public final class Controller implements AutoCloseable {
                         out.put(tp, ApiError.NONE); // already there
                         continue;
                     }
-                    reassigning.put(tp.partition(), new TopicAssignment.Reassignment(List.copyOf(target), original));
+                    TopicAssignment.Reassignment reassignment = new TopicAssignment.Reassignment(List.copyOf(target),
+                            original);
+                    reassigning.put(tp.partition(), reassignment);
+                    // the adding replicas join in the same write, as in Kafka: a ListPartitionReassignments right
+                    // after this answer shows the full replica set, and the new replicas start fetching at once
+                    replicas.put(tp.partition(), ReassignmentSteps.replicasDuringMove(reassignment));
                     log.info("{}Reassignment of {} requested: {} -> {}", logPrefix, tp, original, target);
                     accepted.add(tp);
                 }

@@ -18,7 +18,7 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 public final class FaultProxy implements AutoCloseable {
     private final String name;
-    private final InetSocketAddress target;
+    private volatile InetSocketAddress target;
     private final ServerSocket server;
     private final Set<Socket> open = ConcurrentHashMap.newKeySet();
     private final Thread acceptor;
@@ -53,6 +53,15 @@ public final class FaultProxy implements AutoCloseable {
 
     public void heal() {
         cut = false;
+    }
+
+    /** Points new connections at another address and drops the open ones (a DNS change, a rebuilt peer). */
+    public void retarget(String host, int port) {
+        target = new InetSocketAddress(host, port);
+        for (Socket s : open) {
+            closeQuietly(s);
+        }
+        open.clear();
     }
 
     public boolean isCut() {

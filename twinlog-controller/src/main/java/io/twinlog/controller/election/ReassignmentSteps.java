@@ -22,13 +22,22 @@ public final class ReassignmentSteps {
     public record Step(List<Integer> replicas, Optional<PartitionState> state, boolean completed) {
     }
 
-    public static Optional<Step> next(List<Integer> replicas, PartitionState state, Reassignment r, Set<Integer> live) {
+    /**
+     * The replica set while a reassignment is in progress: the target, then the original replicas that leave (as
+     * Kafka lists it, and as it is written when the reassignment is accepted).
+     */
+    public static List<Integer> replicasDuringMove(Reassignment r) {
         List<Integer> union = new ArrayList<>(r.target());
         for (Integer o : r.original()) {
             if (!union.contains(o)) {
                 union.add(o);
             }
         }
+        return List.copyOf(union);
+    }
+
+    public static Optional<Step> next(List<Integer> replicas, PartitionState state, Reassignment r, Set<Integer> live) {
+        List<Integer> union = replicasDuringMove(r);
         if (!replicas.containsAll(union) || !union.containsAll(replicas)) {
             return Optional.of(new Step(union, Optional.empty(), false));
         }

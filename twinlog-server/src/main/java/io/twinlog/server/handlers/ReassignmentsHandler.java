@@ -98,7 +98,8 @@ public final class ReassignmentsHandler {
             throws InterruptedException {
         Map<TopicPartition, Optional<List<Integer>>> accepted = new HashMap<>();
         targets.forEach((tp, target) -> {
-            if (results.getOrDefault(tp, ApiError.NONE).error() == Errors.NONE && results.containsKey(tp)) {
+            ApiError result = results.get(tp);
+            if (result != null && result.error() == Errors.NONE) {
                 accepted.put(tp, target);
             }
         });

@@ -136,6 +136,7 @@ public final class MirrorManager implements AutoCloseable {
             if (def == null) {
                 continue;
             }
+            Optional<String> clusterIdProblem = checkSourceClusterId(def);
             DesiredMirrorState desired = DesiredMirrorState.valueOf(mt.desiredState());
             for (Integer p : t.get().partitions().keySet()) {
                 TopicPartition tp = new TopicPartition(topic, p);
@@ -146,12 +147,69 @@ public final class MirrorManager implements AutoCloseable {
                     continue;
                 }
                 try {
+                    MirrorImage.MirrorPartition mp = image.mirrors().partitions().get(tp);
+                    boolean failingOver = desired == DesiredMirrorState.STOPPED || (mp != null
+                            && (mp.state().equals("STOPPING") || mp.state().equals("STOPPED")));
+                    if (clusterIdProblem.isPresent() && !failingOver) {
+                        failPartition(tp, partition.get(), def, image.mirrors().partitions().get(tp),
+                                clusterIdProblem.get());
+                        continue;
+                    }
                     step(tp, partition.get(), def, desired, image.mirrors().partitions().get(tp));
                 } catch (Exception ex) {
                     log.warn("[Mirror {} {}] step failed: {}", def.name(), tp, ex.toString());
                 }
             }
         }
+    }
+
+    /**
+     * The source's cluster ID as the fetcher last saw it, against the one recorded: recorded at first contact if the
+     * mirror was created before the source was reachable; a different one means the mirror now points at another
+     * cluster (a rebuilt source, a wrong DNS entry) and mirroring must stop rather than mix two histories.
+     */
+    private Optional<String> checkSourceClusterId(MirrorDefinition def) {
+        Optional<String> seen = fetcherFor(def).sourceClusterId();
+        if (seen.isEmpty()) {
+            return Optional.empty();
+        }
+        if (def.sourceClusterId().isEmpty()) {
+            try {
+                if (store.update(def, def.withSourceClusterId(seen.get())
+                        .withState(MirrorDefinition.STATE_ACTIVE, Optional.empty()))) {
+                    log.info("[Mirror {}] recorded the source cluster ID {} at first contact", def.name(), seen.get());
+                }
+            } catch (Exception e) {
+                log.warn("[Mirror {}] could not record the source cluster ID: {}", def.name(), e.toString());
+            }
+            return Optional.empty();
+        }
+        if (!def.sourceClusterId().get().equals(seen.get())) {
+            String reason = "The source cluster ID changed from " + def.sourceClusterId().get() + " to " + seen.get()
+                    + " (" + def.sourceBootstrap() + " is now another cluster); mirroring stopped";
+            if (!MirrorDefinition.STATE_FAILED.equals(def.state())) {
+                try {
+                    store.update(def, def.withState(MirrorDefinition.STATE_FAILED, Optional.of(reason)));
+                    log.error("[Mirror {}] {}", def.name(), reason);
+                } catch (Exception e) {
+                    log.warn("[Mirror {}] could not record the failure: {}", def.name(), e.toString());
+                }
+            }
+            return Optional.of(reason);
+        }
+        return Optional.empty();
+    }
+
+    private void failPartition(TopicPartition tp, Partition partition, MirrorDefinition def,
+                               MirrorImage.MirrorPartition fromImage, String reason) throws Exception {
+        fetcherFor(def).removePartition(tp);
+        Written w = current(tp, partition, fromImage);
+        MirrorPartitionState s = w.record().state();
+        if (s == MirrorPartitionState.STOPPING || s == MirrorPartitionState.STOPPED
+                || (s == MirrorPartitionState.FAILED && w.record().retryAttempt() < 0)) {
+            return; // failover still works; a non-retriable failure is already recorded
+        }
+        transition(tp, partition, def, w, w.record().failed(reason, false, partition.leaderEpoch()), reason);
     }
 
     private MirrorDefinition definition(String name) {
