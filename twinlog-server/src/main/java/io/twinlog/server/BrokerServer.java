@@ -86,6 +86,7 @@ public final class BrokerServer implements AutoCloseable {
     private volatile ControllerChannel controllerChannel;
     private volatile AlterPartitionManager alterPartitionManager;
     private volatile io.twinlog.server.mirror.MirrorManager mirrorManager;
+    private volatile io.twinlog.server.mirror.MirrorMetadataSync mirrorMetadataSync;
     private final List<SocketServer> socketServers = new java.util.concurrent.CopyOnWriteArrayList<>();
     private final Map<String, Integer> boundPorts = new LinkedHashMap<>();
     private BrokerRegistration registration;
@@ -164,8 +165,11 @@ public final class BrokerServer implements AutoCloseable {
                 replicaManager, time);
         new io.twinlog.server.mirror.MirrorApiHandlers(mirrorStore, watcher, replicaManager, mirrorManager)
                 .register(registryBuilder);
-        new io.twinlog.server.mirror.MirrorTopicHandlers(mirrorStore, watcher, topicAdmin, config.numPartitions(),
-                config.defaultReplicationFactor()).register(registryBuilder);
+        io.twinlog.server.mirror.MirrorTopicHandlers mirrorTopics = new io.twinlog.server.mirror.MirrorTopicHandlers(
+                mirrorStore, watcher, topicAdmin, config.numPartitions(), config.defaultReplicationFactor());
+        mirrorTopics.register(registryBuilder);
+        mirrorMetadataSync = new io.twinlog.server.mirror.MirrorMetadataSync(mirrorStore, watcher, topicAdmin,
+                mirrorTopics, controller, config.brokerId());
         ApiRegistry registry = registryBuilder
                 .add(ApiKeys.API_VERSIONS, new ApiVersionsHandler(registryRef::get))
                 .add(ApiKeys.METADATA, new MetadataHandler(ctx))
@@ -210,6 +214,7 @@ public final class BrokerServer implements AutoCloseable {
         alterPartitionManager.start();
         controller.start();
         mirrorManager.start();
+        mirrorMetadataSync.start();
         started = true;
         log.info("Twinlog broker {} started in {} ms, serving {} on cluster {}", config.brokerId(),
                 time.milliseconds() - startMs, registration.endpoints(), clusterId);
@@ -381,6 +386,7 @@ public final class BrokerServer implements AutoCloseable {
         if (started && controlled) {
             controlledShutdown();
         }
+        closeQuietly("mirror metadata sync", mirrorMetadataSync);
         closeQuietly("mirror manager", mirrorManager);
         closeQuietly("controller", controller);
         new ArrayList<>(socketServers).forEach(SocketServer::close);

@@ -82,7 +82,7 @@ public final class MirrorTopicHandlers {
         });
     }
 
-    private record TopicResult(short code, String message) {
+    record TopicResult(short code, String message) {
         static final TopicResult OK = new TopicResult(Errors.NONE.code(), null);
     }
 
@@ -122,7 +122,7 @@ public final class MirrorTopicHandlers {
         return topicsResponse(MirrorApi.START_MIRROR_TOPICS, results);
     }
 
-    private TopicResult startTopic(String mirror, String topic, Admin source) throws Exception {
+    TopicResult startTopic(String mirror, String topic, Admin source) throws Exception {
         MirrorImage.MirrorTopic existing = metadata.image().mirrors().topics().get(topic);
         if (existing != null && !existing.mirror().equals(mirror) && !existing.desiredState().equals("STOPPED")) {
             return new TopicResult(MirrorErrors.TOPIC_ALREADY_IN_CLUSTER_MIRROR.code, "Topic '" + topic

@@ -1,0 +1,168 @@
+package io.twinlog.server.mirror;
+
+import io.twinlog.controller.Controller;
+import io.twinlog.controller.metadata.MirrorImage;
+import io.twinlog.controller.metadata.TopicImage;
+import io.twinlog.controller.zk.MetadataWatcher;
+import io.twinlog.mirror.store.MirrorDefinition;
+import io.twinlog.mirror.store.MirrorStore;
+import io.twinlog.server.metadata.TopicAdmin;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.Config;
+import org.apache.kafka.clients.admin.ConfigEntry;
+import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.common.config.ConfigResource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Pattern;
+
+/**
+ * Keeps each mirror's topics in step with its source, on the controller broker only (one writer): new source
+ * topics matching the mirror's include patterns (and no exclude pattern) start mirroring by themselves, partition
+ * increases on the source are followed, and source topic config changes are copied (local-only configs excepted),
+ * every {@value #REFRESH_INTERVAL_KEY} ms (default {@value #DEFAULT_REFRESH_INTERVAL_MS}).
+ *
+ * <p>Threading: one scheduler thread; each pass is bounded by the source admin timeouts.
+ */
+public final class MirrorMetadataSync implements AutoCloseable {
+    public static final String REFRESH_INTERVAL_KEY = "mirror.metadata.refresh.interval.ms";
+    static final long DEFAULT_REFRESH_INTERVAL_MS = 30_000;
+    private static final Logger log = LoggerFactory.getLogger(MirrorMetadataSync.class);
+    private static final int SOURCE_TIMEOUT_MS = 15_000;
+    private static final long TICK_MS = 1_000;
+
+    private final MirrorStore store;
+    private final MetadataWatcher metadata;
+    private final TopicAdmin topicAdmin;
+    private final MirrorTopicHandlers topics;
+    private final Controller controller;
+    private final ScheduledExecutorService thread;
+    private final Map<String, Long> lastSyncMs = new HashMap<>();
+
+    public MirrorMetadataSync(MirrorStore store, MetadataWatcher metadata, TopicAdmin topicAdmin,
+                              MirrorTopicHandlers topics, Controller controller, int brokerId) {
+        this.store = store;
+        this.metadata = metadata;
+        this.topicAdmin = topicAdmin;
+        this.topics = topics;
+        this.controller = controller;
+        this.thread = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "twinlog-mirror-metadata-sync-" + brokerId);
+            t.setDaemon(true);
+            return t;
+        });
+    }
+
+    public void start() {
+        thread.scheduleWithFixedDelay(this::tick, TICK_MS, TICK_MS, TimeUnit.MILLISECONDS);
+    }
+
+    private void tick() {
+        if (!controller.isActive()) {
+            return;
+        }
+        try {
+            for (MirrorDefinition def : store.list()) {
+                long interval = Long.parseLong(def.configs().getOrDefault(REFRESH_INTERVAL_KEY,
+                        Long.toString(DEFAULT_REFRESH_INTERVAL_MS)));
+                long now = System.currentTimeMillis();
+                if (now - lastSyncMs.getOrDefault(def.name(), 0L) < interval
+                        || MirrorDefinition.STATE_FAILED.equals(def.state())) {
+                    continue;
+                }
+                lastSyncMs.put(def.name(), now);
+                sync(def);
+            }
+        } catch (Exception e) {
+            log.warn("Mirror metadata sync failed: {}", e.toString());
+        }
+    }
+
+    private void sync(MirrorDefinition def) {
+        try (Admin source = SourceClusters.admin(def, SOURCE_TIMEOUT_MS)) {
+            Map<String, String> mirrored = store.topics(def.name());
+            discover(def, source, mirrored);
+            for (Map.Entry<String, String> t : mirrored.entrySet()) {
+                if (!t.getValue().equals("STOPPED")) {
+                    followPartitionsAndConfigs(def, source, t.getKey());
+                }
+            }
+        } catch (Exception e) {
+            log.info("[Mirror {}] metadata sync with the source skipped: {}", def.name(), e.toString());
+        }
+    }
+
+    /** Starts source topics that match the include patterns and are not mirrored yet. */
+    private void discover(MirrorDefinition def, Admin source, Map<String, String> mirrored) throws Exception {
+        List<String> include = def.includePatterns();
+        if (include.isEmpty()) {
+            return;
+        }
+        List<String> exclude = def.excludePatterns();
+        Set<String> sourceTopics = source.listTopics().names().get(SOURCE_TIMEOUT_MS, TimeUnit.MILLISECONDS);
+        MirrorImage mirrors = metadata.image().mirrors();
+        for (String topic : sourceTopics) {
+            if (mirrored.containsKey(topic) || mirrors.topics().containsKey(topic)
+                    || include.stream().noneMatch(p -> Pattern.matches(p, topic))
+                    || exclude.stream().anyMatch(p -> Pattern.matches(p, topic))) {
+                continue;
+            }
+            MirrorTopicHandlers.TopicResult r = topics.startTopic(def.name(), topic, source);
+            if (r.code() == 0) {
+                log.info("[Mirror {}] discovered source topic {} (matches {}); mirroring it", def.name(), topic, include);
+            } else {
+                log.info("[Mirror {}] source topic {} matches {} but could not start: {}", def.name(), topic, include,
+                        r.message());
+            }
+        }
+    }
+
+    private void followPartitionsAndConfigs(MirrorDefinition def, Admin source, String topic) throws Exception {
+        Optional<TopicImage> local = metadata.image().topic(topic);
+        if (local.isEmpty()) {
+            return;
+        }
+        TopicDescription d = source.describeTopics(List.of(topic)).allTopicNames()
+                .get(SOURCE_TIMEOUT_MS, TimeUnit.MILLISECONDS).get(topic);
+        int sourcePartitions = d.partitions().size();
+        int localPartitions = local.get().partitions().size();
+        if (sourcePartitions > localPartitions) {
+            topicAdmin.addPartitions(topic, topicAdmin.planPartitions(topic, sourcePartitions, null));
+            log.info("[Mirror {}] {}: followed the source's partition increase {} -> {}", def.name(), topic,
+                    localPartitions, sourcePartitions);
+        }
+        ConfigResource res = new ConfigResource(ConfigResource.Type.TOPIC, topic);
+        Config c = source.describeConfigs(List.of(res)).all().get(SOURCE_TIMEOUT_MS, TimeUnit.MILLISECONDS).get(res);
+        Map<String, String> wanted = new HashMap<>(metadata.image().topicConfig(topic));
+        for (String key : new ArrayList<>(wanted.keySet())) {
+            if (!MirrorTopicHandlers.LOCAL_ONLY_CONFIGS.contains(key)) {
+                wanted.remove(key);
+            }
+        }
+        for (ConfigEntry e : c.entries()) {
+            if (e.source() == ConfigEntry.ConfigSource.DYNAMIC_TOPIC_CONFIG && e.value() != null
+                    && !MirrorTopicHandlers.LOCAL_ONLY_CONFIGS.contains(e.name())) {
+                wanted.put(e.name(), e.value());
+            }
+        }
+        if (!wanted.equals(metadata.image().topicConfig(topic))) {
+            topicAdmin.setConfigs(topic, wanted);
+            log.info("[Mirror {}] {}: synced topic configs from the source: {}", def.name(), topic, wanted);
+        }
+    }
+
+    @Override
+    public void close() {
+        thread.shutdownNow();
+    }
+}
