@@ -132,6 +132,40 @@ public final class MirrorAdmin implements AutoCloseable {
         return errors;
     }
 
+    /** A partition's last mirrored epoch and offset as the asked cluster recorded them at failover (-1 if none). */
+    public record LastMirrored(int epoch, long offset) {
+    }
+
+    /**
+     * Asks this cluster (the one a failback will pull from) for the last mirrored epochs it recorded for the given
+     * partitions, restricted to mirrors whose source is {@code requesterClusterId} (null: any).
+     */
+    public synchronized Map<org.apache.kafka.common.TopicPartition, LastMirrored> lastMirroredEpochs(
+            String requesterClusterId, Map<String, List<Integer>> partitions) throws IOException {
+        Struct req = MirrorMessages.newStruct(MirrorApi.LAST_MIRRORED_EPOCHS.requestSchema(MirrorApi.LATEST_VERSION));
+        req.set("requester_cluster_id", requesterClusterId);
+        List<Struct> topics = new ArrayList<>();
+        partitions.forEach((topic, parts) -> {
+            Struct t = MirrorMessages.element(req, "topics");
+            t.set("topic_name", topic);
+            t.set("topic_id", org.apache.kafka.common.Uuid.ZERO_UUID);
+            t.set("partitions", parts.toArray());
+            topics.add(t);
+        });
+        req.set("topics", topics.toArray());
+        Struct resp = checkError(send(MirrorApi.LAST_MIRRORED_EPOCHS, req));
+        Map<org.apache.kafka.common.TopicPartition, LastMirrored> out = new LinkedHashMap<>();
+        for (Object o : resp.getArray("topics")) {
+            Struct t = (Struct) o;
+            for (Object p : t.getArray("partitions")) {
+                Struct ps = (Struct) p;
+                out.put(new org.apache.kafka.common.TopicPartition(t.getString("topic_name"), ps.getInt("partition_index")),
+                        new LastMirrored(ps.getInt("last_mirrored_epoch"), ps.getLong("last_mirrored_offset")));
+            }
+        }
+        return out;
+    }
+
     /** One mirror in a listing. */
     public record MirrorListing(String name, String sourceBootstrap, String sourceClusterId, String state,
                                 int topicCount, List<String> topics) {

@@ -46,6 +46,7 @@ public final class MirrorApiHandlers {
         add(registry, MirrorApi.DELETE_CLUSTER_MIRROR, this::delete);
         add(registry, MirrorApi.LIST_CLUSTER_MIRRORS, this::list);
         add(registry, MirrorApi.DESCRIBE_CLUSTER_MIRRORS, this::describe);
+        add(registry, MirrorApi.LAST_MIRRORED_EPOCHS, this::lastMirroredEpochs);
     }
 
     @FunctionalInterface
@@ -244,6 +245,55 @@ public final class MirrorApiHandlers {
         ps.set("last_mirrored_epoch", rec.lastMirroredEpoch());
         ps.set("last_mirrored_offset", rec.lastMirroredOffset());
         return ps;
+    }
+
+    /**
+     * LastMirroredEpochs: for each asked partition, the last mirrored epoch and offset this cluster recorded when it
+     * failed the partition over — only from mirrors whose source is the requesting cluster (the failback relation),
+     * or from any mirror when the requester does not say who it is. -1/-1 when there is none.
+     */
+    private Struct lastMirroredEpochs(Struct req) throws Exception {
+        String requester = req.getString("requester_cluster_id");
+        Map<String, String> mirrorSource = new java.util.HashMap<>();
+        for (MirrorDefinition d : store.list()) {
+            mirrorSource.put(d.name(), d.sourceClusterId().orElse(""));
+        }
+        io.twinlog.controller.metadata.MirrorImage mirrors = metadata.image().mirrors();
+        Struct response = MirrorMessages.response(MirrorApi.LAST_MIRRORED_EPOCHS, Errors.NONE.code(), null);
+        List<Struct> topics = new ArrayList<>();
+        for (Object o : req.getArray("topics")) {
+            Struct t = (Struct) o;
+            String topic = t.getString("topic_name");
+            Struct tr = MirrorMessages.element(response, "topics");
+            tr.set("topic_name", topic);
+            tr.set("topic_id", t.get("topic_id"));
+            io.twinlog.controller.metadata.MirrorImage.MirrorTopic mt = mirrors.topics().get(topic);
+            boolean related = mt != null && (requester == null || requester.equals(mirrorSource.get(mt.mirror())));
+            List<Struct> parts = new ArrayList<>();
+            for (Object p : t.getArray("partitions")) {
+                int partition = (Integer) p;
+                Struct pr = MirrorMessages.element(tr, "partitions");
+                pr.set("partition_index", partition);
+                pr.set("error_code", Errors.NONE.code());
+                int lme = -1;
+                long lmo = -1L;
+                io.twinlog.controller.metadata.MirrorImage.MirrorPartition mp = related
+                        ? mirrors.partitions().get(new org.apache.kafka.common.TopicPartition(topic, partition)) : null;
+                if (mp != null) {
+                    io.twinlog.mirror.store.MirrorPartitionRecord rec =
+                            io.twinlog.mirror.store.MirrorPartitionRecord.fromJson(mp.json());
+                    lme = rec.lastMirroredEpoch();
+                    lmo = rec.lastMirroredOffset();
+                }
+                pr.set("last_mirrored_epoch", lme);
+                pr.set("last_mirrored_offset", lmo);
+                parts.add(pr);
+            }
+            tr.set("partitions", parts.toArray());
+            topics.add(tr);
+        }
+        response.set("topics", topics.toArray());
+        return response;
     }
 
     private static Struct error(MirrorApi api, short code, String message) {

@@ -81,6 +81,11 @@ class MirroringTest {
             assertEquals("STOPPED", stopped.state());
             assertEquals(350, stopped.lastMirroredOffset());
             assertEquals(sourceEpoch, stopped.lastMirroredEpoch());
+            String sourceClusterId = mirrors.describeClusterMirrors(List.of("dr")).get("dr").sourceClusterId();
+            assertEquals(new MirrorAdmin.LastMirrored(sourceEpoch, 350), mirrors.lastMirroredEpochs(sourceClusterId,
+                    Map.of("orders", List.of(0))).get(p0), "LastMirroredEpochs answers for the failback peer");
+            assertEquals(new MirrorAdmin.LastMirrored(-1, -1), mirrors.lastMirroredEpochs("another-cluster",
+                    Map.of("orders", List.of(0))).get(p0), "and only for it");
             List<RecordMetadata> written = produce(destination, "orders", 0, 10, "after-failover");
             assertEquals(350, written.get(0).offset(), "writes continue at the mirrored offsets");
             int localEpoch = ReplicaLogs.read(destination.broker(0), p0).get(ReplicaLogs.read(destination.broker(0), p0)
