@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Builds Twinlog with the bench module and runs the Twinlog vs Apache Kafka benchmark: single-node
-# produce/consume, replicated produce on three brokers, and leader failover.
+# produce/consume, replicated produce on three brokers, leader failover, and (only when asked for with
+# --phases mirror) cluster mirroring against MirrorMaker 2.
 #
 #   bench/run.sh [--records N] [--replicated-records N] [--warmup-records N] [--record-size N]
-#                [--systems twinlog,kafka] [--phases single,replicated,failover] [--session-timeout-ms N]
+#                [--systems twinlog,kafka] [--phases single,replicated,failover,mirror] [--session-timeout-ms N]
 #                [--rounds N] [--seed N] [--output FILE]
 #
 # On a machine shared with other builds, run it as `flock /tmp/twinlog-mvn.lock bench/run.sh ...`.
@@ -19,6 +20,14 @@ if [[ "${TWINLOG_BENCH_SKIP_BUILD:-0}" != "1" ]]; then
   echo "Building Twinlog and the benchmark (mvn -Pbench install, tests skipped)..." >&2
   # Maven's output goes to stderr so that stdout carries only the results.
   (cd "$root_dir" && mvn -B -q -Pbench -DskipTests install) >&2
+fi
+
+# The mirror phase runs Apache Kafka MirrorMaker 2 (connect-mirror 4.3.1) as a separate process on its own
+# classpath, listed by bench/mm2/pom.xml (not part of the reactor). Build that list when the phase is asked for.
+mm2_classpath="$bench_dir/mm2/target/classpath.txt"
+if [[ " $* ${BENCH_JAVA_OPTS:-} " == *mirror* && ! -s "$mm2_classpath" ]]; then
+  echo "Resolving the MirrorMaker 2 classpath (bench/mm2/pom.xml)..." >&2
+  mvn -B -q -f "$bench_dir/mm2/pom.xml" dependency:build-classpath -Dmdep.outputFile="$mm2_classpath" >&2
 fi
 
 shopt -s nullglob
@@ -39,6 +48,8 @@ exec java \
   -Dlog4j2.configurationFile="$bench_dir/src/main/resources/log4j2-bench.properties" \
   -Dbench.gitRevision="$revision" \
   -Dbench.output="$bench_dir/results/latest.md" \
+  -Dbench.mm2Classpath="$mm2_classpath" \
+  -Dbench.mm2Log="$bench_dir/results/mm2.log" \
   ${BENCH_JAVA_OPTS:--Xmx2g -XX:+UseG1GC} \
   -cp "${jars[0]}:$bench_dir/target/lib/*" \
   io.twinlog.bench.BenchMain "$@"

@@ -61,6 +61,7 @@ public final class BenchMain {
                             case SINGLE -> runSingle(system, round, options, payloads, results);
                             case REPLICATED -> runReplicated(system, round, options, payloads, results);
                             case FAILOVER -> runFailover(system, round, options, payloads, results);
+                            case MIRROR -> runMirror(system, round, options, payloads, results);
                         });
                     } catch (Exception e) {
                         log.error("[{}] Round {}, {} failed", system, round, phase, e);
@@ -115,6 +116,24 @@ public final class BenchMain {
             }
         }
         return finished(system, Phase.FAILOVER, round, startupMs, before);
+    }
+
+    /** Twinlog: Twinlog's mirroring between two Twinlog clusters; Kafka: MirrorMaker 2 between two Kafka clusters. */
+    private static Results.SystemRun runMirror(String system, int round, BenchOptions options, Payloads payloads,
+                                               Results results) throws Exception {
+        CpuAccounting.Snapshot before = CpuAccounting.snapshot();
+        MirrorBenchmark benchmark = new MirrorBenchmark(round, options, payloads);
+        try {
+            switch (system) {
+                case "twinlog" -> benchmark.runTwinlog();
+                case "kafka" -> benchmark.runMirrorMaker();
+                default -> throw new IllegalArgumentException("Unknown system " + system);
+            }
+        } finally {
+            results.mirror.addAll(benchmark.figures());
+            results.mirrorNotes.addAll(benchmark.notes());
+        }
+        return finished(system, Phase.MIRROR, round, 0, before);
     }
 
     private interface Starter {

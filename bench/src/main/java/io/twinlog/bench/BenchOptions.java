@@ -17,7 +17,8 @@ import java.util.Set;
  * --warmup-records N       records per acks setting in each system's warm-up (default 50000; 0 disables it)
  * --record-size N          value size in bytes (default 1024)
  * --systems a,b            which systems to run, in order (default twinlog,kafka)
- * --phases a,b,c           which parts to run: single, replicated, failover (default all three)
+ * --phases a,b,c           which parts to run: single, replicated, failover, mirror
+ *                          (default single,replicated,failover)
  * --session-timeout-ms N   Twinlog zookeeper.session.timeout.ms and Kafka broker.session.timeout.ms of the
  *                          3-broker clusters (default 6000)
  * --rounds N               run everything N times, alternating the order of the systems; report medians (default 1)
@@ -30,7 +31,7 @@ record BenchOptions(int records, int replicatedRecords, int warmUpRecords, int r
     static final List<String> KNOWN_SYSTEMS = List.of("twinlog", "kafka");
 
     static final String USAGE = "Usage: bench/run.sh [--records N] [--replicated-records N] [--warmup-records N] "
-            + "[--record-size N] [--systems twinlog,kafka] [--phases single,replicated,failover] "
+            + "[--record-size N] [--systems twinlog,kafka] [--phases single,replicated,failover,mirror] "
             + "[--session-timeout-ms N] [--rounds N] [--seed N] [--output FILE]";
 
     static BenchOptions parse(String[] args) {
@@ -85,7 +86,7 @@ record BenchOptions(int records, int replicatedRecords, int warmUpRecords, int r
         Set<Phase> phaseSet = EnumSet.noneOf(Phase.class);
         for (String p : phases.split(",")) {
             phaseSet.add(Phase.parse(p.trim()).orElseThrow(() -> new UsageException("Unknown phase '" + p
-                    + "'; known: single, replicated, failover")));
+                    + "'; known: single, replicated, failover, mirror")));
         }
         return new BenchOptions(records, replicatedRecords, warmUpRecords, recordSize, List.copyOf(systemList),
                 Set.copyOf(phaseSet), sessionTimeoutMs, rounds, seed, Path.of(output));

@@ -11,7 +11,12 @@ enum Phase {
     /** Three brokers per system: produce with acks=all to topics with replication factor 3. */
     REPLICATED("replicated"),
     /** Three brokers per system: time for a partition to get a new leader after its leader is stopped. */
-    FAILOVER("failover");
+    FAILOVER("failover"),
+    /**
+     * Cluster mirroring (not in the default set): Twinlog's own mirroring between two Twinlog clusters against
+     * Apache Kafka MirrorMaker 2 between two Kafka clusters; see {@link MirrorBenchmark}.
+     */
+    MIRROR("mirror");
 
     private final String label;
 

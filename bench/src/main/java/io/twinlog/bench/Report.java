@@ -45,6 +45,9 @@ final class Report {
         if (!results.failovers.isEmpty()) {
             out.append("\n").append(failoverSection());
         }
+        if (!results.mirror.isEmpty() || !results.mirrorNotes.isEmpty()) {
+            out.append("\n").append(mirrorSection());
+        }
         return out.toString();
     }
 
@@ -352,6 +355,64 @@ final class Report {
 
     private static String ratio(double a, double b) {
         return b == 0 ? "n/a" : format("%.2f", a / b);
+    }
+
+    /** Figures of the mirror phase: median over rounds (and all rounds' values), plus the bulk throughput ratio. */
+    private String mirrorSection() {
+        StringBuilder out = new StringBuilder("### Cluster mirroring\n\n");
+        out.append(String.format(Locale.ROOT, "- Twinlog: Twinlog mirroring (MirrorAdmin) from a 1-broker Twinlog "
+                + "source into a 1-broker Twinlog destination. Kafka: Apache Kafka MirrorMaker 2 (connect-mirror 4.3.1, "
+                + "separate JVM, -Xmx1g, default tasks.max=1) from a 1-node Kafka 4.4.0 cluster into another one "
+                + "(MM2 needs consumer groups and Connect internal topics, which Twinlog does not serve).%n"
+                + "- bulk: %d partitions pre-filled with %,d records of %,d B; timed from StartMirrorTopics "
+                + "(Twinlog) or from launching the MM2 process (Kafka) until the destination's end offsets reach the "
+                + "source's (polled with ListOffsets every 10 to 20 ms).%n"
+                + "- steady: a producer (acks=1) writes %,d records/s to the source for %d s; once a second lag = "
+                + "sum over partitions of (source end offset - destination end offset); ms-equivalent = lag / rate.%n"
+                + "- failover (Twinlog only): a %d-partition mirror topic; StopMirrorTopics call and time until "
+                + "DescribeClusterMirrors shows all partitions STOPPED, with the source up and after stopping it.%n%n",
+                MirrorBenchmark.PARTITIONS, options.records(), options.recordSizeBytes(),
+                MirrorBenchmark.STEADY_RATE_RECORDS_PER_S, MirrorBenchmark.STEADY_SECONDS,
+                MirrorBenchmark.FAILOVER_PARTITIONS));
+        java.util.Map<String, java.util.Map<String, List<Double>>> byName = new java.util.LinkedHashMap<>();
+        java.util.Map<String, String> units = new java.util.HashMap<>();
+        for (MirrorBenchmark.Figure f : results.mirror) {
+            byName.computeIfAbsent(f.name(), k -> new java.util.LinkedHashMap<>())
+                    .computeIfAbsent(f.system(), k -> new java.util.ArrayList<>()).add(f.value());
+            units.put(f.name(), f.unit());
+        }
+        out.append("| Figure | System | median | unit | per round |\n|---|---|---:|---|---|\n");
+        java.util.Map<String, Double> medians = new java.util.HashMap<>();
+        for (var e : byName.entrySet()) {
+            for (var s : e.getValue().entrySet()) {
+                double[] v = s.getValue().stream().mapToDouble(Double::doubleValue).toArray();
+                double[] sorted = v.clone();
+                Arrays.sort(sorted);
+                double m = median(sorted);
+                medians.put(e.getKey() + "|" + s.getKey(), m);
+                StringBuilder per = new StringBuilder();
+                for (double x : v) {
+                    per.append(per.length() == 0 ? "" : " / ").append(format("%.1f", x));
+                }
+                out.append("| ").append(e.getKey()).append(" | ")
+                        .append(s.getKey().equals("kafka") ? "Kafka + MM2" : displayName(s.getKey())).append(" | ")
+                        .append(format("%,.1f", m)).append(" | ").append(units.get(e.getKey())).append(" | ")
+                        .append(per).append(" |\n");
+            }
+        }
+        for (String name : List.of("bulk: MiB/s from start", "bulk: MiB/s from first mirrored record")) {
+            Double t = medians.get(name + "|twinlog");
+            Double k = medians.get(name + "|kafka");
+            if (t != null && k != null) {
+                out.append("\n- Twinlog / MM2, ").append(name).append(": **").append(format("%.2f", t / k))
+                        .append("x** (target >= 2x)");
+            }
+        }
+        out.append("\n");
+        for (String note : results.mirrorNotes) {
+            out.append("- Note: ").append(note).append('\n');
+        }
+        return out.toString();
     }
 
     private static String format(String pattern, double value) {

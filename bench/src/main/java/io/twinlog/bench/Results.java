@@ -13,6 +13,8 @@ final class Results {
     final List<Failure> failures = new ArrayList<>();
     final List<String> replicatedWarnings = new ArrayList<>();
     final List<String> failoverWarnings = new ArrayList<>();
+    final List<MirrorBenchmark.Figure> mirror = new ArrayList<>();
+    final List<String> mirrorNotes = new ArrayList<>();
 
     /**
      * One system's run of one phase in one round: start-up time of its cluster (the longest, if the phase started

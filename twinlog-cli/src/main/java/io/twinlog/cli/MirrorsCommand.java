@@ -120,6 +120,10 @@ public final class MirrorsCommand implements Callable<Integer> {
                 + "ERROR.")
         boolean describe;
 
+        @Option(names = "--alter", order = 13, description = "Change configs of the cluster mirror --mirror NAME "
+                + "(the options of --create; only those given change).")
+        boolean alter;
+
         @Option(names = "--delete", order = 14, description = "Delete the cluster mirror --mirror NAME (refused "
                 + "while any of its topics is not stopped).")
         boolean delete;
@@ -149,6 +153,7 @@ public final class MirrorsCommand implements Callable<Integer> {
         List<String> given() {
             List<String> given = new ArrayList<>();
             addIf(given, create, "--create");
+            addIf(given, alter, "--alter");
             addIf(given, list, "--list");
             addIf(given, describe, "--describe");
             addIf(given, delete, "--delete");
@@ -271,7 +276,7 @@ public final class MirrorsCommand implements Callable<Integer> {
         CreateOptions c = createOptions == null ? new CreateOptions() : createOptions;
         List<String> given = a.given();
         if (given.isEmpty()) {
-            throw CommandException.usage("Exactly one action is needed: --create, --list, --describe, --delete, "
+            throw CommandException.usage("Exactly one action is needed: --create, --alter, --list, --describe, --delete, "
                     + TOPIC_ACTIONS);
         }
         if (given.size() > 1) {
@@ -285,7 +290,7 @@ public final class MirrorsCommand implements Callable<Integer> {
         if (timeoutMs <= 0) {
             throw CommandException.usage("--timeout-ms must be positive, but got " + timeoutMs);
         }
-        if (!action.equals("--create")) {
+        if (!action.equals("--create") && !action.equals("--alter")) {
             c.firstGiven().ifPresent(option -> {
                 throw CommandException.usage(option + " is only valid with --create");
             });
@@ -299,6 +304,14 @@ public final class MirrorsCommand implements Callable<Integer> {
                 return new CreateMirror(requireMirror(action, s), SourceConfigs.build(
                         Optional.ofNullable(c.sourceConfigFile), c.sourceConfigs,
                         Optional.ofNullable(c.sourceBootstrapServer), c.include, c.exclude));
+            case "--alter": {
+                java.util.Map<String, String> changes = SourceConfigs.build(Optional.ofNullable(c.sourceConfigFile),
+                        c.sourceConfigs, Optional.ofNullable(c.sourceBootstrapServer), c.include, c.exclude, false);
+                if (changes.isEmpty()) {
+                    throw CommandException.usage("--alter needs at least one of the --create options to change");
+                }
+                return new io.twinlog.cli.internals.AlterMirror(requireMirror(action, s), changes);
+            }
             case "--list":
                 return new ListMirrors(Optional.ofNullable(s.mirror));
             case "--describe":

@@ -25,6 +25,13 @@ public final class SourceConfigs {
     public static Map<String, String> build(Optional<Path> configFile, List<String> keyValues,
                                             Optional<String> sourceBootstrap, List<String> include,
                                             List<String> exclude) {
+        return build(configFile, keyValues, sourceBootstrap, include, exclude, true);
+    }
+
+    /** @param requireBootstrap true for --create; --alter changes only what it is given */
+    public static Map<String, String> build(Optional<Path> configFile, List<String> keyValues,
+                                            Optional<String> sourceBootstrap, List<String> include,
+                                            List<String> exclude, boolean requireBootstrap) {
         Map<String, String> configs = new LinkedHashMap<>();
         configFile.ifPresent(file -> configs.putAll(readFile(file)));
         for (String keyValue : keyValues) {
@@ -35,6 +42,11 @@ public final class SourceConfigs {
             configs.put(keyValue.substring(0, eq).trim(), keyValue.substring(eq + 1));
         }
         sourceBootstrap.ifPresent(b -> configs.put(CreateMirror.BOOTSTRAP_SERVERS, b));
+        if (!configs.containsKey(CreateMirror.BOOTSTRAP_SERVERS) && !requireBootstrap) {
+            patterns(include).ifPresent(p -> configs.put(CreateMirror.TOPIC_INCLUDE, p));
+            patterns(exclude).ifPresent(p -> configs.put(CreateMirror.TOPIC_EXCLUDE, p));
+            return configs;
+        }
         if (!configs.containsKey(CreateMirror.BOOTSTRAP_SERVERS)) {
             throw CommandException.usage("--create needs --source-bootstrap-server (or bootstrap.servers in "
                     + "--source-config or --source-config-file)");

@@ -74,6 +74,21 @@ public final class MirrorAdmin implements AutoCloseable {
         checkError(send(MirrorApi.CREATE_CLUSTER_MIRROR, req));
     }
 
+    /** Changes a mirror's configs: a null value removes the key. */
+    public synchronized void alterClusterMirror(String name, Map<String, String> changes) throws IOException {
+        Struct req = MirrorMessages.newStruct(MirrorApi.ALTER_CLUSTER_MIRROR.requestSchema(MirrorApi.LATEST_VERSION));
+        req.set("mirror_name", name);
+        List<Struct> cs = new ArrayList<>();
+        changes.forEach((k, v) -> {
+            Struct c = MirrorMessages.element(req, "configs");
+            c.set("name", k);
+            c.set("value", v);
+            cs.add(c);
+        });
+        req.set("configs", cs.toArray());
+        checkError(send(MirrorApi.ALTER_CLUSTER_MIRROR, req));
+    }
+
     public synchronized void deleteClusterMirror(String name) throws IOException {
         Struct req = MirrorMessages.newStruct(MirrorApi.DELETE_CLUSTER_MIRROR.requestSchema(MirrorApi.LATEST_VERSION));
         req.set("mirror_name", name);

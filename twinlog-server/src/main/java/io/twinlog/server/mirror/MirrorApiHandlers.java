@@ -44,6 +44,7 @@ public final class MirrorApiHandlers {
     public void register(ApiRegistry.Builder registry) {
         add(registry, MirrorApi.CREATE_CLUSTER_MIRROR, this::create);
         add(registry, MirrorApi.DELETE_CLUSTER_MIRROR, this::delete);
+        add(registry, MirrorApi.ALTER_CLUSTER_MIRROR, this::alter);
         add(registry, MirrorApi.LIST_CLUSTER_MIRRORS, this::list);
         add(registry, MirrorApi.DESCRIBE_CLUSTER_MIRRORS, this::describe);
         add(registry, MirrorApi.LAST_MIRRORED_EPOCHS, this::lastMirroredEpochs);
@@ -111,6 +112,55 @@ public final class MirrorApiHandlers {
             return error(MirrorApi.CREATE_CLUSTER_MIRROR, MirrorErrors.CLUSTER_MIRROR_ALREADY_EXISTS.code, e.getMessage());
         }
         return MirrorMessages.response(MirrorApi.CREATE_CLUSTER_MIRROR, Errors.NONE.code(), null);
+    }
+
+    /**
+     * Changes a mirror's configs (null value: remove the key). The same rules as at creation apply; the brokers pick
+     * the change up at their next step (a new source address restarts the mirror's fetcher).
+     */
+    private Struct alter(Struct req) throws Exception {
+        String name = req.getString("mirror_name");
+        for (int attempt = 0; attempt < 5; attempt++) {
+            Optional<MirrorDefinition> current = store.get(name);
+            if (current.isEmpty()) {
+                return error(MirrorApi.ALTER_CLUSTER_MIRROR, MirrorErrors.UNKNOWN_CLUSTER_MIRROR.code,
+                        "No cluster mirror named '" + name + "'");
+            }
+            Map<String, String> configs = new java.util.TreeMap<>(current.get().configs());
+            for (Object o : req.getArray("configs")) {
+                Struct c = (Struct) o;
+                if (c.getString("value") == null) {
+                    configs.remove(c.getString("name"));
+                } else {
+                    configs.put(c.getString("name"), c.getString("value"));
+                }
+            }
+            String bootstrap = configs.get(MirrorDefinition.BOOTSTRAP_SERVERS);
+            if (bootstrap == null || bootstrap.isBlank()) {
+                return error(MirrorApi.ALTER_CLUSTER_MIRROR, Errors.INVALID_CONFIG.code(),
+                        "The mirror needs the source's bootstrap.servers");
+            }
+            MirrorDefinition next = new MirrorDefinition(name, configs, current.get().sourceClusterId(),
+                    current.get().state(), current.get().stateReason());
+            List<String> patterns = new ArrayList<>(next.includePatterns());
+            patterns.addAll(next.excludePatterns());
+            Optional<String> badRegex = MirrorDefinition.validatePatterns(patterns);
+            if (badRegex.isPresent()) {
+                return error(MirrorApi.ALTER_CLUSTER_MIRROR, Errors.INVALID_REGULAR_EXPRESSION.code(), badRegex.get());
+            }
+            if (store.update(current.get(), next)) {
+                log.info("Cluster mirror {}: configs changed to {}", name, redacted(configs));
+                return MirrorMessages.response(MirrorApi.ALTER_CLUSTER_MIRROR, Errors.NONE.code(), null);
+            }
+        }
+        return error(MirrorApi.ALTER_CLUSTER_MIRROR, Errors.CONCURRENT_TRANSACTIONS.code(),
+                "The mirror changed concurrently; retry");
+    }
+
+    private static Map<String, String> redacted(Map<String, String> configs) {
+        Map<String, String> out = new java.util.TreeMap<>();
+        configs.forEach((k, v) -> out.put(k, MirrorDefinition.isSensitive(k) ? "[hidden]" : v));
+        return out;
     }
 
     private Struct delete(Struct req) throws Exception {

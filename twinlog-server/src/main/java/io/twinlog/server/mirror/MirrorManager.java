@@ -361,7 +361,19 @@ public final class MirrorManager implements AutoCloseable {
         }
     }
 
+    private final Map<String, String> fetcherBootstrap = new HashMap<>();
+
     private MirrorFetcherThread fetcherFor(MirrorDefinition def) {
+        String previous = fetcherBootstrap.put(def.name(), def.sourceBootstrap());
+        if (previous != null && !previous.equals(def.sourceBootstrap())) {
+            // the mirror now points elsewhere: a new fetcher, so nothing of the old connection lingers
+            MirrorFetcherThread old = fetchers.remove(def.name());
+            if (old != null) {
+                log.info("[Mirror {}] source address changed from {} to {}; restarting its fetcher", def.name(),
+                        previous, def.sourceBootstrap());
+                old.shutdown();
+            }
+        }
         return fetchers.computeIfAbsent(def.name(), name -> {
             MirrorFetcherThread f = new MirrorFetcherThread(name, def.sourceBootstrap(), new Listener(def), time);
             f.start();

@@ -63,6 +63,16 @@ class ClusterMirrorDefinitionsTest {
             assertNull(d.configs().get("sasl.jaas.config"), "credentials are never echoed back");
             assertEquals(List.of("sasl.jaas.config"), d.sensitiveConfigs());
 
+            admin.alterClusterMirror("dr", java.util.Collections.singletonMap("mirror.topic.exclude", null));
+            admin.alterClusterMirror("dr", Map.of("mirror.topic.include", "orders.*"));
+            MirrorAdmin.MirrorDescription altered = admin.describeClusterMirrors(List.of("dr")).get("dr");
+            assertEquals(List.of("orders.*"), altered.includePatterns());
+            assertEquals(List.of(), altered.excludePatterns());
+            assertCode(Errors.INVALID_REGULAR_EXPRESSION.code(), () ->
+                    admin.alterClusterMirror("dr", Map.of("mirror.topic.include", "(")));
+            assertCode(MirrorErrors.UNKNOWN_CLUSTER_MIRROR.code, () ->
+                    admin.alterClusterMirror("nope", Map.of("mirror.topic.include", "x")));
+
             admin.deleteClusterMirror("dr");
             assertTrue(admin.listClusterMirrors(false).stream().noneMatch(m -> m.name().equals("dr")));
         }

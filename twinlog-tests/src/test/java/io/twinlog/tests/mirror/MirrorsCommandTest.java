@@ -181,9 +181,9 @@ class MirrorsCommandTest {
     void wrongCommandLinesAreOneLinePlusTheUsageHint() {
         String b = "--bootstrap-server";
         String[][] cases = {
-            {"Exactly one action is needed: --create, --list, --describe, --delete, --start/--add, --stop/--remove, "
+            {"Exactly one action is needed: --create, --alter, --list, --describe, --delete, --start/--add, --stop/--remove, "
                     + "--pause or --resume", b, CLOSED_PORT},
-            {"Exactly one action is needed: --create, --list, --describe, --delete, --start/--add, --stop/--remove, "
+            {"Exactly one action is needed: --create, --alter, --list, --describe, --delete, --start/--add, --stop/--remove, "
                     + "--pause or --resume"},
             {"Only one action at a time, but got --create and --list", b, CLOSED_PORT, "--list", "--create"},
             {"Only one action at a time, but got --stop and --remove", b, CLOSED_PORT, "--stop", "--remove",
