@@ -65,6 +65,12 @@ public final class MirrorFetcherThread implements Runnable {
     private final Object wakeup = new Object();
     private volatile boolean running = true;
     private SourceMetadata metadata;
+    /**
+     * Set when a source broker could not be reached: it may have been a partition leader that died, and the source
+     * has moved its leaderships elsewhere; look them up again (from the brokers still known, then the bootstrap list)
+     * rather than retrying the dead broker until the metadata ages out.
+     */
+    private boolean metadataStale;
     private int consecutiveFailures;
 
     public MirrorFetcherThread(String mirrorName, String sourceBootstrap, MirrorFetchListener listener, Time time) {
@@ -72,7 +78,8 @@ public final class MirrorFetcherThread implements Runnable {
         this.bootstrap = parseBootstrap(sourceBootstrap);
         this.listener = listener;
         this.time = time;
-        this.client = new InterBrokerClient("mirror-fetcher-" + mirrorName, 30_000, 8 << 20, time);
+        // a source across a WAN may be down for long: back off reconnects up to 10 s instead of hammering it
+        this.client = new InterBrokerClient("mirror-fetcher-" + mirrorName, 30_000, 8 << 20, 500, 10_000, time);
         this.thread = new Thread(this, "twinlog-mirror-fetcher-" + mirrorName);
         this.thread.setDaemon(true);
     }
@@ -120,7 +127,7 @@ public final class MirrorFetcherThread implements Runnable {
             return;
         }
         long now = time.milliseconds();
-        if (metadata == null || now - metadata.fetchedAtMs() > METADATA_MAX_AGE_MS
+        if (metadata == null || metadataStale || now - metadata.fetchedAtMs() > METADATA_MAX_AGE_MS
                 || partitions.keySet().stream().anyMatch(tp -> !metadata.leaders().containsKey(tp))) {
             if (!refreshMetadata()) {
                 return;
@@ -162,6 +169,7 @@ public final class MirrorFetcherThread implements Runnable {
                     fetchData).isolationLevel(IsolationLevel.READ_UNCOMMITTED).setMaxBytes(8 << 20));
             consecutiveFailures = 0;
         } catch (IOException e) {
+            metadataStale = true;
             onSourceError("source broker " + leader.id() + " (" + leader.host() + ":" + leader.port()
                     + ") unreachable: " + e.getMessage(), fetchData.keySet());
             return;
@@ -283,7 +291,12 @@ public final class MirrorFetcherThread implements Runnable {
             try {
                 MetadataResponse r = client.send(node, new MetadataRequest.Builder(topics, false));
                 metadata = parse(r);
-                consecutiveFailures = 0;
+                if (!metadataStale) {
+                    consecutiveFailures = 0;
+                }
+                // After an unreachable leader, only a successful fetch clears the failure count: a source that
+                // keeps naming a dead broker as leader must still end in FAILED, not loop unreported.
+                metadataStale = false;
                 return true;
             } catch (IOException e) {
                 last = e;

@@ -37,13 +37,23 @@ public final class InterBrokerClient implements AutoCloseable {
     private final int requestTimeoutMs;
 
     public InterBrokerClient(String clientId, int requestTimeoutMs, int socketReceiveBufferBytes, Time time) {
+        this(clientId, requestTimeoutMs, socketReceiveBufferBytes, 50, 1_000, time);
+    }
+
+    /**
+     * @param reconnectBackoffMs    first wait before reconnecting to a broker that refused or dropped us
+     * @param reconnectBackoffMaxMs cap of the exponential reconnect backoff
+     */
+    public InterBrokerClient(String clientId, int requestTimeoutMs, int socketReceiveBufferBytes,
+                             long reconnectBackoffMs, long reconnectBackoffMaxMs, Time time) {
         this.time = time;
         this.requestTimeoutMs = requestTimeoutMs;
         ChannelBuilder channelBuilder = new PlaintextChannelBuilder(ListenerName.normalised("PLAINTEXT"));
         channelBuilder.configure(Map.of());
         LogContext logContext = new LogContext("[" + clientId + "] ");
         Selector selector = new Selector(60_000L, metrics, time, clientId, channelBuilder, logContext);
-        this.client = new NetworkClient(selector, new ManualMetadataUpdater(), clientId, 1, 50, 1_000,
+        this.client = new NetworkClient(selector, new ManualMetadataUpdater(), clientId, 1, reconnectBackoffMs,
+                reconnectBackoffMaxMs,
                 Selectable.USE_DEFAULT_BUFFER_SIZE, socketReceiveBufferBytes, requestTimeoutMs, 10_000, 30_000, time,
                 true, new ApiVersions(), logContext, MetadataRecoveryStrategy.NONE, BootstrapConfiguration.DISABLED,
                 false);
