@@ -6,7 +6,6 @@ import io.twinlog.clients.mirror.MirrorMessages;
 import io.twinlog.mirror.store.MirrorDefinition;
 import io.twinlog.mirror.store.MirrorStore;
 import io.twinlog.protocol.ApiRegistry;
-import io.twinlog.protocol.Request;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.protocol.types.Struct;
 import org.slf4j.Logger;
@@ -42,31 +41,16 @@ public final class MirrorApiHandlers {
 
     /** Registers the handlers in the broker's API registry. */
     public void register(ApiRegistry.Builder registry) {
-        add(registry, MirrorApi.CREATE_CLUSTER_MIRROR, this::create);
-        add(registry, MirrorApi.DELETE_CLUSTER_MIRROR, this::delete);
-        add(registry, MirrorApi.ALTER_CLUSTER_MIRROR, this::alter);
-        add(registry, MirrorApi.LIST_CLUSTER_MIRRORS, this::list);
-        add(registry, MirrorApi.DESCRIBE_CLUSTER_MIRRORS, this::describe);
-        add(registry, MirrorApi.LAST_MIRRORED_EPOCHS, this::lastMirroredEpochs);
+        MirrorApiRegistration.add(registry, MirrorApi.CREATE_CLUSTER_MIRROR, this::create);
+        MirrorApiRegistration.add(registry, MirrorApi.DELETE_CLUSTER_MIRROR, this::delete);
+        MirrorApiRegistration.add(registry, MirrorApi.ALTER_CLUSTER_MIRROR, this::alter);
+        MirrorApiRegistration.add(registry, MirrorApi.LIST_CLUSTER_MIRRORS, this::list);
+        MirrorApiRegistration.add(registry, MirrorApi.DESCRIBE_CLUSTER_MIRRORS, this::describe);
+        MirrorApiRegistration.add(registry, MirrorApi.LAST_MIRRORED_EPOCHS, this::lastMirroredEpochs);
     }
 
-    @FunctionalInterface
-    private interface Handler {
-        Struct handle(Struct request) throws Exception;
-    }
 
-    private static void add(ApiRegistry.Builder registry, MirrorApi api, Handler handler) {
-        registry.addCustom(api.id, api.name, (short) 0, MirrorApi.LATEST_VERSION, request -> {
-            Struct body = MirrorMessages.decode(api.requestSchema(request.customHeader().apiVersion()),
-                    request.customBody());
-            Struct response = handler.handle(body);
-            respond(request, response);
-        });
-    }
 
-    private static void respond(Request request, Struct response) {
-        request.respondCustom(MirrorMessages.encode(response));
-    }
 
     private Struct create(Struct req) throws Exception {
         String name = req.getString("mirror_name");
@@ -104,7 +88,7 @@ public final class MirrorApiHandlers {
             log.info("Cluster mirror {}: source {} not reachable at creation ({}); its cluster ID will be recorded "
                     + "at first contact", name, bootstrap, e.toString());
             definition = draft.withState(MirrorDefinition.STATE_ACTIVE,
-                    Optional.of("Source not reachable yet: " + rootMessage(e)));
+                    Optional.of("Source not reachable yet: " + MirrorApiRegistration.rootMessage(e)));
         }
         try {
             store.create(definition);
@@ -357,11 +341,4 @@ public final class MirrorApiHandlers {
         return s;
     }
 
-    private static String rootMessage(Throwable t) {
-        Throwable c = t;
-        while (c.getCause() != null) {
-            c = c.getCause();
-        }
-        return c.getMessage() == null ? c.toString() : c.getMessage();
-    }
 }

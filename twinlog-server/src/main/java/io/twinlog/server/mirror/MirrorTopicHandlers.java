@@ -63,24 +63,13 @@ public final class MirrorTopicHandlers {
     }
 
     public void register(ApiRegistry.Builder registry) {
-        add(registry, MirrorApi.START_MIRROR_TOPICS, this::start);
-        add(registry, MirrorApi.STOP_MIRROR_TOPICS, req -> setDesired(MirrorApi.STOP_MIRROR_TOPICS, req, "STOPPED"));
-        add(registry, MirrorApi.PAUSE_MIRROR_TOPICS, req -> setDesired(MirrorApi.PAUSE_MIRROR_TOPICS, req, "PAUSED"));
-        add(registry, MirrorApi.RESUME_MIRROR_TOPICS, req -> setDesired(MirrorApi.RESUME_MIRROR_TOPICS, req, "MIRRORING"));
+        MirrorApiRegistration.add(registry, MirrorApi.START_MIRROR_TOPICS, this::start);
+        MirrorApiRegistration.add(registry, MirrorApi.STOP_MIRROR_TOPICS, req -> setDesired(MirrorApi.STOP_MIRROR_TOPICS, req, "STOPPED"));
+        MirrorApiRegistration.add(registry, MirrorApi.PAUSE_MIRROR_TOPICS, req -> setDesired(MirrorApi.PAUSE_MIRROR_TOPICS, req, "PAUSED"));
+        MirrorApiRegistration.add(registry, MirrorApi.RESUME_MIRROR_TOPICS, req -> setDesired(MirrorApi.RESUME_MIRROR_TOPICS, req, "MIRRORING"));
     }
 
-    @FunctionalInterface
-    private interface Handler {
-        Struct handle(Struct request) throws Exception;
-    }
 
-    private static void add(ApiRegistry.Builder registry, MirrorApi api, Handler handler) {
-        registry.addCustom(api.id, api.name, (short) 0, MirrorApi.LATEST_VERSION, request -> {
-            Struct body = MirrorMessages.decode(api.requestSchema(request.customHeader().apiVersion()),
-                    request.customBody());
-            request.respondCustom(MirrorMessages.encode(handler.handle(body)));
-        });
-    }
 
     record TopicResult(short code, String message) {
         static final TopicResult OK = new TopicResult(Errors.NONE.code(), null);
@@ -117,7 +106,7 @@ public final class MirrorTopicHandlers {
             }
         } catch (Exception e) {
             return topLevel(MirrorApi.START_MIRROR_TOPICS, MirrorErrors.SOURCE_CLUSTER_UNREACHABLE.code,
-                    "Could not read topics from the source " + def.get().sourceBootstrap() + ": " + rootMessage(e));
+                    "Could not read topics from the source " + def.get().sourceBootstrap() + ": " + MirrorApiRegistration.rootMessage(e));
         }
         return topicsResponse(MirrorApi.START_MIRROR_TOPICS, results);
     }
@@ -262,11 +251,4 @@ public final class MirrorTopicHandlers {
         return out;
     }
 
-    private static String rootMessage(Throwable t) {
-        Throwable c = t;
-        while (c.getCause() != null) {
-            c = c.getCause();
-        }
-        return c.getMessage() == null ? c.toString() : c.getMessage();
-    }
 }
