@@ -258,8 +258,9 @@ public final class MirrorApiHandlers {
     }
 
     /**
-     * One partition's state, from its durable record; offsets from this broker's replica (log end) and, when this
-     * broker leads it, the source high watermark its fetcher last saw (else -1, unknown here).
+     * One partition's state, from its durable record; offsets from this broker's replica (log end) and the source
+     * high watermark: live from this broker's fetcher when it leads the partition, else as the leader last recorded
+     * it (at most a few seconds old).
      */
     private Struct describePartition(Struct topicStruct, org.apache.kafka.common.TopicPartition tp) {
         Struct ps = MirrorMessages.element(topicStruct, "partitions");
@@ -268,7 +269,9 @@ public final class MirrorApiHandlers {
                 ? io.twinlog.mirror.store.MirrorPartitionRecord.initial(-1)
                 : io.twinlog.mirror.store.MirrorPartitionRecord.fromJson(mp.json());
         long destinationEnd = replicaManager.partition(tp).map(p -> p.log().logEndOffset()).orElse(-1L);
-        long sourceHw = mirrorManager.sourceHighWatermark(tp);
+        long localHw = mirrorManager.sourceHighWatermark(tp);
+        // this broker's fetcher if it leads the partition, else the leader's last recorded progress (<= 5 s old)
+        long sourceHw = localHw >= 0 ? localHw : rec.sourceHighWatermark();
         ps.set("partition_index", tp.partition());
         ps.set("state", rec.state().name());
         ps.set("source_log_end_offset", sourceHw);

@@ -63,6 +63,8 @@ public final class MirrorManager implements AutoCloseable {
     private final Map<TopicPartition, Written> written = new HashMap<>();
     private final Map<TopicPartition, Long> failedAtMs = new HashMap<>();
     private final Map<TopicPartition, Long> sourceHighWatermarks = new ConcurrentHashMap<>();
+    private final Map<TopicPartition, Long> lastProgressWriteMs = new HashMap<>();
+    private static final long PROGRESS_INTERVAL_MS = 5_000;
     private final Random random = new Random();
     private volatile boolean closed;
 
@@ -267,7 +269,10 @@ public final class MirrorManager implements AutoCloseable {
                             + " is above every mirrored source epoch");
                 }
             }
-            case MIRRORING -> fetcherFor(def).addPartition(tp, new PartitionSink(partition));
+            case MIRRORING -> {
+                fetcherFor(def).addPartition(tp, new PartitionSink(partition));
+                maybeRecordProgress(tp, w);
+            }
             case PAUSING -> {
                 fetcherFor(def).removePartition(tp);
                 transition(tp, partition, def, w, rec.transitionTo(MirrorPartitionState.PAUSED, partition.leaderEpoch()),
@@ -298,6 +303,27 @@ public final class MirrorManager implements AutoCloseable {
             }
             default -> {
             }
+        }
+    }
+
+    /**
+     * Every {@value #PROGRESS_INTERVAL_MS} ms at most, the source high watermark the fetcher last saw goes into the
+     * record (no state change), so any broker can report the lag, not only this leader.
+     */
+    private void maybeRecordProgress(TopicPartition tp, Written w) throws Exception {
+        Long hw = sourceHighWatermarks.get(tp);
+        long now = time.milliseconds();
+        if (hw == null || hw == w.record().sourceHighWatermark()
+                || now - lastProgressWriteMs.getOrDefault(tp, 0L) < PROGRESS_INTERVAL_MS) {
+            return;
+        }
+        lastProgressWriteMs.put(tp, now);
+        MirrorPartitionRecord next = w.record().withSourceHighWatermark(hw);
+        int version = writer.write(tp, next, w.version());
+        if (version >= 0) {
+            written.put(tp, new Written(next, version));
+        } else {
+            written.remove(tp);
         }
     }
 
