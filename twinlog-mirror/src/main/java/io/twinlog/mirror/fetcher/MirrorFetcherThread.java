@@ -61,6 +61,9 @@ public final class MirrorFetcherThread implements Runnable {
     private final InterBrokerClient client;
     private final ConcurrentHashMap<TopicPartition, MirrorPartitionSink> partitions = new ConcurrentHashMap<>();
     private final Map<TopicPartition, Long> delayedUntil = new HashMap<>();
+    /** When each partition was first seen without a source leader; reported as FAILED after a while. */
+    private final Map<TopicPartition, Long> leaderlessSinceMs = new HashMap<>();
+    private static final long LEADERLESS_REPORT_MS = 30_000;
     private final Thread thread;
     private final Object wakeup = new Object();
     private volatile boolean running = true;
@@ -143,9 +146,20 @@ public final class MirrorFetcherThread implements Runnable {
             Optional<Node> leader = metadata.leaderNode(tp);
             Uuid topicId = metadata.topicIds().get(tp.topic());
             if (leader.isEmpty() || topicId == null) {
+                long since = leaderlessSinceMs.computeIfAbsent(tp, k -> now);
+                if (now - since > LEADERLESS_REPORT_MS) {
+                    leaderlessSinceMs.remove(tp);
+                    listener.onFailure(tp, topicId == null ? "The source topic " + tp.topic() + " is unknown to the "
+                            + "source cluster" : "The source partition " + tp + " has had no leader for "
+                            + (now - since) + " ms (offline on the source)", true);
+                    removePartition(tp);
+                    continue;
+                }
+                metadataStale = true; // look again: a leader may have been elected meanwhile
                 delayedUntil.put(tp, now + BACKOFF_MS);
                 continue;
             }
+            leaderlessSinceMs.remove(tp);
             MirrorPartitionSink sink = e.getValue();
             topicNames.put(topicId, tp.topic());
             byLeader.computeIfAbsent(leader.get(), n -> new LinkedHashMap<>()).put(tp, new FetchRequest.PartitionData(
