@@ -142,12 +142,18 @@ public final class ControllerZkClient {
         }
     }
 
-    /** Makes sure /brokers/topics/t/partitions/p exists, so a state node can be created under it. */
+    /**
+     * Makes sure /brokers/topics/t/partitions/p exists, so a state node can be created under it. Never creates the
+     * topic's own node: if the topic was deleted since the image was read, a decision based on that image must not
+     * resurrect it (an empty topic node would make the next creation of that name fail).
+     */
     public void ensurePartitionNode(TopicPartition tp) throws Exception {
         try {
-            zk.create().creatingParentsIfNeeded().forPath(ZkPaths.partition(tp.topic(), tp.partition()));
+            zk.create().forPath(ZkPaths.partition(tp.topic(), tp.partition()));
         } catch (KeeperException.NodeExistsException ignored) {
             // the usual case
+        } catch (KeeperException.NoNodeException e) {
+            throw new StaleStateException("Topic " + tp.topic() + " no longer exists");
         }
     }
 
