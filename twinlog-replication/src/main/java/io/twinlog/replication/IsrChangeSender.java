@@ -9,4 +9,12 @@ import java.util.List;
  */
 public interface IsrChangeSender {
     void submit(Partition partition, int leaderEpoch, int partitionEpoch, List<Integer> newIsr);
+
+    /**
+     * Whether the controller would accept this broker into an ISR now (registered, in this incarnation, not shutting
+     * down), so a leader does not propose expansions the controller must refuse (Kafka's leader-side check).
+     */
+    default boolean isEligibleForIsr(int brokerId, long brokerEpoch) {
+        return true;
+    }
 }

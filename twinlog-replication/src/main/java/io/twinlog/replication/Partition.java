@@ -420,7 +420,7 @@ public final class Partition {
             state.onFetch(fetchOffset, leaderLogEndOffset, nowMs, brokerEpoch);
             boolean inIsr = isr.contains(replicaId);
             if (!inIsr && pendingIsr == null && fetchOffset >= log_.highWatermark()
-                    && fetchOffset >= leaderEpochStartOffset) {
+                    && fetchOffset >= leaderEpochStartOffset && isrChanges.isEligibleForIsr(replicaId, brokerEpoch)) {
                 LinkedHashSet<Integer> next = new LinkedHashSet<>(isr);
                 next.add(replicaId);
                 expandTo = new ArrayList<>(next);

@@ -67,6 +67,12 @@ public final class AlterPartitionManager implements IsrChangeSender, AutoCloseab
         }
     }
 
+    @Override
+    public boolean isEligibleForIsr(int brokerId, long brokerEpoch) {
+        io.twinlog.controller.metadata.BrokerRegistration b = metadata.image().brokers().get(brokerId);
+        return b != null && !b.shuttingDown() && (brokerEpoch < 0 || b.brokerEpoch() == brokerEpoch);
+    }
+
     private void run() {
         while (running) {
             Change c;
