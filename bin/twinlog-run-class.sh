@@ -8,7 +8,7 @@ JAR=$(ls "$TWINLOG_HOME"/twinlog-server/target/twinlog-server-*.jar 2>/dev/null 
 if [[ -z "$JAR" || ! -d "$LIB" ]]; then
   echo "Twinlog is not built yet: building it with Maven (once, about a minute)..." >&2
   (cd "$TWINLOG_HOME" && mvn -B -q -DskipTests install) >&2
-  JAR=$(ls "$TWINLOG_HOME"/twinlog-server/target/twinlog-server-*.jar | grep -v sources | head -1)
+  JAR=$(ls "$TWINLOG_HOME"/twinlog-server/target/twinlog-server-*.jar | grep -v sources | head -1 || true)
 fi
 LOG4J="${TWINLOG_LOG4J:-$TWINLOG_HOME/config/log4j2.properties}"
 exec java ${TWINLOG_HEAP_OPTS:--Xmx1g} ${TWINLOG_OPTS:-} \
