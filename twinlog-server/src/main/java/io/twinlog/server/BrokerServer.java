@@ -185,6 +185,7 @@ public final class BrokerServer implements AutoCloseable {
                 .add(ApiKeys.INCREMENTAL_ALTER_CONFIGS, alterConfigs.incremental())
                 .add(ApiKeys.ALTER_CONFIGS, alterConfigs.legacy())
                 .add(ApiKeys.DESCRIBE_CLUSTER, new DescribeClusterHandler(ctx))
+                .add(ApiKeys.DESCRIBE_TOPIC_PARTITIONS, new io.twinlog.server.handlers.DescribeTopicPartitionsHandler(ctx))
                 .add(ApiKeys.ALTER_PARTITION, new AlterPartitionHandler(ctx, controller))
                 .add(ApiKeys.ELECT_LEADERS, new ElectLeadersHandler(ctx, controller, controllerChannel))
                 .add(ApiKeys.ALTER_PARTITION_REASSIGNMENTS, reassignments.alter())
