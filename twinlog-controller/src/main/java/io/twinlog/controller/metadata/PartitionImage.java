@@ -20,4 +20,21 @@ public record PartitionImage(int partition, List<Integer> replicas, PartitionSta
     public List<Integer> isr() {
         return state == null ? List.of() : state.isr();
     }
+
+    /** The leader, if it is one of the live brokers; else -1 (clients see LEADER_NOT_AVAILABLE). */
+    public int liveLeader(java.util.Set<Integer> liveBrokers) {
+        int l = leader();
+        return l >= 0 && liveBrokers.contains(l) ? l : PartitionState.NO_LEADER;
+    }
+
+    /** Replicas on brokers that are not live, for Metadata and DescribeTopicPartitions. */
+    public List<Integer> offlineReplicas(java.util.Set<Integer> liveBrokers) {
+        List<Integer> out = new java.util.ArrayList<>();
+        for (Integer r : replicas) {
+            if (!liveBrokers.contains(r)) {
+                out.add(r);
+            }
+        }
+        return out;
+    }
 }

@@ -60,24 +60,18 @@ public final class DescribeTopicPartitionsHandler implements RequestHandler {
                             .setPartitionIndex(p.partition()));
                     break;
                 }
-                List<Integer> offline = new ArrayList<>();
-                p.replicas().forEach(r -> {
-                    if (!image.brokers().containsKey(r)) {
-                        offline.add(r);
-                    }
-                });
-                boolean leaderLive = p.leader() >= 0 && image.brokers().containsKey(p.leader());
+                int leader = p.liveLeader(image.brokers().keySet());
                 parts.add(new DescribeTopicPartitionsResponseData.DescribeTopicPartitionsResponsePartition()
                         .setPartitionIndex(p.partition())
-                        .setErrorCode(leaderLive ? Errors.NONE.code() : Errors.LEADER_NOT_AVAILABLE.code())
-                        .setLeaderId(leaderLive ? p.leader() : -1)
+                        .setErrorCode(leader >= 0 ? Errors.NONE.code() : Errors.LEADER_NOT_AVAILABLE.code())
+                        .setLeaderId(leader)
                         .setLeaderEpoch(p.leaderEpoch())
                         .setReplicaNodes(new ArrayList<>(p.replicas()))
                         .setIsrNodes(new ArrayList<>(p.isr()))
                         // the 4.4 admin client reads these lists unconditionally: empty, not null
                         .setEligibleLeaderReplicas(new ArrayList<>())
                         .setLastKnownElr(new ArrayList<>())
-                        .setOfflineReplicas(offline));
+                        .setOfflineReplicas(p.offlineReplicas(image.brokers().keySet())));
                 remaining--;
             }
             rt.setPartitions(parts);

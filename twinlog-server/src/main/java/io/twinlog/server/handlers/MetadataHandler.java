@@ -115,21 +115,15 @@ public final class MetadataHandler implements RequestHandler {
         MetadataResponseData.MetadataResponseTopic rt = new MetadataResponseData.MetadataResponseTopic()
                 .setName(t.name()).setTopicId(t.topicId()).setIsInternal(Topic.isInternal(t.name()));
         for (PartitionImage p : t.partitions().values()) {
-            List<Integer> offline = new ArrayList<>();
-            for (Integer r : p.replicas()) {
-                if (!image.brokers().containsKey(r)) {
-                    offline.add(r);
-                }
-            }
-            boolean leaderLive = p.leader() >= 0 && image.brokers().containsKey(p.leader());
+            int leader = p.liveLeader(image.brokers().keySet());
             rt.partitions().add(new MetadataResponseData.MetadataResponsePartition()
                     .setPartitionIndex(p.partition())
-                    .setErrorCode(leaderLive ? Errors.NONE.code() : Errors.LEADER_NOT_AVAILABLE.code())
-                    .setLeaderId(leaderLive ? p.leader() : -1)
+                    .setErrorCode(leader >= 0 ? Errors.NONE.code() : Errors.LEADER_NOT_AVAILABLE.code())
+                    .setLeaderId(leader)
                     .setLeaderEpoch(p.leaderEpoch())
                     .setReplicaNodes(new ArrayList<>(p.replicas()))
                     .setIsrNodes(new ArrayList<>(p.isr()))
-                    .setOfflineReplicas(offline));
+                    .setOfflineReplicas(p.offlineReplicas(image.brokers().keySet())));
         }
         return rt;
     }
