@@ -61,7 +61,19 @@ public final class MirrorAdmin implements AutoCloseable {
 
     /** Creates a mirror: {@code configs} holds the source's {@code bootstrap.servers}, client and mirror configs. */
     public synchronized void createClusterMirror(String name, Map<String, String> configs) throws IOException {
-        Struct req = MirrorMessages.newStruct(MirrorApi.CREATE_CLUSTER_MIRROR.requestSchema(MirrorApi.LATEST_VERSION));
+        checkError(send(MirrorApi.CREATE_CLUSTER_MIRROR, mirrorConfigsRequest(MirrorApi.CREATE_CLUSTER_MIRROR, name,
+                configs)));
+    }
+
+    /** Changes a mirror's configs: a null value removes the key. */
+    public synchronized void alterClusterMirror(String name, Map<String, String> changes) throws IOException {
+        checkError(send(MirrorApi.ALTER_CLUSTER_MIRROR, mirrorConfigsRequest(MirrorApi.ALTER_CLUSTER_MIRROR, name,
+                changes)));
+    }
+
+    /** A request of shape {mirror_name, configs[name, value]}, shared by create and alter. */
+    private static Struct mirrorConfigsRequest(MirrorApi api, String name, Map<String, String> configs) {
+        Struct req = MirrorMessages.newStruct(api.requestSchema(MirrorApi.LATEST_VERSION));
         req.set("mirror_name", name);
         List<Struct> cs = new ArrayList<>();
         configs.forEach((k, v) -> {
@@ -71,22 +83,7 @@ public final class MirrorAdmin implements AutoCloseable {
             cs.add(c);
         });
         req.set("configs", cs.toArray());
-        checkError(send(MirrorApi.CREATE_CLUSTER_MIRROR, req));
-    }
-
-    /** Changes a mirror's configs: a null value removes the key. */
-    public synchronized void alterClusterMirror(String name, Map<String, String> changes) throws IOException {
-        Struct req = MirrorMessages.newStruct(MirrorApi.ALTER_CLUSTER_MIRROR.requestSchema(MirrorApi.LATEST_VERSION));
-        req.set("mirror_name", name);
-        List<Struct> cs = new ArrayList<>();
-        changes.forEach((k, v) -> {
-            Struct c = MirrorMessages.element(req, "configs");
-            c.set("name", k);
-            c.set("value", v);
-            cs.add(c);
-        });
-        req.set("configs", cs.toArray());
-        checkError(send(MirrorApi.ALTER_CLUSTER_MIRROR, req));
+        return req;
     }
 
     public synchronized void deleteClusterMirror(String name) throws IOException {
