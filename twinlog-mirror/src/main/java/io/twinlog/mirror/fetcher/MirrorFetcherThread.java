@@ -46,7 +46,7 @@ import java.util.concurrent.ConcurrentHashMap;
  *
  * <p>Threading: one thread per mirror. Partitions are added and removed from the manager's thread through a
  * concurrent map; everything else is confined to this thread. Works against any Kafka-protocol source (Twinlog or
- * Apache Kafka). Connections use PLAINTEXT today.
+ * Apache Kafka). Connections use the mirror's source client configs (TLS, SASL) through {@link SourceChannels}.
  */
 public final class MirrorFetcherThread implements Runnable {
     private static final Logger log = LoggerFactory.getLogger(MirrorFetcherThread.class);
@@ -58,7 +58,9 @@ public final class MirrorFetcherThread implements Runnable {
     private final List<Node> bootstrap;
     private final MirrorFetchListener listener;
     private final Time time;
-    private final InterBrokerClient client;
+    private final Map<String, String> sourceClientConfigs;
+    /** Made on this thread at first use, so configs that cannot make a channel fail the partitions, with why. */
+    private volatile InterBrokerClient client;
     private final ConcurrentHashMap<TopicPartition, MirrorPartitionSink> partitions = new ConcurrentHashMap<>();
     private final Map<TopicPartition, Long> delayedUntil = new HashMap<>();
     /** When each partition was first seen without a source leader; reported as FAILED after a while. */
@@ -76,13 +78,16 @@ public final class MirrorFetcherThread implements Runnable {
     private boolean metadataStale;
     private int consecutiveFailures;
 
-    public MirrorFetcherThread(String mirrorName, String sourceBootstrap, MirrorFetchListener listener, Time time) {
+    /**
+     * @param sourceClientConfigs {@code bootstrap.servers} and the Kafka client configs for the source
+     */
+    public MirrorFetcherThread(String mirrorName, Map<String, String> sourceClientConfigs,
+                               MirrorFetchListener listener, Time time) {
         this.mirrorName = mirrorName;
-        this.bootstrap = parseBootstrap(sourceBootstrap);
+        this.bootstrap = parseBootstrap(sourceClientConfigs.getOrDefault("bootstrap.servers", ""));
         this.listener = listener;
         this.time = time;
-        // a source across a WAN may be down for long: back off reconnects up to 10 s instead of hammering it
-        this.client = new InterBrokerClient("mirror-fetcher-" + mirrorName, 30_000, 8 << 20, 500, 10_000, time);
+        this.sourceClientConfigs = Map.copyOf(sourceClientConfigs);
         this.thread = new Thread(this, "twinlog-mirror-fetcher-" + mirrorName);
         this.thread.setDaemon(true);
     }
@@ -129,6 +134,9 @@ public final class MirrorFetcherThread implements Runnable {
             }
             return;
         }
+        if (client == null && !connect()) {
+            return;
+        }
         long now = time.milliseconds();
         if (metadata == null || metadataStale || now - metadata.fetchedAtMs() > METADATA_MAX_AGE_MS
                 || partitions.keySet().stream().anyMatch(tp -> !metadata.leaders().containsKey(tp))) {
@@ -172,6 +180,25 @@ public final class MirrorFetcherThread implements Runnable {
         }
         for (Map.Entry<Node, Map<TopicPartition, FetchRequest.PartitionData>> e : byLeader.entrySet()) {
             fetchFrom(e.getKey(), e.getValue(), topicNames);
+        }
+    }
+
+    private boolean connect() {
+        String clientId = "mirror-fetcher-" + mirrorName;
+        try {
+            // a source across a WAN may be down for long: back off reconnects up to 10 s instead of hammering it
+            client = new InterBrokerClient(clientId, SourceChannels.channelBuilder(sourceClientConfigs, clientId, time),
+                    30_000, 8 << 20, 500, 10_000, time);
+            return true;
+        } catch (RuntimeException e) {
+            String reason = "Cannot connect to the source with the mirror's client configs: " + e.getMessage();
+            log.error("[Mirror {}] {}", mirrorName, reason);
+            for (TopicPartition tp : new ArrayList<>(partitions.keySet())) {
+                listener.onFailure(tp, reason, true); // retried: an --alter of the configs makes a new fetcher
+                removePartition(tp);
+            }
+            pause(BACKOFF_MS);
+            return false;
         }
     }
 
@@ -374,7 +401,10 @@ public final class MirrorFetcherThread implements Runnable {
 
     public void shutdown() {
         running = false;
-        client.wakeup();
+        InterBrokerClient c = client;
+        if (c != null) {
+            c.wakeup();
+        }
         synchronized (wakeup) {
             wakeup.notifyAll();
         }
@@ -383,7 +413,10 @@ public final class MirrorFetcherThread implements Runnable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-        client.close();
+        InterBrokerClient connected = client;
+        if (connected != null) {
+            connected.close();
+        }
     }
 
     static List<Node> parseBootstrap(String csv) {

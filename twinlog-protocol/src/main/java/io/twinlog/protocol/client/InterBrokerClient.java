@@ -9,6 +9,7 @@ import org.apache.kafka.clients.MetadataRecoveryStrategy;
 import org.apache.kafka.clients.NetworkClient;
 import org.apache.kafka.clients.NetworkClientUtils;
 import org.apache.kafka.common.Node;
+import org.apache.kafka.common.errors.AuthenticationException;
 import org.apache.kafka.common.errors.DisconnectException;
 import org.apache.kafka.common.metrics.Metrics;
 import org.apache.kafka.common.network.ChannelBuilder;
@@ -46,10 +47,19 @@ public final class InterBrokerClient implements AutoCloseable {
      */
     public InterBrokerClient(String clientId, int requestTimeoutMs, int socketReceiveBufferBytes,
                              long reconnectBackoffMs, long reconnectBackoffMaxMs, Time time) {
+        this(clientId, plaintext(), requestTimeoutMs, socketReceiveBufferBytes, reconnectBackoffMs,
+                reconnectBackoffMaxMs, time);
+    }
+
+    /**
+     * @param channelBuilder how connections are made (PLAINTEXT between our brokers; TLS and/or SASL towards a
+     *                       mirror's source, built from its client configs); this client closes it
+     */
+    public InterBrokerClient(String clientId, ChannelBuilder channelBuilder, int requestTimeoutMs,
+                             int socketReceiveBufferBytes, long reconnectBackoffMs, long reconnectBackoffMaxMs,
+                             Time time) {
         this.time = time;
         this.requestTimeoutMs = requestTimeoutMs;
-        ChannelBuilder channelBuilder = new PlaintextChannelBuilder(ListenerName.normalised("PLAINTEXT"));
-        channelBuilder.configure(Map.of());
         LogContext logContext = new LogContext("[" + clientId + "] ");
         Selector selector = new Selector(60_000L, metrics, time, clientId, channelBuilder, logContext);
         this.client = new NetworkClient(selector, new ManualMetadataUpdater(), clientId, 1, reconnectBackoffMs,
@@ -57,6 +67,12 @@ public final class InterBrokerClient implements AutoCloseable {
                 Selectable.USE_DEFAULT_BUFFER_SIZE, socketReceiveBufferBytes, requestTimeoutMs, 10_000, 30_000, time,
                 true, new ApiVersions(), logContext, MetadataRecoveryStrategy.NONE, BootstrapConfiguration.DISABLED,
                 false);
+    }
+
+    private static ChannelBuilder plaintext() {
+        ChannelBuilder channelBuilder = new PlaintextChannelBuilder(ListenerName.normalised("PLAINTEXT"));
+        channelBuilder.configure(Map.of());
+        return channelBuilder;
     }
 
     /**
@@ -80,6 +96,11 @@ public final class InterBrokerClient implements AutoCloseable {
             @SuppressWarnings("unchecked")
             T body = (T) response.responseBody();
             return body;
+        } catch (AuthenticationException e) {
+            // TLS handshake or SASL failure: as unreachable as a dead broker, with the reason the operator must fix
+            client.close(Integer.toString(target.id()));
+            throw new IOException("Authentication to broker " + target.id() + " at " + target.host() + ":"
+                    + target.port() + " failed: " + e.getMessage(), e);
         } catch (DisconnectException e) {
             client.close(Integer.toString(target.id()));
             throw new IOException("Disconnected from broker " + target.id() + ": " + e.getMessage(), e);

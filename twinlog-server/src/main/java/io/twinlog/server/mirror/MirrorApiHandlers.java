@@ -3,6 +3,7 @@ package io.twinlog.server.mirror;
 import io.twinlog.clients.mirror.MirrorApi;
 import io.twinlog.clients.mirror.MirrorErrors;
 import io.twinlog.clients.mirror.MirrorMessages;
+import io.twinlog.mirror.fetcher.SourceChannels;
 import io.twinlog.mirror.store.MirrorDefinition;
 import io.twinlog.mirror.store.MirrorStore;
 import io.twinlog.protocol.ApiRegistry;
@@ -76,6 +77,10 @@ public final class MirrorApiHandlers {
         if (badRegex.isPresent()) {
             return error(MirrorApi.CREATE_CLUSTER_MIRROR, Errors.INVALID_REGULAR_EXPRESSION.code(), badRegex.get());
         }
+        Optional<String> badClientConfigs = SourceChannels.validate(draft.sourceClientConfigs());
+        if (badClientConfigs.isPresent()) {
+            return error(MirrorApi.CREATE_CLUSTER_MIRROR, Errors.INVALID_CONFIG.code(), badClientConfigs.get());
+        }
         if (store.get(name).isPresent()) {
             return error(MirrorApi.CREATE_CLUSTER_MIRROR, MirrorErrors.CLUSTER_MIRROR_ALREADY_EXISTS.code,
                     "Cluster mirror '" + name + "' already exists");
@@ -131,6 +136,10 @@ public final class MirrorApiHandlers {
             Optional<String> badRegex = MirrorDefinition.validatePatterns(patterns);
             if (badRegex.isPresent()) {
                 return error(MirrorApi.ALTER_CLUSTER_MIRROR, Errors.INVALID_REGULAR_EXPRESSION.code(), badRegex.get());
+            }
+            Optional<String> badClientConfigs = SourceChannels.validate(next.sourceClientConfigs());
+            if (badClientConfigs.isPresent()) {
+                return error(MirrorApi.ALTER_CLUSTER_MIRROR, Errors.INVALID_CONFIG.code(), badClientConfigs.get());
             }
             if (store.update(current.get(), next)) {
                 log.info("Cluster mirror {}: configs changed to {}", name, redacted(configs));

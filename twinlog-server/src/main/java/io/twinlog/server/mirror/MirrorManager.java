@@ -387,21 +387,22 @@ public final class MirrorManager implements AutoCloseable {
         }
     }
 
-    private final Map<String, String> fetcherBootstrap = new HashMap<>();
+    private final Map<String, Map<String, String>> fetcherConfigs = new HashMap<>();
 
     private MirrorFetcherThread fetcherFor(MirrorDefinition def) {
-        String previous = fetcherBootstrap.put(def.name(), def.sourceBootstrap());
-        if (previous != null && !previous.equals(def.sourceBootstrap())) {
-            // the mirror now points elsewhere: a new fetcher, so nothing of the old connection lingers
+        Map<String, String> clientConfigs = def.sourceClientConfigs();
+        Map<String, String> previous = fetcherConfigs.put(def.name(), clientConfigs);
+        if (previous != null && !previous.equals(clientConfigs)) {
+            // the mirror now points elsewhere or connects differently: a new fetcher, nothing of the old lingers
             MirrorFetcherThread old = fetchers.remove(def.name());
             if (old != null) {
-                log.info("[Mirror {}] source address changed from {} to {}; restarting its fetcher", def.name(),
-                        previous, def.sourceBootstrap());
+                log.info("[Mirror {}] source address or client configs changed; restarting its fetcher (now {})",
+                        def.name(), def.sourceBootstrap());
                 old.shutdown();
             }
         }
         return fetchers.computeIfAbsent(def.name(), name -> {
-            MirrorFetcherThread f = new MirrorFetcherThread(name, def.sourceBootstrap(), new Listener(def), time);
+            MirrorFetcherThread f = new MirrorFetcherThread(name, clientConfigs, new Listener(def), time);
             f.start();
             return f;
         });

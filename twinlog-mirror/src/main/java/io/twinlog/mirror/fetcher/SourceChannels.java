@@ -1,0 +1,45 @@
+package io.twinlog.mirror.fetcher;
+
+import org.apache.kafka.clients.ClientUtils;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.common.network.ChannelBuilder;
+import org.apache.kafka.common.utils.Time;
+import org.apache.kafka.common.utils.internals.LogContext;
+
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * Builds the channel (PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL) of the mirror fetcher's connections to the source
+ * from the mirror's source client configs — the same keys and meaning as for any Kafka client
+ * ({@code security.protocol}, {@code ssl.truststore.location}, {@code sasl.mechanism}, {@code sasl.jaas.config},
+ * ...), interpreted by kafka-clients itself so every mechanism a Kafka client supports works here too.
+ */
+public final class SourceChannels {
+    private SourceChannels() {
+    }
+
+    /**
+     * @throws org.apache.kafka.common.config.ConfigException or {@link org.apache.kafka.common.KafkaException} when
+     *         the configs are invalid (unknown protocol, unreadable keystore, bad JAAS config)
+     */
+    public static ChannelBuilder channelBuilder(Map<String, String> sourceClientConfigs, String clientId, Time time) {
+        Map<String, Object> props = new HashMap<>(sourceClientConfigs);
+        props.putIfAbsent(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
+        props.put(AdminClientConfig.CLIENT_ID_CONFIG, clientId);
+        // the admin client's config definition holds every security setting a Kafka client accepts
+        AdminClientConfig config = new AdminClientConfig(props);
+        return ClientUtils.createChannelBuilder(config, time, new LogContext("[" + clientId + "] "));
+    }
+
+    /** Empty when the configs make a usable channel; else why not, in one line (for create/alter validation). */
+    public static Optional<String> validate(Map<String, String> sourceClientConfigs) {
+        try {
+            channelBuilder(sourceClientConfigs, "twinlog-mirror-validation", Time.SYSTEM).close();
+            return Optional.empty();
+        } catch (RuntimeException e) {
+            return Optional.of("Invalid source client configs: " + e.getMessage());
+        }
+    }
+}
