@@ -162,7 +162,7 @@ public final class BrokerServer implements AutoCloseable {
         ApiRegistry.Builder registryBuilder = ApiRegistry.builder();
         io.twinlog.mirror.store.MirrorStore mirrorStore = new io.twinlog.mirror.store.MirrorStore(zk);
         mirrorManager = new io.twinlog.server.mirror.MirrorManager(config.brokerId(), mirrorStore, zk, watcher,
-                replicaManager, time);
+                replicaManager, config.mirrorStateTimeoutMs(), time);
         new io.twinlog.server.mirror.MirrorApiHandlers(mirrorStore, watcher, replicaManager, mirrorManager)
                 .register(registryBuilder);
         io.twinlog.server.mirror.MirrorTopicHandlers mirrorTopics = new io.twinlog.server.mirror.MirrorTopicHandlers(

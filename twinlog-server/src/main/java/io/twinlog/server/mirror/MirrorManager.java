@@ -62,6 +62,9 @@ public final class MirrorManager implements AutoCloseable {
     private final Map<String, MirrorFetcherThread> fetchers = new HashMap<>();
     private final Map<TopicPartition, Written> written = new HashMap<>();
     private final Map<TopicPartition, Long> failedAtMs = new HashMap<>();
+    /** Since when this leader has waited for the controller in EPOCH_FENCING or STOPPING (reset on any change). */
+    private final Map<TopicPartition, Long> waitingSinceMs = new HashMap<>();
+    private final long stateTimeoutMs;
     private final Map<TopicPartition, Long> sourceHighWatermarks = new ConcurrentHashMap<>();
     private final Map<TopicPartition, Long> lastProgressWriteMs = new HashMap<>();
     private static final long PROGRESS_INTERVAL_MS = 5_000;
@@ -72,9 +75,14 @@ public final class MirrorManager implements AutoCloseable {
     private record Written(MirrorPartitionRecord record, int version) {
     }
 
+    /**
+     * @param stateTimeoutMs how long a partition may wait for the controller's epoch bump (EPOCH_FENCING, STOPPING)
+     *                       before it goes FAILED with the reason (retried with backoff)
+     */
     public MirrorManager(int brokerId, MirrorStore store, CuratorFramework zk, MetadataWatcher metadata,
-                         ReplicaManager replicaManager, Time time) {
+                         ReplicaManager replicaManager, long stateTimeoutMs, Time time) {
         this.brokerId = brokerId;
+        this.stateTimeoutMs = stateTimeoutMs;
         this.store = store;
         this.writer = new MirrorStateWriter(zk);
         this.metadata = metadata;
@@ -145,6 +153,7 @@ public final class MirrorManager implements AutoCloseable {
                 Optional<Partition> partition = replicaManager.partition(tp);
                 if (partition.isEmpty() || !partition.get().isLeader()) {
                     written.remove(tp);
+                    waitingSinceMs.remove(tp);
                     fetcherFor(def).removePartition(tp);
                     continue;
                 }
@@ -243,7 +252,11 @@ public final class MirrorManager implements AutoCloseable {
         if (rec.writerLeaderEpoch() > partition.leaderEpoch()) {
             return; // written by a newer leader: this broker's leadership is stale
         }
-        Optional<MirrorPartitionState> next = MirrorTransitions.reconcile(desired, rec.state());
+        boolean failedStopping = rec.state() == MirrorPartitionState.FAILED
+                && rec.previousState() == MirrorPartitionState.STOPPING && rec.retryAttempt() >= 0;
+        // a failover that timed out retries STOPPING on the backoff schedule, not at once on every tick
+        Optional<MirrorPartitionState> next = failedStopping ? Optional.empty()
+                : MirrorTransitions.reconcile(desired, rec.state());
         if (next.isPresent()) {
             transition(tp, partition, def, w, rec.transitionTo(next.get(), partition.leaderEpoch()),
                     "desired state " + desired);
@@ -267,6 +280,8 @@ public final class MirrorManager implements AutoCloseable {
                     transition(tp, partition, def, w, rec.transitionTo(MirrorPartitionState.MIRRORING,
                             partition.leaderEpoch()), "local leader epoch " + partition.leaderEpoch()
                             + " is above every mirrored source epoch");
+                } else {
+                    failIfWaitedTooLong(tp, partition, def, w, "epoch fencing");
                 }
             }
             case MIRRORING -> {
@@ -354,7 +369,29 @@ public final class MirrorManager implements AutoCloseable {
                     "failed over at offset " + rec.lastMirroredOffset() + " (last mirrored epoch "
                             + rec.lastMirroredEpoch() + "); leader epoch now " + partition.leaderEpoch()
                             + ", the topic is writable");
+        } else {
+            failIfWaitedTooLong(tp, partition, def, w, "failover");
         }
+    }
+
+    /**
+     * The controller raises mirror partition epochs; if it does not (no controller elected, ZooKeeper unreachable
+     * from it) the partition must not sit in a waiting state for ever with nothing to show: after the deadline it
+     * goes FAILED with the reason, retriable, so the retry schedule tries again and describe says why.
+     */
+    private void failIfWaitedTooLong(TopicPartition tp, Partition partition, MirrorDefinition def, Written w,
+                                     String what) throws Exception {
+        long now = time.milliseconds();
+        long since = waitingSinceMs.computeIfAbsent(tp, k -> now);
+        if (now - since < stateTimeoutMs) {
+            return;
+        }
+        waitingSinceMs.remove(tp);
+        String reason = "The " + what + " of " + tp + " waited " + (now - since) + " ms (mirror.state.timeout.ms) for"
+                + " the controller to raise the leader epoch to " + w.record().minLeaderEpoch() + "; it is still "
+                + partition.leaderEpoch() + " (is a controller elected and connected to ZooKeeper?)";
+        log.warn("[Mirror {} {}] {}", def.name(), tp, reason);
+        transition(tp, partition, def, w, w.record().failed(reason, true, partition.leaderEpoch()), reason);
     }
 
     private int fenceTarget(Partition partition, int sourceEpoch) {
@@ -377,6 +414,7 @@ public final class MirrorManager implements AutoCloseable {
         }
         written.put(tp, new Written(to, version));
         if (fromState != to.state()) {
+            waitingSinceMs.remove(tp);
             log.info("[Mirror {} {}] {} -> {}: {} (leader epoch {}, log end offset {})", def.name(), tp, fromState,
                     to.state(), reason, partition.leaderEpoch(), partition.log().logEndOffset());
         } else {

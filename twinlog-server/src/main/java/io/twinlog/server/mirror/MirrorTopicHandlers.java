@@ -6,7 +6,9 @@ import io.twinlog.clients.mirror.MirrorMessages;
 import io.twinlog.controller.metadata.MirrorImage;
 import io.twinlog.controller.metadata.TopicImage;
 import io.twinlog.controller.zk.MetadataWatcher;
+import io.twinlog.mirror.MirrorPartitionState;
 import io.twinlog.mirror.store.MirrorDefinition;
+import io.twinlog.mirror.store.MirrorPartitionRecord;
 import io.twinlog.mirror.store.MirrorStore;
 import io.twinlog.protocol.ApiRegistry;
 import io.twinlog.server.metadata.TopicAdmin;
@@ -197,7 +199,10 @@ public final class MirrorTopicHandlers {
         return topicsResponse(api, results);
     }
 
-    /** Failover answers when the topics are writable, or says it is still in progress. */
+    /**
+     * Failover answers when the topics are writable, or says it is still in progress: at once when a partition's
+     * failover has gone FAILED (with that partition's reason), else after {@value #STOP_WAIT_MS} ms.
+     */
     private void awaitStopped(Map<String, TopicResult> results) throws InterruptedException {
         List<String> stopping = new ArrayList<>();
         results.forEach((t, r) -> {
@@ -205,19 +210,45 @@ public final class MirrorTopicHandlers {
                 stopping.add(t);
             }
         });
+        io.twinlog.controller.metadata.MetadataImage last;
         try {
-            metadata.awaitApplied("topics " + stopping + " stopped", image -> stopping.stream().allMatch(t ->
-                    image.topic(t).map(ti -> ti.partitions().keySet().stream().allMatch(p -> {
-                        MirrorImage.MirrorPartition mp = image.mirrors().partitions()
-                                .get(new org.apache.kafka.common.TopicPartition(t, p));
-                        return mp != null && mp.state().equals("STOPPED");
-                    })).orElse(true)), STOP_WAIT_MS);
+            last = metadata.awaitApplied("topics " + stopping + " stopped", image ->
+                    stopping.stream().allMatch(t -> partitionStates(image, t).values().stream()
+                            .allMatch(r -> r.state() == MirrorPartitionState.STOPPED))
+                    || stopping.stream().anyMatch(t -> failedFailover(image, t).isPresent()), STOP_WAIT_MS);
         } catch (org.apache.kafka.common.errors.TimeoutException e) {
-            for (String t : stopping) {
-                results.put(t, new TopicResult(Errors.REQUEST_TIMED_OUT.code(), "Failover of '" + t
-                        + "' is still in progress (a partition leader may be down); describe the mirror to follow it"));
-            }
+            last = metadata.image();
         }
+        for (String t : stopping) {
+            Map<Integer, MirrorPartitionRecord> states = partitionStates(last, t);
+            if (states.values().stream().allMatch(r -> r.state() == MirrorPartitionState.STOPPED)) {
+                continue;
+            }
+            String why = failedFailover(last, t).map(reason -> ": " + reason)
+                    .orElse(" (a partition leader may be down)");
+            results.put(t, new TopicResult(Errors.REQUEST_TIMED_OUT.code(), "Failover of '" + t
+                    + "' is still in progress" + why + "; it is retried, describe the mirror to follow it"));
+        }
+    }
+
+    private static Map<Integer, MirrorPartitionRecord> partitionStates(io.twinlog.controller.metadata.MetadataImage image,
+                                                                      String topic) {
+        Map<Integer, MirrorPartitionRecord> out = new java.util.TreeMap<>();
+        image.topic(topic).ifPresent(ti -> ti.partitions().keySet().forEach(p -> {
+            MirrorImage.MirrorPartition mp = image.mirrors().partitions()
+                    .get(new org.apache.kafka.common.TopicPartition(topic, p));
+            out.put(p, mp == null ? MirrorPartitionRecord.initial(-1) : MirrorPartitionRecord.fromJson(mp.json()));
+        }));
+        return out;
+    }
+
+    /** The reason of the first partition of {@code topic} whose failover went FAILED, if any. */
+    private static Optional<String> failedFailover(io.twinlog.controller.metadata.MetadataImage image, String topic) {
+        return partitionStates(image, topic).entrySet().stream()
+                .filter(e -> e.getValue().state() == MirrorPartitionState.FAILED
+                        && e.getValue().previousState() == MirrorPartitionState.STOPPING)
+                .map(e -> "partition " + e.getKey() + ": " + e.getValue().lastError().orElse("failed"))
+                .findFirst();
     }
 
     private static Struct topicsResponse(MirrorApi api, Map<String, TopicResult> results) {

@@ -1,0 +1,123 @@
+package io.twinlog.tests.mirror;
+
+import io.twinlog.clients.mirror.MirrorAdmin;
+import io.twinlog.clients.mirror.MirrorException;
+import io.twinlog.testkit.ReplicaLogs;
+import io.twinlog.testkit.TestCluster;
+import io.twinlog.testkit.Waits;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.NewPartitionReassignment;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.ElectionType;
+import org.apache.kafka.common.TopicPartition;
+import org.junit.jupiter.api.Test;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Failover while the destination's controller is cut off from ZooKeeper: the partition leader records the last
+ * mirrored epoch and offset but nobody raises the leader epoch, so after {@code mirror.state.timeout.ms} the
+ * partition goes FAILED with that reason (not stuck in STOPPING for ever); once the other brokers elect a new
+ * controller, the retry completes the failover and the topic takes writes at the mirrored offsets.
+ */
+class FailoverWithoutControllerTest {
+    private static final String TOPIC = "orders";
+    private static final TopicPartition TP = new TopicPartition(TOPIC, 0);
+
+    @Test
+    void stoppingTimesOutToFailedThenCompletesUnderANewController() throws Exception {
+        try (TestCluster source = TestCluster.builder().brokers(1).build().start();
+             TestCluster destination = TestCluster.builder().brokers(3).withFaultProxies()
+                     .brokerProperty("default.replication.factor", "3")
+                     .brokerProperty("mirror.state.timeout.ms", "2000")
+                     // the controller's loss is noticed after the session timeout, well after the state timeout
+                     .brokerProperty("zookeeper.session.timeout.ms", "15000").build().start();
+             Admin sourceAdmin = source.admin();
+             Admin destAdmin = destination.admin();
+             MirrorAdmin mirrors = MirrorAdmin.create(destination.bootstrapServers(), Duration.ofSeconds(60))) {
+            sourceAdmin.createTopics(List.of(new NewTopic(TOPIC, 1, (short) 1))).all().get();
+            produce(source, 300, "s");
+            mirrors.createClusterMirror("dr", Map.of("bootstrap.servers", source.bootstrapServers()));
+            assertEquals(Map.of(), mirrors.startMirrorTopics("dr", List.of(TOPIC), List.of(), List.of()));
+            Waits.waitUntil("300 records on every destination replica", () ->
+                    ReplicaLogs.logEndOffsets(destination, TP).size() == 3
+                            && ReplicaLogs.logEndOffsets(destination, TP).values().stream().allMatch(e -> e == 300));
+
+            // the image's controller: DescribeCluster names any live broker, as KRaft brokers do
+            int controller = destination.broker(0).metadata().image().controllerId();
+            int leader = moveLeadershipOff(destAdmin, controller);
+            destination.cutZooKeeper(controller);
+
+            // talk to the partition leader: the cut-off broker's view of ZooKeeper is frozen
+            try (MirrorAdmin viaLeader = MirrorAdmin.create(destination.broker(leader).bootstrapServers(),
+                    Duration.ofSeconds(30))) {
+                // the failover cannot finish yet: the call says so as soon as the partition fails, with why
+                Map<String, MirrorException> inProgress = viaLeader.stopMirrorTopics("dr", List.of(TOPIC), List.of());
+                assertTrue(inProgress.get(TOPIC).getMessage().contains("still in progress")
+                        && inProgress.get(TOPIC).getMessage().contains("controller"), inProgress.toString());
+                MirrorAdmin.PartitionDescription failed = Waits.waitFor("FAILED after mirror.state.timeout.ms",
+                        () -> partition(viaLeader), d -> d.state().equals("FAILED"), Duration.ofSeconds(30));
+                assertTrue(failed.lastError().contains("mirror.state.timeout.ms") && failed.retryAttempt() > 0,
+                        failed.lastError());
+                assertEquals(300L, failed.lastMirroredOffset(), "LMO recorded before the wait");
+
+                Waits.waitFor("STOPPED once another broker is controller", () -> partition(viaLeader),
+                        d -> d.state().equals("STOPPED"), Duration.ofSeconds(90));
+            }
+            int newController = destination.broker(leader).metadata().image().controllerId();
+            assertTrue(newController >= 0 && newController != controller, "controller " + newController);
+            try (KafkaProducer<byte[], byte[]> p = destination.producer(Map.of("delivery.timeout.ms", 60_000))) {
+                long offset = p.send(new ProducerRecord<>(TOPIC, 0, null, bytes("after-failover"))).get().offset();
+                assertEquals(300L, offset, "writes continue at the mirrored offsets");
+            }
+            destination.healZooKeeper(controller);
+        }
+    }
+
+    /** Makes a broker other than the controller lead the partition (preferred replica first), returns it. */
+    private static int moveLeadershipOff(Admin admin, int controller) throws Exception {
+        List<Integer> replicas = new ArrayList<>(List.of(0, 1, 2));
+        replicas.remove(Integer.valueOf(controller));
+        replicas.add(controller);
+        admin.alterPartitionReassignments(Map.of(TP, Optional.of(new NewPartitionReassignment(replicas)))).all().get();
+        int target = replicas.get(0);
+        Waits.waitUntil("broker " + target + " leads " + TP, () -> {
+            try {
+                admin.electLeaders(ElectionType.PREFERRED, Set.of(TP)).all().get();
+            } catch (Exception e) {
+                // ELECTION_NOT_NEEDED once it leads; anything else: poll again
+            }
+            return admin.describeTopics(List.of(TOPIC)).allTopicNames().get().get(TOPIC).partitions().get(0).leader()
+                    .id() == target;
+        });
+        return target;
+    }
+
+    private static MirrorAdmin.PartitionDescription partition(MirrorAdmin mirrors) throws Exception {
+        return mirrors.describeClusterMirrors(List.of("dr")).get("dr").topics().get(TOPIC).partitions().get(0);
+    }
+
+    private static void produce(TestCluster cluster, int count, String prefix) throws Exception {
+        try (KafkaProducer<byte[], byte[]> p = cluster.producer(Map.of("linger.ms", 5))) {
+            for (int i = 0; i < count; i++) {
+                p.send(new ProducerRecord<>(TOPIC, 0, null, bytes(prefix + i)));
+            }
+            p.flush();
+        }
+    }
+
+    private static byte[] bytes(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+}
