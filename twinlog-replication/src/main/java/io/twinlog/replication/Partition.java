@@ -14,6 +14,7 @@ import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.record.internal.RecordBatch;
 import org.apache.kafka.common.requests.ListOffsetsRequest;
 import org.apache.kafka.server.common.OffsetAndEpoch;
+import org.apache.kafka.server.common.RequestLocal;
 import org.apache.kafka.server.storage.log.FetchIsolation;
 import org.apache.kafka.storage.internals.log.AppendOrigin;
 import org.apache.kafka.storage.internals.log.FetchDataInfo;
@@ -21,6 +22,7 @@ import org.apache.kafka.storage.internals.log.LogAppendInfo;
 import org.apache.kafka.storage.internals.log.LogOffsetSnapshot;
 import org.apache.kafka.storage.internals.log.OffsetResultHolder;
 import org.apache.kafka.storage.internals.log.UnifiedLog;
+import org.apache.kafka.storage.internals.log.VerificationGuard;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -72,12 +74,20 @@ public final class Partition {
     // true for a mirror partition before failover: its leader-epoch history must stay the source's, so becoming
     // leader adds no local epoch (mirroring-design.md, DLE >= SLE)
     private volatile boolean keepSourceEpochs;
+    private final HighWatermarkListener highWatermarkListener;
 
     public Partition(TopicPartition topicPartition, Uuid topicId, int localBrokerId, UnifiedLog log) {
+        this(topicPartition, topicId, localBrokerId, log, (tp, hw) -> { });
+    }
+
+    /** @param highWatermarkListener told (on the thread that moved it) each time this leader's high watermark moves */
+    public Partition(TopicPartition topicPartition, Uuid topicId, int localBrokerId, UnifiedLog log,
+                     HighWatermarkListener highWatermarkListener) {
         this.topicPartition = topicPartition;
         this.topicId = topicId;
         this.localBrokerId = localBrokerId;
         this.log_ = log;
+        this.highWatermarkListener = highWatermarkListener;
         this.logPrefix = "[Partition " + topicPartition + " broker=" + localBrokerId + "] ";
     }
 
@@ -263,6 +273,27 @@ public final class Partition {
             LogAppendInfo info = log_.appendAsLeader(records, leaderEpoch, AppendOrigin.CLIENT);
             maybeIncrementHighWatermark();
             return info;
+        } finally {
+            leaderIsrLock.readLock().unlock();
+        }
+    }
+
+    /**
+     * Appends records written by a coordinator hosted on this broker (the group coordinator's
+     * {@code __consumer_offsets} batches) as leader, without waiting for replication: the coordinator waits for the
+     * high watermark itself through {@link HighWatermarkListener}.
+     *
+     * @return the log end offset after the append
+     */
+    public long appendAsCoordinator(MemoryRecords records, VerificationGuard guard, short transactionVersion)
+            throws IOException {
+        leaderIsrLock.readLock().lock();
+        try {
+            checkLeader();
+            LogAppendInfo info = log_.appendAsLeader(records, leaderEpoch, AppendOrigin.COORDINATOR,
+                    RequestLocal.noCaching(), guard, transactionVersion);
+            maybeIncrementHighWatermark();
+            return info.lastOffset() + 1;
         } finally {
             leaderIsrLock.readLock().unlock();
         }
@@ -519,6 +550,7 @@ public final class Partition {
         try {
             if (newHighWatermark > log_.highWatermark()) {
                 log_.maybeIncrementHighWatermark(log_.maybeConvertToOffsetMetadata(newHighWatermark));
+                highWatermarkListener.onHighWatermarkUpdated(topicPartition, log_.highWatermark());
                 return true;
             }
             return false;

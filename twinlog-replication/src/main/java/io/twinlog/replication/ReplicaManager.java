@@ -131,7 +131,7 @@ public final class ReplicaManager implements AutoCloseable {
             if (hw.isPresent()) {
                 unifiedLog.updateHighWatermark(Math.min(hw.get(), unifiedLog.logEndOffset()));
             }
-            partition = new Partition(tp, topicId, localBrokerId, unifiedLog);
+            partition = new Partition(tp, topicId, localBrokerId, unifiedLog, this::onHighWatermarkUpdated);
             partitions.put(tp, partition);
             log.info("Hosting {} (topic ID {}): log start {}, log end {}, high watermark {}", tp, topicId,
                     unifiedLog.logStartOffset(), unifiedLog.logEndOffset(), unifiedLog.highWatermark());
@@ -157,6 +157,19 @@ public final class ReplicaManager implements AutoCloseable {
     }
 
     private volatile java.util.function.Predicate<TopicPartition> sourceEpochPolicy = tp -> false;
+    private final java.util.List<HighWatermarkListener> highWatermarkListeners =
+            new java.util.concurrent.CopyOnWriteArrayList<>();
+
+    /** Adds a listener told whenever the high watermark of a partition this broker leads moves. */
+    public void addHighWatermarkListener(HighWatermarkListener listener) {
+        highWatermarkListeners.add(listener);
+    }
+
+    private void onHighWatermarkUpdated(TopicPartition tp, long highWatermark) {
+        for (HighWatermarkListener l : highWatermarkListeners) {
+            l.onHighWatermarkUpdated(tp, highWatermark);
+        }
+    }
 
     /** Which partitions keep their source's epoch history (mirror partitions before failover). */
     public void setSourceEpochPolicy(java.util.function.Predicate<TopicPartition> policy) {

@@ -2,25 +2,24 @@ package io.twinlog.server;
 
 import io.twinlog.common.BrokerConfig;
 import io.twinlog.common.Endpoint;
+import io.twinlog.controller.Controller;
 import io.twinlog.controller.metadata.BrokerRegistration;
+import io.twinlog.controller.zk.ControllerZkClient;
 import io.twinlog.controller.zk.EmbeddedZooKeeper;
 import io.twinlog.controller.zk.MetadataStore;
 import io.twinlog.controller.zk.MetadataWatcher;
+import io.twinlog.group.GroupCoordinatorHost;
 import io.twinlog.protocol.ApiRegistry;
 import io.twinlog.protocol.RequestChannel;
 import io.twinlog.protocol.RequestHandlerPool;
 import io.twinlog.protocol.SocketServer;
 import io.twinlog.replication.ReplicaFetcherManager;
 import io.twinlog.replication.ReplicaManager;
-import io.twinlog.controller.Controller;
-import io.twinlog.controller.zk.ControllerZkClient;
 import io.twinlog.server.controller.AlterPartitionManager;
 import io.twinlog.server.controller.ControllerChannel;
-import io.twinlog.server.handlers.AlterPartitionHandler;
-import io.twinlog.server.handlers.ElectLeadersHandler;
-import io.twinlog.server.handlers.ReassignmentsHandler;
-import org.apache.kafka.common.Node;
 import io.twinlog.server.handlers.AlterConfigsHandler;
+import io.twinlog.server.handlers.AlterPartitionHandler;
+import org.apache.kafka.common.Node;
 import io.twinlog.server.handlers.ApiVersionsHandler;
 import io.twinlog.server.handlers.BrokerContext;
 import io.twinlog.server.handlers.CreatePartitionsHandler;
@@ -28,12 +27,15 @@ import io.twinlog.server.handlers.CreateTopicsHandler;
 import io.twinlog.server.handlers.DeleteTopicsHandler;
 import io.twinlog.server.handlers.DescribeClusterHandler;
 import io.twinlog.server.handlers.DescribeConfigsHandler;
+import io.twinlog.server.handlers.ElectLeadersHandler;
 import io.twinlog.server.handlers.FetchHandler;
 import io.twinlog.server.handlers.InitProducerIdHandler;
 import io.twinlog.server.handlers.ListOffsetsHandler;
 import io.twinlog.server.handlers.MetadataHandler;
 import io.twinlog.server.handlers.OffsetsForLeaderEpochHandler;
 import io.twinlog.server.handlers.ProduceHandler;
+import io.twinlog.server.handlers.ReassignmentsHandler;
+import io.twinlog.server.handlers.group.GroupApis;
 import io.twinlog.server.metadata.PartitionApplier;
 import io.twinlog.server.metadata.TopicAdmin;
 import io.twinlog.server.metadata.TopicConfigs;
@@ -86,6 +88,8 @@ public final class BrokerServer implements AutoCloseable {
     private volatile ControllerChannel controllerChannel;
     private volatile AlterPartitionManager alterPartitionManager;
     private volatile io.twinlog.server.mirror.MirrorManager mirrorManager;
+    private volatile GroupCoordinatorHost groupCoordinator;
+    private volatile GroupApis groupApis;
     private volatile io.twinlog.server.mirror.MirrorMetadataSync mirrorMetadataSync;
     private final List<SocketServer> socketServers = new java.util.concurrent.CopyOnWriteArrayList<>();
     private final Map<String, Integer> boundPorts = new LinkedHashMap<>();
@@ -151,6 +155,9 @@ public final class BrokerServer implements AutoCloseable {
         TopicConfigs topicConfigs = new TopicConfigs(config);
         PartitionApplier applier = new PartitionApplier(config.brokerId(), replicaManager, logStore, topicConfigs);
         watcher.addListener(applier::onImage);
+        // after the applier: the coordinator follows the leaderships the applier has just applied
+        groupCoordinator = new GroupCoordinatorHost(config.brokerId(), config.originals(), replicaManager, time);
+        watcher.addListener(groupCoordinator::onImage);
         watcher.refresh(60_000);
 
         TopicAdmin topicAdmin = new TopicAdmin(store, watcher, topicConfigs, new SecureRandom());
@@ -170,6 +177,8 @@ public final class BrokerServer implements AutoCloseable {
         mirrorTopics.register(registryBuilder);
         mirrorMetadataSync = new io.twinlog.server.mirror.MirrorMetadataSync(mirrorStore, watcher, topicAdmin,
                 mirrorTopics, controller, config.brokerId());
+        groupApis = new GroupApis(groupCoordinator, topicAdmin, watcher::image);
+        groupApis.register(registryBuilder);
         ApiRegistry registry = registryBuilder
                 .add(ApiKeys.API_VERSIONS, new ApiVersionsHandler(registryRef::get))
                 .add(ApiKeys.METADATA, new MetadataHandler(ctx))
@@ -392,6 +401,8 @@ public final class BrokerServer implements AutoCloseable {
         closeQuietly("controller", controller);
         new ArrayList<>(socketServers).forEach(SocketServer::close);
         closeQuietly("request handlers", handlerPool);
+        closeQuietly("group APIs", groupApis);
+        closeQuietly("group coordinator", groupCoordinator);
         closeQuietly("ISR change sender", alterPartitionManager);
         closeQuietly("controller channel", controllerChannel);
         closeQuietly("replica manager", replicaManager);

@@ -89,7 +89,7 @@ public final class MetadataHandler implements RequestHandler {
         } catch (InvalidTopicException e) {
             return rt.setErrorCode(Errors.INVALID_TOPIC_EXCEPTION.code());
         }
-        if (!allowAutoCreate) {
+        if (!allowAutoCreate || Topic.isInternal(name)) { // internal topics are created by their coordinator
             return rt.setErrorCode(Errors.UNKNOWN_TOPIC_OR_PARTITION.code());
         }
         try {

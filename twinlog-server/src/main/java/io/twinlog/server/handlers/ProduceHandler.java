@@ -65,6 +65,14 @@ public final class ProduceHandler implements RequestHandler {
                         continue;
                     }
                     TopicIdPartition resolved = new TopicIdPartition(topic.get().topicId(), p.index(), topic.get().name());
+                    if (org.apache.kafka.common.internals.Topic.isInternal(resolved.topic())) {
+                        // only the hosted coordinator writes __consumer_offsets: a client record would corrupt the
+                        // coordinator's view of its log
+                        early.put(tip, AppendResult.error(Errors.INVALID_TOPIC_EXCEPTION,
+                                "Cannot append to internal topic " + resolved.topic()));
+                        idOrName.put(resolved, tip);
+                        continue;
+                    }
                     java.util.Optional<String> readOnly = mirrorReadOnlyReason(image, resolved.topicPartition());
                     if (readOnly.isPresent()) {
                         // POLICY_VIOLATION: not retriable, and the producer shows the broker's message

@@ -1,0 +1,46 @@
+package io.twinlog.server.handlers.group;
+
+import io.twinlog.controller.metadata.MetadataImage;
+import io.twinlog.group.GroupCoordinatorHost;
+import io.twinlog.protocol.ApiRegistry;
+import io.twinlog.server.metadata.TopicAdmin;
+import org.apache.kafka.common.protocol.ApiKeys;
+
+import java.util.function.Supplier;
+
+/** Registers the consumer-group APIs, all served by the hosted group coordinator. */
+public final class GroupApis implements AutoCloseable {
+    private final GroupRequests groups;
+    private final OffsetsTopic offsetsTopic;
+    private final Supplier<MetadataImage> image;
+
+    public GroupApis(GroupCoordinatorHost host, TopicAdmin topicAdmin, Supplier<MetadataImage> image) {
+        this.groups = new GroupRequests(host);
+        this.offsetsTopic = new OffsetsTopic(host, topicAdmin, image);
+        this.image = image;
+    }
+
+    public void register(ApiRegistry.Builder registry) {
+        MembershipHandlers membership = new MembershipHandlers(groups);
+        OffsetHandlers offsets = new OffsetHandlers(groups, image);
+        GroupAdminHandlers admin = new GroupAdminHandlers(groups);
+        registry.add(ApiKeys.FIND_COORDINATOR, new FindCoordinatorHandler(groups, offsetsTopic, image))
+                .add(ApiKeys.JOIN_GROUP, membership.joinGroup())
+                .add(ApiKeys.SYNC_GROUP, membership.syncGroup())
+                .add(ApiKeys.HEARTBEAT, membership.heartbeat())
+                .add(ApiKeys.LEAVE_GROUP, membership.leaveGroup())
+                .add(ApiKeys.CONSUMER_GROUP_HEARTBEAT, membership.consumerGroupHeartbeat())
+                .add(ApiKeys.OFFSET_COMMIT, offsets.commit())
+                .add(ApiKeys.OFFSET_FETCH, offsets.fetch())
+                .add(ApiKeys.OFFSET_DELETE, offsets.delete())
+                .add(ApiKeys.LIST_GROUPS, admin.listGroups())
+                .add(ApiKeys.DESCRIBE_GROUPS, admin.describeGroups())
+                .add(ApiKeys.DELETE_GROUPS, admin.deleteGroups())
+                .add(ApiKeys.CONSUMER_GROUP_DESCRIBE, admin.consumerGroupDescribe());
+    }
+
+    @Override
+    public void close() {
+        offsetsTopic.close();
+    }
+}

@@ -1,0 +1,72 @@
+package io.twinlog.server.handlers.group;
+
+import io.twinlog.protocol.RequestHandler;
+import org.apache.kafka.common.message.ConsumerGroupHeartbeatResponseData;
+import org.apache.kafka.common.message.HeartbeatResponseData;
+import org.apache.kafka.common.message.JoinGroupResponseData;
+import org.apache.kafka.common.message.LeaveGroupResponseData;
+import org.apache.kafka.common.message.SyncGroupResponseData;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.requests.ConsumerGroupHeartbeatRequest;
+import org.apache.kafka.common.requests.ConsumerGroupHeartbeatResponse;
+import org.apache.kafka.common.requests.HeartbeatRequest;
+import org.apache.kafka.common.requests.HeartbeatResponse;
+import org.apache.kafka.common.requests.JoinGroupRequest;
+import org.apache.kafka.common.requests.JoinGroupResponse;
+import org.apache.kafka.common.requests.LeaveGroupRequest;
+import org.apache.kafka.common.requests.LeaveGroupResponse;
+import org.apache.kafka.common.requests.SyncGroupRequest;
+import org.apache.kafka.common.requests.SyncGroupResponse;
+import org.apache.kafka.common.utils.internals.BufferSupplier;
+
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * Group membership: the classic protocol (JoinGroup, SyncGroup, Heartbeat, LeaveGroup) and the consumer protocol's
+ * ConsumerGroupHeartbeat (KIP-848). The coordinator decides everything (generations, member ids, rebalances,
+ * static members, timeouts); these handlers only pass requests in and answers out, asynchronously: a JoinGroup
+ * waits for the rebalance without holding a request thread.
+ */
+final class MembershipHandlers {
+    private final GroupRequests groups;
+
+    MembershipHandlers(GroupRequests groups) {
+        this.groups = groups;
+    }
+
+    RequestHandler joinGroup() {
+        return groups.<JoinGroupRequest, JoinGroupResponseData>handler(
+                (request, body) -> groups.host().coordinator().joinGroup(request.context(), body.data(),
+                        BufferSupplier.NO_CACHING),
+                (request, data) -> new JoinGroupResponse(data, request.apiVersion()));
+    }
+
+    RequestHandler syncGroup() {
+        return groups.<SyncGroupRequest, SyncGroupResponseData>handler((request, body) -> {
+            if (!body.areMandatoryProtocolTypeAndNamePresent()) {
+                // v5+ must name the protocol type and name the member joined with
+                return CompletableFuture.completedFuture(new SyncGroupResponseData()
+                        .setErrorCode(Errors.INCONSISTENT_GROUP_PROTOCOL.code()).setAssignment(new byte[0]));
+            }
+            return groups.host().coordinator().syncGroup(request.context(), body.data(), BufferSupplier.NO_CACHING);
+        }, (request, data) -> new SyncGroupResponse(data));
+    }
+
+    RequestHandler heartbeat() {
+        return groups.<HeartbeatRequest, HeartbeatResponseData>handler(
+                (request, body) -> groups.host().coordinator().heartbeat(request.context(), body.data()),
+                (request, data) -> new HeartbeatResponse(data));
+    }
+
+    RequestHandler leaveGroup() {
+        return groups.<LeaveGroupRequest, LeaveGroupResponseData>handler(
+                (request, body) -> groups.host().coordinator().leaveGroup(request.context(), body.data()),
+                (request, data) -> new LeaveGroupResponse(data, request.apiVersion()));
+    }
+
+    RequestHandler consumerGroupHeartbeat() {
+        return groups.<ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponseData>handler(
+                (request, body) -> groups.host().coordinator().consumerGroupHeartbeat(request.context(), body.data()),
+                (request, data) -> new ConsumerGroupHeartbeatResponse(data));
+    }
+}

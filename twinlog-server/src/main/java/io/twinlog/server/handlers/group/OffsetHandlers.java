@@ -1,0 +1,173 @@
+package io.twinlog.server.handlers.group;
+
+import io.twinlog.controller.metadata.MetadataImage;
+import io.twinlog.controller.metadata.TopicImage;
+import io.twinlog.protocol.Request;
+import io.twinlog.protocol.RequestHandler;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.message.OffsetCommitRequestData;
+import org.apache.kafka.common.message.OffsetCommitResponseData;
+import org.apache.kafka.common.message.OffsetDeleteRequestData;
+import org.apache.kafka.common.message.OffsetFetchRequestData;
+import org.apache.kafka.common.message.OffsetFetchResponseData;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.requests.OffsetCommitRequest;
+import org.apache.kafka.common.requests.OffsetCommitResponse;
+import org.apache.kafka.common.requests.OffsetDeleteRequest;
+import org.apache.kafka.common.requests.OffsetDeleteResponse;
+import org.apache.kafka.common.requests.OffsetFetchRequest;
+import org.apache.kafka.common.requests.OffsetFetchResponse;
+import org.apache.kafka.common.utils.internals.BufferSupplier;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Supplier;
+
+/**
+ * Committed offsets: OffsetCommit, OffsetFetch (one or many groups, by topic name or, from v10, topic ID) and
+ * OffsetDelete. What Kafka's request layer does before its coordinator is done here: partitions of topics this
+ * cluster does not have are answered UNKNOWN_TOPIC_OR_PARTITION (UNKNOWN_TOPIC_ID by ID) and never stored; topic
+ * IDs are turned into names for the coordinator, which keys offsets by name.
+ */
+final class OffsetHandlers {
+    private final GroupRequests groups;
+    private final Supplier<MetadataImage> image;
+
+    OffsetHandlers(GroupRequests groups, Supplier<MetadataImage> image) {
+        this.groups = groups;
+        this.image = image;
+    }
+
+    RequestHandler commit() {
+        return request -> {
+            if (!groups.ready(request)) {
+                return;
+            }
+            OffsetCommitRequestData data = ((OffsetCommitRequest) request.body()).data();
+            boolean byId = OffsetCommitResponse.useTopicIds(request.apiVersion());
+            MetadataImage current = image.get();
+            OffsetCommitResponse.Builder refused = OffsetCommitResponse.newBuilder(byId);
+            List<OffsetCommitRequestData.OffsetCommitRequestTopic> known = new ArrayList<>();
+            for (OffsetCommitRequestData.OffsetCommitRequestTopic t : data.topics()) {
+                Optional<TopicImage> topic = byId ? current.topic(t.topicId()) : current.topic(t.name());
+                if (topic.isEmpty()) {
+                    refused.addPartitions(t.topicId(), t.name(), t.partitions(),
+                            OffsetCommitRequestData.OffsetCommitRequestPartition::partitionIndex,
+                            byId ? Errors.UNKNOWN_TOPIC_ID : Errors.UNKNOWN_TOPIC_OR_PARTITION);
+                } else {
+                    known.add(t.duplicate().setName(topic.get().name()).setTopicId(topic.get().topicId()));
+                }
+            }
+            if (known.isEmpty()) {
+                request.respond(refused.build());
+                return;
+            }
+            OffsetCommitRequestData forward = data.duplicate().setTopics(known);
+            groups.answer(request, groups.host().coordinator().commitOffsets(request.context(), forward,
+                    BufferSupplier.NO_CACHING), result -> refused.merge(withIds(result, current)).build());
+        };
+    }
+
+    /** Puts the topic IDs back on the coordinator's answer (it works by name). */
+    private static OffsetCommitResponseData withIds(OffsetCommitResponseData result, MetadataImage current) {
+        for (OffsetCommitResponseData.OffsetCommitResponseTopic t : result.topics()) {
+            if (t.topicId() == null || Uuid.ZERO_UUID.equals(t.topicId())) {
+                current.topic(t.name()).ifPresent(ti -> t.setTopicId(ti.topicId()));
+            }
+        }
+        return result;
+    }
+
+    RequestHandler fetch() {
+        return request -> {
+            if (!groups.ready(request)) {
+                return;
+            }
+            OffsetFetchRequest body = request.body();
+            boolean byId = OffsetFetchRequest.useTopicIds(request.apiVersion());
+            MetadataImage current = image.get();
+            List<CompletableFuture<OffsetFetchResponseData.OffsetFetchResponseGroup>> futures = new ArrayList<>();
+            for (OffsetFetchRequestData.OffsetFetchRequestGroup g : body.groups()) {
+                futures.add(fetchGroup(request, g, byId, current, body.requireStable()));
+            }
+            short version = request.apiVersion();
+            groups.answer(request, CompletableFuture.allOf(futures.toArray(new CompletableFuture[0]))
+                    .thenApply(ignored -> futures.stream().map(CompletableFuture::join).toList()),
+                    results -> new OffsetFetchResponse.Builder(results).build(version));
+        };
+    }
+
+    private CompletableFuture<OffsetFetchResponseData.OffsetFetchResponseGroup> fetchGroup(
+            Request request, OffsetFetchRequestData.OffsetFetchRequestGroup group, boolean byId, MetadataImage current,
+            boolean requireStable) {
+        if (!byId || group.topics() == null) {
+            return groups.host().coordinator().fetchOffsets(request.context(), group, requireStable)
+                    .thenApply(r -> byId ? withIds(r, current) : r)
+                    .exceptionally(e -> OffsetFetchResponse.groupError(group,
+                            Errors.forException(GroupRequests.unwrap(e)), request.apiVersion()));
+        }
+        // by ID: unknown IDs are answered here; the rest asked by name
+        List<OffsetFetchResponseData.OffsetFetchResponseTopics> unknown = new ArrayList<>();
+        List<OffsetFetchRequestData.OffsetFetchRequestTopics> named = new ArrayList<>();
+        for (OffsetFetchRequestData.OffsetFetchRequestTopics t : group.topics()) {
+            Optional<TopicImage> topic = current.topic(t.topicId());
+            if (topic.isPresent()) {
+                named.add(t.duplicate().setName(topic.get().name()));
+            } else {
+                OffsetFetchResponseData.OffsetFetchResponseTopics u = new OffsetFetchResponseData.OffsetFetchResponseTopics()
+                        .setTopicId(t.topicId());
+                for (Integer p : t.partitionIndexes()) {
+                    u.partitions().add(new OffsetFetchResponseData.OffsetFetchResponsePartitions().setPartitionIndex(p)
+                            .setCommittedOffset(-1L).setErrorCode(Errors.UNKNOWN_TOPIC_ID.code()));
+                }
+                unknown.add(u);
+            }
+        }
+        return groups.host().coordinator().fetchOffsets(request.context(), group.duplicate().setTopics(named),
+                        requireStable)
+                .thenApply(r -> {
+                    withIds(r, current);
+                    r.topics().addAll(unknown);
+                    return r;
+                })
+                .exceptionally(e -> OffsetFetchResponse.groupError(group, Errors.forException(GroupRequests.unwrap(e)),
+                        request.apiVersion()));
+    }
+
+    private static OffsetFetchResponseData.OffsetFetchResponseGroup withIds(
+            OffsetFetchResponseData.OffsetFetchResponseGroup group, MetadataImage current) {
+        for (OffsetFetchResponseData.OffsetFetchResponseTopics t : group.topics()) {
+            if (t.name() != null && (t.topicId() == null || Uuid.ZERO_UUID.equals(t.topicId()))) {
+                current.topic(t.name()).ifPresent(ti -> t.setTopicId(ti.topicId()));
+            }
+        }
+        return group;
+    }
+
+    RequestHandler delete() {
+        return request -> {
+            if (!groups.ready(request)) {
+                return;
+            }
+            OffsetDeleteRequestData data = ((OffsetDeleteRequest) request.body()).data();
+            MetadataImage current = image.get();
+            OffsetDeleteResponse.Builder refused = new OffsetDeleteResponse.Builder();
+            OffsetDeleteRequestData.OffsetDeleteRequestTopicCollection known =
+                    new OffsetDeleteRequestData.OffsetDeleteRequestTopicCollection();
+            for (OffsetDeleteRequestData.OffsetDeleteRequestTopic t : data.topics()) {
+                if (current.topic(t.name()).isEmpty()) {
+                    refused.addPartitions(t.name(), t.partitions(),
+                            OffsetDeleteRequestData.OffsetDeleteRequestPartition::partitionIndex,
+                            Errors.UNKNOWN_TOPIC_OR_PARTITION);
+                } else {
+                    known.add(t.duplicate());
+                }
+            }
+            OffsetDeleteRequestData forward = data.duplicate().setTopics(known);
+            groups.answer(request, groups.host().coordinator().deleteOffsets(request.context(), forward,
+                    BufferSupplier.NO_CACHING), result -> refused.merge(result).build());
+        };
+    }
+}
