@@ -114,6 +114,11 @@ public final class MirrorTopicHandlers {
     }
 
     TopicResult startTopic(String mirror, String topic, Admin source) throws Exception {
+        if (org.apache.kafka.common.internals.Topic.isInternal(topic)) {
+            // __consumer_offsets belongs to each cluster's own coordinator; groups move by offset sync instead
+            return new TopicResult(Errors.INVALID_TOPIC_EXCEPTION.code(), "Internal topic '" + topic
+                    + "' cannot be mirrored; consumer group offsets are synced by the mirror instead");
+        }
         MirrorImage.MirrorTopic existing = metadata.image().mirrors().topics().get(topic);
         if (existing != null && !existing.mirror().equals(mirror) && !existing.desiredState().equals("STOPPED")) {
             return new TopicResult(MirrorErrors.TOPIC_ALREADY_IN_CLUSTER_MIRROR.code, "Topic '" + topic
