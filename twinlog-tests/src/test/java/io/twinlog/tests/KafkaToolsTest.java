@@ -194,54 +194,7 @@ class KafkaToolsTest {
         return out;
     }
 
-    /** Runs a tool's main class in a new JVM on this JVM's classpath; {@code stdin} null means empty input. */
     private static ToolResult runTool(String mainClass, String stdin, String... args) throws Exception {
-        List<String> cmd = new ArrayList<>();
-        cmd.add(Paths.get(System.getProperty("java.home"), "bin", "java").toString());
-        // Small, quick-starting JVMs: the tools do little work and the machine has two cores.
-        cmd.addAll(List.of("-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto"));
-        cmd.add("-Dlog4j2.configurationFile=" + Paths.get(KafkaToolsTest.class.getResource("/tools-log4j2.properties").toURI()));
-        cmd.add("-cp");
-        cmd.add(System.getProperty("java.class.path"));
-        cmd.add(mainClass);
-        cmd.addAll(List.of(args));
-        String name = mainClass.substring(mainClass.lastIndexOf('.') + 1) + "-" + System.nanoTime();
-        Path in = workDir.toPath().resolve(name + ".in");
-        Path out = workDir.toPath().resolve(name + ".out");
-        Path err = workDir.toPath().resolve(name + ".err");
-        Files.writeString(in, stdin == null ? "" : stdin);
-        Process process = new ProcessBuilder(cmd).redirectInput(in.toFile()).redirectOutput(out.toFile())
-                .redirectError(err.toFile()).start();
-        if (!process.waitFor(TOOL_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)) {
-            process.destroyForcibly();
-            process.waitFor(10, TimeUnit.SECONDS);
-            throw new AssertionError(mainClass + " " + String.join(" ", args) + " did not finish within "
-                    + TOOL_TIMEOUT + "\n" + new ToolResult(name, -1, read(out), read(err)));
-        }
-        return new ToolResult(mainClass + " " + String.join(" ", args), process.exitValue(), read(out), read(err));
-    }
-
-    private static String read(Path p) throws IOException {
-        return Files.exists(p) ? Files.readString(p) : "";
-    }
-
-    /** What a tool printed and how it exited. */
-    record ToolResult(String command, int exitCode, String stdout, String stderr) {
-        List<String> stdoutLines() {
-            return stdout.lines().filter(l -> !l.isBlank()).collect(Collectors.toList());
-        }
-
-        String all() {
-            return stdout + stderr;
-        }
-
-        void assertSuccess() {
-            assertEquals(0, exitCode, "exit code of " + this);
-        }
-
-        @Override
-        public String toString() {
-            return command + " -> exit " + exitCode + "\n--- stdout ---\n" + stdout + "--- stderr ---\n" + stderr;
-        }
+        return KafkaTools.run(workDir, TOOL_TIMEOUT, mainClass, stdin, args);
     }
 }
