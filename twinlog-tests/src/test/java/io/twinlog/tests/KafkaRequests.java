@@ -53,7 +53,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
  * <p>Produce from v13 and Fetch from v13 name topics by topic ID only; the builders here take both name and ID and
  * put on the wire what the version carries.
  */
-final class KafkaRequests {
+public final class KafkaRequests {
     static final String CLIENT_ID = "raw-test-client";
 
     private KafkaRequests() {
@@ -65,7 +65,7 @@ final class KafkaRequests {
 
     // ---- Produce ----
 
-    static ProduceRequest produce(short version, String topic, Uuid topicId, int partition, short acks,
+    public static ProduceRequest produce(short version, String topic, Uuid topicId, int partition, short acks,
                                   MemoryRecords records) {
         ProduceRequestData.TopicProduceData t = new ProduceRequestData.TopicProduceData();
         if (version >= 13) {
@@ -81,14 +81,14 @@ final class KafkaRequests {
     }
 
     /** The response of a single-partition produce. */
-    static ProduceResponseData.PartitionProduceResponse onlyPartition(ProduceResponse response) {
+    public static ProduceResponseData.PartitionProduceResponse onlyPartition(ProduceResponse response) {
         List<ProduceResponseData.TopicProduceResponse> topics = List.copyOf(response.data().responses());
         assertEquals(1, topics.size(), "topics in " + response.data());
         assertEquals(1, topics.get(0).partitionResponses().size(), "partitions in " + response.data());
         return topics.get(0).partitionResponses().get(0);
     }
 
-    static MemoryRecords records(int count, String prefix) {
+    public static MemoryRecords records(int count, String prefix) {
         return MemoryRecords.withRecords(Compression.NONE, simpleRecords(count, prefix));
     }
 
