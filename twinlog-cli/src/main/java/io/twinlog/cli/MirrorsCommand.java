@@ -25,7 +25,9 @@ import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 
@@ -51,6 +53,9 @@ import java.util.concurrent.Callable;
             "twinlog-mirrors.sh --bootstrap-server HOST:PORT[,...] ACTION [OPTIONS]",
             "  --create --mirror NAME --source-bootstrap-server HOST:PORT[,...] [--source-config KEY=VALUE]...",
             "           [--source-config-file FILE] [--include REGEX[,REGEX...]] [--exclude REGEX[,REGEX...]]",
+            "           [--groups-include REGEX[,REGEX...]] [--groups-exclude REGEX[,REGEX...]]",
+            "           [--groups-sync-interval-ms MS]",
+            "  --alter --mirror NAME [any option of --create]",
             "  --list [--mirror NAME]",
             "  --describe [--mirror NAME]",
             "  --delete --mirror NAME",
@@ -117,7 +122,8 @@ public final class MirrorsCommand implements Callable<Integer> {
         @Option(names = "--describe", order = 13, description = "Describe every cluster mirror, or --mirror NAME: "
                 + "state, source, patterns, configs (credentials shown as [hidden]), then one line per mirror "
                 + "partition: MIRROR TOPIC PARTITION STATE SOURCE-END DESTINATION-END LAG LAST-MIRRORED-EPOCH "
-                + "ERROR.")
+                + "ERROR, and one line per consumer group whose offsets it syncs: MIRROR GROUP LAST-SYNC "
+                + "OFFSETS-SYNCED OFFSETS-CLAMPED.")
         boolean describe;
 
         @Option(names = "--alter", order = 13, description = "Change configs of the cluster mirror --mirror NAME "
@@ -199,6 +205,42 @@ public final class MirrorsCommand implements Callable<Integer> {
                 description = "Source topics it never covers (mirror.topic.exclude).")
         List<String> exclude = new ArrayList<>();
 
+        @Option(names = "--groups-include", paramLabel = "REGEX[,REGEX...]", split = ",", hideParamSyntax = true,
+                order = 36, description = "Consumer groups whose offsets are synced from the source "
+                + "(mirror.groups.include; default every group, '' turns the sync off).")
+        List<String> groupsInclude;
+
+        @Option(names = "--groups-exclude", paramLabel = "REGEX[,REGEX...]", split = ",", hideParamSyntax = true,
+                order = 37, description = "Consumer groups never synced (mirror.groups.exclude).")
+        List<String> groupsExclude;
+
+        @Option(names = "--groups-sync-interval-ms", paramLabel = "MS", order = 38, description = "How often group "
+                + "offsets are synced (mirror.groups.sync.interval.ms; default 30000).")
+        Long groupsSyncIntervalMs;
+
+        /** The group sync options given, as mirror configs ({@code --groups-include ''} as an empty value). */
+        Map<String, String> groupConfigs() {
+            Map<String, String> out = new LinkedHashMap<>();
+            if (groupsInclude != null) {
+                out.put(CreateMirror.GROUPS_INCLUDE, joined(groupsInclude));
+            }
+            if (groupsExclude != null) {
+                out.put(CreateMirror.GROUPS_EXCLUDE, joined(groupsExclude));
+            }
+            if (groupsSyncIntervalMs != null) {
+                if (groupsSyncIntervalMs <= 0) {
+                    throw CommandException.usage("--groups-sync-interval-ms must be positive, but got "
+                            + groupsSyncIntervalMs);
+                }
+                out.put(CreateMirror.GROUPS_SYNC_INTERVAL_MS, Long.toString(groupsSyncIntervalMs));
+            }
+            return out;
+        }
+
+        private static String joined(List<String> patterns) {
+            return String.join(",", patterns.stream().map(String::trim).filter(p -> !p.isEmpty()).toList());
+        }
+
         Optional<String> firstGiven() {
             if (sourceBootstrapServer != null) {
                 return Optional.of("--source-bootstrap-server");
@@ -212,7 +254,16 @@ public final class MirrorsCommand implements Callable<Integer> {
             if (!include.isEmpty()) {
                 return Optional.of("--include");
             }
-            return exclude.isEmpty() ? Optional.empty() : Optional.of("--exclude");
+            if (!exclude.isEmpty()) {
+                return Optional.of("--exclude");
+            }
+            if (groupsInclude != null) {
+                return Optional.of("--groups-include");
+            }
+            if (groupsExclude != null) {
+                return Optional.of("--groups-exclude");
+            }
+            return groupsSyncIntervalMs == null ? Optional.empty() : Optional.of("--groups-sync-interval-ms");
         }
     }
 
@@ -300,13 +351,16 @@ public final class MirrorsCommand implements Callable<Integer> {
             throw CommandException.usage("--topic is only valid with " + TOPIC_ACTIONS);
         }
         switch (action) {
-            case "--create":
-                return new CreateMirror(requireMirror(action, s), SourceConfigs.build(
-                        Optional.ofNullable(c.sourceConfigFile), c.sourceConfigs,
-                        Optional.ofNullable(c.sourceBootstrapServer), c.include, c.exclude));
+            case "--create": {
+                Map<String, String> configs = SourceConfigs.build(Optional.ofNullable(c.sourceConfigFile),
+                        c.sourceConfigs, Optional.ofNullable(c.sourceBootstrapServer), c.include, c.exclude);
+                configs.putAll(c.groupConfigs());
+                return new CreateMirror(requireMirror(action, s), configs);
+            }
             case "--alter": {
-                java.util.Map<String, String> changes = SourceConfigs.build(Optional.ofNullable(c.sourceConfigFile),
+                Map<String, String> changes = SourceConfigs.build(Optional.ofNullable(c.sourceConfigFile),
                         c.sourceConfigs, Optional.ofNullable(c.sourceBootstrapServer), c.include, c.exclude, false);
+                changes.putAll(c.groupConfigs());
                 if (changes.isEmpty()) {
                     throw CommandException.usage("--alter needs at least one of the --create options to change");
                 }

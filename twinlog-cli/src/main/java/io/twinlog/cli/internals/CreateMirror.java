@@ -15,6 +15,9 @@ public final class CreateMirror implements MirrorAction {
     public static final String BOOTSTRAP_SERVERS = "bootstrap.servers";
     public static final String TOPIC_INCLUDE = "mirror.topic.include";
     public static final String TOPIC_EXCLUDE = "mirror.topic.exclude";
+    public static final String GROUPS_INCLUDE = "mirror.groups.include";
+    public static final String GROUPS_EXCLUDE = "mirror.groups.exclude";
+    public static final String GROUPS_SYNC_INTERVAL_MS = "mirror.groups.sync.interval.ms";
 
     private final String mirror;
     private final Map<String, String> configs;

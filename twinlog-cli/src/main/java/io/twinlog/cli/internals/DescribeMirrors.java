@@ -4,6 +4,7 @@ import io.twinlog.clients.mirror.MirrorAdmin;
 
 import java.io.IOException;
 import java.io.PrintWriter;
+import java.time.Instant;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
@@ -25,7 +26,13 @@ import java.util.TreeMap;
  *
  * MIRROR  TOPIC  PARTITION  STATE  SOURCE-END  DESTINATION-END  LAG  LAST-MIRRORED-EPOCH  ERROR
  * dr      orders 0          ...
+ *
+ * MIRROR  GROUP    LAST-SYNC                 OFFSETS-SYNCED  OFFSETS-CLAMPED
+ * dr      billing  2026-12-01T10:15:30.123Z  3               0
  * </pre>
+ * The group table lists the consumer groups whose offsets the mirror syncs, with the time (UTC) their destination
+ * offsets were last brought in line with the source; OFFSETS-CLAMPED counts partitions where the source group is
+ * ahead of what the destination holds.
  * Values the broker marks sensitive (it never sends them) print as {@value #HIDDEN}; unknown numbers as "-".
  */
 public final class DescribeMirrors implements MirrorAction {
@@ -50,6 +57,8 @@ public final class DescribeMirrors implements MirrorAction {
             printMirror(d, out);
             out.println();
             partitionTable(d).print(out);
+            out.println();
+            groupTable(d).print(out);
         }
     }
 
@@ -81,6 +90,14 @@ public final class DescribeMirrors implements MirrorAction {
                         .forEach(p -> table.addRow(d.name(), t.name(), p.partition(), p.state(),
                                 known(p.sourceLogEndOffset()), known(p.destinationLogEndOffset()), known(p.lag()),
                                 known(p.lastMirroredEpoch()), error(p))));
+        return table;
+    }
+
+    private static Table groupTable(MirrorAdmin.MirrorDescription d) {
+        Table table = new Table("MIRROR", "GROUP", "LAST-SYNC", "OFFSETS-SYNCED", "OFFSETS-CLAMPED");
+        new TreeMap<>(d.groups()).values().forEach(g -> table.addRow(d.name(), g.groupId(),
+                g.lastSyncTimeMs() < 0 ? null : Instant.ofEpochMilli(g.lastSyncTimeMs()), g.offsetsSynced(),
+                g.offsetsClamped()));
         return table;
     }
 

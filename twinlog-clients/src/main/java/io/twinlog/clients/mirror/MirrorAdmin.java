@@ -200,11 +200,19 @@ public final class MirrorAdmin implements AutoCloseable {
         return out;
     }
 
-    /** A mirror's description; sensitive config values are null. */
+    /** A mirror's description; sensitive config values are null. {@code groups}: the groups it syncs, by ID. */
     public record MirrorDescription(String name, String state, String stateReason, String sourceBootstrap,
                                     String sourceClusterId, Map<String, String> configs, List<String> sensitiveConfigs,
                                     List<String> includePatterns, List<String> excludePatterns,
-                                    Map<String, TopicDescription> topics) {
+                                    Map<String, TopicDescription> topics, Map<String, GroupSyncDescription> groups) {
+    }
+
+    /**
+     * A consumer group whose offsets the mirror syncs from its source: when its destination offsets were last
+     * brought in line with the source, how many partitions that covered, and how many of those were clamped to
+     * what the destination holds (its consumers on the source are ahead of the mirrored data).
+     */
+    public record GroupSyncDescription(String groupId, long lastSyncTimeMs, int offsetsSynced, int offsetsClamped) {
     }
 
     /** A mirror topic and its partitions. */
@@ -252,10 +260,16 @@ public final class MirrorAdmin implements AutoCloseable {
                 topics.put(ts.getString("topic_name"), new TopicDescription(ts.getString("topic_name"),
                         ts.getString("desired_state"), parts));
             }
+            Map<String, GroupSyncDescription> groups = new LinkedHashMap<>();
+            for (Object g : m.getArray("groups")) {
+                Struct gs = (Struct) g;
+                groups.put(gs.getString("group_id"), new GroupSyncDescription(gs.getString("group_id"),
+                        gs.getLong("last_sync_time_ms"), gs.getInt("offsets_synced"), gs.getInt("offsets_clamped")));
+            }
             out.put(m.getString("mirror_name"), new MirrorDescription(m.getString("mirror_name"), m.getString("state"),
                     m.getString("state_reason"), m.getString("source_bootstrap"), m.getString("source_cluster_id"),
                     configs, sensitive, strings(m.getArray("include_patterns")), strings(m.getArray("exclude_patterns")),
-                    topics));
+                    topics, groups));
         }
         return out;
     }

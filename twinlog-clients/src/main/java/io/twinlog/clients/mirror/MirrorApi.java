@@ -43,7 +43,11 @@ public enum MirrorApi {
                                     new Field("destination_log_end_offset", Type.INT64),
                                     new Field("lag", Type.INT64), new Field("retry_attempt", Type.INT16),
                                     nullableStr("last_error"), new Field("last_mirrored_epoch", Type.INT32),
-                                    new Field("last_mirrored_offset", Type.INT64))))))))),
+                                    new Field("last_mirrored_offset", Type.INT64))))),
+                    // consumer group offset sync: one entry per group the mirror syncs (appended to version 0 before
+                    // any release; see docs/decisions.md)
+                    array("groups", schema(str("group_id"), new Field("last_sync_time_ms", Type.INT64),
+                            new Field("offsets_synced", Type.INT32), new Field("offsets_clamped", Type.INT32))))))),
     START_MIRROR_TOPICS(7004, "StartMirrorTopics", topicsRequest(), topicsResponse()),
     STOP_MIRROR_TOPICS(7005, "StopMirrorTopics", topicsRequest(), topicsResponse()),
     PAUSE_MIRROR_TOPICS(7006, "PauseMirrorTopics", topicsRequest(), topicsResponse()),
@@ -60,7 +64,10 @@ public enum MirrorApi {
                             new Field("error_code", Type.INT16), new Field("last_mirrored_epoch", Type.INT32),
                             new Field("last_mirrored_offset", Type.INT64)))))));
 
-    /** Every API is at version 0 today; new versions append fields or tagged fields. */
+    /**
+     * Every API is at version 0 today (one version for all of them); new versions append fields or tagged fields.
+     * Until the first release, version 0 itself may still grow (DescribeClusterMirrors gained {@code groups}).
+     */
     public static final short LATEST_VERSION = 0;
 
     public final short id;

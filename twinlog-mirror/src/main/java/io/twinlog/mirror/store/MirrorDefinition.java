@@ -16,7 +16,9 @@ import java.util.regex.PatternSyntaxException;
  * regexes), and the source cluster ID recorded at first contact.
  *
  * <p>Config keys starting with {@code mirror.} are the mirror's own settings; every other key is a client config
- * for connections to the source. Immutable.
+ * for connections to the source. Consumer group offset sync is set by {@value #GROUPS_INCLUDE} (default
+ * {@value #DEFAULT_GROUPS_INCLUDE}: every group; an empty value turns the sync off), {@value #GROUPS_EXCLUDE} (default
+ * none) and {@value #GROUPS_SYNC_INTERVAL_MS} (default {@value #DEFAULT_GROUPS_SYNC_INTERVAL_MS}). Immutable.
  */
 public record MirrorDefinition(String name, Map<String, String> configs, Optional<String> sourceClusterId,
                                String state, Optional<String> stateReason) {
@@ -24,6 +26,12 @@ public record MirrorDefinition(String name, Map<String, String> configs, Optiona
     public static final String BOOTSTRAP_SERVERS = "bootstrap.servers";
     public static final String TOPIC_INCLUDE = "mirror.topic.include";
     public static final String TOPIC_EXCLUDE = "mirror.topic.exclude";
+    /** Consumer groups whose offsets are synced (KIP-1279's name and default). */
+    public static final String GROUPS_INCLUDE = "mirror.groups.include";
+    public static final String GROUPS_EXCLUDE = "mirror.groups.exclude";
+    public static final String GROUPS_SYNC_INTERVAL_MS = "mirror.groups.sync.interval.ms";
+    public static final String DEFAULT_GROUPS_INCLUDE = ".*";
+    public static final long DEFAULT_GROUPS_SYNC_INTERVAL_MS = 30_000;
     public static final String STATE_ACTIVE = "ACTIVE";
     public static final String STATE_FAILED = "FAILED";
     private static final Pattern NAME = Pattern.compile("[a-zA-Z0-9._-]{1,249}");
@@ -55,6 +63,48 @@ public record MirrorDefinition(String name, Map<String, String> configs, Optiona
 
     public List<String> excludePatterns() {
         return split(configs.get(TOPIC_EXCLUDE));
+    }
+
+    /** Groups whose offsets are synced; empty when {@value #GROUPS_INCLUDE} is set to an empty value. */
+    public List<String> groupIncludePatterns() {
+        return split(configs.getOrDefault(GROUPS_INCLUDE, DEFAULT_GROUPS_INCLUDE));
+    }
+
+    public List<String> groupExcludePatterns() {
+        return split(configs.get(GROUPS_EXCLUDE));
+    }
+
+    /** How often group offsets are synced; the value was checked by {@link #validateSettings()} when it was set. */
+    public long groupsSyncIntervalMs() {
+        String value = configs.get(GROUPS_SYNC_INTERVAL_MS);
+        return value == null ? DEFAULT_GROUPS_SYNC_INTERVAL_MS : Long.parseLong(value.trim());
+    }
+
+    /** Every regular expression of the definition: topic and group include and exclude patterns. */
+    public List<String> allPatterns() {
+        List<String> out = new ArrayList<>(includePatterns());
+        out.addAll(excludePatterns());
+        out.addAll(groupIncludePatterns());
+        out.addAll(groupExcludePatterns());
+        return out;
+    }
+
+    /** Empty if the mirror's own numeric settings are valid; else why not (for INVALID_CONFIG). */
+    public Optional<String> validateSettings() {
+        String interval = configs.get(GROUPS_SYNC_INTERVAL_MS);
+        if (interval != null) {
+            long ms;
+            try {
+                ms = Long.parseLong(interval.trim());
+            } catch (NumberFormatException e) {
+                return Optional.of(GROUPS_SYNC_INTERVAL_MS + " must be a number of milliseconds, but got '"
+                        + interval + "'");
+            }
+            if (ms <= 0) {
+                return Optional.of(GROUPS_SYNC_INTERVAL_MS + " must be positive, but got " + ms);
+            }
+        }
+        return Optional.empty();
     }
 
     public MirrorDefinition withSourceClusterId(String id) {

@@ -18,11 +18,18 @@ import java.util.TreeMap;
  * <pre>
  * /mirrors/&lt;name&gt;                       {"version":1,"configs":{..},"sourceClusterId":..,"state":"ACTIVE"}
  * /mirrors/&lt;name&gt;/topics/&lt;topic&gt;       {"version":1,"desiredState":"MIRRORING"}   (mirror topics)
+ * /mirror_groups/&lt;name&gt;/&lt;group&gt;      {"version":1,"groupId":..,"lastSyncMs":..,"offsetsSynced":..,"offsetsClamped":..}
  * </pre>
  * Definitions survive restarts of every broker; writes that replace a definition check its version.
+ *
+ * <p>Group sync records live outside {@code /mirrors} on purpose: every broker caches and watches {@code /mirrors}
+ * to build its metadata image, and a record rewritten for every group at every sync would rebuild that image on
+ * every broker. They are read only by {@code describe}, and written only by the controller broker's group offset
+ * sync. A group ID may hold any character, so its node name is the ID percent-encoded ({@link #groupNode}).
  */
 public final class MirrorStore {
     public static final String MIRRORS = "/mirrors";
+    public static final String MIRROR_GROUPS = "/mirror_groups";
     private static final Logger log = LoggerFactory.getLogger(MirrorStore.class);
 
     private final CuratorFramework zk;
@@ -39,6 +46,42 @@ public final class MirrorStore {
         return mirrorPath(name) + "/topics";
     }
 
+    public static String groupsPath(String name) {
+        return MIRROR_GROUPS + "/" + name;
+    }
+
+    /**
+     * A ZooKeeper node name for a group ID: bytes of its UTF-8 form outside {@code [A-Za-z0-9_-]} as {@code %XX}, so
+     * '/', '.', '..' and characters ZooKeeper refuses never reach a path; the ID itself is kept in the value.
+     */
+    static String groupNode(String groupId) {
+        StringBuilder out = new StringBuilder();
+        for (byte b : groupId.getBytes(java.nio.charset.StandardCharsets.UTF_8)) {
+            char c = (char) (b & 0xff);
+            if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-') {
+                out.append(c);
+            } else {
+                out.append('%').append(String.format("%02X", b & 0xff));
+            }
+        }
+        return out.toString();
+    }
+
+    /** The group ID a node name of {@link #groupNode} stands for. */
+    static String groupIdOf(String node) {
+        java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
+        for (int i = 0; i < node.length(); i++) {
+            char c = node.charAt(i);
+            if (c == '%' && i + 2 < node.length()) {
+                bytes.write(Integer.parseInt(node.substring(i + 1, i + 3), 16));
+                i += 2;
+            } else {
+                bytes.write(c);
+            }
+        }
+        return bytes.toString(java.nio.charset.StandardCharsets.UTF_8);
+    }
+
     /** Thrown when a definition with this name exists already. */
     public static final class MirrorExistsException extends Exception {
         public MirrorExistsException(String name) {
@@ -53,6 +96,7 @@ public final class MirrorStore {
         } catch (KeeperException.NodeExistsException e) {
             throw new MirrorExistsException(definition.name());
         }
+        deleteGroupSyncs(definition.name()); // left by a deleted mirror of the same name whose last sync raced the delete
         log.info("Created cluster mirror {} to source {} (source cluster ID {})", definition.name(),
                 definition.sourceBootstrap(), definition.sourceClusterId().orElse("not yet known"));
     }
@@ -136,7 +180,74 @@ public final class MirrorStore {
 
     public void delete(String name) throws Exception {
         zk.delete().deletingChildrenIfNeeded().forPath(mirrorPath(name));
+        deleteGroupSyncs(name);
         log.info("Deleted cluster mirror {}", name);
+    }
+
+    /** Records a group's last sync (replacing the previous record). */
+    public void recordGroupSync(String name, GroupSyncRecord record) throws Exception {
+        String path = groupsPath(name) + "/" + groupNode(record.groupId());
+        byte[] data = Json.encode(record.toJson());
+        try {
+            zk.setData().forPath(path, data);
+        } catch (KeeperException.NoNodeException e) {
+            try {
+                zk.create().creatingParentsIfNeeded().forPath(path, data);
+            } catch (KeeperException.NodeExistsException raced) {
+                zk.setData().forPath(path, data);
+            }
+        }
+    }
+
+    /** The group sync records of a mirror, by group ID (empty before the first sync). */
+    public Map<String, GroupSyncRecord> groupSyncs(String name) throws Exception {
+        Map<String, GroupSyncRecord> out = new TreeMap<>();
+        List<String> nodes;
+        try {
+            nodes = zk.getChildren().forPath(groupsPath(name));
+        } catch (KeeperException.NoNodeException e) {
+            return out;
+        }
+        for (String node : nodes) {
+            String path = groupsPath(name) + "/" + node;
+            try {
+                GroupSyncRecord r = GroupSyncRecord.fromJson(Json.decode(zk.getData().forPath(path), path));
+                out.put(r.groupId(), r);
+            } catch (KeeperException.NoNodeException ignored) {
+                // pruned concurrently
+            }
+        }
+        return out;
+    }
+
+    /** The IDs of the groups that have a sync record (from the node names only: one ZooKeeper read). */
+    public java.util.Set<String> groupSyncIds(String name) throws Exception {
+        java.util.Set<String> out = new java.util.TreeSet<>();
+        try {
+            zk.getChildren().forPath(groupsPath(name)).forEach(node -> out.add(groupIdOf(node)));
+        } catch (KeeperException.NoNodeException e) {
+            // never synced a group
+        }
+        return out;
+    }
+
+    /** Removes the records of groups the mirror no longer syncs (no longer on the source, or now excluded). */
+    public void removeGroupSyncs(String name, java.util.Collection<String> groupIds) throws Exception {
+        for (String groupId : groupIds) {
+            try {
+                zk.delete().forPath(groupsPath(name) + "/" + groupNode(groupId));
+            } catch (KeeperException.NoNodeException ignored) {
+                // already gone
+            }
+        }
+    }
+
+    private void deleteGroupSyncs(String name) throws Exception {
+        try {
+            zk.delete().deletingChildrenIfNeeded().forPath(groupsPath(name));
+        } catch (KeeperException.NoNodeException ignored) {
+            // never synced a group
+        }
     }
 
     private static Map<String, Boolean> toMap(List<String> names) {

@@ -71,11 +71,13 @@ public final class MirrorApiHandlers {
         }
         MirrorDefinition draft = new MirrorDefinition(name, configs, Optional.empty(), MirrorDefinition.STATE_ACTIVE,
                 Optional.empty());
-        List<String> patterns = new ArrayList<>(draft.includePatterns());
-        patterns.addAll(draft.excludePatterns());
-        Optional<String> badRegex = MirrorDefinition.validatePatterns(patterns);
+        Optional<String> badRegex = MirrorDefinition.validatePatterns(draft.allPatterns());
         if (badRegex.isPresent()) {
             return error(MirrorApi.CREATE_CLUSTER_MIRROR, Errors.INVALID_REGULAR_EXPRESSION.code(), badRegex.get());
+        }
+        Optional<String> badSetting = draft.validateSettings();
+        if (badSetting.isPresent()) {
+            return error(MirrorApi.CREATE_CLUSTER_MIRROR, Errors.INVALID_CONFIG.code(), badSetting.get());
         }
         Optional<String> badClientConfigs = SourceChannels.validate(draft.sourceClientConfigs());
         if (badClientConfigs.isPresent()) {
@@ -131,11 +133,13 @@ public final class MirrorApiHandlers {
             }
             MirrorDefinition next = new MirrorDefinition(name, configs, current.get().sourceClusterId(),
                     current.get().state(), current.get().stateReason());
-            List<String> patterns = new ArrayList<>(next.includePatterns());
-            patterns.addAll(next.excludePatterns());
-            Optional<String> badRegex = MirrorDefinition.validatePatterns(patterns);
+            Optional<String> badRegex = MirrorDefinition.validatePatterns(next.allPatterns());
             if (badRegex.isPresent()) {
                 return error(MirrorApi.ALTER_CLUSTER_MIRROR, Errors.INVALID_REGULAR_EXPRESSION.code(), badRegex.get());
+            }
+            Optional<String> badSetting = next.validateSettings();
+            if (badSetting.isPresent()) {
+                return error(MirrorApi.ALTER_CLUSTER_MIRROR, Errors.INVALID_CONFIG.code(), badSetting.get());
             }
             Optional<String> badClientConfigs = SourceChannels.validate(next.sourceClientConfigs());
             if (badClientConfigs.isPresent()) {
@@ -220,6 +224,7 @@ public final class MirrorApiHandlers {
                 s.set("include_patterns", new Object[0]);
                 s.set("exclude_patterns", new Object[0]);
                 s.set("topics", new Object[0]);
+                s.set("groups", new Object[0]);
                 mirrors.add(s);
                 continue;
             }
@@ -260,10 +265,25 @@ public final class MirrorApiHandlers {
                 topics.add(ts);
             }
             s.set("topics", topics.toArray());
+            s.set("groups", describeGroups(s, name));
             mirrors.add(s);
         }
         response.set("mirrors", mirrors.toArray());
         return response;
+    }
+
+    /** The groups the mirror syncs, with their last sync, as the controller broker's group offset sync recorded it. */
+    private Object[] describeGroups(Struct mirrorStruct, String name) throws Exception {
+        List<Struct> groups = new ArrayList<>();
+        for (io.twinlog.mirror.store.GroupSyncRecord r : store.groupSyncs(name).values()) {
+            Struct gs = MirrorMessages.element(mirrorStruct, "groups");
+            gs.set("group_id", r.groupId());
+            gs.set("last_sync_time_ms", r.lastSyncMs());
+            gs.set("offsets_synced", r.offsetsSynced());
+            gs.set("offsets_clamped", r.offsetsClamped());
+            groups.add(gs);
+        }
+        return groups.toArray();
     }
 
     /**

@@ -30,7 +30,8 @@ import java.util.regex.Pattern;
  * Keeps each mirror's topics in step with its source, on the controller broker only (one writer): new source
  * topics matching the mirror's include patterns (and no exclude pattern) start mirroring by themselves, partition
  * increases on the source are followed, and source topic config changes are copied (local-only configs excepted),
- * every {@value #REFRESH_INTERVAL_KEY} ms (default {@value #DEFAULT_REFRESH_INTERVAL_MS}).
+ * every {@value #REFRESH_INTERVAL_KEY} ms (default {@value #DEFAULT_REFRESH_INTERVAL_MS}). On the same thread, at
+ * each mirror's own interval, {@link MirrorGroupOffsetSync} copies consumer group offsets from the source.
  *
  * <p>Threading: one scheduler thread; each pass is bounded by the source admin timeouts.
  */
@@ -48,9 +49,13 @@ public final class MirrorMetadataSync implements AutoCloseable {
     private final Controller controller;
     private final ScheduledExecutorService thread;
     private final Map<String, Long> lastSyncMs = new HashMap<>();
+    private final MirrorGroupOffsetSync groupOffsets;
 
+    /** Group offsets are written through this broker's own advertised address, as its registration shows it. */
     public MirrorMetadataSync(MirrorStore store, MetadataWatcher metadata, TopicAdmin topicAdmin,
                               MirrorTopicHandlers topics, Controller controller, int brokerId) {
+        this.groupOffsets = new MirrorGroupOffsetSync(store, metadata,
+                MirrorGroupOffsetSync.registeredBootstrap(metadata, brokerId), org.apache.kafka.common.utils.Time.SYSTEM);
         this.store = store;
         this.metadata = metadata;
         this.topicAdmin = topicAdmin;
@@ -76,12 +81,14 @@ public final class MirrorMetadataSync implements AutoCloseable {
                 long interval = Long.parseLong(def.configs().getOrDefault(REFRESH_INTERVAL_KEY,
                         Long.toString(DEFAULT_REFRESH_INTERVAL_MS)));
                 long now = System.currentTimeMillis();
-                if (now - lastSyncMs.getOrDefault(def.name(), 0L) < interval
-                        || MirrorDefinition.STATE_FAILED.equals(def.state())) {
+                if (MirrorDefinition.STATE_FAILED.equals(def.state())) {
                     continue;
                 }
-                lastSyncMs.put(def.name(), now);
-                sync(def);
+                if (now - lastSyncMs.getOrDefault(def.name(), 0L) >= interval) {
+                    lastSyncMs.put(def.name(), now);
+                    sync(def);
+                }
+                groupOffsets.maybeSync(def);
             }
         } catch (Exception e) {
             log.warn("Mirror metadata sync failed: {}", e.toString());

@@ -32,6 +32,8 @@ class MirrorsCommandTest {
             "SOURCE-BOOTSTRAP-SERVER");
     private static final List<String> PARTITION_HEADER = List.of("MIRROR", "TOPIC", "PARTITION", "STATE",
             "SOURCE-END", "DESTINATION-END", "LAG", "LAST-MIRRORED-EPOCH", "ERROR");
+    private static final List<String> GROUP_HEADER = List.of("MIRROR", "GROUP", "LAST-SYNC", "OFFSETS-SYNCED",
+            "OFFSETS-CLAMPED");
     /** Nothing listens there: a command that reaches the network fails with "Could not connect". */
     private static final String CLOSED_PORT = "127.0.0.1:1";
 
@@ -70,7 +72,8 @@ class MirrorsCommandTest {
                         + "username=\"u\" password=\"s3cret\";",
                 "--source-config", "client.id=dr-mirror",
                 "--source-config-file", configFile.toString(),
-                "--include", "orders.*,payments", "--exclude", ".*-internal");
+                "--include", "orders.*,payments", "--exclude", ".*-internal",
+                "--groups-include", "app-.*", "--groups-exclude", "app-test", "--groups-sync-interval-ms", "60000");
         created.assertSuccess();
         assertEquals(List.of("Created cluster mirror 'dr' from " + source.bootstrapServers() + "."), created.outLines());
 
@@ -97,15 +100,20 @@ class MirrorsCommandTest {
                 "  Configs:",
                 "    bootstrap.servers=" + source.bootstrapServers(),
                 "    client.id=dr-mirror",
+                "    mirror.groups.exclude=app-test",
+                "    mirror.groups.include=app-.*",
+                "    mirror.groups.sync.interval.ms=60000",
                 "    mirror.topic.exclude=.*-internal",
                 "    mirror.topic.include=orders.*,payments",
                 "    sasl.jaas.config=[hidden]",
                 "    ssl.truststore.password=[hidden]",
                 "  Topics: 0",
-                ""), described.outLines().subList(0, 16));
-        assertEquals(PARTITION_HEADER, words(described.outLines().get(16)));
-        assertEquals(17, described.outLines().size(), "no mirror partitions yet: the table is its header\n"
-                + described.out);
+                ""), described.outLines().subList(0, 19));
+        assertEquals(PARTITION_HEADER, words(described.outLines().get(19)));
+        assertEquals("", described.outLines().get(20));
+        assertEquals(GROUP_HEADER, words(described.outLines().get(21)));
+        assertEquals(22, described.outLines().size(), "no mirror partitions or synced groups yet: the tables are "
+                + "their headers\n" + described.out);
         assertFalse(described.out.contains("s3cret"), "credentials are never printed");
 
         Result deleted = mirrors("--delete", "--mirror", "dr");
@@ -130,6 +138,8 @@ class MirrorsCommandTest {
             long tables = lines.stream().filter(l -> words(l).equals(PARTITION_HEADER)).count();
             assertEquals(lines.stream().filter(l -> l.startsWith("Mirror: ")).count(), tables,
                     "a partition table per mirror\n" + described.out);
+            assertEquals(tables, lines.stream().filter(l -> words(l).equals(GROUP_HEADER)).count(),
+                    "a group table per mirror\n" + described.out);
         } finally {
             mirrors("--delete", "--mirror", "aa-first").assertSuccess();
             mirrors("--delete", "--mirror", "zz-second").assertSuccess();
@@ -170,6 +180,11 @@ class MirrorsCommandTest {
                 .assertErrorStartsWith("INVALID_CLUSTER_MIRROR_NAME: Invalid cluster mirror name 'bad/name'");
         mirrors("--create", "--mirror", "bad-regex", "--source-bootstrap-server", source.bootstrapServers(),
                 "--include", "orders[").assertErrorStartsWith("INVALID_REGULAR_EXPRESSION: ");
+        mirrors("--create", "--mirror", "bad-group-regex", "--source-bootstrap-server", source.bootstrapServers(),
+                "--groups-exclude", "app[").assertErrorStartsWith("INVALID_REGULAR_EXPRESSION: ");
+        mirrors("--create", "--mirror", "bad-interval", "--source-bootstrap-server", source.bootstrapServers(),
+                "--source-config", "mirror.groups.sync.interval.ms=often")
+                .assertErrorStartsWith("INVALID_CONFIG: mirror.groups.sync.interval.ms must be a number");
         mirrors("--describe", "--mirror", "nope").assertError("UNKNOWN_CLUSTER_MIRROR: No cluster mirror named 'nope'");
         mirrors("--delete", "--mirror", "nope").assertError("UNKNOWN_CLUSTER_MIRROR: No cluster mirror named 'nope'");
         mirrors("--list", "--mirror", "nope").assertError("UNKNOWN_CLUSTER_MIRROR: No cluster mirror named 'nope'");
@@ -201,6 +216,9 @@ class MirrorsCommandTest {
                 "--list", "--topic", "t"},
             {"--source-config is only valid with --create", b, CLOSED_PORT, "--describe", "--source-config", "a=b"},
             {"--include is only valid with --create", b, CLOSED_PORT, "--delete", "--mirror", "m", "--include", "x"},
+            {"--groups-include is only valid with --create", b, CLOSED_PORT, "--describe", "--groups-include", "x"},
+            {"--groups-sync-interval-ms must be positive, but got 0", b, CLOSED_PORT, "--create", "--mirror", "m",
+                "--source-bootstrap-server", "h:9092", "--groups-sync-interval-ms", "0"},
             {"--create needs --source-bootstrap-server (or bootstrap.servers in --source-config or "
                     + "--source-config-file)", b, CLOSED_PORT, "--create", "--mirror", "m"},
             {"Invalid --source-bootstrap-server ':9092': a host is needed, the destination brokers connect to it",
@@ -270,7 +288,8 @@ class MirrorsCommandTest {
                 help.out);
         for (String option : List.of("--bootstrap-server", "--mirror", "--create", "--list", "--describe", "--delete",
                 "--start", "--add", "--stop", "--remove", "--pause", "--resume", "--topic", "--source-bootstrap-server",
-                "--source-config", "--source-config-file", "--include", "--exclude", "--verbose")) {
+                "--source-config", "--source-config-file", "--include", "--exclude", "--groups-include",
+                "--groups-exclude", "--groups-sync-interval-ms", "--verbose")) {
             assertTrue(help.out.contains(option + " ") || help.out.contains(option + "="), option);
         }
     }

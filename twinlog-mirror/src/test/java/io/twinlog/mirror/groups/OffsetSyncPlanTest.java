@@ -1,0 +1,197 @@
+package io.twinlog.mirror.groups;
+
+import io.twinlog.controller.metadata.MirrorImage;
+import io.twinlog.mirror.groups.OffsetSyncPlan.CommittedOffset;
+import io.twinlog.mirror.groups.OffsetSyncPlan.DestinationGroup;
+import io.twinlog.mirror.groups.OffsetSyncPlan.DestinationPartition;
+import io.twinlog.mirror.groups.OffsetSyncPlan.GroupPlan;
+import io.twinlog.mirror.groups.OffsetSyncPlan.Outcome;
+import org.apache.kafka.common.GroupState;
+import org.apache.kafka.common.TopicPartition;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class OffsetSyncPlanTest {
+    private static final TopicPartition ORDERS_0 = new TopicPartition("orders", 0);
+    private static final TopicPartition ORDERS_1 = new TopicPartition("orders", 1);
+    private static final TopicPartition PAYMENTS_0 = new TopicPartition("payments", 0);
+
+    @Test
+    void anOffsetTheDestinationHoldsIsCopiedWithItsEpochAndMetadata() {
+        GroupPlan plan = context().sourceCommitted(ORDERS_0, 40, 3, "m").destinationHolds(ORDERS_0, 0, 100).plan();
+        assertEquals(Outcome.SYNC, plan.outcome());
+        assertEquals(Map.of(ORDERS_0, new CommittedOffset(40, Optional.of(3), "m")), plan.writes());
+        assertEquals(1, plan.offsetsSynced());
+        assertEquals(0, plan.offsetsClamped());
+    }
+
+    @Test
+    void anOffsetPastTheDestinationHighWatermarkIsClampedToItWithoutAnEpoch() {
+        GroupPlan plan = context().sourceCommitted(ORDERS_0, 150, 3, "m").destinationHolds(ORDERS_0, 0, 100).plan();
+        assertEquals(Map.of(ORDERS_0, new CommittedOffset(100, Optional.empty(), "m")), plan.writes());
+        assertEquals(1, plan.offsetsClamped());
+    }
+
+    @Test
+    void anOffsetBelowTheDestinationLogStartIsRaisedToIt() {
+        GroupPlan plan = context().sourceCommitted(ORDERS_0, 5, 1, "").destinationHolds(ORDERS_0, 20, 100).plan();
+        assertEquals(Map.of(ORDERS_0, new CommittedOffset(20, Optional.empty(), "")), plan.writes());
+        assertEquals(1, plan.offsetsClamped());
+    }
+
+    @Test
+    void anEmptyDestinationPartitionGetsOffsetZero() {
+        GroupPlan plan = context().sourceCommitted(ORDERS_0, 7, 0, "").destinationHolds(ORDERS_0, 0, 0).plan();
+        assertEquals(0L, plan.writes().get(ORDERS_0).offset());
+    }
+
+    @Test
+    void offsetsAlreadyEqualAreCountedButNotRewritten() {
+        GroupPlan plan = context().sourceCommitted(ORDERS_0, 40, 3, "").sourceCommitted(ORDERS_1, 9, 3, "")
+                .destinationHolds(ORDERS_0, 0, 100).destinationHolds(ORDERS_1, 0, 100)
+                .destinationCommitted(ORDERS_0, 40).plan();
+        assertEquals(Set.of(ORDERS_1), plan.writes().keySet());
+        assertEquals(2, plan.offsetsSynced());
+    }
+
+    @Test
+    void theDestinationFollowsASourceResetToAnEarlierOffset() {
+        GroupPlan plan = context().sourceCommitted(ORDERS_0, 10, 3, "").destinationHolds(ORDERS_0, 0, 100)
+                .destinationCommitted(ORDERS_0, 60).plan();
+        assertEquals(10L, plan.writes().get(ORDERS_0).offset());
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = GroupState.class, names = {"STABLE", "PREPARING_REBALANCE", "COMPLETING_REBALANCE",
+        "ASSIGNING", "RECONCILING", "UNKNOWN", "NOT_READY"})
+    void aGroupNotKnownIdleOnTheDestinationIsLeftAlone(GroupState state) {
+        GroupPlan plan = context().sourceCommitted(ORDERS_0, 40, 3, "").destinationHolds(ORDERS_0, 0, 100)
+                .destinationGroup(state, 1).plan();
+        assertEquals(Outcome.SKIPPED_ACTIVE, plan.outcome());
+        assertTrue(plan.writes().isEmpty());
+    }
+
+    @Test
+    void anEmptyStateWithMembersIsNotIdle() {
+        assertFalse(new DestinationGroup(GroupState.EMPTY, 2, Map.of()).isIdle());
+        assertTrue(new DestinationGroup(GroupState.EMPTY, 0, Map.of()).isIdle());
+        assertTrue(DestinationGroup.absent().isIdle(), "a group unknown on the destination is synced");
+    }
+
+    @Test
+    void onlyTopicsTheMirrorStillSyncsAreWritten() {
+        GroupPlan plan = context().syncable("orders").sourceCommitted(ORDERS_0, 40, 3, "")
+                .sourceCommitted(PAYMENTS_0, 8, 3, "").destinationHolds(ORDERS_0, 0, 100)
+                .destinationHolds(PAYMENTS_0, 0, 100).plan();
+        assertEquals(Set.of(ORDERS_0), plan.writes().keySet());
+    }
+
+    @Test
+    void aGroupWithNoOffsetsForSyncedTopicsIsSkipped() {
+        GroupPlan plan = context().syncable("orders").sourceCommitted(PAYMENTS_0, 8, 3, "")
+                .destinationHolds(PAYMENTS_0, 0, 100).plan();
+        assertEquals(Outcome.SKIPPED_NO_OFFSETS, plan.outcome());
+    }
+
+    @Test
+    void aPartitionTheDestinationDidNotReportIsNotSyncedThisTime() {
+        GroupPlan plan = context().sourceCommitted(ORDERS_0, 40, 3, "").sourceCommitted(ORDERS_1, 40, 3, "")
+                .destinationHolds(ORDERS_0, 0, 100).plan();
+        assertEquals(Set.of(ORDERS_0), plan.writes().keySet());
+        assertEquals(1, plan.offsetsSynced());
+    }
+
+    @Test
+    void syncableTopicsAreThisMirrorsTopicsNotFailedOver() {
+        Map<String, MirrorImage.MirrorTopic> topics = Map.of(
+                "orders", new MirrorImage.MirrorTopic("dr", "MIRRORING"),
+                "paused", new MirrorImage.MirrorTopic("dr", "PAUSED"),
+                "stopped", new MirrorImage.MirrorTopic("dr", "STOPPED"),
+                "stopping", new MirrorImage.MirrorTopic("dr", "MIRRORING"),
+                "elsewhere", new MirrorImage.MirrorTopic("other", "MIRRORING"));
+        Map<TopicPartition, MirrorImage.MirrorPartition> partitions = Map.of(
+                new TopicPartition("orders", 0), partition("MIRRORING"),
+                new TopicPartition("orders", 1), partition("FAILED"),
+                new TopicPartition("stopping", 0), partition("MIRRORING"),
+                new TopicPartition("stopping", 1), partition("STOPPING"));
+        assertEquals(Set.of("orders", "paused"),
+                OffsetSyncPlan.syncableTopics("dr", new MirrorImage(topics, partitions)));
+    }
+
+    @Test
+    void groupSelectionMatchesWholeIdsAndHonoursExcludes() {
+        GroupSelection selection = GroupSelection.of(List.of("app-.*", "billing"), List.of(".*-test"));
+        assertTrue(selection.matches("app-1"));
+        assertTrue(selection.matches("billing"));
+        assertFalse(selection.matches("billing-2"), "a pattern matches the whole ID");
+        assertFalse(selection.matches("app-test"));
+        assertTrue(GroupSelection.of(List.of(), List.of()).selectsNothing());
+    }
+
+    private static MirrorImage.MirrorPartition partition(String state) {
+        return new MirrorImage.MirrorPartition(state, -1, Map.of(), 0);
+    }
+
+    private static PlanContext context() {
+        return new PlanContext();
+    }
+
+    /** One group's inputs, built by scenario verbs; every topic is syncable unless {@link #syncable} says which. */
+    private static final class PlanContext {
+        private final Map<TopicPartition, CommittedOffset> source = new HashMap<>();
+        private final Map<TopicPartition, DestinationPartition> held = new HashMap<>();
+        private final Map<TopicPartition, CommittedOffset> destinationCommitted = new HashMap<>();
+        private Set<String> syncable;
+        private GroupState state = GroupState.EMPTY;
+        private int members;
+
+        PlanContext syncable(String... topics) {
+            syncable = Set.of(topics);
+            return this;
+        }
+
+        PlanContext sourceCommitted(TopicPartition tp, long offset, int epoch, String metadata) {
+            source.put(tp, new CommittedOffset(offset, Optional.of(epoch), metadata));
+            return this;
+        }
+
+        PlanContext destinationHolds(TopicPartition tp, long logStartOffset, long highWatermark) {
+            held.put(tp, new DestinationPartition(logStartOffset, highWatermark));
+            return this;
+        }
+
+        PlanContext destinationCommitted(TopicPartition tp, long offset) {
+            destinationCommitted.put(tp, new CommittedOffset(offset, Optional.empty(), ""));
+            return this;
+        }
+
+        PlanContext destinationGroup(GroupState groupState, int memberCount) {
+            state = groupState;
+            members = memberCount;
+            return this;
+        }
+
+        GroupPlan plan() {
+            Set<String> topics = syncable;
+            if (topics == null) {
+                topics = new java.util.HashSet<>();
+                for (TopicPartition tp : source.keySet()) {
+                    topics.add(tp.topic());
+                }
+            }
+            return OffsetSyncPlan.planGroup("g", source, topics,
+                    new DestinationGroup(state, members, destinationCommitted), held);
+        }
+    }
+}

@@ -1,0 +1,46 @@
+package io.twinlog.mirror.store;
+
+import org.junit.jupiter.api.Test;
+
+import java.util.Map;
+import java.util.Optional;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+class GroupSyncRecordTest {
+
+    @Test
+    void groupIdsBecomeSafeNodeNames() {
+        assertEquals("app-1_x", MirrorStore.groupNode("app-1_x"));
+        assertEquals("a%2Fb", MirrorStore.groupNode("a/b"), "no path separator reaches ZooKeeper");
+        assertEquals("%2E", MirrorStore.groupNode("."));
+        assertEquals("%2E%2E", MirrorStore.groupNode(".."));
+        assertEquals("caf%C3%A9%20x", MirrorStore.groupNode("café x"));
+        for (String id : java.util.List.of("app-1_x", "a/b", ".", "..", "café x", "100%", "a%2Fb")) {
+            assertEquals(id, MirrorStore.groupIdOf(MirrorStore.groupNode(id)), "round trip of " + id);
+        }
+    }
+
+    @Test
+    void recordsRoundTripThroughJson() {
+        GroupSyncRecord r = new GroupSyncRecord("a/b", 1_700_000_000_123L, 3, 1);
+        assertEquals(r, GroupSyncRecord.fromJson(io.twinlog.controller.zk.Json.decode(
+                io.twinlog.controller.zk.Json.encode(r.toJson()), "/test")));
+    }
+
+    @Test
+    void groupSettingsHaveKip1279Defaults() {
+        MirrorDefinition d = new MirrorDefinition("m", Map.of("bootstrap.servers", "h:1"), Optional.empty(),
+                MirrorDefinition.STATE_ACTIVE, Optional.empty());
+        assertEquals(java.util.List.of(".*"), d.groupIncludePatterns());
+        assertEquals(java.util.List.of(), d.groupExcludePatterns());
+        assertEquals(30_000L, d.groupsSyncIntervalMs());
+        MirrorDefinition off = new MirrorDefinition("m", Map.of("mirror.groups.include", ""), Optional.empty(),
+                MirrorDefinition.STATE_ACTIVE, Optional.empty());
+        assertEquals(java.util.List.of(), off.groupIncludePatterns(), "an empty include turns the sync off");
+        MirrorDefinition bad = new MirrorDefinition("m", Map.of("mirror.groups.sync.interval.ms", "-5"),
+                Optional.empty(), MirrorDefinition.STATE_ACTIVE, Optional.empty());
+        assertEquals(Optional.of("mirror.groups.sync.interval.ms must be positive, but got -5"),
+                bad.validateSettings());
+    }
+}
