@@ -45,6 +45,26 @@ class ConsumerGroupTest {
         runGroupScenario("consumer", "billing-848");
     }
 
+    @Test
+    void offsetsOfADeletedTopicAreRemovedFromItsGroups() throws Exception {
+        String group = "cleanup";
+        try (TestCluster cluster = TestCluster.builder().brokers(1).build().start();
+             Admin admin = cluster.admin()) {
+            admin.createTopics(List.of(new NewTopic("doomed", 2, (short) 1), new NewTopic("kept", 1, (short) 1)))
+                    .all().get();
+            TopicPartition doomed = new TopicPartition("doomed", 1);
+            TopicPartition kept = new TopicPartition("kept", 0);
+            admin.alterConsumerGroupOffsets(group, Map.of(doomed, new OffsetAndMetadata(0), kept,
+                    new OffsetAndMetadata(0))).all().get();
+            assertEquals(Set.of(doomed, kept), admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata()
+                    .get().keySet());
+            admin.deleteTopics(List.of("doomed")).all().get();
+            Waits.waitUntil("the coordinator dropped the deleted topic's offsets", () -> admin
+                    .listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get().keySet()
+                    .equals(Set.of(kept)));
+        }
+    }
+
     private void runGroupScenario(String protocol, String group) throws Exception {
         try (TestCluster cluster = TestCluster.builder().brokers(3).build().start();
              Admin admin = cluster.admin()) {
