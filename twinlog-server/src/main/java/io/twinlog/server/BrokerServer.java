@@ -401,13 +401,14 @@ public final class BrokerServer implements AutoCloseable {
         closeQuietly("controller", controller);
         new ArrayList<>(socketServers).forEach(SocketServer::close);
         closeQuietly("request handlers", handlerPool);
+        // no more metadata from here on: an image applied now would start replica fetchers on logs about to close
+        closeQuietly("metadata watcher", watcher);
         closeQuietly("group APIs", groupApis);
         closeQuietly("group coordinator", groupCoordinator);
         closeQuietly("ISR change sender", alterPartitionManager);
         closeQuietly("controller channel", controllerChannel);
         closeQuietly("replica manager", replicaManager);
         closeQuietly("log store", logStore);
-        closeQuietly("metadata watcher", watcher);
         closeQuietly("ZooKeeper client", zk);
         closeQuietly("embedded ZooKeeper", embeddedZooKeeper);
         log.info("Twinlog broker {} shut down in {} ms", config.brokerId(), time.milliseconds() - startMs);
