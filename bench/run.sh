@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # Builds Twinlog with the bench module and runs the Twinlog vs Apache Kafka benchmark: single-node
 # produce/consume, replicated produce on three brokers, leader failover, and (only when asked for with
-# --phases mirror) cluster mirroring against MirrorMaker 2.
+# --phases mirror) cluster mirroring against MirrorMaker 2, run between Twinlog clusters and between Kafka clusters.
 #
 #   bench/run.sh [--records N] [--replicated-records N] [--warmup-records N] [--record-size N]
-#                [--systems twinlog,kafka] [--phases single,replicated,failover,mirror] [--session-timeout-ms N]
+#                [--systems twinlog,kafka] [--phases single,replicated,failover,mirror]
+#                [--mirror-setups twinlog,mm2-twinlog,mm2-kafka] [--session-timeout-ms N]
 #                [--rounds N] [--seed N] [--output FILE]
 #
 # On a machine shared with other builds, run it as `flock /tmp/twinlog-mvn.lock bench/run.sh ...`.
-# Results are printed on stdout and written to bench/results/latest.md; progress goes to stderr.
+# Results are printed on stdout and written to bench/results/latest.md; progress goes to stderr; MirrorMaker 2's
+# own log to bench/results/mm2-<setup>-round<N>.log.
 # Set TWINLOG_BENCH_SKIP_BUILD=1 to reuse an earlier build (bench/target) instead of running Maven.
 # JVM options: BENCH_JAVA_OPTS (default -Xmx2g -XX:+UseG1GC). See bench/README.md.
 set -euo pipefail
@@ -16,16 +18,23 @@ set -euo pipefail
 bench_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root_dir="$(dirname "$bench_dir")"
 
-if [[ "${TWINLOG_BENCH_SKIP_BUILD:-0}" != "1" ]]; then
+# --help needs no build.
+help_only=0
+for arg in "$@"; do
+  [[ "$arg" == --help || "$arg" == -h ]] && help_only=1
+done
+
+if [[ "${TWINLOG_BENCH_SKIP_BUILD:-0}" != "1" && "$help_only" != 1 ]]; then
   echo "Building Twinlog and the benchmark (mvn -Pbench install, tests skipped)..." >&2
   # Maven's output goes to stderr so that stdout carries only the results.
   (cd "$root_dir" && mvn -B -q -Pbench -DskipTests install) >&2
 fi
 
 # The mirror phase runs Apache Kafka MirrorMaker 2 (connect-mirror 4.3.1) as a separate process on its own
-# classpath, listed by bench/mm2/pom.xml (not part of the reactor). Build that list when the phase is asked for.
+# classpath, listed by bench/mm2/pom.xml (not part of the reactor). Build that list when the phase is asked for
+# and the list is missing or older than the pom.
 mm2_classpath="$bench_dir/mm2/target/classpath.txt"
-if [[ " $* ${BENCH_JAVA_OPTS:-} " == *mirror* && ! -s "$mm2_classpath" ]]; then
+if [[ "$help_only" != 1 && " $* ${BENCH_JAVA_OPTS:-} " == *mirror* && ( ! -s "$mm2_classpath" || "$bench_dir/mm2/pom.xml" -nt "$mm2_classpath" ) ]]; then
   echo "Resolving the MirrorMaker 2 classpath (bench/mm2/pom.xml)..." >&2
   mvn -B -q -f "$bench_dir/mm2/pom.xml" dependency:build-classpath -Dmdep.outputFile="$mm2_classpath" >&2
 fi
@@ -49,7 +58,7 @@ exec java \
   -Dbench.gitRevision="$revision" \
   -Dbench.output="$bench_dir/results/latest.md" \
   -Dbench.mm2Classpath="$mm2_classpath" \
-  -Dbench.mm2Log="$bench_dir/results/mm2.log" \
+  -Dbench.mm2LogDir="$bench_dir/results" \
   ${BENCH_JAVA_OPTS:--Xmx2g -XX:+UseG1GC} \
   -cp "${jars[0]}:$bench_dir/target/lib/*" \
   io.twinlog.bench.BenchMain "$@"

@@ -16,8 +16,9 @@ import java.util.List;
  * Entry point. For each round, each phase ({@link Phase}: single node, replicated produce, failover) and each
  * system in turn (Twinlog, then Apache Kafka; the order is reversed every other round so neither always runs in
  * the warmer JVM), start that system's cluster in this JVM, measure, and shut it down before the next one starts;
- * then print the results as markdown and write them to the output file. A phase that fails for one system is
- * reported and the run goes on. Exit code 0 on success, 1 if anything failed, 2 on a bad command line.
+ * then print the results as markdown and write them to the output file. The mirror phase runs its
+ * {@link MirrorSetup}s instead of the systems, the order rotated by one every round. A phase that fails for one
+ * system is reported and the run goes on. Exit code 0 on success, 1 if anything failed, 2 on a bad command line.
  */
 public final class BenchMain {
     private static final Logger log = LoggerFactory.getLogger(BenchMain.class);
@@ -54,7 +55,7 @@ public final class BenchMain {
                 if (!options.runs(phase)) {
                     continue;
                 }
-                for (String system : order) {
+                for (String system : phase == Phase.MIRROR ? mirrorOrder(options, round) : order) {
                     log.info("[{}] Round {} of {}, {}", system, round, options.rounds(), phase);
                     try {
                         results.runs.add(switch (phase) {
@@ -118,22 +119,37 @@ public final class BenchMain {
         return finished(system, Phase.FAILOVER, round, startupMs, before);
     }
 
-    /** Twinlog: Twinlog's mirroring between two Twinlog clusters; Kafka: MirrorMaker 2 between two Kafka clusters. */
+    /** The mirror setups of a round: the selected order rotated left by round - 1. */
+    static List<String> mirrorOrder(BenchOptions options, int round) {
+        List<String> labels = new ArrayList<>();
+        options.mirrorSetups().forEach(s -> labels.add(s.label()));
+        Collections.rotate(labels, -(round - 1));
+        return labels;
+    }
+
+    /** One {@link MirrorSetup} ({@code system} is its label): Twinlog's mirroring or MirrorMaker 2. */
     private static Results.SystemRun runMirror(String system, int round, BenchOptions options, Payloads payloads,
                                                Results results) throws Exception {
         CpuAccounting.Snapshot before = CpuAccounting.snapshot();
+        MirrorSetup setup = MirrorSetup.parse(system)
+                .orElseThrow(() -> new IllegalArgumentException("Unknown mirror setup " + system));
         MirrorBenchmark benchmark = new MirrorBenchmark(round, options, payloads);
         try {
-            switch (system) {
-                case "twinlog" -> benchmark.runTwinlog();
-                case "kafka" -> benchmark.runMirrorMaker();
-                default -> throw new IllegalArgumentException("Unknown system " + system);
+            switch (setup) {
+                case TWINLOG -> benchmark.runTwinlog();
+                case MM2_TWINLOG -> benchmark.runMirrorMaker(setup,
+                        new TwinlogCluster(TempDirectories.create("mm2-twinlog-src")),
+                        new TwinlogCluster(TempDirectories.create("mm2-twinlog-dst")));
+                case MM2_KAFKA -> benchmark.runMirrorMaker(setup,
+                        new KafkaCluster(TempDirectories.create("mm2-kafka-src")),
+                        new KafkaCluster(TempDirectories.create("mm2-kafka-dst")));
             }
         } finally {
             results.mirror.addAll(benchmark.figures());
             results.mirrorNotes.addAll(benchmark.notes());
         }
-        return finished(system, Phase.MIRROR, round, 0, before);
+        // MM2 is a process of its own: its CPU is part of the setup under test, not "other processes".
+        return finished(system, Phase.MIRROR, round, 0, before, benchmark.mirrorMakerCpuSeconds());
     }
 
     private interface Starter {
@@ -154,9 +170,15 @@ public final class BenchMain {
 
     private static Results.SystemRun finished(String system, Phase phase, int round, long startupMs,
                                               CpuAccounting.Snapshot before) {
+        return finished(system, phase, round, startupMs, before, 0);
+    }
+
+    /** {@code childCpuSeconds}: CPU of processes this run started for the system under test (MirrorMaker 2). */
+    private static Results.SystemRun finished(String system, Phase phase, int round, long startupMs,
+                                              CpuAccounting.Snapshot before, double childCpuSeconds) {
         CpuAccounting.Snapshot after = CpuAccounting.snapshot();
         Results.SystemRun run = new Results.SystemRun(system, phase, round, startupMs, after.wallSecondsSince(before),
-                after.otherProcessesCpuSecondsSince(before));
+                after.otherProcessesCpuSecondsSince(before).map(c -> Math.max(0, c - childCpuSeconds)));
         log.info("[{}] {} done in {} s; other processes used {} CPU-seconds meanwhile; shutting down", system, phase,
                 String.format("%.1f", run.wallSeconds()),
                 run.otherProcessesCpuSeconds().map(c -> String.format("%.1f", c)).orElse("an unknown number of"));

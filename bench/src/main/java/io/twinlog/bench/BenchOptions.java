@@ -19,6 +19,8 @@ import java.util.Set;
  * --systems a,b            which systems to run, in order (default twinlog,kafka)
  * --phases a,b,c           which parts to run: single, replicated, failover, mirror
  *                          (default single,replicated,failover)
+ * --mirror-setups a,b,c    what the mirror phase runs ({@link MirrorSetup}): twinlog, mm2-twinlog, mm2-kafka
+ *                          (default all three; --systems does not apply to the mirror phase)
  * --session-timeout-ms N   Twinlog zookeeper.session.timeout.ms and Kafka broker.session.timeout.ms of the
  *                          3-broker clusters (default 6000)
  * --rounds N               run everything N times, alternating the order of the systems; report medians (default 1)
@@ -27,12 +29,14 @@ import java.util.Set;
  * </pre>
  */
 record BenchOptions(int records, int replicatedRecords, int warmUpRecords, int recordSizeBytes, List<String> systems,
-                    Set<Phase> phases, int sessionTimeoutMs, int rounds, long seed, Path output) {
+                    Set<Phase> phases, List<MirrorSetup> mirrorSetups, int sessionTimeoutMs, int rounds, long seed,
+                    Path output) {
     static final List<String> KNOWN_SYSTEMS = List.of("twinlog", "kafka");
 
     static final String USAGE = "Usage: bench/run.sh [--records N] [--replicated-records N] [--warmup-records N] "
             + "[--record-size N] [--systems twinlog,kafka] [--phases single,replicated,failover,mirror] "
-            + "[--session-timeout-ms N] [--rounds N] [--seed N] [--output FILE]";
+            + "[--mirror-setups twinlog,mm2-twinlog,mm2-kafka] [--session-timeout-ms N] [--rounds N] [--seed N] "
+            + "[--output FILE]";
 
     static BenchOptions parse(String[] args) {
         int records = Integer.parseInt(System.getProperty("bench.records", "300000"));
@@ -41,6 +45,7 @@ record BenchOptions(int records, int replicatedRecords, int warmUpRecords, int r
         int recordSize = Integer.parseInt(System.getProperty("bench.recordSize", "1024"));
         String systems = System.getProperty("bench.systems", String.join(",", KNOWN_SYSTEMS));
         String phases = System.getProperty("bench.phases", "single,replicated,failover");
+        String mirrorSetups = System.getProperty("bench.mirrorSetups", "twinlog,mm2-twinlog,mm2-kafka");
         int sessionTimeoutMs = Integer.parseInt(System.getProperty("bench.sessionTimeoutMs", "6000"));
         int rounds = Integer.parseInt(System.getProperty("bench.rounds", "1"));
         long seed = Long.parseLong(System.getProperty("bench.seed", "42"));
@@ -61,6 +66,7 @@ record BenchOptions(int records, int replicatedRecords, int warmUpRecords, int r
                 case "--record-size" -> recordSize = Integer.parseInt(value);
                 case "--systems" -> systems = value;
                 case "--phases" -> phases = value;
+                case "--mirror-setups" -> mirrorSetups = value;
                 case "--session-timeout-ms" -> sessionTimeoutMs = Integer.parseInt(value);
                 case "--rounds" -> rounds = Integer.parseInt(value);
                 case "--seed" -> seed = Long.parseLong(value);
@@ -88,8 +94,16 @@ record BenchOptions(int records, int replicatedRecords, int warmUpRecords, int r
             phaseSet.add(Phase.parse(p.trim()).orElseThrow(() -> new UsageException("Unknown phase '" + p
                     + "'; known: single, replicated, failover, mirror")));
         }
+        List<MirrorSetup> setupList = new ArrayList<>();
+        for (String m : mirrorSetups.split(",")) {
+            MirrorSetup setup = MirrorSetup.parse(m.trim()).orElseThrow(() -> new UsageException("Unknown mirror "
+                    + "setup '" + m + "'; known: twinlog, mm2-twinlog, mm2-kafka"));
+            if (!setupList.contains(setup)) {
+                setupList.add(setup);
+            }
+        }
         return new BenchOptions(records, replicatedRecords, warmUpRecords, recordSize, List.copyOf(systemList),
-                Set.copyOf(phaseSet), sessionTimeoutMs, rounds, seed, Path.of(output));
+                Set.copyOf(phaseSet), List.copyOf(setupList), sessionTimeoutMs, rounds, seed, Path.of(output));
     }
 
     boolean runs(Phase phase) {
@@ -111,7 +125,8 @@ record BenchOptions(int records, int replicatedRecords, int warmUpRecords, int r
     public String toString() {
         return "records=" + records + ", replicatedRecords=" + replicatedRecords + ", warmUpRecords=" + warmUpRecords
                 + ", recordSizeBytes=" + recordSizeBytes + ", systems=" + systems + ", phases="
-                + EnumSet.copyOf(phases) + ", sessionTimeoutMs=" + sessionTimeoutMs + ", rounds=" + rounds
+                + EnumSet.copyOf(phases) + ", mirrorSetups=" + mirrorSetups + ", sessionTimeoutMs="
+                + sessionTimeoutMs + ", rounds=" + rounds
                 + ", seed=" + seed + ", output=" + output;
     }
 }

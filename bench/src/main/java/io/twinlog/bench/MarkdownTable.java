@@ -18,7 +18,8 @@ final class MarkdownTable {
     static MarkdownTable withColumns(String... headers) {
         List<Boolean> right = new ArrayList<>();
         for (int i = 0; i < headers.length; i++) {
-            right.add(i > 1 || (i == 1 && !headers[1].equalsIgnoreCase("system")));
+            right.add(i > 1 || (i == 1 && !headers[1].equalsIgnoreCase("system")
+                    && !headers[1].equalsIgnoreCase("setup")));
         }
         return new MarkdownTable(List.of(headers), right);
     }

@@ -25,11 +25,11 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * Phase {@code mirror}: cluster mirroring. For system {@code twinlog}, a Twinlog destination cluster mirrors a
- * topic of a Twinlog source cluster (Twinlog's own mirroring, {@link MirrorAdmin}); for system {@code kafka},
- * Apache Kafka MirrorMaker 2 (connect-mirror 4.3.1, a separate process) copies the same data between two Apache
- * Kafka 4.4.0 clusters (MM2 needs consumer groups and Connect's internal topics, which Twinlog does not serve yet).
- * Both: one single-node cluster per side, all in this JVM apart from MM2.
+ * Phase {@code mirror}: cluster mirroring, one {@link MirrorSetup} at a time. {@code twinlog}: a Twinlog destination
+ * cluster mirrors a topic of a Twinlog source cluster (Twinlog's own mirroring, {@link MirrorAdmin});
+ * {@code mm2-twinlog} and {@code mm2-kafka}: Apache Kafka MirrorMaker 2 (connect-mirror 4.3.1, a separate process)
+ * copies the same data between two Twinlog clusters or between two Apache Kafka 4.4.0 clusters. Every setup: one
+ * single-node cluster per side, all in this JVM apart from MM2.
  *
  * <ol>
  *   <li><b>bulk</b>: a topic of {@link #PARTITIONS} partitions is pre-filled with N records, then mirroring
@@ -57,6 +57,7 @@ final class MirrorBenchmark {
     private final Payloads payloads;
     private final List<Figure> figures = new ArrayList<>();
     private final List<String> notes = new ArrayList<>();
+    private double mirrorMakerCpuSeconds;
 
     MirrorBenchmark(int round, BenchOptions options, Payloads payloads) {
         this.round = round;
@@ -70,6 +71,11 @@ final class MirrorBenchmark {
 
     List<String> notes() {
         return notes;
+    }
+
+    /** CPU time of the MirrorMaker 2 process (a child of this JVM), up to just before it was stopped; 0 if none. */
+    double mirrorMakerCpuSeconds() {
+        return mirrorMakerCpuSeconds;
     }
 
     private int records() {
@@ -197,52 +203,65 @@ final class MirrorBenchmark {
                 + TIMEOUT_MS + " ms; last states " + last);
     }
 
-    // ------------------------------------------------------------------ MirrorMaker 2 on Kafka
+    // ------------------------------------------------------------------ MirrorMaker 2
 
-    void runMirrorMaker() throws Exception {
-        String system = "kafka";
+    /**
+     * MirrorMaker 2 from {@code source} into {@code target} (both not started yet; closed here): the same bulk and
+     * steady workloads as {@link #runTwinlog()}, with MM2's defaults apart from replication factor 1.
+     */
+    void runMirrorMaker(MirrorSetup setup, ClusterUnderTest source, ClusterUnderTest target) throws Exception {
+        String system = setup.label();
         String classpathFile = System.getProperty("bench.mm2Classpath", "bench/mm2/target/classpath.txt");
         Path cpPath = Path.of(classpathFile);
-        if (!Files.exists(cpPath)) {
-            throw new IllegalStateException("No MirrorMaker 2 classpath at " + cpPath.toAbsolutePath()
-                    + "; build it with: mvn -B -q -f bench/mm2/pom.xml dependency:build-classpath "
-                    + "-Dmdep.outputFile=target/classpath.txt (bench/run.sh does when the mirror phase runs)");
-        }
-        String classpath = Files.readString(cpPath).trim();
-        KafkaCluster source = new KafkaCluster(TempDirectories.create("kafka-mirror-src"));
-        KafkaCluster target = new KafkaCluster(TempDirectories.create("kafka-mirror-dst"));
         Path workDir = TempDirectories.create("mm2");
         Process mm2 = null;
-        try {
-            source.start();
-            target.start();
+        Path logFile = null;
+        try (ClusterUnderTest sourceCluster = source; ClusterUnderTest targetCluster = target) {
+            if (!Files.exists(cpPath)) {
+                throw new IllegalStateException("No MirrorMaker 2 classpath at " + cpPath.toAbsolutePath()
+                        + "; build it with: mvn -B -q -f bench/mm2/pom.xml dependency:build-classpath "
+                        + "-Dmdep.outputFile=target/classpath.txt (bench/run.sh does when the mirror phase runs)");
+            }
+            String classpath = Files.readString(cpPath).trim();
+            sourceCluster.start();
+            targetCluster.start();
             String topic = "mirror-bulk";
             String targetTopic = "A." + topic;
-            try (Admin src = admin(source.bootstrapServers()); Admin dst = admin(target.bootstrapServers())) {
+            try (Admin src = admin(sourceCluster.bootstrapServers());
+                 Admin dst = admin(targetCluster.bootstrapServers())) {
                 new BenchTopics(src).create(topic, PARTITIONS);
-                prefill(source.bootstrapServers(), topic, records());
+                prefill(sourceCluster.bootstrapServers(), topic, records());
                 Map<Integer, Long> sourceEnds = endOffsets(src, topic, PARTITIONS);
                 Path props = workDir.resolve("mm2.properties");
-                Files.writeString(props, mm2Properties(source.bootstrapServers(), target.bootstrapServers(), topic),
-                        StandardCharsets.UTF_8);
-                Path logFile = Path.of(System.getProperty("bench.mm2Log", "bench/results/mm2.log"));
-                Files.createDirectories(logFile.toAbsolutePath().getParent());
+                Files.writeString(props, mm2Properties(sourceCluster.bootstrapServers(),
+                        targetCluster.bootstrapServers(), topic), StandardCharsets.UTF_8);
+                Path logDirectory = Path.of(System.getProperty("bench.mm2LogDir", "bench/results"));
+                Files.createDirectories(logDirectory);
+                logFile = logDirectory.resolve("mm2-" + system + "-round" + round + ".log");
                 String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-                ProcessBuilder pb = new ProcessBuilder(java, "-Xmx1g", "-XX:+UseG1GC", "-cp", classpath,
-                        "org.apache.kafka.connect.mirror.MirrorMaker", props.toString())
+                // slf4j-simple (on MM2's classpath) writes INFO and above to stderr, i.e. to the log file.
+                ProcessBuilder pb = new ProcessBuilder(java, "-Xmx1g", "-XX:+UseG1GC",
+                        "-Dorg.slf4j.simpleLogger.showDateTime=true",
+                        "-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS",
+                        "-cp", classpath, "org.apache.kafka.connect.mirror.MirrorMaker", props.toString())
                         .redirectErrorStream(true).redirectOutput(logFile.toFile());
                 long start = System.nanoTime();
                 mm2 = pb.start();
                 log.info("[{}] mirror: MirrorMaker 2 started (pid {}), output in {}", system, mm2.pid(), logFile);
                 long[] firstAndLast = awaitCaughtUp(dst, targetTopic, sourceEnds, start, mm2);
                 bulkFigures(system, start, -1, firstAndLast);
-                steadyLag(system, source.bootstrapServers(), src, topic, dst, targetTopic, () -> -1);
+                steadyLag(system, sourceCluster.bootstrapServers(), src, topic, dst, targetTopic, () -> -1);
             } finally {
+                if (mm2 != null) {
+                    mirrorMakerCpuSeconds = mm2.info().totalCpuDuration().map(d -> d.toNanos() / 1e9).orElse(0.0);
+                    add(system, "MM2 process: CPU time until stopped", mirrorMakerCpuSeconds, "s");
+                }
                 stop(mm2);
+                if (logFile != null && mm2 != null) {
+                    notes.addAll(MirrorMakerLog.summary(setup, round, logFile));
+                }
             }
         } finally {
-            target.close();
-            source.close();
             TempDirectories.deleteRecursively(workDir);
         }
     }
@@ -391,6 +410,12 @@ final class MirrorBenchmark {
                 throw new IllegalStateException("MirrorMaker 2 exited with code " + process.exitValue());
             }
             try {
+                if (first < 0 && !dst.listTopics().names().get(10, TimeUnit.SECONDS).contains(topic)) {
+                    // Asking ListOffsets for a topic that does not exist yet makes the admin client log an ERROR.
+                    last = "topic " + topic + " not created yet";
+                    Thread.sleep(20);
+                    continue;
+                }
                 Map<Integer, Long> ends = endOffsets(dst, topic, sourceEnds.size());
                 long now = System.nanoTime();
                 long sum = ends.values().stream().mapToLong(Long::longValue).sum();
@@ -409,7 +434,7 @@ final class MirrorBenchmark {
                     return new long[] {first, now};
                 }
             } catch (Exception e) {
-                last = e.toString();   // topic not there yet
+                last = e.toString();   // topic created but not all partitions hosted yet
             }
             Thread.sleep(first < 0 ? 20 : 10);
         }

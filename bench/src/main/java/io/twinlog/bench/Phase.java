@@ -14,7 +14,8 @@ enum Phase {
     FAILOVER("failover"),
     /**
      * Cluster mirroring (not in the default set): Twinlog's own mirroring between two Twinlog clusters against
-     * Apache Kafka MirrorMaker 2 between two Kafka clusters; see {@link MirrorBenchmark}.
+     * Apache Kafka MirrorMaker 2 between two Twinlog clusters and between two Kafka clusters; runs the
+     * {@link MirrorSetup}s instead of the systems; see {@link MirrorBenchmark}.
      */
     MIRROR("mirror");
 

@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.TreeMap;
 import java.util.function.Function;
 import java.util.function.ToDoubleFunction;
 
@@ -74,14 +75,14 @@ final class Report {
                 + "processes meanwhile (out of cores x duration; more than a few percent makes the run unreliable): ");
         for (int i = 0; i < results.runs.size(); i++) {
             Results.SystemRun run = results.runs.get(i);
-            s.append(i == 0 ? "" : "; ").append(displayName(run.system())).append(' ').append(run.phase())
+            s.append(i == 0 ? "" : "; ").append(displayName(run.phase(), run.system())).append(' ').append(run.phase())
                     .append(options.rounds() > 1 ? " (round " + run.round() + ")" : "").append(' ')
                     .append(run.startupMs()).append(" ms, ").append(format("%.1f", run.wallSeconds())).append(" s, ")
                     .append(run.otherProcessesCpuSeconds().map(c -> format("%.1f", c) + " CPU-s").orElse("unknown"));
         }
         s.append(".\n");
         for (Results.Failure f : results.failures) {
-            s.append("- **FAILED**: ").append(displayName(f.system())).append(' ').append(f.phase())
+            s.append("- **FAILED**: ").append(displayName(f.phase(), f.system())).append(' ').append(f.phase())
                     .append(" (round ").append(f.round()).append("): ").append(f.message()).append('\n');
         }
         return s.toString();
@@ -357,55 +358,78 @@ final class Report {
         return b == 0 ? "n/a" : format("%.2f", a / b);
     }
 
-    /** Figures of the mirror phase: median over rounds (and all rounds' values), plus the bulk throughput ratio. */
+    /**
+     * Figures of the mirror phase: per figure and setup the median over rounds, min to max and every round's value;
+     * then the Twinlog / MM2 ratios of the bulk throughput, of the medians and per round.
+     */
     private String mirrorSection() {
         StringBuilder out = new StringBuilder("### Cluster mirroring\n\n");
-        out.append(String.format(Locale.ROOT, "- Twinlog: Twinlog mirroring (MirrorAdmin) from a 1-broker Twinlog "
-                + "source into a 1-broker Twinlog destination. Kafka: Apache Kafka MirrorMaker 2 (connect-mirror 4.3.1, "
-                + "separate JVM, -Xmx1g, default tasks.max=1) from a 1-node Kafka 4.4.0 cluster into another one "
-                + "(MM2 needs consumer groups and Connect internal topics, which Twinlog does not serve).%n"
+        out.append(String.format(Locale.ROOT, "- Setups: *Twinlog*: Twinlog mirroring (MirrorAdmin) from a 1-broker "
+                + "Twinlog source into a 1-broker Twinlog destination. *MM2*: Apache Kafka MirrorMaker 2 "
+                + "(connect-mirror 4.3.1, separate JVM, -Xmx1g, defaults apart from replication factor 1 for its "
+                + "internal topics, so tasks.max=1, exactly-once off) from a 1-broker Twinlog cluster into another "
+                + "one, and from a 1-node Kafka 4.4.0 cluster into another one.%n"
                 + "- bulk: %d partitions pre-filled with %,d records of %,d B; timed from StartMirrorTopics "
-                + "(Twinlog) or from launching the MM2 process (Kafka) until the destination's end offsets reach the "
+                + "(Twinlog) or from launching the MM2 process until the destination's end offsets reach the "
                 + "source's (polled with ListOffsets every 10 to 20 ms).%n"
                 + "- steady: a producer (acks=1) writes %,d records/s to the source for %d s; once a second lag = "
                 + "sum over partitions of (source end offset - destination end offset); ms-equivalent = lag / rate.%n"
                 + "- failover (Twinlog only): a %d-partition mirror topic; StopMirrorTopics call and time until "
-                + "DescribeClusterMirrors shows all partitions STOPPED, with the source up and after stopping it.%n%n",
+                + "DescribeClusterMirrors shows all partitions STOPPED, with the source up and after stopping it.%n",
                 MirrorBenchmark.PARTITIONS, options.records(), options.recordSizeBytes(),
                 MirrorBenchmark.STEADY_RATE_RECORDS_PER_S, MirrorBenchmark.STEADY_SECONDS,
                 MirrorBenchmark.FAILOVER_PARTITIONS));
-        java.util.Map<String, java.util.Map<String, List<Double>>> byName = new java.util.LinkedHashMap<>();
-        java.util.Map<String, String> units = new java.util.HashMap<>();
+        List<String> order = new ArrayList<>();
+        for (int round = 1; round <= options.rounds(); round++) {
+            List<String> names = new ArrayList<>();
+            BenchMain.mirrorOrder(options, round).forEach(label -> names.add(mirrorDisplayName(label)));
+            order.add("round " + round + ": " + String.join(", ", names));
+        }
+        out.append("- Order of the setups: ").append(String.join("; ", order)).append(".\n\n");
+
+        Map<String, Map<String, Map<Integer, Double>>> byName = new LinkedHashMap<>();
+        Map<String, String> units = new LinkedHashMap<>();
         for (MirrorBenchmark.Figure f : results.mirror) {
-            byName.computeIfAbsent(f.name(), k -> new java.util.LinkedHashMap<>())
-                    .computeIfAbsent(f.system(), k -> new java.util.ArrayList<>()).add(f.value());
+            byName.computeIfAbsent(f.name(), k -> new LinkedHashMap<>())
+                    .computeIfAbsent(f.system(), k -> new TreeMap<>()).put(f.round(), f.value());
             units.put(f.name(), f.unit());
         }
-        out.append("| Figure | System | median | unit | per round |\n|---|---|---:|---|---|\n");
-        java.util.Map<String, Double> medians = new java.util.HashMap<>();
-        for (var e : byName.entrySet()) {
-            for (var s : e.getValue().entrySet()) {
-                double[] v = s.getValue().stream().mapToDouble(Double::doubleValue).toArray();
-                double[] sorted = v.clone();
-                Arrays.sort(sorted);
-                double m = median(sorted);
-                medians.put(e.getKey() + "|" + s.getKey(), m);
-                StringBuilder per = new StringBuilder();
-                for (double x : v) {
-                    per.append(per.length() == 0 ? "" : " / ").append(format("%.1f", x));
-                }
-                out.append("| ").append(e.getKey()).append(" | ")
-                        .append(s.getKey().equals("kafka") ? "Kafka + MM2" : displayName(s.getKey())).append(" | ")
-                        .append(format("%,.1f", m)).append(" | ").append(units.get(e.getKey())).append(" | ")
-                        .append(per).append(" |\n");
+        MarkdownTable table = MarkdownTable.withColumns("Figure", "Setup", "median", "unit", "min to max",
+                "per round");
+        byName.forEach((name, bySetup) -> options.mirrorSetups().forEach(setup -> {
+            Map<Integer, Double> perRound = bySetup.get(setup.label());
+            if (perRound == null) {
+                return;
             }
-        }
-        for (String name : List.of("bulk: MiB/s from start", "bulk: MiB/s from first mirrored record")) {
-            Double t = medians.get(name + "|twinlog");
-            Double k = medians.get(name + "|kafka");
-            if (t != null && k != null) {
-                out.append("\n- Twinlog / MM2, ").append(name).append(": **").append(format("%.2f", t / k))
-                        .append("x** (target >= 2x)");
+            double[] sorted = perRound.values().stream().mapToDouble(Double::doubleValue).sorted().toArray();
+            List<String> values = new ArrayList<>();
+            perRound.forEach((round, value) -> values.add("r" + round + " " + format("%,.1f", value)));
+            table.row(name, setup.displayName(), format("%,.1f", median(sorted)), units.get(name),
+                    format("%,.1f", sorted[0]) + " to " + format("%,.1f", sorted[sorted.length - 1]),
+                    String.join(", ", values));
+        }));
+        out.append(table.render());
+
+        for (MirrorSetup mm2 : List.of(MirrorSetup.MM2_TWINLOG, MirrorSetup.MM2_KAFKA)) {
+            for (String name : List.of("bulk: MiB/s from start", "bulk: MiB/s from first mirrored record")) {
+                Map<Integer, Double> twinlog = byName.getOrDefault(name, Map.of())
+                        .get(MirrorSetup.TWINLOG.label());
+                Map<Integer, Double> other = byName.getOrDefault(name, Map.of()).get(mm2.label());
+                if (twinlog == null || other == null) {
+                    continue;
+                }
+                double t = median(twinlog.values().stream().mapToDouble(Double::doubleValue).sorted().toArray());
+                double m = median(other.values().stream().mapToDouble(Double::doubleValue).sorted().toArray());
+                List<String> perRound = new ArrayList<>();
+                twinlog.forEach((round, value) -> {
+                    Double o = other.get(round);
+                    if (o != null) {
+                        perRound.add("r" + round + " " + format("%.1f", value / o) + "x");
+                    }
+                });
+                out.append("\n- Twinlog / ").append(mm2.displayName()).append(", ").append(name).append(": **")
+                        .append(format("%.1f", t / m)).append("x** (ratio of the medians; per round: ")
+                        .append(String.join(", ", perRound)).append("; target >= 2x)");
             }
         }
         out.append("\n");
@@ -415,6 +439,10 @@ final class Report {
         return out.toString();
     }
 
+    private static String mirrorDisplayName(String label) {
+        return MirrorSetup.parse(label).map(MirrorSetup::displayName).orElse(label);
+    }
+
     private static String format(String pattern, double value) {
         return String.format(Locale.ROOT, pattern, value);
     }
@@ -422,6 +450,11 @@ final class Report {
     private static double median(double[] sorted) {
         int n = sorted.length;
         return n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+    }
+
+    /** The mirror phase's "systems" are {@link MirrorSetup} labels. */
+    private static String displayName(Phase phase, String system) {
+        return phase == Phase.MIRROR ? mirrorDisplayName(system) : displayName(system);
     }
 
     static String displayName(String system) {

@@ -9,7 +9,9 @@ import java.util.Properties;
 
 /**
  * One Twinlog broker with an embedded ZooKeeper ({@code zookeeper.connect} absent), everything under
- * {@code baseDirectory}. Broker settings are Twinlog's defaults apart from the ones needed to run on loopback.
+ * {@code baseDirectory}. Broker settings are Twinlog's defaults apart from the ones needed to run on loopback and
+ * on one broker, and the same group settings as {@link KafkaCluster}: {@code __consumer_offsets} with one replica
+ * (consumer groups, e.g. MirrorMaker 2's Connect workers, need it) and no initial rebalance delay.
  */
 public final class TwinlogCluster implements ClusterUnderTest {
     private final Path baseDirectory;
@@ -33,6 +35,8 @@ public final class TwinlogCluster implements ClusterUnderTest {
         props.setProperty("zookeeper.embedded.port", "0");
         props.setProperty("zookeeper.embedded.data.dir", baseDirectory.resolve("zk").toString());
         props.setProperty("num.partitions", "1");
+        props.setProperty("offsets.topic.replication.factor", "1");
+        props.setProperty("group.initial.rebalance.delay.ms", "0");
         broker = new BrokerServer(new BrokerConfig(props), Time.SYSTEM);
         broker.start();
     }
