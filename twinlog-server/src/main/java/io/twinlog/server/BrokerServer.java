@@ -17,6 +17,7 @@ import io.twinlog.replication.ReplicaFetcherManager;
 import io.twinlog.replication.ReplicaManager;
 import io.twinlog.server.controller.AlterPartitionManager;
 import io.twinlog.server.controller.ControllerChannel;
+import io.twinlog.server.handlers.AclsHandler;
 import io.twinlog.server.handlers.AlterConfigsHandler;
 import io.twinlog.server.handlers.AlterPartitionHandler;
 import org.apache.kafka.common.Node;
@@ -199,6 +200,9 @@ public final class BrokerServer implements AutoCloseable {
                 .add(ApiKeys.ELECT_LEADERS, new ElectLeadersHandler(ctx, controller, controllerChannel))
                 .add(ApiKeys.ALTER_PARTITION_REASSIGNMENTS, reassignments.alter())
                 .add(ApiKeys.LIST_PARTITION_REASSIGNMENTS, reassignments.list())
+                .add(ApiKeys.DESCRIBE_ACLS, AclsHandler.describe())
+                .add(ApiKeys.CREATE_ACLS, AclsHandler.create())
+                .add(ApiKeys.DELETE_ACLS, AclsHandler.delete())
                 .build();
         registryRef.set(registry);
 

@@ -178,6 +178,17 @@ class KafkaToolsTest {
 
     // ---- running tools ----
 
+    @Test
+    void aclCommandIsToldSecurityIsDisabledAsByABrokerWithoutAuthorizer() throws Exception {
+        ToolResult list = runTool("org.apache.kafka.tools.AclCommand", null, "--bootstrap-server",
+                cluster.bootstrapServers(), "--list");
+        assertTrue(list.all().contains("No Authorizer is configured."), list.toString());
+        ToolResult add = runTool("org.apache.kafka.tools.AclCommand", null, "--bootstrap-server",
+                cluster.bootstrapServers(), "--add", "--allow-principal", "User:alice", "--operation", "Read",
+                "--topic", "anything");
+        assertTrue(add.all().contains("No Authorizer is configured."), add.toString());
+    }
+
     private static ToolResult topics(String... args) throws Exception {
         return runTool("org.apache.kafka.tools.TopicCommand", null,
                 prepend(args, "--bootstrap-server", cluster.bootstrapServers()));

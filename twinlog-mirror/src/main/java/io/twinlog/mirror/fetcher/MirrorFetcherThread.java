@@ -96,10 +96,12 @@ public final class MirrorFetcherThread implements Runnable {
         thread.start();
     }
 
+    /** Adds a partition (the manager re-adds its mirroring partitions on every tick: only a new one wakes us). */
     public void addPartition(TopicPartition tp, MirrorPartitionSink sink) {
-        partitions.put(tp, sink);
-        synchronized (wakeup) {
-            wakeup.notifyAll();
+        if (partitions.put(tp, sink) == null) {
+            synchronized (wakeup) {
+                wakeup.notifyAll(); // a back-off in progress is cut short only for a partition not yet fetched
+            }
         }
     }
 

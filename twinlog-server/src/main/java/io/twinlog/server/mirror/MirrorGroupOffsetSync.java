@@ -389,6 +389,6 @@ final class MirrorGroupOffsetSync {
         props.put(AdminClientConfig.CLIENT_ID_CONFIG, "twinlog-mirror-groups-" + mirror);
         props.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, TIMEOUT_MS);
         props.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, TIMEOUT_MS);
-        return Admin.create(props);
+        return new ShortLivedAdmin(props);
     }
 }

@@ -227,7 +227,9 @@ public final class MirrorManager implements AutoCloseable {
         try {
             return store.get(name).orElse(null);
         } catch (Exception e) {
-            log.warn("Could not read cluster mirror {}: {}", name, e.toString());
+            if (!closed) { // an interrupted read while the broker shuts down is expected
+                log.warn("Could not read cluster mirror {}: {}", name, e.toString());
+            }
             return null;
         }
     }

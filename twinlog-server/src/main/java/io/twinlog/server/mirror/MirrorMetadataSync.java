@@ -170,6 +170,13 @@ public final class MirrorMetadataSync implements AutoCloseable {
 
     @Override
     public void close() {
-        thread.shutdownNow();
+        thread.shutdownNow(); // interrupts a pass: its admin calls end at once, its clients close within a second
+        try {
+            if (!thread.awaitTermination(5, TimeUnit.SECONDS)) {
+                log.warn("Mirror metadata sync did not stop within 5 s");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 }

@@ -19,7 +19,7 @@ public final class SourceClusters {
         props.put(AdminClientConfig.CLIENT_ID_CONFIG, "twinlog-mirror-" + mirror.name());
         props.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, timeoutMs);
         props.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, timeoutMs);
-        return Admin.create(props);
+        return new ShortLivedAdmin(props);
     }
 
     /** The source's cluster ID, or an exception saying why it could not be read. */
