@@ -27,7 +27,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Apache Kafka's {@code kafka-consumer-groups} (kafka-tools 4.4.0, in its own JVM) against Twinlog: --list,
- * --describe (offsets, log end offsets, lag), --reset-offsets, --delete, and its errors for an unknown group and for
+ * --describe (offsets, log end offsets, lag), --reset-offsets, --delete-offsets, --delete, and its errors for an unknown group and for
  * deleting a group that still has members.
  */
 class ConsumerGroupsToolTest {
@@ -92,7 +92,15 @@ class ConsumerGroupsToolTest {
                         "--to-earliest", "--execute");
                 assertTrue(resetWhileActive.all().contains("inactive"), resetWhileActive.toString());
                 assertEquals(List.of(0L, 7L, 0L), committed(admin), "offsets of an active group are left alone");
+                ToolResult deleteOffsetsWhileSubscribed = groups("--delete-offsets", "--group", GROUP, "--topic", TOPIC);
+                assertTrue(deleteOffsetsWhileSubscribed.stdout().contains("GroupSubscribedToTopicException"),
+                        deleteOffsetsWhileSubscribed.toString());
+                assertEquals(List.of(0L, 7L, 0L), committed(admin), "a subscribed topic's offsets are kept");
             }
+
+            ToolResult offsetsDeleted = groups("--delete-offsets", "--group", GROUP, "--topic", TOPIC + ":1");
+            offsetsDeleted.assertSuccess();
+            assertEquals(List.of(0L, -1L, 0L), committed(admin), "only partition 1's offset deleted");
 
             ToolResult deleted = groups("--delete", "--group", GROUP);
             assertTrue(deleted.all().contains("Deletion of requested consumer groups ('" + GROUP + "') was successful."),
