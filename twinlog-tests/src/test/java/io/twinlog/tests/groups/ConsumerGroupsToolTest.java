@@ -27,8 +27,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Apache Kafka's {@code kafka-consumer-groups} (kafka-tools 4.4.0, in its own JVM) against Twinlog: --list,
- * --describe (offsets, log end offsets, lag), --reset-offsets, --delete-offsets, --delete, and its errors for an unknown group and for
- * deleting a group that still has members.
+ * --describe (offsets, log end offsets, lag), --reset-offsets, --delete-offsets, --delete, and its errors for an
+ * unknown group and for changing a group that still has members.
  */
 class ConsumerGroupsToolTest {
     private static final String TOPIC = "invoices";
