@@ -92,7 +92,9 @@ public final class LocalClusterMain implements Callable<Integer> {
             clusters.add(startCluster("destination", new File(base, "destination"), firstPort + 100, zookeeperPort + 1));
             try (MirrorAdmin admin = MirrorAdmin.create(clusters.get(1).bootstrap(), Duration.ofSeconds(60))) {
                 if (admin.listClusterMirrors(false).stream().noneMatch(m -> m.name().equals(mirror))) {
-                    admin.createClusterMirror(mirror, Map.of("bootstrap.servers", clusters.get(0).bootstrap()));
+                    // groups synced every 5 s (default 30 s) so a demo failover finds them up to date
+                    admin.createClusterMirror(mirror, Map.of("bootstrap.servers", clusters.get(0).bootstrap(),
+                            "mirror.groups.sync.interval.ms", "5000"));
                 }
             }
             log.info("Cluster mirror {} on the destination pulls from the source", mirror);
