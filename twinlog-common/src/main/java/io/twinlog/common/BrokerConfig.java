@@ -62,7 +62,10 @@ public final class BrokerConfig {
     public static final String PRODUCER_ID_EXPIRATION_MS = "producer.id.expiration.ms";
     public static final String TRANSACTION_MAX_TIMEOUT_MS = "transaction.max.timeout.ms";
     public static final String REPLICA_LAG_TIME_MAX_MS = "replica.lag.time.max.ms";
-    /** How long a mirror partition may wait in EPOCH_FENCING or STOPPING before it goes FAILED with the reason. */
+    /**
+     * How long a mirror partition may wait in EPOCH_FENCING or STOPPING, or without a leader on the source, before it
+     * goes FAILED with the reason.
+     */
     public static final String MIRROR_STATE_TIMEOUT_MS = "mirror.state.timeout.ms";
     public static final String REPLICA_FETCH_WAIT_MAX_MS = "replica.fetch.wait.max.ms";
     public static final String REPLICA_FETCH_MIN_BYTES = "replica.fetch.min.bytes";

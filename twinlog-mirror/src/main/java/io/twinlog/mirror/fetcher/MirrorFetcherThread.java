@@ -65,7 +65,8 @@ public final class MirrorFetcherThread implements Runnable {
     private final Map<TopicPartition, Long> delayedUntil = new HashMap<>();
     /** When each partition was first seen without a source leader; reported as FAILED after a while. */
     private final Map<TopicPartition, Long> leaderlessSinceMs = new HashMap<>();
-    private static final long LEADERLESS_REPORT_MS = 30_000;
+    /** How long a partition may have no source leader before it is reported FAILED (retriable). */
+    private final long leaderlessReportMs;
     private final Thread thread;
     private final Object wakeup = new Object();
     private volatile boolean running = true;
@@ -80,10 +81,13 @@ public final class MirrorFetcherThread implements Runnable {
 
     /**
      * @param sourceClientConfigs {@code bootstrap.servers} and the Kafka client configs for the source
+     * @param leaderlessReportMs  how long a partition may have no leader on the source before it is reported
+     *                            FAILED (retriable), so an offline source partition shows in describe with why
      */
-    public MirrorFetcherThread(String mirrorName, Map<String, String> sourceClientConfigs,
+    public MirrorFetcherThread(String mirrorName, Map<String, String> sourceClientConfigs, long leaderlessReportMs,
                                MirrorFetchListener listener, Time time) {
         this.mirrorName = mirrorName;
+        this.leaderlessReportMs = leaderlessReportMs;
         this.bootstrap = parseBootstrap(sourceClientConfigs.getOrDefault("bootstrap.servers", ""));
         this.listener = listener;
         this.time = time;
@@ -157,7 +161,7 @@ public final class MirrorFetcherThread implements Runnable {
             Uuid topicId = metadata.topicIds().get(tp.topic());
             if (leader.isEmpty() || topicId == null) {
                 long since = leaderlessSinceMs.computeIfAbsent(tp, k -> now);
-                if (now - since > LEADERLESS_REPORT_MS) {
+                if (now - since > leaderlessReportMs) {
                     leaderlessSinceMs.remove(tp);
                     listener.onFailure(tp, topicId == null ? "The source topic " + tp.topic() + " is unknown to the "
                             + "source cluster" : "The source partition " + tp + " has had no leader for "

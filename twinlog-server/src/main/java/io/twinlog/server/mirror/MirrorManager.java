@@ -76,8 +76,9 @@ public final class MirrorManager implements AutoCloseable {
     }
 
     /**
-     * @param stateTimeoutMs how long a partition may wait for the controller's epoch bump (EPOCH_FENCING, STOPPING)
-     *                       before it goes FAILED with the reason (retried with backoff)
+     * @param stateTimeoutMs how long a partition may wait for the controller's epoch bump (EPOCH_FENCING, STOPPING),
+     *                       or for its source partition to have a leader, before it goes FAILED with the reason
+     *                       (retried with backoff)
      */
     public MirrorManager(int brokerId, MirrorStore store, CuratorFramework zk, MetadataWatcher metadata,
                          ReplicaManager replicaManager, long stateTimeoutMs, Time time) {
@@ -442,7 +443,8 @@ public final class MirrorManager implements AutoCloseable {
             }
         }
         return fetchers.computeIfAbsent(def.name(), name -> {
-            MirrorFetcherThread f = new MirrorFetcherThread(name, clientConfigs, new Listener(def), time);
+            MirrorFetcherThread f = new MirrorFetcherThread(name, clientConfigs, stateTimeoutMs, new Listener(def),
+                    time);
             f.start();
             return f;
         });

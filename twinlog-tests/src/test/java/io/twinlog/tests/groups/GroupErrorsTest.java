@@ -66,7 +66,10 @@ class GroupErrorsTest {
             try (RawKafkaConnection conn = RawKafkaConnection.to(cluster.broker(coordinator).bootstrapServers());
                  RawKafkaConnection conn2 = RawKafkaConnection.to(cluster.broker(coordinator).bootstrapServers());
                  RawKafkaConnection elsewhere = RawKafkaConnection.to(cluster.broker(other).bootstrapServers())) {
-                JoinGroupResponse first = conn.send(join(""));
+                // the coordinator loads its partition right after the election: until then clients are told
+                // NOT_COORDINATOR or COORDINATOR_LOAD_IN_PROGRESS and retry, as they do with Kafka
+                JoinGroupResponse first = Waits.waitFor("the coordinator loaded", () -> conn.send(join("")),
+                        r -> r.error() != Errors.NOT_COORDINATOR && r.error() != Errors.COORDINATOR_LOAD_IN_PROGRESS);
                 assertEquals(Errors.MEMBER_ID_REQUIRED, first.error());
                 String member = first.data().memberId();
                 JoinGroupResponse joined = conn.send(join(member));

@@ -1,0 +1,78 @@
+package io.twinlog.tests.mirror;
+
+import io.twinlog.clients.mirror.MirrorAdmin;
+import io.twinlog.testkit.TestCluster;
+import io.twinlog.testkit.Waits;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.junit.jupiter.api.Test;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+/**
+ * Lag in DescribeClusterMirrors is the same whichever destination broker answers: the partition leader from its
+ * fetcher, the others from the source high watermark the leader records; after the source moves on while paused,
+ * every broker reports the gap, and after resume every broker reports it closed.
+ */
+class MirrorLagTest {
+    private static final String TOPIC = "metrics";
+
+    @Test
+    void everyDestinationBrokerReportsTheSameLag() throws Exception {
+        try (TestCluster source = TestCluster.builder().brokers(1).build().start();
+             TestCluster destination = TestCluster.builder().brokers(3).brokerProperty("default.replication.factor", "3")
+                     .build().start();
+             Admin sourceAdmin = source.admin();
+             MirrorAdmin mirrors = MirrorAdmin.create(destination.bootstrapServers(), Duration.ofSeconds(60))) {
+            sourceAdmin.createTopics(List.of(new NewTopic(TOPIC, 1, (short) 1))).all().get();
+            produce(source, 500);
+            mirrors.createClusterMirror("m", Map.of("bootstrap.servers", source.bootstrapServers()));
+            assertEquals(Map.of(), mirrors.startMirrorTopics("m", List.of(TOPIC), List.of(), List.of()));
+            for (int id = 0; id < 3; id++) {
+                awaitReported(destination, id, 500, 500, 0);
+            }
+
+            assertEquals(Map.of(), mirrors.pauseMirrorTopics("m", List.of(TOPIC), List.of()));
+            Waits.waitUntil("paused", () -> partition(mirrors).state().equals("PAUSED"));
+            produce(source, 300);
+            // paused: nothing is fetched, so the source's new end is not known: the last known lag (0) stays
+            for (int id = 0; id < 3; id++) {
+                awaitReported(destination, id, 500, 500, 0);
+            }
+            assertEquals(Map.of(), mirrors.resumeMirrorTopics("m", List.of(TOPIC), List.of()));
+            for (int id = 0; id < 3; id++) {
+                awaitReported(destination, id, 800, 800, 0);
+            }
+        }
+    }
+
+    /** Waits until broker {@code id}, asked alone, reports these offsets and lag. */
+    private static void awaitReported(TestCluster destination, int id, long sourceEnd, long destinationEnd, long lag)
+            throws Exception {
+        try (MirrorAdmin viaOne = MirrorAdmin.create(destination.broker(id).bootstrapServers(), Duration.ofSeconds(30))) {
+            Waits.waitFor("broker " + id + " reports source end " + sourceEnd + ", destination end "
+                    + destinationEnd + ", lag " + lag, () -> partition(viaOne), p -> p.sourceLogEndOffset() == sourceEnd
+                    && p.destinationLogEndOffset() == destinationEnd && p.lag() == lag);
+        }
+    }
+
+    private static MirrorAdmin.PartitionDescription partition(MirrorAdmin admin) throws Exception {
+        return admin.describeClusterMirrors(List.of("m")).get("m").topics().get(TOPIC).partitions().get(0);
+    }
+
+    private static void produce(TestCluster cluster, int count) throws Exception {
+        try (KafkaProducer<byte[], byte[]> p = cluster.producer(Map.of("linger.ms", 5))) {
+            for (int i = 0; i < count; i++) {
+                p.send(new ProducerRecord<>(TOPIC, 0, null, ("r" + i).getBytes(StandardCharsets.UTF_8)));
+            }
+            p.flush();
+        }
+    }
+}
