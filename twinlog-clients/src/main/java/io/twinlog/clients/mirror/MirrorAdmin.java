@@ -351,8 +351,15 @@ public final class MirrorAdmin implements AutoCloseable {
                 last = e;
             }
         }
-        throw new IOException("Could not connect to any of " + bootstrap + ": "
+        throw new UnreachableException("Could not connect to any of " + bootstrap + ": "
                 + (last == null ? "no address" : last.getMessage()), last);
+    }
+
+    /** No broker of the cluster accepted a connection (as opposed to one that answered or closed it). */
+    public static final class UnreachableException extends IOException {
+        public UnreachableException(String message, Throwable cause) {
+            super(message, cause);
+        }
     }
 
     private void closeQuietly() {

@@ -5,6 +5,7 @@ import io.twinlog.controller.metadata.MirrorImage;
 import io.twinlog.controller.metadata.TopicImage;
 import io.twinlog.controller.zk.MetadataWatcher;
 import io.twinlog.mirror.DesiredMirrorState;
+import io.twinlog.mirror.LastMirroredTruncation;
 import io.twinlog.mirror.MirrorPartitionSink;
 import io.twinlog.mirror.MirrorPartitionState;
 import io.twinlog.mirror.MirrorTransitions;
@@ -267,10 +268,8 @@ public final class MirrorManager implements AutoCloseable {
         }
         switch (rec.state()) {
             case LOG_TRUNCATION -> {
-                // Without a last mirrored epoch from the peer (failback comes later), the safe point is 0:
-                // everything is mirrored again.
-                if (partition.log().logEndOffset() > 0) {
-                    partition.truncateFullyAndStartAt(0, "mirror " + def.name() + " starts with no last mirrored epoch");
+                if (partition.log().logEndOffset() > 0 && !truncateForMirroring(tp, partition, def, w)) {
+                    return;
                 }
                 transition(tp, partition, def, w, rec.transitionTo(MirrorPartitionState.EPOCH_FENCING,
                         partition.leaderEpoch()).withMinLeaderEpoch(fenceTarget(partition, -1)),
@@ -395,6 +394,41 @@ public final class MirrorManager implements AutoCloseable {
                 + partition.leaderEpoch() + " (is a controller elected and connected to ZooKeeper?)";
         log.warn("[Mirror {} {}] {}", def.name(), tp, reason);
         transition(tp, partition, def, w, w.record().failed(reason, true, partition.leaderEpoch()), reason);
+    }
+
+    /**
+     * Cuts a non-empty local log before mirroring into it: a failback keeps what the peer mirrored from this
+     * cluster (up to its last mirrored epoch and offset) and cuts the rest; without such a record, everything goes
+     * and is mirrored again. False (and the partition FAILED, retried) while the peer cannot be reached.
+     */
+    private boolean truncateForMirroring(TopicPartition tp, Partition partition, MirrorDefinition def, Written w)
+            throws Exception {
+        Optional<LastMirroredTruncation.LastMirrored> peer;
+        try {
+            peer = PeerLastMirrored.lookup(def, metadata.image().clusterId(), tp);
+        } catch (io.twinlog.clients.mirror.MirrorAdmin.UnreachableException e) {
+            String reason = "Cannot ask the source for the last mirrored epoch of " + tp + " before truncating: "
+                    + e.getMessage();
+            transition(tp, partition, def, w, w.record().failed(reason, true, partition.leaderEpoch()), reason);
+            return false;
+        }
+        long end = partition.log().logEndOffset();
+        java.util.OptionalLong endOfEpoch = peer.map(p -> partition.log().endOffsetForEpoch(p.epoch())
+                .map(oe -> java.util.OptionalLong.of(oe.offset())).orElse(java.util.OptionalLong.empty()))
+                .orElse(java.util.OptionalLong.empty());
+        long to = LastMirroredTruncation.truncationOffset(end, peer, endOfEpoch);
+        if (to == 0) {
+            partition.truncateFullyAndStartAt(0, "mirror " + def.name() + " starts with no last mirrored epoch"
+                    + " from the source: everything is mirrored again");
+        } else if (to < end) {
+            partition.truncateTo(to, "failback from mirror " + def.name() + ": the source mirrored this log up to "
+                    + "offset " + peer.get().offset() + " in epoch " + peer.get().epoch() + "; " + (end - to)
+                    + " records written here after that are cut");
+        }
+        log.info("[Mirror {} {}] log aligned for mirroring at offset {} (was {}; source's last mirrored {})",
+                def.name(), tp, to, end, peer.map(p -> "epoch " + p.epoch() + " offset " + p.offset())
+                        .orElse("none"));
+        return true;
     }
 
     private int fenceTarget(Partition partition, int sourceEpoch) {

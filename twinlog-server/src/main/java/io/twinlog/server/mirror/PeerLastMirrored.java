@@ -1,0 +1,57 @@
+package io.twinlog.server.mirror;
+
+import io.twinlog.clients.mirror.MirrorAdmin;
+import io.twinlog.mirror.LastMirroredTruncation.LastMirrored;
+import io.twinlog.mirror.store.MirrorDefinition;
+import org.apache.kafka.common.TopicPartition;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * Asks a mirror's source (the peer) for the last epoch and offset it mirrored from this cluster before it failed
+ * over — the LastMirroredEpochs API (7008) — so a failback truncates this cluster's log only as far as needed.
+ * Only a Twinlog peer answers it, and only over PLAINTEXT today ({@link MirrorAdmin} has no TLS/SASL): otherwise
+ * the answer is "no record", and LOG_TRUNCATION falls back to mirroring everything again.
+ */
+final class PeerLastMirrored {
+    private static final Logger log = LoggerFactory.getLogger(PeerLastMirrored.class);
+    private static final Duration TIMEOUT = Duration.ofSeconds(5);
+
+    private PeerLastMirrored() {
+    }
+
+    /**
+     * @throws MirrorAdmin.UnreachableException when no source broker accepts a connection (retry later: cutting
+     *         to 0 now would throw away what a failback could keep)
+     */
+    static Optional<LastMirrored> lookup(MirrorDefinition mirror, String localClusterId, TopicPartition tp)
+            throws MirrorAdmin.UnreachableException {
+        String protocol = mirror.sourceClientConfigs().getOrDefault("security.protocol", "PLAINTEXT");
+        if (!protocol.equalsIgnoreCase("PLAINTEXT")) {
+            log.info("[Mirror {} {}] cannot ask the {} source for its last mirrored epoch (PLAINTEXT only); mirroring "
+                    + "everything again", mirror.name(), tp, protocol);
+            return Optional.empty();
+        }
+        try (MirrorAdmin peer = MirrorAdmin.create(mirror.sourceBootstrap(), TIMEOUT)) {
+            MirrorAdmin.LastMirrored answer = peer.lastMirroredEpochs(localClusterId,
+                    Map.of(tp.topic(), List.of(tp.partition()))).get(tp);
+            if (answer == null || answer.epoch() < 0 || answer.offset() < 0) {
+                return Optional.empty();
+            }
+            return Optional.of(new LastMirrored(answer.epoch(), answer.offset()));
+        } catch (MirrorAdmin.UnreachableException e) {
+            throw e;
+        } catch (IOException | RuntimeException e) {
+            // it answered, but not this API: an Apache Kafka source (migration), or an older Twinlog
+            log.info("[Mirror {} {}] the source does not answer LastMirroredEpochs ({}); mirroring everything again",
+                    mirror.name(), tp, e.getMessage());
+            return Optional.empty();
+        }
+    }
+}

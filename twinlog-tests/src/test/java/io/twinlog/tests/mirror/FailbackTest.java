@@ -1,0 +1,98 @@
+package io.twinlog.tests.mirror;
+
+import io.twinlog.clients.mirror.MirrorAdmin;
+import io.twinlog.testkit.ReplicaLogs;
+import io.twinlog.testkit.TestCluster;
+import io.twinlog.testkit.Waits;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.junit.jupiter.api.Test;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Failback with clean elections: A is mirrored to B; B fails over and takes writes; A, which also took writes
+ * after B's last fetch, mirrors back from B. A asks B for the last epoch and offset B mirrored from it
+ * (LastMirroredEpochs), cuts only what B never had, and continues with B's records: both logs end identical,
+ * batch for batch, and A keeps the prefix it shared with B instead of copying it again.
+ */
+class FailbackTest {
+    private static final String TOPIC = "accounts";
+    private static final TopicPartition TP = new TopicPartition(TOPIC, 0);
+
+    @Test
+    void oldSourceKeepsTheSharedPrefixCutsItsOwnTailAndMirrorsBack() throws Exception {
+        try (TestCluster a = TestCluster.builder().brokers(1).build().start();
+             TestCluster b = TestCluster.builder().brokers(1).build().start();
+             Admin aAdmin = a.admin();
+             MirrorAdmin onB = MirrorAdmin.create(b.bootstrapServers(), Duration.ofSeconds(60));
+             MirrorAdmin onA = MirrorAdmin.create(a.bootstrapServers(), Duration.ofSeconds(60))) {
+            aAdmin.createTopics(List.of(new NewTopic(TOPIC, 1, (short) 1))).all().get();
+            produce(a, "a", 100);
+            onB.createClusterMirror("from-a", Map.of("bootstrap.servers", a.bootstrapServers()));
+            assertEquals(Map.of(), onB.startMirrorTopics("from-a", List.of(TOPIC), List.of(), List.of()));
+            Waits.waitUntil("B holds A's 100 records", () -> end(b) == 100);
+
+            assertEquals(Map.of(), onB.stopMirrorTopics("from-a", List.of(TOPIC), List.of())); // failover to B
+            produce(a, "lost", 20);   // A went on taking writes B never saw
+            produce(b, "b", 30);      // B's own records after failover, offsets 100..129
+            var firstBatchOfA = ReplicaLogs.read(a.broker(0), TP).get(0);
+
+            onA.createClusterMirror("from-b", Map.of("bootstrap.servers", b.bootstrapServers()));
+            assertEquals(Map.of(), onA.startMirrorTopics("from-b", List.of(TOPIC), List.of(), List.of()));
+            Waits.waitUntil("A mirrors B's records after the shared prefix", () -> end(a) == 130
+                    && state(onA).equals("MIRRORING"));
+            assertEquals(ReplicaLogs.read(b.broker(0), TP), ReplicaLogs.read(a.broker(0), TP),
+                    "A's log equals B's batch for batch");
+            assertEquals(firstBatchOfA, ReplicaLogs.read(a.broker(0), TP).get(0), "the shared prefix was kept");
+            List<String> values = readAll(a);
+            assertEquals(130, values.size());
+            assertTrue(values.stream().noneMatch(v -> v.startsWith("lost")), "A's own tail is cut");
+            assertEquals("b-29", values.get(129));
+        }
+    }
+
+    private static String state(MirrorAdmin admin) throws Exception {
+        return admin.describeClusterMirrors(List.of("from-b")).get("from-b").topics().get(TOPIC).partitions().get(0)
+                .state();
+    }
+
+    private static long end(TestCluster c) {
+        return c.broker(0).logStore().log(TP).map(l -> l.logEndOffset()).orElse(-1L);
+    }
+
+    private static void produce(TestCluster cluster, String prefix, int count) throws Exception {
+        try (KafkaProducer<byte[], byte[]> p = cluster.producer(Map.of("linger.ms", 5))) {
+            for (int i = 0; i < count; i++) {
+                p.send(new ProducerRecord<>(TOPIC, 0, null, (prefix + "-" + i).getBytes(StandardCharsets.UTF_8)));
+            }
+            p.flush();
+        }
+    }
+
+    private static List<String> readAll(TestCluster cluster) {
+        List<String> out = new ArrayList<>();
+        try (KafkaConsumer<byte[], byte[]> c = cluster.consumer(Map.of())) {
+            c.assign(List.of(TP));
+            Waits.waitUntil("read to the end", () -> {
+                for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(100))) {
+                    out.add(new String(r.value(), StandardCharsets.UTF_8));
+                }
+                return c.position(TP) >= end(cluster);
+            });
+        }
+        return out;
+    }
+}
