@@ -64,6 +64,32 @@ class FailbackTest {
         }
     }
 
+    @Test
+    void everyReplicaOfAReplicatedOldSourceConvergesOnTheFailedBackLog() throws Exception {
+        try (TestCluster a = TestCluster.builder().brokers(3).build().start();
+             TestCluster b = TestCluster.builder().brokers(1).build().start();
+             Admin aAdmin = a.admin();
+             MirrorAdmin onB = MirrorAdmin.create(b.bootstrapServers(), Duration.ofSeconds(60));
+             MirrorAdmin onA = MirrorAdmin.create(a.bootstrapServers(), Duration.ofSeconds(60))) {
+            aAdmin.createTopics(List.of(new NewTopic(TOPIC, 1, (short) 3))).all().get();
+            produce(a, "a", 100);
+            onB.createClusterMirror("from-a", Map.of("bootstrap.servers", a.bootstrapServers()));
+            assertEquals(Map.of(), onB.startMirrorTopics("from-a", List.of(TOPIC), List.of(), List.of()));
+            Waits.waitUntil("B holds A's 100 records", () -> end(b) == 100);
+            assertEquals(Map.of(), onB.stopMirrorTopics("from-a", List.of(TOPIC), List.of()));
+            produce(a, "lost", 20);
+            ReplicaLogs.awaitIdentical(a, TP, List.of(0, 1, 2)); // every replica of A holds the tail to be cut
+            produce(b, "b", 30);
+
+            onA.createClusterMirror("from-b", Map.of("bootstrap.servers", b.bootstrapServers()));
+            assertEquals(Map.of(), onA.startMirrorTopics("from-b", List.of(TOPIC), List.of(), List.of()));
+            Waits.waitUntil("every replica of A at B's log end", () -> ReplicaLogs.logEndOffsets(a, TP).size() == 3
+                    && ReplicaLogs.logEndOffsets(a, TP).values().stream().allMatch(e -> e == 130));
+            assertEquals(ReplicaLogs.read(b.broker(0), TP), ReplicaLogs.awaitIdentical(a, TP, List.of(0, 1, 2)),
+                    "every replica of A ends equal to B, the cut tail gone from the followers too");
+        }
+    }
+
     private static String state(MirrorAdmin admin) throws Exception {
         return admin.describeClusterMirrors(List.of("from-b")).get("from-b").topics().get(TOPIC).partitions().get(0)
                 .state();
