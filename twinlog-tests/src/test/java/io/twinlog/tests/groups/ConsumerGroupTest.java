@@ -83,6 +83,9 @@ class ConsumerGroupTest {
                     return !a.assignment().isEmpty() && !b.assignment().isEmpty()
                             && all.size() == PARTITIONS && a.assignment().size() + b.assignment().size() == PARTITIONS;
                 });
+                ConsumerGroupDescription active = admin.describeConsumerGroups(List.of(group)).all().get().get(group);
+                assertEquals(2, active.members().size(), active.toString());
+                assertEquals(GroupState.STABLE, active.groupState(), active.toString());
                 Waits.waitUntil("all 600 records consumed by the two members", () -> {
                     pollInto(a, seen);
                     pollInto(b, seen);
