@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Builds Twinlog with the bench module and runs the Twinlog vs Apache Kafka benchmark: single-node
 # produce/consume, replicated produce on three brokers, leader failover, and (only when asked for with
-# --phases mirror) cluster mirroring against MirrorMaker 2, run between Twinlog clusters and between Kafka clusters.
+# --phases mirror) cluster mirroring against MirrorMaker 2, run between Twinlog clusters and between Kafka clusters,
+# and (only with --phases groups) consumer groups: offset commits and time to a stable assignment.
 #
 #   bench/run.sh [--records N] [--replicated-records N] [--warmup-records N] [--record-size N]
-#                [--systems twinlog,kafka] [--phases single,replicated,failover,mirror]
-#                [--mirror-setups twinlog,mm2-twinlog,mm2-kafka] [--session-timeout-ms N]
-#                [--rounds N] [--seed N] [--output FILE]
+#                [--systems twinlog,kafka] [--phases single,replicated,failover,mirror,groups]
+#                [--mirror-setups twinlog,mm2-twinlog,mm2-kafka] [--group-commits N] [--group-repetitions N]
+#                [--session-timeout-ms N] [--rounds N] [--seed N] [--output FILE]
 #
 # On a machine shared with other builds, run it as `flock /tmp/twinlog-mvn.lock bench/run.sh ...`.
 # Results are printed on stdout and written to bench/results/latest.md; progress goes to stderr; MirrorMaker 2's

@@ -13,8 +13,8 @@ import java.util.Collections;
 import java.util.List;
 
 /**
- * Entry point. For each round, each phase ({@link Phase}: single node, replicated produce, failover) and each
- * system in turn (Twinlog, then Apache Kafka; the order is reversed every other round so neither always runs in
+ * Entry point. For each round, each phase ({@link Phase}: single node, replicated produce, failover, and when
+ * asked for mirror and groups) and each system in turn (Twinlog, then Apache Kafka; the order is reversed every other round so neither always runs in
  * the warmer JVM), start that system's cluster in this JVM, measure, and shut it down before the next one starts;
  * then print the results as markdown and write them to the output file. The mirror phase runs its
  * {@link MirrorSetup}s instead of the systems, the order rotated by one every round. A phase that fails for one
@@ -63,6 +63,7 @@ public final class BenchMain {
                             case REPLICATED -> runReplicated(system, round, options, payloads, results);
                             case FAILOVER -> runFailover(system, round, options, payloads, results);
                             case MIRROR -> runMirror(system, round, options, payloads, results);
+                            case GROUPS -> runGroups(system, round, options, results);
                         });
                     } catch (Exception e) {
                         log.error("[{}] Round {}, {} failed", system, round, phase, e);
@@ -99,6 +100,22 @@ public final class BenchMain {
             results.replicated.addAll(benchmark.run());
             results.replicatedWarnings.addAll(benchmark.warnings());
             return finished(system, Phase.REPLICATED, round, startupMs, before);
+        }
+    }
+
+    private static Results.SystemRun runGroups(String system, int round, BenchOptions options, Results results)
+            throws Exception {
+        try (ClusterUnderTest cluster = createSingle(system)) {
+            long startupMs = start(system, cluster::start, cluster::bootstrapServers);
+            CpuAccounting.Snapshot before = CpuAccounting.snapshot();
+            GroupsBenchmark benchmark = new GroupsBenchmark(cluster, round, options);
+            try {
+                benchmark.run();
+            } finally {
+                results.groups.addAll(benchmark.figures());
+                results.groupsNotes.addAll(benchmark.notes());
+            }
+            return finished(system, Phase.GROUPS, round, startupMs, before);
         }
     }
 

@@ -17,10 +17,12 @@ import java.util.Set;
  * --warmup-records N       records per acks setting in each system's warm-up (default 50000; 0 disables it)
  * --record-size N          value size in bytes (default 1024)
  * --systems a,b            which systems to run, in order (default twinlog,kafka)
- * --phases a,b,c           which parts to run: single, replicated, failover, mirror
+ * --phases a,b,c           which parts to run: single, replicated, failover, mirror, groups
  *                          (default single,replicated,failover)
  * --mirror-setups a,b,c    what the mirror phase runs ({@link MirrorSetup}): twinlog, mm2-twinlog, mm2-kafka
  *                          (default all three; --systems does not apply to the mirror phase)
+ * --group-commits N        commitSync calls measured in the groups phase (default 5000)
+ * --group-repetitions N    stable-assignment measurements per protocol and round in the groups phase (default 5)
  * --session-timeout-ms N   Twinlog zookeeper.session.timeout.ms and Kafka broker.session.timeout.ms of the
  *                          3-broker clusters (default 6000)
  * --rounds N               run everything N times, alternating the order of the systems; report medians (default 1)
@@ -29,13 +31,15 @@ import java.util.Set;
  * </pre>
  */
 record BenchOptions(int records, int replicatedRecords, int warmUpRecords, int recordSizeBytes, List<String> systems,
-                    Set<Phase> phases, List<MirrorSetup> mirrorSetups, int sessionTimeoutMs, int rounds, long seed,
+                    Set<Phase> phases, List<MirrorSetup> mirrorSetups, int groupCommits, int groupRepetitions,
+                    int sessionTimeoutMs, int rounds, long seed,
                     Path output) {
     static final List<String> KNOWN_SYSTEMS = List.of("twinlog", "kafka");
 
     static final String USAGE = "Usage: bench/run.sh [--records N] [--replicated-records N] [--warmup-records N] "
-            + "[--record-size N] [--systems twinlog,kafka] [--phases single,replicated,failover,mirror] "
-            + "[--mirror-setups twinlog,mm2-twinlog,mm2-kafka] [--session-timeout-ms N] [--rounds N] [--seed N] "
+            + "[--record-size N] [--systems twinlog,kafka] [--phases single,replicated,failover,mirror,groups] "
+            + "[--mirror-setups twinlog,mm2-twinlog,mm2-kafka] [--group-commits N] [--group-repetitions N] "
+            + "[--session-timeout-ms N] [--rounds N] [--seed N] "
             + "[--output FILE]";
 
     static BenchOptions parse(String[] args) {
@@ -46,6 +50,8 @@ record BenchOptions(int records, int replicatedRecords, int warmUpRecords, int r
         String systems = System.getProperty("bench.systems", String.join(",", KNOWN_SYSTEMS));
         String phases = System.getProperty("bench.phases", "single,replicated,failover");
         String mirrorSetups = System.getProperty("bench.mirrorSetups", "twinlog,mm2-twinlog,mm2-kafka");
+        int groupCommits = Integer.parseInt(System.getProperty("bench.groupCommits", "5000"));
+        int groupRepetitions = Integer.parseInt(System.getProperty("bench.groupRepetitions", "5"));
         int sessionTimeoutMs = Integer.parseInt(System.getProperty("bench.sessionTimeoutMs", "6000"));
         int rounds = Integer.parseInt(System.getProperty("bench.rounds", "1"));
         long seed = Long.parseLong(System.getProperty("bench.seed", "42"));
@@ -67,6 +73,8 @@ record BenchOptions(int records, int replicatedRecords, int warmUpRecords, int r
                 case "--systems" -> systems = value;
                 case "--phases" -> phases = value;
                 case "--mirror-setups" -> mirrorSetups = value;
+                case "--group-commits" -> groupCommits = Integer.parseInt(value);
+                case "--group-repetitions" -> groupRepetitions = Integer.parseInt(value);
                 case "--session-timeout-ms" -> sessionTimeoutMs = Integer.parseInt(value);
                 case "--rounds" -> rounds = Integer.parseInt(value);
                 case "--seed" -> seed = Long.parseLong(value);
@@ -77,6 +85,9 @@ record BenchOptions(int records, int replicatedRecords, int warmUpRecords, int r
         if (records <= 0 || replicatedRecords <= 0 || warmUpRecords < 0 || recordSize <= 0 || rounds <= 0) {
             throw new UsageException("--records, --replicated-records, --record-size and --rounds must be positive, "
                     + "--warmup-records not negative");
+        }
+        if (groupCommits <= 0 || groupRepetitions <= 0) {
+            throw new UsageException("--group-commits and --group-repetitions must be positive");
         }
         if (sessionTimeoutMs < 1000 || sessionTimeoutMs > 60_000) {
             throw new UsageException("--session-timeout-ms must be between 1000 and 60000");
@@ -92,7 +103,7 @@ record BenchOptions(int records, int replicatedRecords, int warmUpRecords, int r
         Set<Phase> phaseSet = EnumSet.noneOf(Phase.class);
         for (String p : phases.split(",")) {
             phaseSet.add(Phase.parse(p.trim()).orElseThrow(() -> new UsageException("Unknown phase '" + p
-                    + "'; known: single, replicated, failover, mirror")));
+                    + "'; known: single, replicated, failover, mirror, groups")));
         }
         List<MirrorSetup> setupList = new ArrayList<>();
         for (String m : mirrorSetups.split(",")) {
@@ -103,7 +114,7 @@ record BenchOptions(int records, int replicatedRecords, int warmUpRecords, int r
             }
         }
         return new BenchOptions(records, replicatedRecords, warmUpRecords, recordSize, List.copyOf(systemList),
-                Set.copyOf(phaseSet), List.copyOf(setupList), sessionTimeoutMs, rounds, seed, Path.of(output));
+                Set.copyOf(phaseSet), List.copyOf(setupList), groupCommits, groupRepetitions, sessionTimeoutMs, rounds, seed, Path.of(output));
     }
 
     boolean runs(Phase phase) {
@@ -125,7 +136,8 @@ record BenchOptions(int records, int replicatedRecords, int warmUpRecords, int r
     public String toString() {
         return "records=" + records + ", replicatedRecords=" + replicatedRecords + ", warmUpRecords=" + warmUpRecords
                 + ", recordSizeBytes=" + recordSizeBytes + ", systems=" + systems + ", phases="
-                + EnumSet.copyOf(phases) + ", mirrorSetups=" + mirrorSetups + ", sessionTimeoutMs="
+                + EnumSet.copyOf(phases) + ", mirrorSetups=" + mirrorSetups + ", groupCommits=" + groupCommits + ", groupRepetitions="
+                + groupRepetitions + ", sessionTimeoutMs="
                 + sessionTimeoutMs + ", rounds=" + rounds
                 + ", seed=" + seed + ", output=" + output;
     }

@@ -17,7 +17,13 @@ enum Phase {
      * Apache Kafka MirrorMaker 2 between two Twinlog clusters and between two Kafka clusters; runs the
      * {@link MirrorSetup}s instead of the systems; see {@link MirrorBenchmark}.
      */
-    MIRROR("mirror");
+    MIRROR("mirror"),
+    /**
+     * Consumer groups (not in the default set): offset commit throughput and latency, and time for a group to reach
+     * a stable assignment with the classic and the KIP-848 protocol, on one broker per system; see
+     * {@link GroupsBenchmark}.
+     */
+    GROUPS("groups");
 
     private final String label;
 

@@ -49,6 +49,9 @@ final class Report {
         if (!results.mirror.isEmpty() || !results.mirrorNotes.isEmpty()) {
             out.append("\n").append(mirrorSection());
         }
+        if (!results.groups.isEmpty() || !results.groupsNotes.isEmpty()) {
+            out.append("\n").append(groupsSection());
+        }
         return out.toString();
     }
 
@@ -437,6 +440,85 @@ final class Report {
             out.append("- Note: ").append(note).append('\n');
         }
         return out.toString();
+    }
+
+    /**
+     * Figures of the groups phase: per figure and system the median over rounds, min to max and every round's value;
+     * then Twinlog / Kafka of the medians and per round.
+     */
+    private String groupsSection() {
+        StringBuilder out = new StringBuilder("### Consumer groups\n\n");
+        out.append(String.format(Locale.ROOT, "- One broker per system (Twinlog: embedded ZooKeeper, Apache Kafka's "
+                + "group coordinator inside; Kafka: one KRaft combined node), both with "
+                + "offsets.topic.replication.factor=1 and group.initial.rebalance.delay.ms=0; a topic of %d "
+                + "partitions.%n"
+                + "- commitSync: one consumer (group.protocol=classic) subscribed to the topic and owning all %d "
+                + "partitions calls commitSync with an offset for each, %,d times in a row after %d not reported; "
+                + "commits/s over the loop, latency per call.%n"
+                + "- stable assignment: %d consumers of a fresh group subscribe to the topic on their own threads "
+                + "and are released together; time until their assignments (read after every poll) are disjoint, "
+                + "cover all partitions and are balanced. Per protocol %d repetitions after 1 not reported; the "
+                + "round's figure is their median. Client defaults otherwise (kafka-clients 4.4.0).%n",
+                GroupsBenchmark.PARTITIONS, GroupsBenchmark.PARTITIONS, options.groupCommits(),
+                GroupsBenchmark.WARM_UP_COMMITS, GroupsBenchmark.CONSUMERS, options.groupRepetitions()));
+        if (options.rounds() > 1) {
+            out.append("- ").append(roundOrder()).append(".\n");
+        }
+        out.append('\n');
+        Map<String, Map<String, Map<Integer, Double>>> byName = new LinkedHashMap<>();
+        Map<String, GroupsBenchmark.Figure> kinds = new LinkedHashMap<>();
+        for (GroupsBenchmark.Figure f : results.groups) {
+            byName.computeIfAbsent(f.name(), k -> new LinkedHashMap<>())
+                    .computeIfAbsent(f.system(), k -> new TreeMap<>()).put(f.round(), f.value());
+            kinds.putIfAbsent(f.name(), f);
+        }
+        MarkdownTable table = MarkdownTable.withColumns("Figure", "System", "median", "unit", "min to max",
+                "spread", "per round");
+        byName.forEach((name, bySystem) -> options.systems().forEach(system -> {
+            Map<Integer, Double> perRound = bySystem.get(system);
+            if (perRound == null) {
+                return;
+            }
+            double[] sorted = perRound.values().stream().mapToDouble(Double::doubleValue).sorted().toArray();
+            double median = median(sorted);
+            List<String> values = new ArrayList<>();
+            perRound.forEach((round, value) -> values.add("r" + round + " " + groupsValue(value)));
+            table.row(name, displayName(system), groupsValue(median), kinds.get(name).unit(),
+                    groupsValue(sorted[0]) + " to " + groupsValue(sorted[sorted.length - 1]),
+                    median == 0 ? "-" : format("%.0f %%", 100 * (sorted[sorted.length - 1] - sorted[0]) / median),
+                    String.join(", ", values));
+        }));
+        out.append(table.render());
+        if (options.comparesBoth()) {
+            MarkdownTable ratios = MarkdownTable.withColumns("Figure", "Twinlog / Kafka", "per round",
+                    "Twinlog better if");
+            byName.forEach((name, bySystem) -> {
+                Map<Integer, Double> t = bySystem.get("twinlog");
+                Map<Integer, Double> k = bySystem.get("kafka");
+                if (t == null || k == null) {
+                    return;
+                }
+                List<String> perRound = new ArrayList<>();
+                t.forEach((round, value) -> {
+                    Double other = k.get(round);
+                    perRound.add(other == null ? "-" : ratio(value, other));
+                });
+                ratios.row(name, ratio(median(t.values().stream().mapToDouble(Double::doubleValue).sorted().toArray()),
+                                median(k.values().stream().mapToDouble(Double::doubleValue).sorted().toArray())),
+                        String.join(" / ", perRound), kinds.get(name).higherIsBetter() ? "above 1" : "below 1");
+            });
+            out.append("\nTwinlog / Kafka (ratio of the medians; per round in round order):\n\n")
+                    .append(ratios.render());
+        }
+        out.append('\n');
+        for (String note : results.groupsNotes) {
+            out.append("- ").append(note).append('\n');
+        }
+        return out.toString();
+    }
+
+    private static String groupsValue(double value) {
+        return value >= 100 ? format("%,.0f", value) : format("%.2f", value);
     }
 
     private static String mirrorDisplayName(String label) {
