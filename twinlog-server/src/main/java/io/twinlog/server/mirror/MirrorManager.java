@@ -69,6 +69,10 @@ public final class MirrorManager implements AutoCloseable {
     private final Map<TopicPartition, Long> sourceHighWatermarks = new ConcurrentHashMap<>();
     private final Map<TopicPartition, Long> lastProgressWriteMs = new HashMap<>();
     private static final long PROGRESS_INTERVAL_MS = 5_000;
+    private static final long CATCH_UP_REPORT_MS = 30_000;
+    private static final long CATCH_UP_REPORT_MIN_LAG = 10_000;
+    /** Partitions with a backlog being copied, and when their progress was last logged. */
+    private final Map<TopicPartition, Long> catchUpReportedMs = new HashMap<>();
     private final Random random = new Random();
     private volatile boolean closed;
 
@@ -156,6 +160,7 @@ public final class MirrorManager implements AutoCloseable {
                 if (partition.isEmpty() || !partition.get().isLeader()) {
                     written.remove(tp);
                     waitingSinceMs.remove(tp);
+                    catchUpReportedMs.remove(tp);
                     fetcherFor(def).removePartition(tp);
                     continue;
                 }
@@ -289,6 +294,7 @@ public final class MirrorManager implements AutoCloseable {
             case MIRRORING -> {
                 fetcherFor(def).addPartition(tp, new PartitionSink(partition));
                 maybeRecordProgress(tp, w);
+                maybeReportCatchUp(tp, def, partition);
             }
             case PAUSING -> {
                 fetcherFor(def).removePartition(tp);
@@ -327,6 +333,34 @@ public final class MirrorManager implements AutoCloseable {
      * Every {@value #PROGRESS_INTERVAL_MS} ms at most, the source high watermark the fetcher last saw goes into the
      * record (no state change), so any broker can report the lag, not only this leader.
      */
+    /**
+     * A long copy (a new mirror of a big topic, re-mirroring after a truncation) says how far it is: every
+     * {@value #CATCH_UP_REPORT_MS} ms while the partition is more than {@value #CATCH_UP_REPORT_MIN_LAG} records
+     * behind its source, and once when it has caught up.
+     */
+    private void maybeReportCatchUp(TopicPartition tp, MirrorDefinition def, Partition partition) {
+        Long sourceHw = sourceHighWatermarks.get(tp);
+        if (sourceHw == null) {
+            return;
+        }
+        long end = partition.log().logEndOffset();
+        long lag = Math.max(0, sourceHw - end);
+        long now = time.milliseconds();
+        Long reportedAt = catchUpReportedMs.get(tp);
+        if (lag > CATCH_UP_REPORT_MIN_LAG) {
+            if (reportedAt == null) {
+                catchUpReportedMs.put(tp, now); // first sight of a backlog: report only if it lasts
+            } else if (now - reportedAt >= CATCH_UP_REPORT_MS) {
+                catchUpReportedMs.put(tp, now);
+                log.info("[Mirror {} {}] catching up: {} of the source's {} records mirrored, {} to go", def.name(),
+                        tp, end, sourceHw, lag);
+            }
+        } else if (reportedAt != null && lag == 0) {
+            catchUpReportedMs.remove(tp);
+            log.info("[Mirror {} {}] caught up with the source at offset {}", def.name(), tp, end);
+        }
+    }
+
     private void maybeRecordProgress(TopicPartition tp, Written w) throws Exception {
         Long hw = sourceHighWatermarks.get(tp);
         long now = time.milliseconds();
