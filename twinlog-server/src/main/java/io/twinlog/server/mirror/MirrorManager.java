@@ -73,6 +73,8 @@ public final class MirrorManager implements AutoCloseable {
     private static final long CATCH_UP_REPORT_MIN_LAG = 10_000;
     /** Partitions with a backlog being copied, and when their progress was last logged. */
     private final Map<TopicPartition, Long> catchUpReportedMs = new HashMap<>();
+    /** Within one pass: the peer's last-mirrored records per mirror and topic (LOG_TRUNCATION of a failback). */
+    private final Map<String, PeerAnswer> peerAnswers = new HashMap<>();
     private final Random random = new Random();
     private volatile boolean closed;
 
@@ -139,6 +141,7 @@ public final class MirrorManager implements AutoCloseable {
         if (closed) {
             return;
         }
+        peerAnswers.clear(); // asked at most once per mirror and topic per pass, for all its partitions at once
         MetadataImage image = metadata.image();
         Map<String, MirrorDefinition> definitions = new HashMap<>();
         for (Map.Entry<String, MirrorImage.MirrorTopic> e : image.mirrors().topics().entrySet()) {
@@ -437,19 +440,22 @@ public final class MirrorManager implements AutoCloseable {
      */
     private boolean truncateForMirroring(TopicPartition tp, Partition partition, MirrorDefinition def, Written w)
             throws Exception {
-        Optional<LastMirroredTruncation.LastMirrored> peer;
-        try {
-            peer = PeerLastMirrored.lookup(def, metadata.image().clusterId(), tp);
-        } catch (io.twinlog.clients.mirror.MirrorAdmin.UnreachableException e) {
+        PeerAnswer answer = peerAnswers.computeIfAbsent(def.name() + "/" + tp.topic(), k -> askPeer(def, tp.topic()));
+        if (answer.unreachable() != null) {
             String reason = "Cannot ask the source for the last mirrored epoch of " + tp + " before truncating: "
-                    + e.getMessage();
+                    + answer.unreachable().getMessage();
             transition(tp, partition, def, w, w.record().failed(reason, true, partition.leaderEpoch()), reason);
             return false;
         }
+        Optional<LastMirroredTruncation.LastMirrored> peer = Optional.ofNullable(answer.records().get(tp.partition()));
         long end = partition.log().logEndOffset();
-        java.util.OptionalLong endOfEpoch = peer.map(p -> partition.log().endOffsetForEpoch(p.epoch())
-                .map(oe -> java.util.OptionalLong.of(oe.offset())).orElse(java.util.OptionalLong.empty()))
-                .orElse(java.util.OptionalLong.empty());
+        java.util.OptionalLong endOfEpoch = java.util.OptionalLong.empty();
+        if (peer.isPresent()) {
+            var local = partition.log().endOffsetForEpoch(peer.get().epoch());
+            if (local.isPresent()) {
+                endOfEpoch = java.util.OptionalLong.of(local.get().offset());
+            }
+        }
         long to = LastMirroredTruncation.truncationOffset(end, peer, endOfEpoch);
         if (to == 0) {
             partition.truncateFullyAndStartAt(0, "mirror " + def.name() + " starts with no last mirrored epoch"
@@ -463,6 +469,20 @@ public final class MirrorManager implements AutoCloseable {
                 def.name(), tp, to, end, peer.map(p -> "epoch " + p.epoch() + " offset " + p.offset())
                         .orElse("none"));
         return true;
+    }
+
+    /** The peer's last-mirrored records for one topic, or why it could not be asked. */
+    private record PeerAnswer(Map<Integer, LastMirroredTruncation.LastMirrored> records, IOException unreachable) {
+    }
+
+    private PeerAnswer askPeer(MirrorDefinition def, String topic) {
+        java.util.List<Integer> partitions = metadata.image().topic(topic)
+                .map(t -> java.util.List.copyOf(t.partitions().keySet())).orElse(java.util.List.of());
+        try {
+            return new PeerAnswer(PeerLastMirrored.lookup(def, metadata.image().clusterId(), topic, partitions), null);
+        } catch (io.twinlog.clients.mirror.MirrorAdmin.UnreachableException e) {
+            return new PeerAnswer(Map.of(), e);
+        }
     }
 
     private int fenceTarget(Partition partition, int sourceEpoch) {

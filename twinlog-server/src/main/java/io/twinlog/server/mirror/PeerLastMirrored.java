@@ -3,15 +3,14 @@ package io.twinlog.server.mirror;
 import io.twinlog.clients.mirror.MirrorAdmin;
 import io.twinlog.mirror.LastMirroredTruncation.LastMirrored;
 import io.twinlog.mirror.store.MirrorDefinition;
-import org.apache.kafka.common.TopicPartition;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 
 /**
  * Asks a mirror's source (the peer) for the last epoch and offset it mirrored from this cluster before it failed
@@ -27,31 +26,35 @@ final class PeerLastMirrored {
     }
 
     /**
+     * The peer's records for the given partitions of one topic (one request); partitions it has no record of are
+     * absent.
+     *
      * @throws MirrorAdmin.UnreachableException when no source broker accepts a connection (retry later: cutting
      *         to 0 now would throw away what a failback could keep)
      */
-    static Optional<LastMirrored> lookup(MirrorDefinition mirror, String localClusterId, TopicPartition tp)
-            throws MirrorAdmin.UnreachableException {
+    static Map<Integer, LastMirrored> lookup(MirrorDefinition mirror, String localClusterId, String topic,
+                                             List<Integer> partitions) throws MirrorAdmin.UnreachableException {
         String protocol = mirror.sourceClientConfigs().getOrDefault("security.protocol", "PLAINTEXT");
         if (!protocol.equalsIgnoreCase("PLAINTEXT")) {
-            log.info("[Mirror {} {}] cannot ask the {} source for its last mirrored epoch (PLAINTEXT only); mirroring "
-                    + "everything again", mirror.name(), tp, protocol);
-            return Optional.empty();
+            log.info("[Mirror {}] cannot ask the {} source for the last mirrored epochs of {} (PLAINTEXT only); "
+                    + "mirroring everything again", mirror.name(), protocol, topic);
+            return Map.of();
         }
         try (MirrorAdmin peer = MirrorAdmin.create(mirror.sourceBootstrap(), TIMEOUT)) {
-            MirrorAdmin.LastMirrored answer = peer.lastMirroredEpochs(localClusterId,
-                    Map.of(tp.topic(), List.of(tp.partition()))).get(tp);
-            if (answer == null || answer.epoch() < 0 || answer.offset() < 0) {
-                return Optional.empty();
-            }
-            return Optional.of(new LastMirrored(answer.epoch(), answer.offset()));
+            Map<Integer, LastMirrored> out = new HashMap<>();
+            peer.lastMirroredEpochs(localClusterId, Map.of(topic, partitions)).forEach((tp, answer) -> {
+                if (answer.epoch() >= 0 && answer.offset() >= 0) {
+                    out.put(tp.partition(), new LastMirrored(answer.epoch(), answer.offset()));
+                }
+            });
+            return out;
         } catch (MirrorAdmin.UnreachableException e) {
             throw e;
         } catch (IOException | RuntimeException e) {
             // it answered, but not this API: an Apache Kafka source (migration), or an older Twinlog
-            log.info("[Mirror {} {}] the source does not answer LastMirroredEpochs ({}); mirroring everything again",
-                    mirror.name(), tp, e.getMessage());
-            return Optional.empty();
+            log.info("[Mirror {}] the source does not answer LastMirroredEpochs for {} ({}); mirroring everything "
+                    + "again", mirror.name(), topic, e.getMessage());
+            return Map.of();
         }
     }
 }

@@ -35,7 +35,8 @@ final class GroupAdminHandlers {
     RequestHandler describeGroups() {
         return groups.<DescribeGroupsRequest, java.util.List<DescribeGroupsResponseData.DescribedGroup>>handler(
                 (request, body) -> groups.host().coordinator().describeGroups(request.context(), body.data().groups()),
-                (request, described) -> new DescribeGroupsResponse(new DescribeGroupsResponseData().setGroups(described)));
+                (request, described) -> new DescribeGroupsResponse(
+                        new DescribeGroupsResponseData().setGroups(described)));
     }
 
     RequestHandler deleteGroups() {

@@ -57,7 +57,7 @@ final class OffsetHandlers {
                             OffsetCommitRequestData.OffsetCommitRequestPartition::partitionIndex,
                             byId ? Errors.UNKNOWN_TOPIC_ID : Errors.UNKNOWN_TOPIC_OR_PARTITION);
                 } else {
-                    known.add(t.duplicate().setName(topic.get().name()).setTopicId(topic.get().topicId()));
+                    known.add(t.duplicate().setName(topic.get().name())); // by ID, the request carries the ID
                 }
             }
             if (known.isEmpty()) {
@@ -66,17 +66,14 @@ final class OffsetHandlers {
             }
             OffsetCommitRequestData forward = data.duplicate().setTopics(known);
             groups.answer(request, groups.host().coordinator().commitOffsets(request.context(), forward,
-                    BufferSupplier.NO_CACHING), result -> refused.merge(withIds(result, current)).build());
+                    BufferSupplier.NO_CACHING),
+                    result -> refused.merge(byId ? withIds(result, current) : result).build());
         };
     }
 
-    /** Puts the topic IDs back on the coordinator's answer (it works by name). */
+    /** Puts the topic IDs back on the coordinator's answer (it works by name), for versions that carry them. */
     private static OffsetCommitResponseData withIds(OffsetCommitResponseData result, MetadataImage current) {
-        for (OffsetCommitResponseData.OffsetCommitResponseTopic t : result.topics()) {
-            if (t.topicId() == null || Uuid.ZERO_UUID.equals(t.topicId())) {
-                current.topic(t.name()).ifPresent(ti -> t.setTopicId(ti.topicId()));
-            }
-        }
+        result.topics().forEach(t -> t.setTopicId(topicId(current, t.name(), t.topicId())));
         return result;
     }
 
@@ -99,51 +96,60 @@ final class OffsetHandlers {
         };
     }
 
+    /**
+     * One group's offsets. By ID (v10+), IDs this cluster does not know are answered UNKNOWN_TOPIC_ID here and the
+     * rest are asked by name; the answer gets its topic IDs back.
+     */
     private CompletableFuture<OffsetFetchResponseData.OffsetFetchResponseGroup> fetchGroup(
             Request request, OffsetFetchRequestData.OffsetFetchRequestGroup group, boolean byId, MetadataImage current,
             boolean requireStable) {
-        if (!byId || group.topics() == null) {
-            return groups.host().coordinator().fetchOffsets(request.context(), group, requireStable)
-                    .thenApply(r -> byId ? withIds(r, current) : r)
-                    .exceptionally(e -> OffsetFetchResponse.groupError(group,
-                            Errors.forException(GroupRequests.unwrap(e)), request.apiVersion()));
-        }
-        // by ID: unknown IDs are answered here; the rest asked by name
         List<OffsetFetchResponseData.OffsetFetchResponseTopics> unknown = new ArrayList<>();
-        List<OffsetFetchRequestData.OffsetFetchRequestTopics> named = new ArrayList<>();
-        for (OffsetFetchRequestData.OffsetFetchRequestTopics t : group.topics()) {
-            Optional<TopicImage> topic = current.topic(t.topicId());
-            if (topic.isPresent()) {
-                named.add(t.duplicate().setName(topic.get().name()));
-            } else {
-                OffsetFetchResponseData.OffsetFetchResponseTopics u = new OffsetFetchResponseData.OffsetFetchResponseTopics()
-                        .setTopicId(t.topicId());
-                for (Integer p : t.partitionIndexes()) {
-                    u.partitions().add(new OffsetFetchResponseData.OffsetFetchResponsePartitions().setPartitionIndex(p)
-                            .setCommittedOffset(-1L).setErrorCode(Errors.UNKNOWN_TOPIC_ID.code()));
+        OffsetFetchRequestData.OffsetFetchRequestGroup forward = group;
+        if (byId && group.topics() != null) {
+            List<OffsetFetchRequestData.OffsetFetchRequestTopics> named = new ArrayList<>();
+            for (OffsetFetchRequestData.OffsetFetchRequestTopics t : group.topics()) {
+                Optional<TopicImage> topic = current.topic(t.topicId());
+                if (topic.isPresent()) {
+                    named.add(t.duplicate().setName(topic.get().name()));
+                } else {
+                    unknown.add(unknownTopicId(t));
                 }
-                unknown.add(u);
             }
+            forward = group.duplicate().setTopics(named);
         }
-        return groups.host().coordinator().fetchOffsets(request.context(), group.duplicate().setTopics(named),
-                        requireStable)
+        return groups.host().coordinator().fetchOffsets(request.context(), forward, requireStable)
                 .thenApply(r -> {
-                    withIds(r, current);
-                    r.topics().addAll(unknown);
+                    if (byId) {
+                        for (OffsetFetchResponseData.OffsetFetchResponseTopics t : r.topics()) {
+                            if (t.name() != null) {
+                                t.setTopicId(topicId(current, t.name(), t.topicId()));
+                            }
+                        }
+                        r.topics().addAll(unknown);
+                    }
                     return r;
                 })
                 .exceptionally(e -> OffsetFetchResponse.groupError(group, Errors.forException(GroupRequests.unwrap(e)),
                         request.apiVersion()));
     }
 
-    private static OffsetFetchResponseData.OffsetFetchResponseGroup withIds(
-            OffsetFetchResponseData.OffsetFetchResponseGroup group, MetadataImage current) {
-        for (OffsetFetchResponseData.OffsetFetchResponseTopics t : group.topics()) {
-            if (t.name() != null && (t.topicId() == null || Uuid.ZERO_UUID.equals(t.topicId()))) {
-                current.topic(t.name()).ifPresent(ti -> t.setTopicId(ti.topicId()));
-            }
+    private static OffsetFetchResponseData.OffsetFetchResponseTopics unknownTopicId(
+            OffsetFetchRequestData.OffsetFetchRequestTopics t) {
+        OffsetFetchResponseData.OffsetFetchResponseTopics u = new OffsetFetchResponseData.OffsetFetchResponseTopics()
+                .setTopicId(t.topicId());
+        for (Integer p : t.partitionIndexes()) {
+            u.partitions().add(new OffsetFetchResponseData.OffsetFetchResponsePartitions().setPartitionIndex(p)
+                    .setCommittedOffset(-1L).setErrorCode(Errors.UNKNOWN_TOPIC_ID.code()));
         }
-        return group;
+        return u;
+    }
+
+    /** The coordinator keys offsets by name: the ID it answers with, else the one this cluster has for the name. */
+    private static Uuid topicId(MetadataImage current, String name, Uuid answered) {
+        if (answered != null && !Uuid.ZERO_UUID.equals(answered)) {
+            return answered;
+        }
+        return current.topic(name).map(TopicImage::topicId).orElse(Uuid.ZERO_UUID);
     }
 
     RequestHandler delete() {
