@@ -92,19 +92,19 @@ final class Processor implements Request.ResponseSink {
 
     @Override
     public void send(Request request, Send send) {
-        actions.add(new Action(request.connectionId(), send, false));
+        actions.add(new Action(request, send, false));
         selector.wakeup();
     }
 
     @Override
     public void noResponse(Request request) {
-        actions.add(new Action(request.connectionId(), null, false));
+        actions.add(new Action(request, null, false));
         selector.wakeup();
     }
 
     @Override
     public void close(Request request) {
-        actions.add(new Action(request.connectionId(), null, true));
+        actions.add(new Action(request, null, true));
         selector.wakeup();
     }
 
@@ -144,16 +144,22 @@ final class Processor implements Request.ResponseSink {
     private void processActions() {
         Action a;
         while ((a = actions.poll()) != null) {
-            KafkaChannel channel = selector.channel(a.connectionId);
+            String connectionId = a.request.connectionId();
+            KafkaChannel channel = selector.channel(connectionId);
             if (channel == null) {
                 continue; // the client went away while its request was being handled
             }
             if (a.close) {
-                selector.close(a.connectionId);
+                selector.close(connectionId);
             } else if (a.send == null) {
-                unmuteIfOpen(a.connectionId);
+                unmuteIfOpen(connectionId);
             } else {
-                selector.send(new NetworkSend(a.connectionId, a.send));
+                try {
+                    selector.send(new NetworkSend(connectionId, a.send));
+                } catch (RuntimeException e) {
+                    // the channel cannot take it (e.g. a send still in progress): the client must not wait forever
+                    a.request.closeAfterUnwritableResponse(e);
+                }
             }
         }
     }
@@ -283,6 +289,6 @@ final class Processor implements Request.ResponseSink {
         }
     }
 
-    private record Action(String connectionId, Send send, boolean close) {
+    private record Action(Request request, Send send, boolean close) {
     }
 }

@@ -1,11 +1,16 @@
 package io.twinlog.protocol;
 
+import org.apache.kafka.common.network.ByteBufferSend;
+import org.apache.kafka.common.network.Send;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.AbstractResponse;
 import org.apache.kafka.common.requests.RequestContext;
 import org.apache.kafka.common.requests.RequestHeader;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
+import java.nio.ByteBuffer;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -14,8 +19,13 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * <p>The connection stays muted (no further request is read from it) until {@link #respond} or
  * {@link #noResponse} is called, which keeps responses in request order as Kafka clients require. Both may be
  * called from any thread, including a purgatory expiry thread.
+ *
+ * <p>A response that cannot be written (a handler set a field the request's version does not carry, for
+ * example) closes the connection with one ERROR line: the request is already marked answered, so no second
+ * response may follow, and a client waiting for an answer that never comes would hang on a muted connection.
  */
 public final class Request {
+    private static final Logger log = LoggerFactory.getLogger(Request.class);
     private final RequestContext context;
     private final AbstractRequest body;
     private final long receivedNanos;
@@ -23,7 +33,7 @@ public final class Request {
     private final ResponseSink sink;
     private final AtomicBoolean answered = new AtomicBoolean();
     private final CustomApiHeader customHeader;
-    private final java.nio.ByteBuffer customBody;
+    private final ByteBuffer customBody;
     private final String connectionId;
 
     Request(RequestContext context, AbstractRequest body, long receivedNanos, int sizeInBytes, ResponseSink sink) {
@@ -38,7 +48,7 @@ public final class Request {
     }
 
     /** A request of a Twinlog API (not a Kafka API key): header parsed, body left for the handler to decode. */
-    Request(CustomApiHeader header, java.nio.ByteBuffer body, String connectionId, long receivedNanos, int sizeInBytes,
+    Request(CustomApiHeader header, ByteBuffer body, String connectionId, long receivedNanos, int sizeInBytes,
             ResponseSink sink) {
         this.context = null;
         this.body = null;
@@ -59,14 +69,21 @@ public final class Request {
     }
 
     /** The undecoded body of a Twinlog API request. */
-    public java.nio.ByteBuffer customBody() {
+    public ByteBuffer customBody() {
         return customBody.duplicate();
     }
 
     /** Answers a Twinlog API request with an encoded response body (the header is added here). */
-    public void respondCustom(java.nio.ByteBuffer responseBody) {
+    public void respondCustom(ByteBuffer responseBody) {
         if (answered.compareAndSet(false, true)) {
-            sink.send(this, new org.apache.kafka.common.network.ByteBufferSend(customHeader.responseFrame(responseBody)));
+            Send send;
+            try {
+                send = new ByteBufferSend(customHeader.responseFrame(responseBody));
+            } catch (RuntimeException e) {
+                closeAfterUnwritableResponse(e);
+                return;
+            }
+            sink.send(this, send);
         }
     }
 
@@ -110,8 +127,37 @@ public final class Request {
     /** Sends the response; later calls are ignored (a delayed operation may race with its own expiry). */
     public void respond(AbstractResponse response) {
         if (answered.compareAndSet(false, true)) {
-            sink.send(this, context.buildResponseSend(response));
+            Send send;
+            try {
+                send = context.buildResponseSend(response);
+            } catch (RuntimeException e) {
+                closeAfterUnwritableResponse(e);
+                return;
+            }
+            sink.send(this, send);
         }
+    }
+
+    /**
+     * The response could not be serialized (or, from the network thread, not handed to the socket): closes the
+     * connection, the only answer left that the client notices at once.
+     */
+    void closeAfterUnwritableResponse(Throwable cause) {
+        log.error("Closing connection {}: could not write the response to {} version {} from client {}: {}",
+                connectionId, apiName(), apiVersionForLog(), clientIdForLog(), cause.toString());
+        sink.close(this);
+    }
+
+    private String apiName() {
+        return isCustom() ? "Twinlog API " + customHeader.apiKey() : apiKey().name;
+    }
+
+    private short apiVersionForLog() {
+        return isCustom() ? customHeader.apiVersion() : apiVersion();
+    }
+
+    private String clientIdForLog() {
+        return isCustom() ? customHeader.clientId() : clientId();
     }
 
     /** For requests that carry no response (acks=0 produce): lets the connection read its next request. */
@@ -145,7 +191,7 @@ public final class Request {
 
     /** Where responses go: implemented by the network processor that read the request. */
     interface ResponseSink {
-        void send(Request request, org.apache.kafka.common.network.Send send);
+        void send(Request request, Send send);
 
         void noResponse(Request request);
 
