@@ -19,6 +19,8 @@ import java.util.Optional;
 
 /** ListOffsets: earliest, latest (bounded by the isolation level), by timestamp, and max timestamp. */
 public final class ListOffsetsHandler implements RequestHandler {
+    /** The first version whose response carries the leader epoch of the offset found. */
+    private static final short LEADER_EPOCH_VERSION = 4;
     private final BrokerContext ctx;
 
     public ListOffsetsHandler(BrokerContext ctx) {
@@ -40,7 +42,8 @@ public final class ListOffsetsHandler implements RequestHandler {
             ListOffsetsResponseData.ListOffsetsTopicResponse tr = new ListOffsetsResponseData.ListOffsetsTopicResponse()
                     .setName(t.name());
             for (ListOffsetsRequestData.ListOffsetsPartition p : t.partitions()) {
-                tr.partitions().add(listOffset(new TopicPartition(t.name(), p.partitionIndex()), p, isolation));
+                tr.partitions().add(listOffset(new TopicPartition(t.name(), p.partitionIndex()), p, isolation,
+                        request.apiVersion()));
             }
             response.topics().add(tr);
         }
@@ -48,7 +51,7 @@ public final class ListOffsetsHandler implements RequestHandler {
     }
 
     private ListOffsetsResponseData.ListOffsetsPartitionResponse listOffset(TopicPartition tp,
-            ListOffsetsRequestData.ListOffsetsPartition p, Optional<IsolationLevel> isolation) {
+            ListOffsetsRequestData.ListOffsetsPartition p, Optional<IsolationLevel> isolation, short version) {
         ListOffsetsResponseData.ListOffsetsPartitionResponse r = new ListOffsetsResponseData.ListOffsetsPartitionResponse()
                 .setPartitionIndex(p.partitionIndex()).setTimestamp(-1).setOffset(-1);
         try {
@@ -62,8 +65,10 @@ public final class ListOffsetsHandler implements RequestHandler {
             Optional<FileRecords.TimestampAndOffset> found = partition.fetchOffsetForTimestamp(p.timestamp(),
                     isolation, currentEpoch);
             if (found.isPresent()) {
-                r.setTimestamp(found.get().timestamp).setOffset(found.get().offset)
-                        .setLeaderEpoch(found.get().leaderEpoch.orElse(-1));
+                r.setTimestamp(found.get().timestamp).setOffset(found.get().offset);
+                if (version >= LEADER_EPOCH_VERSION) {
+                    r.setLeaderEpoch(found.get().leaderEpoch.orElse(-1)); // v1-3 cannot carry it (librdkafka sends v2)
+                }
             }
         } catch (ApiException e) {
             r.setErrorCode(Errors.forException(e).code());

@@ -60,7 +60,9 @@ final class MembershipHandlers {
 
     RequestHandler leaveGroup() {
         return groups.<LeaveGroupRequest, LeaveGroupResponseData>handler(
-                (request, body) -> groups.host().coordinator().leaveGroup(request.context(), body.data()),
+                // v0-2 name the leaving member at the top level; normalizedData() makes it the one-member list
+                // the coordinator reads (and the one-member answer those versions can carry)
+                (request, body) -> groups.host().coordinator().leaveGroup(request.context(), body.normalizedData()),
                 (request, data) -> new LeaveGroupResponse(data, request.apiVersion()));
     }
 
