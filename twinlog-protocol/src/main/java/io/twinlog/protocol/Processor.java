@@ -45,7 +45,8 @@ import java.util.concurrent.ConcurrentLinkedQueue;
  * {@code socket.request.max.bytes} (rejected by the selector before any allocation), frames whose header or body
  * do not parse, and clients that vanish mid-request. An unknown API key or an API version kafka-clients cannot
  * parse is answered with a minimal UNSUPPORTED_VERSION frame (correlation id + error code) and then the connection
- * is closed, because no response schema exists to say more.
+ * is closed, because no response schema exists to say more; Produce v0-2, advertised but removed from the protocol,
+ * close the connection without a frame, as in Kafka 4.4.
  */
 final class Processor implements Request.ResponseSink {
     private static final Logger log = LoggerFactory.getLogger(Processor.class);
@@ -218,6 +219,13 @@ final class Processor implements Request.ResponseSink {
         RequestContext context = new RequestContext(header, connectionId, channel.socketAddress(),
                 Optional.of(channel.socketPort()), KafkaPrincipal.ANONYMOUS, listenerName, SecurityProtocol.PLAINTEXT,
                 ClientInformation.EMPTY, false);
+        if (isAdvertisedButRemoved(header)) {
+            log.info("Closing connection {}: {} version {} is advertised for librdkafka (KAFKA-18659) but no longer "
+                    + "exists in the protocol; closed without an answer, as Kafka 4.4 does", connectionId,
+                    header.apiKey(), header.apiVersion());
+            selector.close(connectionId);
+            return null;
+        }
         if (header.apiKey() != ApiKeys.API_VERSIONS && !header.apiKey().isVersionSupported(header.apiVersion())) {
             log.info("Closing connection {}: {} version {} is not supported (answered UNSUPPORTED_VERSION)",
                     connectionId, header.apiKey(), header.apiVersion());
@@ -233,6 +241,15 @@ final class Processor implements Request.ResponseSink {
             selector.close(connectionId);
             return null;
         }
+    }
+
+    /**
+     * Produce v0-2: removed in Kafka 4.0, yet ApiVersions lists Produce from v0 because librdkafka otherwise turns
+     * compression off (KAFKA-18659). Kafka 4.4 closes the connection when one arrives; so does Twinlog.
+     */
+    private static boolean isAdvertisedButRemoved(RequestHeader header) {
+        return header.apiKey() == ApiKeys.PRODUCE && header.apiVersion() >= 0
+                && header.apiVersion() < ApiKeys.PRODUCE.oldestVersion();
     }
 
     /** A frame Kafka clients and raw peers can read: [size][correlationId][errorCode=UNSUPPORTED_VERSION]. */

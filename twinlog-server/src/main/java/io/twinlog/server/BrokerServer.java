@@ -183,7 +183,9 @@ public final class BrokerServer implements AutoCloseable {
         ApiRegistry registry = registryBuilder
                 .add(ApiKeys.API_VERSIONS, new ApiVersionsHandler(registryRef::get))
                 .add(ApiKeys.METADATA, new MetadataHandler(ctx))
-                .add(ApiKeys.PRODUCE, new ProduceHandler(ctx))
+                // from v0 as Kafka advertises it (KAFKA-18659); v0-2 close the connection on arrival (Processor)
+                .add(ApiKeys.PRODUCE, ApiKeys.PRODUCE_API_VERSIONS_RESPONSE_MIN_VERSION, ApiKeys.PRODUCE.latestVersion(),
+                        new ProduceHandler(ctx))
                 .add(ApiKeys.FETCH, new FetchHandler(ctx))
                 .add(ApiKeys.LIST_OFFSETS, new ListOffsetsHandler(ctx))
                 .add(ApiKeys.OFFSET_FOR_LEADER_EPOCH, new OffsetsForLeaderEpochHandler(ctx))
