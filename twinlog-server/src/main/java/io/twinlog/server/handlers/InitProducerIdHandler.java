@@ -2,6 +2,7 @@ package io.twinlog.server.handlers;
 
 import io.twinlog.protocol.Request;
 import io.twinlog.protocol.RequestHandler;
+import io.twinlog.server.handlers.group.TransactionsRefused;
 import org.apache.kafka.common.message.InitProducerIdResponseData;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.InitProducerIdRequest;
@@ -11,7 +12,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * InitProducerId for idempotent producers: a fresh, cluster-unique producer id with epoch 0 each time, as Kafka
- * does without a transactional id. Transactional ids are refused until Twinlog has a transaction coordinator.
+ * does without a transactional id. Transactional ids are refused (UNSUPPORTED_VERSION, see
+ * {@link TransactionsRefused}) until Twinlog has a transaction coordinator.
  */
 public final class InitProducerIdHandler implements RequestHandler {
     private static final Logger log = LoggerFactory.getLogger(InitProducerIdHandler.class);
@@ -26,7 +28,10 @@ public final class InitProducerIdHandler implements RequestHandler {
         InitProducerIdRequest body = request.body();
         InitProducerIdResponseData data = new InitProducerIdResponseData().setProducerId(-1).setProducerEpoch((short) -1);
         if (body.data().transactionalId() != null) {
-            data.setErrorCode(Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED.code());
+            // clients ask FindCoordinator first and stop at its answer; one that comes here anyway gets the same
+            // non-retriable code (this response has no message field)
+            TransactionsRefused.log("InitProducerId", body.data().transactionalId());
+            data.setErrorCode(Errors.UNSUPPORTED_VERSION.code());
         } else {
             try {
                 data.setProducerId(ctx.producerIds().generateProducerId()).setProducerEpoch((short) 0);

@@ -18,8 +18,13 @@ import java.util.function.Supplier;
 
 /**
  * FindCoordinator: a group's coordinator is the leader of its {@code __consumer_offsets} partition, as in Kafka
- * (the topic is created on first use). Transaction coordinators are not hosted (COORDINATOR_NOT_AVAILABLE with
- * the reason); share-group keys are refused (INVALID_REQUEST).
+ * (the topic is created on first use). Share-group keys are refused (INVALID_REQUEST).
+ *
+ * <p>Transaction coordinators are not hosted. A transactional id is answered UNSUPPORTED_VERSION with
+ * {@link TransactionsRefused#MESSAGE}, not COORDINATOR_NOT_AVAILABLE: that one is retriable, and a transactional
+ * producer retried it until its {@code max.block.ms} ran out without saying why. UNSUPPORTED_VERSION is not
+ * retriable, so {@code initTransactions()} fails at once with the message (Kafka answers a feature it has turned
+ * off the same way, e.g. ConsumerGroupHeartbeat without the consumer protocol).
  */
 final class FindCoordinatorHandler implements RequestHandler {
     private final GroupRequests groups;
@@ -60,7 +65,8 @@ final class FindCoordinatorHandler implements RequestHandler {
 
     private Found find(String key, byte keyType, String listener) {
         if (keyType == FindCoordinatorRequest.CoordinatorType.TRANSACTION.id()) {
-            return Found.error(Errors.COORDINATOR_NOT_AVAILABLE, "Twinlog does not host transaction coordinators yet");
+            TransactionsRefused.log("FindCoordinator", key);
+            return Found.error(Errors.UNSUPPORTED_VERSION, TransactionsRefused.message(key));
         }
         if (keyType != FindCoordinatorRequest.CoordinatorType.GROUP.id()) {
             return Found.error(Errors.INVALID_REQUEST, "Unsupported coordinator key type " + keyType);
