@@ -1,0 +1,95 @@
+package io.twinlog.tests.kafka.protocol;
+
+import io.twinlog.testkit.TestCluster;
+import io.twinlog.testkit.Waits;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.test.KafkaClusterTestKit;
+import org.apache.kafka.common.test.TestKitNodes;
+
+import java.util.List;
+import java.util.Map;
+
+/**
+ * An Apache Kafka 4.4 broker and a Twinlog broker, one each, configured alike (no auto-creation, no initial
+ * rebalance delay, single replicas) and holding the same topic, so that one request can be sent to both and the
+ * answers compared.
+ */
+final class SideBySideClusters implements AutoCloseable {
+    static final String TOPIC = "matrix";
+
+    private final KafkaClusterTestKit kafka;
+    private final TestCluster twinlog;
+    private final Target kafkaTarget;
+    private final Target twinlogTarget;
+
+    private SideBySideClusters(KafkaClusterTestKit kafka, TestCluster twinlog) throws Exception {
+        this.kafka = kafka;
+        this.twinlog = twinlog;
+        this.kafkaTarget = target("Kafka", kafka.bootstrapServers());
+        this.twinlogTarget = target("Twinlog", twinlog.bootstrapServers());
+    }
+
+    static SideBySideClusters start() throws Exception {
+        KafkaClusterTestKit kafka = new KafkaClusterTestKit.Builder(new TestKitNodes.Builder()
+                .setCombined(true).setNumBrokerNodes(1).setNumControllerNodes(1).build())
+                .setConfigProp("offsets.topic.replication.factor", "1")
+                .setConfigProp("offsets.topic.num.partitions", "1")
+                .setConfigProp("auto.create.topics.enable", "false")
+                .setConfigProp("group.initial.rebalance.delay.ms", "0").build();
+        TestCluster twinlog = null;
+        try {
+            kafka.format();
+            kafka.startup();
+            kafka.waitForReadyBrokers();
+            twinlog = TestCluster.builder().brokers(1)
+                    .brokerProperty("offsets.topic.num.partitions", "1")
+                    .brokerProperty("auto.create.topics.enable", "false")
+                    .brokerProperty("group.initial.rebalance.delay.ms", "0").build().start();
+            return new SideBySideClusters(kafka, twinlog);
+        } catch (Exception | Error e) {
+            if (twinlog != null) {
+                twinlog.close();
+            }
+            kafka.close();
+            throw e;
+        }
+    }
+
+    private static Target target(String name, String bootstrap) throws Exception {
+        try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap))) {
+            admin.createTopics(List.of(new NewTopic(TOPIC, 1, (short) 1))).all().get();
+            Uuid topicId = admin.describeTopics(List.of(TOPIC)).allTopicNames().get().get(TOPIC).topicId();
+            int brokerId = admin.describeCluster().nodes().get().iterator().next().id();
+            Waits.waitUntil(TOPIC + " led on " + name, () -> admin.describeTopics(List.of(TOPIC)).allTopicNames()
+                    .get().get(TOPIC).partitions().get(0).leader() != null);
+            return new Target(name, bootstrap, topicId, brokerId);
+        }
+    }
+
+    Target kafka() {
+        return kafkaTarget;
+    }
+
+    Target twinlog() {
+        return twinlogTarget;
+    }
+
+    @Override
+    public void close() throws Exception {
+        try {
+            twinlog.close();
+        } finally {
+            kafka.close();
+        }
+    }
+
+    /** One broker to send requests to, with what differs between the two clusters (IDs). */
+    record Target(String name, String bootstrap, Uuid topicId, int brokerId) {
+        @Override
+        public String toString() {
+            return name;
+        }
+    }
+}
