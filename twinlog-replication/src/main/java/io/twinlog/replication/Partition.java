@@ -6,12 +6,14 @@ import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.errors.FencedLeaderEpochException;
 import org.apache.kafka.common.errors.NotEnoughReplicasException;
 import org.apache.kafka.common.errors.NotLeaderOrFollowerException;
+import org.apache.kafka.common.errors.OffsetOutOfRangeException;
 import org.apache.kafka.common.errors.UnknownLeaderEpochException;
 import org.apache.kafka.common.message.FetchResponseData;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.record.internal.FileRecords;
 import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.record.internal.RecordBatch;
+import org.apache.kafka.common.requests.DeleteRecordsRequest;
 import org.apache.kafka.common.requests.ListOffsetsRequest;
 import org.apache.kafka.server.common.OffsetAndEpoch;
 import org.apache.kafka.server.common.RequestLocal;
@@ -70,6 +72,8 @@ public final class Partition {
     private volatile List<Integer> isr = List.of();
     // guarded by 'this'
     private final Map<Integer, ReplicaState> followers = new HashMap<>();
+    /** Log start offsets the followers reported in their fetches (DeleteRecords); guarded by {@code this}. */
+    private final Map<Integer, Long> followerLogStartOffsets = new HashMap<>();
     private List<Integer> pendingIsr; // non-null while an AlterPartition is in flight
     // true for a mirror partition before failover: its leader-epoch history must stay the source's, so becoming
     // leader adds no local epoch (mirroring-design.md, DLE >= SLE)
@@ -643,6 +647,70 @@ public final class Partition {
         if (r > leaderEpoch) {
             throw new UnknownLeaderEpochException("Leader epoch " + r + " of the request is newer than the current "
                     + leaderEpoch + " of " + topicPartition);
+        }
+    }
+
+    /**
+     * DeleteRecords on the leader: moves the log start offset to {@code offset} ({@link
+     * DeleteRecordsRequest#HIGH_WATERMARK} means the high watermark), never past the high watermark, since records
+     * above it may still be truncated. Followers take the new log start from the leader's fetch responses; the caller
+     * waits for {@link #lowWatermarkIfLeader()} to reach it.
+     *
+     * @return the log start offset after the deletion
+     * @throws NotLeaderOrFollowerException when this broker does not lead the partition
+     * @throws OffsetOutOfRangeException    when {@code offset} is negative or beyond the high watermark
+     */
+    public long deleteRecordsOnLeader(long offset) {
+        leaderIsrLock.readLock().lock();
+        try {
+            checkLeader();
+            long highWatermark = log_.highWatermark();
+            long target = offset == DeleteRecordsRequest.HIGH_WATERMARK ? highWatermark : offset;
+            if (target < 0 || target > highWatermark) {
+                throw new OffsetOutOfRangeException("Cannot delete records of " + topicPartition + " before offset "
+                        + offset + ": it is beyond the high watermark " + highWatermark);
+            }
+            if (log_.maybeIncrementLogStartOffset(target, LogStartOffsetIncrementReason.ClientRecordDeletion)) {
+                log.info("{}Log start offset moved to {} (DeleteRecords)", logPrefix, log_.logStartOffset());
+            }
+            return log_.logStartOffset();
+        } finally {
+            leaderIsrLock.readLock().unlock();
+        }
+    }
+
+    /**
+     * A follower's fetch reported its log start offset (the leader's side of DeleteRecords).
+     *
+     * @return whether it moved, so waiting DeleteRecords requests should be checked
+     */
+    public synchronized boolean updateFollowerLogStartOffset(int replicaId, long logStartOffset) {
+        Long before = followerLogStartOffsets.put(replicaId, logStartOffset);
+        return before == null || before != logStartOffset;
+    }
+
+    /**
+     * The lowest log start offset among the leader and its in-sync followers (Kafka's low watermark), or -1 when
+     * this broker does not lead; a follower that has not fetched yet counts as 0. A follower out of the ISR is not
+     * waited for: it takes the log start from the leader when it catches up.
+     */
+    public long lowWatermarkIfLeader() {
+        leaderIsrLock.readLock().lock();
+        try {
+            if (!isLeader()) {
+                return -1L;
+            }
+            long low = log_.logStartOffset();
+            synchronized (this) {
+                for (int replicaId : isr) {
+                    if (replicaId != localBrokerId) {
+                        low = Math.min(low, followerLogStartOffsets.getOrDefault(replicaId, 0L));
+                    }
+                }
+            }
+            return low;
+        } finally {
+            leaderIsrLock.readLock().unlock();
         }
     }
 

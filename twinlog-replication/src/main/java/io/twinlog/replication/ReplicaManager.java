@@ -53,6 +53,7 @@ public final class ReplicaManager implements AutoCloseable {
     private final ConcurrentHashMap<TopicPartition, Partition> partitions = new ConcurrentHashMap<>();
     private final DelayedOperationPurgatory<DelayedProduce> producePurgatory;
     private final DelayedOperationPurgatory<DelayedFetch> fetchPurgatory;
+    private final DelayedOperationPurgatory<DelayedDeleteRecords> deleteRecordsPurgatory;
     private final ReplicaFetcherManager fetcherManager;
     private final IsrChangeSender isrChanges;
     private final Time time;
@@ -73,6 +74,7 @@ public final class ReplicaManager implements AutoCloseable {
         this.time = time;
         this.producePurgatory = new DelayedOperationPurgatory<>("Produce", localBrokerId);
         this.fetchPurgatory = new DelayedOperationPurgatory<>("Fetch", localBrokerId);
+        this.deleteRecordsPurgatory = new DelayedOperationPurgatory<>("DeleteRecords", localBrokerId);
         fetcherManager.bind(this);
         this.isrScheduler = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "twinlog-isr-expiration-" + localBrokerId);
@@ -294,6 +296,9 @@ public final class ReplicaManager implements AutoCloseable {
                     if (ff.highWatermarkMoved()) {
                         completeDelayedRequests(tip.topicPartition());
                     }
+                    if (partition.updateFollowerLogStartOffset(params.replicaId(), fetch.logStartOffset)) {
+                        deleteRecordsPurgatory.checkAndComplete(new TopicPartitionOperationKey(tip.topicPartition()));
+                    }
                     data.setHighWatermark(ff.highWatermark()).setLastStableOffset(ff.highWatermark())
                             .setLogStartOffset(ff.logStartOffset());
                     if (ff.divergingEpoch().isPresent()) {
@@ -345,6 +350,41 @@ public final class ReplicaManager implements AutoCloseable {
         TopicPartitionOperationKey key = new TopicPartitionOperationKey(tp);
         fetchPurgatory.checkAndComplete(key);
         producePurgatory.checkAndComplete(key);
+        deleteRecordsPurgatory.checkAndComplete(key);
+    }
+
+    /**
+     * DeleteRecords: moves each partition's log start offset on this leader (see
+     * {@link Partition#deleteRecordsOnLeader}) and answers through {@code callback} once every in-sync replica's log
+     * start reached it, or after {@code timeoutMs}. Errors per partition: NOT_LEADER_OR_FOLLOWER, OFFSET_OUT_OF_RANGE
+     * (beyond the high watermark), REQUEST_TIMED_OUT.
+     */
+    public void deleteRecords(long timeoutMs, Map<TopicPartition, Long> offsets,
+                              Consumer<Map<TopicPartition, DeleteRecordsResult>> callback) {
+        LinkedHashMap<TopicPartition, DeleteRecordsResult> results = new LinkedHashMap<>();
+        for (Map.Entry<TopicPartition, Long> e : offsets.entrySet()) {
+            Partition partition = partitions.get(e.getKey());
+            if (partition == null) {
+                results.put(e.getKey(), DeleteRecordsResult.error(Errors.NOT_LEADER_OR_FOLLOWER));
+                continue;
+            }
+            try {
+                results.put(e.getKey(), DeleteRecordsResult.waitingFor(partition.deleteRecordsOnLeader(e.getValue())));
+            } catch (ApiException ex) {
+                results.put(e.getKey(), DeleteRecordsResult.error(Errors.forException(ex)));
+            } catch (RuntimeException ex) {
+                log.error("Unexpected error deleting records of {} before {}", e.getKey(), e.getValue(), ex);
+                results.put(e.getKey(), DeleteRecordsResult.error(Errors.forException(ex)));
+            }
+        }
+        if (results.values().stream().allMatch(DeleteRecordsResult::done)) {
+            callback.accept(results);
+            return;
+        }
+        DelayedDeleteRecords delayed = new DelayedDeleteRecords(timeoutMs, this, results, callback);
+        List<TopicPartitionOperationKey> keys = new ArrayList<>();
+        results.keySet().forEach(tp -> keys.add(new TopicPartitionOperationKey(tp)));
+        deleteRecordsPurgatory.tryCompleteElseWatch(delayed, keys);
     }
 
     @Override
@@ -353,6 +393,7 @@ public final class ReplicaManager implements AutoCloseable {
         fetcherManager.close();
         producePurgatory.shutdown();
         fetchPurgatory.shutdown();
+        deleteRecordsPurgatory.shutdown();
         partitions.clear();
     }
 

@@ -27,7 +27,9 @@ import io.twinlog.server.handlers.CreatePartitionsHandler;
 import io.twinlog.server.handlers.CreateTopicsHandler;
 import io.twinlog.server.handlers.DeleteTopicsHandler;
 import io.twinlog.server.handlers.DescribeClusterHandler;
+import io.twinlog.server.handlers.DeleteRecordsHandler;
 import io.twinlog.server.handlers.DescribeConfigsHandler;
+import io.twinlog.server.handlers.DescribeLogDirsHandler;
 import io.twinlog.server.handlers.ElectLeadersHandler;
 import io.twinlog.server.handlers.FetchHandler;
 import io.twinlog.server.handlers.InitProducerIdHandler;
@@ -194,6 +196,8 @@ public final class BrokerServer implements AutoCloseable {
                 .add(ApiKeys.DELETE_TOPICS, new DeleteTopicsHandler(ctx))
                 .add(ApiKeys.CREATE_PARTITIONS, new CreatePartitionsHandler(ctx))
                 .add(ApiKeys.DESCRIBE_CONFIGS, new DescribeConfigsHandler(ctx))
+                .add(ApiKeys.DELETE_RECORDS, new DeleteRecordsHandler(ctx))
+                .add(ApiKeys.DESCRIBE_LOG_DIRS, new DescribeLogDirsHandler(ctx))
                 .add(ApiKeys.INCREMENTAL_ALTER_CONFIGS, alterConfigs.incremental())
                 .add(ApiKeys.ALTER_CONFIGS, alterConfigs.legacy())
                 .add(ApiKeys.DESCRIBE_CLUSTER, new DescribeClusterHandler(ctx))

@@ -2,6 +2,7 @@ package io.twinlog.server.handlers;
 
 import io.twinlog.protocol.Request;
 import io.twinlog.protocol.RequestHandler;
+import io.twinlog.server.metadata.BrokerConfigs;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.message.DescribeConfigsRequestData;
 import org.apache.kafka.common.message.DescribeConfigsResponseData;
@@ -9,17 +10,22 @@ import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.DescribeConfigsRequest;
 import org.apache.kafka.common.requests.DescribeConfigsResponse;
 
+import java.util.ArrayList;
 import java.util.Map;
 
 /**
- * DescribeConfigs for topics (every topic config with its effective value and source) and brokers (the static
- * configuration the broker was started with). Other resource types get INVALID_REQUEST.
+ * DescribeConfigs for topics (every topic config with its effective value and source) and brokers (every key of
+ * Kafka's broker definition with Twinlog's effective value, see {@link BrokerConfigs}). The empty broker name asks
+ * for the cluster-wide dynamic defaults, of which Twinlog has none (an empty list, as Kafka answers without any).
+ * Other resource types get INVALID_REQUEST.
  */
 public final class DescribeConfigsHandler implements RequestHandler {
     private final BrokerContext ctx;
+    private final BrokerConfigs brokerConfigs;
 
     public DescribeConfigsHandler(BrokerContext ctx) {
         this.ctx = ctx;
+        this.brokerConfigs = new BrokerConfigs(ctx.config());
     }
 
     @Override
@@ -41,18 +47,14 @@ public final class DescribeConfigsHandler implements RequestHandler {
                             data.includeSynonyms(), data.includeDocumentation()));
                 }
             } else if (type == ConfigResource.Type.BROKER) {
-                if (!res.resourceName().isEmpty() && !res.resourceName().equals(Integer.toString(ctx.brokerId()))) {
+                if (res.resourceName().isEmpty()) {
+                    r.setConfigs(new ArrayList<>());
+                } else if (!res.resourceName().equals(Integer.toString(ctx.brokerId()))) {
                     r.setErrorCode(Errors.INVALID_REQUEST.code()).setErrorMessage("Broker " + ctx.brokerId()
                             + " can only describe its own configuration, not broker " + res.resourceName());
                 } else {
-                    ctx.config().originals().forEach((k, v) -> {
-                        if (res.configurationKeys() == null || res.configurationKeys().contains(k)) {
-                            r.configs().add(new DescribeConfigsResponseData.DescribeConfigsResourceResult()
-                                    .setName(k).setValue(v).setReadOnly(true)
-                                    .setConfigSource(DescribeConfigsResponse.ConfigSource.STATIC_BROKER_CONFIG.id())
-                                    .setIsSensitive(false));
-                        }
-                    });
+                    r.setConfigs(brokerConfigs.describe(res.configurationKeys(), data.includeSynonyms(),
+                            data.includeDocumentation()));
                 }
             } else {
                 r.setErrorCode(Errors.INVALID_REQUEST.code())
