@@ -17,9 +17,11 @@ import org.apache.kafka.common.message.CreateAclsRequestData;
 import org.apache.kafka.common.message.CreatePartitionsRequestData;
 import org.apache.kafka.common.message.CreateTopicsRequestData;
 import org.apache.kafka.common.message.DeleteAclsRequestData;
+import org.apache.kafka.common.message.DeleteRecordsRequestData;
 import org.apache.kafka.common.message.DeleteTopicsRequestData;
 import org.apache.kafka.common.message.DescribeClusterRequestData;
 import org.apache.kafka.common.message.DescribeConfigsRequestData;
+import org.apache.kafka.common.message.DescribeLogDirsRequestData;
 import org.apache.kafka.common.message.DescribeTopicPartitionsRequestData;
 import org.apache.kafka.common.message.ElectLeadersRequestData;
 import org.apache.kafka.common.message.IncrementalAlterConfigsRequestData;
@@ -81,6 +83,15 @@ final class DataAndAdminRequests {
                         .CreatePartitionsTopicCollection(List.of(new CreatePartitionsRequestData.CreatePartitionsTopic()
                         .setName(TOPIC).setCount(1).setAssignments(null)).iterator())));
         requests.put(ApiKeys.DESCRIBE_CONFIGS, (target, version, connection) -> describeTopicConfigs(version));
+        // offset 0 deletes nothing, so every version meets the same log
+        requests.put(ApiKeys.DELETE_RECORDS, (target, version, connection) -> new DeleteRecordsRequestData()
+                .setTimeoutMs(10_000).setTopics(List.of(new DeleteRecordsRequestData.DeleteRecordsTopic().setName(TOPIC)
+                        .setPartitions(List.of(new DeleteRecordsRequestData.DeleteRecordsPartition()
+                                .setPartitionIndex(0).setOffset(0))))));
+        requests.put(ApiKeys.DESCRIBE_LOG_DIRS, (target, version, connection) -> new DescribeLogDirsRequestData()
+                .setTopics(new DescribeLogDirsRequestData.DescribableLogDirTopicCollection(List.of(
+                        new DescribeLogDirsRequestData.DescribableLogDirTopic().setTopic(TOPIC)
+                                .setPartitions(List.of(0))).iterator())));
         requests.put(ApiKeys.INCREMENTAL_ALTER_CONFIGS, (target, version, connection) -> incrementalAlterConfigs());
         requests.put(ApiKeys.ALTER_CONFIGS, (target, version, connection) -> alterConfigs());
         requests.put(ApiKeys.DESCRIBE_CLUSTER, (target, version, connection) -> new DescribeClusterRequestData());

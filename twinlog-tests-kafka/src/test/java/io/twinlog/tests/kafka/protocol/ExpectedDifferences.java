@@ -45,8 +45,6 @@ final class ExpectedDifferences {
                 ApiKeys.DELETE_SHARE_GROUP_STATE, ApiKeys.READ_SHARE_GROUP_STATE_SUMMARY);
         kafkaOnly("no Kafka Streams groups (KIP-1071)", ApiKeys.STREAMS_GROUP_HEARTBEAT,
                 ApiKeys.STREAMS_GROUP_DESCRIBE, ApiKeys.STREAMS_GROUP_TOPOLOGY_DESCRIPTION_UPDATE);
-        kafkaOnly("being added by issue 10, part B: remove these entries when it lands", ApiKeys.DELETE_RECORDS,
-                ApiKeys.DESCRIBE_LOG_DIRS);
         kafkaOnly("replicas are not moved between a broker's log dirs",
                 ApiKeys.ALTER_REPLICA_LOG_DIRS);
         kafkaOnly("no client-metrics or group config resources to list (KIP-1142)", ApiKeys.LIST_CONFIG_RESOURCES);
