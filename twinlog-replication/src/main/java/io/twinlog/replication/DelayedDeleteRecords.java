@@ -50,11 +50,13 @@ final class DelayedDeleteRecords extends DelayedOperation {
 
     @Override
     public void onExpiration() {
-        results.replaceAll((tp, r) -> r.done() ? r : DeleteRecordsResult.error(Errors.REQUEST_TIMED_OUT));
+        // nothing: Kafka's purgatory calls onComplete before onExpiration, so the timed-out partitions are marked there
     }
 
+    /** Partitions still waiting here were not reached in time (expiry is the only other way to complete). */
     @Override
     public void onComplete() {
+        results.replaceAll((tp, r) -> r.done() ? r : DeleteRecordsResult.error(Errors.REQUEST_TIMED_OUT));
         callback.accept(results);
     }
 }

@@ -58,14 +58,19 @@ final class DelayedProduce extends DelayedOperation {
 
     @Override
     public void onExpiration() {
+        // nothing: Kafka's purgatory calls onComplete before onExpiration, so the timed-out partitions are marked there
+    }
+
+    /**
+     * Partitions still pending were not acknowledged in time (expiry is the only other way to complete): they must
+     * answer REQUEST_TIMED_OUT, never the append's NONE.
+     */
+    @Override
+    public void onComplete() {
         for (TopicIdPartition tip : pending) {
             results.put(tip, results.get(tip).withError(Errors.REQUEST_TIMED_OUT,
                     "Timed out waiting for the in-sync replicas to acknowledge the records"));
         }
-    }
-
-    @Override
-    public void onComplete() {
         callback.accept(results);
     }
 }
