@@ -10,6 +10,8 @@ import org.apache.kafka.common.errors.OffsetOutOfRangeException;
 import org.apache.kafka.common.errors.UnknownLeaderEpochException;
 import org.apache.kafka.common.message.FetchResponseData;
 import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.record.internal.ControlRecordType;
+import org.apache.kafka.common.record.internal.EndTransactionMarker;
 import org.apache.kafka.common.record.internal.FileRecords;
 import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.record.internal.RecordBatch;
@@ -17,6 +19,7 @@ import org.apache.kafka.common.requests.DeleteRecordsRequest;
 import org.apache.kafka.common.requests.ListOffsetsRequest;
 import org.apache.kafka.server.common.OffsetAndEpoch;
 import org.apache.kafka.server.common.RequestLocal;
+import org.apache.kafka.server.common.TransactionVersion;
 import org.apache.kafka.server.storage.log.FetchIsolation;
 import org.apache.kafka.storage.internals.log.AppendOrigin;
 import org.apache.kafka.storage.internals.log.FetchDataInfo;
@@ -24,12 +27,14 @@ import org.apache.kafka.storage.internals.log.LogAppendInfo;
 import org.apache.kafka.storage.internals.log.LogOffsetSnapshot;
 import org.apache.kafka.storage.internals.log.LogStartOffsetIncrementReason;
 import org.apache.kafka.storage.internals.log.OffsetResultHolder;
+import org.apache.kafka.storage.internals.log.ProducerStateEntry;
 import org.apache.kafka.storage.internals.log.UnifiedLog;
 import org.apache.kafka.storage.internals.log.VerificationGuard;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashSet;
@@ -216,9 +221,8 @@ public final class Partition {
         leaderIsrLock.readLock().lock();
         try {
             checkLeader();
-            // Integer.MAX_VALUE: appendAsFollower skips batches whose epoch is above the one given (KAFKA-18723);
-            // the mirror fetcher has already checked every batch's epoch against ours.
-            log_.appendAsFollower(records, Integer.MAX_VALUE);
+            // the mirror fetcher has already checked every batch's epoch against ours
+            appendAsFollowerThroughBarriers(records);
             maybeIncrementHighWatermark();
             return log_.logEndOffset();
         } finally {
@@ -238,21 +242,17 @@ public final class Partition {
         try {
             checkLeader();
             List<Long> aborted = new ArrayList<>();
-            for (Map.Entry<Long, org.apache.kafka.storage.internals.log.ProducerStateEntry> e
-                    : log_.producerStateManager().activeProducers().entrySet()) {
+            for (Map.Entry<Long, ProducerStateEntry> e : log_.producerStateManager().activeProducers().entrySet()) {
                 if (e.getValue().currentTxnFirstOffset().isEmpty()) {
                     continue;
                 }
                 MemoryRecords marker = MemoryRecords.withEndTransactionMarker(nowMs, e.getKey(),
-                        e.getValue().producerEpoch(), new org.apache.kafka.common.record.internal.EndTransactionMarker(
-                                org.apache.kafka.common.record.internal.ControlRecordType.ABORT,
+                        e.getValue().producerEpoch(), new EndTransactionMarker(ControlRecordType.ABORT,
                                 Math.max(0, e.getValue().coordinatorEpoch())));
                 // transaction version 0 semantics: the marker carries the producer's current epoch (no bump), as the
                 // source's coordinator never finished this transaction
-                log_.appendAsLeader(marker, leaderEpoch, AppendOrigin.COORDINATOR,
-                        org.apache.kafka.server.common.RequestLocal.noCaching(),
-                        org.apache.kafka.storage.internals.log.VerificationGuard.SENTINEL,
-                        org.apache.kafka.server.common.TransactionVersion.TV_0.featureLevel());
+                log_.appendAsLeader(marker, leaderEpoch, AppendOrigin.COORDINATOR, RequestLocal.noCaching(),
+                        VerificationGuard.SENTINEL, TransactionVersion.TV_0.featureLevel());
                 aborted.add(e.getKey());
             }
             maybeIncrementHighWatermark();
@@ -260,6 +260,76 @@ public final class Partition {
         } finally {
             leaderIsrLock.readLock().unlock();
         }
+    }
+
+    /**
+     * Failover of a mirror partition, after {@link #abortOpenTransactions}: appends the producer-state barrier in
+     * the current (post-failover) leader epoch and forgets every producer copied from the source, durably (see
+     * {@link ProducerStateBarrier}, {@link ProducerStateReset}). Followers forget them when they replicate it.
+     *
+     * @return the barrier's offset
+     */
+    public long appendProducerStateBarrier(long nowMs) throws IOException {
+        leaderIsrLock.writeLock().lock(); // no client or coordinator append between the barrier and the reset
+        try {
+            checkLeader();
+            long barrierOffset = log_.logEndOffset();
+            ProducerStateReset.recordBeforeAppend(log_, barrierOffset);
+            log_.appendAsLeader(ProducerStateBarrier.create(nowMs), leaderEpoch, AppendOrigin.COORDINATOR,
+                    RequestLocal.noCaching(), VerificationGuard.SENTINEL, TransactionVersion.TV_0.featureLevel());
+            ProducerStateReset.apply(log_, barrierOffset, logPrefix);
+            maybeIncrementHighWatermark();
+            return barrierOffset;
+        } finally {
+            leaderIsrLock.writeLock().unlock();
+        }
+    }
+
+    /**
+     * After a restart: applies again a producer-state barrier that Kafka's log recovery replayed across (see
+     * {@link ProducerStateReset#recoverAfterLoad}). Called once, when the replica is opened.
+     */
+    public void recoverProducerStateBarrier() throws IOException {
+        leaderIsrLock.writeLock().lock();
+        try {
+            ProducerStateReset.recoverAfterLoad(log_, logPrefix);
+        } finally {
+            leaderIsrLock.writeLock().unlock();
+        }
+    }
+
+    /**
+     * Appends replicated batches (from the leader, or from the source cluster), stopping at every producer-state
+     * barrier to apply it before the batches after it: those are this cluster's own producers, whose ids may equal
+     * the forgotten ones. Integer.MAX_VALUE: appendAsFollower skips batches whose epoch is above the one given
+     * (KAFKA-18723), and a replica must take every batch.
+     */
+    private void appendAsFollowerThroughBarriers(MemoryRecords records) throws IOException {
+        ByteBuffer buffer = records.buffer();
+        int start = buffer.position();
+        int position = start;
+        for (RecordBatch batch : records.batches()) {
+            position += batch.sizeInBytes();
+            if (ProducerStateBarrier.isBarrier(batch)) {
+                long barrierOffset = batch.baseOffset();
+                ProducerStateReset.recordBeforeAppend(log_, barrierOffset);
+                log_.appendAsFollower(slice(buffer, start, position), Integer.MAX_VALUE);
+                ProducerStateReset.apply(log_, barrierOffset, logPrefix);
+                start = position;
+            }
+        }
+        if (start == buffer.position()) {
+            log_.appendAsFollower(records, Integer.MAX_VALUE);
+        } else if (start < buffer.limit()) {
+            log_.appendAsFollower(slice(buffer, start, buffer.limit()), Integer.MAX_VALUE);
+        }
+    }
+
+    private static MemoryRecords slice(ByteBuffer buffer, int from, int to) {
+        ByteBuffer part = buffer.duplicate();
+        part.position(from);
+        part.limit(to);
+        return MemoryRecords.readableRecords(part.slice());
     }
 
     /** Appends client records as leader; acks=all (-1) also requires min.insync.replicas members in the ISR. */
@@ -350,9 +420,8 @@ public final class Partition {
                 // a truncation raced with this fetch; the next fetch starts from the new end
                 return log_.logEndOffset();
             }
-            // Integer.MAX_VALUE: appendAsFollower skips batches with an epoch above the one given (KAFKA-18723);
-            // a follower must take every batch of its leader, whose epochs are checked by the fetch protocol.
-            log_.appendAsFollower(records, Integer.MAX_VALUE);
+            // a follower takes every batch of its leader, whose epochs are checked by the fetch protocol
+            appendAsFollowerThroughBarriers(records);
             return log_.logEndOffset();
         } finally {
             leaderIsrLock.readLock().unlock();
@@ -368,21 +437,24 @@ public final class Partition {
             }
             log_.maybeUpdateHighWatermark(Math.min(leaderHighWatermark, log_.logEndOffset()));
             if (leaderLogStartOffset > log_.logStartOffset() && leaderLogStartOffset <= log_.highWatermark()) {
-                log_.maybeIncrementLogStartOffset(leaderLogStartOffset,
-                        org.apache.kafka.storage.internals.log.LogStartOffsetIncrementReason.LeaderOffsetIncremented);
+                log_.maybeIncrementLogStartOffset(leaderLogStartOffset, LogStartOffsetIncrementReason.LeaderOffsetIncremented);
             }
         } finally {
             leaderIsrLock.readLock().unlock();
         }
     }
 
-    /** Truncates this replica's log (divergence from the leader); never below the log start. */
+    /**
+     * Truncates this replica's log (a follower's divergence from its leader, or a mirror leader aligning its log
+     * with the source); never below the log start.
+     */
     public void truncateTo(long offset, String reason) {
         leaderIsrLock.writeLock().lock();
         try {
             long before = log_.logEndOffset();
             if (offset < before) {
                 log_.truncateTo(offset);
+                forgetFollowerPositionsAfterTruncation();
                 log.info("{}Truncated log from end offset {} to {} ({}); high watermark now {}", logPrefix, before,
                         log_.logEndOffset(), reason, log_.highWatermark());
             }
@@ -397,10 +469,30 @@ public final class Partition {
         try {
             long before = log_.logEndOffset();
             log_.truncateFullyAndStartAt(offset, Optional.empty());
+            forgetFollowerPositionsAfterTruncation();
             log.info("{}Emptied log (end offset was {}) and restarted it at {} ({})", logPrefix, before, offset, reason);
         } finally {
             leaderIsrLock.writeLock().unlock();
         }
+    }
+
+    /**
+     * A leader that cut its own log (a mirror leader aligning with its source) no longer knows what its followers
+     * hold: their last fetch positions may count records it no longer has, or that differ from what it will append
+     * at the same offsets. Until each follower fetches again (and truncates on the diverging epoch it is answered),
+     * it counts for nothing in the high watermark. The epoch's start offset moves back with the log end, so a
+     * follower that converges can rejoin the ISR.
+     */
+    private void forgetFollowerPositionsAfterTruncation() {
+        if (!isLeader()) {
+            return;
+        }
+        synchronized (this) {
+            for (ReplicaState follower : followers.values()) {
+                follower.forgetPosition();
+            }
+        }
+        leaderEpochStartOffset = Math.min(leaderEpochStartOffset, log_.logEndOffset());
     }
 
     /**
@@ -420,15 +512,12 @@ public final class Partition {
                         + " (replicas " + replicas + ")");
             }
             if (lastFetchedEpoch.isPresent() && lastFetchedEpoch.get() >= 0) {
-                Optional<OffsetAndEpoch> end = log_.endOffsetForEpoch(lastFetchedEpoch.get());
-                boolean diverged = end.isEmpty() || end.get().epoch() != lastFetchedEpoch.get()
-                        || end.get().offset() < fetchOffset;
-                if (diverged) {
-                    FetchResponseData.EpochEndOffset diverging = new FetchResponseData.EpochEndOffset()
-                            .setEpoch(end.map(OffsetAndEpoch::epoch).orElse(-1))
-                            .setEndOffset(end.map(OffsetAndEpoch::offset).orElse(-1L));
-                    return new FollowerFetch(null, Optional.of(diverging), log_.highWatermark(),
-                            log_.logStartOffset(), log_.logEndOffset(), false);
+                Optional<OffsetAndEpoch> diverging = DivergingEpoch.forFollower(lastFetchedEpoch.get(), fetchOffset,
+                        log_.endOffsetForEpoch(lastFetchedEpoch.get()), log_.latestEpoch(), log_.logEndOffset());
+                if (diverging.isPresent()) {
+                    return new FollowerFetch(null, Optional.of(new FetchResponseData.EpochEndOffset()
+                            .setEpoch(diverging.get().epoch()).setEndOffset(diverging.get().offset())),
+                            log_.highWatermark(), log_.logStartOffset(), log_.logEndOffset(), false);
                 }
             }
             long leaderLogEndOffset = log_.logEndOffset();

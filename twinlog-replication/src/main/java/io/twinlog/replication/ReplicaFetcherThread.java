@@ -41,6 +41,7 @@ final class ReplicaFetcherThread implements Runnable {
     private static final Logger log = LoggerFactory.getLogger(ReplicaFetcherThread.class);
     private static final long PARTITION_BACKOFF_MS = 500;
     private static final long LEADER_UNREACHABLE_BACKOFF_MS = 500;
+    private static final long DIVERGENCE_STUCK_BACKOFF_MS = 5_000;
 
     private final int localBrokerId;
     private final int leaderId;
@@ -198,6 +199,17 @@ final class ReplicaFetcherThread implements Runnable {
                         long to = FollowerTruncation.truncationOffset(d.epoch(), d.endOffset(),
                                 d.epoch() < 0 ? Optional.empty() : partition.log().endOffsetForEpoch(d.epoch()),
                                 partition.log().logStartOffset(), partition.log().logEndOffset());
+                        if (to >= partition.log().logEndOffset()) {
+                            // the answer does not move this replica back: fetching again at once would get the
+                            // same answer in a tight loop; wait, and say why this replica is not converging
+                            log.warn("Replica of {} cannot converge with leader {}: the leader reports epoch {} ends "
+                                    + "at {}, which does not cut this log (end offset {}, latest epoch {}); retrying "
+                                    + "in {} ms", tp, leaderId, d.epoch(), d.endOffset(),
+                                    partition.log().logEndOffset(), partition.log().latestEpoch().orElse(-1),
+                                    DIVERGENCE_STUCK_BACKOFF_MS);
+                            s.delayedUntilMs = time.milliseconds() + DIVERGENCE_STUCK_BACKOFF_MS;
+                            return;
+                        }
                         partition.truncateTo(to, "leader " + leaderId + " reports epoch " + d.epoch() + " ends at "
                                 + d.endOffset());
                         return;

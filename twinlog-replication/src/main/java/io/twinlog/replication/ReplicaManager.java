@@ -134,6 +134,7 @@ public final class ReplicaManager implements AutoCloseable {
                 unifiedLog.updateHighWatermark(Math.min(hw.get(), unifiedLog.logEndOffset()));
             }
             partition = new Partition(tp, topicId, localBrokerId, unifiedLog, this::onHighWatermarkUpdated);
+            partition.recoverProducerStateBarrier();
             partitions.put(tp, partition);
             log.info("Hosting {} (topic ID {}): log start {}, log end {}, high watermark {}", tp, topicId,
                     unifiedLog.logStartOffset(), unifiedLog.logEndOffset(), unifiedLog.highWatermark());

@@ -28,6 +28,13 @@ final class ReplicaState {
         brokerEpoch = fetchBrokerEpoch;
     }
 
+    /** The leader cut its log: the follower's position is unknown until its next fetch. */
+    void forgetPosition() {
+        logEndOffset = -1L;
+        // nothing fetched before the cut shows the follower caught up with what the leader holds now
+        lastFetchLeaderLogEndOffset = Long.MAX_VALUE;
+    }
+
     @Override
     public String toString() {
         return "ReplicaState(logEndOffset=" + logEndOffset + ", lastCaughtUpTimeMs=" + lastCaughtUpTimeMs + ")";
