@@ -122,7 +122,7 @@ public final class MirrorsCommand implements Callable<Integer> {
         @Option(names = "--describe", order = 13, description = "Describe every cluster mirror, or --mirror NAME: "
                 + "state, source, patterns, configs (credentials shown as [hidden]), then one line per mirror "
                 + "partition: MIRROR TOPIC PARTITION STATE SOURCE-END DESTINATION-END LAG LAST-MIRRORED-EPOCH "
-                + "ERROR, and one line per consumer group whose offsets it syncs: MIRROR GROUP LAST-SYNC "
+                + "OUT-OF-SYNC ERROR (OUT-OF-SYNC: destination replicas outside the ISR), and one line per consumer group whose offsets it syncs: MIRROR GROUP LAST-SYNC "
                 + "OFFSETS-SYNCED OFFSETS-CLAMPED.")
         boolean describe;
 

@@ -173,7 +173,7 @@ public final class BrokerServer implements AutoCloseable {
         io.twinlog.mirror.store.MirrorStore mirrorStore = new io.twinlog.mirror.store.MirrorStore(zk);
         mirrorManager = new io.twinlog.server.mirror.MirrorManager(config.brokerId(), mirrorStore, zk, watcher,
                 replicaManager, config.mirrorStateTimeoutMs(), time);
-        new io.twinlog.server.mirror.MirrorApiHandlers(mirrorStore, watcher, replicaManager, mirrorManager)
+        new io.twinlog.server.mirror.MirrorApiHandlers(mirrorStore, watcher)
                 .register(registryBuilder);
         io.twinlog.server.mirror.MirrorTopicHandlers mirrorTopics = new io.twinlog.server.mirror.MirrorTopicHandlers(
                 mirrorStore, watcher, topicAdmin, config.numPartitions(), config.defaultReplicationFactor());

@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
+import java.util.stream.Collectors;
 
 /**
  * {@code --describe [--mirror NAME]}: for each mirror (all of them without {@code --mirror}), sorted by name, its
@@ -24,7 +25,7 @@ import java.util.TreeMap;
  *   Topics: 1
  *     orders  DesiredState: MIRRORING  Partitions: 3
  *
- * MIRROR  TOPIC  PARTITION  STATE  SOURCE-END  DESTINATION-END  LAG  LAST-MIRRORED-EPOCH  ERROR
+ * MIRROR  TOPIC  PARTITION  STATE  SOURCE-END  DESTINATION-END  LAG  LAST-MIRRORED-EPOCH  OUT-OF-SYNC  ERROR
  * dr      orders 0          ...
  *
  * MIRROR  GROUP    LAST-SYNC                 OFFSETS-SYNCED  OFFSETS-CLAMPED
@@ -82,14 +83,14 @@ public final class DescribeMirrors implements MirrorAction {
 
     private static Table partitionTable(MirrorAdmin.MirrorDescription d) {
         Table table = new Table("MIRROR", "TOPIC", "PARTITION", "STATE", "SOURCE-END", "DESTINATION-END", "LAG",
-                "LAST-MIRRORED-EPOCH", "ERROR");
+                "LAST-MIRRORED-EPOCH", "OUT-OF-SYNC", "ERROR");
         d.topics().values().stream()
                 .sorted(Comparator.comparing(MirrorAdmin.TopicDescription::name))
                 .forEach(t -> t.partitions().stream()
                         .sorted(Comparator.comparingInt(MirrorAdmin.PartitionDescription::partition))
                         .forEach(p -> table.addRow(d.name(), t.name(), p.partition(), p.state(),
                                 known(p.sourceLogEndOffset()), known(p.destinationLogEndOffset()), known(p.lag()),
-                                known(p.lastMirroredEpoch()), error(p))));
+                                known(p.lastMirroredEpoch()), replicas(p.outOfSyncReplicas()), error(p))));
         return table;
     }
 
@@ -104,6 +105,11 @@ public final class DescribeMirrors implements MirrorAction {
     /** Negative offsets, lags and epochs mean "not known" on the wire. */
     private static Object known(long value) {
         return value < 0 ? null : value;
+    }
+
+    /** Destination replicas outside the ISR, comma-separated; none shows as the table's empty cell. */
+    private static String replicas(List<Integer> ids) {
+        return ids.isEmpty() ? null : ids.stream().map(String::valueOf).collect(Collectors.joining(","));
     }
 
     private static String error(MirrorAdmin.PartitionDescription p) {

@@ -11,6 +11,7 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -219,10 +220,14 @@ public final class MirrorAdmin implements AutoCloseable {
     public record TopicDescription(String name, String desiredState, List<PartitionDescription> partitions) {
     }
 
-    /** One mirror partition as its destination leader reports it. */
+    /**
+     * One mirror partition as its destination leader last recorded it; {@code outOfSyncReplicas} are the destination
+     * replicas outside the partition's ISR (a replica that cannot converge with its leader shows here).
+     */
     public record PartitionDescription(int partition, String state, long sourceLogEndOffset,
                                        long destinationLogEndOffset, long lag, int retryAttempt, String lastError,
-                                       int lastMirroredEpoch, long lastMirroredOffset) {
+                                       int lastMirroredEpoch, long lastMirroredOffset,
+                                       List<Integer> outOfSyncReplicas) {
     }
 
     /**
@@ -255,7 +260,8 @@ public final class MirrorAdmin implements AutoCloseable {
                     parts.add(new PartitionDescription(ps.getInt("partition_index"), ps.getString("state"),
                             ps.getLong("source_log_end_offset"), ps.getLong("destination_log_end_offset"),
                             ps.getLong("lag"), ps.getShort("retry_attempt"), ps.getString("last_error"),
-                            ps.getInt("last_mirrored_epoch"), ps.getLong("last_mirrored_offset")));
+                            ps.getInt("last_mirrored_epoch"), ps.getLong("last_mirrored_offset"),
+                            Arrays.stream(ps.getArray("out_of_sync_replicas")).map(r -> (Integer) r).toList()));
                 }
                 topics.put(ts.getString("topic_name"), new TopicDescription(ts.getString("topic_name"),
                         ts.getString("desired_state"), parts));

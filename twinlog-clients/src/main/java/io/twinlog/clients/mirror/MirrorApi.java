@@ -43,7 +43,10 @@ public enum MirrorApi {
                                     new Field("destination_log_end_offset", Type.INT64),
                                     new Field("lag", Type.INT64), new Field("retry_attempt", Type.INT16),
                                     nullableStr("last_error"), new Field("last_mirrored_epoch", Type.INT32),
-                                    new Field("last_mirrored_offset", Type.INT64))))),
+                                    new Field("last_mirrored_offset", Type.INT64),
+                                    // replicas outside the ISR, e.g. one that cannot converge with its leader
+                                    // (appended to version 0 before any release; see docs/decisions.md)
+                                    array("out_of_sync_replicas", Type.INT32))))),
                     // consumer group offset sync: one entry per group the mirror syncs (appended to version 0 before
                     // any release; see docs/decisions.md)
                     array("groups", schema(str("group_id"), new Field("last_sync_time_ms", Type.INT64),

@@ -16,43 +16,44 @@ import java.util.Optional;
  * @param lastMirroredOffset LMO: the log end offset at failover (-1 if none)
  * @param retryAttempt       FAILED: retries so far; -1 means not retriable
  * @param previousState      FAILED: the state to retry
+ * @param progress           the source high watermark and destination log end the leader last recorded
  */
 public record MirrorPartitionRecord(MirrorPartitionState state, int writerLeaderEpoch, int minLeaderEpoch,
                                     int lastMirroredEpoch, long lastMirroredOffset, int retryAttempt,
                                     Optional<String> lastError, MirrorPartitionState previousState,
-                                    long sourceHighWatermark) {
+                                    MirrorProgress progress) {
 
     public static MirrorPartitionRecord initial(int writerLeaderEpoch) {
         return new MirrorPartitionRecord(MirrorPartitionState.UNKNOWN, writerLeaderEpoch, -1, -1, -1L, 0,
-                Optional.empty(), MirrorPartitionState.UNKNOWN, -1L);
+                Optional.empty(), MirrorPartitionState.UNKNOWN, MirrorProgress.UNKNOWN);
     }
 
     public MirrorPartitionRecord transitionTo(MirrorPartitionState next, int leaderEpoch) {
         return new MirrorPartitionRecord(next, leaderEpoch, minLeaderEpoch, lastMirroredEpoch, lastMirroredOffset,
                 next == MirrorPartitionState.FAILED ? retryAttempt : 0,
                 next == MirrorPartitionState.FAILED ? lastError : Optional.empty(),
-                next == MirrorPartitionState.FAILED ? previousState : state, sourceHighWatermark);
+                next == MirrorPartitionState.FAILED ? previousState : state, progress);
     }
 
     public MirrorPartitionRecord failed(String reason, boolean retriable, int leaderEpoch) {
         return new MirrorPartitionRecord(MirrorPartitionState.FAILED, leaderEpoch, minLeaderEpoch, lastMirroredEpoch,
                 lastMirroredOffset, retriable ? Math.max(0, retryAttempt) + 1 : -1, Optional.of(reason),
-                state == MirrorPartitionState.FAILED ? previousState : state, sourceHighWatermark);
+                state == MirrorPartitionState.FAILED ? previousState : state, progress);
     }
 
     public MirrorPartitionRecord withMinLeaderEpoch(int epoch) {
         return new MirrorPartitionRecord(state, writerLeaderEpoch, epoch, lastMirroredEpoch, lastMirroredOffset,
-                retryAttempt, lastError, previousState, sourceHighWatermark);
+                retryAttempt, lastError, previousState, progress);
     }
 
     public MirrorPartitionRecord withLastMirrored(int epoch, long offset) {
         return new MirrorPartitionRecord(state, writerLeaderEpoch, minLeaderEpoch, epoch, offset, retryAttempt,
-                lastError, previousState, sourceHighWatermark);
+                lastError, previousState, progress);
     }
 
-    public MirrorPartitionRecord withSourceHighWatermark(long hw) {
+    public MirrorPartitionRecord withProgress(MirrorProgress next) {
         return new MirrorPartitionRecord(state, writerLeaderEpoch, minLeaderEpoch, lastMirroredEpoch,
-                lastMirroredOffset, retryAttempt, lastError, previousState, hw);
+                lastMirroredOffset, retryAttempt, lastError, previousState, next);
     }
 
     public Map<String, Object> toJson() {
@@ -66,7 +67,8 @@ public record MirrorPartitionRecord(MirrorPartitionState state, int writerLeader
         m.put("retryAttempt", retryAttempt);
         lastError.ifPresent(e -> m.put("lastError", e));
         m.put("previousState", previousState.name());
-        m.put("sourceHighWatermark", sourceHighWatermark);
+        m.put("sourceHighWatermark", progress.sourceHighWatermark());
+        m.put("destinationLogEndOffset", progress.destinationLogEndOffset());
         return m;
     }
 
@@ -76,7 +78,8 @@ public record MirrorPartitionRecord(MirrorPartitionState state, int writerLeader
                 num(json, "lastMirroredEpoch").intValue(), num(json, "lastMirroredOffset").longValue(),
                 num(json, "retryAttempt").intValue(), Optional.ofNullable((String) json.get("lastError")),
                 MirrorPartitionState.valueOf((String) json.getOrDefault("previousState", "UNKNOWN")),
-                num(json, "sourceHighWatermark").longValue());
+                new MirrorProgress(num(json, "sourceHighWatermark").longValue(),
+                        num(json, "destinationLogEndOffset").longValue()));
     }
 
     private static Number num(Map<String, Object> json, String key) {

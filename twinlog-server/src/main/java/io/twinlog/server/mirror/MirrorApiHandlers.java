@@ -3,20 +3,33 @@ package io.twinlog.server.mirror;
 import io.twinlog.clients.mirror.MirrorApi;
 import io.twinlog.clients.mirror.MirrorErrors;
 import io.twinlog.clients.mirror.MirrorMessages;
+import io.twinlog.controller.metadata.MirrorImage;
+import io.twinlog.controller.metadata.PartitionImage;
+import io.twinlog.controller.metadata.TopicImage;
+import io.twinlog.controller.zk.MetadataWatcher;
 import io.twinlog.mirror.fetcher.SourceChannels;
+import io.twinlog.mirror.store.GroupSyncRecord;
 import io.twinlog.mirror.store.MirrorDefinition;
+import io.twinlog.mirror.store.MirrorPartitionRecord;
+import io.twinlog.mirror.store.MirrorProgress;
 import io.twinlog.mirror.store.MirrorStore;
 import io.twinlog.protocol.ApiRegistry;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.protocol.types.BoundField;
+import org.apache.kafka.common.protocol.types.CompactArrayOf;
 import org.apache.kafka.common.protocol.types.Struct;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.TreeMap;
 
 /**
  * Handlers of the cluster-mirror definition APIs (create, delete, list, describe), answered by any broker from
@@ -28,16 +41,11 @@ public final class MirrorApiHandlers {
     private static final int SOURCE_TIMEOUT_MS = 10_000;
 
     private final MirrorStore store;
-    private final io.twinlog.controller.zk.MetadataWatcher metadata;
-    private final io.twinlog.replication.ReplicaManager replicaManager;
-    private final MirrorManager mirrorManager;
+    private final MetadataWatcher metadata;
 
-    public MirrorApiHandlers(MirrorStore store, io.twinlog.controller.zk.MetadataWatcher metadata,
-                             io.twinlog.replication.ReplicaManager replicaManager, MirrorManager mirrorManager) {
+    public MirrorApiHandlers(MirrorStore store, MetadataWatcher metadata) {
         this.store = store;
         this.metadata = metadata;
-        this.replicaManager = replicaManager;
-        this.mirrorManager = mirrorManager;
     }
 
     /** Registers the handlers in the broker's API registry. */
@@ -49,9 +57,6 @@ public final class MirrorApiHandlers {
         MirrorApiRegistration.add(registry, MirrorApi.DESCRIBE_CLUSTER_MIRRORS, this::describe);
         MirrorApiRegistration.add(registry, MirrorApi.LAST_MIRRORED_EPOCHS, this::lastMirroredEpochs);
     }
-
-
-
 
     private Struct create(Struct req) throws Exception {
         String name = req.getString("mirror_name");
@@ -117,7 +122,7 @@ public final class MirrorApiHandlers {
                 return error(MirrorApi.ALTER_CLUSTER_MIRROR, MirrorErrors.UNKNOWN_CLUSTER_MIRROR.code,
                         "No cluster mirror named '" + name + "'");
             }
-            Map<String, String> configs = new java.util.TreeMap<>(current.get().configs());
+            Map<String, String> configs = new TreeMap<>(current.get().configs());
             for (Object o : req.getArray("configs")) {
                 Struct c = (Struct) o;
                 if (c.getString("value") == null) {
@@ -155,7 +160,7 @@ public final class MirrorApiHandlers {
     }
 
     private static Map<String, String> redacted(Map<String, String> configs) {
-        Map<String, String> out = new java.util.TreeMap<>();
+        Map<String, String> out = new TreeMap<>();
         configs.forEach((k, v) -> out.put(k, MirrorDefinition.isSensitive(k) ? "[hidden]" : v));
         return out;
     }
@@ -251,14 +256,14 @@ public final class MirrorApiHandlers {
             for (Map.Entry<String, String> t : store.topics(name).entrySet()) {
                 Struct ts = MirrorMessages.element(s, "topics");
                 ts.set("topic_name", t.getKey());
-                Optional<io.twinlog.controller.metadata.TopicImage> ti = metadata.image().topic(t.getKey());
-                ts.set("topic_id", ti.map(io.twinlog.controller.metadata.TopicImage::topicId)
-                        .orElse(org.apache.kafka.common.Uuid.ZERO_UUID));
+                Optional<TopicImage> ti = metadata.image().topic(t.getKey());
+                ts.set("topic_id", ti.map(TopicImage::topicId)
+                        .orElse(Uuid.ZERO_UUID));
                 ts.set("desired_state", t.getValue());
                 List<Struct> partitions = new ArrayList<>();
                 if (ti.isPresent()) {
-                    for (Integer p : ti.get().partitions().keySet()) {
-                        partitions.add(describePartition(ts, new org.apache.kafka.common.TopicPartition(t.getKey(), p)));
+                    for (PartitionImage p : ti.get().partitions().values()) {
+                        partitions.add(describePartition(ts, new TopicPartition(t.getKey(), p.partition()), p));
                     }
                 }
                 ts.set("partitions", partitions.toArray());
@@ -275,7 +280,7 @@ public final class MirrorApiHandlers {
     /** The groups the mirror syncs, with their last sync, as the controller broker's group offset sync recorded it. */
     private Object[] describeGroups(Struct mirrorStruct, String name) throws Exception {
         List<Struct> groups = new ArrayList<>();
-        for (io.twinlog.mirror.store.GroupSyncRecord r : store.groupSyncs(name).values()) {
+        for (GroupSyncRecord r : store.groupSyncs(name).values()) {
             Struct gs = MirrorMessages.element(mirrorStruct, "groups");
             gs.set("group_id", r.groupId());
             gs.set("last_sync_time_ms", r.lastSyncMs());
@@ -287,29 +292,28 @@ public final class MirrorApiHandlers {
     }
 
     /**
-     * One partition's state, from its durable record; offsets from this broker's replica (log end) and the source
-     * high watermark: live from this broker's fetcher when it leads the partition, else as the leader last recorded
-     * it (at most a few seconds old).
+     * One partition's state and progress, all from its durable record: the source high watermark and the log end
+     * its destination leader last recorded (at every state change, and at most every 5 s while they move), so every
+     * broker answers the same, whichever replica it holds or how far that replica has got.
      */
-    private Struct describePartition(Struct topicStruct, org.apache.kafka.common.TopicPartition tp) {
+    private Struct describePartition(Struct topicStruct, TopicPartition tp, PartitionImage image) {
         Struct ps = MirrorMessages.element(topicStruct, "partitions");
-        io.twinlog.controller.metadata.MirrorImage.MirrorPartition mp = metadata.image().mirrors().partitions().get(tp);
-        io.twinlog.mirror.store.MirrorPartitionRecord rec = mp == null
-                ? io.twinlog.mirror.store.MirrorPartitionRecord.initial(-1)
-                : io.twinlog.mirror.store.MirrorPartitionRecord.fromJson(mp.json());
-        long destinationEnd = replicaManager.partition(tp).map(p -> p.log().logEndOffset()).orElse(-1L);
-        long localHw = mirrorManager.sourceHighWatermark(tp);
-        // this broker's fetcher if it leads the partition, else the leader's last recorded progress (<= 5 s old)
-        long sourceHw = localHw >= 0 ? localHw : rec.sourceHighWatermark();
+        MirrorImage.MirrorPartition mp = metadata.image().mirrors().partitions().get(tp);
+        MirrorPartitionRecord rec = mp == null
+                ? MirrorPartitionRecord.initial(-1)
+                : MirrorPartitionRecord.fromJson(mp.json());
+        MirrorProgress progress = rec.progress();
         ps.set("partition_index", tp.partition());
         ps.set("state", rec.state().name());
-        ps.set("source_log_end_offset", sourceHw);
-        ps.set("destination_log_end_offset", destinationEnd);
-        ps.set("lag", sourceHw >= 0 && destinationEnd >= 0 ? Math.max(0, sourceHw - destinationEnd) : -1L);
+        ps.set("source_log_end_offset", progress.sourceHighWatermark());
+        ps.set("destination_log_end_offset", progress.destinationLogEndOffset());
+        ps.set("lag", progress.lag());
         ps.set("retry_attempt", (short) rec.retryAttempt());
         ps.set("last_error", rec.lastError().orElse(null));
         ps.set("last_mirrored_epoch", rec.lastMirroredEpoch());
         ps.set("last_mirrored_offset", rec.lastMirroredOffset());
+        ps.set("out_of_sync_replicas", image.replicas().stream()
+                .filter(r -> !image.isr().contains(r)).toArray());
         return ps;
     }
 
@@ -320,11 +324,11 @@ public final class MirrorApiHandlers {
      */
     private Struct lastMirroredEpochs(Struct req) throws Exception {
         String requester = req.getString("requester_cluster_id");
-        Map<String, String> mirrorSource = new java.util.HashMap<>();
+        Map<String, String> mirrorSource = new HashMap<>();
         for (MirrorDefinition d : store.list()) {
             mirrorSource.put(d.name(), d.sourceClusterId().orElse(""));
         }
-        io.twinlog.controller.metadata.MirrorImage mirrors = metadata.image().mirrors();
+        MirrorImage mirrors = metadata.image().mirrors();
         Struct response = MirrorMessages.response(MirrorApi.LAST_MIRRORED_EPOCHS, Errors.NONE.code(), null);
         List<Struct> topics = new ArrayList<>();
         for (Object o : req.getArray("topics")) {
@@ -333,7 +337,7 @@ public final class MirrorApiHandlers {
             Struct tr = MirrorMessages.element(response, "topics");
             tr.set("topic_name", topic);
             tr.set("topic_id", t.get("topic_id"));
-            io.twinlog.controller.metadata.MirrorImage.MirrorTopic mt = mirrors.topics().get(topic);
+            MirrorImage.MirrorTopic mt = mirrors.topics().get(topic);
             boolean related = mt != null && (requester == null || requester.equals(mirrorSource.get(mt.mirror())));
             List<Struct> parts = new ArrayList<>();
             for (Object p : t.getArray("partitions")) {
@@ -343,11 +347,11 @@ public final class MirrorApiHandlers {
                 pr.set("error_code", Errors.NONE.code());
                 int lme = -1;
                 long lmo = -1L;
-                io.twinlog.controller.metadata.MirrorImage.MirrorPartition mp = related
-                        ? mirrors.partitions().get(new org.apache.kafka.common.TopicPartition(topic, partition)) : null;
+                MirrorImage.MirrorPartition mp = related
+                        ? mirrors.partitions().get(new TopicPartition(topic, partition)) : null;
                 if (mp != null) {
-                    io.twinlog.mirror.store.MirrorPartitionRecord rec =
-                            io.twinlog.mirror.store.MirrorPartitionRecord.fromJson(mp.json());
+                    MirrorPartitionRecord rec =
+                            MirrorPartitionRecord.fromJson(mp.json());
                     lme = rec.lastMirroredEpoch();
                     lmo = rec.lastMirroredOffset();
                 }
@@ -365,8 +369,8 @@ public final class MirrorApiHandlers {
     private static Struct error(MirrorApi api, short code, String message) {
         Struct s = MirrorMessages.response(api, code, message);
         // responses with extra fields need them set even on error
-        for (org.apache.kafka.common.protocol.types.BoundField f : s.schema().fields()) {
-            if (s.get(f) == null && f.def.type instanceof org.apache.kafka.common.protocol.types.CompactArrayOf) {
+        for (BoundField f : s.schema().fields()) {
+            if (s.get(f) == null && f.def.type instanceof CompactArrayOf) {
                 s.set(f, new Object[0]);
             }
         }

@@ -13,6 +13,7 @@ import io.twinlog.mirror.fetcher.MirrorFetchListener;
 import io.twinlog.mirror.fetcher.MirrorFetcherThread;
 import io.twinlog.mirror.store.MirrorDefinition;
 import io.twinlog.mirror.store.MirrorPartitionRecord;
+import io.twinlog.mirror.store.MirrorProgress;
 import io.twinlog.mirror.store.MirrorStore;
 import io.twinlog.replication.Partition;
 import io.twinlog.replication.ReplicaManager;
@@ -106,11 +107,6 @@ public final class MirrorManager implements AutoCloseable {
     public void start() {
         metadata.addListener((previous, next) -> submit(this::tick));
         thread.scheduleWithFixedDelay(this::tickSafely, TICK_MS, TICK_MS, TimeUnit.MILLISECONDS);
-    }
-
-    /** Source high watermark last seen by the fetcher, for lag reporting (-1 if unknown). */
-    public long sourceHighWatermark(TopicPartition tp) {
-        return sourceHighWatermarks.getOrDefault(tp, -1L);
     }
 
     private void submit(Runnable r) {
@@ -296,7 +292,7 @@ public final class MirrorManager implements AutoCloseable {
             }
             case MIRRORING -> {
                 fetcherFor(def).addPartition(tp, new PartitionSink(partition));
-                maybeRecordProgress(tp, w);
+                maybeRecordProgress(tp, partition, w);
                 maybeReportCatchUp(tp, def, partition);
             }
             case PAUSING -> {
@@ -323,7 +319,7 @@ public final class MirrorManager implements AutoCloseable {
                     }
                     transition(tp, partition, def, w, new MirrorPartitionRecord(retryTo, partition.leaderEpoch(),
                             rec.minLeaderEpoch(), rec.lastMirroredEpoch(), rec.lastMirroredOffset(), rec.retryAttempt(),
-                            rec.lastError(), MirrorPartitionState.FAILED, rec.sourceHighWatermark()),
+                            rec.lastError(), MirrorPartitionState.FAILED, rec.progress()),
                             "retry " + rec.retryAttempt() + " after " + backoff + " ms");
                 }
             }
@@ -332,10 +328,6 @@ public final class MirrorManager implements AutoCloseable {
         }
     }
 
-    /**
-     * Every {@value #PROGRESS_INTERVAL_MS} ms at most, the source high watermark the fetcher last saw goes into the
-     * record (no state change), so any broker can report the lag, not only this leader.
-     */
     /**
      * A long copy (a new mirror of a big topic, re-mirroring after a truncation) says how far it is: every
      * {@value #CATCH_UP_REPORT_MS} ms while the partition is more than {@value #CATCH_UP_REPORT_MIN_LAG} records
@@ -364,15 +356,20 @@ public final class MirrorManager implements AutoCloseable {
         }
     }
 
-    private void maybeRecordProgress(TopicPartition tp, Written w) throws Exception {
-        Long hw = sourceHighWatermarks.get(tp);
+    /**
+     * Every {@value #PROGRESS_INTERVAL_MS} ms at most, when either end has moved, the source high watermark the
+     * fetcher last saw and this leader's log end go into the record (no state change), so every broker reports the
+     * same offsets and lag whichever is asked.
+     */
+    private void maybeRecordProgress(TopicPartition tp, Partition partition, Written w) throws Exception {
+        MirrorProgress progress = progress(tp, partition, w.record());
         long now = time.milliseconds();
-        if (hw == null || hw == w.record().sourceHighWatermark()
+        if (progress.equals(w.record().progress())
                 || now - lastProgressWriteMs.getOrDefault(tp, 0L) < PROGRESS_INTERVAL_MS) {
             return;
         }
         lastProgressWriteMs.put(tp, now);
-        MirrorPartitionRecord next = w.record().withSourceHighWatermark(hw);
+        MirrorPartitionRecord next = w.record().withProgress(progress);
         int version = writer.write(tp, next, w.version());
         if (version >= 0) {
             written.put(tp, new Written(next, version));
@@ -404,6 +401,10 @@ public final class MirrorManager implements AutoCloseable {
                 log.info("[Mirror {} {}] aborted the open transactions of source producers {} at failover",
                         def.name(), tp, aborted);
             }
+            // the producers copied from the source are forgotten on every replica before the topic is writable:
+            // this cluster allocates producer ids from the same range (decision 24)
+            long barrier = partition.appendProducerStateBarrier(time.milliseconds());
+            log.info("[Mirror {} {}] producer-state barrier written at offset {}", def.name(), tp, barrier);
             transition(tp, partition, def, w, rec.transitionTo(MirrorPartitionState.STOPPED, partition.leaderEpoch()),
                     "failed over at offset " + rec.lastMirroredOffset() + " (last mirrored epoch "
                             + rec.lastMirroredEpoch() + "); leader epoch now " + partition.leaderEpoch()
@@ -491,8 +492,17 @@ public final class MirrorManager implements AutoCloseable {
     }
 
     /** The one guarded transition: legality, durable write, then the in-memory effect and a log line. */
+    /** What this leader knows now: its fetcher's last source high watermark (else the recorded one), its log end. */
+    private MirrorProgress progress(TopicPartition tp, Partition partition, MirrorPartitionRecord rec) {
+        Long sourceHw = sourceHighWatermarks.get(tp);
+        return new MirrorProgress(sourceHw != null ? sourceHw : rec.progress().sourceHighWatermark(),
+                partition.log().logEndOffset());
+    }
+
     private void transition(TopicPartition tp, Partition partition, MirrorDefinition def, Written from,
-                            MirrorPartitionRecord to, String reason) throws Exception {
+                            MirrorPartitionRecord proposed, String reason) throws Exception {
+        // every state write also records where the partition is, so describe is current right after a change
+        MirrorPartitionRecord to = proposed.withProgress(progress(tp, partition, proposed));
         MirrorPartitionState fromState = from.record().state();
         if (!MirrorTransitions.isValid(fromState, to.state())) {
             throw new IllegalStateException("Illegal mirror transition " + fromState + " -> " + to.state() + " for " + tp);

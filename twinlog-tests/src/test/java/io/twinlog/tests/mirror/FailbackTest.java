@@ -1,6 +1,9 @@
 package io.twinlog.tests.mirror;
 
 import io.twinlog.clients.mirror.MirrorAdmin;
+import io.twinlog.testkit.HighWatermarkSampler;
+import io.twinlog.testkit.MirrorInvariants;
+import io.twinlog.testkit.MirrorSteps;
 import io.twinlog.testkit.ReplicaLogs;
 import io.twinlog.testkit.TestCluster;
 import io.twinlog.testkit.Waits;
@@ -41,20 +44,18 @@ class FailbackTest {
              MirrorAdmin onA = MirrorAdmin.create(a.bootstrapServers(), Duration.ofSeconds(60))) {
             aAdmin.createTopics(List.of(new NewTopic(TOPIC, 1, (short) 1))).all().get();
             produce(a, "a", 100);
-            onB.createClusterMirror("from-a", Map.of("bootstrap.servers", a.bootstrapServers()));
-            assertEquals(Map.of(), onB.startMirrorTopics("from-a", List.of(TOPIC), List.of(), List.of()));
+            MirrorSteps.startMirroring(onB, "from-a", a, TOPIC);
             Waits.waitUntil("B holds A's 100 records", () -> end(b) == 100);
 
-            assertEquals(Map.of(), onB.stopMirrorTopics("from-a", List.of(TOPIC), List.of())); // failover to B
+            MirrorSteps.failOver(onB, "from-a", TOPIC); // failover to B
             produce(a, "lost", 20);   // A went on taking writes B never saw
-            produce(b, "b", 30);      // B's own records after failover, offsets 100..129
+            produce(b, "b", 30);      // B's own records after failover, offsets 101..130 (100: the producer-state barrier)
             var firstBatchOfA = ReplicaLogs.read(a.broker(0), TP).get(0);
 
-            onA.createClusterMirror("from-b", Map.of("bootstrap.servers", b.bootstrapServers()));
-            assertEquals(Map.of(), onA.startMirrorTopics("from-b", List.of(TOPIC), List.of(), List.of()));
-            Waits.waitUntil("A mirrors B's records after the shared prefix", () -> end(a) == 130
+            MirrorSteps.startMirroring(onA, "from-b", b, TOPIC);
+            Waits.waitUntil("A mirrors B's records after the shared prefix", () -> end(a) == 131
                     && state(onA).equals("MIRRORING"));
-            assertEquals(ReplicaLogs.read(b.broker(0), TP), ReplicaLogs.read(a.broker(0), TP),
+            assertEquals(ReplicaLogs.read(b.broker(0), TP), MirrorInvariants.awaitMirrored(b, a, TP),
                     "A's log equals B's batch for batch");
             assertEquals(firstBatchOfA, ReplicaLogs.read(a.broker(0), TP).get(0), "the shared prefix was kept");
             List<String> values = readAll(a);
@@ -73,20 +74,53 @@ class FailbackTest {
              MirrorAdmin onA = MirrorAdmin.create(a.bootstrapServers(), Duration.ofSeconds(60))) {
             aAdmin.createTopics(List.of(new NewTopic(TOPIC, 1, (short) 3))).all().get();
             produce(a, "a", 100);
-            onB.createClusterMirror("from-a", Map.of("bootstrap.servers", a.bootstrapServers()));
-            assertEquals(Map.of(), onB.startMirrorTopics("from-a", List.of(TOPIC), List.of(), List.of()));
+            MirrorSteps.startMirroring(onB, "from-a", a, TOPIC);
             Waits.waitUntil("B holds A's 100 records", () -> end(b) == 100);
-            assertEquals(Map.of(), onB.stopMirrorTopics("from-a", List.of(TOPIC), List.of()));
+            MirrorSteps.failOver(onB, "from-a", TOPIC);
             produce(a, "lost", 20);
             ReplicaLogs.awaitIdentical(a, TP, List.of(0, 1, 2)); // every replica of A holds the tail to be cut
             produce(b, "b", 30);
 
-            onA.createClusterMirror("from-b", Map.of("bootstrap.servers", b.bootstrapServers()));
-            assertEquals(Map.of(), onA.startMirrorTopics("from-b", List.of(TOPIC), List.of(), List.of()));
-            Waits.waitUntil("every replica of A at B's log end", () -> ReplicaLogs.logEndOffsets(a, TP).size() == 3
-                    && ReplicaLogs.logEndOffsets(a, TP).values().stream().allMatch(e -> e == 130));
-            assertEquals(ReplicaLogs.read(b.broker(0), TP), ReplicaLogs.awaitIdentical(a, TP, List.of(0, 1, 2)),
-                    "every replica of A ends equal to B, the cut tail gone from the followers too");
+            try (HighWatermarkSampler highWatermark = HighWatermarkSampler.start(a, TP)) {
+                MirrorSteps.startMirroring(onA, "from-b", b, TOPIC);
+                assertEquals(ReplicaLogs.read(b.broker(0), TP), MirrorInvariants.awaitMirrored(b, a, TP),
+                        "every replica of A ends equal to B, the cut tail gone from the followers too");
+                highWatermark.assertNoViolation();
+            }
+        }
+    }
+
+    /**
+     * The source has no record of what it mirrored from A (its mirror was deleted; Apache Kafka never has one): A's
+     * leader cuts its whole log and mirrors everything again. Its followers, whose last epoch is now above anything
+     * the leader holds, must cut theirs too instead of keeping the old tail, and the high watermark must never count
+     * their old records as replicated.
+     */
+    @Test
+    void everyReplicaConvergesWhenTheLeaderCutsItsWholeLog() throws Exception {
+        try (TestCluster a = TestCluster.builder().brokers(3).build().start();
+             TestCluster b = TestCluster.builder().brokers(1).build().start();
+             Admin aAdmin = a.admin();
+             MirrorAdmin onB = MirrorAdmin.create(b.bootstrapServers(), Duration.ofSeconds(60));
+             MirrorAdmin onA = MirrorAdmin.create(a.bootstrapServers(), Duration.ofSeconds(60))) {
+            aAdmin.createTopics(List.of(new NewTopic(TOPIC, 1, (short) 3))).all().get();
+            produce(a, "a", 50);
+            MirrorSteps.startMirroring(onB, "from-a", a, TOPIC);
+            Waits.waitUntil("B holds A's 50 records", () -> end(b) == 50);
+            MirrorSteps.failOver(onB, "from-a", TOPIC);
+            onB.deleteClusterMirror("from-a"); // B forgets what it mirrored from A
+            produce(a, "lost", 20);
+            ReplicaLogs.awaitIdentical(a, TP, List.of(0, 1, 2));
+            produce(b, "b", 30);
+
+            try (HighWatermarkSampler highWatermark = HighWatermarkSampler.start(a, TP)) {
+                MirrorSteps.startMirroring(onA, "from-b", b, TOPIC);
+                List<ReplicaLogs.Batch> converged = MirrorInvariants.awaitMirrored(b, a, TP);
+                assertEquals(81L, converged.get(converged.size() - 1).lastOffset() + 1, "50 + barrier + 30");
+                assertTrue(converged.stream().flatMap(batch -> batch.values().stream())
+                        .noneMatch(v -> v != null && v.startsWith("lost")), "A's own tail is gone from every replica");
+                highWatermark.assertNoViolation();
+            }
         }
     }
 

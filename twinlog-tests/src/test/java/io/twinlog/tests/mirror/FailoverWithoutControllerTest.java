@@ -79,7 +79,7 @@ class FailoverWithoutControllerTest {
             assertTrue(newController >= 0 && newController != controller, "controller " + newController);
             try (KafkaProducer<byte[], byte[]> p = destination.producer(Map.of("delivery.timeout.ms", 60_000))) {
                 long offset = p.send(new ProducerRecord<>(TOPIC, 0, null, bytes("after-failover"))).get().offset();
-                assertEquals(300L, offset, "writes continue at the mirrored offsets");
+                assertEquals(301L, offset, "writes continue after the mirrored offsets and the producer-state barrier");
             }
             destination.healZooKeeper(controller);
         }

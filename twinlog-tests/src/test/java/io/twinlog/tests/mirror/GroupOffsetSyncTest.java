@@ -53,7 +53,9 @@ class GroupOffsetSyncTest {
             assertEquals("from-source", copied.metadata());
             assertTrue(c.destinationCommitted("app-excluded").isEmpty(), "excluded by mirror.groups.exclude");
             assertTrue(c.destinationCommitted("other").isEmpty(), "not matched by mirror.groups.include");
-            MirrorAdmin.GroupSyncDescription synced = c.describeGroups().get("app-billing");
+            // the sync record is written after the offsets it copied
+            MirrorAdmin.GroupSyncDescription synced = Waits.waitFor("the sync of app-billing in describe",
+                    () -> c.describeGroups().get("app-billing"), d -> d != null && d.offsetsSynced() == 2);
             assertEquals(2, synced.offsetsSynced());
             assertEquals(0, synced.offsetsClamped());
             assertTrue(synced.lastSyncTimeMs() > 0);

@@ -1,25 +1,29 @@
 package io.twinlog.tests.mirror;
 
 import io.twinlog.clients.mirror.MirrorAdmin;
+import io.twinlog.replication.Partition;
 import io.twinlog.testkit.TestCluster;
 import io.twinlog.testkit.Waits;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.Test;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.IntStream;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 /**
- * Lag in DescribeClusterMirrors is the same whichever destination broker answers: the partition leader from its
- * fetcher, the others from the source high watermark the leader records; after the source moves on while paused,
- * every broker reports the gap, and after resume every broker reports it closed.
+ * Lag in DescribeClusterMirrors is the same whichever destination broker answers: all report the source high
+ * watermark and log end the partition leader records; after the source moves on while paused,
+ * every broker reports the gap, and after resume every broker reports it closed. A follower that has fallen behind
+ * reports the leader's progress, not its own log end.
  */
 class MirrorLagTest {
     private static final String TOPIC = "metrics";
@@ -51,6 +55,59 @@ class MirrorLagTest {
                 awaitReported(destination, id, 800, 800, 0);
             }
         }
+    }
+
+    /**
+     * A follower that has fallen behind (cut off from its leader) still reports the leader's destination end and
+     * lag, not its own log end: the answer does not depend on which broker is asked; once out of the ISR it is
+     * named in describe, and no longer once it has caught up.
+     */
+    @Test
+    void aFollowerThatFellBehindReportsTheLeadersProgress() throws Exception {
+        try (TestCluster source = TestCluster.builder().brokers(1).build().start();
+             TestCluster destination = TestCluster.builder().brokers(3).withFaultProxies()
+                     .brokerProperty("default.replication.factor", "3")
+                     .brokerProperty("replica.lag.time.max.ms", "3000").build().start();
+             Admin sourceAdmin = source.admin();
+             MirrorAdmin mirrors = MirrorAdmin.create(destination.bootstrapServers(), Duration.ofSeconds(60))) {
+            sourceAdmin.createTopics(List.of(new NewTopic(TOPIC, 1, (short) 1))).all().get();
+            produce(source, 200);
+            mirrors.createClusterMirror("m", Map.of("bootstrap.servers", source.bootstrapServers()));
+            assertEquals(Map.of(), mirrors.startMirrorTopics("m", List.of(TOPIC), List.of(), List.of()));
+            TopicPartition tp = new TopicPartition(TOPIC, 0);
+            int leader = Waits.waitFor("a destination leader", () -> leaderOf(destination, tp), id -> id >= 0);
+            // the leader's ISR change goes to the controller: cut a follower that is not the controller
+            int controller = destination.broker(leader).metadata().image().controllerId();
+            int follower = IntStream.range(0, 3).filter(id -> id != leader && id != controller).findFirst()
+                    .orElseThrow();
+            Waits.waitUntil("the follower holds all 200 records", () -> logEnd(destination, follower, tp) == 200);
+
+            destination.cutNetwork(leader, follower);
+            produce(source, 300);
+            awaitReported(destination, leader, 500, 500, 0);
+            awaitReported(destination, follower, 500, 500, 0);
+            assertEquals(200, logEnd(destination, follower, tp), "the cut follower has not moved");
+            // out of the ISR once it has lagged replica.lag.time.max.ms: describe names it, from any broker
+            Waits.waitFor("describe names the cut follower out of sync", () -> partition(mirrors),
+                    p -> p.outOfSyncReplicas().equals(List.of(follower)));
+
+            destination.healNetwork(leader, follower);
+            Waits.waitFor("describe shows every replica in sync again", () -> partition(mirrors),
+                    p -> p.outOfSyncReplicas().isEmpty());
+        }
+    }
+
+    private static int leaderOf(TestCluster cluster, TopicPartition tp) {
+        for (Integer id : cluster.runningBrokerIds()) {
+            if (cluster.broker(id).replicaManager().partition(tp).map(Partition::isLeader).orElse(false)) {
+                return id;
+            }
+        }
+        return -1;
+    }
+
+    private static long logEnd(TestCluster cluster, int id, TopicPartition tp) {
+        return cluster.broker(id).replicaManager().partition(tp).map(p -> p.log().logEndOffset()).orElse(-1L);
     }
 
     /** Waits until broker {@code id}, asked alone, reports these offsets and lag. */

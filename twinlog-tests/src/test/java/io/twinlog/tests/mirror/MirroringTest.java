@@ -87,7 +87,8 @@ class MirroringTest {
             assertEquals(new MirrorAdmin.LastMirrored(-1, -1), mirrors.lastMirroredEpochs("another-cluster",
                     Map.of("orders", List.of(0))).get(p0), "and only for it");
             List<RecordMetadata> written = produce(destination, "orders", 0, 10, "after-failover");
-            assertEquals(350, written.get(0).offset(), "writes continue at the mirrored offsets");
+            // 350 holds the producer-state barrier written at failover (decision 24)
+            assertEquals(351, written.get(0).offset(), "writes continue after the mirrored offsets and the barrier");
             int localEpoch = ReplicaLogs.read(destination.broker(0), p0).get(ReplicaLogs.read(destination.broker(0), p0)
                     .size() - 1).partitionLeaderEpoch();
             assertTrue(localEpoch > stopped.lastMirroredEpoch(), "records after failover carry an epoch above the LME");
