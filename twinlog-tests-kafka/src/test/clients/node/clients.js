@@ -156,7 +156,11 @@ async function group(kafka, topic, groupId) {
   for (let p = 0; p < 4; p++) await produce(kafka, topic, 100, { partition: p, prefix: `p${p}-` });
   const seen = new Map();
   const byMember = [new Set(), new Set()];
-  const members = [0, 1].map(() => kafka.consumer({ groupId, sessionTimeout: 30000, heartbeatInterval: 500 }));
+  // A member that crashes must stay down: kafkajs restarts a crashed consumer by default, and a member whose
+  // disconnect() races the rebalance its peer's LeaveGroup started crashes inside that rebalance (its metadata
+  // already dropped) and would come back as a stray member holding half the partitions of the next phase.
+  const members = [0, 1].map(() => kafka.consumer({ groupId, sessionTimeout: 30000, heartbeatInterval: 500,
+    retry: { retries: 8, restartOnFailure: async () => false } }));
   await new Promise(async (resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`group consumed ${seen.size} of 400`)), DEADLINE_MS);
     try {
@@ -174,7 +178,7 @@ async function group(kafka, topic, groupId) {
       }
     } catch (e) { reject(e); }
   });
-  for (const member of members) await member.disconnect();
+  await Promise.all(members.map((member) => member.disconnect()));
   for (let p = 0; p < 4; p++) await produce(kafka, topic, 10, { partition: p, prefix: `later-p${p}-` });
   const started = Date.now();
   const later = await read(kafka, topic, 40, { fromBeginning: true, groupId });
