@@ -35,6 +35,14 @@ function client(bootstrap) {
     retry: { retries: 8 } });
 }
 
+async function until(condition, what) {
+  const deadline = Date.now() + DEADLINE_MS;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 async function produce(kafka, topic, count, { codec = 'none', idempotent = false, prefix = 'v', partition = 0 } = {}) {
   const producer = kafka.producer({ idempotent, maxInFlightRequests: idempotent ? 1 : undefined });
   await producer.connect();
@@ -156,11 +164,12 @@ async function group(kafka, topic, groupId) {
   for (let p = 0; p < 4; p++) await produce(kafka, topic, 100, { partition: p, prefix: `p${p}-` });
   const seen = new Map();
   const byMember = [new Set(), new Set()];
-  // A member that crashes must stay down: kafkajs restarts a crashed consumer by default, and a member whose
-  // disconnect() races the rebalance its peer's LeaveGroup started crashes inside that rebalance (its metadata
-  // already dropped) and would come back as a stray member holding half the partitions of the next phase.
+  // A member that crashes must stay down (kafkajs restarts a crashed consumer by default): a stray restarted member
+  // would hold half the partitions of the next phase.
   const members = [0, 1].map(() => kafka.consumer({ groupId, sessionTimeout: 30000, heartbeatInterval: 500,
     retry: { retries: 8, restartOnFailure: async () => false } }));
+  const joins = [0, 0];
+  members.forEach((member, index) => member.on(member.events.GROUP_JOIN, () => { joins[index] += 1; }));
   await new Promise(async (resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`group consumed ${seen.size} of 400`)), DEADLINE_MS);
     try {
@@ -178,7 +187,13 @@ async function group(kafka, topic, groupId) {
       }
     } catch (e) { reject(e); }
   });
-  await Promise.all(members.map((member) => member.disconnect()));
+  // Leave one at a time, each when no rebalance is under way: kafkajs crashes a member whose disconnect() races the
+  // rebalance its peer's LeaveGroup started (its metadata or sockets already dropped), and a crashed member never
+  // sends its own LeaveGroup, so the next member would wait out the session timeout.
+  const joinsBefore = joins[1];
+  await members[0].disconnect();
+  await until(() => joins[1] > joinsBefore, 'the remaining member rejoined after its peer left');
+  await members[1].disconnect();
   for (let p = 0; p < 4; p++) await produce(kafka, topic, 10, { partition: p, prefix: `later-p${p}-` });
   const started = Date.now();
   const later = await read(kafka, topic, 40, { fromBeginning: true, groupId });
