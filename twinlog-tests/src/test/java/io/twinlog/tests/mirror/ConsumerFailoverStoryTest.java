@@ -1,6 +1,7 @@
 package io.twinlog.tests.mirror;
 
 import io.twinlog.clients.mirror.MirrorAdmin;
+import io.twinlog.testkit.MirrorInvariants;
 import io.twinlog.testkit.TestCluster;
 import io.twinlog.testkit.Waits;
 import org.apache.kafka.clients.admin.Admin;
@@ -105,6 +106,16 @@ class ConsumerFailoverStoryTest {
             assertEquals(0, skipped, "records the destination holds that the application never processed");
             assertTrue(reRead.size() <= consumedInLastInterval, "re-read " + reRead.size()
                     + " > consumed in the last sync interval " + consumedInLastInterval);
+
+            // the source comes back: both clusters share every partition's records up to its last mirrored offset
+            List<MirrorAdmin.PartitionDescription> failedOver = mirrors.describeClusterMirrors(List.of("dr")).get("dr")
+                    .topics().get(TOPIC).partitions();
+            source.startBroker(0);
+            for (MirrorAdmin.PartitionDescription p : failedOver) {
+                assertTrue(p.state().equals("STOPPED") && p.lastMirroredOffset() > 0, p.toString());
+                MirrorInvariants.awaitSharedPrefix(source, destination, new TopicPartition(TOPIC, p.partition()),
+                        p.lastMirroredOffset());
+            }
         }
     }
 

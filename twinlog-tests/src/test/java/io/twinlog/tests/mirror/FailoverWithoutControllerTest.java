@@ -2,6 +2,7 @@ package io.twinlog.tests.mirror;
 
 import io.twinlog.clients.mirror.MirrorAdmin;
 import io.twinlog.clients.mirror.MirrorException;
+import io.twinlog.testkit.MirrorInvariants;
 import io.twinlog.testkit.ReplicaLogs;
 import io.twinlog.testkit.TestCluster;
 import io.twinlog.testkit.Waits;
@@ -53,6 +54,7 @@ class FailoverWithoutControllerTest {
             Waits.waitUntil("300 records on every destination replica", () ->
                     ReplicaLogs.logEndOffsets(destination, TP).size() == 3
                             && ReplicaLogs.logEndOffsets(destination, TP).values().stream().allMatch(e -> e == 300));
+            MirrorInvariants.awaitMirrored(source, destination, TP);
 
             // the image's controller: DescribeCluster names any live broker, as KRaft brokers do
             int controller = destination.broker(0).metadata().image().controllerId();
@@ -82,6 +84,8 @@ class FailoverWithoutControllerTest {
                 assertEquals(301L, offset, "writes continue after the mirrored offsets and the producer-state barrier");
             }
             destination.healZooKeeper(controller);
+            // every replica, the old controller's too, keeps the 300 mirrored offsets the source has
+            MirrorInvariants.awaitSharedPrefix(source, destination, TP, 300);
         }
     }
 

@@ -1,6 +1,7 @@
 package io.twinlog.tests.mirror;
 
 import io.twinlog.clients.mirror.MirrorAdmin;
+import io.twinlog.testkit.MirrorInvariants;
 import io.twinlog.testkit.ReplicaLogs;
 import io.twinlog.testkit.TestCluster;
 import io.twinlog.testkit.Waits;
@@ -118,6 +119,7 @@ class MirrorFaultsTest {
             int sourceLeader = describe(sourceAdmin, topic).partitions().get(0).leader().id();
             assertEquals(ReplicaLogs.read(source.broker(sourceLeader), tp),
                     ReplicaLogs.awaitIdentical(destination, tp, List.of(0)), "batch for batch across leader changes");
+            MirrorInvariants.awaitMirrored(source, destination, tp);
             assertEquals("MIRRORING", partition(mirrors, topic).state());
         }
     }
@@ -135,6 +137,7 @@ class MirrorFaultsTest {
             mirrors.createClusterMirror(MIRROR, Map.of("bootstrap.servers", source.bootstrapServers()));
             assertEquals(Map.of(), mirrors.startMirrorTopics(MIRROR, List.of(topic), List.of(), List.of()));
             Waits.waitUntil("100 records mirrored", () -> end(destination, tp) == 100);
+            MirrorInvariants.awaitMirrored(source, destination, tp);
 
             source.stopBroker(0);
             MirrorAdmin.PartitionDescription failed = Waits.waitFor("FAILED with a retriable reason",
@@ -147,6 +150,7 @@ class MirrorFaultsTest {
             Waits.waitUntil("mirroring recovered by itself and caught up",
                     () -> partition(mirrors, topic).state().equals("MIRRORING") && end(destination, tp) == 150);
             assertEquals(ReplicaLogs.read(source.broker(0), tp), ReplicaLogs.read(destination.broker(0), tp));
+            MirrorInvariants.awaitMirrored(source, destination, tp);
         }
     }
 
@@ -169,6 +173,7 @@ class MirrorFaultsTest {
             mirrors.createClusterMirror(MIRROR, Map.of("bootstrap.servers", source.bootstrapServers()));
             assertEquals(Map.of(), mirrors.startMirrorTopics(MIRROR, List.of(topic), List.of(), List.of()));
             Waits.waitUntil("100 records mirrored", () -> end(destination, tp) == 100);
+            MirrorInvariants.awaitMirrored(source, destination, tp);
 
             assertEquals(Map.of(), mirrors.pauseMirrorTopics(MIRROR, List.of(topic), List.of()));
             Waits.waitUntil("paused", () -> partition(mirrors, topic).state().equals("PAUSED"));
@@ -191,6 +196,7 @@ class MirrorFaultsTest {
                     "the destination restarted at the source's log start");
             assertEquals(ReplicaLogs.read(source.broker(0), tp), ReplicaLogs.read(destination.broker(0), tp),
                     "the records present are identical");
+            MirrorInvariants.awaitMirrored(source, destination, tp);
         }
     }
 
@@ -236,6 +242,7 @@ class MirrorFaultsTest {
             List<ReplicaLogs.Batch> mirrored = ReplicaLogs.read(destination.broker(0), tp);
             assertEquals(ReplicaLogs.read(source.broker(0), tp), mirrored, "batch for batch, gaps kept");
             assertTrue(hasGaps(mirrored), "the destination has the source's offset gaps");
+            MirrorInvariants.awaitMirrored(source, destination, tp);
         }
     }
 
@@ -255,6 +262,7 @@ class MirrorFaultsTest {
                 MirrorAdmin.PartitionDescription d = partition(mirrors, topic);
                 return d.lag() == 0 && d.destinationLogEndOffset() == 100 && d.sourceLogEndOffset() == 100;
             });
+            MirrorInvariants.awaitMirrored(source, destination, tp);
 
             assertEquals(Map.of(), mirrors.pauseMirrorTopics(MIRROR, List.of(topic), List.of()));
             Waits.waitUntil("paused", () -> partition(mirrors, topic).state().equals("PAUSED"));
@@ -274,6 +282,7 @@ class MirrorFaultsTest {
             assertEquals(2100, caughtUp.destinationLogEndOffset());
             assertEquals(2100, end(destination, tp));
             assertEquals(ReplicaLogs.read(source.broker(0), tp), ReplicaLogs.read(destination.broker(0), tp));
+            MirrorInvariants.awaitMirrored(source, destination, tp);
         }
     }
 

@@ -2,6 +2,7 @@ package io.twinlog.tests.mirror;
 
 import io.twinlog.clients.mirror.MirrorAdmin;
 import io.twinlog.replication.Partition;
+import io.twinlog.testkit.MirrorInvariants;
 import io.twinlog.testkit.TestCluster;
 import io.twinlog.testkit.Waits;
 import org.apache.kafka.clients.admin.Admin;
@@ -27,6 +28,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
  */
 class MirrorLagTest {
     private static final String TOPIC = "metrics";
+    private static final TopicPartition TP = new TopicPartition(TOPIC, 0);
 
     @Test
     void everyDestinationBrokerReportsTheSameLag() throws Exception {
@@ -42,6 +44,7 @@ class MirrorLagTest {
             for (int id = 0; id < 3; id++) {
                 awaitReported(destination, id, 500, 500, 0);
             }
+            MirrorInvariants.awaitMirrored(source, destination, TP);
 
             assertEquals(Map.of(), mirrors.pauseMirrorTopics("m", List.of(TOPIC), List.of()));
             Waits.waitUntil("paused", () -> partition(mirrors).state().equals("PAUSED"));
@@ -54,6 +57,7 @@ class MirrorLagTest {
             for (int id = 0; id < 3; id++) {
                 awaitReported(destination, id, 800, 800, 0);
             }
+            MirrorInvariants.awaitMirrored(source, destination, TP);
         }
     }
 
@@ -74,19 +78,19 @@ class MirrorLagTest {
             produce(source, 200);
             mirrors.createClusterMirror("m", Map.of("bootstrap.servers", source.bootstrapServers()));
             assertEquals(Map.of(), mirrors.startMirrorTopics("m", List.of(TOPIC), List.of(), List.of()));
-            TopicPartition tp = new TopicPartition(TOPIC, 0);
-            int leader = Waits.waitFor("a destination leader", () -> leaderOf(destination, tp), id -> id >= 0);
+            int leader = Waits.waitFor("a destination leader", () -> leaderOf(destination, TP), id -> id >= 0);
             // the leader's ISR change goes to the controller: cut a follower that is not the controller
             int controller = destination.broker(leader).metadata().image().controllerId();
             int follower = IntStream.range(0, 3).filter(id -> id != leader && id != controller).findFirst()
                     .orElseThrow();
-            Waits.waitUntil("the follower holds all 200 records", () -> logEnd(destination, follower, tp) == 200);
+            Waits.waitUntil("the follower holds all 200 records", () -> logEnd(destination, follower, TP) == 200);
+            MirrorInvariants.awaitMirrored(source, destination, TP);
 
             destination.cutNetwork(leader, follower);
             produce(source, 300);
             awaitReported(destination, leader, 500, 500, 0);
             awaitReported(destination, follower, 500, 500, 0);
-            assertEquals(200, logEnd(destination, follower, tp), "the cut follower has not moved");
+            assertEquals(200, logEnd(destination, follower, TP), "the cut follower has not moved");
             // out of the ISR once it has lagged replica.lag.time.max.ms: describe names it, from any broker
             Waits.waitFor("describe names the cut follower out of sync", () -> partition(mirrors),
                     p -> p.outOfSyncReplicas().equals(List.of(follower)));
@@ -94,6 +98,7 @@ class MirrorLagTest {
             destination.healNetwork(leader, follower);
             Waits.waitFor("describe shows every replica in sync again", () -> partition(mirrors),
                     p -> p.outOfSyncReplicas().isEmpty());
+            MirrorInvariants.awaitMirrored(source, destination, TP); // the cut follower caught up batch for batch
         }
     }
 

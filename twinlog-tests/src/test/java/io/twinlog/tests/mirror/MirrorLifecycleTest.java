@@ -3,6 +3,7 @@ package io.twinlog.tests.mirror;
 import io.twinlog.clients.mirror.MirrorAdmin;
 import io.twinlog.clients.mirror.MirrorErrors;
 import io.twinlog.clients.mirror.MirrorException;
+import io.twinlog.testkit.MirrorInvariants;
 import io.twinlog.testkit.ReplicaLogs;
 import io.twinlog.testkit.TestCluster;
 import io.twinlog.testkit.Waits;
@@ -57,6 +58,7 @@ class MirrorLifecycleTest {
                 return l != leader && destination.broker(l).logStore().log(TP).map(x -> x.logEndOffset()).orElse(0L) == 300;
             });
             assertEquals("MIRRORING", state(mirrors));
+            MirrorInvariants.awaitMirrored(source, destination, TP); // the surviving replicas follow the new leader
             destination.startBroker(leader);
             assertEquals(ReplicaLogs.read(source.broker(0), TP),
                     ReplicaLogs.awaitIdentical(destination, TP, List.of(0, 1, 2)),
@@ -71,6 +73,7 @@ class MirrorLifecycleTest {
             assertEquals(Map.of(), mirrors.resumeMirrorTopics("m", List.of("events"), List.of()));
             Waits.waitUntil("resumed and caught up", () -> state(mirrors).equals("MIRRORING")
                     && destination.broker(now).logStore().log(TP).orElseThrow().logEndOffset() == 350);
+            MirrorInvariants.awaitMirrored(source, destination, TP);
 
             Map<String, MirrorException> errors = mirrors.stopMirrorTopics("m", List.of("not-mirrored"), List.of());
             assertEquals(MirrorErrors.TOPIC_NOT_IN_CLUSTER_MIRROR.code, errors.get("not-mirrored").errorCode());
@@ -84,6 +87,8 @@ class MirrorLifecycleTest {
             assertTrue(missing.containsKey("no-such-topic"), "a topic the source does not have is refused");
             assertEquals(Map.of(), mirrors.stopMirrorTopics("m", List.of("events"), List.of()));
             mirrors.deleteClusterMirror("m");
+            // failed over: the 350 mirrored offsets stay shared, the barrier after them is the destination's own
+            MirrorInvariants.awaitSharedPrefix(source, destination, TP, 350);
         }
     }
 

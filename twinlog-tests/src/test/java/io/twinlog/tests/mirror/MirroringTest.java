@@ -1,6 +1,7 @@
 package io.twinlog.tests.mirror;
 
 import io.twinlog.clients.mirror.MirrorAdmin;
+import io.twinlog.testkit.MirrorInvariants;
 import io.twinlog.testkit.ReplicaLogs;
 import io.twinlog.testkit.TestCluster;
 import io.twinlog.testkit.Waits;
@@ -63,6 +64,8 @@ class MirroringTest {
             assertEquals("MIRRORING", d0.state());
             Waits.waitUntil("lag 0", () -> mirrors.describeClusterMirrors(List.of("dr")).get("dr").topics()
                     .get("orders").partitions().get(0).lag() == 0);
+            MirrorInvariants.awaitMirrored(source, destination, p0);
+            MirrorInvariants.awaitMirrored(source, destination, p1);
 
             // read-only while mirroring, with a message naming the mirror
             try (KafkaProducer<byte[], byte[]> p = destination.producer(Map.of("retries", 0))) {
@@ -92,6 +95,11 @@ class MirroringTest {
             int localEpoch = ReplicaLogs.read(destination.broker(0), p0).get(ReplicaLogs.read(destination.broker(0), p0)
                     .size() - 1).partitionLeaderEpoch();
             assertTrue(localEpoch > stopped.lastMirroredEpoch(), "records after failover carry an epoch above the LME");
+
+            // the old source comes back: both clusters still share what was mirrored before the failover
+            source.startBroker(0);
+            MirrorInvariants.awaitSharedPrefix(source, destination, p0, stopped.lastMirroredOffset());
+            MirrorInvariants.awaitSharedPrefix(source, destination, p1, 200);
         }
     }
 

@@ -1,6 +1,7 @@
 package io.twinlog.tests.mirror;
 
 import io.twinlog.clients.mirror.MirrorAdmin;
+import io.twinlog.testkit.MirrorInvariants;
 import io.twinlog.testkit.TestCluster;
 import io.twinlog.testkit.Waits;
 import org.apache.kafka.clients.admin.Admin;
@@ -40,6 +41,7 @@ class OfflineSourcePartitionTest {
             mirrors.createClusterMirror("dr", Map.of("bootstrap.servers", source.broker(0).bootstrapServers()));
             assertEquals(Map.of(), mirrors.startMirrorTopics("dr", List.of(TOPIC), List.of(), List.of()));
             Waits.waitUntil("100 records mirrored", () -> end(destination) == 100);
+            MirrorInvariants.awaitMirrored(source, destination, TP);
 
             source.stopBroker(1);
             MirrorAdmin.PartitionDescription failed = Waits.waitFor("FAILED: the source partition has no leader",
@@ -50,6 +52,7 @@ class OfflineSourcePartitionTest {
             produce(source, 100, 50);
             Waits.waitUntil("mirroring again by itself, caught up", () -> partition(mirrors).state()
                     .equals("MIRRORING") && end(destination) == 150, Duration.ofSeconds(60));
+            MirrorInvariants.awaitMirrored(source, destination, TP);
         }
     }
 
