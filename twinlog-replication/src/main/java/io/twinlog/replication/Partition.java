@@ -41,6 +41,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 
 /**
@@ -282,6 +283,19 @@ public final class Partition {
             return barrierOffset;
         } finally {
             leaderIsrLock.writeLock().unlock();
+        }
+    }
+
+    /**
+     * The offset of the latest producer-state barrier in this replica's log (written at a failover here or
+     * replicated), or empty if the log holds none that this replica applied.
+     */
+    public OptionalLong latestProducerStateBarrier() throws IOException {
+        leaderIsrLock.readLock().lock(); // not while a truncation or a barrier append is under way
+        try {
+            return ProducerStateReset.latestBarrier(log_);
+        } finally {
+            leaderIsrLock.readLock().unlock();
         }
     }
 

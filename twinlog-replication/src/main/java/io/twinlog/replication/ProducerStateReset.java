@@ -85,15 +85,11 @@ final class ProducerStateReset {
      * @return true if the barrier was applied again
      */
     static boolean recoverAfterLoad(UnifiedLog log, String logPrefix) throws IOException {
-        OptionalLong recorded = recordedBarrier(log);
-        if (recorded.isEmpty()) {
+        OptionalLong held = latestBarrier(log);
+        if (held.isEmpty()) {
             return false;
         }
-        long barrierOffset = recorded.getAsLong();
-        if (barrierOffset < log.logStartOffset() || barrierOffset >= log.logEndOffset()
-                || !holdsBarrierAt(log, barrierOffset)) {
-            return false; // truncated away (it will be fetched again) or the marker is from an older history
-        }
+        long barrierOffset = held.getAsLong();
         boolean stale = false;
         for (ProducerStateEntry entry : log.producerStateManager().activeProducers().values()) {
             if (entry.firstDataOffset() < barrierOffset
@@ -109,6 +105,22 @@ final class ProducerStateReset {
                 + "offset {} (recovery replayed across it); applying it again", logPrefix, barrierOffset);
         apply(log, barrierOffset, logPrefix);
         return true;
+    }
+
+    /**
+     * The offset of the latest barrier this replica applied, if its log still holds it there: empty when there was
+     * none, or it was truncated away (it will be fetched again) or the marker is from an older history.
+     */
+    static OptionalLong latestBarrier(UnifiedLog log) throws IOException {
+        OptionalLong recorded = recordedBarrier(log);
+        if (recorded.isEmpty()) {
+            return recorded;
+        }
+        long offset = recorded.getAsLong();
+        if (offset < log.logStartOffset() || offset >= log.logEndOffset() || !holdsBarrierAt(log, offset)) {
+            return OptionalLong.empty();
+        }
+        return recorded;
     }
 
     private static OptionalLong recordedBarrier(UnifiedLog log) throws IOException {

@@ -1,5 +1,6 @@
 package io.twinlog.server.mirror;
 
+import io.twinlog.clients.mirror.MirrorAdmin;
 import io.twinlog.controller.metadata.MetadataImage;
 import io.twinlog.controller.metadata.MirrorImage;
 import io.twinlog.controller.metadata.TopicImage;
@@ -8,12 +9,21 @@ import io.twinlog.mirror.DesiredMirrorState;
 import io.twinlog.mirror.LastMirroredTruncation;
 import io.twinlog.mirror.MirrorPartitionSink;
 import io.twinlog.mirror.MirrorPartitionState;
-import io.twinlog.mirror.MirrorTransitions;
 import io.twinlog.mirror.fetcher.MirrorFetchListener;
 import io.twinlog.mirror.fetcher.MirrorFetcherThread;
+import io.twinlog.mirror.partition.EpochHistory;
+import io.twinlog.mirror.partition.MirrorAction;
+import io.twinlog.mirror.partition.MirrorDecision;
+import io.twinlog.mirror.partition.MirrorEvent;
+import io.twinlog.mirror.partition.MirrorPartitionDriver;
+import io.twinlog.mirror.partition.MirrorPartitionHost;
+import io.twinlog.mirror.partition.MirrorPartitionMachine;
+import io.twinlog.mirror.partition.MirrorSettings;
+import io.twinlog.mirror.partition.PartitionView;
+import io.twinlog.mirror.partition.PeerLookup;
+import io.twinlog.mirror.partition.VersionedRecord;
 import io.twinlog.mirror.store.MirrorDefinition;
 import io.twinlog.mirror.store.MirrorPartitionRecord;
-import io.twinlog.mirror.store.MirrorProgress;
 import io.twinlog.mirror.store.MirrorStore;
 import io.twinlog.replication.Partition;
 import io.twinlog.replication.ReplicaManager;
@@ -21,38 +31,41 @@ import org.apache.curator.framework.CuratorFramework;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.utils.Time;
+import org.apache.kafka.storage.internals.log.EpochEntry;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.Random;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Runs the mirror partition state machine for the mirror partitions this broker leads.
+ * The shell around the mirror partition state machine ({@link MirrorPartitionMachine}) for the mirror partitions
+ * this broker leads: it feeds each decision what it needs (the durable record, a view of the partition, the desired
+ * state, the fetcher's reports), runs the actions it returns against the partition, the fetcher and the source, and
+ * writes the record it returns to ZooKeeper (version-checked) — the decisions themselves are pure and live in
+ * {@code twinlog-mirror}.
  *
- * <p>Threading: one thread. Every half second, and after every metadata change, it compares each led mirror
- * partition's desired state (per topic, set by start/stop/pause/resume) with its durable state record and moves it
- * with {@link #transition}: the one method that checks legality ({@link MirrorTransitions}), logs from → to with the
- * reason, and writes the record to ZooKeeper <em>before</em> acting on it. A new leader (after a broker kill) reads
- * the record and continues from there. Fetcher callbacks are handed to this thread as events.
- *
- * <p>Epochs: a mirror partition's leader epoch history is the source's (batches keep their source epochs and the
- * leader does not add epochs of its own while mirroring); EPOCH_FENCING asks the controller, through the record's
- * {@code minLeaderEpoch}, to raise the local epoch above every source epoch (source epoch + {@value #EPOCH_MARGIN}).
+ * <p>Threading: one thread. Every half second, and after every metadata change, each led mirror partition gets a
+ * pass; fetcher callbacks are handed to this thread as events. Per-partition memory (the last record written, the
+ * state machine's clocks, catch-up reporting) is one {@link MirrorPartitionContext}, created when this broker
+ * leads the partition and dropped when it stops, so a new leader starts from the durable record alone.
  */
 public final class MirrorManager implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(MirrorManager.class);
-    static final int EPOCH_MARGIN = 10;
     private static final long TICK_MS = 500;
-    private static final long RETRY_INITIAL_MS = 1_000;
-    private static final long RETRY_MAX_MS = 30_000;
+    private static final long CATCH_UP_REPORT_MS = 30_000;
+    private static final long CATCH_UP_REPORT_MIN_LAG = 10_000;
 
     private final int brokerId;
     private final MirrorStore store;
@@ -60,27 +73,23 @@ public final class MirrorManager implements AutoCloseable {
     private final MetadataWatcher metadata;
     private final ReplicaManager replicaManager;
     private final Time time;
+    private final long stateTimeoutMs;
+    private final MirrorPartitionMachine machine;
     private final ScheduledExecutorService thread;
     private final Map<String, MirrorFetcherThread> fetchers = new HashMap<>();
-    private final Map<TopicPartition, Written> written = new HashMap<>();
-    private final Map<TopicPartition, Long> failedAtMs = new HashMap<>();
-    /** Since when this leader has waited for the controller in EPOCH_FENCING or STOPPING (reset on any change). */
-    private final Map<TopicPartition, Long> waitingSinceMs = new HashMap<>();
-    private final long stateTimeoutMs;
+    /** The mirror partitions this broker leads; touched only by the manager thread. */
+    private final Map<TopicPartition, MirrorPartitionContext> contexts = new HashMap<>();
+    /** Written by the fetcher threads, read by the manager thread. */
     private final Map<TopicPartition, Long> sourceHighWatermarks = new ConcurrentHashMap<>();
-    private final Map<TopicPartition, Long> lastProgressWriteMs = new HashMap<>();
-    private static final long PROGRESS_INTERVAL_MS = 5_000;
-    private static final long CATCH_UP_REPORT_MS = 30_000;
-    private static final long CATCH_UP_REPORT_MIN_LAG = 10_000;
-    /** Partitions with a backlog being copied, and when their progress was last logged. */
-    private final Map<TopicPartition, Long> catchUpReportedMs = new HashMap<>();
     /** Within one pass: the peer's last-mirrored records per mirror and topic (LOG_TRUNCATION of a failback). */
     private final Map<String, PeerAnswer> peerAnswers = new HashMap<>();
-    private final Random random = new Random();
     private volatile boolean closed;
 
-    /** The last record this broker wrote, preferred over an image that has not caught up with it yet. */
-    private record Written(MirrorPartitionRecord record, int version) {
+    /** The manager's memory of one partition it leads. */
+    private final class MirrorPartitionContext {
+        private final MirrorPartitionDriver driver = new MirrorPartitionDriver(machine);
+        /** When a backlog was first seen or last reported, while one is being copied. */
+        private Long catchUpReportedMs;
     }
 
     /**
@@ -97,6 +106,7 @@ public final class MirrorManager implements AutoCloseable {
         this.metadata = metadata;
         this.replicaManager = replicaManager;
         this.time = time;
+        this.machine = new MirrorPartitionMachine(MirrorSettings.defaults(stateTimeoutMs), new Random());
         this.thread = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "twinlog-mirror-manager-" + brokerId);
             t.setDaemon(true);
@@ -119,7 +129,7 @@ public final class MirrorManager implements AutoCloseable {
                         log.error("Mirror manager task failed", e);
                     }
                 });
-            } catch (java.util.concurrent.RejectedExecutionException ignored) {
+            } catch (RejectedExecutionException ignored) {
                 // closing
             }
         }
@@ -157,27 +167,25 @@ public final class MirrorManager implements AutoCloseable {
                 TopicPartition tp = new TopicPartition(topic, p);
                 Optional<Partition> partition = replicaManager.partition(tp);
                 if (partition.isEmpty() || !partition.get().isLeader()) {
-                    written.remove(tp);
-                    waitingSinceMs.remove(tp);
-                    catchUpReportedMs.remove(tp);
-                    fetcherFor(def).removePartition(tp);
+                    forget(tp, def);
                     continue;
                 }
                 try {
-                    MirrorImage.MirrorPartition mp = image.mirrors().partitions().get(tp);
-                    boolean failingOver = desired == DesiredMirrorState.STOPPED || (mp != null
-                            && (mp.state().equals("STOPPING") || mp.state().equals("STOPPED")));
-                    if (clusterIdProblem.isPresent() && !failingOver) {
-                        failPartition(tp, partition.get(), def, image.mirrors().partitions().get(tp),
-                                clusterIdProblem.get());
-                        continue;
-                    }
-                    step(tp, partition.get(), def, desired, image.mirrors().partitions().get(tp));
+                    run(tp, partition.get(), def, desired, MirrorEvent.TICK, clusterIdProblem);
                 } catch (Exception ex) {
                     log.warn("[Mirror {} {}] step failed: {}", def.name(), tp, ex.toString());
                 }
             }
         }
+        // partitions no longer mirrored (topic deleted, mirror gone): nothing of them lingers
+        contexts.keySet().removeIf(tp -> !image.mirrors().topics().containsKey(tp.topic()));
+    }
+
+    /** This broker no longer leads {@code tp}: its fetcher and every memory of it go. */
+    private void forget(TopicPartition tp, MirrorDefinition def) {
+        contexts.remove(tp);
+        sourceHighWatermarks.remove(tp);
+        fetcherFor(def).removePartition(tp);
     }
 
     /**
@@ -217,18 +225,6 @@ public final class MirrorManager implements AutoCloseable {
         return Optional.empty();
     }
 
-    private void failPartition(TopicPartition tp, Partition partition, MirrorDefinition def,
-                               MirrorImage.MirrorPartition fromImage, String reason) throws Exception {
-        fetcherFor(def).removePartition(tp);
-        Written w = current(tp, partition, fromImage);
-        MirrorPartitionState s = w.record().state();
-        if (s == MirrorPartitionState.STOPPING || s == MirrorPartitionState.STOPPED
-                || (s == MirrorPartitionState.FAILED && w.record().retryAttempt() < 0)) {
-            return; // failover still works; a non-retriable failure is already recorded
-        }
-        transition(tp, partition, def, w, w.record().failed(reason, false, partition.leaderEpoch()), reason);
-    }
-
     private MirrorDefinition definition(String name) {
         try {
             return store.get(name).orElse(null);
@@ -240,100 +236,13 @@ public final class MirrorManager implements AutoCloseable {
         }
     }
 
-    private Written current(TopicPartition tp, Partition partition, MirrorImage.MirrorPartition fromImage) {
-        Written mine = written.get(tp);
-        Written image = fromImage == null ? null
-                : new Written(MirrorPartitionRecord.fromJson(fromImage.json()), fromImage.version());
-        if (mine != null && (image == null || mine.version() >= image.version())) {
-            return mine;
-        }
-        if (image != null) {
-            return image;
-        }
-        return new Written(MirrorPartitionRecord.initial(partition.leaderEpoch()), -1);
-    }
-
-    private void step(TopicPartition tp, Partition partition, MirrorDefinition def, DesiredMirrorState desired,
-                      MirrorImage.MirrorPartition fromImage) throws Exception {
-        Written w = current(tp, partition, fromImage);
-        MirrorPartitionRecord rec = w.record();
-        if (rec.writerLeaderEpoch() > partition.leaderEpoch()) {
-            return; // written by a newer leader: this broker's leadership is stale
-        }
-        boolean failedStopping = rec.state() == MirrorPartitionState.FAILED
-                && rec.previousState() == MirrorPartitionState.STOPPING && rec.retryAttempt() >= 0;
-        // a failover that timed out retries STOPPING on the backoff schedule, not at once on every tick
-        Optional<MirrorPartitionState> next = failedStopping ? Optional.empty()
-                : MirrorTransitions.reconcile(desired, rec.state());
-        if (next.isPresent()) {
-            transition(tp, partition, def, w, rec.transitionTo(next.get(), partition.leaderEpoch()),
-                    "desired state " + desired);
-            return;
-        }
-        switch (rec.state()) {
-            case LOG_TRUNCATION -> {
-                if (partition.log().logEndOffset() > 0 && !truncateForMirroring(tp, partition, def, w)) {
-                    return;
-                }
-                transition(tp, partition, def, w, rec.transitionTo(MirrorPartitionState.EPOCH_FENCING,
-                        partition.leaderEpoch()).withMinLeaderEpoch(fenceTarget(partition, -1)),
-                        "log aligned at offset " + partition.log().logEndOffset());
-            }
-            case EPOCH_FENCING -> {
-                if (rec.minLeaderEpoch() < 0) {
-                    transition(tp, partition, def, w, rec.withMinLeaderEpoch(fenceTarget(partition, -1)), "fencing");
-                } else if (partition.leaderEpoch() >= rec.minLeaderEpoch()) {
-                    transition(tp, partition, def, w, rec.transitionTo(MirrorPartitionState.MIRRORING,
-                            partition.leaderEpoch()), "local leader epoch " + partition.leaderEpoch()
-                            + " is above every mirrored source epoch");
-                } else {
-                    failIfWaitedTooLong(tp, partition, def, w, "epoch fencing");
-                }
-            }
-            case MIRRORING -> {
-                fetcherFor(def).addPartition(tp, new PartitionSink(partition));
-                maybeRecordProgress(tp, partition, w);
-                maybeReportCatchUp(tp, def, partition);
-            }
-            case PAUSING -> {
-                fetcherFor(def).removePartition(tp);
-                transition(tp, partition, def, w, rec.transitionTo(MirrorPartitionState.PAUSED, partition.leaderEpoch()),
-                        "fetcher removed");
-            }
-            case STOPPING -> stopStep(tp, partition, def, w);
-            case FAILED -> {
-                fetcherFor(def).removePartition(tp);
-                if (rec.retryAttempt() < 0) {
-                    return;
-                }
-                long since = failedAtMs.computeIfAbsent(tp, k -> time.milliseconds());
-                long backoff = MirrorTransitions.retryBackoffMs(rec.retryAttempt(), RETRY_INITIAL_MS, RETRY_MAX_MS,
-                        random.nextDouble());
-                if (time.milliseconds() - since >= backoff) {
-                    failedAtMs.remove(tp);
-                    MirrorPartitionState retryTo = rec.previousState() == MirrorPartitionState.UNKNOWN
-                            || rec.previousState() == MirrorPartitionState.LOG_TRUNCATION
-                            ? MirrorPartitionState.LOG_TRUNCATION : MirrorPartitionState.MIRRORING;
-                    if (rec.previousState() == MirrorPartitionState.STOPPING) {
-                        retryTo = MirrorPartitionState.STOPPING;
-                    }
-                    transition(tp, partition, def, w, new MirrorPartitionRecord(retryTo, partition.leaderEpoch(),
-                            rec.minLeaderEpoch(), rec.lastMirroredEpoch(), rec.lastMirroredOffset(), rec.retryAttempt(),
-                            rec.lastError(), MirrorPartitionState.FAILED, rec.progress()),
-                            "retry " + rec.retryAttempt() + " after " + backoff + " ms");
-                }
-            }
-            default -> {
-            }
-        }
-    }
-
     /**
      * A long copy (a new mirror of a big topic, re-mirroring after a truncation) says how far it is: every
      * {@value #CATCH_UP_REPORT_MS} ms while the partition is more than {@value #CATCH_UP_REPORT_MIN_LAG} records
      * behind its source, and once when it has caught up.
      */
-    private void maybeReportCatchUp(TopicPartition tp, MirrorDefinition def, Partition partition) {
+    private void maybeReportCatchUp(TopicPartition tp, MirrorDefinition def, Partition partition,
+                                    MirrorPartitionContext ctx) {
         Long sourceHw = sourceHighWatermarks.get(tp);
         if (sourceHw == null) {
             return;
@@ -341,135 +250,18 @@ public final class MirrorManager implements AutoCloseable {
         long end = partition.log().logEndOffset();
         long lag = Math.max(0, sourceHw - end);
         long now = time.milliseconds();
-        Long reportedAt = catchUpReportedMs.get(tp);
         if (lag > CATCH_UP_REPORT_MIN_LAG) {
-            if (reportedAt == null) {
-                catchUpReportedMs.put(tp, now); // first sight of a backlog: report only if it lasts
-            } else if (now - reportedAt >= CATCH_UP_REPORT_MS) {
-                catchUpReportedMs.put(tp, now);
+            if (ctx.catchUpReportedMs == null) {
+                ctx.catchUpReportedMs = now; // first sight of a backlog: report only if it lasts
+            } else if (now - ctx.catchUpReportedMs >= CATCH_UP_REPORT_MS) {
+                ctx.catchUpReportedMs = now;
                 log.info("[Mirror {} {}] catching up: {} of the source's {} records mirrored, {} to go", def.name(),
                         tp, end, sourceHw, lag);
             }
-        } else if (reportedAt != null && lag == 0) {
-            catchUpReportedMs.remove(tp);
+        } else if (ctx.catchUpReportedMs != null && lag == 0) {
+            ctx.catchUpReportedMs = null;
             log.info("[Mirror {} {}] caught up with the source at offset {}", def.name(), tp, end);
         }
-    }
-
-    /**
-     * Every {@value #PROGRESS_INTERVAL_MS} ms at most, when either end has moved, the source high watermark the
-     * fetcher last saw and this leader's log end go into the record (no state change), so every broker reports the
-     * same offsets and lag whichever is asked.
-     */
-    private void maybeRecordProgress(TopicPartition tp, Partition partition, Written w) throws Exception {
-        MirrorProgress progress = progress(tp, partition, w.record());
-        long now = time.milliseconds();
-        if (progress.equals(w.record().progress())
-                || now - lastProgressWriteMs.getOrDefault(tp, 0L) < PROGRESS_INTERVAL_MS) {
-            return;
-        }
-        lastProgressWriteMs.put(tp, now);
-        MirrorPartitionRecord next = w.record().withProgress(progress);
-        int version = writer.write(tp, next, w.version());
-        if (version >= 0) {
-            written.put(tp, new Written(next, version));
-        } else {
-            written.remove(tp);
-        }
-    }
-
-    /**
-     * Failover of one partition: the fetcher goes; the last mirrored epoch and offset are recorded; the controller
-     * raises the leader epoch above them; then the partition is STOPPED and writable. Works with the source down:
-     * nothing here talks to it.
-     */
-    private void stopStep(TopicPartition tp, Partition partition, MirrorDefinition def, Written w) throws Exception {
-        fetcherFor(def).removePartition(tp);
-        MirrorPartitionRecord rec = w.record();
-        if (rec.minLeaderEpoch() <= rec.lastMirroredEpoch() || rec.lastMirroredOffset() < 0) {
-            int lme = partition.log().latestEpoch().orElse(-1);
-            long lmo = partition.log().logEndOffset();
-            int target = Math.max(partition.leaderEpoch(), lme) + 1;
-            transition(tp, partition, def, w, rec.withLastMirrored(lme, lmo).withMinLeaderEpoch(target),
-                    "recording last mirrored epoch " + lme + " and offset " + lmo + "; raising the leader epoch to "
-                            + target);
-            return;
-        }
-        if (partition.leaderEpoch() >= rec.minLeaderEpoch()) {
-            java.util.List<Long> aborted = partition.abortOpenTransactions(time.milliseconds());
-            if (!aborted.isEmpty()) {
-                log.info("[Mirror {} {}] aborted the open transactions of source producers {} at failover",
-                        def.name(), tp, aborted);
-            }
-            // the producers copied from the source are forgotten on every replica before the topic is writable:
-            // this cluster allocates producer ids from the same range (decision 24)
-            long barrier = partition.appendProducerStateBarrier(time.milliseconds());
-            log.info("[Mirror {} {}] producer-state barrier written at offset {}", def.name(), tp, barrier);
-            transition(tp, partition, def, w, rec.transitionTo(MirrorPartitionState.STOPPED, partition.leaderEpoch()),
-                    "failed over at offset " + rec.lastMirroredOffset() + " (last mirrored epoch "
-                            + rec.lastMirroredEpoch() + "); leader epoch now " + partition.leaderEpoch()
-                            + ", the topic is writable");
-        } else {
-            failIfWaitedTooLong(tp, partition, def, w, "failover");
-        }
-    }
-
-    /**
-     * The controller raises mirror partition epochs; if it does not (no controller elected, ZooKeeper unreachable
-     * from it) the partition must not sit in a waiting state for ever with nothing to show: after the deadline it
-     * goes FAILED with the reason, retriable, so the retry schedule tries again and describe says why.
-     */
-    private void failIfWaitedTooLong(TopicPartition tp, Partition partition, MirrorDefinition def, Written w,
-                                     String what) throws Exception {
-        long now = time.milliseconds();
-        long since = waitingSinceMs.computeIfAbsent(tp, k -> now);
-        if (now - since < stateTimeoutMs) {
-            return;
-        }
-        waitingSinceMs.remove(tp);
-        String reason = "The " + what + " of " + tp + " waited " + (now - since) + " ms (mirror.state.timeout.ms) for"
-                + " the controller to raise the leader epoch to " + w.record().minLeaderEpoch() + "; it is still "
-                + partition.leaderEpoch() + " (is a controller elected and connected to ZooKeeper?)";
-        log.warn("[Mirror {} {}] {}", def.name(), tp, reason);
-        transition(tp, partition, def, w, w.record().failed(reason, true, partition.leaderEpoch()), reason);
-    }
-
-    /**
-     * Cuts a non-empty local log before mirroring into it: a failback keeps what the peer mirrored from this
-     * cluster (up to its last mirrored epoch and offset) and cuts the rest; without such a record, everything goes
-     * and is mirrored again. False (and the partition FAILED, retried) while the peer cannot be reached.
-     */
-    private boolean truncateForMirroring(TopicPartition tp, Partition partition, MirrorDefinition def, Written w)
-            throws Exception {
-        PeerAnswer answer = peerAnswers.computeIfAbsent(def.name() + "/" + tp.topic(), k -> askPeer(def, tp.topic()));
-        if (answer.unreachable() != null) {
-            String reason = "Cannot ask the source for the last mirrored epoch of " + tp + " before truncating: "
-                    + answer.unreachable().getMessage();
-            transition(tp, partition, def, w, w.record().failed(reason, true, partition.leaderEpoch()), reason);
-            return false;
-        }
-        Optional<LastMirroredTruncation.LastMirrored> peer = Optional.ofNullable(answer.records().get(tp.partition()));
-        long end = partition.log().logEndOffset();
-        java.util.OptionalLong endOfEpoch = java.util.OptionalLong.empty();
-        if (peer.isPresent()) {
-            var local = partition.log().endOffsetForEpoch(peer.get().epoch());
-            if (local.isPresent()) {
-                endOfEpoch = java.util.OptionalLong.of(local.get().offset());
-            }
-        }
-        long to = LastMirroredTruncation.truncationOffset(end, peer, endOfEpoch);
-        if (to == 0) {
-            partition.truncateFullyAndStartAt(0, "mirror " + def.name() + " starts with no last mirrored epoch"
-                    + " from the source: everything is mirrored again");
-        } else if (to < end) {
-            partition.truncateTo(to, "failback from mirror " + def.name() + ": the source mirrored this log up to "
-                    + "offset " + peer.get().offset() + " in epoch " + peer.get().epoch() + "; " + (end - to)
-                    + " records written here after that are cut");
-        }
-        log.info("[Mirror {} {}] log aligned for mirroring at offset {} (was {}; source's last mirrored {})",
-                def.name(), tp, to, end, peer.map(p -> "epoch " + p.epoch() + " offset " + p.offset())
-                        .orElse("none"));
-        return true;
     }
 
     /** The peer's last-mirrored records for one topic, or why it could not be asked. */
@@ -477,53 +269,128 @@ public final class MirrorManager implements AutoCloseable {
     }
 
     private PeerAnswer askPeer(MirrorDefinition def, String topic) {
-        java.util.List<Integer> partitions = metadata.image().topic(topic)
-                .map(t -> java.util.List.copyOf(t.partitions().keySet())).orElse(java.util.List.of());
+        List<Integer> partitions = metadata.image().topic(topic)
+                .map(t -> List.copyOf(t.partitions().keySet())).orElse(List.of());
         try {
             return new PeerAnswer(PeerLastMirrored.lookup(def, metadata.image().clusterId(), topic, partitions), null);
-        } catch (io.twinlog.clients.mirror.MirrorAdmin.UnreachableException e) {
+        } catch (MirrorAdmin.UnreachableException e) {
             return new PeerAnswer(Map.of(), e);
         }
     }
 
-    private int fenceTarget(Partition partition, int sourceEpoch) {
-        int held = Math.max(sourceEpoch, partition.log().latestEpoch().orElse(-1));
-        return Math.max(partition.leaderEpoch(), held + EPOCH_MARGIN);
-    }
-
-    /** The one guarded transition: legality, durable write, then the in-memory effect and a log line. */
-    /** What this leader knows now: its fetcher's last source high watermark (else the recorded one), its log end. */
-    private MirrorProgress progress(TopicPartition tp, Partition partition, MirrorPartitionRecord rec) {
+    /** One pass of the state machine over a partition this broker leads (or a fetcher report about it). */
+    private void run(TopicPartition tp, Partition partition, MirrorDefinition def, DesiredMirrorState desired,
+                     MirrorEvent event, Optional<String> sourceProblem) throws Exception {
+        MirrorPartitionContext ctx = contexts.computeIfAbsent(tp, k -> new MirrorPartitionContext());
         Long sourceHw = sourceHighWatermarks.get(tp);
-        return new MirrorProgress(sourceHw != null ? sourceHw : rec.progress().sourceHighWatermark(),
-                partition.log().logEndOffset());
+        BrokerHost host = new BrokerHost(tp, partition, def);
+        ctx.driver.pass(host, desired, event, sourceProblem,
+                sourceHw == null ? OptionalLong.empty() : OptionalLong.of(sourceHw), time.milliseconds());
+        if (ctx.driver.current(host, partition.leaderEpoch()).record().state() == MirrorPartitionState.MIRRORING) {
+            maybeReportCatchUp(tp, def, partition, ctx);
+        }
     }
 
-    private void transition(TopicPartition tp, Partition partition, MirrorDefinition def, Written from,
-                            MirrorPartitionRecord proposed, String reason) throws Exception {
-        // every state write also records where the partition is, so describe is current right after a change
-        MirrorPartitionRecord to = proposed.withProgress(progress(tp, partition, proposed));
-        MirrorPartitionState fromState = from.record().state();
-        if (!MirrorTransitions.isValid(fromState, to.state())) {
-            throw new IllegalStateException("Illegal mirror transition " + fromState + " -> " + to.state() + " for " + tp);
+    /** The state machine's surroundings in this broker: the partition, the mirror's fetcher, the peer, ZooKeeper. */
+    private final class BrokerHost implements MirrorPartitionHost {
+        private final TopicPartition tp;
+        private final Partition partition;
+        private final MirrorDefinition def;
+
+        BrokerHost(TopicPartition tp, Partition partition, MirrorDefinition def) {
+            this.tp = tp;
+            this.partition = partition;
+            this.def = def;
         }
+
+        @Override
+        public Optional<VersionedRecord> stored() {
+            MirrorImage.MirrorPartition mp = metadata.image().mirrors().partitions().get(tp);
+            return mp == null ? Optional.empty()
+                    : Optional.of(new VersionedRecord(MirrorPartitionRecord.fromJson(mp.json()), mp.version()));
+        }
+
+        @Override
+        public PartitionView view() throws IOException {
+            return MirrorManager.view(partition);
+        }
+
+        @Override
+        public PeerLookup execute(MirrorAction action, PeerLookup peer) throws IOException {
+            return MirrorManager.this.execute(action, tp, partition, def, peer);
+        }
+
+        @Override
+        public int write(VersionedRecord current, MirrorDecision decision) throws Exception {
+            return MirrorManager.this.write(tp, partition, def, current, decision);
+        }
+    }
+
+    private static PartitionView view(Partition partition) throws IOException {
+        List<EpochHistory.Entry> epochs = new ArrayList<>();
+        for (EpochEntry e : partition.log().leaderEpochCache().epochEntries()) {
+            epochs.add(new EpochHistory.Entry(e.epoch(), e.startOffset()));
+        }
+        return new PartitionView(partition.leaderEpoch(), partition.log().logEndOffset(), new EpochHistory(epochs),
+                partition.latestProducerStateBarrier(), partition.replicas(), partition.isr());
+    }
+
+    /** Runs one action; returns the peer's answer as known afterwards. */
+    private PeerLookup execute(MirrorAction action, TopicPartition tp, Partition partition, MirrorDefinition def,
+                               PeerLookup peer) throws IOException {
+        if (action instanceof MirrorAction.AddFetcher) {
+            fetcherFor(def).addPartition(tp, new PartitionSink(partition));
+        } else if (action instanceof MirrorAction.RemoveFetcher) {
+            fetcherFor(def).removePartition(tp);
+        } else if (action instanceof MirrorAction.AskPeer) {
+            PeerAnswer answer = peerAnswers.computeIfAbsent(def.name() + "/" + tp.topic(),
+                    k -> askPeer(def, tp.topic()));
+            return answer.unreachable() != null ? new PeerLookup.Unreachable(answer.unreachable().getMessage())
+                    : new PeerLookup.Answered(Optional.ofNullable(answer.records().get(tp.partition())));
+        } else if (action instanceof MirrorAction.TruncateTo cut) {
+            long end = partition.log().logEndOffset();
+            partition.truncateTo(cut.offset(), "mirror " + def.name() + ": " + cut.reason());
+            log.info("[Mirror {} {}] log cut from {} to {}: {}", def.name(), tp, end, cut.offset(), cut.reason());
+        } else if (action instanceof MirrorAction.TruncateFullyAndStartAt cut) {
+            long end = partition.log().logEndOffset();
+            partition.truncateFullyAndStartAt(cut.offset(), "mirror " + def.name() + ": " + cut.reason());
+            log.info("[Mirror {} {}] log emptied (was {} records long), restarting at {}: {}", def.name(), tp, end,
+                    cut.offset(), cut.reason());
+        } else if (action instanceof MirrorAction.AbortOpenTransactions) {
+            List<Long> aborted = partition.abortOpenTransactions(time.milliseconds());
+            if (!aborted.isEmpty()) {
+                log.info("[Mirror {} {}] aborted the open transactions of source producers {} at failover",
+                        def.name(), tp, aborted);
+            }
+        } else if (action instanceof MirrorAction.AppendProducerStateBarrier) {
+            long barrier = partition.appendProducerStateBarrier(time.milliseconds());
+            log.info("[Mirror {} {}] producer-state barrier written at offset {}", def.name(), tp, barrier);
+        } else {
+            throw new IllegalArgumentException("Unknown mirror action " + action);
+        }
+        return peer;
+    }
+
+    /** Writes a decision's record (version-checked) and logs it; the new version, or -1 if it changed meanwhile. */
+    private int write(TopicPartition tp, Partition partition, MirrorDefinition def, VersionedRecord from,
+                      MirrorDecision d) throws Exception {
+        MirrorPartitionRecord to = d.write().get();
         int version = writer.write(tp, to, from.version());
         if (version < 0) {
             log.info("[Mirror {} {}] state record changed concurrently; re-reading", def.name(), tp);
-            written.remove(tp);
-            return;
+            return version;
         }
-        written.put(tp, new Written(to, version));
+        MirrorPartitionState fromState = from.record().state();
+        if (d.progressOnly()) {
+            return version;
+        }
         if (fromState != to.state()) {
-            waitingSinceMs.remove(tp);
             log.info("[Mirror {} {}] {} -> {}: {} (leader epoch {}, log end offset {})", def.name(), tp, fromState,
-                    to.state(), reason, partition.leaderEpoch(), partition.log().logEndOffset());
+                    to.state(), d.reason(), partition.leaderEpoch(), partition.log().logEndOffset());
         } else {
-            log.info("[Mirror {} {}] {}: {}", def.name(), tp, to.state(), reason);
+            log.info("[Mirror {} {}] {}: {}", def.name(), tp, to.state(), d.reason());
         }
-        if (to.state() == MirrorPartitionState.FAILED) {
-            failedAtMs.put(tp, time.milliseconds());
-        }
+        return version;
     }
 
     private final Map<String, Map<String, String>> fetcherConfigs = new HashMap<>();
@@ -558,10 +425,7 @@ public final class MirrorManager implements AutoCloseable {
 
         @Override
         public void onEpochFencingNeeded(TopicPartition tp, int sourceEpoch) {
-            submit(() -> withLeader(tp, (partition, w) -> transition(tp, partition, def, w,
-                    w.record().transitionTo(MirrorPartitionState.EPOCH_FENCING, partition.leaderEpoch())
-                            .withMinLeaderEpoch(fenceTarget(partition, sourceEpoch)),
-                    "a source batch has epoch " + sourceEpoch + " >= local leader epoch " + partition.leaderEpoch())));
+            submit(() -> decide(tp, new MirrorEvent.EpochFencingNeeded(sourceEpoch)));
         }
 
         @Override
@@ -571,30 +435,22 @@ public final class MirrorManager implements AutoCloseable {
 
         @Override
         public void onFailure(TopicPartition tp, String reason, boolean retriable) {
-            submit(() -> withLeader(tp, (partition, w) -> {
-                if (w.record().state() == MirrorPartitionState.MIRRORING) {
-                    transition(tp, partition, def, w, w.record().failed(reason, retriable, partition.leaderEpoch()),
-                            reason + (retriable ? " (will retry)" : " (not retriable: stop and start the topic)"));
-                }
-            }));
+            submit(() -> decide(tp, new MirrorEvent.FetchFailed(reason, retriable)));
         }
 
-        private void withLeader(TopicPartition tp, PartitionAction action) {
+        /** A fetcher report, decided on the manager thread if this broker still leads the partition. */
+        private void decide(TopicPartition tp, MirrorEvent event) {
             Optional<Partition> p = replicaManager.partition(tp);
-            if (p.isEmpty() || !p.get().isLeader()) {
+            MirrorImage.MirrorTopic mt = metadata.image().mirrors().topics().get(tp.topic());
+            if (p.isEmpty() || !p.get().isLeader() || mt == null) {
                 return;
             }
             try {
-                action.run(p.get(), current(tp, p.get(), metadata.image().mirrors().partitions().get(tp)));
+                run(tp, p.get(), def, DesiredMirrorState.valueOf(mt.desiredState()), event, Optional.empty());
             } catch (Exception e) {
                 log.warn("[Mirror {} {}] could not record a fetcher event: {}", def.name(), tp, e.toString());
             }
         }
-    }
-
-    @FunctionalInterface
-    private interface PartitionAction {
-        void run(Partition partition, Written current) throws Exception;
     }
 
     /** The local partition as the mirror fetcher sees it. */

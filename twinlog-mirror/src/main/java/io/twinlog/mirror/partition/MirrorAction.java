@@ -1,0 +1,49 @@
+package io.twinlog.mirror.partition;
+
+/**
+ * What the state machine asks its shell to do to the local partition or its surroundings, in order, before the
+ * decision's record is written. Actions that change what the machine sees ({@link #changesView()}) are followed by
+ * a new decision on a fresh view, so a step like "cut the log, then record that it is aligned" is two decisions.
+ */
+public sealed interface MirrorAction {
+    /** Whether the partition or the peer answer looks different afterwards (the shell decides again). */
+    default boolean changesView() {
+        return true;
+    }
+
+    /** The mirror fetcher copies this partition (idempotent). */
+    record AddFetcher() implements MirrorAction {
+        @Override
+        public boolean changesView() {
+            return false;
+        }
+    }
+
+    /** The mirror fetcher stops copying this partition (idempotent). */
+    record RemoveFetcher() implements MirrorAction {
+        @Override
+        public boolean changesView() {
+            return false;
+        }
+    }
+
+    /** Ask the source what it last mirrored from this cluster (LastMirroredEpochs). */
+    record AskPeer() implements MirrorAction {
+    }
+
+    /** Cut the log to {@code offset} (keeps everything below it). */
+    record TruncateTo(long offset, String reason) implements MirrorAction {
+    }
+
+    /** Empty the log and start it again at {@code offset}. */
+    record TruncateFullyAndStartAt(long offset, String reason) implements MirrorAction {
+    }
+
+    /** Abort, with markers in the current leader epoch, the transactions source producers left open. */
+    record AbortOpenTransactions() implements MirrorAction {
+    }
+
+    /** Append the producer-state barrier: every replica forgets the producers copied from the source. */
+    record AppendProducerStateBarrier() implements MirrorAction {
+    }
+}

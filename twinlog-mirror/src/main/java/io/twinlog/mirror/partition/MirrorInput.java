@@ -1,0 +1,26 @@
+package io.twinlog.mirror.partition;
+
+import io.twinlog.mirror.DesiredMirrorState;
+import io.twinlog.mirror.store.MirrorPartitionRecord;
+
+import java.util.Optional;
+import java.util.OptionalLong;
+
+/**
+ * Everything one decision of the mirror state machine depends on.
+ *
+ * @param record              the partition's durable record (as last written or read)
+ * @param view                the local partition as its leader sees it now
+ * @param desired             what the operator asked for the topic
+ * @param event               why the decision is asked
+ * @param peer                the source's last-mirrored answer, when the shell has asked it
+ * @param sourceProblem       a reason mirroring must not go on (the source address now answers for another
+ *                            cluster), or empty
+ * @param sourceHighWatermark the source high watermark the fetcher last reported, if any
+ * @param timers              the partition's in-memory clocks
+ * @param nowMs               the time of the decision
+ */
+public record MirrorInput(MirrorPartitionRecord record, PartitionView view, DesiredMirrorState desired,
+                          MirrorEvent event, PeerLookup peer, Optional<String> sourceProblem,
+                          OptionalLong sourceHighWatermark, MirrorTimers timers, long nowMs) {
+}

@@ -1,0 +1,72 @@
+package io.twinlog.mirror.partition;
+
+import io.twinlog.mirror.DesiredMirrorState;
+import io.twinlog.mirror.store.MirrorPartitionRecord;
+
+import java.util.Optional;
+import java.util.OptionalLong;
+
+/**
+ * Runs the state machine for one partition its broker leads, one pass at a time, keeping what the partition's leader
+ * remembers between passes (the last record it wrote, the machine's clocks). Created when the broker becomes the
+ * partition's leader and dropped when it stops being it, so a new leader starts from the durable record alone.
+ *
+ * <p>A pass: each decision's actions run in order, then its record is written; a decision whose actions changed the
+ * partition (a cut, a barrier) or brought the peer's answer is followed by another on a fresh view, up to
+ * {@value #MAX_DECISIONS_PER_PASS} (a guard, not a rule). The broker and the simulation run this same loop.
+ */
+public final class MirrorPartitionDriver {
+    static final int MAX_DECISIONS_PER_PASS = 8;
+
+    private final MirrorPartitionMachine machine;
+    private VersionedRecord written;
+    private MirrorTimers timers = MirrorTimers.NONE;
+
+    public MirrorPartitionDriver(MirrorPartitionMachine machine) {
+        this.machine = machine;
+    }
+
+    /** The record this leader goes by: its own last write, unless the stored one is newer. */
+    public VersionedRecord current(MirrorPartitionHost host, int localLeaderEpoch) {
+        Optional<VersionedRecord> stored = host.stored();
+        if (written != null && (stored.isEmpty() || written.version() >= stored.get().version())) {
+            return written;
+        }
+        return stored.orElseGet(() -> new VersionedRecord(MirrorPartitionRecord.initial(localLeaderEpoch), -1));
+    }
+
+    /**
+     * One pass.
+     *
+     * @return false if it stopped early (the record changed concurrently, or the guard was reached)
+     */
+    public boolean pass(MirrorPartitionHost host, DesiredMirrorState desired, MirrorEvent event,
+                        Optional<String> sourceProblem, OptionalLong sourceHighWatermark, long nowMs)
+            throws Exception {
+        PeerLookup peer = PeerLookup.NOT_ASKED;
+        MirrorEvent next = event;
+        for (int i = 0; i < MAX_DECISIONS_PER_PASS; i++) {
+            PartitionView view = host.view();
+            VersionedRecord from = current(host, view.leaderEpoch());
+            MirrorDecision d = machine.decide(new MirrorInput(from.record(), view, desired, next, peer,
+                    sourceProblem, sourceHighWatermark, timers, nowMs));
+            timers = d.timers();
+            for (MirrorAction action : d.actions()) {
+                peer = host.execute(action, peer);
+            }
+            if (d.write().isPresent()) {
+                int version = host.write(from, d);
+                if (version < 0) {
+                    written = null; // changed concurrently: read again on the next pass
+                    return false;
+                }
+                written = new VersionedRecord(d.write().get(), version);
+            }
+            if (!d.decideAgain()) {
+                return true;
+            }
+            next = MirrorEvent.TICK; // a fetcher's report is consumed by the first decision
+        }
+        return false;
+    }
+}

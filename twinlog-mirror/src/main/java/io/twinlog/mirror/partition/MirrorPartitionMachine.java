@@ -1,0 +1,283 @@
+package io.twinlog.mirror.partition;
+
+import io.twinlog.mirror.DesiredMirrorState;
+import io.twinlog.mirror.LastMirroredTruncation;
+import io.twinlog.mirror.LastMirroredTruncation.LastMirrored;
+import io.twinlog.mirror.MirrorPartitionState;
+import io.twinlog.mirror.MirrorTransitions;
+import io.twinlog.mirror.store.MirrorPartitionRecord;
+import io.twinlog.mirror.store.MirrorProgress;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.random.RandomGenerator;
+
+import static io.twinlog.mirror.MirrorPartitionState.EPOCH_FENCING;
+import static io.twinlog.mirror.MirrorPartitionState.FAILED;
+import static io.twinlog.mirror.MirrorPartitionState.LOG_TRUNCATION;
+import static io.twinlog.mirror.MirrorPartitionState.MIRRORING;
+import static io.twinlog.mirror.MirrorPartitionState.PAUSED;
+import static io.twinlog.mirror.MirrorPartitionState.STOPPED;
+import static io.twinlog.mirror.MirrorPartitionState.STOPPING;
+import static io.twinlog.mirror.MirrorPartitionState.UNKNOWN;
+
+/**
+ * The mirror partition state machine of a destination partition's leader, as one pure decision: given the durable
+ * record, a view of the local partition, the operator's desired state, the event, the time and a random source, it
+ * returns the actions to run, the next record and why ({@link MirrorDecision}). It does no I/O; the broker's shell
+ * ({@code MirrorManager}) runs the actions and writes the record, and the simulation runs the very same code.
+ *
+ * <p>The rules, per state (KIP-1279; mirroring.md "What happens per partition"):
+ * <ul>
+ *   <li>LOG_TRUNCATION: a non-empty log asks the source what it last mirrored from this cluster and is cut at the
+ *       end of that epoch, never past that offset, or to 0 without such a record ({@link LastMirroredTruncation});
+ *       then EPOCH_FENCING with a target epoch above every epoch held.</li>
+ *   <li>EPOCH_FENCING: waits for the controller to raise the leader epoch to the recorded minimum, then MIRRORING.
+ *       </li>
+ *   <li>MIRRORING: the fetcher copies; a source batch whose epoch reaches the local one fences again; progress is
+ *       recorded at most every {@link MirrorSettings#progressIntervalMs()}.</li>
+ *   <li>PAUSING → PAUSED once the fetcher is removed.</li>
+ *   <li>STOPPING (failover): records the last mirrored epoch and offset and an epoch above them; once the controller
+ *       raised it, open source transactions are aborted, the producer-state barrier appended, and the partition is
+ *       STOPPED (writable).</li>
+ *   <li>FAILED: retried after an exponential backoff when the cause may pass; a stop is honoured at once.</li>
+ * </ul>
+ * Waiting for the controller (EPOCH_FENCING, STOPPING) longer than {@link MirrorSettings#stateTimeoutMs()} fails the
+ * partition with the reason (retriable). Every record it returns is a legal transition ({@link MirrorTransitions}).
+ */
+public final class MirrorPartitionMachine {
+    private final MirrorSettings settings;
+    private final RandomGenerator random;
+
+    /** @param random jitter of the retry backoff: seeded in simulations, so a run replays exactly */
+    public MirrorPartitionMachine(MirrorSettings settings, RandomGenerator random) {
+        this.settings = settings;
+        this.random = random;
+    }
+
+    public MirrorDecision decide(MirrorInput in) {
+        if (in.record().writerLeaderEpoch() > in.view().leaderEpoch()) {
+            return MirrorDecision.nothing(in.timers()); // written by a newer leader: this leadership is stale
+        }
+        if (in.event() instanceof MirrorEvent.EpochFencingNeeded fencing) {
+            return fenceAgain(in, fencing.sourceEpoch());
+        }
+        if (in.event() instanceof MirrorEvent.FetchFailed failure) {
+            return fetchFailed(in, failure);
+        }
+        return pass(in);
+    }
+
+    private MirrorDecision pass(MirrorInput in) {
+        MirrorPartitionRecord rec = in.record();
+        MirrorPartitionState state = rec.state();
+        boolean failingOver = in.desired() == DesiredMirrorState.STOPPED || state == STOPPING || state == STOPPED;
+        if (in.sourceProblem().isPresent() && !failingOver) {
+            if (state == FAILED && rec.retryAttempt() < 0) {
+                return MirrorDecision.act(in.timers(), new MirrorAction.RemoveFetcher());
+            }
+            String reason = in.sourceProblem().get();
+            return transition(in, rec.failed(reason, false, in.view().leaderEpoch()), reason,
+                    new MirrorAction.RemoveFetcher());
+        }
+        // a failover that timed out retries STOPPING on the backoff schedule, not at once on every pass
+        boolean failedStopping = state == FAILED && rec.previousState() == STOPPING && rec.retryAttempt() >= 0;
+        Optional<MirrorPartitionState> wanted = failedStopping ? Optional.empty()
+                : MirrorTransitions.reconcile(in.desired(), state);
+        if (wanted.isPresent()) {
+            return transition(in, rec.transitionTo(wanted.get(), in.view().leaderEpoch()),
+                    "desired state " + in.desired());
+        }
+        return switch (state) {
+            case LOG_TRUNCATION -> truncate(in);
+            case EPOCH_FENCING -> fence(in);
+            case MIRRORING -> mirror(in);
+            case PAUSING -> transition(in, rec.transitionTo(PAUSED, in.view().leaderEpoch()), "fetcher removed",
+                    new MirrorAction.RemoveFetcher());
+            case STOPPING -> stop(in);
+            case FAILED -> retry(in);
+            case PAUSED, STOPPED, UNKNOWN -> MirrorDecision.nothing(in.timers());
+        };
+    }
+
+    private MirrorDecision truncate(MirrorInput in) {
+        PartitionView view = in.view();
+        long end = view.logEndOffset();
+        if (end > 0) {
+            if (in.peer() instanceof PeerLookup.NotAsked) {
+                return MirrorDecision.act(in.timers(), new MirrorAction.AskPeer());
+            }
+            if (in.peer() instanceof PeerLookup.Unreachable unreachable) {
+                String reason = "Cannot ask the source for its last mirrored epoch before truncating: "
+                        + unreachable.reason();
+                return transition(in, in.record().failed(reason, true, view.leaderEpoch()), reason);
+            }
+            Optional<LastMirrored> peer = ((PeerLookup.Answered) in.peer()).lastMirrored();
+            OptionalLong endOfEpoch = peer.flatMap(p -> view.epochs().endOffsetFor(p.epoch(), end))
+                    .map(e -> OptionalLong.of(e.endOffset())).orElse(OptionalLong.empty());
+            long to = LastMirroredTruncation.truncationOffset(end, peer, endOfEpoch);
+            if (to == 0) {
+                return MirrorDecision.act(in.timers(), new MirrorAction.TruncateFullyAndStartAt(0,
+                        "the source has no last mirrored epoch from this cluster: everything is mirrored again"));
+            }
+            if (to < end) {
+                return MirrorDecision.act(in.timers(), new MirrorAction.TruncateTo(to, "failback: the source "
+                        + "mirrored this log up to offset " + peer.get().offset() + " in epoch " + peer.get().epoch()
+                        + "; " + (end - to) + " records written here after that are cut"));
+            }
+        }
+        return transition(in, in.record().transitionTo(EPOCH_FENCING, view.leaderEpoch())
+                .withMinLeaderEpoch(fenceTarget(view, -1)), "log aligned at offset " + end);
+    }
+
+    private MirrorDecision fence(MirrorInput in) {
+        MirrorPartitionRecord rec = in.record();
+        PartitionView view = in.view();
+        if (rec.minLeaderEpoch() < 0) {
+            return transition(in, rec.withMinLeaderEpoch(fenceTarget(view, -1)), "fencing");
+        }
+        if (view.leaderEpoch() >= rec.minLeaderEpoch()) {
+            return transition(in, rec.transitionTo(MIRRORING, view.leaderEpoch()), "local leader epoch "
+                    + view.leaderEpoch() + " is above every mirrored source epoch");
+        }
+        return waitForController(in, "epoch fencing");
+    }
+
+    private MirrorDecision mirror(MirrorInput in) {
+        MirrorPartitionRecord rec = in.record();
+        MirrorProgress progress = progress(in);
+        long last = in.timers().lastProgressWriteMs();
+        if (!progress.equals(rec.progress()) && (last < 0 || in.nowMs() - last >= settings.progressIntervalMs())) {
+            return new MirrorDecision(List.of(new MirrorAction.AddFetcher()), Optional.of(rec.withProgress(progress)),
+                    "", true, in.timers().progressWrittenAt(in.nowMs()));
+        }
+        return MirrorDecision.act(in.timers(), new MirrorAction.AddFetcher());
+    }
+
+    private MirrorDecision stop(MirrorInput in) {
+        MirrorPartitionRecord rec = in.record();
+        PartitionView view = in.view();
+        if (rec.minLeaderEpoch() <= rec.lastMirroredEpoch() || rec.lastMirroredOffset() < 0) {
+            int lme = view.latestLogEpoch();
+            long lmo = view.logEndOffset();
+            int target = Math.max(view.leaderEpoch(), lme) + 1;
+            return transition(in, rec.withLastMirrored(lme, lmo).withMinLeaderEpoch(target), "recording last mirrored "
+                    + "epoch " + lme + " and offset " + lmo + "; raising the leader epoch to " + target,
+                    new MirrorAction.RemoveFetcher());
+        }
+        if (view.leaderEpoch() < rec.minLeaderEpoch()) {
+            return waitForController(in, "failover", new MirrorAction.RemoveFetcher());
+        }
+        OptionalLong barrier = view.producerStateBarrier();
+        if (barrier.isEmpty() || barrier.getAsLong() < rec.lastMirroredOffset()) {
+            // the producers copied from the source are forgotten on every replica before the topic is writable:
+            // this cluster allocates producer ids from the same range (decision 24)
+            return MirrorDecision.act(in.timers(), new MirrorAction.RemoveFetcher(),
+                    new MirrorAction.AbortOpenTransactions(), new MirrorAction.AppendProducerStateBarrier());
+        }
+        return transition(in, rec.transitionTo(STOPPED, view.leaderEpoch()), "failed over at offset "
+                + rec.lastMirroredOffset() + " (last mirrored epoch " + rec.lastMirroredEpoch() + "; producer-state "
+                + "barrier at " + barrier.getAsLong() + "); leader epoch now " + view.leaderEpoch()
+                + ", the topic is writable", new MirrorAction.RemoveFetcher());
+    }
+
+    private MirrorDecision retry(MirrorInput in) {
+        MirrorPartitionRecord rec = in.record();
+        MirrorAction remove = new MirrorAction.RemoveFetcher();
+        if (rec.retryAttempt() < 0) {
+            return MirrorDecision.act(in.timers(), remove);
+        }
+        long retryAt = in.timers().retryAtMs();
+        if (retryAt < 0) { // failed under another leader (or before a restart): a full backoff from now
+            return MirrorDecision.act(in.timers().retryAt(in.nowMs() + backoffMs(rec.retryAttempt())), remove);
+        }
+        if (in.nowMs() < retryAt) {
+            return MirrorDecision.act(in.timers(), remove);
+        }
+        MirrorPartitionState retryTo = switch (rec.previousState()) {
+            case UNKNOWN, LOG_TRUNCATION -> LOG_TRUNCATION;
+            case STOPPING -> STOPPING;
+            default -> MIRRORING;
+        };
+        return transition(in, new MirrorPartitionRecord(retryTo, in.view().leaderEpoch(), rec.minLeaderEpoch(),
+                rec.lastMirroredEpoch(), rec.lastMirroredOffset(), rec.retryAttempt(), rec.lastError(), FAILED,
+                rec.progress()), "retry " + rec.retryAttempt() + " after the backoff", remove);
+    }
+
+    private MirrorDecision fenceAgain(MirrorInput in, int sourceEpoch) {
+        MirrorPartitionRecord rec = in.record();
+        if (rec.state() != MIRRORING) {
+            return MirrorDecision.nothing(in.timers()); // the fetch raced a state change: nothing to fence
+        }
+        return transition(in, rec.transitionTo(EPOCH_FENCING, in.view().leaderEpoch())
+                        .withMinLeaderEpoch(fenceTarget(in.view(), sourceEpoch)), "a source batch has epoch "
+                        + sourceEpoch + " >= local leader epoch " + in.view().leaderEpoch());
+    }
+
+    private MirrorDecision fetchFailed(MirrorInput in, MirrorEvent.FetchFailed failure) {
+        MirrorPartitionRecord rec = in.record();
+        if (rec.state() != MIRRORING) {
+            return MirrorDecision.nothing(in.timers());
+        }
+        return transition(in, rec.failed(failure.reason(), failure.retriable(), in.view().leaderEpoch()),
+                failure.reason() + (failure.retriable() ? " (will retry)"
+                        : " (not retriable: stop and start the topic)"));
+    }
+
+    /**
+     * The controller raises mirror partition epochs; if it does not (no controller elected, ZooKeeper unreachable
+     * from it) the partition must not wait for ever with nothing to show: after the deadline it goes FAILED with
+     * the reason, retriable, so the retry schedule tries again and describe says why.
+     */
+    private MirrorDecision waitForController(MirrorInput in, String what, MirrorAction... actions) {
+        long now = in.nowMs();
+        long since = in.timers().waitingSinceMs() < 0 ? now : in.timers().waitingSinceMs();
+        if (now - since < settings.stateTimeoutMs()) {
+            return MirrorDecision.act(in.timers().waitingSince(since), actions);
+        }
+        String reason = "The " + what + " waited " + (now - since) + " ms (mirror.state.timeout.ms) for the "
+                + "controller to raise the leader epoch to " + in.record().minLeaderEpoch() + "; it is still "
+                + in.view().leaderEpoch() + " (is a controller elected and connected to ZooKeeper?)";
+        return transition(in, in.record().failed(reason, true, in.view().leaderEpoch()), reason, actions);
+    }
+
+    /**
+     * A write of {@code proposed}, with the partition's current progress, after {@code actions}; the clocks follow
+     * the state: a new state stops the wait for the controller, and a retriable failure schedules its retry.
+     */
+    private MirrorDecision transition(MirrorInput in, MirrorPartitionRecord proposed, String reason,
+                                      MirrorAction... actions) {
+        MirrorPartitionState from = in.record().state();
+        MirrorPartitionRecord to = proposed.withProgress(progress(in));
+        if (!MirrorTransitions.isValid(from, to.state())) {
+            throw new IllegalStateException("Illegal mirror transition " + from + " -> " + to.state() + ": " + reason);
+        }
+        MirrorTimers timers = in.timers();
+        if (from != to.state()) {
+            timers = timers.waitingSince(-1L).retryAt(-1L);
+        }
+        if (to.state() == FAILED && to.retryAttempt() >= 0 && (from != FAILED || timers.retryAtMs() < 0)) {
+            timers = timers.retryAt(in.nowMs() + backoffMs(to.retryAttempt()));
+        }
+        return new MirrorDecision(new ArrayList<>(List.of(actions)), Optional.of(to), reason, false, timers);
+    }
+
+    /** What the leader knows now: the fetcher's last source high watermark (else the recorded one), its log end. */
+    private static MirrorProgress progress(MirrorInput in) {
+        long sourceHw = in.sourceHighWatermark().orElse(in.record().progress().sourceHighWatermark());
+        return new MirrorProgress(sourceHw, in.view().logEndOffset());
+    }
+
+    /** Above every epoch the log holds (and {@code sourceEpoch}), by the margin, never below the current epoch. */
+    private int fenceTarget(PartitionView view, int sourceEpoch) {
+        int held = Math.max(sourceEpoch, view.latestLogEpoch());
+        return Math.max(view.leaderEpoch(), held + settings.epochMargin());
+    }
+
+    private long backoffMs(int attempt) {
+        return MirrorTransitions.retryBackoffMs(attempt, settings.retryInitialMs(), settings.retryMaxMs(),
+                random.nextDouble());
+    }
+}

@@ -1,0 +1,227 @@
+package io.twinlog.mirror.partition;
+
+import io.twinlog.mirror.DesiredMirrorState;
+import io.twinlog.mirror.LastMirroredTruncation.LastMirrored;
+import io.twinlog.mirror.MirrorPartitionState;
+import io.twinlog.mirror.store.MirrorPartitionRecord;
+import io.twinlog.mirror.store.MirrorProgress;
+import org.junit.jupiter.api.Test;
+
+import java.util.List;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.Random;
+
+import static io.twinlog.mirror.MirrorPartitionState.EPOCH_FENCING;
+import static io.twinlog.mirror.MirrorPartitionState.FAILED;
+import static io.twinlog.mirror.MirrorPartitionState.LOG_TRUNCATION;
+import static io.twinlog.mirror.MirrorPartitionState.MIRRORING;
+import static io.twinlog.mirror.MirrorPartitionState.STOPPED;
+import static io.twinlog.mirror.MirrorPartitionState.STOPPING;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The decisions of the mirror partition state machine, one rule at a time (the simulation covers sequences). */
+class MirrorPartitionMachineTest {
+    private static final long TIMEOUT_MS = 60_000;
+    private final MirrorPartitionMachine machine = new MirrorPartitionMachine(MirrorSettings.defaults(TIMEOUT_MS),
+            new Random(7));
+
+    @Test
+    void startingMirroringTruncatesFirst() {
+        MirrorDecision d = machine.decide(input(MirrorPartitionRecord.initial(0), view(0, 0, EpochHistory.EMPTY),
+                DesiredMirrorState.MIRRORING));
+        assertEquals(LOG_TRUNCATION, written(d).state());
+    }
+
+    @Test
+    void anEmptyLogIsAlignedAtOnceAndFencedAboveEveryEpochItHolds() {
+        MirrorDecision d = machine.decide(input(record(LOG_TRUNCATION, 3), view(3, 0, EpochHistory.EMPTY),
+                DesiredMirrorState.MIRRORING));
+        assertEquals(EPOCH_FENCING, written(d).state());
+        assertEquals(9, written(d).minLeaderEpoch(), "-1 + margin 10, not below the leader epoch");
+    }
+
+    @Test
+    void aNonEmptyLogAsksThePeerThenCutsAtTheEndOfTheLastMirroredEpochNeverPastItsOffset() {
+        EpochHistory history = history(0, 0, 3, 50, 5, 120);
+        MirrorInput asking = input(record(LOG_TRUNCATION, 6), view(6, 150, history), DesiredMirrorState.MIRRORING);
+        MirrorDecision ask = machine.decide(asking);
+        assertEquals(List.of(new MirrorAction.AskPeer()), ask.actions());
+        assertTrue(ask.write().isEmpty());
+        assertTrue(ask.decideAgain());
+
+        PeerLookup answer = new PeerLookup.Answered(Optional.of(new LastMirrored(3, 100)));
+        MirrorDecision cut = machine.decide(with(asking, answer));
+        assertTrue(cut.actions().size() == 1 && cut.actions().get(0) instanceof MirrorAction.TruncateTo t
+                && t.offset() == 100, "epoch 3 ends at 120 here, but the peer has only up to 100: " + cut.actions());
+
+        MirrorInput afterCut = new MirrorInput(asking.record(), view(6, 100, history.truncatedTo(100)),
+                asking.desired(), MirrorEvent.TICK, answer, Optional.empty(), OptionalLong.empty(), MirrorTimers.NONE,
+                0);
+        MirrorDecision aligned = machine.decide(afterCut);
+        assertEquals(EPOCH_FENCING, written(aligned).state());
+        assertEquals(13, written(aligned).minLeaderEpoch());
+    }
+
+    @Test
+    void withoutARecordFromThePeerEverythingIsMirroredAgain() {
+        MirrorInput in = with(input(record(LOG_TRUNCATION, 6), view(6, 150, history(0, 0)),
+                DesiredMirrorState.MIRRORING), new PeerLookup.Answered(Optional.empty()));
+        assertTrue(machine.decide(in).actions().get(0) instanceof MirrorAction.TruncateFullyAndStartAt full
+                && full.offset() == 0);
+    }
+
+    @Test
+    void anUnreachablePeerFailsThePartitionRetriablyWithABackoff() {
+        MirrorInput in = with(input(record(LOG_TRUNCATION, 6), view(6, 150, history(0, 0)),
+                DesiredMirrorState.MIRRORING), new PeerLookup.Unreachable("connection refused"));
+        MirrorDecision d = machine.decide(in);
+        assertEquals(FAILED, written(d).state());
+        assertEquals(1, written(d).retryAttempt());
+        assertTrue(d.timers().retryAtMs() >= 800 && d.timers().retryAtMs() <= 1200, "1 s ± 20 %");
+    }
+
+    @Test
+    void aFailedPartitionRetriesItsPreviousStepOnlyAfterTheBackoff() {
+        MirrorPartitionRecord failed = record(MIRRORING, 6).failed("source down", true, 6);
+        MirrorInput early = new MirrorInput(failed, view(6, 10, history(0, 0)), DesiredMirrorState.MIRRORING,
+                MirrorEvent.TICK, PeerLookup.NOT_ASKED, Optional.empty(), OptionalLong.empty(),
+                MirrorTimers.NONE.retryAt(5_000), 4_999);
+        MirrorDecision waiting = machine.decide(early);
+        assertTrue(waiting.write().isEmpty());
+        assertEquals(List.of(new MirrorAction.RemoveFetcher()), waiting.actions());
+        MirrorInput due = new MirrorInput(failed, early.view(), early.desired(), MirrorEvent.TICK, early.peer(),
+                early.sourceProblem(), early.sourceHighWatermark(), early.timers(), 5_000);
+        MirrorDecision retried = machine.decide(due);
+        assertEquals(MIRRORING, written(retried).state());
+        assertEquals(-1, retried.timers().retryAtMs());
+    }
+
+    @Test
+    void waitingForTheControllerPastTheDeadlineFailsWithTheReason() {
+        MirrorPartitionRecord fencing = record(EPOCH_FENCING, 6).withMinLeaderEpoch(20);
+        MirrorDecision first = machine.decide(new MirrorInput(fencing, view(6, 10, history(0, 0)),
+                DesiredMirrorState.MIRRORING, MirrorEvent.TICK, PeerLookup.NOT_ASKED, Optional.empty(),
+                OptionalLong.empty(), MirrorTimers.NONE, 1_000));
+        assertTrue(first.write().isEmpty());
+        assertEquals(1_000, first.timers().waitingSinceMs());
+        MirrorDecision late = machine.decide(new MirrorInput(fencing, view(6, 10, history(0, 0)),
+                DesiredMirrorState.MIRRORING, MirrorEvent.TICK, PeerLookup.NOT_ASKED, Optional.empty(),
+                OptionalLong.empty(), first.timers(), 1_000 + TIMEOUT_MS));
+        assertEquals(FAILED, written(late).state());
+        assertTrue(written(late).lastError().orElseThrow().contains("mirror.state.timeout.ms"));
+        assertEquals(-1, late.timers().waitingSinceMs());
+    }
+
+    @Test
+    void failoverRecordsTheLastMirroredEpochThenWritesTheBarrierThenStops() {
+        EpochHistory history = history(0, 0, 4, 30);
+        MirrorDecision record = machine.decide(input(record(STOPPING, 14), view(14, 80, history),
+                DesiredMirrorState.STOPPED));
+        MirrorPartitionRecord recorded = written(record);
+        assertEquals(4, recorded.lastMirroredEpoch());
+        assertEquals(80, recorded.lastMirroredOffset());
+        assertEquals(15, recorded.minLeaderEpoch());
+
+        MirrorDecision notYet = machine.decide(input(recorded, view(14, 80, history), DesiredMirrorState.STOPPED));
+        assertTrue(notYet.write().isEmpty(), "the controller has not raised the epoch");
+
+        MirrorDecision barrier = machine.decide(input(recorded, view(15, 80, history), DesiredMirrorState.STOPPED));
+        assertEquals(List.of(new MirrorAction.RemoveFetcher(), new MirrorAction.AbortOpenTransactions(),
+                new MirrorAction.AppendProducerStateBarrier()), barrier.actions());
+        assertTrue(barrier.write().isEmpty());
+
+        PartitionView withBarrier = new PartitionView(15, 81, history.appended(15, 80), OptionalLong.of(80),
+                List.of(0), List.of(0));
+        MirrorDecision stopped = machine.decide(input(recorded, withBarrier, DesiredMirrorState.STOPPED));
+        assertEquals(STOPPED, written(stopped).state());
+    }
+
+    @Test
+    void aBarrierFromAnEarlierFailoverDoesNotCountForThisOne() {
+        MirrorPartitionRecord recorded = record(STOPPING, 14).withLastMirrored(4, 80).withMinLeaderEpoch(15);
+        PartitionView oldBarrier = new PartitionView(15, 80, history(0, 0, 4, 30), OptionalLong.of(12), List.of(0),
+                List.of(0));
+        MirrorDecision d = machine.decide(input(recorded, oldBarrier, DesiredMirrorState.STOPPED));
+        assertTrue(d.actions().contains(new MirrorAction.AppendProducerStateBarrier()));
+    }
+
+    @Test
+    void aSourceBatchAtTheLocalEpochFencesAgainAboveIt() {
+        MirrorInput in = new MirrorInput(record(MIRRORING, 14), view(14, 10, history(0, 0)),
+                DesiredMirrorState.MIRRORING, new MirrorEvent.EpochFencingNeeded(16), PeerLookup.NOT_ASKED,
+                Optional.empty(), OptionalLong.empty(), MirrorTimers.NONE, 0);
+        MirrorDecision d = machine.decide(in);
+        assertEquals(EPOCH_FENCING, written(d).state());
+        assertEquals(26, written(d).minLeaderEpoch());
+    }
+
+    @Test
+    void progressIsWrittenWhenItMovesAndAtMostOncePerInterval() {
+        MirrorInput first = new MirrorInput(record(MIRRORING, 1), view(1, 40, history(0, 0)),
+                DesiredMirrorState.MIRRORING, MirrorEvent.TICK, PeerLookup.NOT_ASKED, Optional.empty(),
+                OptionalLong.of(50), MirrorTimers.NONE, 10_000);
+        MirrorDecision d = machine.decide(first);
+        assertTrue(d.progressOnly());
+        assertEquals(new MirrorProgress(50, 40), written(d).progress());
+        MirrorDecision soon = machine.decide(new MirrorInput(written(d), view(1, 45, history(0, 0)), first.desired(),
+                MirrorEvent.TICK, first.peer(), first.sourceProblem(), OptionalLong.of(50), d.timers(), 12_000));
+        assertTrue(soon.write().isEmpty());
+        assertEquals(List.of(new MirrorAction.AddFetcher()), soon.actions());
+    }
+
+    @Test
+    void anotherClusterBehindTheSourceAddressFailsThePartitionUnlessItIsFailingOver() {
+        MirrorInput mirroring = new MirrorInput(record(MIRRORING, 1), view(1, 40, history(0, 0)),
+                DesiredMirrorState.MIRRORING, MirrorEvent.TICK, PeerLookup.NOT_ASKED, Optional.of("cluster ID changed"),
+                OptionalLong.empty(), MirrorTimers.NONE, 0);
+        MirrorDecision d = machine.decide(mirroring);
+        assertEquals(FAILED, written(d).state());
+        assertEquals(-1, written(d).retryAttempt(), "not retried");
+        MirrorInput stopping = new MirrorInput(written(d), mirroring.view(), DesiredMirrorState.STOPPED,
+                MirrorEvent.TICK, mirroring.peer(), mirroring.sourceProblem(), mirroring.sourceHighWatermark(),
+                d.timers(), 0);
+        assertEquals(STOPPING, written(machine.decide(stopping)).state(), "failover still works");
+    }
+
+    @Test
+    void aRecordFromANewerLeaderIsLeftAlone() {
+        MirrorDecision d = machine.decide(input(record(MIRRORING, 9), view(8, 0, EpochHistory.EMPTY),
+                DesiredMirrorState.STOPPED));
+        assertTrue(d.write().isEmpty());
+        assertFalse(d.decideAgain());
+    }
+
+    private static MirrorPartitionRecord written(MirrorDecision d) {
+        return d.write().orElseThrow(() -> new AssertionError("no record written: " + d));
+    }
+
+    private static MirrorPartitionRecord record(MirrorPartitionState state, int writerEpoch) {
+        return MirrorPartitionRecord.initial(writerEpoch).transitionTo(state, writerEpoch);
+    }
+
+    private static PartitionView view(int leaderEpoch, long logEnd, EpochHistory epochs) {
+        return new PartitionView(leaderEpoch, logEnd, epochs, OptionalLong.empty(), List.of(0), List.of(0));
+    }
+
+    /** Pairs of (epoch, start offset). */
+    private static EpochHistory history(long... pairs) {
+        EpochHistory h = EpochHistory.EMPTY;
+        for (int i = 0; i < pairs.length; i += 2) {
+            h = h.appended((int) pairs[i], pairs[i + 1]);
+        }
+        return h;
+    }
+
+    private static MirrorInput input(MirrorPartitionRecord record, PartitionView view, DesiredMirrorState desired) {
+        return new MirrorInput(record, view, desired, MirrorEvent.TICK, PeerLookup.NOT_ASKED, Optional.empty(),
+                OptionalLong.empty(), MirrorTimers.NONE, 0);
+    }
+
+    private static MirrorInput with(MirrorInput in, PeerLookup peer) {
+        return new MirrorInput(in.record(), in.view(), in.desired(), in.event(), peer, in.sourceProblem(),
+                in.sourceHighWatermark(), in.timers(), in.nowMs());
+    }
+}
