@@ -21,7 +21,8 @@ import static io.twinlog.mirror.MirrorPartitionState.UNKNOWN;
  * <p>Transition table (target ← allowed sources; staying in the same state is always allowed):
  * <pre>
  * LOG_TRUNCATION ← UNKNOWN, STOPPED, FAILED           (start, failback, restart after a failure)
- * EPOCH_FENCING  ← LOG_TRUNCATION, MIRRORING, FAILED  (before mirroring; when a batch's epoch reaches ours)
+ * EPOCH_FENCING  ← LOG_TRUNCATION, MIRRORING, PAUSED, FAILED  (before mirroring; when a batch's epoch reaches
+ *                                                     ours; a resume or retry that was not fenced yet)
  * MIRRORING      ← LOG_TRUNCATION, EPOCH_FENCING, PAUSED, FAILED
  * PAUSING        ← MIRRORING, EPOCH_FENCING
  * PAUSED         ← PAUSING
@@ -35,7 +36,7 @@ import static io.twinlog.mirror.MirrorPartitionState.UNKNOWN;
 public final class MirrorTransitions {
     private static final Map<MirrorPartitionState, Set<MirrorPartitionState>> ALLOWED_FROM = Map.of(
             LOG_TRUNCATION, EnumSet.of(UNKNOWN, STOPPED, FAILED),
-            EPOCH_FENCING, EnumSet.of(LOG_TRUNCATION, MIRRORING, FAILED),
+            EPOCH_FENCING, EnumSet.of(LOG_TRUNCATION, MIRRORING, PAUSED, FAILED),
             MIRRORING, EnumSet.of(LOG_TRUNCATION, EPOCH_FENCING, PAUSED, FAILED),
             PAUSING, EnumSet.of(MIRRORING, EPOCH_FENCING),
             PAUSED, EnumSet.of(PAUSING),

@@ -68,9 +68,13 @@ public final class HighWatermarkSampler implements AutoCloseable {
             long logStart = p.get().log().logStartOffset();
             List<Integer> isr = p.get().isr();
             List<ReplicaLogs.Batch> committed = below(ReplicaLogs.read(cluster.broker(id), tp), highWatermark);
+            long covered = committed.isEmpty() ? logStart : committed.get(committed.size() - 1).lastOffset() + 1;
             if (p.get().log().highWatermark() != highWatermark || p.get().log().logStartOffset() != logStart
-                    || p.get().log().logEndOffset() < highWatermark) {
-                continue; // the leader's own log moved during the read (a mirror leader cutting it): not a sample
+                    || p.get().log().logEndOffset() < highWatermark || covered < highWatermark) {
+                // the leader's own log moved during the read (a mirror leader cutting it: Kafka's full truncation
+                // removes the segments before it moves the offsets), so its read does not cover its high
+                // watermark: not a sample
+                continue;
             }
             long leaderEnd = p.get().log().logEndOffset();
             for (Integer member : isr) {

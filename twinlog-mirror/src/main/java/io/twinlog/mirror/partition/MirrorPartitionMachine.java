@@ -39,9 +39,10 @@ import static io.twinlog.mirror.MirrorPartitionState.UNKNOWN;
  *   <li>MIRRORING: the fetcher copies; a source batch whose epoch reaches the local one fences again; progress is
  *       recorded at most every {@link MirrorSettings#progressIntervalMs()}.</li>
  *   <li>PAUSING → PAUSED once the fetcher is removed.</li>
- *   <li>STOPPING (failover): records the last mirrored epoch and offset and an epoch above them; once the controller
- *       raised it, open source transactions are aborted, the producer-state barrier appended, and the partition is
- *       STOPPED (writable).</li>
+ *   <li>STOPPING (failover): once every in-sync replica holds the log end, records it as the last mirrored offset
+ *       with its epoch, and an epoch above them; once the controller raised it, open source transactions are
+ *       aborted and the producer-state barrier appended; once every in-sync replica holds the barrier, the
+ *       partition is STOPPED (writable).</li>
  *   <li>FAILED: retried after an exponential backoff when the cause may pass; a stop is honoured at once.</li>
  * </ul>
  * Waiting for the controller (EPOCH_FENCING, STOPPING) longer than {@link MirrorSettings#stateTimeoutMs()} fails the
@@ -87,7 +88,7 @@ public final class MirrorPartitionMachine {
         Optional<MirrorPartitionState> wanted = failedStopping ? Optional.empty()
                 : MirrorTransitions.reconcile(in.desired(), state);
         if (wanted.isPresent()) {
-            return transition(in, rec.transitionTo(wanted.get(), in.view().leaderEpoch()),
+            return transition(in, rec.transitionTo(fencedOr(in, wanted.get()), in.view().leaderEpoch()),
                     "desired state " + in.desired());
         }
         return switch (state) {
@@ -159,28 +160,47 @@ public final class MirrorPartitionMachine {
     private MirrorDecision stop(MirrorInput in) {
         MirrorPartitionRecord rec = in.record();
         PartitionView view = in.view();
+        MirrorAction remove = new MirrorAction.RemoveFetcher();
         if (rec.minLeaderEpoch() <= rec.lastMirroredEpoch() || rec.lastMirroredOffset() < 0) {
+            if (view.highWatermark() < view.logEndOffset()) {
+                // the fetcher is gone, so the log end stays: record it once every in-sync replica holds it, or a
+                // clean election could lose the records below the offset recorded as mirrored
+                return MirrorDecision.act(in.timers(), remove);
+            }
             int lme = view.latestLogEpoch();
             long lmo = view.logEndOffset();
             int target = Math.max(view.leaderEpoch(), lme) + 1;
             return transition(in, rec.withLastMirrored(lme, lmo).withMinLeaderEpoch(target), "recording last mirrored "
-                    + "epoch " + lme + " and offset " + lmo + "; raising the leader epoch to " + target,
-                    new MirrorAction.RemoveFetcher());
-        }
-        if (view.leaderEpoch() < rec.minLeaderEpoch()) {
-            return waitForController(in, "failover", new MirrorAction.RemoveFetcher());
+                    + "epoch " + lme + " and offset " + lmo + "; raising the leader epoch to " + target, remove);
         }
         OptionalLong barrier = view.producerStateBarrier();
-        if (barrier.isEmpty() || barrier.getAsLong() < rec.lastMirroredOffset()) {
+        boolean barrierWritten = barrier.isPresent() && barrier.getAsLong() >= rec.lastMirroredOffset();
+        if (!barrierWritten && view.logEndOffset() < rec.lastMirroredOffset()) {
+            // a leader elected uncleanly lacks records recorded as mirrored: what it holds is what was mirrored
+            int lme = view.latestLogEpoch();
+            long lmo = view.logEndOffset();
+            return transition(in, rec.withLastMirrored(lme, lmo), "the log now ends at " + lmo + ", before the "
+                    + "recorded last mirrored offset " + rec.lastMirroredOffset() + " (records lost with a leader): "
+                    + "recording last mirrored epoch " + lme + " and offset " + lmo, remove);
+        }
+        if (view.leaderEpoch() < rec.minLeaderEpoch()) {
+            return waitForController(in, "failover", remove);
+        }
+        if (!barrierWritten) {
             // the producers copied from the source are forgotten on every replica before the topic is writable:
             // this cluster allocates producer ids from the same range (decision 24)
-            return MirrorDecision.act(in.timers(), new MirrorAction.RemoveFetcher(),
-                    new MirrorAction.AbortOpenTransactions(), new MirrorAction.AppendProducerStateBarrier());
+            return MirrorDecision.act(in.timers(), remove, new MirrorAction.AbortOpenTransactions(),
+                    new MirrorAction.AppendProducerStateBarrier());
+        }
+        if (view.highWatermark() <= barrier.getAsLong()) {
+            // writable only once every in-sync replica holds the barrier: a leader elected without it would take
+            // this cluster's producers for the source's
+            return MirrorDecision.act(in.timers(), remove);
         }
         return transition(in, rec.transitionTo(STOPPED, view.leaderEpoch()), "failed over at offset "
                 + rec.lastMirroredOffset() + " (last mirrored epoch " + rec.lastMirroredEpoch() + "; producer-state "
                 + "barrier at " + barrier.getAsLong() + "); leader epoch now " + view.leaderEpoch()
-                + ", the topic is writable", new MirrorAction.RemoveFetcher());
+                + ", the topic is writable", remove);
     }
 
     private MirrorDecision retry(MirrorInput in) {
@@ -196,14 +216,17 @@ public final class MirrorPartitionMachine {
         if (in.nowMs() < retryAt) {
             return MirrorDecision.act(in.timers(), remove);
         }
+        // back to the step that failed; a fencing that timed out fences again (found by the simulation: retrying
+        // into MIRRORING let a partition mirror at a leader epoch no higher than the source's)
         MirrorPartitionState retryTo = switch (rec.previousState()) {
             case UNKNOWN, LOG_TRUNCATION -> LOG_TRUNCATION;
+            case EPOCH_FENCING -> EPOCH_FENCING;
             case STOPPING -> STOPPING;
             default -> MIRRORING;
         };
-        return transition(in, new MirrorPartitionRecord(retryTo, in.view().leaderEpoch(), rec.minLeaderEpoch(),
-                rec.lastMirroredEpoch(), rec.lastMirroredOffset(), rec.retryAttempt(), rec.lastError(), FAILED,
-                rec.progress()), "retry " + rec.retryAttempt() + " after the backoff", remove);
+        return transition(in, new MirrorPartitionRecord(fencedOr(in, retryTo), in.view().leaderEpoch(),
+                rec.minLeaderEpoch(), rec.lastMirroredEpoch(), rec.lastMirroredOffset(), rec.retryAttempt(),
+                rec.lastError(), FAILED, rec.progress()), "retry " + rec.retryAttempt() + " after the backoff", remove);
     }
 
     private MirrorDecision fenceAgain(MirrorInput in, int sourceEpoch) {
@@ -268,6 +291,15 @@ public final class MirrorPartitionMachine {
     private static MirrorProgress progress(MirrorInput in) {
         long sourceHw = in.sourceHighWatermark().orElse(in.record().progress().sourceHighWatermark());
         return new MirrorProgress(sourceHw, in.view().logEndOffset());
+    }
+
+    /**
+     * MIRRORING only at a leader epoch the controller has raised to the recorded minimum: a partition paused or
+     * failed before its fencing completed fences first (found by the simulation: a resume from PAUSED mirrored at
+     * an epoch no higher than the source's).
+     */
+    private static MirrorPartitionState fencedOr(MirrorInput in, MirrorPartitionState target) {
+        return target == MIRRORING && in.view().leaderEpoch() < in.record().minLeaderEpoch() ? EPOCH_FENCING : target;
     }
 
     /** Above every epoch the log holds (and {@code sourceEpoch}), by the margin, never below the current epoch. */

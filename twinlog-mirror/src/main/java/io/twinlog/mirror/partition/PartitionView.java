@@ -5,10 +5,10 @@ import java.util.OptionalLong;
 
 /**
  * What the mirror state machine may know of the local partition its broker leads, read at one moment: the leader
- * epoch the controller gave it, its log end and epoch history, the offset of the last producer-state barrier in
- * its log (decision 24), its replicas and ISR.
+ * epoch the controller gave it, its log end, high watermark and epoch history, the offset of the last
+ * producer-state barrier in its log (decision 24), its replicas and ISR.
  */
-public record PartitionView(int leaderEpoch, long logEndOffset, EpochHistory epochs,
+public record PartitionView(int leaderEpoch, long logEndOffset, long highWatermark, EpochHistory epochs,
                             OptionalLong producerStateBarrier, List<Integer> replicas, List<Integer> isr) {
     public PartitionView {
         replicas = List.copyOf(replicas);

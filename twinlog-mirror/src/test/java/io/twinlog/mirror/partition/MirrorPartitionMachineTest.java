@@ -133,8 +133,12 @@ class MirrorPartitionMachineTest {
                 new MirrorAction.AppendProducerStateBarrier()), barrier.actions());
         assertTrue(barrier.write().isEmpty());
 
-        PartitionView withBarrier = new PartitionView(15, 81, history.appended(15, 80), OptionalLong.of(80),
-                List.of(0), List.of(0));
+        PartitionView barrierNotReplicated = new PartitionView(15, 81, 80, history.appended(15, 80),
+                OptionalLong.of(80), List.of(0, 1), List.of(0, 1));
+        assertTrue(machine.decide(input(recorded, barrierNotReplicated, DesiredMirrorState.STOPPED)).write()
+                .isEmpty(), "not writable before every in-sync replica holds the barrier");
+        PartitionView withBarrier = new PartitionView(15, 81, 81, history.appended(15, 80), OptionalLong.of(80),
+                List.of(0, 1), List.of(0, 1));
         MirrorDecision stopped = machine.decide(input(recorded, withBarrier, DesiredMirrorState.STOPPED));
         assertEquals(STOPPED, written(stopped).state());
     }
@@ -142,8 +146,8 @@ class MirrorPartitionMachineTest {
     @Test
     void aBarrierFromAnEarlierFailoverDoesNotCountForThisOne() {
         MirrorPartitionRecord recorded = record(STOPPING, 14).withLastMirrored(4, 80).withMinLeaderEpoch(15);
-        PartitionView oldBarrier = new PartitionView(15, 80, history(0, 0, 4, 30), OptionalLong.of(12), List.of(0),
-                List.of(0));
+        PartitionView oldBarrier = new PartitionView(15, 80, 80, history(0, 0, 4, 30), OptionalLong.of(12),
+                List.of(0), List.of(0));
         MirrorDecision d = machine.decide(input(recorded, oldBarrier, DesiredMirrorState.STOPPED));
         assertTrue(d.actions().contains(new MirrorAction.AppendProducerStateBarrier()));
     }
@@ -187,6 +191,17 @@ class MirrorPartitionMachineTest {
     }
 
     @Test
+    void aResumeOrRetryBeforeTheFencingCompletedFencesFirst() {
+        MirrorPartitionRecord pausedWhileFencing = record(MirrorPartitionState.PAUSED, 0).withMinLeaderEpoch(10);
+        MirrorDecision resumed = machine.decide(input(pausedWhileFencing, view(0, 30, history(0, 0)),
+                DesiredMirrorState.MIRRORING));
+        assertEquals(EPOCH_FENCING, written(resumed).state(), "the leader epoch 0 is not above the source's 0");
+        MirrorDecision fenced = machine.decide(input(pausedWhileFencing, view(10, 30, history(0, 0)),
+                DesiredMirrorState.MIRRORING));
+        assertEquals(MIRRORING, written(fenced).state());
+    }
+
+    @Test
     void aRecordFromANewerLeaderIsLeftAlone() {
         MirrorDecision d = machine.decide(input(record(MIRRORING, 9), view(8, 0, EpochHistory.EMPTY),
                 DesiredMirrorState.STOPPED));
@@ -203,7 +218,7 @@ class MirrorPartitionMachineTest {
     }
 
     private static PartitionView view(int leaderEpoch, long logEnd, EpochHistory epochs) {
-        return new PartitionView(leaderEpoch, logEnd, epochs, OptionalLong.empty(), List.of(0), List.of(0));
+        return new PartitionView(leaderEpoch, logEnd, logEnd, epochs, OptionalLong.empty(), List.of(0), List.of(0));
     }
 
     /** Pairs of (epoch, start offset). */

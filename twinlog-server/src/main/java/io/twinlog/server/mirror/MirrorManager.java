@@ -331,7 +331,8 @@ public final class MirrorManager implements AutoCloseable {
         for (EpochEntry e : partition.log().leaderEpochCache().epochEntries()) {
             epochs.add(new EpochHistory.Entry(e.epoch(), e.startOffset()));
         }
-        return new PartitionView(partition.leaderEpoch(), partition.log().logEndOffset(), new EpochHistory(epochs),
+        return new PartitionView(partition.leaderEpoch(), partition.log().logEndOffset(),
+                partition.log().highWatermark(), new EpochHistory(epochs),
                 partition.latestProducerStateBarrier(), partition.replicas(), partition.isr());
     }
 

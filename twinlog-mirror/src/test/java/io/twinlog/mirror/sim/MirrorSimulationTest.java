@@ -1,0 +1,40 @@
+package io.twinlog.mirror.sim;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Runs the mirroring simulation over many seeds. {@code -Dtwinlog.sim.seeds=N} runs N seeds (default
+ * {@value #DEFAULT_SEEDS}; millions are fine behind the flag), {@code -Dtwinlog.sim.firstSeed=S} starts elsewhere,
+ * {@code -Dtwinlog.sim.seed=S} replays one seed exactly (a failure prints its seed), {@code -Dtwinlog.sim.steps=K}
+ * sets the faulty steps per seed.
+ */
+class MirrorSimulationTest {
+    private static final int DEFAULT_SEEDS = 1_000;
+    private static final int DEFAULT_STEPS = 300;
+
+    @Test
+    @Timeout(value = 10, unit = TimeUnit.MINUTES) // the default run takes seconds; a flag may ask for millions
+    void mirroringKeepsItsInvariantsUnderFaults() {
+        int steps = Integer.getInteger("twinlog.sim.steps", DEFAULT_STEPS);
+        String one = System.getProperty("twinlog.sim.seed");
+        if (one != null) {
+            new MirrorSimulation(Long.parseLong(one)).run(steps);
+            return;
+        }
+        long first = Long.getLong("twinlog.sim.firstSeed", 0L);
+        long seeds = Long.getLong("twinlog.sim.seeds", (long) DEFAULT_SEEDS);
+        long knownGap = 0;
+        for (long seed = first; seed < first + seeds; seed++) {
+            MirrorSimulation simulation = new MirrorSimulation(seed);
+            simulation.run(steps);
+            knownGap += simulation.knownGapSeen() ? 1 : 0;
+        }
+        System.out.printf("Mirror simulation: %d seeds of %d steps passed; %d met the known gap of issue 12 (a "
+                + "mirror leader's cut a replica or the next leader did not follow, epoch numbers that mean other "
+                + "histories on the two clusters, an unclean election on the source the epochs did not reveal)%n",
+                seeds, steps, knownGap);
+    }
+}
