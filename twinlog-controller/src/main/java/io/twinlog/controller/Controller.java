@@ -16,6 +16,10 @@ import io.twinlog.controller.zk.ControllerZkClient.StateWrite;
 import io.twinlog.controller.zk.MetadataWatcher;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.utils.Time;
+import org.apache.kafka.common.utils.internals.LogContext;
+import org.apache.kafka.queue.EventQueue;
+import org.apache.kafka.queue.KafkaEventQueue;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -27,17 +31,19 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 import java.util.function.Predicate;
 
 /**
  * The cluster controller: exactly one broker holds it at a time (ephemeral {@code /controller}, epoch claimed in
  * {@code /controller_epoch}), and only it writes partition leadership.
  *
- * <p>Threading: one event thread runs everything — election attempts, reconciliation after metadata changes,
- * AlterPartition and ElectLeaders requests — so decisions never race each other. Decisions come from
+ * <p>Threading: one event queue (Kafka's {@link KafkaEventQueue}) runs everything — election attempts,
+ * reconciliation after metadata changes, AlterPartition, ElectLeaders and reassignment requests — so decisions
+ * never race each other. A task that throws is logged with its stack trace and its caller is answered with an
+ * error; nothing waits out a timeout for an answer that will not come. Decisions come from
  * {@link PartitionChanges} (pure); this class reads the metadata image, applies them, and writes the results with
  * {@link ControllerZkClient}, fenced by the controller epoch.
  *
@@ -54,7 +60,8 @@ public final class Controller implements AutoCloseable {
     private final MetadataWatcher watcher;
     private final ControllerZkClient zkClient;
     private final Predicate<String> uncleanElectionEnabled;
-    private final ScheduledExecutorService eventThread;
+    private final Time time = Time.SYSTEM;
+    private final KafkaEventQueue queue;
     private final String logPrefix;
     private Optional<ControllerEpoch> epoch = Optional.empty();
     private Map<Integer, Long> knownBrokerEpochs = new HashMap<>();
@@ -71,22 +78,14 @@ public final class Controller implements AutoCloseable {
         this.watcher = watcher;
         this.zkClient = zkClient;
         this.uncleanElectionEnabled = uncleanElectionEnabled;
-        ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1, r -> {
-            Thread t = new Thread(r, "twinlog-controller-" + brokerId);
-            t.setDaemon(true);
-            return t;
-        });
-        executor.setRemoveOnCancelPolicy(true);
-        // retries are scheduled seconds ahead; on close they must be dropped, not waited for (the default runs
-        // them, which held every shutdown, and a crash's teardown, for up to a second after the last failed write)
-        executor.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
-        this.eventThread = executor;
+        this.queue = new KafkaEventQueue(time, new LogContext("[Controller broker=" + brokerId + "] "),
+                "twinlog-controller-" + brokerId + "-");
         this.logPrefix = "[Controller broker=" + brokerId + "] ";
     }
 
     public void start() {
         watcher.addListener((previous, next) -> onImage(next));
-        eventThread.execute(this::maybeElect);
+        run("elect", this::maybeElect);
     }
 
     /** True while this broker holds the controllership. */
@@ -98,7 +97,7 @@ public final class Controller implements AutoCloseable {
         if (closed) {
             return;
         }
-        eventThread.execute(() -> {
+        run("metadata change", () -> {
             if (image.controllerId() == -1 && epoch.isEmpty()) {
                 maybeElect();
             } else if (epoch.isPresent() && image.controllerId() != brokerId && image.controllerId() != -1) {
@@ -122,14 +121,14 @@ public final class Controller implements AutoCloseable {
             }
         } catch (Exception e) {
             log.warn("{}Controller election attempt failed: {}; retrying", logPrefix, e.toString());
-            eventThread.schedule(this::maybeElect, 1, TimeUnit.SECONDS);
+            schedule("elect", 1_000, this::maybeElect);
         }
     }
 
     private void scheduleReconcile() {
         if (!reconcileScheduled && epoch.isPresent()) {
             reconcileScheduled = true;
-            eventThread.execute(this::reconcile);
+            run("reconcile", this::reconcile);
         }
     }
 
@@ -257,10 +256,10 @@ public final class Controller implements AutoCloseable {
             resignLocally(e.getMessage());
         } catch (ControllerZkClient.StaleStateException e) {
             log.info("{}{}; deciding again from fresh metadata", logPrefix, e.getMessage());
-            eventThread.schedule(this::scheduleReconcile, RETRY_DELAY_MS, TimeUnit.MILLISECONDS);
+            schedule("reconcile-retry", RETRY_DELAY_MS, this::scheduleReconcile);
         } catch (Exception e) {
             log.warn("{}Could not write the assignment of {}: {}; retrying", logPrefix, topic.name(), e.toString());
-            eventThread.schedule(this::scheduleReconcile, RETRY_DELAY_MS * 5, TimeUnit.MILLISECONDS);
+            schedule("reconcile-retry", RETRY_DELAY_MS * 5, this::scheduleReconcile);
         }
         return false;
     }
@@ -272,9 +271,9 @@ public final class Controller implements AutoCloseable {
     public CompletableFuture<Map<TopicPartition, ApiError>> alterReassignments(
             Map<TopicPartition, Optional<List<Integer>>> requests) {
         CompletableFuture<Map<TopicPartition, ApiError>> result = new CompletableFuture<>();
-        submit(result, () -> {
+        submit("alter reassignments", result, error -> {
             Map<TopicPartition, ApiError> out = new HashMap<>();
-            requests.keySet().forEach(tp -> out.put(tp, new ApiError(Errors.NOT_CONTROLLER, "shutting down")));
+            requests.keySet().forEach(tp -> out.put(tp, error));
             return out;
         }, () -> {
             Map<TopicPartition, ApiError> out = new HashMap<>();
@@ -409,11 +408,11 @@ public final class Controller implements AutoCloseable {
             return false;
         } catch (ControllerZkClient.StaleStateException e) {
             log.info("{}{}; deciding again from fresh metadata", logPrefix, e.getMessage());
-            eventThread.schedule(this::scheduleReconcile, RETRY_DELAY_MS, TimeUnit.MILLISECONDS);
+            schedule("reconcile-retry", RETRY_DELAY_MS, this::scheduleReconcile);
             return false;
         } catch (Exception e) {
             log.warn("{}Could not write partition states: {}; retrying", logPrefix, e.toString());
-            eventThread.schedule(this::scheduleReconcile, RETRY_DELAY_MS * 5, TimeUnit.MILLISECONDS);
+            schedule("reconcile-retry", RETRY_DELAY_MS * 5, this::scheduleReconcile);
             return false;
         }
     }
@@ -437,9 +436,9 @@ public final class Controller implements AutoCloseable {
     public CompletableFuture<Map<TopicPartition, IsrChangeResult>> alterPartition(int fromBroker, long brokerEpoch,
                                                                                    List<IsrChange> changes) {
         CompletableFuture<Map<TopicPartition, IsrChangeResult>> result = new CompletableFuture<>();
-        submit(result, () -> {
+        submit("AlterPartition from broker " + fromBroker, result, error -> {
             Map<TopicPartition, IsrChangeResult> out = new HashMap<>();
-            changes.forEach(c -> out.put(c.partition(), new IsrChangeResult(Errors.NOT_CONTROLLER, Optional.empty())));
+            changes.forEach(c -> out.put(c.partition(), new IsrChangeResult(error.error(), Optional.empty())));
             return out;
         }, () -> {
             Map<TopicPartition, IsrChangeResult> out = new HashMap<>();
@@ -489,10 +488,10 @@ public final class Controller implements AutoCloseable {
     public CompletableFuture<Map<TopicPartition, PartitionChanges.ElectionResult>> electLeaders(
             boolean unclean, Set<TopicPartition> partitions) {
         CompletableFuture<Map<TopicPartition, PartitionChanges.ElectionResult>> result = new CompletableFuture<>();
-        submit(result, () -> {
+        submit((unclean ? "UNCLEAN" : "PREFERRED") + " election", result, error -> {
             Map<TopicPartition, PartitionChanges.ElectionResult> out = new HashMap<>();
-            partitions.forEach(tp -> out.put(tp, new PartitionChanges.ElectionResult(Errors.NOT_CONTROLLER,
-                    "Broker " + brokerId + " is shutting down", Optional.empty())));
+            partitions.forEach(tp -> out.put(tp, new PartitionChanges.ElectionResult(error.error(), error.message(),
+                    Optional.empty())));
             return out;
         }, () -> {
             Map<TopicPartition, PartitionChanges.ElectionResult> out = new HashMap<>();
@@ -533,21 +532,65 @@ public final class Controller implements AutoCloseable {
         return result;
     }
 
-    /** Runs a request on the event thread; once the controller is closed, answers with {@code whenClosed}. */
-    private <T> void submit(CompletableFuture<T> result, java.util.function.Supplier<T> whenClosed, Runnable task) {
-        try {
-            eventThread.execute(task);
-        } catch (java.util.concurrent.RejectedExecutionException e) {
-            result.complete(whenClosed.get());
+    /**
+     * Runs a request on the event queue. Its caller always gets an answer: NOT_CONTROLLER once the controller is
+     * closing, UNKNOWN_SERVER_ERROR (logged with its stack trace) if the task throws.
+     */
+    private <T> void submit(String name, CompletableFuture<T> result, Function<ApiError, T> errorAnswer,
+                            Runnable task) {
+        queue.append(new ControllerEvent(name, task) {
+            @Override
+            public void handleException(Throwable e) {
+                super.handleException(e);
+                ApiError error = e instanceof RejectedExecutionException
+                        ? new ApiError(Errors.NOT_CONTROLLER, "Broker " + brokerId + " is shutting down")
+                        : new ApiError(Errors.UNKNOWN_SERVER_ERROR, "The controller failed: " + e);
+                result.complete(errorAnswer.apply(error));
+            }
+        });
+    }
+
+    private void run(String name, Runnable task) {
+        queue.append(new ControllerEvent(name, task));
+    }
+
+    /** Runs {@code task} after {@code delayMs}; a second scheduling under the same tag keeps the earlier deadline. */
+    private void schedule(String tag, long delayMs, Runnable task) {
+        queue.scheduleDeferred(tag, new EventQueue.EarliestDeadlineFunction(time.nanoseconds()
+                + TimeUnit.MILLISECONDS.toNanos(delayMs)), new ControllerEvent(tag, task));
+    }
+
+    /** One controller task; a failure is logged with its stack trace, never dropped. */
+    private class ControllerEvent implements EventQueue.Event {
+        private final String name;
+        private final Runnable task;
+
+        ControllerEvent(String name, Runnable task) {
+            this.name = name;
+            this.task = task;
+        }
+
+        @Override
+        public void run() {
+            task.run();
+        }
+
+        @Override
+        public void handleException(Throwable e) {
+            if (e instanceof RejectedExecutionException) {
+                log.debug("{}{} dropped: the controller is closing", logPrefix, name);
+            } else {
+                log.error("{}{} failed", logPrefix, name, e);
+            }
         }
     }
 
     @Override
     public void close() {
         closed = true;
-        eventThread.shutdown();
+        queue.beginShutdown("controller closing");
         try {
-            eventThread.awaitTermination(5, TimeUnit.SECONDS);
+            queue.close();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
