@@ -14,12 +14,15 @@ import org.apache.kafka.common.Uuid;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.SortedMap;
 import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
@@ -54,6 +57,11 @@ public final class MetadataWatcher implements AutoCloseable {
     private final Object versionLock = new Object();
     private long version;
     private MetadataImage appliedImage = MetadataImage.EMPTY; // guarded by versionLock
+    /** Asynchronous waits for an applied image (see {@link #whenApplied}); guarded by versionLock. */
+    private final List<PendingWait> pendingWaits = new ArrayList<>();
+
+    private record PendingWait(Predicate<MetadataImage> condition, CompletableFuture<MetadataImage> future) {
+    }
 
     public MetadataWatcher(CuratorFramework zk, String clusterId, int brokerId) {
         this.zk = zk;
@@ -142,6 +150,37 @@ public final class MetadataWatcher implements AutoCloseable {
         }
     }
 
+    /**
+     * {@link #awaitApplied} without blocking: completes (on the metadata thread) with the first applied image that
+     * satisfies {@code condition}, or exceptionally with Kafka's TimeoutException after {@code timeoutMs}. For
+     * request handlers, which must not wait for ZooKeeper.
+     */
+    public CompletableFuture<MetadataImage> whenApplied(String what, Predicate<MetadataImage> condition,
+                                                        long timeoutMs) {
+        CompletableFuture<MetadataImage> future = new CompletableFuture<>();
+        synchronized (versionLock) {
+            if (condition.test(appliedImage)) {
+                future.complete(appliedImage);
+                return future;
+            }
+            pendingWaits.add(new PendingWait(condition, future));
+        }
+        scheduleRebuild();
+        return future.orTimeout(timeoutMs, TimeUnit.MILLISECONDS).handle((image, error) -> {
+            synchronized (versionLock) {
+                pendingWaits.removeIf(w -> w.future() == future);
+            }
+            if (error instanceof java.util.concurrent.TimeoutException) {
+                throw new org.apache.kafka.common.errors.TimeoutException("Timed out after " + timeoutMs
+                        + " ms waiting for the metadata image to show " + what);
+            }
+            if (error != null) {
+                throw error instanceof CompletionException c ? c : new CompletionException(error);
+            }
+            return image;
+        });
+    }
+
     /** Rebuilds the image now and waits until listeners have applied it (start-up). */
     public MetadataImage refresh(long timeoutMs) throws InterruptedException {
         long target;
@@ -194,11 +233,19 @@ public final class MetadataWatcher implements AutoCloseable {
                 log.error("Metadata listener failed", e);
             }
         }
+        List<PendingWait> satisfied = new ArrayList<>();
         synchronized (versionLock) {
             appliedImage = next;
             version++;
             versionLock.notifyAll();
+            for (PendingWait w : pendingWaits) {
+                if (w.condition().test(next)) {
+                    satisfied.add(w);
+                }
+            }
+            pendingWaits.removeAll(satisfied);
         }
+        satisfied.forEach(w -> w.future().complete(next)); // outside the lock: completions run callers' code
     }
 
     private MetadataImage build() {
@@ -301,5 +348,11 @@ public final class MetadataWatcher implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+        List<PendingWait> left;
+        synchronized (versionLock) {
+            left = new ArrayList<>(pendingWaits);
+            pendingWaits.clear();
+        }
+        left.forEach(w -> w.future().completeExceptionally(new IllegalStateException("The broker is shutting down")));
     }
 }

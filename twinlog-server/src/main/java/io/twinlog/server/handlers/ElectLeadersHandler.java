@@ -20,6 +20,7 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -65,11 +66,23 @@ public final class ElectLeadersHandler implements RequestHandler {
             targets.addAll(partitions(data));
         }
         boolean unclean = data.electionType() == ElectionType.UNCLEAN.value;
-        Map<TopicPartition, PartitionChanges.ElectionResult> results =
-                controller.electLeaders(unclean, targets).get(Math.max(1_000, data.timeoutMs()), TimeUnit.MILLISECONDS);
+        boolean all = data.topicPartitions() == null || data.topicPartitions().isEmpty();
+        // answered from callbacks: the request thread does not wait for the controller or the metadata image
+        controller.electLeaders(unclean, targets).orTimeout(Math.max(1_000, data.timeoutMs()), TimeUnit.MILLISECONDS)
+                .thenCompose(results -> whenLeadersVisible(results).thenApply(image -> results))
+                .whenComplete((results, error) -> {
+                    if (error != null) {
+                        request.respond(request.errorResponse(AsyncFailures.cause(error)));
+                    } else {
+                        request.respond(new ElectLeadersResponse(response(results, all)));
+                    }
+                });
+    }
+
+    private static ElectLeadersResponseData response(Map<TopicPartition, PartitionChanges.ElectionResult> results,
+                                                     boolean all) {
         Map<String, ElectLeadersResponseData.ReplicaElectionResult> byTopic = new HashMap<>();
         ElectLeadersResponseData response = new ElectLeadersResponseData().setErrorCode(Errors.NONE.code());
-        boolean all = data.topicPartitions() == null || data.topicPartitions().isEmpty();
         results.forEach((tp, r) -> {
             if (all && r.error() == Errors.ELECTION_NOT_NEEDED) {
                 return; // "all partitions" answers only for partitions that needed an election
@@ -83,15 +96,19 @@ public final class ElectLeadersHandler implements RequestHandler {
             t.partitionResult().add(new ElectLeadersResponseData.PartitionResult().setPartitionId(tp.partition())
                     .setErrorCode(r.error().code()).setErrorMessage(r.message()));
         });
-        if (results.values().stream().anyMatch(r -> r.newState().isPresent())) {
-            // answer once the new leaders are visible here, so a describe right after shows them
-            Set<TopicPartition> changed = new HashSet<>();
-            results.forEach((tp, r) -> r.newState().ifPresent(s -> changed.add(tp)));
-            ctx.metadata().awaitApplied("elected leaders of " + changed, image -> changed.stream().allMatch(tp ->
-                    image.partition(tp).map(p -> p.state() != null
-                            && p.state().leader() == results.get(tp).newState().get().leader()).orElse(false)), 30_000);
+        return response;
+    }
+
+    /** Completes once the new leaders are visible here, so a describe right after the answer shows them. */
+    private CompletableFuture<?> whenLeadersVisible(Map<TopicPartition, PartitionChanges.ElectionResult> results) {
+        Set<TopicPartition> changed = new HashSet<>();
+        results.forEach((tp, r) -> r.newState().ifPresent(s -> changed.add(tp)));
+        if (changed.isEmpty()) {
+            return CompletableFuture.completedFuture(null);
         }
-        request.respond(new ElectLeadersResponse(response));
+        return ctx.metadata().whenApplied("elected leaders of " + changed, image -> changed.stream().allMatch(tp ->
+                image.partition(tp).map(p -> p.state() != null
+                        && p.state().leader() == results.get(tp).newState().get().leader()).orElse(false)), 30_000);
     }
 
     private static Set<TopicPartition> partitions(ElectLeadersRequestData data) {

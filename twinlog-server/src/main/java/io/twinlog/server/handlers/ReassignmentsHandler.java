@@ -25,6 +25,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -71,9 +72,20 @@ public final class ReassignmentsHandler {
                         p.replicas() == null ? Optional.empty() : Optional.of(new ArrayList<>(p.replicas())));
             }
         }
-        Map<TopicPartition, ApiError> results = controller.alterReassignments(targets)
-                .get(Math.max(5_000, data.timeoutMs()), TimeUnit.MILLISECONDS);
-        awaitVisible(targets, results);
+        // answered from callbacks: the request thread does not wait for the controller or the metadata image
+        controller.alterReassignments(targets).orTimeout(Math.max(5_000, data.timeoutMs()), TimeUnit.MILLISECONDS)
+                .thenCompose(results -> whenVisible(targets, results).thenApply(image -> results))
+                .whenComplete((results, error) -> {
+                    if (error != null) {
+                        request.respond(request.errorResponse(AsyncFailures.cause(error)));
+                    } else {
+                        request.respond(new AlterPartitionReassignmentsResponse(response(targets, results)));
+                    }
+                });
+    }
+
+    private static AlterPartitionReassignmentsResponseData response(Map<TopicPartition, Optional<List<Integer>>> targets,
+                                                                    Map<TopicPartition, ApiError> results) {
         AlterPartitionReassignmentsResponseData response = new AlterPartitionReassignmentsResponseData();
         Map<String, AlterPartitionReassignmentsResponseData.ReassignableTopicResponse> byTopic = new HashMap<>();
         targets.keySet().forEach(tp -> {
@@ -86,7 +98,7 @@ public final class ReassignmentsHandler {
             }).partitions().add(new AlterPartitionReassignmentsResponseData.ReassignablePartitionResponse()
                     .setPartitionIndex(tp.partition()).setErrorCode(e.error().code()).setErrorMessage(e.message()));
         });
-        request.respond(new AlterPartitionReassignmentsResponse(response));
+        return response;
     }
 
     /**
@@ -94,8 +106,8 @@ public final class ReassignmentsHandler {
      * done; a cancelled one gone), as Kafka's controller answers from the state it just changed: the admin's
      * ListPartitionReassignments, also served here, must not miss a reassignment that was just accepted.
      */
-    private void awaitVisible(Map<TopicPartition, Optional<List<Integer>>> targets, Map<TopicPartition, ApiError> results)
-            throws InterruptedException {
+    private CompletableFuture<?> whenVisible(Map<TopicPartition, Optional<List<Integer>>> targets,
+                                             Map<TopicPartition, ApiError> results) {
         Map<TopicPartition, Optional<List<Integer>>> accepted = new HashMap<>();
         targets.forEach((tp, target) -> {
             ApiError result = results.get(tp);
@@ -104,9 +116,9 @@ public final class ReassignmentsHandler {
             }
         });
         if (accepted.isEmpty()) {
-            return;
+            return CompletableFuture.completedFuture(null);
         }
-        ctx.metadata().awaitApplied("reassignments of " + accepted.keySet(), image -> accepted.entrySet().stream()
+        return ctx.metadata().whenApplied("reassignments of " + accepted.keySet(), image -> accepted.entrySet().stream()
                 .allMatch(e -> image.topic(e.getKey().topic()).map(t -> {
                     boolean inProgress = t.reassigning().containsKey(e.getKey().partition());
                     if (e.getValue().isEmpty()) {

@@ -3,6 +3,7 @@ package io.twinlog.server.mirror;
 import io.twinlog.clients.mirror.MirrorApi;
 import io.twinlog.clients.mirror.MirrorErrors;
 import io.twinlog.clients.mirror.MirrorMessages;
+import io.twinlog.controller.metadata.MetadataImage;
 import io.twinlog.controller.metadata.MirrorImage;
 import io.twinlog.controller.metadata.TopicImage;
 import io.twinlog.controller.zk.MetadataWatcher;
@@ -30,8 +31,14 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 import java.util.regex.Pattern;
 
 /**
@@ -40,7 +47,7 @@ import java.util.regex.Pattern;
  * with the source topic's ID, partition count and configs (minus local-only ones). Stop answers once every
  * partition is STOPPED (writable), or says failover is still in progress after a bound.
  */
-public final class MirrorTopicHandlers {
+public final class MirrorTopicHandlers implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(MirrorTopicHandlers.class);
     private static final int SOURCE_TIMEOUT_MS = 15_000;
     private static final long STOP_WAIT_MS = 30_000;
@@ -52,6 +59,12 @@ public final class MirrorTopicHandlers {
     private final MirrorStore store;
     private final MetadataWatcher metadata;
     private final TopicAdmin topicAdmin;
+    /** ZooKeeper writes and source lookups of the topic APIs, one at a time, off the request threads. */
+    private final ExecutorService adminThread = Executors.newSingleThreadExecutor(r -> {
+        Thread t = new Thread(r, "twinlog-mirror-admin");
+        t.setDaemon(true);
+        return t;
+    });
     private final int defaultPartitions;
     private final short defaultReplicationFactor;
 
@@ -64,14 +77,53 @@ public final class MirrorTopicHandlers {
         this.defaultReplicationFactor = defaultReplicationFactor;
     }
 
+    /**
+     * The four topic APIs answer without holding a request thread: their ZooKeeper writes and source lookups run on
+     * this broker's mirror admin thread, and a failover's wait for STOPPED is a callback on the metadata image, so
+     * concurrent failovers do not stall produce and fetch.
+     */
     public void register(ApiRegistry.Builder registry) {
-        MirrorApiRegistration.add(registry, MirrorApi.START_MIRROR_TOPICS, this::start);
-        MirrorApiRegistration.add(registry, MirrorApi.STOP_MIRROR_TOPICS, req -> setDesired(MirrorApi.STOP_MIRROR_TOPICS, req, "STOPPED"));
-        MirrorApiRegistration.add(registry, MirrorApi.PAUSE_MIRROR_TOPICS, req -> setDesired(MirrorApi.PAUSE_MIRROR_TOPICS, req, "PAUSED"));
-        MirrorApiRegistration.add(registry, MirrorApi.RESUME_MIRROR_TOPICS, req -> setDesired(MirrorApi.RESUME_MIRROR_TOPICS, req, "MIRRORING"));
+        MirrorApiRegistration.addAsync(registry, MirrorApi.START_MIRROR_TOPICS,
+                req -> onAdminThread(MirrorApi.START_MIRROR_TOPICS, () -> start(req), answer -> answer));
+        MirrorApiRegistration.addAsync(registry, MirrorApi.STOP_MIRROR_TOPICS,
+                req -> setDesired(MirrorApi.STOP_MIRROR_TOPICS, req, "STOPPED"));
+        MirrorApiRegistration.addAsync(registry, MirrorApi.PAUSE_MIRROR_TOPICS,
+                req -> setDesired(MirrorApi.PAUSE_MIRROR_TOPICS, req, "PAUSED"));
+        MirrorApiRegistration.addAsync(registry, MirrorApi.RESUME_MIRROR_TOPICS,
+                req -> setDesired(MirrorApi.RESUME_MIRROR_TOPICS, req, "MIRRORING"));
     }
 
+    /**
+     * Runs {@code work} on the admin thread; a failure becomes the API's error answer (logged with its stack trace),
+     * wrapped by {@code asResult}.
+     */
+    private <T> CompletableFuture<T> onAdminThread(MirrorApi api, Callable<T> work, Function<Struct, T> asResult) {
+        CompletableFuture<T> result = new CompletableFuture<>();
+        try {
+            adminThread.execute(() -> {
+                try {
+                    result.complete(work.call());
+                } catch (Exception e) {
+                    log.error("{} failed", api.name, e);
+                    result.complete(asResult.apply(topLevel(api, Errors.forException(e).code(),
+                            MirrorApiRegistration.rootMessage(e))));
+                }
+            });
+        } catch (RejectedExecutionException e) {
+            result.complete(asResult.apply(topLevel(api, Errors.BROKER_NOT_AVAILABLE.code(),
+                    "The broker is shutting down")));
+        }
+        return result;
+    }
 
+    /** What setting a desired state gives: the answer, or (a failover) the topics whose STOPPED to wait for. */
+    private record Outcome(Struct answer, Map<String, TopicResult> stopping) {
+    }
+
+    @Override
+    public void close() {
+        adminThread.shutdownNow();
+    }
 
     record TopicResult(short code, String message) {
         static final TopicResult OK = new TopicResult(Errors.NONE.code(), null);
@@ -164,15 +216,23 @@ public final class MirrorTopicHandlers {
         return TopicResult.OK;
     }
 
-    private Struct setDesired(MirrorApi api, Struct req, String desired) throws Exception {
+    private CompletableFuture<Struct> setDesired(MirrorApi api, Struct req, String desired) {
+        return onAdminThread(api, () -> setDesiredNow(api, req, desired), answer -> new Outcome(answer, null))
+                .thenCompose(o -> o.stopping() == null ? CompletableFuture.completedFuture(o.answer())
+                        : awaitStopped(api, o.stopping()));
+    }
+
+    /** Sets the desired state of the matching topics (on the admin thread). */
+    private Outcome setDesiredNow(MirrorApi api, Struct req, String desired) throws Exception {
         String name = req.getString("mirror_name");
         if (store.get(name).isEmpty()) {
-            return topLevel(api, MirrorErrors.UNKNOWN_CLUSTER_MIRROR.code, "No cluster mirror named '" + name + "'");
+            return new Outcome(topLevel(api, MirrorErrors.UNKNOWN_CLUSTER_MIRROR.code, "No cluster mirror named '"
+                    + name + "'"), null);
         }
         List<String> patterns = strings(req.getArray("patterns"));
         Optional<String> bad = MirrorDefinition.validatePatterns(patterns);
         if (bad.isPresent()) {
-            return topLevel(api, Errors.INVALID_REGULAR_EXPRESSION.code(), bad.get());
+            return new Outcome(topLevel(api, Errors.INVALID_REGULAR_EXPRESSION.code(), bad.get()), null);
         }
         Map<String, String> mirrorTopics = store.topics(name);
         Set<String> wanted = new LinkedHashSet<>(strings(req.getArray("topics")));
@@ -199,31 +259,34 @@ public final class MirrorTopicHandlers {
             }
         }
         if (desired.equals("STOPPED")) {
-            awaitStopped(results);
+            return new Outcome(null, results);
         }
-        return topicsResponse(api, results);
+        return new Outcome(topicsResponse(api, results), null);
     }
 
     /**
      * Failover answers when the topics are writable, or says it is still in progress: at once when a partition's
      * failover has gone FAILED (with that partition's reason), else after {@value #STOP_WAIT_MS} ms.
      */
-    private void awaitStopped(Map<String, TopicResult> results) throws InterruptedException {
+    private CompletableFuture<Struct> awaitStopped(MirrorApi api, Map<String, TopicResult> results) {
         List<String> stopping = new ArrayList<>();
         results.forEach((t, r) -> {
             if (r.code() == Errors.NONE.code()) {
                 stopping.add(t);
             }
         });
-        io.twinlog.controller.metadata.MetadataImage last;
-        try {
-            last = metadata.awaitApplied("topics " + stopping + " stopped", image ->
-                    stopping.stream().allMatch(t -> partitionStates(image, t).values().stream()
-                            .allMatch(r -> r.state() == MirrorPartitionState.STOPPED))
-                    || stopping.stream().anyMatch(t -> failedFailover(image, t).isPresent()), STOP_WAIT_MS);
-        } catch (org.apache.kafka.common.errors.TimeoutException e) {
-            last = metadata.image();
-        }
+        return metadata.whenApplied("topics " + stopping + " stopped", image ->
+                stopping.stream().allMatch(t -> partitionStates(image, t).values().stream()
+                        .allMatch(r -> r.state() == MirrorPartitionState.STOPPED))
+                || stopping.stream().anyMatch(t -> failedFailover(image, t).isPresent()), STOP_WAIT_MS)
+                .handle((image, error) -> {
+                    // timed out: answer with what the latest image shows
+                    reportUnfinished(stopping, results, error == null ? image : metadata.image());
+                    return topicsResponse(api, results);
+                });
+    }
+
+    private void reportUnfinished(List<String> stopping, Map<String, TopicResult> results, MetadataImage last) {
         for (String t : stopping) {
             Map<Integer, MirrorPartitionRecord> states = partitionStates(last, t);
             if (states.values().stream().allMatch(r -> r.state() == MirrorPartitionState.STOPPED)) {
@@ -236,7 +299,7 @@ public final class MirrorTopicHandlers {
         }
     }
 
-    private static Map<Integer, MirrorPartitionRecord> partitionStates(io.twinlog.controller.metadata.MetadataImage image,
+    private static Map<Integer, MirrorPartitionRecord> partitionStates(MetadataImage image,
                                                                       String topic) {
         Map<Integer, MirrorPartitionRecord> out = new java.util.TreeMap<>();
         image.topic(topic).ifPresent(ti -> ti.partitions().keySet().forEach(p -> {
@@ -248,7 +311,7 @@ public final class MirrorTopicHandlers {
     }
 
     /** The reason of the first partition of {@code topic} whose failover went FAILED, if any. */
-    private static Optional<String> failedFailover(io.twinlog.controller.metadata.MetadataImage image, String topic) {
+    private static Optional<String> failedFailover(MetadataImage image, String topic) {
         return partitionStates(image, topic).entrySet().stream()
                 .filter(e -> e.getValue().state() == MirrorPartitionState.FAILED
                         && e.getValue().previousState() == MirrorPartitionState.STOPPING)
