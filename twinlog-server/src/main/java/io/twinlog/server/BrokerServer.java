@@ -15,6 +15,7 @@ import io.twinlog.protocol.RequestHandlerPool;
 import io.twinlog.protocol.SocketServer;
 import io.twinlog.replication.ReplicaFetcherManager;
 import io.twinlog.replication.ReplicaManager;
+import io.twinlog.server.mirror.MirrorTopicHandlers;
 import io.twinlog.server.controller.AlterPartitionManager;
 import io.twinlog.server.controller.ControllerChannel;
 import io.twinlog.server.handlers.AclsHandler;
@@ -91,6 +92,8 @@ public final class BrokerServer implements AutoCloseable {
     private volatile ControllerChannel controllerChannel;
     private volatile AlterPartitionManager alterPartitionManager;
     private volatile io.twinlog.server.mirror.MirrorManager mirrorManager;
+    private volatile MirrorTopicHandlers mirrorTopicHandlers;
+    private volatile ProducerIdManager producerIds;
     private volatile GroupCoordinatorHost groupCoordinator;
     private volatile GroupApis groupApis;
     private volatile io.twinlog.server.mirror.MirrorMetadataSync mirrorMetadataSync;
@@ -164,8 +167,9 @@ public final class BrokerServer implements AutoCloseable {
         watcher.refresh(60_000);
 
         TopicAdmin topicAdmin = new TopicAdmin(store, watcher, topicConfigs, new SecureRandom());
-        BrokerContext ctx = new BrokerContext(config, watcher, replicaManager, topicAdmin, topicConfigs,
-                new ProducerIdManager(config.brokerId(), store), time);
+        producerIds = new ProducerIdManager(config.brokerId(), store);
+        BrokerContext ctx = new BrokerContext(config, watcher, replicaManager, topicAdmin, topicConfigs, producerIds,
+                time);
         AtomicReference<ApiRegistry> registryRef = new AtomicReference<>();
         AlterConfigsHandler alterConfigs = new AlterConfigsHandler(ctx);
         ReassignmentsHandler reassignments = new ReassignmentsHandler(ctx, controller, controllerChannel);
@@ -175,11 +179,11 @@ public final class BrokerServer implements AutoCloseable {
                 replicaManager, config.mirrorStateTimeoutMs(), time);
         new io.twinlog.server.mirror.MirrorApiHandlers(mirrorStore, watcher)
                 .register(registryBuilder);
-        io.twinlog.server.mirror.MirrorTopicHandlers mirrorTopics = new io.twinlog.server.mirror.MirrorTopicHandlers(
-                mirrorStore, watcher, topicAdmin, config.numPartitions(), config.defaultReplicationFactor());
-        mirrorTopics.register(registryBuilder);
+        mirrorTopicHandlers = new MirrorTopicHandlers(mirrorStore, watcher, topicAdmin, config.numPartitions(),
+                config.defaultReplicationFactor());
+        mirrorTopicHandlers.register(registryBuilder);
         mirrorMetadataSync = new io.twinlog.server.mirror.MirrorMetadataSync(mirrorStore, watcher, topicAdmin,
-                mirrorTopics, controller, config.brokerId());
+                mirrorTopicHandlers, controller, config.brokerId());
         groupApis = new GroupApis(groupCoordinator, topicAdmin, watcher::image);
         groupApis.register(registryBuilder);
         ApiRegistry registry = registryBuilder
@@ -365,6 +369,11 @@ public final class BrokerServer implements AutoCloseable {
         return replicaManager;
     }
 
+    /** This broker's controller (active only on the broker holding /controller). */
+    public Controller controller() {
+        return controller;
+    }
+
     public LogStore logStore() {
         return logStore;
     }
@@ -408,6 +417,8 @@ public final class BrokerServer implements AutoCloseable {
         }
         closeQuietly("mirror metadata sync", mirrorMetadataSync);
         closeQuietly("mirror manager", mirrorManager);
+        closeQuietly("mirror topic APIs", mirrorTopicHandlers);
+        closeQuietly("producer ids", producerIds);
         closeQuietly("controller", controller);
         new ArrayList<>(socketServers).forEach(SocketServer::close);
         closeQuietly("request handlers", handlerPool);

@@ -7,8 +7,8 @@ import org.apache.kafka.common.message.InitProducerIdResponseData;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.InitProducerIdRequest;
 import org.apache.kafka.common.requests.InitProducerIdResponse;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
+
+import java.util.OptionalLong;
 
 /**
  * InitProducerId for idempotent producers: a fresh, cluster-unique producer id with epoch 0 each time, as Kafka
@@ -16,7 +16,6 @@ import org.slf4j.LoggerFactory;
  * {@link TransactionsRefused}) until Twinlog has a transaction coordinator.
  */
 public final class InitProducerIdHandler implements RequestHandler {
-    private static final Logger log = LoggerFactory.getLogger(InitProducerIdHandler.class);
     private final BrokerContext ctx;
 
     public InitProducerIdHandler(BrokerContext ctx) {
@@ -33,11 +32,12 @@ public final class InitProducerIdHandler implements RequestHandler {
             TransactionsRefused.log("InitProducerId", body.data().transactionalId());
             data.setErrorCode(Errors.UNSUPPORTED_VERSION.code());
         } else {
-            try {
-                data.setProducerId(ctx.producerIds().generateProducerId()).setProducerEpoch((short) 0);
-            } catch (Exception e) {
-                log.warn("Could not allocate a producer id: {}", e.toString());
-                data.setErrorCode(Errors.COORDINATOR_NOT_AVAILABLE.code());
+            OptionalLong id = ctx.producerIds().generateProducerId();
+            if (id.isPresent()) {
+                data.setProducerId(id.getAsLong()).setProducerEpoch((short) 0);
+            } else {
+                // a block of ids is being claimed from ZooKeeper: retriable, as Kafka answers in the same case
+                data.setErrorCode(Errors.COORDINATOR_LOAD_IN_PROGRESS.code());
             }
         }
         request.respond(new InitProducerIdResponse(data));
