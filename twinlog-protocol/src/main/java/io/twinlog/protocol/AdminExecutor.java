@@ -1,8 +1,6 @@
 package io.twinlog.protocol;
 
 import org.apache.kafka.common.errors.BrokerNotAvailableException;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -17,8 +15,6 @@ import java.util.concurrent.atomic.AtomicInteger;
  * a failure is answered with its error code as on a request thread.
  */
 public final class AdminExecutor implements AutoCloseable {
-    private static final Logger log = LoggerFactory.getLogger(AdminExecutor.class);
-
     private final ExecutorService pool;
 
     /** @param threads how many admin requests may wait at once; the others queue in order */
@@ -46,13 +42,7 @@ public final class AdminExecutor implements AutoCloseable {
         try {
             handler.handle(request);
         } catch (Throwable t) {
-            log.error("Unexpected error handling {}; answering with an error response", request, t);
-            try {
-                request.respond(request.errorResponse(t));
-            } catch (Throwable t2) {
-                log.error("Could not build the error response for {}; closing the connection", request, t2);
-                request.closeConnection();
-            }
+            RequestHandlerPool.answerUnexpected(request, t);
         }
     }
 

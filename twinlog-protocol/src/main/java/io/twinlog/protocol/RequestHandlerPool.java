@@ -64,13 +64,18 @@ public final class RequestHandlerPool implements AutoCloseable {
             }
             r.handler().handle(request);
         } catch (Throwable t) {
-            log.error("Unexpected error handling {}; answering with an error response", request, t);
-            try {
-                request.respond(request.errorResponse(t));
-            } catch (Throwable t2) {
-                log.error("Could not build the error response for {}; closing the connection", request, t2);
-                request.closeConnection();
-            }
+            answerUnexpected(request, t);
+        }
+    }
+
+    /** A handler threw: answered with the error's code, or the connection closed if even that cannot be built. */
+    static void answerUnexpected(Request request, Throwable t) {
+        log.error("Unexpected error handling {}; answering with an error response", request, t);
+        try {
+            request.respond(request.errorResponse(t));
+        } catch (Throwable t2) {
+            log.error("Could not build the error response for {}; closing the connection", request, t2);
+            request.closeConnection();
         }
     }
 

@@ -9,6 +9,7 @@ import io.twinlog.controller.zk.EmbeddedZooKeeper;
 import io.twinlog.controller.zk.MetadataStore;
 import io.twinlog.controller.zk.MetadataWatcher;
 import io.twinlog.group.GroupCoordinatorHost;
+import io.twinlog.protocol.AdminExecutor;
 import io.twinlog.protocol.ApiRegistry;
 import io.twinlog.protocol.RequestChannel;
 import io.twinlog.protocol.RequestHandlerPool;
@@ -77,6 +78,8 @@ import java.util.concurrent.atomic.AtomicReference;
  */
 public final class BrokerServer implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(BrokerServer.class);
+    /** Admin requests (topic and config changes, forwarded elections) that may wait at once; others queue. */
+    private static final int ADMIN_THREADS = 2;
 
     private final BrokerConfig config;
     private final Time time;
@@ -94,6 +97,7 @@ public final class BrokerServer implements AutoCloseable {
     private volatile io.twinlog.server.mirror.MirrorManager mirrorManager;
     private volatile MirrorTopicHandlers mirrorTopicHandlers;
     private volatile ProducerIdManager producerIds;
+    private volatile AdminExecutor adminExecutor;
     private volatile GroupCoordinatorHost groupCoordinator;
     private volatile GroupApis groupApis;
     private volatile io.twinlog.server.mirror.MirrorMetadataSync mirrorMetadataSync;
@@ -171,6 +175,7 @@ public final class BrokerServer implements AutoCloseable {
         BrokerContext ctx = new BrokerContext(config, watcher, replicaManager, topicAdmin, topicConfigs, producerIds,
                 time);
         AtomicReference<ApiRegistry> registryRef = new AtomicReference<>();
+        adminExecutor = new AdminExecutor("twinlog-admin-" + config.brokerId(), ADMIN_THREADS);
         AlterConfigsHandler alterConfigs = new AlterConfigsHandler(ctx);
         ReassignmentsHandler reassignments = new ReassignmentsHandler(ctx, controller, controllerChannel);
         ApiRegistry.Builder registryBuilder = ApiRegistry.builder();
@@ -196,19 +201,22 @@ public final class BrokerServer implements AutoCloseable {
                 .add(ApiKeys.LIST_OFFSETS, new ListOffsetsHandler(ctx))
                 .add(ApiKeys.OFFSET_FOR_LEADER_EPOCH, new OffsetsForLeaderEpochHandler(ctx))
                 .add(ApiKeys.INIT_PRODUCER_ID, new InitProducerIdHandler(ctx))
-                .add(ApiKeys.CREATE_TOPICS, new CreateTopicsHandler(ctx))
-                .add(ApiKeys.DELETE_TOPICS, new DeleteTopicsHandler(ctx))
-                .add(ApiKeys.CREATE_PARTITIONS, new CreatePartitionsHandler(ctx))
+                // topic and config changes wait for ZooKeeper and the image: never on a request thread
+                .add(ApiKeys.CREATE_TOPICS, adminExecutor.offRequestThreads(new CreateTopicsHandler(ctx)))
+                .add(ApiKeys.DELETE_TOPICS, adminExecutor.offRequestThreads(new DeleteTopicsHandler(ctx)))
+                .add(ApiKeys.CREATE_PARTITIONS, adminExecutor.offRequestThreads(new CreatePartitionsHandler(ctx)))
                 .add(ApiKeys.DESCRIBE_CONFIGS, new DescribeConfigsHandler(ctx))
                 .add(ApiKeys.DELETE_RECORDS, new DeleteRecordsHandler(ctx))
                 .add(ApiKeys.DESCRIBE_LOG_DIRS, new DescribeLogDirsHandler(ctx))
-                .add(ApiKeys.INCREMENTAL_ALTER_CONFIGS, alterConfigs.incremental())
-                .add(ApiKeys.ALTER_CONFIGS, alterConfigs.legacy())
+                .add(ApiKeys.INCREMENTAL_ALTER_CONFIGS, adminExecutor.offRequestThreads(alterConfigs.incremental()))
+                .add(ApiKeys.ALTER_CONFIGS, adminExecutor.offRequestThreads(alterConfigs.legacy()))
                 .add(ApiKeys.DESCRIBE_CLUSTER, new DescribeClusterHandler(ctx))
                 .add(ApiKeys.DESCRIBE_TOPIC_PARTITIONS, new io.twinlog.server.handlers.DescribeTopicPartitionsHandler(ctx))
                 .add(ApiKeys.ALTER_PARTITION, new AlterPartitionHandler(ctx, controller))
-                .add(ApiKeys.ELECT_LEADERS, new ElectLeadersHandler(ctx, controller, controllerChannel))
-                .add(ApiKeys.ALTER_PARTITION_REASSIGNMENTS, reassignments.alter())
+                // on a broker that is not the controller these forward to it, and wait for its answer
+                .add(ApiKeys.ELECT_LEADERS, adminExecutor.offRequestThreads(
+                        new ElectLeadersHandler(ctx, controller, controllerChannel)))
+                .add(ApiKeys.ALTER_PARTITION_REASSIGNMENTS, adminExecutor.offRequestThreads(reassignments.alter()))
                 .add(ApiKeys.LIST_PARTITION_REASSIGNMENTS, reassignments.list())
                 .add(ApiKeys.DESCRIBE_ACLS, AclsHandler.describe())
                 .add(ApiKeys.CREATE_ACLS, AclsHandler.create())
@@ -419,6 +427,7 @@ public final class BrokerServer implements AutoCloseable {
         closeQuietly("mirror manager", mirrorManager);
         closeQuietly("mirror topic APIs", mirrorTopicHandlers);
         closeQuietly("producer ids", producerIds);
+        closeQuietly("admin request threads", adminExecutor);
         closeQuietly("controller", controller);
         new ArrayList<>(socketServers).forEach(SocketServer::close);
         closeQuietly("request handlers", handlerPool);
