@@ -1,20 +1,22 @@
 package io.twinlog.mirror;
 
+import io.twinlog.common.mirror.DesiredMirrorState;
+import io.twinlog.common.mirror.MirrorPartitionState;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 import java.util.Optional;
 
-import static io.twinlog.mirror.MirrorPartitionState.EPOCH_FENCING;
-import static io.twinlog.mirror.MirrorPartitionState.FAILED;
-import static io.twinlog.mirror.MirrorPartitionState.LOG_TRUNCATION;
-import static io.twinlog.mirror.MirrorPartitionState.MIRRORING;
-import static io.twinlog.mirror.MirrorPartitionState.PAUSED;
-import static io.twinlog.mirror.MirrorPartitionState.PAUSING;
-import static io.twinlog.mirror.MirrorPartitionState.STOPPED;
-import static io.twinlog.mirror.MirrorPartitionState.STOPPING;
-import static io.twinlog.mirror.MirrorPartitionState.UNKNOWN;
+import static io.twinlog.common.mirror.MirrorPartitionState.EPOCH_FENCING;
+import static io.twinlog.common.mirror.MirrorPartitionState.FAILED;
+import static io.twinlog.common.mirror.MirrorPartitionState.LOG_TRUNCATION;
+import static io.twinlog.common.mirror.MirrorPartitionState.MIRRORING;
+import static io.twinlog.common.mirror.MirrorPartitionState.PAUSED;
+import static io.twinlog.common.mirror.MirrorPartitionState.PAUSING;
+import static io.twinlog.common.mirror.MirrorPartitionState.STOPPED;
+import static io.twinlog.common.mirror.MirrorPartitionState.STOPPING;
+import static io.twinlog.common.mirror.MirrorPartitionState.UNKNOWN;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;

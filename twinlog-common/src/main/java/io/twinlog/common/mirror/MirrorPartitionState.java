@@ -1,4 +1,4 @@
-package io.twinlog.mirror;
+package io.twinlog.common.mirror;
 
 import java.util.Arrays;
 import java.util.Optional;

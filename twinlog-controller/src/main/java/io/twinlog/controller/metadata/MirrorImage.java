@@ -1,5 +1,7 @@
 package io.twinlog.controller.metadata;
 
+import io.twinlog.common.mirror.DesiredMirrorState;
+import io.twinlog.common.mirror.MirrorPartitionState;
 import org.apache.kafka.common.TopicPartition;
 
 import java.util.Map;
@@ -18,12 +20,16 @@ public record MirrorImage(Map<String, MirrorTopic> topics, Map<TopicPartition, M
         partitions = Map.copyOf(partitions);
     }
 
-    /** A topic fed by a mirror. */
-    public record MirrorTopic(String mirror, String desiredState) {
+    /** A topic fed by a mirror, and what the operator asked for it. */
+    public record MirrorTopic(String mirror, DesiredMirrorState desired) {
     }
 
-    /** A mirror partition's state record (raw JSON, owned by the mirror module) and its ZooKeeper version. */
-    public record MirrorPartition(String state, int minLeaderEpoch, Map<String, Object> json, int version) {
+    /**
+     * A mirror partition's state (decoded once, here) with its state record (raw JSON, owned by the mirror module)
+     * and its ZooKeeper version.
+     */
+    public record MirrorPartition(MirrorPartitionState state, int minLeaderEpoch, Map<String, Object> json,
+                                  int version) {
     }
 
     /**
@@ -36,7 +42,7 @@ public record MirrorImage(Map<String, MirrorTopic> topics, Map<TopicPartition, M
             return false;
         }
         MirrorPartition p = partitions.get(tp);
-        String state = p == null ? "UNKNOWN" : p.state();
-        return !state.equals("STOPPING") && !state.equals("STOPPED");
+        MirrorPartitionState state = p == null ? MirrorPartitionState.UNKNOWN : p.state();
+        return state != MirrorPartitionState.STOPPING && state != MirrorPartitionState.STOPPED;
     }
 }

@@ -1,5 +1,7 @@
 package io.twinlog.controller.zk;
 
+import io.twinlog.common.mirror.DesiredMirrorState;
+import io.twinlog.common.mirror.MirrorPartitionState;
 import io.twinlog.controller.metadata.BrokerRegistration;
 import io.twinlog.controller.metadata.MetadataImage;
 import io.twinlog.controller.metadata.MirrorImage;
@@ -304,6 +306,19 @@ public final class MetadataWatcher implements AutoCloseable {
         return new MetadataImage(clusterId, brokers, topics, configs, controllerId, buildMirrorImage());
     }
 
+    /** A state written by another version, or by hand, that this one does not know: logged, read as the fallback. */
+    private static <E extends Enum<E>> E decode(Class<E> type, Object value, E fallback, String path) {
+        if (value == null) {
+            return fallback;
+        }
+        try {
+            return Enum.valueOf(type, value.toString());
+        } catch (IllegalArgumentException e) {
+            log.warn("Unknown {} '{}' in {}; read as {}", type.getSimpleName(), value, path, fallback);
+            return fallback;
+        }
+    }
+
     private MirrorImage buildMirrorImage() {
         Map<String, MirrorImage.MirrorTopic> mirrorTopics = new HashMap<>();
         mirrorsCache.stream().forEach(cd -> {
@@ -311,8 +326,8 @@ public final class MetadataWatcher implements AutoCloseable {
             String[] parts = cd.getPath().split("/");
             if (parts.length == 5 && "topics".equals(parts[3]) && cd.getData() != null && cd.getData().length > 0) {
                 Map<String, Object> json = Json.decode(cd.getData(), cd.getPath());
-                mirrorTopics.put(parts[4], new MirrorImage.MirrorTopic(parts[2],
-                        (String) json.getOrDefault("desiredState", "MIRRORING")));
+                mirrorTopics.put(parts[4], new MirrorImage.MirrorTopic(parts[2], decode(DesiredMirrorState.class,
+                        json.getOrDefault("desiredState", "MIRRORING"), DesiredMirrorState.MIRRORING, cd.getPath())));
             }
         });
         Map<org.apache.kafka.common.TopicPartition, MirrorImage.MirrorPartition> mirrorPartitions = new HashMap<>();
@@ -323,7 +338,8 @@ public final class MetadataWatcher implements AutoCloseable {
                 Map<String, Object> json = Json.decode(cd.getData(), cd.getPath());
                 Object min = json.get("minLeaderEpoch");
                 mirrorPartitions.put(new org.apache.kafka.common.TopicPartition(parts[2], Integer.parseInt(parts[3])),
-                        new MirrorImage.MirrorPartition((String) json.getOrDefault("state", "UNKNOWN"),
+                        new MirrorImage.MirrorPartition(decode(MirrorPartitionState.class, json.get("state"),
+                                MirrorPartitionState.UNKNOWN, cd.getPath()),
                                 min == null ? -1 : ((Number) min).intValue(), json,
                                 cd.getStat() == null ? -1 : cd.getStat().getVersion()));
             }

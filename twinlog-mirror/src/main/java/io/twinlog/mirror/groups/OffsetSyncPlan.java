@@ -1,5 +1,7 @@
 package io.twinlog.mirror.groups;
 
+import io.twinlog.common.mirror.DesiredMirrorState;
+import io.twinlog.common.mirror.MirrorPartitionState;
 import io.twinlog.controller.metadata.MirrorImage;
 import org.apache.kafka.common.GroupState;
 import org.apache.kafka.common.TopicPartition;
@@ -117,12 +119,12 @@ public final class OffsetSyncPlan {
     public static Set<String> syncableTopics(String mirror, MirrorImage mirrors) {
         Set<String> out = new HashSet<>();
         mirrors.topics().forEach((topic, t) -> {
-            if (t.mirror().equals(mirror) && !"STOPPED".equals(t.desiredState())) {
+            if (t.mirror().equals(mirror) && t.desired() != DesiredMirrorState.STOPPED) {
                 out.add(topic);
             }
         });
         mirrors.partitions().forEach((tp, p) -> {
-            if ("STOPPING".equals(p.state()) || "STOPPED".equals(p.state())) {
+            if (p.state() == MirrorPartitionState.STOPPING || p.state() == MirrorPartitionState.STOPPED) {
                 out.remove(tp.topic());
             }
         });

@@ -1,6 +1,6 @@
 package io.twinlog.mirror.partition;
 
-import io.twinlog.mirror.DesiredMirrorState;
+import io.twinlog.common.mirror.DesiredMirrorState;
 import io.twinlog.mirror.store.MirrorPartitionRecord;
 
 import java.util.Optional;

@@ -1,9 +1,9 @@
 package io.twinlog.mirror.partition;
 
-import io.twinlog.mirror.DesiredMirrorState;
+import io.twinlog.common.mirror.DesiredMirrorState;
 import io.twinlog.mirror.LastMirroredTruncation;
 import io.twinlog.mirror.LastMirroredTruncation.LastMirrored;
-import io.twinlog.mirror.MirrorPartitionState;
+import io.twinlog.common.mirror.MirrorPartitionState;
 import io.twinlog.mirror.MirrorTransitions;
 import io.twinlog.mirror.store.MirrorPartitionRecord;
 import io.twinlog.mirror.store.MirrorProgress;
@@ -14,14 +14,14 @@ import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.random.RandomGenerator;
 
-import static io.twinlog.mirror.MirrorPartitionState.EPOCH_FENCING;
-import static io.twinlog.mirror.MirrorPartitionState.FAILED;
-import static io.twinlog.mirror.MirrorPartitionState.LOG_TRUNCATION;
-import static io.twinlog.mirror.MirrorPartitionState.MIRRORING;
-import static io.twinlog.mirror.MirrorPartitionState.PAUSED;
-import static io.twinlog.mirror.MirrorPartitionState.STOPPED;
-import static io.twinlog.mirror.MirrorPartitionState.STOPPING;
-import static io.twinlog.mirror.MirrorPartitionState.UNKNOWN;
+import static io.twinlog.common.mirror.MirrorPartitionState.EPOCH_FENCING;
+import static io.twinlog.common.mirror.MirrorPartitionState.FAILED;
+import static io.twinlog.common.mirror.MirrorPartitionState.LOG_TRUNCATION;
+import static io.twinlog.common.mirror.MirrorPartitionState.MIRRORING;
+import static io.twinlog.common.mirror.MirrorPartitionState.PAUSED;
+import static io.twinlog.common.mirror.MirrorPartitionState.STOPPED;
+import static io.twinlog.common.mirror.MirrorPartitionState.STOPPING;
+import static io.twinlog.common.mirror.MirrorPartitionState.UNKNOWN;
 
 /**
  * The mirror partition state machine of a destination partition's leader, as one pure decision: given the durable

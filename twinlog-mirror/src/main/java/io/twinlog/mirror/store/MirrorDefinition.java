@@ -1,6 +1,10 @@
 package io.twinlog.mirror.store;
 
+import org.apache.kafka.common.config.ConfigDef;
+import org.apache.kafka.common.config.ConfigException;
+
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -21,7 +25,13 @@ import java.util.regex.PatternSyntaxException;
  * none) and {@value #GROUPS_SYNC_INTERVAL_MS} (default {@value #DEFAULT_GROUPS_SYNC_INTERVAL_MS}). Immutable.
  */
 public record MirrorDefinition(String name, Map<String, String> configs, Optional<String> sourceClusterId,
-                               String state, Optional<String> stateReason) {
+                               State state, Optional<String> stateReason) {
+
+    /** A mirror as a whole: mirroring, or stopped for good with a reason (its source is now another cluster). */
+    public enum State {
+        ACTIVE,
+        FAILED
+    }
 
     public static final String BOOTSTRAP_SERVERS = "bootstrap.servers";
     public static final String TOPIC_INCLUDE = "mirror.topic.include";
@@ -32,8 +42,20 @@ public record MirrorDefinition(String name, Map<String, String> configs, Optiona
     public static final String GROUPS_SYNC_INTERVAL_MS = "mirror.groups.sync.interval.ms";
     public static final String DEFAULT_GROUPS_INCLUDE = ".*";
     public static final long DEFAULT_GROUPS_SYNC_INTERVAL_MS = 30_000;
-    public static final String STATE_ACTIVE = "ACTIVE";
-    public static final String STATE_FAILED = "FAILED";
+    /** How often the controller broker follows the source's topics, partitions and configs. */
+    public static final String METADATA_REFRESH_INTERVAL_MS = "mirror.metadata.refresh.interval.ms";
+    public static final long DEFAULT_METADATA_REFRESH_INTERVAL_MS = 30_000;
+    /**
+     * The mirror's own numeric settings, typed and bounded with Kafka's {@link ConfigDef}: checked at create and
+     * alter (INVALID_CONFIG with the reason), so a running mirror never meets a value it cannot use.
+     */
+    private static final ConfigDef SETTINGS = new ConfigDef()
+            .define(GROUPS_SYNC_INTERVAL_MS, ConfigDef.Type.LONG, DEFAULT_GROUPS_SYNC_INTERVAL_MS,
+                    ConfigDef.Range.atLeast(1), ConfigDef.Importance.MEDIUM,
+                    "How often consumer group offsets are copied from the source, in milliseconds.")
+            .define(METADATA_REFRESH_INTERVAL_MS, ConfigDef.Type.LONG, DEFAULT_METADATA_REFRESH_INTERVAL_MS,
+                    ConfigDef.Range.atLeast(1), ConfigDef.Importance.MEDIUM,
+                    "How often source topics, partition counts and topic configs are followed, in milliseconds.");
     private static final Pattern NAME = Pattern.compile("[a-zA-Z0-9._-]{1,249}");
     private static final List<String> SENSITIVE_MARKERS = List.of("password", "jaas", "secret", "credential",
             "token", "key.pem", "keystore.key");
@@ -76,8 +98,23 @@ public record MirrorDefinition(String name, Map<String, String> configs, Optiona
 
     /** How often group offsets are synced; the value was checked by {@link #validateSettings()} when it was set. */
     public long groupsSyncIntervalMs() {
-        String value = configs.get(GROUPS_SYNC_INTERVAL_MS);
-        return value == null ? DEFAULT_GROUPS_SYNC_INTERVAL_MS : Long.parseLong(value.trim());
+        return (Long) settings().get(GROUPS_SYNC_INTERVAL_MS);
+    }
+
+    /** How often the source's metadata is followed; checked by {@link #validateSettings()} when it was set. */
+    public long metadataRefreshIntervalMs() {
+        return (Long) settings().get(METADATA_REFRESH_INTERVAL_MS);
+    }
+
+    private Map<String, Object> settings() {
+        Map<String, String> own = new HashMap<>();
+        for (String key : SETTINGS.names()) {
+            String value = configs.get(key);
+            if (value != null) {
+                own.put(key, value.trim());
+            }
+        }
+        return SETTINGS.parse(own);
     }
 
     /** Every regular expression of the definition: topic and group include and exclude patterns. */
@@ -91,27 +128,19 @@ public record MirrorDefinition(String name, Map<String, String> configs, Optiona
 
     /** Empty if the mirror's own numeric settings are valid; else why not (for INVALID_CONFIG). */
     public Optional<String> validateSettings() {
-        String interval = configs.get(GROUPS_SYNC_INTERVAL_MS);
-        if (interval != null) {
-            long ms;
-            try {
-                ms = Long.parseLong(interval.trim());
-            } catch (NumberFormatException e) {
-                return Optional.of(GROUPS_SYNC_INTERVAL_MS + " must be a number of milliseconds, but got '"
-                        + interval + "'");
-            }
-            if (ms <= 0) {
-                return Optional.of(GROUPS_SYNC_INTERVAL_MS + " must be positive, but got " + ms);
-            }
+        try {
+            settings();
+            return Optional.empty();
+        } catch (ConfigException e) {
+            return Optional.of(e.getMessage());
         }
-        return Optional.empty();
     }
 
     public MirrorDefinition withSourceClusterId(String id) {
         return new MirrorDefinition(name, configs, Optional.of(id), state, stateReason);
     }
 
-    public MirrorDefinition withState(String newState, Optional<String> reason) {
+    public MirrorDefinition withState(State newState, Optional<String> reason) {
         return new MirrorDefinition(name, configs, sourceClusterId, newState, reason);
     }
 
@@ -147,7 +176,7 @@ public record MirrorDefinition(String name, Map<String, String> configs, Optiona
         m.put("version", 1);
         m.put("configs", new TreeMap<>(configs));
         sourceClusterId.ifPresent(id -> m.put("sourceClusterId", id));
-        m.put("state", state);
+        m.put("state", state.name());
         stateReason.ifPresent(r -> m.put("stateReason", r));
         return m;
     }
@@ -157,7 +186,8 @@ public record MirrorDefinition(String name, Map<String, String> configs, Optiona
         Map<String, String> configs = new TreeMap<>();
         ((Map<String, Object>) json.getOrDefault("configs", Map.of())).forEach((k, v) -> configs.put(k, String.valueOf(v)));
         return new MirrorDefinition(name, configs, Optional.ofNullable((String) json.get("sourceClusterId")),
-                (String) json.getOrDefault("state", STATE_ACTIVE), Optional.ofNullable((String) json.get("stateReason")));
+                State.valueOf((String) json.getOrDefault("state", State.ACTIVE.name())),
+                Optional.ofNullable((String) json.get("stateReason")));
     }
 
     static List<String> split(String csv) {

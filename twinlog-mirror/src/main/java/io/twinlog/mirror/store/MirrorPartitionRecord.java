@@ -1,6 +1,6 @@
 package io.twinlog.mirror.store;
 
-import io.twinlog.mirror.MirrorPartitionState;
+import io.twinlog.common.mirror.MirrorPartitionState;
 
 import java.util.LinkedHashMap;
 import java.util.Map;

@@ -1,5 +1,6 @@
 package io.twinlog.mirror.store;
 
+import io.twinlog.common.mirror.DesiredMirrorState;
 import io.twinlog.controller.zk.Json;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.zookeeper.KeeperException;
@@ -145,8 +146,8 @@ public final class MirrorStore {
     }
 
     /** Mirror topics of a mirror and their desired states (MIRRORING, PAUSED, STOPPED). */
-    public Map<String, String> topics(String name) throws Exception {
-        Map<String, String> out = new TreeMap<>();
+    public Map<String, DesiredMirrorState> topics(String name) throws Exception {
+        Map<String, DesiredMirrorState> out = new TreeMap<>();
         List<String> topics;
         try {
             topics = zk.getChildren().forPath(topicsPath(name));
@@ -156,7 +157,7 @@ public final class MirrorStore {
         for (String t : topics) {
             try {
                 Map<String, Object> json = Json.decode(zk.getData().forPath(topicsPath(name) + "/" + t), t);
-                out.put(t, (String) json.getOrDefault("desiredState", "MIRRORING"));
+                out.put(t, DesiredMirrorState.valueOf((String) json.getOrDefault("desiredState", "MIRRORING")));
             } catch (KeeperException.NoNodeException ignored) {
                 // removed concurrently
             }
@@ -165,11 +166,11 @@ public final class MirrorStore {
     }
 
     /** Sets a mirror topic's desired state (creating its entry on first start). */
-    public void setTopic(String name, String topic, String desiredState) throws Exception {
+    public void setTopic(String name, String topic, DesiredMirrorState desiredState) throws Exception {
         String path = topicsPath(name) + "/" + topic;
         Map<String, Object> json = new java.util.LinkedHashMap<>();
         json.put("version", 1);
-        json.put("desiredState", desiredState);
+        json.put("desiredState", desiredState.name());
         try {
             zk.setData().forPath(path, Json.encode(json));
         } catch (KeeperException.NoNodeException e) {

@@ -1,5 +1,7 @@
 package io.twinlog.mirror.groups;
 
+import io.twinlog.common.mirror.DesiredMirrorState;
+import io.twinlog.common.mirror.MirrorPartitionState;
 import io.twinlog.controller.metadata.MirrorImage;
 import io.twinlog.mirror.groups.OffsetSyncPlan.CommittedOffset;
 import io.twinlog.mirror.groups.OffsetSyncPlan.DestinationGroup;
@@ -115,16 +117,16 @@ class OffsetSyncPlanTest {
     @Test
     void syncableTopicsAreThisMirrorsTopicsNotFailedOver() {
         Map<String, MirrorImage.MirrorTopic> topics = Map.of(
-                "orders", new MirrorImage.MirrorTopic("dr", "MIRRORING"),
-                "paused", new MirrorImage.MirrorTopic("dr", "PAUSED"),
-                "stopped", new MirrorImage.MirrorTopic("dr", "STOPPED"),
-                "stopping", new MirrorImage.MirrorTopic("dr", "MIRRORING"),
-                "elsewhere", new MirrorImage.MirrorTopic("other", "MIRRORING"));
+                "orders", new MirrorImage.MirrorTopic("dr", DesiredMirrorState.MIRRORING),
+                "paused", new MirrorImage.MirrorTopic("dr", DesiredMirrorState.PAUSED),
+                "stopped", new MirrorImage.MirrorTopic("dr", DesiredMirrorState.STOPPED),
+                "stopping", new MirrorImage.MirrorTopic("dr", DesiredMirrorState.MIRRORING),
+                "elsewhere", new MirrorImage.MirrorTopic("other", DesiredMirrorState.MIRRORING));
         Map<TopicPartition, MirrorImage.MirrorPartition> partitions = Map.of(
-                new TopicPartition("orders", 0), partition("MIRRORING"),
-                new TopicPartition("orders", 1), partition("FAILED"),
-                new TopicPartition("stopping", 0), partition("MIRRORING"),
-                new TopicPartition("stopping", 1), partition("STOPPING"));
+                new TopicPartition("orders", 0), partition(MirrorPartitionState.MIRRORING),
+                new TopicPartition("orders", 1), partition(MirrorPartitionState.FAILED),
+                new TopicPartition("stopping", 0), partition(MirrorPartitionState.MIRRORING),
+                new TopicPartition("stopping", 1), partition(MirrorPartitionState.STOPPING));
         assertEquals(Set.of("orders", "paused"),
                 OffsetSyncPlan.syncableTopics("dr", new MirrorImage(topics, partitions)));
     }
@@ -139,7 +141,7 @@ class OffsetSyncPlanTest {
         assertTrue(GroupSelection.of(List.of(), List.of()).selectsNothing());
     }
 
-    private static MirrorImage.MirrorPartition partition(String state) {
+    private static MirrorImage.MirrorPartition partition(MirrorPartitionState state) {
         return new MirrorImage.MirrorPartition(state, -1, Map.of(), 0);
     }
 

@@ -1,8 +1,8 @@
 package io.twinlog.mirror.partition;
 
-import io.twinlog.mirror.DesiredMirrorState;
+import io.twinlog.common.mirror.DesiredMirrorState;
 import io.twinlog.mirror.LastMirroredTruncation.LastMirrored;
-import io.twinlog.mirror.MirrorPartitionState;
+import io.twinlog.common.mirror.MirrorPartitionState;
 import io.twinlog.mirror.store.MirrorPartitionRecord;
 import io.twinlog.mirror.store.MirrorProgress;
 import org.junit.jupiter.api.Test;
@@ -12,12 +12,12 @@ import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Random;
 
-import static io.twinlog.mirror.MirrorPartitionState.EPOCH_FENCING;
-import static io.twinlog.mirror.MirrorPartitionState.FAILED;
-import static io.twinlog.mirror.MirrorPartitionState.LOG_TRUNCATION;
-import static io.twinlog.mirror.MirrorPartitionState.MIRRORING;
-import static io.twinlog.mirror.MirrorPartitionState.STOPPED;
-import static io.twinlog.mirror.MirrorPartitionState.STOPPING;
+import static io.twinlog.common.mirror.MirrorPartitionState.EPOCH_FENCING;
+import static io.twinlog.common.mirror.MirrorPartitionState.FAILED;
+import static io.twinlog.common.mirror.MirrorPartitionState.LOG_TRUNCATION;
+import static io.twinlog.common.mirror.MirrorPartitionState.MIRRORING;
+import static io.twinlog.common.mirror.MirrorPartitionState.STOPPED;
+import static io.twinlog.common.mirror.MirrorPartitionState.STOPPING;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;

@@ -1,8 +1,8 @@
 package io.twinlog.mirror.sim;
 
-import io.twinlog.mirror.DesiredMirrorState;
+import io.twinlog.common.mirror.DesiredMirrorState;
 import io.twinlog.mirror.LastMirroredTruncation.LastMirrored;
-import io.twinlog.mirror.MirrorPartitionState;
+import io.twinlog.common.mirror.MirrorPartitionState;
 import io.twinlog.mirror.MirrorTransitions;
 import io.twinlog.mirror.partition.MirrorAction;
 import io.twinlog.mirror.partition.MirrorDecision;

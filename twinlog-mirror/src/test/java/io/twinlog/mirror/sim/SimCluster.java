@@ -1,6 +1,6 @@
 package io.twinlog.mirror.sim;
 
-import io.twinlog.mirror.DesiredMirrorState;
+import io.twinlog.common.mirror.DesiredMirrorState;
 import io.twinlog.mirror.partition.EpochHistory;
 import io.twinlog.mirror.partition.MirrorPartitionDriver;
 import io.twinlog.mirror.partition.VersionedRecord;

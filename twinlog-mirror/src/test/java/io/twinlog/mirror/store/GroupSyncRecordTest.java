@@ -31,16 +31,21 @@ class GroupSyncRecordTest {
     @Test
     void groupSettingsHaveKip1279Defaults() {
         MirrorDefinition d = new MirrorDefinition("m", Map.of("bootstrap.servers", "h:1"), Optional.empty(),
-                MirrorDefinition.STATE_ACTIVE, Optional.empty());
+                MirrorDefinition.State.ACTIVE, Optional.empty());
         assertEquals(java.util.List.of(".*"), d.groupIncludePatterns());
         assertEquals(java.util.List.of(), d.groupExcludePatterns());
         assertEquals(30_000L, d.groupsSyncIntervalMs());
         MirrorDefinition off = new MirrorDefinition("m", Map.of("mirror.groups.include", ""), Optional.empty(),
-                MirrorDefinition.STATE_ACTIVE, Optional.empty());
+                MirrorDefinition.State.ACTIVE, Optional.empty());
         assertEquals(java.util.List.of(), off.groupIncludePatterns(), "an empty include turns the sync off");
         MirrorDefinition bad = new MirrorDefinition("m", Map.of("mirror.groups.sync.interval.ms", "-5"),
-                Optional.empty(), MirrorDefinition.STATE_ACTIVE, Optional.empty());
-        assertEquals(Optional.of("mirror.groups.sync.interval.ms must be positive, but got -5"),
-                bad.validateSettings());
+                Optional.empty(), MirrorDefinition.State.ACTIVE, Optional.empty());
+        assertEquals(Optional.of("Invalid value -5 for configuration mirror.groups.sync.interval.ms: Value must be at "
+                + "least 1"), bad.validateSettings());
+        assertEquals(30_000L, d.metadataRefreshIntervalMs());
+        MirrorDefinition badRefresh = new MirrorDefinition("m", Map.of("mirror.metadata.refresh.interval.ms", "soon"),
+                Optional.empty(), MirrorDefinition.State.ACTIVE, Optional.empty());
+        assertEquals(Optional.of("Invalid value soon for configuration mirror.metadata.refresh.interval.ms: Not a "
+                + "number of type LONG"), badRefresh.validateSettings());
     }
 }

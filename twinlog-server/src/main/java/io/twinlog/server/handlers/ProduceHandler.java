@@ -1,5 +1,6 @@
 package io.twinlog.server.handlers;
 
+import io.twinlog.common.mirror.MirrorPartitionState;
 import io.twinlog.controller.metadata.MetadataImage;
 import io.twinlog.controller.metadata.TopicImage;
 import io.twinlog.protocol.Request;
@@ -130,8 +131,8 @@ public final class ProduceHandler implements RequestHandler {
             return java.util.Optional.empty();
         }
         io.twinlog.controller.metadata.MirrorImage.MirrorPartition mp = image.mirrors().partitions().get(tp);
-        String state = mp == null ? "UNKNOWN" : mp.state();
-        if (state.equals("STOPPED")) {
+        MirrorPartitionState state = mp == null ? MirrorPartitionState.UNKNOWN : mp.state();
+        if (state == MirrorPartitionState.STOPPED) {
             return java.util.Optional.empty();
         }
         return java.util.Optional.of("Topic '" + tp.topic() + "' is a mirror topic of cluster mirror '" + mt.mirror()

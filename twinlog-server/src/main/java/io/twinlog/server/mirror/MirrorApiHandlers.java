@@ -3,6 +3,7 @@ package io.twinlog.server.mirror;
 import io.twinlog.clients.mirror.MirrorApi;
 import io.twinlog.clients.mirror.MirrorErrors;
 import io.twinlog.clients.mirror.MirrorMessages;
+import io.twinlog.common.mirror.DesiredMirrorState;
 import io.twinlog.controller.metadata.MirrorImage;
 import io.twinlog.controller.metadata.PartitionImage;
 import io.twinlog.controller.metadata.TopicImage;
@@ -74,7 +75,7 @@ public final class MirrorApiHandlers {
             return error(MirrorApi.CREATE_CLUSTER_MIRROR, Errors.INVALID_CONFIG.code(),
                     "The mirror needs the source's bootstrap.servers");
         }
-        MirrorDefinition draft = new MirrorDefinition(name, configs, Optional.empty(), MirrorDefinition.STATE_ACTIVE,
+        MirrorDefinition draft = new MirrorDefinition(name, configs, Optional.empty(), MirrorDefinition.State.ACTIVE,
                 Optional.empty());
         Optional<String> badRegex = MirrorDefinition.validatePatterns(draft.allPatterns());
         if (badRegex.isPresent()) {
@@ -99,7 +100,7 @@ public final class MirrorApiHandlers {
             // The mirror may be set up before its source is reachable; the ID is recorded at first contact.
             log.info("Cluster mirror {}: source {} not reachable at creation ({}); its cluster ID will be recorded "
                     + "at first contact", name, bootstrap, e.toString());
-            definition = draft.withState(MirrorDefinition.STATE_ACTIVE,
+            definition = draft.withState(MirrorDefinition.State.ACTIVE,
                     Optional.of("Source not reachable yet: " + MirrorApiRegistration.rootMessage(e)));
         }
         try {
@@ -173,7 +174,7 @@ public final class MirrorApiHandlers {
         }
         List<String> active = new ArrayList<>();
         store.topics(name).forEach((topic, desired) -> {
-            if (!"STOPPED".equals(desired)) {
+            if (desired != DesiredMirrorState.STOPPED) {
                 active.add(topic);
             }
         });
@@ -190,12 +191,12 @@ public final class MirrorApiHandlers {
         Struct response = MirrorMessages.response(MirrorApi.LIST_CLUSTER_MIRRORS, Errors.NONE.code(), null);
         List<Struct> mirrors = new ArrayList<>();
         for (MirrorDefinition m : store.list()) {
-            Map<String, String> topics = store.topics(m.name());
+            Map<String, DesiredMirrorState> topics = store.topics(m.name());
             Struct s = MirrorMessages.element(response, "mirrors");
             s.set("mirror_name", m.name());
             s.set("source_bootstrap", m.sourceBootstrap());
             s.set("source_cluster_id", m.sourceClusterId().orElse(null));
-            s.set("state", m.state());
+            s.set("state", m.state().name());
             s.set("topic_count", topics.size());
             s.set("topic_names", includeTopics ? topics.keySet().toArray() : new Object[0]);
             mirrors.add(s);
@@ -236,7 +237,7 @@ public final class MirrorApiHandlers {
             MirrorDefinition d = m.get();
             s.set("error_code", Errors.NONE.code());
             s.set("error_message", null);
-            s.set("state", d.state());
+            s.set("state", d.state().name());
             s.set("state_reason", d.stateReason().orElse(null));
             s.set("source_bootstrap", d.sourceBootstrap());
             s.set("source_cluster_id", d.sourceClusterId().orElse(null));
@@ -253,13 +254,13 @@ public final class MirrorApiHandlers {
             s.set("include_patterns", d.includePatterns().toArray());
             s.set("exclude_patterns", d.excludePatterns().toArray());
             List<Struct> topics = new ArrayList<>();
-            for (Map.Entry<String, String> t : store.topics(name).entrySet()) {
+            for (Map.Entry<String, DesiredMirrorState> t : store.topics(name).entrySet()) {
                 Struct ts = MirrorMessages.element(s, "topics");
                 ts.set("topic_name", t.getKey());
                 Optional<TopicImage> ti = metadata.image().topic(t.getKey());
                 ts.set("topic_id", ti.map(TopicImage::topicId)
                         .orElse(Uuid.ZERO_UUID));
-                ts.set("desired_state", t.getValue());
+                ts.set("desired_state", t.getValue().name());
                 List<Struct> partitions = new ArrayList<>();
                 if (ti.isPresent()) {
                     for (PartitionImage p : ti.get().partitions().values()) {

@@ -5,10 +5,10 @@ import io.twinlog.controller.metadata.MetadataImage;
 import io.twinlog.controller.metadata.MirrorImage;
 import io.twinlog.controller.metadata.TopicImage;
 import io.twinlog.controller.zk.MetadataWatcher;
-import io.twinlog.mirror.DesiredMirrorState;
+import io.twinlog.common.mirror.DesiredMirrorState;
 import io.twinlog.mirror.LastMirroredTruncation;
 import io.twinlog.mirror.MirrorPartitionSink;
-import io.twinlog.mirror.MirrorPartitionState;
+import io.twinlog.common.mirror.MirrorPartitionState;
 import io.twinlog.mirror.fetcher.MirrorFetchListener;
 import io.twinlog.mirror.fetcher.MirrorFetcherThread;
 import io.twinlog.mirror.partition.EpochHistory;
@@ -162,7 +162,7 @@ public final class MirrorManager implements AutoCloseable {
                 continue;
             }
             Optional<String> clusterIdProblem = checkSourceClusterId(def);
-            DesiredMirrorState desired = DesiredMirrorState.valueOf(mt.desiredState());
+            DesiredMirrorState desired = mt.desired();
             for (Integer p : t.get().partitions().keySet()) {
                 TopicPartition tp = new TopicPartition(topic, p);
                 Optional<Partition> partition = replicaManager.partition(tp);
@@ -201,7 +201,7 @@ public final class MirrorManager implements AutoCloseable {
         if (def.sourceClusterId().isEmpty()) {
             try {
                 if (store.update(def, def.withSourceClusterId(seen.get())
-                        .withState(MirrorDefinition.STATE_ACTIVE, Optional.empty()))) {
+                        .withState(MirrorDefinition.State.ACTIVE, Optional.empty()))) {
                     log.info("[Mirror {}] recorded the source cluster ID {} at first contact", def.name(), seen.get());
                 }
             } catch (Exception e) {
@@ -212,9 +212,9 @@ public final class MirrorManager implements AutoCloseable {
         if (!def.sourceClusterId().get().equals(seen.get())) {
             String reason = "The source cluster ID changed from " + def.sourceClusterId().get() + " to " + seen.get()
                     + " (" + def.sourceBootstrap() + " is now another cluster); mirroring stopped";
-            if (!MirrorDefinition.STATE_FAILED.equals(def.state())) {
+            if (def.state() != MirrorDefinition.State.FAILED) {
                 try {
-                    store.update(def, def.withState(MirrorDefinition.STATE_FAILED, Optional.of(reason)));
+                    store.update(def, def.withState(MirrorDefinition.State.FAILED, Optional.of(reason)));
                     log.error("[Mirror {}] {}", def.name(), reason);
                 } catch (Exception e) {
                     log.warn("[Mirror {}] could not record the failure: {}", def.name(), e.toString());
@@ -447,7 +447,7 @@ public final class MirrorManager implements AutoCloseable {
                 return;
             }
             try {
-                run(tp, p.get(), def, DesiredMirrorState.valueOf(mt.desiredState()), event, Optional.empty());
+                run(tp, p.get(), def, mt.desired(), event, Optional.empty());
             } catch (Exception e) {
                 log.warn("[Mirror {} {}] could not record a fetcher event: {}", def.name(), tp, e.toString());
             }

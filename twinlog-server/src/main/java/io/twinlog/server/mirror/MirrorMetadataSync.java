@@ -1,5 +1,6 @@
 package io.twinlog.server.mirror;
 
+import io.twinlog.common.mirror.DesiredMirrorState;
 import io.twinlog.controller.Controller;
 import io.twinlog.controller.metadata.MirrorImage;
 import io.twinlog.controller.metadata.TopicImage;
@@ -30,14 +31,13 @@ import java.util.regex.Pattern;
  * Keeps each mirror's topics in step with its source, on the controller broker only (one writer): new source
  * topics matching the mirror's include patterns (and no exclude pattern) start mirroring by themselves, partition
  * increases on the source are followed, and source topic config changes are copied (local-only configs excepted),
- * every {@value #REFRESH_INTERVAL_KEY} ms (default {@value #DEFAULT_REFRESH_INTERVAL_MS}). On the same thread, at
- * each mirror's own interval, {@link MirrorGroupOffsetSync} copies consumer group offsets from the source.
+ * every {@code mirror.metadata.refresh.interval.ms} (default 30 s). On the same thread, at each mirror's own
+ * interval, {@link MirrorGroupOffsetSync} copies consumer group offsets from the source. One mirror's failure does
+ * not hold the others.
  *
  * <p>Threading: one scheduler thread; each pass is bounded by the source admin timeouts.
  */
 public final class MirrorMetadataSync implements AutoCloseable {
-    public static final String REFRESH_INTERVAL_KEY = "mirror.metadata.refresh.interval.ms";
-    static final long DEFAULT_REFRESH_INTERVAL_MS = 30_000;
     private static final Logger log = LoggerFactory.getLogger(MirrorMetadataSync.class);
     private static final int SOURCE_TIMEOUT_MS = 15_000;
     private static final long TICK_MS = 1_000;
@@ -76,31 +76,37 @@ public final class MirrorMetadataSync implements AutoCloseable {
         if (!controller.isActive()) {
             return;
         }
+        List<MirrorDefinition> definitions;
         try {
-            for (MirrorDefinition def : store.list()) {
-                long interval = Long.parseLong(def.configs().getOrDefault(REFRESH_INTERVAL_KEY,
-                        Long.toString(DEFAULT_REFRESH_INTERVAL_MS)));
+            definitions = store.list();
+        } catch (Exception e) {
+            log.warn("Mirror metadata sync could not list the mirrors: {}", e.toString());
+            return;
+        }
+        for (MirrorDefinition def : definitions) {
+            if (def.state() == MirrorDefinition.State.FAILED) {
+                continue;
+            }
+            try {
                 long now = System.currentTimeMillis();
-                if (MirrorDefinition.STATE_FAILED.equals(def.state())) {
-                    continue;
-                }
-                if (now - lastSyncMs.getOrDefault(def.name(), 0L) >= interval) {
+                if (now - lastSyncMs.getOrDefault(def.name(), 0L) >= def.metadataRefreshIntervalMs()) {
                     lastSyncMs.put(def.name(), now);
                     sync(def);
                 }
                 groupOffsets.maybeSync(def);
+            } catch (Exception e) {
+                // one mirror's failure (a setting stored before it was validated, say) does not hold the others
+                log.warn("[Mirror {}] metadata sync failed: {}", def.name(), e.toString());
             }
-        } catch (Exception e) {
-            log.warn("Mirror metadata sync failed: {}", e.toString());
         }
     }
 
     private void sync(MirrorDefinition def) {
         try (Admin source = SourceClusters.admin(def, SOURCE_TIMEOUT_MS)) {
-            Map<String, String> mirrored = store.topics(def.name());
+            Map<String, DesiredMirrorState> mirrored = store.topics(def.name());
             discover(def, source, mirrored);
-            for (Map.Entry<String, String> t : mirrored.entrySet()) {
-                if (!t.getValue().equals("STOPPED")) {
+            for (Map.Entry<String, DesiredMirrorState> t : mirrored.entrySet()) {
+                if (t.getValue() != DesiredMirrorState.STOPPED) {
                     followPartitionsAndConfigs(def, source, t.getKey());
                 }
             }
@@ -110,7 +116,7 @@ public final class MirrorMetadataSync implements AutoCloseable {
     }
 
     /** Starts source topics that match the include patterns and are not mirrored yet. */
-    private void discover(MirrorDefinition def, Admin source, Map<String, String> mirrored) throws Exception {
+    private void discover(MirrorDefinition def, Admin source, Map<String, DesiredMirrorState> mirrored) throws Exception {
         List<String> include = def.includePatterns();
         if (include.isEmpty()) {
             return;

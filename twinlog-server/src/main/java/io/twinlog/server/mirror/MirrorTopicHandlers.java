@@ -3,11 +3,12 @@ package io.twinlog.server.mirror;
 import io.twinlog.clients.mirror.MirrorApi;
 import io.twinlog.clients.mirror.MirrorErrors;
 import io.twinlog.clients.mirror.MirrorMessages;
+import io.twinlog.common.mirror.DesiredMirrorState;
+import io.twinlog.common.mirror.MirrorPartitionState;
 import io.twinlog.controller.metadata.MetadataImage;
 import io.twinlog.controller.metadata.MirrorImage;
 import io.twinlog.controller.metadata.TopicImage;
 import io.twinlog.controller.zk.MetadataWatcher;
-import io.twinlog.mirror.MirrorPartitionState;
 import io.twinlog.mirror.store.MirrorDefinition;
 import io.twinlog.mirror.store.MirrorPartitionRecord;
 import io.twinlog.mirror.store.MirrorStore;
@@ -86,11 +87,11 @@ public final class MirrorTopicHandlers implements AutoCloseable {
         MirrorApiRegistration.addAsync(registry, MirrorApi.START_MIRROR_TOPICS,
                 req -> onAdminThread(MirrorApi.START_MIRROR_TOPICS, () -> start(req), answer -> answer));
         MirrorApiRegistration.addAsync(registry, MirrorApi.STOP_MIRROR_TOPICS,
-                req -> setDesired(MirrorApi.STOP_MIRROR_TOPICS, req, "STOPPED"));
+                req -> setDesired(MirrorApi.STOP_MIRROR_TOPICS, req, DesiredMirrorState.STOPPED));
         MirrorApiRegistration.addAsync(registry, MirrorApi.PAUSE_MIRROR_TOPICS,
-                req -> setDesired(MirrorApi.PAUSE_MIRROR_TOPICS, req, "PAUSED"));
+                req -> setDesired(MirrorApi.PAUSE_MIRROR_TOPICS, req, DesiredMirrorState.PAUSED));
         MirrorApiRegistration.addAsync(registry, MirrorApi.RESUME_MIRROR_TOPICS,
-                req -> setDesired(MirrorApi.RESUME_MIRROR_TOPICS, req, "MIRRORING"));
+                req -> setDesired(MirrorApi.RESUME_MIRROR_TOPICS, req, DesiredMirrorState.MIRRORING));
     }
 
     /**
@@ -172,7 +173,7 @@ public final class MirrorTopicHandlers implements AutoCloseable {
                     + "' cannot be mirrored; consumer group offsets are synced by the mirror instead");
         }
         MirrorImage.MirrorTopic existing = metadata.image().mirrors().topics().get(topic);
-        if (existing != null && !existing.mirror().equals(mirror) && !existing.desiredState().equals("STOPPED")) {
+        if (existing != null && !existing.mirror().equals(mirror) && existing.desired() != DesiredMirrorState.STOPPED) {
             return new TopicResult(MirrorErrors.TOPIC_ALREADY_IN_CLUSTER_MIRROR.code, "Topic '" + topic
                     + "' is mirrored by cluster mirror '" + existing.mirror() + "'");
         }
@@ -206,24 +207,24 @@ public final class MirrorTopicHandlers implements AutoCloseable {
                     configs, defaultPartitions, (short) Math.min(defaultReplicationFactor,
                             Math.max(1, metadata.image().brokers().size())));
             // the desired state goes first, so the partitions' first leaders already keep the source's epochs
-            store.setTopic(mirror, topic, "MIRRORING");
+            store.setTopic(mirror, topic, DesiredMirrorState.MIRRORING);
             topicAdmin.create(topicAdmin.withTopicId(plan, sourceTopic.topicId()));
             log.info("Mirror {}: created mirror topic {} with the source's topic ID {}, {} partitions, configs {}",
                     mirror, topic, sourceTopic.topicId(), sourceTopic.partitions().size(), configs);
         } else {
-            store.setTopic(mirror, topic, "MIRRORING");
+            store.setTopic(mirror, topic, DesiredMirrorState.MIRRORING);
         }
         return TopicResult.OK;
     }
 
-    private CompletableFuture<Struct> setDesired(MirrorApi api, Struct req, String desired) {
+    private CompletableFuture<Struct> setDesired(MirrorApi api, Struct req, DesiredMirrorState desired) {
         return onAdminThread(api, () -> setDesiredNow(api, req, desired), answer -> new Outcome(answer, null))
                 .thenCompose(o -> o.stopping() == null ? CompletableFuture.completedFuture(o.answer())
                         : awaitStopped(api, o.stopping()));
     }
 
     /** Sets the desired state of the matching topics (on the admin thread). */
-    private Outcome setDesiredNow(MirrorApi api, Struct req, String desired) throws Exception {
+    private Outcome setDesiredNow(MirrorApi api, Struct req, DesiredMirrorState desired) throws Exception {
         String name = req.getString("mirror_name");
         if (store.get(name).isEmpty()) {
             return new Outcome(topLevel(api, MirrorErrors.UNKNOWN_CLUSTER_MIRROR.code, "No cluster mirror named '"
@@ -234,7 +235,7 @@ public final class MirrorTopicHandlers implements AutoCloseable {
         if (bad.isPresent()) {
             return new Outcome(topLevel(api, Errors.INVALID_REGULAR_EXPRESSION.code(), bad.get()), null);
         }
-        Map<String, String> mirrorTopics = store.topics(name);
+        Map<String, DesiredMirrorState> mirrorTopics = store.topics(name);
         Set<String> wanted = new LinkedHashSet<>(strings(req.getArray("topics")));
         for (String t : mirrorTopics.keySet()) {
             if (patterns.stream().anyMatch(p -> Pattern.matches(p, t))) {
@@ -243,14 +244,15 @@ public final class MirrorTopicHandlers implements AutoCloseable {
         }
         Map<String, TopicResult> results = new LinkedHashMap<>();
         for (String topic : wanted) {
-            String current = mirrorTopics.get(topic);
+            DesiredMirrorState current = mirrorTopics.get(topic);
             if (current == null) {
                 results.put(topic, new TopicResult(MirrorErrors.TOPIC_NOT_IN_CLUSTER_MIRROR.code, "Topic '" + topic
                         + "' is not mirrored by cluster mirror '" + name + "'"));
-            } else if (desired.equals("MIRRORING") && !current.equals("PAUSED") && !current.equals("MIRRORING")) {
+            } else if (desired == DesiredMirrorState.MIRRORING && current != DesiredMirrorState.PAUSED
+                    && current != DesiredMirrorState.MIRRORING) {
                 results.put(topic, new TopicResult(MirrorErrors.MIRROR_TOPIC_NOT_PAUSED.code, "Topic '" + topic
                         + "' is " + current + ", not paused; start it again to mirror it"));
-            } else if (desired.equals("PAUSED") && current.equals("STOPPED")) {
+            } else if (desired == DesiredMirrorState.PAUSED && current == DesiredMirrorState.STOPPED) {
                 results.put(topic, new TopicResult(MirrorErrors.MIRROR_TOPIC_BEING_STOPPED.code, "Topic '" + topic
                         + "' is stopped (failed over)"));
             } else {
@@ -258,7 +260,7 @@ public final class MirrorTopicHandlers implements AutoCloseable {
                 results.put(topic, TopicResult.OK);
             }
         }
-        if (desired.equals("STOPPED")) {
+        if (desired == DesiredMirrorState.STOPPED) {
             return new Outcome(null, results);
         }
         return new Outcome(topicsResponse(api, results), null);

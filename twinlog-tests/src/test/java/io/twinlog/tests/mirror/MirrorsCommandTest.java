@@ -184,7 +184,12 @@ class MirrorsCommandTest {
                 "--groups-exclude", "app[").assertErrorStartsWith("INVALID_REGULAR_EXPRESSION: ");
         mirrors("--create", "--mirror", "bad-interval", "--source-bootstrap-server", source.bootstrapServers(),
                 "--source-config", "mirror.groups.sync.interval.ms=often")
-                .assertErrorStartsWith("INVALID_CONFIG: mirror.groups.sync.interval.ms must be a number");
+                .assertErrorStartsWith("INVALID_CONFIG: Invalid value often for configuration "
+                        + "mirror.groups.sync.interval.ms: Not a number of type LONG");
+        mirrors("--create", "--mirror", "bad-refresh", "--source-bootstrap-server", source.bootstrapServers(),
+                "--source-config", "mirror.metadata.refresh.interval.ms=0")
+                .assertErrorStartsWith("INVALID_CONFIG: Invalid value 0 for configuration "
+                        + "mirror.metadata.refresh.interval.ms: Value must be at least 1");
         mirrors("--describe", "--mirror", "nope").assertError("UNKNOWN_CLUSTER_MIRROR: No cluster mirror named 'nope'");
         mirrors("--delete", "--mirror", "nope").assertError("UNKNOWN_CLUSTER_MIRROR: No cluster mirror named 'nope'");
         mirrors("--list", "--mirror", "nope").assertError("UNKNOWN_CLUSTER_MIRROR: No cluster mirror named 'nope'");
