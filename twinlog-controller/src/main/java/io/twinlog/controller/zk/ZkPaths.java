@@ -26,6 +26,8 @@ public final class ZkPaths {
     public static final String CONTROLLER_EPOCH = "/controller_epoch";
     public static final String MIRRORS = "/mirrors";
     public static final String MIRROR_STATES = "/mirror_states";
+    /** Mirror partitions' progress (source high watermark, destination log end): written often, watched by none. */
+    public static final String MIRROR_PROGRESS = "/mirror_progress";
 
     private ZkPaths() {
     }
@@ -52,6 +54,10 @@ public final class ZkPaths {
 
     public static String mirrorState(String topic, int partition) {
         return MIRROR_STATES + "/" + topic + "/" + partition;
+    }
+
+    public static String mirrorProgress(String topic, int partition) {
+        return MIRROR_PROGRESS + "/" + topic + "/" + partition;
     }
 
     public static String topicConfig(String topic) {

@@ -2,7 +2,9 @@ package io.twinlog.mirror.store;
 
 import io.twinlog.common.mirror.DesiredMirrorState;
 import io.twinlog.controller.zk.Json;
+import io.twinlog.controller.zk.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.data.Stat;
 import org.slf4j.Logger;
@@ -201,6 +203,38 @@ public final class MirrorStore {
     }
 
     /** The group sync records of a mirror, by group ID (empty before the first sync). */
+    /**
+     * Records how far a mirror partition has got (by its destination leader, at most every few seconds and at each
+     * state change) under {@code /mirror_progress}, which no broker watches: progress must not rebuild every
+     * broker's metadata image.
+     */
+    public void writeProgress(TopicPartition tp, MirrorProgress progress) throws Exception {
+        String path = ZkPaths.mirrorProgress(tp.topic(), tp.partition());
+        byte[] data = Json.encode(Map.of("version", 1, "sourceHighWatermark", progress.sourceHighWatermark(),
+                "destinationLogEndOffset", progress.destinationLogEndOffset()));
+        try {
+            zk.setData().forPath(path, data);
+        } catch (KeeperException.NoNodeException e) {
+            try {
+                zk.create().creatingParentsIfNeeded().forPath(path, data);
+            } catch (KeeperException.NodeExistsException raced) {
+                zk.setData().forPath(path, data);
+            }
+        }
+    }
+
+    /** A mirror partition's last recorded progress, if its leader has recorded any. */
+    public Optional<MirrorProgress> progress(TopicPartition tp) throws Exception {
+        try {
+            Map<String, Object> json = Json.decode(zk.getData().forPath(ZkPaths.mirrorProgress(tp.topic(),
+                    tp.partition())), tp.toString());
+            return Optional.of(new MirrorProgress(((Number) json.get("sourceHighWatermark")).longValue(),
+                    ((Number) json.get("destinationLogEndOffset")).longValue()));
+        } catch (KeeperException.NoNodeException e) {
+            return Optional.empty();
+        }
+    }
+
     public Map<String, GroupSyncRecord> groupSyncs(String name) throws Exception {
         Map<String, GroupSyncRecord> out = new TreeMap<>();
         List<String> nodes;

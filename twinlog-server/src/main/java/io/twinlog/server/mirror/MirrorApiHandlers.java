@@ -293,9 +293,9 @@ public final class MirrorApiHandlers {
     }
 
     /**
-     * One partition's state and progress, all from its durable record: the source high watermark and the log end
-     * its destination leader last recorded (at every state change, and at most every 5 s while they move), so every
-     * broker answers the same, whichever replica it holds or how far that replica has got.
+     * One partition's state and progress, as its destination leader last recorded them: the state record, and the
+     * source high watermark and log end under {@code /mirror_progress} (at every state change, and at most every
+     * 5 s while they move), so every broker answers the same, whichever replica it holds or how far it has got.
      */
     private Struct describePartition(Struct topicStruct, TopicPartition tp, PartitionImage image) {
         Struct ps = MirrorMessages.element(topicStruct, "partitions");
@@ -303,7 +303,7 @@ public final class MirrorApiHandlers {
         MirrorPartitionRecord rec = mp == null
                 ? MirrorPartitionRecord.initial(-1)
                 : MirrorPartitionRecord.fromJson(mp.json());
-        MirrorProgress progress = rec.progress();
+        MirrorProgress progress = progress(tp, rec);
         ps.set("partition_index", tp.partition());
         ps.set("state", rec.state().name());
         ps.set("source_log_end_offset", progress.sourceHighWatermark());
@@ -316,6 +316,16 @@ public final class MirrorApiHandlers {
         ps.set("out_of_sync_replicas", image.replicas().stream()
                 .filter(r -> !image.isr().contains(r)).toArray());
         return ps;
+    }
+
+    /** The progress the leader last recorded (its own node, else what the state record carries). */
+    private MirrorProgress progress(TopicPartition tp, MirrorPartitionRecord rec) {
+        try {
+            return store.progress(tp).orElse(rec.progress());
+        } catch (Exception e) {
+            log.warn("Could not read the progress of mirror partition {}: {}", tp, e.toString());
+            return rec.progress();
+        }
     }
 
     /**

@@ -372,14 +372,26 @@ public final class MirrorManager implements AutoCloseable {
         return peer;
     }
 
-    /** Writes a decision's record (version-checked) and logs it; the new version, or -1 if it changed meanwhile. */
+    /**
+     * Writes a decision's record (version-checked) and logs it; the new version, or -1 if it changed meanwhile.
+     * Progress goes to its own unwatched node: a progress-only decision leaves the watched record alone (every
+     * broker's image would be rebuilt for it), and a state change refreshes the progress node too, so describe
+     * reads one place that is always the latest.
+     */
     private int write(TopicPartition tp, Partition partition, MirrorDefinition def, VersionedRecord from,
                       MirrorDecision d) throws Exception {
         MirrorPartitionRecord to = d.write().get();
+        if (d.progressOnly() && from.version() >= 0) {
+            store.writeProgress(tp, to.progress());
+            return from.version();
+        }
         int version = writer.write(tp, to, from.version());
         if (version < 0) {
             log.info("[Mirror {} {}] state record changed concurrently; re-reading", def.name(), tp);
             return version;
+        }
+        if (!to.progress().equals(from.record().progress()) || from.version() < 0) {
+            store.writeProgress(tp, to.progress());
         }
         MirrorPartitionState fromState = from.record().state();
         if (d.progressOnly()) {

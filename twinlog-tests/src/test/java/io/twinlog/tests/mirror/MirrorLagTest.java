@@ -86,10 +86,13 @@ class MirrorLagTest {
             Waits.waitUntil("the follower holds all 200 records", () -> logEnd(destination, follower, TP) == 200);
             MirrorInvariants.awaitMirrored(source, destination, TP);
 
+            int recordVersion = stateRecordVersion(destination, leader);
             destination.cutNetwork(leader, follower);
             produce(source, 300);
             awaitReported(destination, leader, 500, 500, 0);
             awaitReported(destination, follower, 500, 500, 0);
+            assertEquals(recordVersion, stateRecordVersion(destination, leader),
+                    "progress alone does not rewrite the state record every broker watches");
             assertEquals(200, logEnd(destination, follower, TP), "the cut follower has not moved");
             // out of the ISR once it has lagged replica.lag.time.max.ms: describe names it, from any broker
             Waits.waitFor("describe names the cut follower out of sync", () -> partition(mirrors),
@@ -100,6 +103,11 @@ class MirrorLagTest {
                     p -> p.outOfSyncReplicas().isEmpty());
             MirrorInvariants.awaitMirrored(source, destination, TP); // the cut follower caught up batch for batch
         }
+    }
+
+    /** The ZooKeeper version of the partition's mirror state record, as broker {@code id}'s image has it. */
+    private static int stateRecordVersion(TestCluster cluster, int id) {
+        return cluster.broker(id).metadata().image().mirrors().partitions().get(TP).version();
     }
 
     private static int leaderOf(TestCluster cluster, TopicPartition tp) {
