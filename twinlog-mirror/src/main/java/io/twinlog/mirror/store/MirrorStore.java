@@ -189,8 +189,11 @@ public final class MirrorStore {
 
     /** Records a group's last sync (replacing the previous record). */
     public void recordGroupSync(String name, GroupSyncRecord record) throws Exception {
-        String path = groupsPath(name) + "/" + groupNode(record.groupId());
-        byte[] data = Json.encode(record.toJson());
+        put(groupsPath(name) + "/" + groupNode(record.groupId()), Json.encode(record.toJson()));
+    }
+
+    /** Writes {@code data} at {@code path}, creating the node (and its parents) if it does not exist yet. */
+    private void put(String path, byte[] data) throws Exception {
         try {
             zk.setData().forPath(path, data);
         } catch (KeeperException.NoNodeException e) {
@@ -202,25 +205,15 @@ public final class MirrorStore {
         }
     }
 
-    /** The group sync records of a mirror, by group ID (empty before the first sync). */
     /**
      * Records how far a mirror partition has got (by its destination leader, at most every few seconds and at each
      * state change) under {@code /mirror_progress}, which no broker watches: progress must not rebuild every
      * broker's metadata image.
      */
     public void writeProgress(TopicPartition tp, MirrorProgress progress) throws Exception {
-        String path = ZkPaths.mirrorProgress(tp.topic(), tp.partition());
-        byte[] data = Json.encode(Map.of("version", 1, "sourceHighWatermark", progress.sourceHighWatermark(),
-                "destinationLogEndOffset", progress.destinationLogEndOffset()));
-        try {
-            zk.setData().forPath(path, data);
-        } catch (KeeperException.NoNodeException e) {
-            try {
-                zk.create().creatingParentsIfNeeded().forPath(path, data);
-            } catch (KeeperException.NodeExistsException raced) {
-                zk.setData().forPath(path, data);
-            }
-        }
+        put(ZkPaths.mirrorProgress(tp.topic(), tp.partition()), Json.encode(Map.of("version", 1,
+                "sourceHighWatermark", progress.sourceHighWatermark(),
+                "destinationLogEndOffset", progress.destinationLogEndOffset())));
     }
 
     /** A mirror partition's last recorded progress, if its leader has recorded any. */
@@ -235,6 +228,7 @@ public final class MirrorStore {
         }
     }
 
+    /** The group sync records of a mirror, by group ID (empty before the first sync). */
     public Map<String, GroupSyncRecord> groupSyncs(String name) throws Exception {
         Map<String, GroupSyncRecord> out = new TreeMap<>();
         List<String> nodes;
