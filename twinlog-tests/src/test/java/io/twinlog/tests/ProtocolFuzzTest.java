@@ -1,5 +1,6 @@
 package io.twinlog.tests;
 
+import io.twinlog.clients.mirror.MirrorApi;
 import io.twinlog.testkit.RawKafkaConnection;
 import io.twinlog.testkit.TestCluster;
 import io.twinlog.testkit.Waits;
@@ -291,7 +292,7 @@ class ProtocolFuzzTest {
         short apiKey;
         do {
             apiKey = (short) random.nextInt(1 << 16);
-        } while (ApiKeys.hasId(apiKey));
+        } while (ApiKeys.hasId(apiKey) || MirrorApi.forId(apiKey).isPresent()); // Twinlog's own keys are known too
         short version = (short) random.nextInt(1 << 16);
         int correlationId = random.nextInt(Integer.MAX_VALUE);
         boolean flexible = random.nextBoolean();
