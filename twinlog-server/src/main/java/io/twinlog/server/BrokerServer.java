@@ -9,6 +9,7 @@ import io.twinlog.controller.zk.EmbeddedZooKeeper;
 import io.twinlog.controller.zk.MetadataStore;
 import io.twinlog.controller.zk.MetadataWatcher;
 import io.twinlog.group.GroupCoordinatorHost;
+import io.twinlog.mirror.store.MirrorStore;
 import io.twinlog.protocol.AdminExecutor;
 import io.twinlog.protocol.ApiRegistry;
 import io.twinlog.protocol.RequestChannel;
@@ -16,20 +17,18 @@ import io.twinlog.protocol.RequestHandlerPool;
 import io.twinlog.protocol.SocketServer;
 import io.twinlog.replication.ReplicaFetcherManager;
 import io.twinlog.replication.ReplicaManager;
-import io.twinlog.server.mirror.MirrorTopicHandlers;
 import io.twinlog.server.controller.AlterPartitionManager;
 import io.twinlog.server.controller.ControllerChannel;
 import io.twinlog.server.handlers.AclsHandler;
 import io.twinlog.server.handlers.AlterConfigsHandler;
 import io.twinlog.server.handlers.AlterPartitionHandler;
-import org.apache.kafka.common.Node;
 import io.twinlog.server.handlers.ApiVersionsHandler;
 import io.twinlog.server.handlers.BrokerContext;
 import io.twinlog.server.handlers.CreatePartitionsHandler;
 import io.twinlog.server.handlers.CreateTopicsHandler;
+import io.twinlog.server.handlers.DeleteRecordsHandler;
 import io.twinlog.server.handlers.DeleteTopicsHandler;
 import io.twinlog.server.handlers.DescribeClusterHandler;
-import io.twinlog.server.handlers.DeleteRecordsHandler;
 import io.twinlog.server.handlers.DescribeConfigsHandler;
 import io.twinlog.server.handlers.DescribeLogDirsHandler;
 import io.twinlog.server.handlers.ElectLeadersHandler;
@@ -44,12 +43,17 @@ import io.twinlog.server.handlers.group.GroupApis;
 import io.twinlog.server.metadata.PartitionApplier;
 import io.twinlog.server.metadata.TopicAdmin;
 import io.twinlog.server.metadata.TopicConfigs;
+import io.twinlog.server.mirror.MirrorApiHandlers;
+import io.twinlog.server.mirror.MirrorManager;
+import io.twinlog.server.mirror.MirrorMetadataSync;
+import io.twinlog.server.mirror.MirrorTopicHandlers;
 import io.twinlog.storage.LogStore;
 import io.twinlog.storage.LogStoreConfig;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.retry.ExponentialBackoffRetry;
+import org.apache.kafka.common.Node;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.utils.Time;
@@ -94,13 +98,13 @@ public final class BrokerServer implements AutoCloseable {
     private volatile Controller controller;
     private volatile ControllerChannel controllerChannel;
     private volatile AlterPartitionManager alterPartitionManager;
-    private volatile io.twinlog.server.mirror.MirrorManager mirrorManager;
+    private volatile MirrorManager mirrorManager;
     private volatile MirrorTopicHandlers mirrorTopicHandlers;
     private volatile ProducerIdManager producerIds;
     private volatile AdminExecutor adminExecutor;
     private volatile GroupCoordinatorHost groupCoordinator;
     private volatile GroupApis groupApis;
-    private volatile io.twinlog.server.mirror.MirrorMetadataSync mirrorMetadataSync;
+    private volatile MirrorMetadataSync mirrorMetadataSync;
     private final List<SocketServer> socketServers = new java.util.concurrent.CopyOnWriteArrayList<>();
     private final Map<String, Integer> boundPorts = new LinkedHashMap<>();
     private BrokerRegistration registration;
@@ -179,15 +183,15 @@ public final class BrokerServer implements AutoCloseable {
         AlterConfigsHandler alterConfigs = new AlterConfigsHandler(ctx);
         ReassignmentsHandler reassignments = new ReassignmentsHandler(ctx, controller, controllerChannel);
         ApiRegistry.Builder registryBuilder = ApiRegistry.builder();
-        io.twinlog.mirror.store.MirrorStore mirrorStore = new io.twinlog.mirror.store.MirrorStore(zk);
-        mirrorManager = new io.twinlog.server.mirror.MirrorManager(config.brokerId(), mirrorStore, zk, watcher,
+        MirrorStore mirrorStore = new MirrorStore(zk);
+        mirrorManager = new MirrorManager(config.brokerId(), mirrorStore, zk, watcher,
                 replicaManager, config.mirrorStateTimeoutMs(), time);
-        new io.twinlog.server.mirror.MirrorApiHandlers(mirrorStore, watcher)
+        new MirrorApiHandlers(mirrorStore, watcher)
                 .register(registryBuilder);
         mirrorTopicHandlers = new MirrorTopicHandlers(mirrorStore, watcher, topicAdmin, config.numPartitions(),
                 config.defaultReplicationFactor());
         mirrorTopicHandlers.register(registryBuilder);
-        mirrorMetadataSync = new io.twinlog.server.mirror.MirrorMetadataSync(mirrorStore, watcher, topicAdmin,
+        mirrorMetadataSync = new MirrorMetadataSync(mirrorStore, watcher, topicAdmin,
                 mirrorTopicHandlers, controller, config.brokerId());
         groupApis = new GroupApis(groupCoordinator, topicAdmin, watcher::image);
         groupApis.register(registryBuilder);

@@ -81,8 +81,7 @@ public final class ProducerIdManager implements AutoCloseable {
             start = store.allocateProducerIdBlock(brokerId, BLOCK_SIZE);
             log.info("Claimed producer ids {} to {}", start, start + BLOCK_SIZE - 1);
         } catch (Exception e) {
-            log.warn("Could not claim a block of producer ids from ZooKeeper: {}; the next request tries again",
-                    e.toString());
+            log.warn("Could not claim a block of producer ids from ZooKeeper; the next request tries again", e);
         }
         synchronized (this) {
             claiming = false;

@@ -27,6 +27,7 @@ public final class HighWatermarkSampler implements AutoCloseable {
     private final Thread thread;
     private volatile boolean running = true;
     private volatile int samples;
+    private volatile Exception lastSkipped;
 
     private HighWatermarkSampler(TestCluster cluster, TopicPartition tp) {
         this.cluster = cluster;
@@ -48,7 +49,8 @@ public final class HighWatermarkSampler implements AutoCloseable {
                 sampleOnce();
                 samples++;
             } catch (Exception e) {
-                // a broker stopping or a log being replaced between two reads: skip this sample
+                // a broker stopping or a log being replaced between two reads: not a sample, but kept for the report
+                lastSkipped = e;
             }
             try {
                 Thread.sleep(INTERVAL_MS); // sampling period, not a wait for state
@@ -114,7 +116,7 @@ public final class HighWatermarkSampler implements AutoCloseable {
     public void assertNoViolation() {
         close();
         if (samples == 0) {
-            throw new AssertionError("The high watermark of " + tp + " was never sampled");
+            throw new AssertionError("The high watermark of " + tp + " was never sampled", lastSkipped);
         }
         if (!violations.isEmpty()) {
             throw new AssertionError("The high watermark of " + tp + " counted records an ISR member does not hold ("

@@ -323,7 +323,7 @@ public final class MirrorApiHandlers {
         try {
             return store.progress(tp).orElse(rec.progress());
         } catch (Exception e) {
-            log.warn("Could not read the progress of mirror partition {}: {}", tp, e.toString());
+            log.warn("Could not read the progress of mirror partition {}; answering with its state record's", tp, e);
             return rec.progress();
         }
     }

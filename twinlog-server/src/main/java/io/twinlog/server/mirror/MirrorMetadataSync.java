@@ -80,7 +80,7 @@ public final class MirrorMetadataSync implements AutoCloseable {
         try {
             definitions = store.list();
         } catch (Exception e) {
-            log.warn("Mirror metadata sync could not list the mirrors: {}", e.toString());
+            log.warn("Mirror metadata sync could not list the mirrors", e);
             return;
         }
         for (MirrorDefinition def : definitions) {
@@ -96,7 +96,7 @@ public final class MirrorMetadataSync implements AutoCloseable {
                 groupOffsets.maybeSync(def);
             } catch (Exception e) {
                 // one mirror's failure (a setting stored before it was validated, say) does not hold the others
-                log.warn("[Mirror {}] metadata sync failed: {}", def.name(), e.toString());
+                log.warn("[Mirror {}] metadata sync failed", def.name(), e);
             }
         }
     }
