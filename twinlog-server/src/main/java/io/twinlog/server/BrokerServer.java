@@ -9,6 +9,7 @@ import io.twinlog.controller.zk.EmbeddedZooKeeper;
 import io.twinlog.controller.zk.MetadataStore;
 import io.twinlog.controller.zk.MetadataWatcher;
 import io.twinlog.group.GroupCoordinatorHost;
+import io.twinlog.mirror.runtime.MirrorRuntime;
 import io.twinlog.mirror.store.MirrorStore;
 import io.twinlog.protocol.AdminExecutor;
 import io.twinlog.protocol.ApiRegistry;
@@ -43,9 +44,9 @@ import io.twinlog.server.handlers.group.GroupApis;
 import io.twinlog.server.metadata.PartitionApplier;
 import io.twinlog.server.metadata.TopicAdmin;
 import io.twinlog.server.metadata.TopicConfigs;
+import io.twinlog.server.mirror.BrokerMirrorPartitions;
+import io.twinlog.server.mirror.BrokerMirrorTopics;
 import io.twinlog.server.mirror.MirrorApiHandlers;
-import io.twinlog.server.mirror.MirrorManager;
-import io.twinlog.server.mirror.MirrorMetadataSync;
 import io.twinlog.server.mirror.MirrorTopicHandlers;
 import io.twinlog.storage.LogStore;
 import io.twinlog.storage.LogStoreConfig;
@@ -98,13 +99,13 @@ public final class BrokerServer implements AutoCloseable {
     private volatile Controller controller;
     private volatile ControllerChannel controllerChannel;
     private volatile AlterPartitionManager alterPartitionManager;
-    private volatile MirrorManager mirrorManager;
+    private volatile MirrorRuntime mirrorRuntime;
     private volatile MirrorTopicHandlers mirrorTopicHandlers;
+    private volatile MirrorApiHandlers mirrorApiHandlers;
     private volatile ProducerIdManager producerIds;
     private volatile AdminExecutor adminExecutor;
     private volatile GroupCoordinatorHost groupCoordinator;
     private volatile GroupApis groupApis;
-    private volatile MirrorMetadataSync mirrorMetadataSync;
     private final List<SocketServer> socketServers = new java.util.concurrent.CopyOnWriteArrayList<>();
     private final Map<String, Integer> boundPorts = new LinkedHashMap<>();
     private BrokerRegistration registration;
@@ -184,15 +185,15 @@ public final class BrokerServer implements AutoCloseable {
         ReassignmentsHandler reassignments = new ReassignmentsHandler(ctx, controller, controllerChannel);
         ApiRegistry.Builder registryBuilder = ApiRegistry.builder();
         MirrorStore mirrorStore = new MirrorStore(zk);
-        mirrorManager = new MirrorManager(config.brokerId(), mirrorStore, zk, watcher,
-                replicaManager, config.mirrorStateTimeoutMs(), time);
-        new MirrorApiHandlers(mirrorStore, watcher)
-                .register(registryBuilder);
-        mirrorTopicHandlers = new MirrorTopicHandlers(mirrorStore, watcher, topicAdmin, config.numPartitions(),
-                config.defaultReplicationFactor());
+        mirrorRuntime = new MirrorRuntime(config.brokerId(), mirrorStore, zk, watcher,
+                new BrokerMirrorPartitions(replicaManager),
+                new BrokerMirrorTopics(topicAdmin, config.numPartitions(), config.defaultReplicationFactor(),
+                        () -> watcher.image().brokers().size()),
+                controller::isActive, config.mirrorStateTimeoutMs(), time);
+        mirrorApiHandlers = new MirrorApiHandlers(mirrorStore, watcher, config.brokerId());
+        mirrorApiHandlers.register(registryBuilder);
+        mirrorTopicHandlers = new MirrorTopicHandlers(mirrorStore, watcher, mirrorRuntime.topicStarter());
         mirrorTopicHandlers.register(registryBuilder);
-        mirrorMetadataSync = new MirrorMetadataSync(mirrorStore, watcher, topicAdmin,
-                mirrorTopicHandlers, controller, config.brokerId());
         groupApis = new GroupApis(groupCoordinator, topicAdmin, watcher::image);
         groupApis.register(registryBuilder);
         ApiRegistry registry = registryBuilder
@@ -249,8 +250,7 @@ public final class BrokerServer implements AutoCloseable {
                 image -> image.brokers().containsKey(config.brokerId()), 60_000);
         alterPartitionManager.start();
         controller.start();
-        mirrorManager.start();
-        mirrorMetadataSync.start();
+        mirrorRuntime.start();
         started = true;
         log.info("Twinlog broker {} started in {} ms, serving {} on cluster {}", config.brokerId(),
                 time.milliseconds() - startMs, registration.endpoints(), clusterId);
@@ -427,9 +427,9 @@ public final class BrokerServer implements AutoCloseable {
         if (started && controlled) {
             controlledShutdown();
         }
-        closeQuietly("mirror metadata sync", mirrorMetadataSync);
-        closeQuietly("mirror manager", mirrorManager);
+        closeQuietly("mirror runtime", mirrorRuntime);
         closeQuietly("mirror topic APIs", mirrorTopicHandlers);
+        closeQuietly("mirror definition APIs", mirrorApiHandlers);
         closeQuietly("producer ids", producerIds);
         closeQuietly("admin request threads", adminExecutor);
         closeQuietly("controller", controller);

@@ -3,12 +3,14 @@ package io.twinlog.server.mirror;
 import io.twinlog.clients.mirror.MirrorApi;
 import io.twinlog.clients.mirror.MirrorErrors;
 import io.twinlog.clients.mirror.MirrorMessages;
+import io.twinlog.common.Failures;
 import io.twinlog.common.mirror.DesiredMirrorState;
 import io.twinlog.controller.metadata.MirrorImage;
 import io.twinlog.controller.metadata.PartitionImage;
 import io.twinlog.controller.metadata.TopicImage;
 import io.twinlog.controller.zk.MetadataWatcher;
 import io.twinlog.mirror.fetcher.SourceChannels;
+import io.twinlog.mirror.runtime.SourceClusters;
 import io.twinlog.mirror.store.GroupSyncRecord;
 import io.twinlog.mirror.store.MirrorDefinition;
 import io.twinlog.mirror.store.MirrorPartitionRecord;
@@ -31,32 +33,50 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Handlers of the cluster-mirror definition APIs (create, delete, list, describe), answered by any broker from
  * the definitions in ZooKeeper. Operating errors get their own codes ({@link MirrorErrors}) and a message;
- * credentials given at creation are never sent back.
+ * credentials given at creation are never sent back. They read ZooKeeper (and create asks the source for its cluster
+ * ID), so they run on this broker's mirror API threads, never on a request thread.
  */
-public final class MirrorApiHandlers {
+public final class MirrorApiHandlers implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(MirrorApiHandlers.class);
     private static final int SOURCE_TIMEOUT_MS = 10_000;
+    /** Two: a create waiting on an unreachable source does not hold a describe behind it. */
+    private static final int API_THREADS = 2;
 
     private final MirrorStore store;
     private final MetadataWatcher metadata;
+    private final ExecutorService apiThreads;
 
-    public MirrorApiHandlers(MirrorStore store, MetadataWatcher metadata) {
+    public MirrorApiHandlers(MirrorStore store, MetadataWatcher metadata, int brokerId) {
         this.store = store;
         this.metadata = metadata;
+        AtomicInteger count = new AtomicInteger();
+        this.apiThreads = Executors.newFixedThreadPool(API_THREADS, r -> {
+            Thread t = new Thread(r, "twinlog-mirror-api-" + brokerId + "-" + count.getAndIncrement());
+            t.setDaemon(true);
+            return t;
+        });
+    }
+
+    @Override
+    public void close() {
+        apiThreads.shutdownNow();
     }
 
     /** Registers the handlers in the broker's API registry. */
     public void register(ApiRegistry.Builder registry) {
-        MirrorApiRegistration.add(registry, MirrorApi.CREATE_CLUSTER_MIRROR, this::create);
-        MirrorApiRegistration.add(registry, MirrorApi.DELETE_CLUSTER_MIRROR, this::delete);
-        MirrorApiRegistration.add(registry, MirrorApi.ALTER_CLUSTER_MIRROR, this::alter);
-        MirrorApiRegistration.add(registry, MirrorApi.LIST_CLUSTER_MIRRORS, this::list);
-        MirrorApiRegistration.add(registry, MirrorApi.DESCRIBE_CLUSTER_MIRRORS, this::describe);
-        MirrorApiRegistration.add(registry, MirrorApi.LAST_MIRRORED_EPOCHS, this::lastMirroredEpochs);
+        MirrorApiRegistration.add(registry, MirrorApi.CREATE_CLUSTER_MIRROR, apiThreads, this::create);
+        MirrorApiRegistration.add(registry, MirrorApi.DELETE_CLUSTER_MIRROR, apiThreads, this::delete);
+        MirrorApiRegistration.add(registry, MirrorApi.ALTER_CLUSTER_MIRROR, apiThreads, this::alter);
+        MirrorApiRegistration.add(registry, MirrorApi.LIST_CLUSTER_MIRRORS, apiThreads, this::list);
+        MirrorApiRegistration.add(registry, MirrorApi.DESCRIBE_CLUSTER_MIRRORS, apiThreads, this::describe);
+        MirrorApiRegistration.add(registry, MirrorApi.LAST_MIRRORED_EPOCHS, apiThreads, this::lastMirroredEpochs);
     }
 
     private Struct create(Struct req) throws Exception {
@@ -101,7 +121,7 @@ public final class MirrorApiHandlers {
             log.info("Cluster mirror {}: source {} not reachable at creation ({}); its cluster ID will be recorded "
                     + "at first contact", name, bootstrap, e.toString());
             definition = draft.withState(MirrorDefinition.State.ACTIVE,
-                    Optional.of("Source not reachable yet: " + MirrorApiRegistration.rootMessage(e)));
+                    Optional.of("Source not reachable yet: " + Failures.rootMessage(e)));
         }
         try {
             store.create(definition);

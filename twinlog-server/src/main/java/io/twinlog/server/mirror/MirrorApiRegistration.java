@@ -8,6 +8,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 
 /** Registers a mirror API handler that works on decoded structs, and small helpers the handlers share. */
 final class MirrorApiRegistration {
@@ -38,7 +40,16 @@ final class MirrorApiRegistration {
         registry.addCustom(api.id, api.name, (short) 0, MirrorApi.LATEST_VERSION, request -> {
             Struct body = MirrorMessages.decode(api.requestSchema(request.customHeader().apiVersion()),
                     request.customBody());
-            handler.handle(body).whenComplete((response, error) -> {
+            CompletableFuture<Struct> answer;
+            try {
+                answer = handler.handle(body);
+            } catch (RejectedExecutionException e) {
+                log.info("{} from {} refused: the broker is shutting down; closing the connection", api.name,
+                        request.connectionId());
+                request.closeConnection();
+                return;
+            }
+            answer.whenComplete((response, error) -> {
                 if (error == null) {
                     request.respondCustom(MirrorMessages.encode(response));
                 } else {
@@ -49,21 +60,23 @@ final class MirrorApiRegistration {
         });
     }
 
-    /** Decodes the request with the API's schema for its version, runs the handler, encodes the answer. */
-    static void add(ApiRegistry.Builder registry, MirrorApi api, Handler handler) {
-        registry.addCustom(api.id, api.name, (short) 0, MirrorApi.LATEST_VERSION, request -> {
-            Struct body = MirrorMessages.decode(api.requestSchema(request.customHeader().apiVersion()),
-                    request.customBody());
-            request.respondCustom(MirrorMessages.encode(handler.handle(body)));
+    /**
+     * Decodes the request with the API's schema for its version (on the request thread: it is only parsing), runs
+     * the handler on {@code executor} (it reads ZooKeeper, may ask the source), encodes the answer. A handler that
+     * throws is logged with its stack trace and the connection closed; so is a request arriving while the broker
+     * shuts down.
+     */
+    static void add(ApiRegistry.Builder registry, MirrorApi api, Executor executor, Handler handler) {
+        addAsync(registry, api, body -> {
+            CompletableFuture<Struct> answer = new CompletableFuture<>();
+            executor.execute(() -> {
+                try {
+                    answer.complete(handler.handle(body));
+                } catch (Throwable t) {
+                    answer.completeExceptionally(t);
+                }
+            });
+            return answer;
         });
-    }
-
-    /** The innermost cause's message: what an operator needs from a wrapped client exception. */
-    static String rootMessage(Throwable t) {
-        Throwable c = t;
-        while (c.getCause() != null) {
-            c = c.getCause();
-        }
-        return c.getMessage() == null ? c.toString() : c.getMessage();
     }
 }

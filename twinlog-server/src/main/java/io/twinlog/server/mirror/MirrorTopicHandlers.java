@@ -3,23 +3,22 @@ package io.twinlog.server.mirror;
 import io.twinlog.clients.mirror.MirrorApi;
 import io.twinlog.clients.mirror.MirrorErrors;
 import io.twinlog.clients.mirror.MirrorMessages;
+import io.twinlog.common.Failures;
 import io.twinlog.common.mirror.DesiredMirrorState;
 import io.twinlog.common.mirror.MirrorPartitionState;
 import io.twinlog.controller.metadata.MetadataImage;
 import io.twinlog.controller.metadata.MirrorImage;
-import io.twinlog.controller.metadata.TopicImage;
 import io.twinlog.controller.zk.MetadataWatcher;
+import io.twinlog.mirror.runtime.MirrorRuntime;
+import io.twinlog.mirror.runtime.MirrorTopicStarter.TopicResult;
+import io.twinlog.mirror.runtime.MirrorTopicStarter;
+import io.twinlog.mirror.runtime.SourceClusters;
 import io.twinlog.mirror.store.MirrorDefinition;
 import io.twinlog.mirror.store.MirrorPartitionRecord;
 import io.twinlog.mirror.store.MirrorStore;
 import io.twinlog.protocol.ApiRegistry;
-import io.twinlog.server.metadata.TopicAdmin;
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.Config;
-import org.apache.kafka.clients.admin.ConfigEntry;
-import org.apache.kafka.clients.admin.TopicDescription;
-import org.apache.kafka.common.config.ConfigResource;
-import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.protocol.types.Struct;
 import org.slf4j.Logger;
@@ -32,9 +31,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
@@ -50,32 +49,23 @@ import java.util.regex.Pattern;
  */
 public final class MirrorTopicHandlers implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(MirrorTopicHandlers.class);
-    private static final int SOURCE_TIMEOUT_MS = 15_000;
+    private static final int SOURCE_TIMEOUT_MS = MirrorRuntime.SOURCE_TIMEOUT_MS;
     private static final long STOP_WAIT_MS = 30_000;
-    /** Topic configs that belong to the destination cluster and are never copied from the source. */
-    static final Set<String> LOCAL_ONLY_CONFIGS = Set.of("min.insync.replicas", "unclean.leader.election.enable",
-            "mirror.support.unclean.leader.election", "leader.replication.throttled.replicas",
-            "follower.replication.throttled.replicas");
 
     private final MirrorStore store;
     private final MetadataWatcher metadata;
-    private final TopicAdmin topicAdmin;
+    private final MirrorTopicStarter starter;
     /** ZooKeeper writes and source lookups of the topic APIs, one at a time, off the request threads. */
     private final ExecutorService adminThread = Executors.newSingleThreadExecutor(r -> {
         Thread t = new Thread(r, "twinlog-mirror-admin");
         t.setDaemon(true);
         return t;
     });
-    private final int defaultPartitions;
-    private final short defaultReplicationFactor;
 
-    public MirrorTopicHandlers(MirrorStore store, MetadataWatcher metadata, TopicAdmin topicAdmin, int defaultPartitions,
-                               short defaultReplicationFactor) {
+    public MirrorTopicHandlers(MirrorStore store, MetadataWatcher metadata, MirrorTopicStarter starter) {
         this.store = store;
         this.metadata = metadata;
-        this.topicAdmin = topicAdmin;
-        this.defaultPartitions = defaultPartitions;
-        this.defaultReplicationFactor = defaultReplicationFactor;
+        this.starter = starter;
     }
 
     /**
@@ -107,7 +97,7 @@ public final class MirrorTopicHandlers implements AutoCloseable {
                 } catch (Exception e) {
                     log.error("{} failed", api.name, e);
                     result.complete(asResult.apply(topLevel(api, Errors.forException(e).code(),
-                            MirrorApiRegistration.rootMessage(e))));
+                            Failures.rootMessage(e))));
                 }
             });
         } catch (RejectedExecutionException e) {
@@ -124,10 +114,6 @@ public final class MirrorTopicHandlers implements AutoCloseable {
     @Override
     public void close() {
         adminThread.shutdownNow();
-    }
-
-    record TopicResult(short code, String message) {
-        static final TopicResult OK = new TopicResult(Errors.NONE.code(), null);
     }
 
     private Struct start(Struct req) throws Exception {
@@ -157,64 +143,13 @@ public final class MirrorTopicHandlers implements AutoCloseable {
                 }
             }
             for (String topic : wanted) {
-                results.put(topic, startTopic(name, topic, source));
+                results.put(topic, starter.startTopic(name, topic, source));
             }
         } catch (Exception e) {
             return topLevel(MirrorApi.START_MIRROR_TOPICS, MirrorErrors.SOURCE_CLUSTER_UNREACHABLE.code,
-                    "Could not read topics from the source " + def.get().sourceBootstrap() + ": " + MirrorApiRegistration.rootMessage(e));
+                    "Could not read topics from the source " + def.get().sourceBootstrap() + ": " + Failures.rootMessage(e));
         }
         return topicsResponse(MirrorApi.START_MIRROR_TOPICS, results);
-    }
-
-    TopicResult startTopic(String mirror, String topic, Admin source) throws Exception {
-        if (org.apache.kafka.common.internals.Topic.isInternal(topic)) {
-            // __consumer_offsets belongs to each cluster's own coordinator; groups move by offset sync instead
-            return new TopicResult(Errors.INVALID_TOPIC_EXCEPTION.code(), "Internal topic '" + topic
-                    + "' cannot be mirrored; consumer group offsets are synced by the mirror instead");
-        }
-        MirrorImage.MirrorTopic existing = metadata.image().mirrors().topics().get(topic);
-        if (existing != null && !existing.mirror().equals(mirror) && existing.desired() != DesiredMirrorState.STOPPED) {
-            return new TopicResult(MirrorErrors.TOPIC_ALREADY_IN_CLUSTER_MIRROR.code, "Topic '" + topic
-                    + "' is mirrored by cluster mirror '" + existing.mirror() + "'");
-        }
-        TopicDescription sourceTopic;
-        Map<String, String> configs = new LinkedHashMap<>();
-        try {
-            sourceTopic = source.describeTopics(List.of(topic)).allTopicNames()
-                    .get(SOURCE_TIMEOUT_MS, TimeUnit.MILLISECONDS).get(topic);
-            ConfigResource res = new ConfigResource(ConfigResource.Type.TOPIC, topic);
-            Config c = source.describeConfigs(List.of(res)).all().get(SOURCE_TIMEOUT_MS, TimeUnit.MILLISECONDS).get(res);
-            for (ConfigEntry e : c.entries()) {
-                if (e.source() == ConfigEntry.ConfigSource.DYNAMIC_TOPIC_CONFIG && !LOCAL_ONLY_CONFIGS.contains(e.name())
-                        && e.value() != null) {
-                    configs.put(e.name(), e.value());
-                }
-            }
-        } catch (ExecutionException e) {
-            if (e.getCause() instanceof UnknownTopicOrPartitionException) {
-                return new TopicResult(Errors.UNKNOWN_TOPIC_OR_PARTITION.code(), "Topic '" + topic
-                        + "' does not exist on the source cluster");
-            }
-            throw e;
-        }
-        Optional<TopicImage> local = metadata.image().topic(topic);
-        if (local.isPresent() && !local.get().topicId().equals(sourceTopic.topicId())) {
-            return new TopicResult(Errors.INCONSISTENT_TOPIC_ID.code(), "A local topic '" + topic + "' exists with ID "
-                    + local.get().topicId() + "; the source topic has ID " + sourceTopic.topicId());
-        }
-        if (local.isEmpty()) {
-            TopicAdmin.TopicPlan plan = topicAdmin.plan(topic, sourceTopic.partitions().size(), (short) -1, null,
-                    configs, defaultPartitions, (short) Math.min(defaultReplicationFactor,
-                            Math.max(1, metadata.image().brokers().size())));
-            // the desired state goes first, so the partitions' first leaders already keep the source's epochs
-            store.setTopic(mirror, topic, DesiredMirrorState.MIRRORING);
-            topicAdmin.create(topicAdmin.withTopicId(plan, sourceTopic.topicId()));
-            log.info("Mirror {}: created mirror topic {} with the source's topic ID {}, {} partitions, configs {}",
-                    mirror, topic, sourceTopic.topicId(), sourceTopic.partitions().size(), configs);
-        } else {
-            store.setTopic(mirror, topic, DesiredMirrorState.MIRRORING);
-        }
-        return TopicResult.OK;
     }
 
     private CompletableFuture<Struct> setDesired(MirrorApi api, Struct req, DesiredMirrorState desired) {
@@ -303,10 +238,10 @@ public final class MirrorTopicHandlers implements AutoCloseable {
 
     private static Map<Integer, MirrorPartitionRecord> partitionStates(MetadataImage image,
                                                                       String topic) {
-        Map<Integer, MirrorPartitionRecord> out = new java.util.TreeMap<>();
+        Map<Integer, MirrorPartitionRecord> out = new TreeMap<>();
         image.topic(topic).ifPresent(ti -> ti.partitions().keySet().forEach(p -> {
             MirrorImage.MirrorPartition mp = image.mirrors().partitions()
-                    .get(new org.apache.kafka.common.TopicPartition(topic, p));
+                    .get(new TopicPartition(topic, p));
             out.put(p, mp == null ? MirrorPartitionRecord.initial(-1) : MirrorPartitionRecord.fromJson(mp.json()));
         }));
         return out;

@@ -14,6 +14,8 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.protocol.Errors;
 import org.junit.jupiter.api.Test;
 
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -26,9 +28,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * Failovers that wait do not hold request threads: with two request handler threads, four failovers waiting for a
- * partition whose leader is down (they answer "still in progress" after their bound) leave produce to the same
- * broker answered at once.
+ * Mirror API calls that wait do not hold request threads: with two request handler threads, four failovers waiting
+ * for a partition whose leader is down (they answer "still in progress" after their bound), or four mirror
+ * creations waiting on a source that accepts connections and never answers, leave produce to the same broker
+ * answered at once.
  */
 class FailoverRequestThreadsTest {
     private static final String MIRRORED = "orders";
@@ -67,15 +70,7 @@ class FailoverRequestThreadsTest {
                 }));
             }
             try (KafkaProducer<byte[], byte[]> producer = producerTo(destination, survivor)) {
-                // produce one record after another for 5 s, while the four failovers wait (their bound is 30 s)
-                long slowestMs = 0;
-                long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-                for (int i = 0; System.nanoTime() < end; i++) {
-                    long start = System.nanoTime();
-                    producer.send(new ProducerRecord<>(PLAIN, ("r" + i).getBytes(StandardCharsets.UTF_8)))
-                            .get(30, TimeUnit.SECONDS);
-                    slowestMs = Math.max(slowestMs, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start));
-                }
+                long slowestMs = slowestProduceMs(producer); // while the four failovers wait (their bound is 30 s)
                 assertTrue(failovers.stream().noneMatch(CompletableFuture::isDone),
                         "the failovers were still waiting while the records were produced");
                 assertTrue(slowestMs < 3_000, "a produce waited " + slowestMs + " ms behind the failovers");
@@ -89,6 +84,58 @@ class FailoverRequestThreadsTest {
                 client.close();
             }
         }
+    }
+
+    @Test
+    void mirrorCreationsWaitingOnASilentSourceLeaveProduceAnswered() throws Exception {
+        // a listening socket nobody accepts from: the kernel completes the connection, no answer ever comes
+        try (ServerSocket silentSource = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+             TestCluster destination = TestCluster.builder().brokers(1).brokerProperty("num.io.threads", "2")
+                     .build().start();
+             Admin destinationAdmin = destination.admin()) {
+            destinationAdmin.createTopics(List.of(new NewTopic(PLAIN, 1, (short) 1))).all().get();
+            String silent = "127.0.0.1:" + silentSource.getLocalPort();
+            List<MirrorAdmin> clients = new ArrayList<>();
+            List<CompletableFuture<Void>> creations = new ArrayList<>();
+            for (int i = 0; i < 4; i++) {
+                MirrorAdmin client = MirrorAdmin.create(destination.bootstrapServers(), Duration.ofSeconds(90));
+                clients.add(client);
+                String name = "silent-" + i;
+                creations.add(CompletableFuture.runAsync(() -> {
+                    try {
+                        client.createClusterMirror(name, Map.of("bootstrap.servers", silent));
+                    } catch (Exception e) {
+                        throw new IllegalStateException(e);
+                    }
+                }));
+            }
+            try (KafkaProducer<byte[], byte[]> producer = producerTo(destination, 0)) {
+                long slowestMs = slowestProduceMs(producer);
+                assertTrue(creations.stream().noneMatch(CompletableFuture::isDone),
+                        "the creations were still waiting on the source while the records were produced");
+                assertTrue(slowestMs < 3_000, "a produce waited " + slowestMs + " ms behind the creations");
+            }
+            for (CompletableFuture<Void> c : creations) {
+                c.get(90, TimeUnit.SECONDS); // created anyway: the source's ID is recorded at first contact
+            }
+            assertEquals(4, clients.get(0).listClusterMirrors(false).size());
+            for (MirrorAdmin client : clients) {
+                client.close();
+            }
+        }
+    }
+
+    /** Produces one record after another for 5 s; the slowest acknowledgement. */
+    private static long slowestProduceMs(KafkaProducer<byte[], byte[]> producer) throws Exception {
+        long slowestMs = 0;
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        for (int i = 0; System.nanoTime() < end; i++) {
+            long start = System.nanoTime();
+            producer.send(new ProducerRecord<>(PLAIN, ("r" + i).getBytes(StandardCharsets.UTF_8)))
+                    .get(30, TimeUnit.SECONDS);
+            slowestMs = Math.max(slowestMs, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start));
+        }
+        return slowestMs;
     }
 
     private static int leaderOf(TestCluster cluster, TopicPartition tp) {

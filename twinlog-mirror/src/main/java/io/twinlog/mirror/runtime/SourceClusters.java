@@ -1,4 +1,4 @@
-package io.twinlog.server.mirror;
+package io.twinlog.mirror.runtime;
 
 import io.twinlog.mirror.store.MirrorDefinition;
 import org.apache.kafka.clients.admin.Admin;

@@ -1,4 +1,4 @@
-package io.twinlog.server.mirror;
+package io.twinlog.mirror.runtime;
 
 import org.apache.kafka.clients.admin.ForwardingAdmin;
 

@@ -1,17 +1,15 @@
-package io.twinlog.server.mirror;
+package io.twinlog.mirror.runtime;
 
 import io.twinlog.clients.mirror.MirrorAdmin;
+import io.twinlog.common.mirror.DesiredMirrorState;
+import io.twinlog.common.mirror.MirrorPartitionState;
 import io.twinlog.controller.metadata.MetadataImage;
 import io.twinlog.controller.metadata.MirrorImage;
 import io.twinlog.controller.metadata.TopicImage;
 import io.twinlog.controller.zk.MetadataWatcher;
-import io.twinlog.common.mirror.DesiredMirrorState;
 import io.twinlog.mirror.LastMirroredTruncation;
-import io.twinlog.mirror.MirrorPartitionSink;
-import io.twinlog.common.mirror.MirrorPartitionState;
 import io.twinlog.mirror.fetcher.MirrorFetchListener;
 import io.twinlog.mirror.fetcher.MirrorFetcherThread;
-import io.twinlog.mirror.partition.EpochHistory;
 import io.twinlog.mirror.partition.MirrorAction;
 import io.twinlog.mirror.partition.MirrorDecision;
 import io.twinlog.mirror.partition.MirrorEvent;
@@ -25,18 +23,13 @@ import io.twinlog.mirror.partition.VersionedRecord;
 import io.twinlog.mirror.store.MirrorDefinition;
 import io.twinlog.mirror.store.MirrorPartitionRecord;
 import io.twinlog.mirror.store.MirrorStore;
-import io.twinlog.replication.Partition;
-import io.twinlog.replication.ReplicaManager;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.utils.Time;
-import org.apache.kafka.storage.internals.log.EpochEntry;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -71,7 +64,7 @@ public final class MirrorManager implements AutoCloseable {
     private final MirrorStore store;
     private final MirrorStateWriter writer;
     private final MetadataWatcher metadata;
-    private final ReplicaManager replicaManager;
+    private final LocalPartitions partitions;
     private final Time time;
     private final long stateTimeoutMs;
     private final MirrorPartitionMachine machine;
@@ -97,14 +90,14 @@ public final class MirrorManager implements AutoCloseable {
      *                       or for its source partition to have a leader, before it goes FAILED with the reason
      *                       (retried with backoff)
      */
-    public MirrorManager(int brokerId, MirrorStore store, CuratorFramework zk, MetadataWatcher metadata,
-                         ReplicaManager replicaManager, long stateTimeoutMs, Time time) {
+    MirrorManager(int brokerId, MirrorStore store, CuratorFramework zk, MetadataWatcher metadata,
+                  LocalPartitions partitions, long stateTimeoutMs, Time time) {
         this.brokerId = brokerId;
         this.stateTimeoutMs = stateTimeoutMs;
         this.store = store;
         this.writer = new MirrorStateWriter(zk);
         this.metadata = metadata;
-        this.replicaManager = replicaManager;
+        this.partitions = partitions;
         this.time = time;
         this.machine = new MirrorPartitionMachine(MirrorSettings.defaults(stateTimeoutMs), new Random());
         this.thread = Executors.newSingleThreadScheduledExecutor(r -> {
@@ -165,7 +158,7 @@ public final class MirrorManager implements AutoCloseable {
             DesiredMirrorState desired = mt.desired();
             for (Integer p : t.get().partitions().keySet()) {
                 TopicPartition tp = new TopicPartition(topic, p);
-                Optional<Partition> partition = replicaManager.partition(tp);
+                Optional<MirrorLocalPartition> partition = partitions.partition(tp);
                 if (partition.isEmpty() || !partition.get().isLeader()) {
                     forget(tp, def);
                     continue;
@@ -241,13 +234,13 @@ public final class MirrorManager implements AutoCloseable {
      * {@value #CATCH_UP_REPORT_MS} ms while the partition is more than {@value #CATCH_UP_REPORT_MIN_LAG} records
      * behind its source, and once when it has caught up.
      */
-    private void maybeReportCatchUp(TopicPartition tp, MirrorDefinition def, Partition partition,
+    private void maybeReportCatchUp(TopicPartition tp, MirrorDefinition def, MirrorLocalPartition partition,
                                     MirrorPartitionContext ctx) {
         Long sourceHw = sourceHighWatermarks.get(tp);
         if (sourceHw == null) {
             return;
         }
-        long end = partition.log().logEndOffset();
+        long end = partition.logEndOffset();
         long lag = Math.max(0, sourceHw - end);
         long now = time.milliseconds();
         if (lag > CATCH_UP_REPORT_MIN_LAG) {
@@ -279,7 +272,7 @@ public final class MirrorManager implements AutoCloseable {
     }
 
     /** One pass of the state machine over a partition this broker leads (or a fetcher report about it). */
-    private void run(TopicPartition tp, Partition partition, MirrorDefinition def, DesiredMirrorState desired,
+    private void run(TopicPartition tp, MirrorLocalPartition partition, MirrorDefinition def, DesiredMirrorState desired,
                      MirrorEvent event, Optional<String> sourceProblem) throws Exception {
         MirrorPartitionContext ctx = contexts.computeIfAbsent(tp, k -> new MirrorPartitionContext());
         Long sourceHw = sourceHighWatermarks.get(tp);
@@ -294,10 +287,10 @@ public final class MirrorManager implements AutoCloseable {
     /** The state machine's surroundings in this broker: the partition, the mirror's fetcher, the peer, ZooKeeper. */
     private final class BrokerHost implements MirrorPartitionHost {
         private final TopicPartition tp;
-        private final Partition partition;
+        private final MirrorLocalPartition partition;
         private final MirrorDefinition def;
 
-        BrokerHost(TopicPartition tp, Partition partition, MirrorDefinition def) {
+        BrokerHost(TopicPartition tp, MirrorLocalPartition partition, MirrorDefinition def) {
             this.tp = tp;
             this.partition = partition;
             this.def = def;
@@ -312,7 +305,7 @@ public final class MirrorManager implements AutoCloseable {
 
         @Override
         public PartitionView view() throws IOException {
-            return MirrorManager.view(partition);
+            return partition.view();
         }
 
         @Override
@@ -326,21 +319,11 @@ public final class MirrorManager implements AutoCloseable {
         }
     }
 
-    private static PartitionView view(Partition partition) throws IOException {
-        List<EpochHistory.Entry> epochs = new ArrayList<>();
-        for (EpochEntry e : partition.log().leaderEpochCache().epochEntries()) {
-            epochs.add(new EpochHistory.Entry(e.epoch(), e.startOffset()));
-        }
-        return new PartitionView(partition.leaderEpoch(), partition.log().logEndOffset(),
-                partition.log().highWatermark(), new EpochHistory(epochs),
-                partition.latestProducerStateBarrier(), partition.replicas(), partition.isr());
-    }
-
     /** Runs one action; returns the peer's answer as known afterwards. */
-    private PeerLookup execute(MirrorAction action, TopicPartition tp, Partition partition, MirrorDefinition def,
+    private PeerLookup execute(MirrorAction action, TopicPartition tp, MirrorLocalPartition partition, MirrorDefinition def,
                                PeerLookup peer) throws IOException {
         if (action instanceof MirrorAction.AddFetcher) {
-            fetcherFor(def).addPartition(tp, new PartitionSink(partition));
+            fetcherFor(def).addPartition(tp, partition);
         } else if (action instanceof MirrorAction.RemoveFetcher) {
             fetcherFor(def).removePartition(tp);
         } else if (action instanceof MirrorAction.AskPeer) {
@@ -349,11 +332,11 @@ public final class MirrorManager implements AutoCloseable {
             return answer.unreachable() != null ? new PeerLookup.Unreachable(answer.unreachable().getMessage())
                     : new PeerLookup.Answered(Optional.ofNullable(answer.records().get(tp.partition())));
         } else if (action instanceof MirrorAction.TruncateTo cut) {
-            long end = partition.log().logEndOffset();
+            long end = partition.logEndOffset();
             partition.truncateTo(cut.offset(), "mirror " + def.name() + ": " + cut.reason());
             log.info("[Mirror {} {}] log cut from {} to {}: {}", def.name(), tp, end, cut.offset(), cut.reason());
         } else if (action instanceof MirrorAction.TruncateFullyAndStartAt cut) {
-            long end = partition.log().logEndOffset();
+            long end = partition.logEndOffset();
             partition.truncateFullyAndStartAt(cut.offset(), "mirror " + def.name() + ": " + cut.reason());
             log.info("[Mirror {} {}] log emptied (was {} records long), restarting at {}: {}", def.name(), tp, end,
                     cut.offset(), cut.reason());
@@ -378,7 +361,7 @@ public final class MirrorManager implements AutoCloseable {
      * broker's image would be rebuilt for it), and a state change refreshes the progress node too, so describe
      * reads one place that is always the latest.
      */
-    private int write(TopicPartition tp, Partition partition, MirrorDefinition def, VersionedRecord from,
+    private int write(TopicPartition tp, MirrorLocalPartition partition, MirrorDefinition def, VersionedRecord from,
                       MirrorDecision d) throws Exception {
         MirrorPartitionRecord to = d.write().get();
         if (d.progressOnly() && from.version() >= 0) {
@@ -399,7 +382,7 @@ public final class MirrorManager implements AutoCloseable {
         }
         if (fromState != to.state()) {
             log.info("[Mirror {} {}] {} -> {}: {} (leader epoch {}, log end offset {})", def.name(), tp, fromState,
-                    to.state(), d.reason(), partition.leaderEpoch(), partition.log().logEndOffset());
+                    to.state(), d.reason(), partition.leaderEpoch(), partition.logEndOffset());
         } else {
             log.info("[Mirror {} {}] {}: {}", def.name(), tp, to.state(), d.reason());
         }
@@ -453,7 +436,7 @@ public final class MirrorManager implements AutoCloseable {
 
         /** A fetcher report, decided on the manager thread if this broker still leads the partition. */
         private void decide(TopicPartition tp, MirrorEvent event) {
-            Optional<Partition> p = replicaManager.partition(tp);
+            Optional<MirrorLocalPartition> p = partitions.partition(tp);
             MirrorImage.MirrorTopic mt = metadata.image().mirrors().topics().get(tp.topic());
             if (p.isEmpty() || !p.get().isLeader() || mt == null) {
                 return;
@@ -463,51 +446,6 @@ public final class MirrorManager implements AutoCloseable {
             } catch (Exception e) {
                 log.warn("[Mirror {} {}] could not record a fetcher event: {}", def.name(), tp, e.toString());
             }
-        }
-    }
-
-    /** The local partition as the mirror fetcher sees it. */
-    private final class PartitionSink implements MirrorPartitionSink {
-        private final Partition partition;
-
-        PartitionSink(Partition partition) {
-            this.partition = partition;
-        }
-
-        @Override
-        public boolean isLeader() {
-            return partition.isLeader();
-        }
-
-        @Override
-        public int leaderEpoch() {
-            return partition.leaderEpoch();
-        }
-
-        @Override
-        public long logEndOffset() {
-            return partition.log().logEndOffset();
-        }
-
-        @Override
-        public long logStartOffset() {
-            return partition.log().logStartOffset();
-        }
-
-        @Override
-        public Optional<Integer> latestEpoch() {
-            return partition.log().latestEpoch();
-        }
-
-        @Override
-        public void appendMirrored(MemoryRecords records) throws IOException {
-            partition.appendMirroredRecords(records);
-            replicaManager.completeDelayedRequests(partition.topicPartition());
-        }
-
-        @Override
-        public void truncateFullyAndStartAt(long offset, String reason) {
-            partition.truncateFullyAndStartAt(offset, reason);
         }
     }
 

@@ -1,13 +1,14 @@
-package io.twinlog.server.mirror;
+package io.twinlog.mirror.runtime;
 
+import io.twinlog.common.Failures;
 import io.twinlog.controller.metadata.BrokerRegistration;
 import io.twinlog.controller.zk.MetadataWatcher;
 import io.twinlog.mirror.groups.GroupSelection;
-import io.twinlog.mirror.groups.OffsetSyncPlan;
 import io.twinlog.mirror.groups.OffsetSyncPlan.CommittedOffset;
 import io.twinlog.mirror.groups.OffsetSyncPlan.DestinationGroup;
 import io.twinlog.mirror.groups.OffsetSyncPlan.DestinationPartition;
 import io.twinlog.mirror.groups.OffsetSyncPlan.GroupPlan;
+import io.twinlog.mirror.groups.OffsetSyncPlan;
 import io.twinlog.mirror.store.GroupSyncRecord;
 import io.twinlog.mirror.store.MirrorDefinition;
 import io.twinlog.mirror.store.MirrorStore;
@@ -138,7 +139,7 @@ final class MirrorGroupOffsetSync {
             syncOnce(mirror, selection, source, destination);
         } catch (ExecutionException e) {
             log.info("[Mirror {}] group offset sync skipped: {}", mirror.name(),
-                    MirrorApiRegistration.rootMessage(e));
+                    Failures.rootMessage(e));
         } catch (java.util.concurrent.TimeoutException e) {
             log.info("[Mirror {}] group offset sync skipped: a cluster did not answer within {} ms", mirror.name(),
                     TIMEOUT_MS);
@@ -176,7 +177,7 @@ final class MirrorGroupOffsetSync {
                     offsets = committed.partitionsToOffsetAndMetadata(group).get(TIMEOUT_MS, TimeUnit.MILLISECONDS);
                 } catch (ExecutionException e) {
                     log.info("[Mirror {}] could not read the source offsets of group {}: {}", mirror.name(), group,
-                            MirrorApiRegistration.rootMessage(e));
+                            Failures.rootMessage(e));
                     continue;
                 }
                 Map<TopicPartition, CommittedOffset> relevant = OffsetSyncPlan.relevantOffsets(toCommitted(offsets),
@@ -243,7 +244,7 @@ final class MirrorGroupOffsetSync {
                             plan.groupId());
                 } else {
                     log.info("[Mirror {}] could not write the offsets of group {}: {}", mirror, plan.groupId(),
-                            MirrorApiRegistration.rootMessage(e));
+                            Failures.rootMessage(e));
                 }
                 return false;
             }
@@ -347,7 +348,7 @@ final class MirrorGroupOffsetSync {
             } catch (ExecutionException e) {
                 if (!(e.getCause() instanceof GroupIdNotFoundException)) {
                     log.info("[Mirror {}] could not describe group {} on this cluster; not synced this time: {}",
-                            mirror, group, MirrorApiRegistration.rootMessage(e));
+                            mirror, group, Failures.rootMessage(e));
                     continue;
                 }
                 g = DestinationGroup.absent();

@@ -1,4 +1,4 @@
-package io.twinlog.server.mirror;
+package io.twinlog.mirror.runtime;
 
 import io.twinlog.controller.zk.Json;
 import io.twinlog.controller.zk.ZkPaths;

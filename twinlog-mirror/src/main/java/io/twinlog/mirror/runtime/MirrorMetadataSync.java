@@ -1,22 +1,17 @@
-package io.twinlog.server.mirror;
+package io.twinlog.mirror.runtime;
 
 import io.twinlog.common.mirror.DesiredMirrorState;
-import io.twinlog.controller.Controller;
 import io.twinlog.controller.metadata.MirrorImage;
 import io.twinlog.controller.metadata.TopicImage;
 import io.twinlog.controller.zk.MetadataWatcher;
 import io.twinlog.mirror.store.MirrorDefinition;
 import io.twinlog.mirror.store.MirrorStore;
-import io.twinlog.server.metadata.TopicAdmin;
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.Config;
-import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.TopicDescription;
-import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.utils.Time;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -25,6 +20,7 @@ import java.util.Set;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 import java.util.regex.Pattern;
 
 /**
@@ -39,28 +35,32 @@ import java.util.regex.Pattern;
  */
 public final class MirrorMetadataSync implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(MirrorMetadataSync.class);
-    private static final int SOURCE_TIMEOUT_MS = 15_000;
+    private static final int SOURCE_TIMEOUT_MS = MirrorRuntime.SOURCE_TIMEOUT_MS;
     private static final long TICK_MS = 1_000;
 
     private final MirrorStore store;
     private final MetadataWatcher metadata;
-    private final TopicAdmin topicAdmin;
-    private final MirrorTopicHandlers topics;
-    private final Controller controller;
+    private final LocalTopics localTopics;
+    private final MirrorTopicStarter topics;
+    private final BooleanSupplier isController;
     private final ScheduledExecutorService thread;
     private final Map<String, Long> lastSyncMs = new HashMap<>();
     private final MirrorGroupOffsetSync groupOffsets;
 
-    /** Group offsets are written through this broker's own advertised address, as its registration shows it. */
-    public MirrorMetadataSync(MirrorStore store, MetadataWatcher metadata, TopicAdmin topicAdmin,
-                              MirrorTopicHandlers topics, Controller controller, int brokerId) {
+    /**
+     * Group offsets are written through this broker's own advertised address, as its registration shows it.
+     *
+     * @param isController whether this broker is the active controller now (only it syncs: one writer)
+     */
+    MirrorMetadataSync(MirrorStore store, MetadataWatcher metadata, LocalTopics localTopics,
+                       MirrorTopicStarter topics, BooleanSupplier isController, int brokerId) {
         this.groupOffsets = new MirrorGroupOffsetSync(store, metadata,
-                MirrorGroupOffsetSync.registeredBootstrap(metadata, brokerId), org.apache.kafka.common.utils.Time.SYSTEM);
+                MirrorGroupOffsetSync.registeredBootstrap(metadata, brokerId), Time.SYSTEM);
         this.store = store;
         this.metadata = metadata;
-        this.topicAdmin = topicAdmin;
+        this.localTopics = localTopics;
         this.topics = topics;
-        this.controller = controller;
+        this.isController = isController;
         this.thread = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "twinlog-mirror-metadata-sync-" + brokerId);
             t.setDaemon(true);
@@ -73,7 +73,7 @@ public final class MirrorMetadataSync implements AutoCloseable {
     }
 
     private void tick() {
-        if (!controller.isActive()) {
+        if (!isController.getAsBoolean()) {
             return;
         }
         List<MirrorDefinition> definitions;
@@ -130,7 +130,7 @@ public final class MirrorMetadataSync implements AutoCloseable {
                     || exclude.stream().anyMatch(p -> Pattern.matches(p, topic))) {
                 continue;
             }
-            MirrorTopicHandlers.TopicResult r = topics.startTopic(def.name(), topic, source);
+            MirrorTopicStarter.TopicResult r = topics.startTopic(def.name(), topic, source);
             if (r.code() == 0) {
                 log.info("[Mirror {}] discovered source topic {} (matches {}); mirroring it", def.name(), topic, include);
             } else {
@@ -150,26 +150,15 @@ public final class MirrorMetadataSync implements AutoCloseable {
         int sourcePartitions = d.partitions().size();
         int localPartitions = local.get().partitions().size();
         if (sourcePartitions > localPartitions) {
-            topicAdmin.addPartitions(topic, topicAdmin.planPartitions(topic, sourcePartitions, null));
+            localTopics.addPartitions(topic, sourcePartitions);
             log.info("[Mirror {}] {}: followed the source's partition increase {} -> {}", def.name(), topic,
                     localPartitions, sourcePartitions);
         }
-        ConfigResource res = new ConfigResource(ConfigResource.Type.TOPIC, topic);
-        Config c = source.describeConfigs(List.of(res)).all().get(SOURCE_TIMEOUT_MS, TimeUnit.MILLISECONDS).get(res);
         Map<String, String> wanted = new HashMap<>(metadata.image().topicConfig(topic));
-        for (String key : new ArrayList<>(wanted.keySet())) {
-            if (!MirrorTopicHandlers.LOCAL_ONLY_CONFIGS.contains(key)) {
-                wanted.remove(key);
-            }
-        }
-        for (ConfigEntry e : c.entries()) {
-            if (e.source() == ConfigEntry.ConfigSource.DYNAMIC_TOPIC_CONFIG && e.value() != null
-                    && !MirrorTopicHandlers.LOCAL_ONLY_CONFIGS.contains(e.name())) {
-                wanted.put(e.name(), e.value());
-            }
-        }
+        wanted.keySet().retainAll(MirrorTopicStarter.LOCAL_ONLY_CONFIGS);
+        wanted.putAll(MirrorTopicStarter.copiedConfigs(source, topic, SOURCE_TIMEOUT_MS));
         if (!wanted.equals(metadata.image().topicConfig(topic))) {
-            topicAdmin.setConfigs(topic, wanted);
+            localTopics.setConfigs(topic, wanted);
             log.info("[Mirror {}] {}: synced topic configs from the source: {}", def.name(), topic, wanted);
         }
     }

@@ -1,4 +1,4 @@
-package io.twinlog.server.mirror;
+package io.twinlog.mirror.runtime;
 
 import io.twinlog.clients.mirror.MirrorAdmin;
 import io.twinlog.mirror.LastMirroredTruncation.LastMirrored;

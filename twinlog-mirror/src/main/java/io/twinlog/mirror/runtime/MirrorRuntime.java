@@ -1,0 +1,64 @@
+package io.twinlog.mirror.runtime;
+
+import io.twinlog.controller.zk.MetadataWatcher;
+import io.twinlog.mirror.store.MirrorStore;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.kafka.common.utils.Time;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.function.BooleanSupplier;
+
+/**
+ * Cluster mirroring as it runs inside one destination broker: the {@link MirrorManager} (the state machine of the
+ * mirror partitions this broker leads, their fetchers, the peer lookups of a failback) and the
+ * {@link MirrorMetadataSync} (topic discovery, partition and config following, consumer group offset sync, on the
+ * controller broker only). The broker gives it its partitions ({@link LocalPartitions}), its topic administration
+ * ({@link LocalTopics}) and whether it is the controller; everything else is the mirror module's own.
+ */
+public final class MirrorRuntime implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(MirrorRuntime.class);
+    /** Bound of each admin call to a source cluster (topic lookups of a start, the sync's passes). */
+    public static final int SOURCE_TIMEOUT_MS = 15_000;
+
+    private final MirrorManager manager;
+    private final MirrorMetadataSync metadataSync;
+    private final MirrorTopicStarter topicStarter;
+
+    /**
+     * @param stateTimeoutMs how long a partition may wait for the controller's epoch bump or a source leader before
+     *                       it goes FAILED (retried with backoff)
+     */
+    public MirrorRuntime(int brokerId, MirrorStore store, CuratorFramework zk, MetadataWatcher metadata,
+                         LocalPartitions partitions, LocalTopics topics, BooleanSupplier isController,
+                         long stateTimeoutMs, Time time) {
+        this.topicStarter = new MirrorTopicStarter(store, metadata, topics, SOURCE_TIMEOUT_MS);
+        this.manager = new MirrorManager(brokerId, store, zk, metadata, partitions, stateTimeoutMs, time);
+        this.metadataSync = new MirrorMetadataSync(store, metadata, topics, topicStarter, isController, brokerId);
+    }
+
+    /** Starting a source topic's mirroring, for the StartMirrorTopics API. */
+    public MirrorTopicStarter topicStarter() {
+        return topicStarter;
+    }
+
+    public void start() {
+        manager.start();
+        metadataSync.start();
+    }
+
+    @Override
+    public void close() {
+        // the sync first: it may start topics the manager would otherwise pick up while stopping
+        closeQuietly("mirror metadata sync", metadataSync);
+        closeQuietly("mirror manager", manager);
+    }
+
+    private static void closeQuietly(String what, AutoCloseable c) {
+        try {
+            c.close();
+        } catch (Exception e) {
+            log.warn("Closing the {} failed", what, e);
+        }
+    }
+}

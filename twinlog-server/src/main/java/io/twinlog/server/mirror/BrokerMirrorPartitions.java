@@ -1,0 +1,101 @@
+package io.twinlog.server.mirror;
+
+import io.twinlog.mirror.partition.EpochHistory;
+import io.twinlog.mirror.partition.PartitionView;
+import io.twinlog.mirror.runtime.LocalPartitions;
+import io.twinlog.mirror.runtime.MirrorLocalPartition;
+import io.twinlog.replication.Partition;
+import io.twinlog.replication.ReplicaManager;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.record.internal.MemoryRecords;
+import org.apache.kafka.storage.internals.log.EpochEntry;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+/** This broker's replicated partitions, as the mirror runtime acts on them. */
+public final class BrokerMirrorPartitions implements LocalPartitions {
+    private final ReplicaManager replicaManager;
+
+    public BrokerMirrorPartitions(ReplicaManager replicaManager) {
+        this.replicaManager = replicaManager;
+    }
+
+    @Override
+    public Optional<MirrorLocalPartition> partition(TopicPartition tp) {
+        return replicaManager.partition(tp).map(ReplicaPartition::new);
+    }
+
+    /** One replicated partition; appends wake the delayed fetches and produces waiting on it. */
+    private final class ReplicaPartition implements MirrorLocalPartition {
+        private final Partition partition;
+
+        ReplicaPartition(Partition partition) {
+            this.partition = partition;
+        }
+
+        @Override
+        public boolean isLeader() {
+            return partition.isLeader();
+        }
+
+        @Override
+        public int leaderEpoch() {
+            return partition.leaderEpoch();
+        }
+
+        @Override
+        public long logEndOffset() {
+            return partition.log().logEndOffset();
+        }
+
+        @Override
+        public long logStartOffset() {
+            return partition.log().logStartOffset();
+        }
+
+        @Override
+        public Optional<Integer> latestEpoch() {
+            return partition.log().latestEpoch();
+        }
+
+        @Override
+        public void appendMirrored(MemoryRecords records) throws IOException {
+            partition.appendMirroredRecords(records);
+            replicaManager.completeDelayedRequests(partition.topicPartition());
+        }
+
+        @Override
+        public void truncateFullyAndStartAt(long offset, String reason) {
+            partition.truncateFullyAndStartAt(offset, reason);
+        }
+
+        @Override
+        public PartitionView view() throws IOException {
+            List<EpochHistory.Entry> epochs = new ArrayList<>();
+            for (EpochEntry e : partition.log().leaderEpochCache().epochEntries()) {
+                epochs.add(new EpochHistory.Entry(e.epoch(), e.startOffset()));
+            }
+            return new PartitionView(partition.leaderEpoch(), partition.log().logEndOffset(),
+                    partition.log().highWatermark(), new EpochHistory(epochs),
+                    partition.latestProducerStateBarrier(), partition.replicas(), partition.isr());
+        }
+
+        @Override
+        public void truncateTo(long offset, String reason) {
+            partition.truncateTo(offset, reason);
+        }
+
+        @Override
+        public List<Long> abortOpenTransactions(long nowMs) throws IOException {
+            return partition.abortOpenTransactions(nowMs);
+        }
+
+        @Override
+        public long appendProducerStateBarrier(long nowMs) throws IOException {
+            return partition.appendProducerStateBarrier(nowMs);
+        }
+    }
+}
