@@ -9,7 +9,7 @@ import io.twinlog.controller.metadata.TopicImage;
 import io.twinlog.controller.zk.MetadataWatcher;
 import io.twinlog.mirror.LastMirroredTruncation;
 import io.twinlog.mirror.fetcher.MirrorFetchListener;
-import io.twinlog.mirror.fetcher.MirrorFetcherThread;
+import io.twinlog.mirror.fetcher.MirrorFetcher;
 import io.twinlog.mirror.partition.MirrorAction;
 import io.twinlog.mirror.partition.MirrorDecision;
 import io.twinlog.mirror.partition.MirrorEvent;
@@ -69,7 +69,7 @@ public final class MirrorManager implements AutoCloseable {
     private final long stateTimeoutMs;
     private final MirrorPartitionMachine machine;
     private final ScheduledExecutorService thread;
-    private final Map<String, MirrorFetcherThread> fetchers = new HashMap<>();
+    private final Map<String, MirrorFetcher> fetchers = new HashMap<>();
     /** The mirror partitions this broker leads; touched only by the manager thread. */
     private final Map<TopicPartition, MirrorPartitionContext> contexts = new HashMap<>();
     /** Written by the fetcher threads, read by the manager thread. */
@@ -391,12 +391,12 @@ public final class MirrorManager implements AutoCloseable {
 
     private final Map<String, Map<String, String>> fetcherConfigs = new HashMap<>();
 
-    private MirrorFetcherThread fetcherFor(MirrorDefinition def) {
+    private MirrorFetcher fetcherFor(MirrorDefinition def) {
         Map<String, String> clientConfigs = def.sourceClientConfigs();
         Map<String, String> previous = fetcherConfigs.put(def.name(), clientConfigs);
         if (previous != null && !previous.equals(clientConfigs)) {
             // the mirror now points elsewhere or connects differently: a new fetcher, nothing of the old lingers
-            MirrorFetcherThread old = fetchers.remove(def.name());
+            MirrorFetcher old = fetchers.remove(def.name());
             if (old != null) {
                 log.info("[Mirror {}] source address or client configs changed; restarting its fetcher (now {})",
                         def.name(), def.sourceBootstrap());
@@ -404,7 +404,7 @@ public final class MirrorManager implements AutoCloseable {
             }
         }
         return fetchers.computeIfAbsent(def.name(), name -> {
-            MirrorFetcherThread f = new MirrorFetcherThread(name, clientConfigs, stateTimeoutMs, new Listener(def),
+            MirrorFetcher f = new MirrorFetcher(name, clientConfigs, stateTimeoutMs, new Listener(def),
                     time);
             f.start();
             return f;
@@ -458,7 +458,7 @@ public final class MirrorManager implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-        fetchers.values().forEach(MirrorFetcherThread::shutdown);
+        fetchers.values().forEach(MirrorFetcher::shutdown);
         fetchers.clear();
     }
 }

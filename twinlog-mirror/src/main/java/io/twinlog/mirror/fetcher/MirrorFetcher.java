@@ -1,0 +1,390 @@
+package io.twinlog.mirror.fetcher;
+
+import io.twinlog.mirror.MirrorPartitionSink;
+import io.twinlog.protocol.client.InterBrokerClient;
+import org.apache.kafka.common.Node;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.message.MetadataResponseData;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.requests.MetadataRequest;
+import org.apache.kafka.common.requests.MetadataResponse;
+import org.apache.kafka.common.utils.Time;
+import org.apache.kafka.common.utils.Utils;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Mirrors every MIRRORING partition of one cluster mirror from the source partition leaders. This thread
+ * ({@code twinlog-mirror-fetcher-<mirror>}) keeps the source's metadata and hands each partition to the
+ * {@link SourceBrokerFetcher} of its source leader: one thread, one connection and one fetch session per source
+ * broker, as Kafka's fetcher manager does, so a long poll to an idle broker never delays the batches waiting on a
+ * busy one. Partitions without a source leader are reported FAILED (retriable) after a while, so describe shows why.
+ *
+ * <p>Threading: partitions are added and removed from the mirror manager's thread (concurrent maps); the metadata
+ * and the assignment to broker fetchers are confined to this thread; each broker fetcher owns its session. Works
+ * against any Kafka-protocol source (Twinlog or Apache Kafka). Connections use the mirror's source client configs
+ * (TLS, SASL) through {@link SourceChannels}.
+ */
+public final class MirrorFetcher implements Runnable {
+    private static final Logger log = LoggerFactory.getLogger(MirrorFetcher.class);
+    private static final long METADATA_MAX_AGE_MS = 30_000;
+    static final long BACKOFF_MS = 500;
+    /** Consecutive failures to reach the source (or one source broker) before its partitions are reported FAILED. */
+    static final int FAILURES_BEFORE_REPORT = 3;
+
+    private final String mirrorName;
+    private final List<Node> bootstrap;
+    private final MirrorFetchListener listener;
+    private final Time time;
+    private final Map<String, String> sourceClientConfigs;
+    /** Made on this thread at first use, so configs that cannot make a channel fail the partitions, with why. */
+    private volatile InterBrokerClient client;
+    private final ConcurrentHashMap<TopicPartition, MirrorPartitionSink> partitions = new ConcurrentHashMap<>();
+    /** One lock per partition: a partition moving between broker fetchers is never appended to by both. */
+    private final ConcurrentHashMap<TopicPartition, Object> appendLocks = new ConcurrentHashMap<>();
+    /** The broker fetchers by source broker id; touched only by this thread (and shutdown, after it ended). */
+    private final Map<Integer, SourceBrokerFetcher> brokerFetchers = new HashMap<>();
+    /** When each partition was first seen without a source leader; reported as FAILED after a while. */
+    private final Map<TopicPartition, Long> leaderlessSinceMs = new HashMap<>();
+    private final Map<TopicPartition, Long> leaderlessRetryAt = new HashMap<>();
+    /** How long a partition may have no source leader before it is reported FAILED (retriable). */
+    private final long leaderlessReportMs;
+    private final Thread thread;
+    private final Object wakeup = new Object();
+    private volatile boolean running = true;
+    private volatile SourceMetadata metadata;
+    /**
+     * Set when a source broker could not be reached or said it no longer leads a partition: leaderships may have
+     * moved; look them up again (from the brokers still known, then the bootstrap list) rather than retrying the
+     * old leader until the metadata ages out.
+     */
+    private volatile boolean metadataStale;
+    private int metadataFailures;
+
+    /**
+     * @param sourceClientConfigs {@code bootstrap.servers} and the Kafka client configs for the source
+     * @param leaderlessReportMs  how long a partition may have no leader on the source before it is reported
+     *                            FAILED (retriable), so an offline source partition shows in describe with why
+     */
+    public MirrorFetcher(String mirrorName, Map<String, String> sourceClientConfigs, long leaderlessReportMs,
+                         MirrorFetchListener listener, Time time) {
+        this.mirrorName = mirrorName;
+        this.leaderlessReportMs = leaderlessReportMs;
+        this.bootstrap = parseBootstrap(sourceClientConfigs.getOrDefault("bootstrap.servers", ""));
+        this.listener = listener;
+        this.time = time;
+        this.sourceClientConfigs = Map.copyOf(sourceClientConfigs);
+        this.thread = new Thread(this, "twinlog-mirror-fetcher-" + mirrorName);
+        this.thread.setDaemon(true);
+    }
+
+    public void start() {
+        thread.start();
+    }
+
+    /** Adds a partition (the manager re-adds its mirroring partitions on every tick: only a new one wakes us). */
+    public void addPartition(TopicPartition tp, MirrorPartitionSink sink) {
+        if (partitions.put(tp, sink) == null) {
+            wake();
+        }
+    }
+
+    /** Stops fetching {@code tp}; a fetch in flight for it appends nothing more once this returns. */
+    public void removePartition(TopicPartition tp) {
+        if (partitions.remove(tp) != null) {
+            synchronized (appendLock(tp)) {
+                appendLocks.remove(tp); // taken after any append in progress; later ones see it gone
+            }
+        }
+    }
+
+    public Set<TopicPartition> partitions() {
+        return partitions.keySet();
+    }
+
+    /** The source cluster ID the last metadata reported, if any. */
+    public Optional<String> sourceClusterId() {
+        SourceMetadata m = metadata;
+        return m == null ? Optional.empty() : Optional.ofNullable(m.clusterId());
+    }
+
+    @Override
+    public void run() {
+        while (running) {
+            try {
+                doWork();
+            } catch (Throwable t) {
+                if (running) {
+                    log.error("[Mirror {}] fetcher failed unexpectedly; continuing", mirrorName, t);
+                    pause(BACKOFF_MS);
+                }
+            }
+        }
+    }
+
+    private void doWork() {
+        if (partitions.isEmpty()) {
+            assign(Map.of());
+            pause(200);
+            return;
+        }
+        if (client == null && !connect()) {
+            return;
+        }
+        long now = time.milliseconds();
+        SourceMetadata m = metadata;
+        if (m == null || metadataStale || now - m.fetchedAtMs() > METADATA_MAX_AGE_MS
+                || partitions.keySet().stream().anyMatch(tp -> !metadata.leaders().containsKey(tp))) {
+            if (!refreshMetadata()) {
+                return;
+            }
+        }
+        assign(leadersNow(now));
+        pause(200); // metadata problems and new partitions wake us early
+    }
+
+    /** Each partition's source leader now; leaderless ones are retried, then reported. */
+    private Map<TopicPartition, Node> leadersNow(long now) {
+        Map<TopicPartition, Node> out = new HashMap<>();
+        SourceMetadata m = metadata;
+        for (TopicPartition tp : partitions.keySet()) {
+            Optional<Node> leader = m.leaderNode(tp);
+            Uuid topicId = m.topicIds().get(tp.topic());
+            if (leader.isPresent() && topicId != null) {
+                leaderlessSinceMs.remove(tp);
+                leaderlessRetryAt.remove(tp);
+                out.put(tp, leader.get());
+                continue;
+            }
+            long since = leaderlessSinceMs.computeIfAbsent(tp, k -> now);
+            if (now - since > leaderlessReportMs) {
+                leaderlessSinceMs.remove(tp);
+                leaderlessRetryAt.remove(tp);
+                listener.onFailure(tp, topicId == null ? "The source topic " + tp.topic() + " is unknown to the "
+                        + "source cluster" : "The source partition " + tp + " has had no leader for "
+                        + (now - since) + " ms (offline on the source)", true);
+                removePartition(tp);
+            } else if (leaderlessRetryAt.getOrDefault(tp, 0L) <= now) {
+                leaderlessRetryAt.put(tp, now + BACKOFF_MS);
+                metadataStale = true; // look again: a leader may have been elected meanwhile
+            }
+        }
+        return out;
+    }
+
+    /** Hands each partition to its leader's broker fetcher; fetchers left without partitions stop. */
+    private void assign(Map<TopicPartition, Node> leaders) {
+        Map<Integer, Map<TopicPartition, SourceBrokerFetcher.Assigned>> byBroker = new HashMap<>();
+        SourceMetadata m = metadata;
+        leaders.forEach((tp, node) -> byBroker.computeIfAbsent(node.id(), id -> new HashMap<>())
+                .put(tp, new SourceBrokerFetcher.Assigned(m.topicIds().get(tp.topic()),
+                        m.leaders().get(tp).leaderEpoch())));
+        for (Iterator<Map.Entry<Integer, SourceBrokerFetcher>> it = brokerFetchers.entrySet().iterator();
+             it.hasNext(); ) {
+            Map.Entry<Integer, SourceBrokerFetcher> e = it.next();
+            Node now = m == null ? null : m.brokers().get(e.getKey());
+            if (!byBroker.containsKey(e.getKey()) || now == null || !now.equals(e.getValue().node())) {
+                e.getValue().shutdown(); // no longer a leader of ours, or now at another address
+                it.remove();
+            }
+        }
+        byBroker.forEach((brokerId, assigned) -> brokerFetchers.computeIfAbsent(brokerId, id -> {
+            SourceBrokerFetcher f = new SourceBrokerFetcher(this, m.brokers().get(id));
+            f.start();
+            return f;
+        }).assign(assigned));
+    }
+
+    private boolean connect() {
+        try {
+            // a source across a WAN may be down for long: back off reconnects up to 10 s instead of hammering it
+            client = newClient("mirror-fetcher-" + mirrorName);
+            return true;
+        } catch (RuntimeException e) {
+            String reason = "Cannot connect to the source with the mirror's client configs: " + e.getMessage();
+            log.error("[Mirror {}] {}", mirrorName, reason);
+            for (TopicPartition tp : new ArrayList<>(partitions.keySet())) {
+                listener.onFailure(tp, reason, true); // retried: an --alter of the configs makes a new fetcher
+                removePartition(tp);
+            }
+            pause(BACKOFF_MS);
+            return false;
+        }
+    }
+
+    InterBrokerClient newClient(String clientId) {
+        return new InterBrokerClient(clientId, SourceChannels.channelBuilder(sourceClientConfigs, clientId, time),
+                30_000, 8 << 20, 500, 10_000, time);
+    }
+
+    private boolean refreshMetadata() {
+        Set<String> topics = new LinkedHashSet<>();
+        partitions.keySet().forEach(tp -> topics.add(tp.topic()));
+        IOException last = null;
+        List<Node> candidates = new ArrayList<>(bootstrap);
+        if (metadata != null) {
+            candidates.addAll(0, metadata.brokers().values());
+        }
+        for (Node node : candidates) {
+            try {
+                metadataStale = false; // before the request: a report arriving meanwhile asks again
+                MetadataResponse r = client.send(node, new MetadataRequest.Builder(List.copyOf(topics), false));
+                metadata = parse(r);
+                metadataFailures = 0;
+                return true;
+            } catch (IOException e) {
+                last = e;
+            }
+        }
+        metadataStale = true;
+        String reason = "source cluster unreachable at " + bootstrap + ": " + (last == null ? "?" : last.getMessage());
+        metadataFailures++;
+        log.info("[Mirror {}] {} (attempt {})", mirrorName, reason, metadataFailures);
+        if (metadataFailures >= FAILURES_BEFORE_REPORT) {
+            metadataFailures = 0;
+            fail(new ArrayList<>(partitions.keySet()), reason, true);
+        }
+        pause(BACKOFF_MS);
+        return false;
+    }
+
+    private SourceMetadata parse(MetadataResponse response) {
+        Map<TopicPartition, SourceMetadata.Leader> leaders = new HashMap<>();
+        Map<String, Uuid> ids = new HashMap<>();
+        Map<Integer, Node> brokers = new HashMap<>();
+        for (MetadataResponseData.MetadataResponseBroker b : response.data().brokers()) {
+            brokers.put(b.nodeId(), new Node(b.nodeId(), b.host(), b.port()));
+        }
+        for (MetadataResponseData.MetadataResponseTopic t : response.data().topics()) {
+            if (t.errorCode() != Errors.NONE.code()) {
+                continue;
+            }
+            ids.put(t.name(), t.topicId());
+            for (MetadataResponseData.MetadataResponsePartition p : t.partitions()) {
+                if (p.leaderId() >= 0) {
+                    leaders.put(new TopicPartition(t.name(), p.partitionIndex()),
+                            new SourceMetadata.Leader(p.leaderId(), p.leaderEpoch()));
+                }
+            }
+        }
+        return new SourceMetadata(leaders, ids, brokers, response.data().clusterId(), time.milliseconds());
+    }
+
+    // --- what the broker fetchers report (from their threads) ---
+
+    String mirrorName() {
+        return mirrorName;
+    }
+
+    MirrorFetchListener listener() {
+        return listener;
+    }
+
+    Time time() {
+        return time;
+    }
+
+    /** Leadership may have moved (an error from a source broker, or it could not be reached): look it up again. */
+    void metadataStale() {
+        metadataStale = true;
+        wake();
+    }
+
+    /** Reports partitions FAILED with why and stops fetching them; the manager decides when to retry. */
+    void fail(List<TopicPartition> failed, String reason, boolean retriable) {
+        for (TopicPartition tp : failed) {
+            if (partitions.containsKey(tp)) {
+                listener.onFailure(tp, reason, retriable);
+                removePartition(tp);
+            }
+        }
+    }
+
+    /** A fetched batch carries a source epoch at or above the local one: the manager fences, then re-adds it. */
+    void removePartitionForFencing(TopicPartition tp, int sourceEpoch) {
+        if (partitions.remove(tp) != null) {
+            appendLocks.remove(tp); // called holding the lock: the next append sees the partition gone
+            listener.onEpochFencingNeeded(tp, sourceEpoch);
+        }
+    }
+
+    /**
+     * The lock a broker fetcher holds while it checks that {@code tp} is still fetched and at the offset it asked
+     * from, and appends.
+     */
+    Object appendLock(TopicPartition tp) {
+        return appendLocks.computeIfAbsent(tp, k -> new Object());
+    }
+
+    /** The local partition {@code tp} is appended to, or null once it is no longer mirrored. */
+    MirrorPartitionSink sink(TopicPartition tp) {
+        return partitions.get(tp);
+    }
+
+    private void wake() {
+        synchronized (wakeup) {
+            wakeup.notifyAll();
+        }
+    }
+
+    private void pause(long ms) {
+        synchronized (wakeup) {
+            try {
+                wakeup.wait(ms); // shutdown, new partitions and stale metadata wake it early
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    public void shutdown() {
+        running = false;
+        InterBrokerClient c = client;
+        if (c != null) {
+            c.wakeup();
+        }
+        wake();
+        try {
+            thread.join(5_000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        brokerFetchers.values().forEach(SourceBrokerFetcher::shutdown);
+        brokerFetchers.clear();
+        InterBrokerClient connected = client;
+        if (connected != null) {
+            connected.close();
+        }
+    }
+
+    /** The bootstrap list as nodes with negative ids (they are not the source's broker ids), parsed by Kafka's helpers. */
+    static List<Node> parseBootstrap(String csv) {
+        List<Node> out = new ArrayList<>();
+        int id = -1;
+        for (String hp : csv.split(",")) {
+            String s = hp.trim();
+            if (s.isEmpty()) {
+                continue;
+            }
+            String host = Utils.getHost(s);
+            Integer port = Utils.getPort(s);
+            if (port == null) {
+                throw new IllegalArgumentException("Invalid source bootstrap server '" + s + "' (host:port)");
+            }
+            out.add(new Node(id--, host == null || host.isEmpty() ? "127.0.0.1" : host, port));
+        }
+        return out;
+    }
+}

@@ -1,0 +1,315 @@
+package io.twinlog.mirror.fetcher;
+
+import io.twinlog.mirror.MirrorPartitionSink;
+import io.twinlog.protocol.client.InterBrokerClient;
+import org.apache.kafka.clients.FetchSessionHandler;
+import org.apache.kafka.common.IsolationLevel;
+import org.apache.kafka.common.Node;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.message.FetchResponseData;
+import org.apache.kafka.common.message.ListOffsetsRequestData;
+import org.apache.kafka.common.message.ListOffsetsResponseData;
+import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.record.internal.MemoryRecords;
+import org.apache.kafka.common.record.internal.RecordBatch;
+import org.apache.kafka.common.record.internal.Records;
+import org.apache.kafka.common.requests.FetchRequest;
+import org.apache.kafka.common.requests.FetchResponse;
+import org.apache.kafka.common.requests.ListOffsetsRequest;
+import org.apache.kafka.common.requests.ListOffsetsResponse;
+import org.apache.kafka.common.utils.internals.LogContext;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * Fetches one mirror's partitions led by one source broker ({@code twinlog-mirror-fetcher-<mirror>-<broker>}):
+ * its own connection and its own fetch session (KIP-227, Kafka's {@link FetchSessionHandler}: against a source
+ * that keeps sessions, an unchanged partition is not re-sent), with Kafka's Fetch protocol as a read_uncommitted
+ * reader (so only records below the source's high watermark, which a clean election cannot lose, are copied),
+ * sending {@code currentLeaderEpoch} and {@code lastFetchedEpoch} like a follower so a source divergence is detected
+ * by epoch. Batches are appended unchanged.
+ *
+ * <p>Before appending, each batch's epoch is checked against the local leader epoch (DLE ≥ SLE): a batch whose epoch
+ * reaches the local one is not appended; the manager fences (raises the local epoch) and fetching resumes.
+ */
+final class SourceBrokerFetcher implements Runnable {
+    private static final Logger log = LoggerFactory.getLogger(SourceBrokerFetcher.class);
+    private static final int MAX_WAIT_MS = 500;
+    private static final int PARTITION_MAX_BYTES = 1 << 20;
+    private static final int MAX_BYTES = 8 << 20;
+    private static final long NOT_LEADER_RETRY_MS = 100;
+
+    /** What the mirror fetcher hands over for one partition: the source topic ID and the leader epoch it knows. */
+    record Assigned(Uuid topicId, int leaderEpoch) {
+    }
+
+    private final MirrorFetcher owner;
+    private final Node node;
+    private final Thread thread;
+    private final Object wakeup = new Object();
+    private final FetchSessionHandler session;
+    /** Replaced by the owner's thread at each assignment; read by this thread. */
+    private volatile Map<TopicPartition, Assigned> assigned = Map.of();
+    private final Map<TopicPartition, Long> delayedUntil = new HashMap<>();
+    private volatile boolean running = true;
+    private volatile InterBrokerClient client;
+    private int consecutiveFailures;
+
+    SourceBrokerFetcher(MirrorFetcher owner, Node node) {
+        this.owner = owner;
+        this.node = node;
+        String name = "twinlog-mirror-fetcher-" + owner.mirrorName() + "-" + node.id();
+        this.session = new FetchSessionHandler(new LogContext("[" + name + "] "), node.id());
+        this.thread = new Thread(this, name);
+        this.thread.setDaemon(true);
+    }
+
+    Node node() {
+        return node;
+    }
+
+    void start() {
+        thread.start();
+    }
+
+    /** The partitions this source broker leads, as the owner's latest metadata says. */
+    void assign(Map<TopicPartition, Assigned> partitions) {
+        boolean added = !assigned.keySet().containsAll(partitions.keySet());
+        assigned = Map.copyOf(partitions);
+        if (added) {
+            synchronized (wakeup) {
+                wakeup.notifyAll();
+            }
+        }
+    }
+
+    @Override
+    public void run() {
+        try {
+            client = owner.newClient("mirror-fetcher-" + owner.mirrorName() + "-" + node.id());
+        } catch (RuntimeException e) {
+            // the owner made its own client with the same configs first: this is not expected to fail
+            log.error("[Mirror {}] cannot connect to source broker {}", owner.mirrorName(), node.id(), e);
+            owner.fail(new ArrayList<>(assigned.keySet()), "Cannot connect to the source: " + e.getMessage(), true);
+            return;
+        }
+        while (running) {
+            try {
+                fetchOnce();
+            } catch (Throwable t) {
+                if (running) {
+                    log.error("[Mirror {}] fetcher of source broker {} failed unexpectedly; continuing",
+                            owner.mirrorName(), node.id(), t);
+                    pause(MirrorFetcher.BACKOFF_MS);
+                }
+            }
+        }
+    }
+
+    private void fetchOnce() {
+        long now = owner.time().milliseconds();
+        Map<TopicPartition, Assigned> current = assigned;
+        delayedUntil.keySet().retainAll(current.keySet());
+        FetchSessionHandler.Builder builder = session.newBuilder();
+        Map<TopicPartition, Long> fetchOffsets = new HashMap<>();
+        current.forEach((tp, a) -> {
+            MirrorPartitionSink sink = owner.sink(tp);
+            if (sink == null || delayedUntil.getOrDefault(tp, 0L) > now || !sink.isLeader()) {
+                return;
+            }
+            long offset = sink.logEndOffset();
+            fetchOffsets.put(tp, offset);
+            builder.add(tp, new FetchRequest.PartitionData(a.topicId(), offset, -1L, PARTITION_MAX_BYTES,
+                    Optional.of(a.leaderEpoch()), sink.latestEpoch()));
+        });
+        if (fetchOffsets.isEmpty()) {
+            pause(100);
+            return;
+        }
+        FetchSessionHandler.FetchRequestData data = builder.build();
+        short version = ApiKeys.FETCH.latestVersion();
+        FetchResponse response;
+        try {
+            response = client.send(node, FetchRequest.Builder.forConsumer(version, MAX_WAIT_MS, 1, data.toSend())
+                    .isolationLevel(IsolationLevel.READ_UNCOMMITTED).setMaxBytes(MAX_BYTES)
+                    .metadata(data.metadata()).removed(data.toForget()).replaced(data.toReplace()));
+        } catch (IOException e) {
+            session.handleError(e);
+            onUnreachable(e, fetchOffsets.keySet());
+            return;
+        }
+        if (!session.handleResponse(response, version)) {
+            // the session was lost or the answer does not match it: the handler's next request is a full one
+            if (response.error() != Errors.NONE) {
+                log.info("[Mirror {}] fetch session with source broker {} reset: {}", owner.mirrorName(), node.id(),
+                        response.error());
+            }
+            return;
+        }
+        consecutiveFailures = 0;
+        for (Map.Entry<TopicPartition, FetchResponseData.PartitionData> e
+                : response.responseData(session.sessionTopicNames(), version).entrySet()) {
+            Long fetchOffset = fetchOffsets.get(e.getKey());
+            if (fetchOffset != null) {
+                handle(e.getKey(), fetchOffset, e.getValue());
+            }
+        }
+    }
+
+    private void onUnreachable(IOException e, Collection<TopicPartition> affected) {
+        consecutiveFailures++;
+        String reason = "source broker " + node.id() + " (" + node.host() + ":" + node.port() + ") unreachable: "
+                + e.getMessage();
+        log.info("[Mirror {}] {} (attempt {})", owner.mirrorName(), reason, consecutiveFailures);
+        owner.metadataStale(); // it may have been a leader that died, and the source moved its leaderships
+        if (consecutiveFailures >= MirrorFetcher.FAILURES_BEFORE_REPORT) {
+            consecutiveFailures = 0;
+            owner.fail(new ArrayList<>(affected), reason, true);
+        }
+        pause(MirrorFetcher.BACKOFF_MS);
+    }
+
+    private void handle(TopicPartition tp, long fetchOffset, FetchResponseData.PartitionData data) {
+        Errors error = Errors.forCode(data.errorCode());
+        MirrorFetchListener listener = owner.listener();
+        try {
+            switch (error) {
+                case NONE -> {
+                    if (FetchResponse.isDivergingEpoch(data)) {
+                        MirrorPartitionSink sink = owner.sink(tp);
+                        owner.fail(List.of(tp), "Source divergence detected: the source's epoch "
+                                + data.divergingEpoch().epoch() + " ends at offset " + data.divergingEpoch().endOffset()
+                                + " but this cluster mirrored up to " + fetchOffset + " in epoch "
+                                + (sink == null ? -1 : sink.latestEpoch().orElse(-1))
+                                + " (an unclean leader election on the source?)", false);
+                        return;
+                    }
+                    Records records = FetchResponse.recordsOrFail(data);
+                    long end;
+                    synchronized (owner.appendLock(tp)) {
+                        MirrorPartitionSink sink = owner.sink(tp);
+                        if (sink == null || !sink.isLeader()) {
+                            return; // removed (a failover, a lost leadership) while the fetch was in flight
+                        }
+                        if (records.sizeInBytes() > 0) {
+                            MemoryRecords memory = (MemoryRecords) records;
+                            int maxEpoch = -1;
+                            for (RecordBatch b : memory.batches()) {
+                                maxEpoch = Math.max(maxEpoch, b.partitionLeaderEpoch());
+                            }
+                            if (maxEpoch >= sink.leaderEpoch()) {
+                                owner.removePartitionForFencing(tp, maxEpoch);
+                                return;
+                            }
+                            if (sink.logEndOffset() == fetchOffset) {
+                                sink.appendMirrored(memory);
+                            }
+                        }
+                        end = sink.logEndOffset();
+                    }
+                    listener.onProgress(tp, data.highWatermark(), end);
+                }
+                case OFFSET_OUT_OF_RANGE -> handleOutOfRange(tp);
+                case NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH, LEADER_NOT_AVAILABLE -> {
+                    owner.metadataStale(); // the source's leadership moved: look it up again
+                    delayedUntil.put(tp, owner.time().milliseconds() + NOT_LEADER_RETRY_MS);
+                }
+                case UNKNOWN_TOPIC_OR_PARTITION, UNKNOWN_TOPIC_ID -> {
+                    owner.metadataStale();
+                    owner.fail(List.of(tp), "The source topic partition " + tp + " does not exist (deleted or "
+                            + "recreated on the source?)", true);
+                }
+                default -> {
+                    log.warn("[Mirror {} {}] fetch failed with {}; backing off", owner.mirrorName(), tp, error);
+                    delayedUntil.put(tp, owner.time().milliseconds() + MirrorFetcher.BACKOFF_MS);
+                }
+            }
+        } catch (Exception e) {
+            log.error("[Mirror {} {}] could not apply fetched data", owner.mirrorName(), tp, e);
+            owner.fail(List.of(tp), "Could not apply mirrored data: " + e, true);
+        }
+    }
+
+    /**
+     * The source cannot serve our next offset. Its log starts after our end (source retention): restart empty at
+     * the source's log start. Its log ends before ours: the source lost records we mirrored — a divergence.
+     */
+    private void handleOutOfRange(TopicPartition tp) throws IOException {
+        long earliest = listOffset(tp, ListOffsetsRequest.EARLIEST_TIMESTAMP);
+        long latest = listOffset(tp, ListOffsetsRequest.LATEST_TIMESTAMP);
+        synchronized (owner.appendLock(tp)) {
+            MirrorPartitionSink sink = owner.sink(tp);
+            if (sink == null) {
+                return;
+            }
+            long end = sink.logEndOffset();
+            if (earliest >= 0 && end < earliest) {
+                sink.truncateFullyAndStartAt(earliest, "source log now starts at " + earliest
+                        + " (source retention)");
+                return;
+            }
+            if (latest >= 0 && end > latest) {
+                owner.fail(List.of(tp), "Source divergence detected: the source log ends at " + latest
+                        + " but this cluster mirrored up to " + end, false);
+                return;
+            }
+        }
+        delayedUntil.put(tp, owner.time().milliseconds() + MirrorFetcher.BACKOFF_MS);
+    }
+
+    private long listOffset(TopicPartition tp, long timestamp) throws IOException {
+        ListOffsetsRequestData.ListOffsetsTopic topic = new ListOffsetsRequestData.ListOffsetsTopic().setName(tp.topic());
+        topic.partitions().add(new ListOffsetsRequestData.ListOffsetsPartition().setPartitionIndex(tp.partition())
+                .setTimestamp(timestamp));
+        ListOffsetsResponse r = client.send(node, ListOffsetsRequest.Builder
+                .forConsumer(false, IsolationLevel.READ_UNCOMMITTED).setTargetTimes(List.of(topic)));
+        for (ListOffsetsResponseData.ListOffsetsTopicResponse t : r.data().topics()) {
+            for (ListOffsetsResponseData.ListOffsetsPartitionResponse p : t.partitions()) {
+                if (p.errorCode() == Errors.NONE.code()) {
+                    return p.offset();
+                }
+            }
+        }
+        return -1L;
+    }
+
+    private void pause(long ms) {
+        synchronized (wakeup) {
+            try {
+                wakeup.wait(ms); // back-off between attempts; shutdown and new partitions wake it early
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    void shutdown() {
+        running = false;
+        InterBrokerClient c = client;
+        if (c != null) {
+            c.wakeup();
+        }
+        synchronized (wakeup) {
+            wakeup.notifyAll();
+        }
+        try {
+            thread.join(5_000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        InterBrokerClient connected = client;
+        if (connected != null) {
+            connected.close();
+        }
+    }
+}
