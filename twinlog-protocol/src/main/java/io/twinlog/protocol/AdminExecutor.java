@@ -38,6 +38,15 @@ public final class AdminExecutor implements AutoCloseable {
         };
     }
 
+    /**
+     * Runs background admin work that answers no request itself (a topic auto-created for a Metadata request).
+     *
+     * @throws RejectedExecutionException when the broker is shutting down
+     */
+    public void execute(Runnable task) {
+        pool.execute(task);
+    }
+
     private static void run(RequestHandler handler, Request request) {
         try {
             handler.handle(request);

@@ -1,6 +1,14 @@
 package io.twinlog.tests;
 
+import io.twinlog.testkit.RawKafkaConnection;
 import io.twinlog.testkit.TestCluster;
+import io.twinlog.testkit.Waits;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Future;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -11,18 +19,15 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.header.internals.RecordHeader;
+import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.requests.MetadataRequest;
+import org.apache.kafka.common.requests.MetadataResponse;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
-
-import java.nio.charset.StandardCharsets;
-import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.Map;
-import java.util.concurrent.Future;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -97,6 +102,30 @@ class ProduceConsumeTest {
         List<RecordMetadata> acked = produce("auto-created", 10, Map.of());
         assertEquals(9, acked.get(9).offset());
         assertEquals(10, readAll(new TopicPartition("auto-created", 0), 10).size());
+    }
+
+    /**
+     * As Kafka does, the Metadata request that triggers an auto-creation is answered at once with
+     * LEADER_NOT_AVAILABLE (the topic is written on an admin thread, not while a request thread waits), and the
+     * topic is served soon after.
+     */
+    @Test
+    void autoCreationAnswersAtOnceAndTheTopicFollows() throws Exception {
+        String topic = "auto-created-async";
+        try (RawKafkaConnection c = RawKafkaConnection.to(cluster.bootstrapServers())) {
+            MetadataResponse first = c.send(new MetadataRequest.Builder(List.of(topic), true)
+                    .build(ApiKeys.METADATA.latestVersion()));
+            assertEquals(Errors.LEADER_NOT_AVAILABLE.code(), first.data().topics().find(topic).errorCode(),
+                    "first answer: " + first.data());
+        }
+        Waits.waitUntil(topic + " served", () -> {
+            try {
+                KafkaRequests.assertServes(cluster.bootstrapServers(), topic, "after auto-creation");
+                return true;
+            } catch (AssertionError e) {
+                return false;
+            }
+        });
     }
 
     static void createTopic(String topic, int partitions) throws Exception {

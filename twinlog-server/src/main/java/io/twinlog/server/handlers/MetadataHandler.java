@@ -25,18 +25,29 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 
 /**
  * Metadata: brokers (endpoints of the listener the request arrived on), controller, cluster ID, and topics with
  * leader, leader epoch, replicas, ISR and offline replicas. Unknown topics are auto-created when both the client
- * and {@code auto.create.topics.enable} allow it.
+ * and {@code auto.create.topics.enable} allow it: as Kafka does, the topic is validated and planned here, written
+ * to ZooKeeper on an admin thread (a request thread never waits for it), and answered LEADER_NOT_AVAILABLE until
+ * it exists, which clients retry.
  */
 public final class MetadataHandler implements RequestHandler {
     private static final Logger log = LoggerFactory.getLogger(MetadataHandler.class);
     private final BrokerContext ctx;
+    private final Executor adminThreads;
+    /** Topics whose auto-creation is under way: repeated Metadata requests meanwhile do not write again. */
+    private final Set<String> creating = ConcurrentHashMap.newKeySet();
 
-    public MetadataHandler(BrokerContext ctx) {
+    /** @param adminThreads where auto-created topics are written (it may block on ZooKeeper) */
+    public MetadataHandler(BrokerContext ctx, Executor adminThreads) {
         this.ctx = ctx;
+        this.adminThreads = adminThreads;
     }
 
     @Override
@@ -92,22 +103,37 @@ public final class MetadataHandler implements RequestHandler {
         if (!allowAutoCreate || Topic.isInternal(name)) { // internal topics are created by their coordinator
             return rt.setErrorCode(Errors.UNKNOWN_TOPIC_OR_PARTITION.code());
         }
+        TopicAdmin.TopicPlan plan;
         try {
-            TopicAdmin.TopicPlan plan = ctx.topicAdmin().plan(name, -1, (short) -1, null, Map.of(),
-                    ctx.config().numPartitions(), ctx.config().defaultReplicationFactor());
-            MetadataImage image = ctx.topicAdmin().create(plan);
-            log.info("Auto-created topic {} with {} partitions", name, plan.assignment().size());
-            return image.topic(name).map(t -> topicResponse(t, image))
-                    .orElse(rt.setErrorCode(Errors.LEADER_NOT_AVAILABLE.code()));
+            plan = ctx.topicAdmin().plan(name, -1, (short) -1, null, Map.of(), ctx.config().numPartitions(),
+                    ctx.config().defaultReplicationFactor());
         } catch (TopicExistsException e) {
-            // created concurrently by another client: answer with what is there, or ask the client to retry
+            // created meanwhile: answer with what is there, or ask the client to retry
             return ctx.image().topic(name).map(t -> topicResponse(t, ctx.image()))
                     .orElse(rt.setErrorCode(Errors.LEADER_NOT_AVAILABLE.code()));
         } catch (ApiException e) {
             return rt.setErrorCode(Errors.forException(e).code());
+        }
+        if (creating.add(name)) {
+            try {
+                adminThreads.execute(() -> create(plan));
+            } catch (RejectedExecutionException e) {
+                creating.remove(name); // shutting down: the client retries elsewhere
+            }
+        }
+        return rt.setErrorCode(Errors.LEADER_NOT_AVAILABLE.code());
+    }
+
+    private void create(TopicAdmin.TopicPlan plan) {
+        try {
+            ctx.topicAdmin().create(plan);
+            log.info("Auto-created topic {} with {} partitions", plan.name(), plan.assignment().size());
+        } catch (TopicExistsException e) {
+            log.debug("Topic {} was created concurrently", plan.name());
         } catch (Exception e) {
-            log.warn("Could not auto-create topic {}: {}", name, e.toString());
-            return rt.setErrorCode(Errors.LEADER_NOT_AVAILABLE.code());
+            log.warn("Could not auto-create topic {}", plan.name(), e);
+        } finally {
+            creating.remove(plan.name());
         }
     }
 
