@@ -16,6 +16,7 @@ import java.util.HashSet;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Turns metadata image changes into local actions, on the metadata thread: host the partitions assigned to this
@@ -30,12 +31,19 @@ public final class PartitionApplier {
     private final LogStore logStore;
     private final TopicConfigs topicConfigs;
     private boolean strayLogsChecked;
+    /** Partitions handed to {@link ReplicaManager#applyPartition} since start (each takes the partition's lock). */
+    private final AtomicLong partitionsApplied = new AtomicLong();
 
     public PartitionApplier(int brokerId, ReplicaManager replicaManager, LogStore logStore, TopicConfigs topicConfigs) {
         this.brokerId = brokerId;
         this.replicaManager = replicaManager;
         this.logStore = logStore;
         this.topicConfigs = topicConfigs;
+    }
+
+    /** How many partition leadership records this applier has applied since start; for the scale benchmark. */
+    public long partitionsApplied() {
+        return partitionsApplied.get();
     }
 
     public void onImage(MetadataImage previous, MetadataImage next) {
@@ -47,6 +55,7 @@ public final class PartitionApplier {
                 }
                 TopicPartition tp = new TopicPartition(topic.name(), p.partition());
                 wanted.add(tp);
+                partitionsApplied.incrementAndGet();
                 try {
                     replicaManager.applyPartition(tp, topic.topicId(), p.leader(), p.leaderEpoch(),
                             p.state().partitionEpoch(), p.replicas(), p.isr());
