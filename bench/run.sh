@@ -12,7 +12,9 @@
 # On a machine shared with other builds, run it as `flock /tmp/twinlog-mvn.lock bench/run.sh ...`.
 # Results are printed on stdout and written to bench/results/latest.md; progress goes to stderr; MirrorMaker 2's
 # own log to bench/results/mm2-<setup>-round<N>.log.
-# Set TWINLOG_BENCH_SKIP_BUILD=1 to reuse an earlier build (bench/target) instead of running Maven.
+# Set TWINLOG_BENCH_SKIP_BUILD=1 to reuse an earlier build (bench/target) instead of running Maven, or
+# TWINLOG_BENCH_NO_INSTALL=1 to build offline without installing into ~/.m2 (reactor `package -pl bench -am`: the
+# Twinlog jars in bench/target/lib are then this worktree's, and other builds sharing ~/.m2 are left alone).
 # JVM options: BENCH_JAVA_OPTS (default -Xmx2g -XX:+UseG1GC). See bench/README.md.
 set -euo pipefail
 
@@ -25,7 +27,10 @@ for arg in "$@"; do
   [[ "$arg" == --help || "$arg" == -h ]] && help_only=1
 done
 
-if [[ "${TWINLOG_BENCH_SKIP_BUILD:-0}" != "1" && "$help_only" != 1 ]]; then
+if [[ "${TWINLOG_BENCH_SKIP_BUILD:-0}" != "1" && "$help_only" != 1 && "${TWINLOG_BENCH_NO_INSTALL:-0}" == "1" ]]; then
+  echo "Building Twinlog and the benchmark (mvn -o -Pbench package -pl bench -am, tests skipped, no install)..." >&2
+  (cd "$root_dir" && mvn -B -q -o -Pbench -DskipTests package -pl bench -am) >&2
+elif [[ "${TWINLOG_BENCH_SKIP_BUILD:-0}" != "1" && "$help_only" != 1 ]]; then
   echo "Building Twinlog and the benchmark (mvn -Pbench install, tests skipped)..." >&2
   # Maven's output goes to stderr so that stdout carries only the results.
   (cd "$root_dir" && mvn -B -q -Pbench -DskipTests install) >&2
@@ -35,7 +40,9 @@ fi
 # classpath, listed by bench/mm2/pom.xml (not part of the reactor). Build that list when the phase is asked for
 # and the list is missing or older than the pom.
 mm2_classpath="$bench_dir/mm2/target/classpath.txt"
-if [[ "$help_only" != 1 && " $* ${BENCH_JAVA_OPTS:-} " == *mirror* && ( ! -s "$mm2_classpath" || "$bench_dir/mm2/pom.xml" -nt "$mm2_classpath" ) ]]; then
+# (mirror-scale runs no MirrorMaker 2.)
+all_args=" $* ${BENCH_JAVA_OPTS:-} "
+if [[ "$help_only" != 1 && "${all_args//mirror-scale/}" == *mirror* && ( ! -s "$mm2_classpath" || "$bench_dir/mm2/pom.xml" -nt "$mm2_classpath" ) ]]; then
   echo "Resolving the MirrorMaker 2 classpath (bench/mm2/pom.xml)..." >&2
   mvn -B -q -f "$bench_dir/mm2/pom.xml" dependency:build-classpath -Dmdep.outputFile="$mm2_classpath" >&2
 fi

@@ -55,7 +55,7 @@ public final class BenchMain {
                 if (!options.runs(phase)) {
                     continue;
                 }
-                for (String system : phase == Phase.MIRROR ? mirrorOrder(options, round) : order) {
+                for (String system : systemsOf(phase, options, round, order)) {
                     log.info("[{}] Round {} of {}, {}", system, round, options.rounds(), phase);
                     try {
                         results.runs.add(switch (phase) {
@@ -63,6 +63,7 @@ public final class BenchMain {
                             case REPLICATED -> runReplicated(system, round, options, payloads, results);
                             case FAILOVER -> runFailover(system, round, options, payloads, results);
                             case MIRROR -> runMirror(system, round, options, payloads, results);
+                            case MIRROR_SCALE -> runMirrorScale(round, options, payloads, results);
                             case GROUPS -> runGroups(system, round, options, results);
                         });
                     } catch (Exception e) {
@@ -134,6 +135,28 @@ public final class BenchMain {
             }
         }
         return finished(system, Phase.FAILOVER, round, startupMs, before);
+    }
+
+    /** What a phase runs in a round: the systems, the mirror setups, or Twinlog alone (mirror-scale). */
+    private static List<String> systemsOf(Phase phase, BenchOptions options, int round, List<String> order) {
+        return switch (phase) {
+            case MIRROR -> mirrorOrder(options, round);
+            case MIRROR_SCALE -> List.of(MirrorScaleBenchmark.SYSTEM);
+            default -> order;
+        };
+    }
+
+    private static Results.SystemRun runMirrorScale(int round, BenchOptions options, Payloads payloads,
+                                                    Results results) throws Exception {
+        CpuAccounting.Snapshot before = CpuAccounting.snapshot();
+        MirrorScaleBenchmark benchmark = new MirrorScaleBenchmark(round, options, payloads);
+        try {
+            benchmark.run();
+        } finally {
+            results.mirrorScale.addAll(benchmark.figures());
+            results.mirrorScaleNotes.addAll(benchmark.notes());
+        }
+        return finished(MirrorScaleBenchmark.SYSTEM, Phase.MIRROR_SCALE, round, 0, before);
     }
 
     /** The mirror setups of a round: the selected order rotated left by round - 1. */

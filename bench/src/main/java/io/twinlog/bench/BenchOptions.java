@@ -17,12 +17,16 @@ import java.util.Set;
  * --warmup-records N       records per acks setting in each system's warm-up (default 50000; 0 disables it)
  * --record-size N          value size in bytes (default 1024)
  * --systems a,b            which systems to run, in order (default twinlog,kafka)
- * --phases a,b,c           which parts to run: single, replicated, failover, mirror, groups
+ * --phases a,b,c           which parts to run: single, replicated, failover, mirror, mirror-scale, groups
  *                          (default single,replicated,failover)
  * --mirror-setups a,b,c    what the mirror phase runs ({@link MirrorSetup}): twinlog, mm2-twinlog, mm2-kafka
  *                          (default all three; --systems does not apply to the mirror phase)
  * --group-commits N        commitSync calls measured in the groups phase (default 5000)
  * --group-repetitions N    stable-assignment measurements per protocol and round in the groups phase (default 5)
+ * --mirror-partitions N   mirror partitions in the mirror-scale phase (default 1000)
+ * --mirror-topic-partitions N  partitions per topic there; must divide --mirror-partitions (default 10)
+ * --mirror-replication-factor N  replication factor of the mirror-scale topics (default 3)
+ * --mirror-steady-seconds N  length of the mirror-scale steady-state window (default 30)
  * --session-timeout-ms N   Twinlog zookeeper.session.timeout.ms and Kafka broker.session.timeout.ms of the
  *                          3-broker clusters (default 6000)
  * --rounds N               run everything N times, alternating the order of the systems; report medians (default 1)
@@ -32,13 +36,16 @@ import java.util.Set;
  */
 record BenchOptions(int records, int replicatedRecords, int warmUpRecords, int recordSizeBytes, List<String> systems,
                     Set<Phase> phases, List<MirrorSetup> mirrorSetups, int groupCommits, int groupRepetitions,
-                    int sessionTimeoutMs, int rounds, long seed,
+                    int mirrorPartitions, int mirrorTopicPartitions, int mirrorReplicationFactor,
+                    int mirrorSteadySeconds, int sessionTimeoutMs, int rounds, long seed,
                     Path output) {
     static final List<String> KNOWN_SYSTEMS = List.of("twinlog", "kafka");
 
     static final String USAGE = "Usage: bench/run.sh [--records N] [--replicated-records N] [--warmup-records N] "
-            + "[--record-size N] [--systems twinlog,kafka] [--phases single,replicated,failover,mirror,groups] "
+            + "[--record-size N] [--systems twinlog,kafka] [--phases single,replicated,failover,mirror,mirror-scale,groups] "
             + "[--mirror-setups twinlog,mm2-twinlog,mm2-kafka] [--group-commits N] [--group-repetitions N] "
+            + "[--mirror-partitions N] [--mirror-topic-partitions N] [--mirror-replication-factor N] "
+            + "[--mirror-steady-seconds N] "
             + "[--session-timeout-ms N] [--rounds N] [--seed N] "
             + "[--output FILE]";
 
@@ -52,6 +59,10 @@ record BenchOptions(int records, int replicatedRecords, int warmUpRecords, int r
         String mirrorSetups = System.getProperty("bench.mirrorSetups", "twinlog,mm2-twinlog,mm2-kafka");
         int groupCommits = Integer.parseInt(System.getProperty("bench.groupCommits", "5000"));
         int groupRepetitions = Integer.parseInt(System.getProperty("bench.groupRepetitions", "5"));
+        int mirrorPartitions = Integer.parseInt(System.getProperty("bench.mirrorPartitions", "1000"));
+        int mirrorTopicPartitions = Integer.parseInt(System.getProperty("bench.mirrorTopicPartitions", "10"));
+        int mirrorReplicationFactor = Integer.parseInt(System.getProperty("bench.mirrorReplicationFactor", "3"));
+        int mirrorSteadySeconds = Integer.parseInt(System.getProperty("bench.mirrorSteadySeconds", "30"));
         int sessionTimeoutMs = Integer.parseInt(System.getProperty("bench.sessionTimeoutMs", "6000"));
         int rounds = Integer.parseInt(System.getProperty("bench.rounds", "1"));
         long seed = Long.parseLong(System.getProperty("bench.seed", "42"));
@@ -75,6 +86,10 @@ record BenchOptions(int records, int replicatedRecords, int warmUpRecords, int r
                 case "--mirror-setups" -> mirrorSetups = value;
                 case "--group-commits" -> groupCommits = Integer.parseInt(value);
                 case "--group-repetitions" -> groupRepetitions = Integer.parseInt(value);
+                case "--mirror-partitions" -> mirrorPartitions = Integer.parseInt(value);
+                case "--mirror-topic-partitions" -> mirrorTopicPartitions = Integer.parseInt(value);
+                case "--mirror-replication-factor" -> mirrorReplicationFactor = Integer.parseInt(value);
+                case "--mirror-steady-seconds" -> mirrorSteadySeconds = Integer.parseInt(value);
                 case "--session-timeout-ms" -> sessionTimeoutMs = Integer.parseInt(value);
                 case "--rounds" -> rounds = Integer.parseInt(value);
                 case "--seed" -> seed = Long.parseLong(value);
@@ -88,6 +103,14 @@ record BenchOptions(int records, int replicatedRecords, int warmUpRecords, int r
         }
         if (groupCommits <= 0 || groupRepetitions <= 0) {
             throw new UsageException("--group-commits and --group-repetitions must be positive");
+        }
+        if (mirrorPartitions <= 0 || mirrorTopicPartitions <= 0 || mirrorPartitions % mirrorTopicPartitions != 0) {
+            throw new UsageException("--mirror-partitions must be a positive multiple of --mirror-topic-partitions");
+        }
+        if (mirrorReplicationFactor < 1 || mirrorReplicationFactor > TwinlogReplicatedCluster.BROKERS
+                || mirrorSteadySeconds <= 0) {
+            throw new UsageException("--mirror-replication-factor must be between 1 and "
+                    + TwinlogReplicatedCluster.BROKERS + ", --mirror-steady-seconds positive");
         }
         if (sessionTimeoutMs < 1000 || sessionTimeoutMs > 60_000) {
             throw new UsageException("--session-timeout-ms must be between 1000 and 60000");
@@ -103,7 +126,7 @@ record BenchOptions(int records, int replicatedRecords, int warmUpRecords, int r
         Set<Phase> phaseSet = EnumSet.noneOf(Phase.class);
         for (String p : phases.split(",")) {
             phaseSet.add(Phase.parse(p.trim()).orElseThrow(() -> new UsageException("Unknown phase '" + p
-                    + "'; known: single, replicated, failover, mirror, groups")));
+                    + "'; known: single, replicated, failover, mirror, mirror-scale, groups")));
         }
         List<MirrorSetup> setupList = new ArrayList<>();
         for (String m : mirrorSetups.split(",")) {
@@ -114,7 +137,8 @@ record BenchOptions(int records, int replicatedRecords, int warmUpRecords, int r
             }
         }
         return new BenchOptions(records, replicatedRecords, warmUpRecords, recordSize, List.copyOf(systemList),
-                Set.copyOf(phaseSet), List.copyOf(setupList), groupCommits, groupRepetitions, sessionTimeoutMs, rounds, seed, Path.of(output));
+                Set.copyOf(phaseSet), List.copyOf(setupList), groupCommits, groupRepetitions, mirrorPartitions,
+                mirrorTopicPartitions, mirrorReplicationFactor, mirrorSteadySeconds, sessionTimeoutMs, rounds, seed, Path.of(output));
     }
 
     boolean runs(Phase phase) {
@@ -137,7 +161,9 @@ record BenchOptions(int records, int replicatedRecords, int warmUpRecords, int r
         return "records=" + records + ", replicatedRecords=" + replicatedRecords + ", warmUpRecords=" + warmUpRecords
                 + ", recordSizeBytes=" + recordSizeBytes + ", systems=" + systems + ", phases="
                 + EnumSet.copyOf(phases) + ", mirrorSetups=" + mirrorSetups + ", groupCommits=" + groupCommits + ", groupRepetitions="
-                + groupRepetitions + ", sessionTimeoutMs="
+                + groupRepetitions + ", mirrorPartitions=" + mirrorPartitions + ", mirrorTopicPartitions="
+                + mirrorTopicPartitions + ", mirrorReplicationFactor=" + mirrorReplicationFactor
+                + ", mirrorSteadySeconds=" + mirrorSteadySeconds + ", sessionTimeoutMs="
                 + sessionTimeoutMs + ", rounds=" + rounds
                 + ", seed=" + seed + ", output=" + output;
     }

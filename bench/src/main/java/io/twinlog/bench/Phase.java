@@ -19,6 +19,11 @@ enum Phase {
      */
     MIRROR("mirror"),
     /**
+     * Mirroring at scale (not in the default set, Twinlog only): many mirror partitions on 3+3 brokers; ZooKeeper
+     * writes and metadata rebuilds in steady state, describe, failover of all; see {@link MirrorScaleBenchmark}.
+     */
+    MIRROR_SCALE("mirror-scale"),
+    /**
      * Consumer groups (not in the default set): offset commit throughput and latency, and time for a group to reach
      * a stable assignment with the classic and the KIP-848 protocol, on one broker per system; see
      * {@link GroupsBenchmark}.

@@ -49,6 +49,9 @@ final class Report {
         if (!results.mirror.isEmpty() || !results.mirrorNotes.isEmpty()) {
             out.append("\n").append(mirrorSection());
         }
+        if (!results.mirrorScale.isEmpty() || !results.mirrorScaleNotes.isEmpty()) {
+            out.append("\n").append(mirrorScaleSection());
+        }
         if (!results.groups.isEmpty() || !results.groupsNotes.isEmpty()) {
             out.append("\n").append(groupsSection());
         }
@@ -390,28 +393,10 @@ final class Report {
         }
         out.append("- Order of the setups: ").append(String.join("; ", order)).append(".\n\n");
 
-        Map<String, Map<String, Map<Integer, Double>>> byName = new LinkedHashMap<>();
-        Map<String, String> units = new LinkedHashMap<>();
-        for (MirrorBenchmark.Figure f : results.mirror) {
-            byName.computeIfAbsent(f.name(), k -> new LinkedHashMap<>())
-                    .computeIfAbsent(f.system(), k -> new TreeMap<>()).put(f.round(), f.value());
-            units.put(f.name(), f.unit());
-        }
-        MarkdownTable table = MarkdownTable.withColumns("Figure", "Setup", "median", "unit", "min to max",
-                "per round");
-        byName.forEach((name, bySetup) -> options.mirrorSetups().forEach(setup -> {
-            Map<Integer, Double> perRound = bySetup.get(setup.label());
-            if (perRound == null) {
-                return;
-            }
-            double[] sorted = perRound.values().stream().mapToDouble(Double::doubleValue).sorted().toArray();
-            List<String> values = new ArrayList<>();
-            perRound.forEach((round, value) -> values.add("r" + round + " " + format("%,.1f", value)));
-            table.row(name, setup.displayName(), format("%,.1f", median(sorted)), units.get(name),
-                    format("%,.1f", sorted[0]) + " to " + format("%,.1f", sorted[sorted.length - 1]),
-                    String.join(", ", values));
-        }));
-        out.append(table.render());
+        Map<String, Map<String, Map<Integer, Double>>> byName = figuresByName(results.mirror);
+        List<String> setups = new ArrayList<>();
+        options.mirrorSetups().forEach(setup -> setups.add(setup.label()));
+        out.append(figureTable(results.mirror, setups, "Setup").render());
 
         for (MirrorSetup mm2 : List.of(MirrorSetup.MM2_TWINLOG, MirrorSetup.MM2_KAFKA)) {
             for (String name : List.of("bulk: MiB/s from start", "bulk: MiB/s from first mirrored record")) {
@@ -437,6 +422,65 @@ final class Report {
         }
         out.append("\n");
         for (String note : results.mirrorNotes) {
+            out.append("- Note: ").append(note).append('\n');
+        }
+        return out.toString();
+    }
+
+    /** Figure name → system → round → value, in the order the figures were first recorded. */
+    private static Map<String, Map<String, Map<Integer, Double>>> figuresByName(List<MirrorBenchmark.Figure> figures) {
+        Map<String, Map<String, Map<Integer, Double>>> byName = new LinkedHashMap<>();
+        for (MirrorBenchmark.Figure f : figures) {
+            byName.computeIfAbsent(f.name(), k -> new LinkedHashMap<>())
+                    .computeIfAbsent(f.system(), k -> new TreeMap<>()).put(f.round(), f.value());
+        }
+        return byName;
+    }
+
+    /** One row per figure and system (in {@code systems}' order): median over rounds, min to max, every round. */
+    private static MarkdownTable figureTable(List<MirrorBenchmark.Figure> figures, List<String> systems,
+                                             String systemColumn) {
+        Map<String, String> units = new LinkedHashMap<>();
+        figures.forEach(f -> units.put(f.name(), f.unit()));
+        MarkdownTable table = MarkdownTable.withColumns("Figure", systemColumn, "median", "unit", "min to max",
+                "per round");
+        figuresByName(figures).forEach((name, bySystem) -> systems.forEach(system -> {
+            Map<Integer, Double> perRound = bySystem.get(system);
+            if (perRound == null) {
+                return;
+            }
+            double[] sorted = perRound.values().stream().mapToDouble(Double::doubleValue).sorted().toArray();
+            List<String> values = new ArrayList<>();
+            perRound.forEach((round, value) -> values.add("r" + round + " " + format("%,.1f", value)));
+            table.row(name, mirrorDisplayName(system), format("%,.1f", median(sorted)), units.get(name),
+                    format("%,.1f", sorted[0]) + " to " + format("%,.1f", sorted[sorted.length - 1]),
+                    String.join(", ", values));
+        }));
+        return table;
+    }
+
+    /** Figures of the mirror-scale phase (Twinlog only), then the per-broker and per-subtree notes. */
+    private String mirrorScaleSection() {
+        StringBuilder out = new StringBuilder("### Cluster mirroring at scale\n\n");
+        out.append(String.format(Locale.ROOT, "- Two Twinlog clusters of 3 brokers, each with its embedded "
+                + "ZooKeeper, in this JVM. %,d mirror partitions (%,d topics x %d, replication factor %d), %d "
+                + "records each before mirroring starts; one cluster mirror mirrors them all (`scale-.*`).%n"
+                + "- steady: for %d s a producer writes %,d records/s round-robin over all source partitions. "
+                + "ZooKeeper write transactions/s = zxid delta (`srvr`) / time; metadata rebuilds, their build "
+                + "time, listener time and partition records applied come from each broker's MetadataWatcher and "
+                + "PartitionApplier (the busiest broker of each side in the table, every broker in the notes).%n"
+                + "- describe: DescribeClusterMirrors of the mirror (all partitions), %d times.%n"
+                + "- failover: StopMirrorTopics with the pattern `.*` (the CLI's `--remove --topic '.*'`); the call, "
+                + "and until every destination broker's image shows every partition STOPPED. Source down: on fresh "
+                + "clusters, the whole source cluster closed %d ms before the call.%n%n",
+                options.mirrorPartitions(), options.mirrorPartitions() / options.mirrorTopicPartitions(),
+                options.mirrorTopicPartitions(), options.mirrorReplicationFactor(),
+                MirrorScaleBenchmark.RECORDS_PER_PARTITION, options.mirrorSteadySeconds(),
+                MirrorScaleBenchmark.STEADY_RECORDS_PER_S, MirrorScaleBenchmark.DESCRIBES,
+                MirrorScaleBenchmark.SOURCE_DOWN_SETTLE_MS));
+        out.append(figureTable(results.mirrorScale, List.of(MirrorScaleBenchmark.SYSTEM), "System").render());
+        out.append('\n');
+        for (String note : results.mirrorScaleNotes) {
             out.append("- Note: ").append(note).append('\n');
         }
         return out.toString();

@@ -15,6 +15,8 @@ final class Results {
     final List<String> failoverWarnings = new ArrayList<>();
     final List<MirrorBenchmark.Figure> mirror = new ArrayList<>();
     final List<String> mirrorNotes = new ArrayList<>();
+    final List<MirrorBenchmark.Figure> mirrorScale = new ArrayList<>();
+    final List<String> mirrorScaleNotes = new ArrayList<>();
     final List<GroupsBenchmark.Figure> groups = new ArrayList<>();
     final List<String> groupsNotes = new ArrayList<>();
 

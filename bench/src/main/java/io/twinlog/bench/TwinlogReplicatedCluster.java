@@ -34,15 +34,23 @@ final class TwinlogReplicatedCluster implements ReplicatedCluster {
     private final Path baseDirectory;
     private final int sessionTimeoutMs;
     private final FailureMode plannedFailure;
+    private final Properties overrides;
     private EmbeddedZooKeeper zooKeeper;
     private final Map<Integer, FaultProxy> zooKeeperProxies = new LinkedHashMap<>();
     private final Map<Integer, BrokerServer> brokers = new LinkedHashMap<>();
 
     /** {@code plannedFailure}: the way {@link #stop} will be called, or null if it will not be. */
     TwinlogReplicatedCluster(Path baseDirectory, int sessionTimeoutMs, FailureMode plannedFailure) {
+        this(baseDirectory, sessionTimeoutMs, plannedFailure, new Properties());
+    }
+
+    /** {@code overrides}: broker settings applied to every broker after the defaults above. */
+    TwinlogReplicatedCluster(Path baseDirectory, int sessionTimeoutMs, FailureMode plannedFailure,
+                             Properties overrides) {
         this.baseDirectory = baseDirectory;
         this.sessionTimeoutMs = sessionTimeoutMs;
         this.plannedFailure = plannedFailure;
+        this.overrides = overrides;
     }
 
     @Override
@@ -67,6 +75,7 @@ final class TwinlogReplicatedCluster implements ReplicatedCluster {
             p.setProperty(BrokerConfig.ZOOKEEPER_CONNECT, connect);
             p.setProperty(BrokerConfig.ZOOKEEPER_SESSION_TIMEOUT_MS, Integer.toString(sessionTimeoutMs));
             p.setProperty(BrokerConfig.NUM_PARTITIONS, "1");
+            p.putAll(overrides);
             BrokerServer broker = new BrokerServer(new BrokerConfig(p), Time.SYSTEM);
             brokers.put(id, broker);
             broker.start();
@@ -76,6 +85,16 @@ final class TwinlogReplicatedCluster implements ReplicatedCluster {
     @Override
     public String bootstrapServers() {
         return brokers.values().stream().map(BrokerServer::bootstrapServers).collect(Collectors.joining(","));
+    }
+
+    /** The running brokers, for in-process readings (metadata image, rebuild counters). */
+    List<BrokerServer> brokers() {
+        return List.copyOf(brokers.values());
+    }
+
+    /** The embedded ZooKeeper's client port (its four-letter-word commands are enabled). */
+    int zooKeeperPort() {
+        return zooKeeper.port();
     }
 
     @Override

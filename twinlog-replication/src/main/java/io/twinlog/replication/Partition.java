@@ -165,7 +165,8 @@ public final class Partition {
             replicas = List.copyOf(newReplicas);
             isr = List.copyOf(newIsr);
             synchronized (this) {
-                // The server applies every partition on every metadata image, mostly unchanged. Only a new record
+                // The same record can be applied again (the first image, a retry after a failed apply, a mirror
+                // flag change with the record unchanged). Only a new record
                 // (new term or partition epoch) ends an in-flight ISR change: clearing it on a repeat would drop a
                 // joining follower from the maximal ISR while the controller may already have committed it, so
                 // the high watermark could pass records that follower (now electable) does not have.

@@ -95,6 +95,7 @@ public final class BrokerServer implements AutoCloseable {
     private volatile MetadataWatcher watcher;
     private volatile LogStore logStore;
     private volatile ReplicaManager replicaManager;
+    private volatile PartitionApplier applier;
     private volatile RequestHandlerPool handlerPool;
     private volatile Controller controller;
     private volatile ControllerChannel controllerChannel;
@@ -168,7 +169,7 @@ public final class BrokerServer implements AutoCloseable {
         replicaManager.setSourceEpochPolicy(tp -> watcher.image().mirrors().keepsSourceEpochs(tp));
 
         TopicConfigs topicConfigs = new TopicConfigs(config);
-        PartitionApplier applier = new PartitionApplier(config.brokerId(), replicaManager, logStore, topicConfigs);
+        applier = new PartitionApplier(config.brokerId(), replicaManager, logStore, topicConfigs);
         watcher.addListener(applier::onImage);
         // after the applier: the coordinator follows the leaderships the applier has just applied
         groupCoordinator = new GroupCoordinatorHost(config.brokerId(), config.originals(), replicaManager, time);
@@ -392,6 +393,11 @@ public final class BrokerServer implements AutoCloseable {
 
     public MetadataWatcher metadata() {
         return watcher;
+    }
+
+    /** The listener that hosts this broker's partitions; null before {@link #start}. */
+    public PartitionApplier partitionApplier() {
+        return applier;
     }
 
     public boolean isStarted() {

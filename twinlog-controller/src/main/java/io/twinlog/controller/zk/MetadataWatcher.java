@@ -1,44 +1,38 @@
 package io.twinlog.controller.zk;
 
-import io.twinlog.common.mirror.DesiredMirrorState;
-import io.twinlog.common.mirror.MirrorPartitionState;
 import io.twinlog.controller.metadata.BrokerRegistration;
 import io.twinlog.controller.metadata.MetadataImage;
-import io.twinlog.controller.metadata.MirrorImage;
-import io.twinlog.controller.metadata.PartitionImage;
-import io.twinlog.controller.metadata.PartitionState;
-import io.twinlog.controller.metadata.TopicAssignment;
-import io.twinlog.controller.metadata.TopicImage;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.recipes.cache.ChildData;
 import org.apache.curator.framework.recipes.cache.CuratorCache;
-import org.apache.kafka.common.Uuid;
+import org.apache.curator.framework.recipes.cache.CuratorCacheListener;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
-import java.util.SortedMap;
-import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BiConsumer;
 import java.util.function.Predicate;
 
 /**
  * Keeps this broker's {@link MetadataImage} in step with ZooKeeper.
  *
- * <p>Curator caches watch {@code /brokers} and {@code /config/topics}; any change schedules one rebuild of the whole
- * image on a single event thread (changes arriving during a rebuild coalesce into the next one). Listeners run on
+ * <p>Curator caches watch {@code /brokers}, {@code /config/topics}, {@code /controller}, {@code /mirrors} and
+ * {@code /mirror_states}; a change records which node changed and schedules one rebuild on a single event thread
+ * (changes arriving during a rebuild coalesce into the next one). A rebuild decodes only the changed nodes and
+ * re-assembles only the topics they belong to ({@link IncrementalImageBuilder}); listeners find what changed with
+ * {@link io.twinlog.controller.metadata.MetadataDelta}. Listeners run on
  * that thread, in order, with the previous and the new image, so a listener sees every image transition exactly
  * once and never concurrently.
  */
@@ -54,6 +48,9 @@ public final class MetadataWatcher implements AutoCloseable {
     private final CuratorCache mirrorStatesCache;
     private final ExecutorService eventThread;
     private final AtomicBoolean rebuildPending = new AtomicBoolean();
+    /** Nodes changed since the last rebuild, with the cache that holds them; drained by the metadata thread. */
+    private final ConcurrentHashMap<String, CuratorCache> changedNodes = new ConcurrentHashMap<>();
+    private final IncrementalImageBuilder builder;
     private final List<BiConsumer<MetadataImage, MetadataImage>> listeners = new CopyOnWriteArrayList<>();
     private volatile MetadataImage image = MetadataImage.EMPTY;
     private final Object versionLock = new Object();
@@ -61,6 +58,23 @@ public final class MetadataWatcher implements AutoCloseable {
     private MetadataImage appliedImage = MetadataImage.EMPTY; // guarded by versionLock
     /** Asynchronous waits for an applied image (see {@link #whenApplied}); guarded by versionLock. */
     private final List<PendingWait> pendingWaits = new ArrayList<>();
+    /** Written only by the metadata thread; read by anyone (benchmarks, tests). */
+    private final AtomicLong rebuilds = new AtomicLong();
+    private final AtomicLong rebuildNanos = new AtomicLong();
+    private final AtomicLong listenerNanos = new AtomicLong();
+    private final AtomicLong nodesDecoded = new AtomicLong();
+
+    /**
+     * What the metadata thread has done since start: images rebuilt, time spent building them from the ZooKeeper
+     * caches (and how many ZooKeeper nodes it decoded for that) and time spent in the listeners applying them.
+     * Cheap to read; the scale benchmark samples it.
+     */
+    public record RebuildStats(long rebuilds, long rebuildNanos, long listenerNanos, long nodesDecoded) {
+    }
+
+    public RebuildStats rebuildStats() {
+        return new RebuildStats(rebuilds.get(), rebuildNanos.get(), listenerNanos.get(), nodesDecoded.get());
+    }
 
     private record PendingWait(Predicate<MetadataImage> condition, CompletableFuture<MetadataImage> future) {
     }
@@ -73,6 +87,7 @@ public final class MetadataWatcher implements AutoCloseable {
         this.controllerCache = CuratorCache.build(zk, ZkPaths.CONTROLLER);
         this.mirrorsCache = CuratorCache.build(zk, ZkPaths.MIRRORS);
         this.mirrorStatesCache = CuratorCache.build(zk, ZkPaths.MIRROR_STATES);
+        this.builder = new IncrementalImageBuilder(clusterId);
         this.eventThread = Executors.newSingleThreadExecutor(r -> {
             Thread t = new Thread(r, "twinlog-metadata-" + brokerId);
             t.setDaemon(true);
@@ -84,10 +99,10 @@ public final class MetadataWatcher implements AutoCloseable {
     public void start() throws InterruptedException {
         CountDownLatch brokersReady = new CountDownLatch(1);
         CountDownLatch configsReady = new CountDownLatch(1);
-        brokersCache.listenable().addListener(new org.apache.curator.framework.recipes.cache.CuratorCacheListener() {
+        brokersCache.listenable().addListener(new CuratorCacheListener() {
             @Override
             public void event(Type type, ChildData oldData, ChildData data) {
-                scheduleRebuild();
+                onNodeChanged(brokersCache, oldData, data);
             }
 
             @Override
@@ -95,10 +110,10 @@ public final class MetadataWatcher implements AutoCloseable {
                 brokersReady.countDown();
             }
         });
-        configsCache.listenable().addListener(new org.apache.curator.framework.recipes.cache.CuratorCacheListener() {
+        configsCache.listenable().addListener(new CuratorCacheListener() {
             @Override
             public void event(Type type, ChildData oldData, ChildData data) {
-                scheduleRebuild();
+                onNodeChanged(configsCache, oldData, data);
             }
 
             @Override
@@ -106,11 +121,12 @@ public final class MetadataWatcher implements AutoCloseable {
                 configsReady.countDown();
             }
         });
-        controllerCache.listenable().addListener((type, oldData, data) -> scheduleRebuild());
+        controllerCache.listenable().addListener((type, oldData, data) -> onNodeChanged(controllerCache, oldData, data));
         controllerCache.start();
-        mirrorsCache.listenable().addListener((type, oldData, data) -> scheduleRebuild());
+        mirrorsCache.listenable().addListener((type, oldData, data) -> onNodeChanged(mirrorsCache, oldData, data));
         mirrorsCache.start();
-        mirrorStatesCache.listenable().addListener((type, oldData, data) -> scheduleRebuild());
+        mirrorStatesCache.listenable().addListener((type, oldData, data) ->
+                onNodeChanged(mirrorStatesCache, oldData, data));
         mirrorStatesCache.start();
         brokersCache.start();
         configsCache.start();
@@ -207,6 +223,15 @@ public final class MetadataWatcher implements AutoCloseable {
         }
     }
 
+    /** On Curator's thread: remembers which node changed; the metadata thread reads its current content. */
+    private void onNodeChanged(CuratorCache cache, ChildData oldData, ChildData data) {
+        ChildData node = data != null ? data : oldData;
+        if (node != null) {
+            changedNodes.put(node.getPath(), cache);
+        }
+        scheduleRebuild();
+    }
+
     private void scheduleRebuild() {
         if (rebuildPending.compareAndSet(false, true)) {
             try {
@@ -221,12 +246,16 @@ public final class MetadataWatcher implements AutoCloseable {
         rebuildPending.set(false);
         MetadataImage previous = image;
         MetadataImage next;
+        long buildStart = System.nanoTime();
         try {
-            next = build();
+            next = build(previous);
         } catch (RuntimeException e) {
             log.error("Could not build the metadata image from ZooKeeper; keeping the previous one", e);
             return;
         }
+        long listenersStart = System.nanoTime();
+        rebuilds.incrementAndGet();
+        rebuildNanos.addAndGet(listenersStart - buildStart);
         image = next;
         for (BiConsumer<MetadataImage, MetadataImage> l : listeners) {
             try {
@@ -235,6 +264,7 @@ public final class MetadataWatcher implements AutoCloseable {
                 log.error("Metadata listener failed", e);
             }
         }
+        listenerNanos.addAndGet(System.nanoTime() - listenersStart);
         List<PendingWait> satisfied = new ArrayList<>();
         synchronized (versionLock) {
             appliedImage = next;
@@ -250,101 +280,20 @@ public final class MetadataWatcher implements AutoCloseable {
         satisfied.forEach(w -> w.future().complete(next)); // outside the lock: completions run callers' code
     }
 
-    private MetadataImage build() {
-        Map<Integer, BrokerRegistration> brokers = new TreeMap<>();
-        Map<String, TopicAssignment> assignments = new HashMap<>();
-        Map<String, Integer> assignmentVersions = new HashMap<>();
-        Map<String, Map<Integer, PartitionState>> states = new HashMap<>();
-        Map<String, Map<Integer, Integer>> stateVersions = new HashMap<>();
-        brokersCache.stream().forEach(cd -> {
-            String path = cd.getPath();
-            String[] parts = path.split("/");
-            // /brokers/ids/<id>
-            if (parts.length == 4 && "ids".equals(parts[2]) && cd.getData() != null) {
-                int id = Integer.parseInt(parts[3]);
-                long epoch = cd.getStat() == null ? -1L : cd.getStat().getCzxid();
-                brokers.put(id, BrokerRegistration.fromJson(id, epoch, Json.decode(cd.getData(), path)));
-            } else if (parts.length == 4 && "topics".equals(parts[2]) && cd.getData() != null
-                    && cd.getData().length > 0) {
-                assignments.put(parts[3], TopicAssignment.fromJson(Json.decode(cd.getData(), path)));
-                assignmentVersions.put(parts[3], cd.getStat() == null ? -1 : cd.getStat().getVersion());
-            } else if (parts.length == 7 && "topics".equals(parts[2]) && "state".equals(parts[6])
-                    && cd.getData() != null && cd.getData().length > 0) {
-                states.computeIfAbsent(parts[3], t -> new HashMap<>())
-                        .put(Integer.parseInt(parts[5]), PartitionState.fromJson(Json.decode(cd.getData(), path)));
-                stateVersions.computeIfAbsent(parts[3], t -> new HashMap<>())
-                        .put(Integer.parseInt(parts[5]), cd.getStat() == null ? -1 : cd.getStat().getVersion());
+    /**
+     * Decodes the nodes that changed since the last rebuild (their current content: a node that changed twice is
+     * read once) and re-assembles only what they belong to. A node changed again after it was read here is queued
+     * again with another rebuild, so nothing is lost.
+     */
+    private MetadataImage build(MetadataImage previous) {
+        for (String path : changedNodes.keySet()) {
+            CuratorCache cache = changedNodes.remove(path);
+            if (cache != null) {
+                builder.onNode(path, cache.get(path));
             }
-        });
-        Map<String, TopicImage> topics = new HashMap<>();
-        assignments.forEach((topic, assignment) -> {
-            SortedMap<Integer, PartitionImage> partitions = new TreeMap<>();
-            Map<Integer, PartitionState> topicStates = states.getOrDefault(topic, Map.of());
-            Map<Integer, Integer> versions = stateVersions.getOrDefault(topic, Map.of());
-            assignment.replicas().forEach((p, replicas) -> partitions.put(p,
-                    new PartitionImage(p, replicas, topicStates.get(p), versions.getOrDefault(p, -1))));
-            topics.put(topic, new TopicImage(topic, assignment.topicId(),
-                    java.util.Collections.unmodifiableSortedMap(partitions), assignment.reassigning(),
-                    assignmentVersions.getOrDefault(topic, -1)));
-        });
-        Map<String, Map<String, String>> configs = new HashMap<>();
-        configsCache.stream().forEach(cd -> {
-            String[] parts = cd.getPath().split("/");
-            if (parts.length == 4 && cd.getData() != null && cd.getData().length > 0) {
-                Map<String, Object> json = Json.decode(cd.getData(), cd.getPath());
-                Map<String, String> c = new HashMap<>();
-                @SuppressWarnings("unchecked")
-                Map<String, Object> raw = (Map<String, Object>) json.getOrDefault("config", Map.of());
-                raw.forEach((k, v) -> c.put(k, String.valueOf(v)));
-                configs.put(parts[3], Map.copyOf(c));
-            }
-        });
-        int controllerId = controllerCache.stream().filter(cd -> cd.getPath().equals(ZkPaths.CONTROLLER)
-                && cd.getData() != null && cd.getData().length > 0)
-                .map(cd -> ((Number) Json.decode(cd.getData(), ZkPaths.CONTROLLER).get("brokerId")).intValue())
-                .findFirst().orElse(-1);
-        return new MetadataImage(clusterId, brokers, topics, configs, controllerId, buildMirrorImage());
-    }
-
-    /** A state written by another version, or by hand, that this one does not know: logged, read as the fallback. */
-    private static <E extends Enum<E>> E decode(Class<E> type, Object value, E fallback, String path) {
-        if (value == null) {
-            return fallback;
         }
-        try {
-            return Enum.valueOf(type, value.toString());
-        } catch (IllegalArgumentException e) {
-            log.warn("Unknown {} '{}' in {}; read as {}", type.getSimpleName(), value, path, fallback);
-            return fallback;
-        }
-    }
-
-    private MirrorImage buildMirrorImage() {
-        Map<String, MirrorImage.MirrorTopic> mirrorTopics = new HashMap<>();
-        mirrorsCache.stream().forEach(cd -> {
-            // /mirrors/<mirror>/topics/<topic>
-            String[] parts = cd.getPath().split("/");
-            if (parts.length == 5 && "topics".equals(parts[3]) && cd.getData() != null && cd.getData().length > 0) {
-                Map<String, Object> json = Json.decode(cd.getData(), cd.getPath());
-                mirrorTopics.put(parts[4], new MirrorImage.MirrorTopic(parts[2], decode(DesiredMirrorState.class,
-                        json.getOrDefault("desiredState", "MIRRORING"), DesiredMirrorState.MIRRORING, cd.getPath())));
-            }
-        });
-        Map<org.apache.kafka.common.TopicPartition, MirrorImage.MirrorPartition> mirrorPartitions = new HashMap<>();
-        mirrorStatesCache.stream().forEach(cd -> {
-            // /mirror_states/<topic>/<partition>
-            String[] parts = cd.getPath().split("/");
-            if (parts.length == 4 && cd.getData() != null && cd.getData().length > 0) {
-                Map<String, Object> json = Json.decode(cd.getData(), cd.getPath());
-                Object min = json.get("minLeaderEpoch");
-                mirrorPartitions.put(new org.apache.kafka.common.TopicPartition(parts[2], Integer.parseInt(parts[3])),
-                        new MirrorImage.MirrorPartition(decode(MirrorPartitionState.class, json.get("state"),
-                                MirrorPartitionState.UNKNOWN, cd.getPath()),
-                                min == null ? -1 : ((Number) min).intValue(), json,
-                                cd.getStat() == null ? -1 : cd.getStat().getVersion()));
-            }
-        });
-        return new MirrorImage(mirrorTopics, mirrorPartitions);
+        nodesDecoded.set(builder.nodesDecoded());
+        return builder.build(previous);
     }
 
     public Optional<BrokerRegistration> broker(int id) {

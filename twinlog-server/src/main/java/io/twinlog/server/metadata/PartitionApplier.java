@@ -1,5 +1,6 @@
 package io.twinlog.server.metadata;
 
+import io.twinlog.controller.metadata.MetadataDelta;
 import io.twinlog.controller.metadata.MetadataImage;
 import io.twinlog.controller.metadata.PartitionImage;
 import io.twinlog.controller.metadata.TopicImage;
@@ -14,13 +15,18 @@ import org.slf4j.LoggerFactory;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.Map;
-import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Turns metadata image changes into local actions, on the metadata thread: host the partitions assigned to this
  * broker with their current leadership, stop hosting (and delete) the ones removed, apply topic config changes to
  * the logs, and on the first image delete stray logs left on disk by topics deleted while this broker was down.
+ *
+ * <p>Deltas: after the first image only the partitions whose record changed ({@link MetadataDelta}, see
+ * {@link #partitionsToApply}) are applied, so an unchanged partition's leader/ISR lock is never taken for another
+ * partition's change; a partition whose apply failed is retried with every image until it succeeds.
  */
 public final class PartitionApplier {
     private static final Logger log = LoggerFactory.getLogger(PartitionApplier.class);
@@ -30,6 +36,10 @@ public final class PartitionApplier {
     private final LogStore logStore;
     private final TopicConfigs topicConfigs;
     private boolean strayLogsChecked;
+    /** Partitions whose last apply failed: retried with every image until one succeeds. Metadata thread only. */
+    private final Set<TopicPartition> unapplied = new HashSet<>();
+    /** Partitions handed to {@link ReplicaManager#applyPartition} since start (each takes the partition's lock). */
+    private final AtomicLong partitionsApplied = new AtomicLong();
 
     public PartitionApplier(int brokerId, ReplicaManager replicaManager, LogStore logStore, TopicConfigs topicConfigs) {
         this.brokerId = brokerId;
@@ -38,31 +48,44 @@ public final class PartitionApplier {
         this.topicConfigs = topicConfigs;
     }
 
+    /** How many partition leadership records this applier has applied since start; for the scale benchmark. */
+    public long partitionsApplied() {
+        return partitionsApplied.get();
+    }
+
     public void onImage(MetadataImage previous, MetadataImage next) {
-        Set<TopicPartition> wanted = new HashSet<>();
-        for (TopicImage topic : next.topics().values()) {
-            for (PartitionImage p : topic.partitions().values()) {
-                if (!p.replicas().contains(brokerId) || p.state() == null) {
-                    continue;
-                }
-                TopicPartition tp = new TopicPartition(topic.name(), p.partition());
-                wanted.add(tp);
-                try {
-                    replicaManager.applyPartition(tp, topic.topicId(), p.leader(), p.leaderEpoch(),
-                            p.state().partitionEpoch(), p.replicas(), p.isr());
-                } catch (Exception e) {
-                    log.error("Could not host {}; it stays unavailable on broker {}", tp, brokerId, e);
-                }
+        MetadataDelta delta = MetadataDelta.between(previous, next);
+        // the first image (and every one until the stray-log check has run) applies everything
+        Set<TopicPartition> toApply = strayLogsChecked ? partitionsToApply(brokerId, previous, next, delta)
+                : hostedBy(brokerId, next);
+        toApply.addAll(unapplied);
+        unapplied.clear();
+        for (TopicPartition tp : toApply) {
+            Optional<TopicImage> topic = next.topic(tp.topic());
+            PartitionImage p = topic.map(t -> t.partitions().get(tp.partition())).orElse(null);
+            if (p == null || !p.replicas().contains(brokerId) || p.state() == null) {
+                continue;   // gone or not ours: the removal pass below handles it
             }
-            Map<String, String> before = previous.topicConfig(topic.name());
-            Map<String, String> after = next.topicConfig(topic.name());
-            if (!Objects.equals(before, after) && previous.topic(topic.name()).isPresent()) {
-                logStore.topicConfigUpdated(topic.name(), topicConfigs.asProperties(after));
-                log.info("Applied config overrides {} to topic {}", after, topic.name());
+            partitionsApplied.incrementAndGet();
+            try {
+                replicaManager.applyPartition(tp, topic.get().topicId(), p.leader(), p.leaderEpoch(),
+                        p.state().partitionEpoch(), p.replicas(), p.isr());
+            } catch (Exception e) {
+                unapplied.add(tp);
+                log.error("Could not host {}; it stays unavailable on broker {} and is retried with the next "
+                        + "metadata change", tp, brokerId, e);
             }
         }
+        for (String topic : delta.changedConfigTopics()) {
+            if (previous.topic(topic).isPresent() && next.topic(topic).isPresent()) {
+                Map<String, String> after = next.topicConfig(topic);
+                logStore.topicConfigUpdated(topic, topicConfigs.asProperties(after));
+                log.info("Applied config overrides {} to topic {}", after, topic);
+            }
+        }
+        // Cheap, and takes no partition lock: a hosted partition the image no longer gives this broker goes.
         for (Partition p : new ArrayList<>(replicaManager.partitions())) {
-            if (!wanted.contains(p.topicPartition())) {
+            if (!hostedHere(brokerId, next, p.topicPartition())) {
                 boolean topicGone = next.topic(p.topicPartition().topic())
                         .map(t -> !t.topicId().equals(p.topicId())).orElse(true);
                 replicaManager.removePartition(p.topicPartition(), true);
@@ -73,12 +96,55 @@ public final class PartitionApplier {
         if (!strayLogsChecked) {
             strayLogsChecked = true;
             for (UnifiedLog l : logStore.allLogs()) {
-                if (!wanted.contains(l.topicPartition())) {
+                if (!hostedHere(brokerId, next, l.topicPartition())) {
                     log.info("Deleting stray log {}: its topic was deleted or moved while this broker was down",
                             l.topicPartition());
                     logStore.deleteLog(l.topicPartition());
                 }
             }
         }
+    }
+
+    /**
+     * The partitions of this broker an image change must re-apply: those whose assignment or leadership record
+     * changed (new ones included), and mirror partitions whose "keep the source's epochs" flag flipped (a mirror
+     * record or mirror topic change). Every other partition is left alone: its lock is not taken. Pure.
+     */
+    static Set<TopicPartition> partitionsToApply(int brokerId, MetadataImage previous, MetadataImage next,
+                                                 MetadataDelta delta) {
+        Set<TopicPartition> out = new HashSet<>();
+        for (TopicPartition tp : delta.changedPartitions()) {
+            if (hostedHere(brokerId, next, tp)) {
+                out.add(tp);
+            }
+        }
+        Set<TopicPartition> mirrorChanged = new HashSet<>(delta.changedMirrorPartitions());
+        for (String topic : delta.changedMirrorTopics()) {
+            next.partitions(topic).keySet().forEach(p -> mirrorChanged.add(new TopicPartition(topic, p)));
+        }
+        for (TopicPartition tp : mirrorChanged) {
+            if (hostedHere(brokerId, next, tp)
+                    && previous.mirrors().keepsSourceEpochs(tp) != next.mirrors().keepsSourceEpochs(tp)) {
+                out.add(tp);
+            }
+        }
+        return out;
+    }
+
+    /** Every partition the image gives this broker (with a leadership record): the first image applies them all. */
+    static Set<TopicPartition> hostedBy(int brokerId, MetadataImage image) {
+        Set<TopicPartition> out = new HashSet<>();
+        for (TopicImage topic : image.topics().values()) {
+            for (PartitionImage p : topic.partitions().values()) {
+                if (p.replicas().contains(brokerId) && p.state() != null) {
+                    out.add(new TopicPartition(topic.name(), p.partition()));
+                }
+            }
+        }
+        return out;
+    }
+
+    private static boolean hostedHere(int brokerId, MetadataImage image, TopicPartition tp) {
+        return image.partition(tp).map(p -> p.replicas().contains(brokerId) && p.state() != null).orElse(false);
     }
 }

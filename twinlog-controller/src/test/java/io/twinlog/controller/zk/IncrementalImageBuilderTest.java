@@ -1,0 +1,131 @@
+package io.twinlog.controller.zk;
+
+import io.twinlog.common.mirror.MirrorPartitionState;
+import io.twinlog.controller.metadata.MetadataImage;
+import io.twinlog.controller.metadata.PartitionState;
+import io.twinlog.controller.metadata.TopicAssignment;
+import io.twinlog.controller.metadata.TopicImage;
+import org.apache.curator.framework.recipes.cache.ChildData;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
+import org.apache.zookeeper.data.Stat;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The incremental image build: only changed nodes decoded, unchanged topics reused, removals and bad nodes. */
+@Timeout(10)
+class IncrementalImageBuilderTest {
+    private static final Uuid ID_A = new Uuid(1, 1);
+    private static final Uuid ID_B = new Uuid(2, 2);
+
+    private final IncrementalImageBuilder builder = new IncrementalImageBuilder("cluster");
+
+    private static Optional<ChildData> node(String path, Object json, int version) {
+        Stat stat = new Stat();
+        stat.setVersion(version);
+        return Optional.of(new ChildData(path, stat, Json.encode(json)));
+    }
+
+    private void assignment(String topic, Uuid id, int partitions) {
+        Map<Integer, List<Integer>> replicas = new java.util.TreeMap<>();
+        for (int p = 0; p < partitions; p++) {
+            replicas.put(p, List.of(0, 1, 2));
+        }
+        builder.onNode("/brokers/topics/" + topic, node("/brokers/topics/" + topic,
+                TopicAssignment.of(id, replicas).toJson(), 0));
+    }
+
+    private void state(String topic, int partition, int leader, int leaderEpoch, int version) {
+        String path = "/brokers/topics/" + topic + "/partitions/" + partition + "/state";
+        builder.onNode(path, node(path, new PartitionState(leader, leaderEpoch, List.of(0, 1, 2), 0).toJson(),
+                version));
+    }
+
+    private MetadataImage twoTopics() {
+        assignment("a", ID_A, 2);
+        assignment("b", ID_B, 1);
+        state("a", 0, 0, 0, 0);
+        state("a", 1, 1, 0, 0);
+        state("b", 0, 2, 0, 0);
+        return builder.build(MetadataImage.EMPTY);
+    }
+
+    @Test
+    void buildsTopicsWithTheirPartitionStatesAndVersions() {
+        MetadataImage image = twoTopics();
+        assertEquals(Set.of("a", "b"), image.topics().keySet());
+        assertEquals(1, image.partition(new TopicPartition("a", 1)).orElseThrow().leader());
+        assertEquals(ID_B, image.topic("b").orElseThrow().topicId());
+        assertEquals(5, builder.nodesDecoded());
+    }
+
+    @Test
+    void nothingChangedGivesThePreviousImageItself() {
+        MetadataImage image = twoTopics();
+        assertSame(image, builder.build(image));
+    }
+
+    @Test
+    void oneStateChangeDecodesOneNodeAndReusesTheOtherTopic() {
+        MetadataImage first = twoTopics();
+        long decoded = builder.nodesDecoded();
+        state("a", 1, 2, 1, 1);
+        MetadataImage second = builder.build(first);
+        assertEquals(decoded + 1, builder.nodesDecoded());
+        assertSame(first.topic("b").orElseThrow(), second.topic("b").orElseThrow());
+        assertNotSame(first.topic("a").orElseThrow(), second.topic("a").orElseThrow());
+        assertEquals(2, second.partition(new TopicPartition("a", 1)).orElseThrow().leader());
+        assertEquals(1, second.partition(new TopicPartition("a", 1)).orElseThrow().stateVersion());
+        assertSame(first.mirrors(), second.mirrors());
+    }
+
+    @Test
+    void aDeletedTopicLeavesTheImage() {
+        MetadataImage first = twoTopics();
+        builder.onNode("/brokers/topics/b/partitions/0/state", Optional.empty());
+        builder.onNode("/brokers/topics/b", Optional.empty());
+        MetadataImage second = builder.build(first);
+        assertEquals(Set.of("a"), second.topics().keySet());
+        assertTrue(second.topic(ID_B).isEmpty());
+    }
+
+    @Test
+    void mirrorStatesAndConfigsAndBrokersAreTracked() {
+        MetadataImage first = twoTopics();
+        builder.onNode("/mirror_states/a/0", node("/mirror_states/a/0", Map.of("state", "STOPPED",
+                "minLeaderEpoch", 3), 7));
+        builder.onNode("/config/topics/a", node("/config/topics/a", Map.of("config",
+                Map.of("retention.ms", "5")), 0));
+        builder.onNode("/controller", node("/controller", Map.of("brokerId", 2), 0));
+        MetadataImage second = builder.build(first);
+        assertEquals(MirrorPartitionState.STOPPED,
+                second.mirrors().partitions().get(new TopicPartition("a", 0)).state());
+        assertEquals(3, second.mirrors().partitions().get(new TopicPartition("a", 0)).minLeaderEpoch());
+        assertEquals(Map.of("retention.ms", "5"), second.topicConfig("a"));
+        assertEquals(2, second.controllerId());
+        assertSame(first.topic("a").orElseThrow(), second.topic("a").orElseThrow());
+    }
+
+    @Test
+    void aNodeThatCannotBeDecodedKeepsItsLastGoodValue() {
+        MetadataImage first = twoTopics();
+        String path = "/brokers/topics/a/partitions/0/state";
+        builder.onNode(path, Optional.of(new ChildData(path, new Stat(),
+                "{not json".getBytes(StandardCharsets.UTF_8))));
+        MetadataImage second = builder.build(first);
+        TopicImage a = second.topic("a").orElseThrow();
+        assertEquals(0, a.partitions().get(0).leader());
+        assertEquals(1, a.partitions().get(1).leader());
+    }
+}
