@@ -3,9 +3,9 @@ package io.twinlog.mirror.runtime;
 import io.twinlog.clients.mirror.MirrorAdmin;
 import io.twinlog.common.mirror.DesiredMirrorState;
 import io.twinlog.common.mirror.MirrorPartitionState;
+import io.twinlog.controller.metadata.MetadataDelta;
 import io.twinlog.controller.metadata.MetadataImage;
 import io.twinlog.controller.metadata.MirrorImage;
-import io.twinlog.controller.metadata.TopicImage;
 import io.twinlog.controller.zk.MetadataWatcher;
 import io.twinlog.mirror.LastMirroredTruncation;
 import io.twinlog.mirror.fetcher.MirrorFetchListener;
@@ -30,17 +30,23 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Random;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * The shell around the mirror partition state machine ({@link MirrorPartitionMachine}) for the mirror partitions
@@ -76,6 +82,11 @@ public final class MirrorManager implements AutoCloseable {
     private final Map<TopicPartition, Long> sourceHighWatermarks = new ConcurrentHashMap<>();
     /** Within one pass: the peer's last-mirrored records per mirror and topic (LOG_TRUNCATION of a failback). */
     private final Map<String, PeerAnswer> peerAnswers = new HashMap<>();
+    /** The mirror definitions as read at the last tick (a pass between ticks does not read ZooKeeper for them). */
+    private final Map<String, MirrorDefinition> definitions = new HashMap<>();
+    /** Partitions a new image changed, waiting for their pass. */
+    private final Set<TopicPartition> pendingPasses = ConcurrentHashMap.newKeySet();
+    private final AtomicBoolean passQueued = new AtomicBoolean();
     private volatile boolean closed;
 
     /** The manager's memory of one partition it leads. */
@@ -108,8 +119,44 @@ public final class MirrorManager implements AutoCloseable {
     }
 
     public void start() {
-        metadata.addListener((previous, next) -> submit(this::tick));
+        metadata.addListener((previous, next) -> onImage(MetadataDelta.between(previous, next), next));
         thread.scheduleWithFixedDelay(this::tickSafely, TICK_MS, TICK_MS, TimeUnit.MILLISECONDS);
+    }
+
+    /**
+     * A new image gives a pass only to the mirror partitions it changed: their record, their topic's desired state,
+     * or their leadership. Every write of a failover makes a new image, so a pass over every led partition per
+     * image made failing over N partitions cost N² passes; the periodic tick still visits all of them (timers,
+     * progress, definitions that changed).
+     */
+    private void onImage(MetadataDelta delta, MetadataImage next) {
+        Set<TopicPartition> affected = new HashSet<>(delta.changedMirrorPartitions());
+        Map<String, MirrorImage.MirrorTopic> mirrored = next.mirrors().topics();
+        for (String topic : delta.changedMirrorTopics()) {
+            next.topic(topic).ifPresent(t -> t.partitions().keySet()
+                    .forEach(p -> affected.add(new TopicPartition(topic, p))));
+        }
+        for (TopicPartition tp : delta.changedPartitions()) {
+            if (mirrored.containsKey(tp.topic())) {
+                affected.add(tp);
+            }
+        }
+        if (affected.isEmpty()) {
+            return;
+        }
+        // coalesced: images arriving while a pass is queued add to it instead of queueing passes of their own
+        pendingPasses.addAll(affected);
+        if (passQueued.compareAndSet(false, true)) {
+            submit(() -> {
+                passQueued.set(false);
+                Set<TopicPartition> batch = new HashSet<>();
+                for (Iterator<TopicPartition> it = pendingPasses.iterator(); it.hasNext(); ) {
+                    batch.add(it.next());
+                    it.remove();
+                }
+                pass(batch);
+            });
+        }
     }
 
     private void submit(Runnable r) {
@@ -136,27 +183,48 @@ public final class MirrorManager implements AutoCloseable {
         }
     }
 
+    /** Every led mirror partition gets a pass; the mirror definitions are read again. */
     private void tick() {
         if (closed) {
             return;
         }
-        peerAnswers.clear(); // asked at most once per mirror and topic per pass, for all its partitions at once
+        definitions.clear();
         MetadataImage image = metadata.image();
-        Map<String, MirrorDefinition> definitions = new HashMap<>();
-        for (Map.Entry<String, MirrorImage.MirrorTopic> e : image.mirrors().topics().entrySet()) {
+        Map<String, Collection<Integer>> all = new HashMap<>();
+        for (String topic : image.mirrors().topics().keySet()) {
+            image.topic(topic).ifPresent(t -> all.put(topic, t.partitions().keySet()));
+        }
+        passOver(image, all);
+        // partitions no longer mirrored (topic deleted, mirror gone): nothing of them lingers
+        contexts.keySet().removeIf(tp -> !image.mirrors().topics().containsKey(tp.topic()));
+    }
+
+    /** A pass over some mirror partitions (those a new image changed). */
+    private void pass(Set<TopicPartition> affected) {
+        if (closed) {
+            return;
+        }
+        Map<String, Collection<Integer>> byTopic = new HashMap<>();
+        affected.forEach(tp -> byTopic.computeIfAbsent(tp.topic(), t -> new ArrayList<>()).add(tp.partition()));
+        passOver(metadata.image(), byTopic);
+    }
+
+    private void passOver(MetadataImage image, Map<String, Collection<Integer>> partitionsByTopic) {
+        peerAnswers.clear(); // asked at most once per mirror and topic per pass, for all its partitions at once
+        for (Map.Entry<String, Collection<Integer>> e : partitionsByTopic.entrySet()) {
             String topic = e.getKey();
-            MirrorImage.MirrorTopic mt = e.getValue();
-            Optional<TopicImage> t = image.topic(topic);
-            if (t.isEmpty()) {
+            MirrorImage.MirrorTopic mt = image.mirrors().topics().get(topic);
+            if (mt == null || image.topic(topic).isEmpty()) {
                 continue;
             }
             MirrorDefinition def = definitions.computeIfAbsent(mt.mirror(), this::definition);
             if (def == null) {
+                definitions.remove(mt.mirror()); // not cached: read again at the next pass
                 continue;
             }
             Optional<String> clusterIdProblem = checkSourceClusterId(def);
             DesiredMirrorState desired = mt.desired();
-            for (Integer p : t.get().partitions().keySet()) {
+            for (Integer p : e.getValue()) {
                 TopicPartition tp = new TopicPartition(topic, p);
                 Optional<MirrorLocalPartition> partition = partitions.partition(tp);
                 if (partition.isEmpty() || !partition.get().isLeader()) {
@@ -170,8 +238,6 @@ public final class MirrorManager implements AutoCloseable {
                 }
             }
         }
-        // partitions no longer mirrored (topic deleted, mirror gone): nothing of them lingers
-        contexts.keySet().removeIf(tp -> !image.mirrors().topics().containsKey(tp.topic()));
     }
 
     /** This broker no longer leads {@code tp}: its fetcher and every memory of it go. */
