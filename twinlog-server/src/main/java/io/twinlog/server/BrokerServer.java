@@ -176,7 +176,7 @@ public final class BrokerServer implements AutoCloseable {
 
         TopicAdmin topicAdmin = new TopicAdmin(store, watcher, topicConfigs, new SecureRandom());
         producerIds = new ProducerIdManager(config.brokerId(), store);
-        BrokerContext ctx = new BrokerContext(config, watcher, replicaManager, topicAdmin, topicConfigs, producerIds,
+        BrokerContext ctx = new BrokerContext(config, watcher, replicaManager, logStore, topicAdmin, topicConfigs, producerIds,
                 time);
         AtomicReference<ApiRegistry> registryRef = new AtomicReference<>();
         adminExecutor = new AdminExecutor("twinlog-admin-" + config.brokerId(), ADMIN_THREADS);

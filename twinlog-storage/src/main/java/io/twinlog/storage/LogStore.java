@@ -24,13 +24,20 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.stream.Collectors;
 
 /**
  * The broker's partition logs: Kafka's {@link LogManager} (loading and recovery, retention, cleaning, flushing,
  * recovery-point and log-start checkpoints) plus what it leaves to the broker, the high-watermark checkpoint
  * ({@value #HIGH_WATERMARK_CHECKPOINT_FILE} in each log dir, same file name and format as Kafka's, so the high
  * watermark survives a restart or a kill -9).
+ *
+ * <p>Log dir failures: every I/O error inside Kafka's classes (appends, rolls, checkpoints, deletes) marks its log
+ * dir offline in the {@link LogDirFailureChannel} this store owns; the broker's failure handler thread takes them
+ * with {@link #takeNextOfflineLogDir()}, stops serving the dir's partitions, then calls
+ * {@link #handleLogDirFailure(String)}. The data on disk is left as it is.
  *
  * <p>Thread-safe: LogManager and UnifiedLog are; the checkpoint is written by one scheduler task at a time.
  */
@@ -72,7 +79,7 @@ public final class LogStore implements AutoCloseable {
             highWatermarkFiles.put(dir, f);
             recoveredHighWatermarks.putAll(f.read());
         }
-        logManager.startup(java.util.Set.of());
+        logManager.startup(Set.of());
         log.info("Loaded {} partition logs from {} in {} ms", logManager.allLogs().size(), config.logDirs(),
                 (System.nanoTime() - start) / 1_000_000);
         scheduler.schedule("twinlog-highwatermark-checkpoint", this::checkpointHighWatermarks,
@@ -102,8 +109,48 @@ public final class LogStore implements AutoCloseable {
         logManager.asyncDelete(tp);
     }
 
-    public java.util.Set<UnifiedLog> allLogs() {
+    public Set<UnifiedLog> allLogs() {
         return logManager.allLogs();
+    }
+
+    /**
+     * Blocks until some log dir has failed (an I/O error in it was reported to the failure channel) and returns its
+     * absolute path. Each dir is returned once.
+     */
+    public String takeNextOfflineLogDir() throws InterruptedException {
+        return logDirFailureChannel.takeNextOfflineLogDir();
+    }
+
+    /** The configured log dirs that have not failed (absolute paths). */
+    public Set<String> liveLogDirs() {
+        return logManager.liveLogDirs().stream().map(File::getAbsolutePath).collect(Collectors.toSet());
+    }
+
+    public boolean isLogDirOnline(String dir) {
+        return logManager.isLogDirOnline(dir);
+    }
+
+    /** The partitions whose logs are in {@code dir} (absolute path). */
+    public Set<TopicPartition> partitionsIn(String dir) {
+        return logManager.allLogs().stream().filter(l -> l.parentDir().equals(dir)).map(UnifiedLog::topicPartition)
+                .collect(Collectors.toSet());
+    }
+
+    /**
+     * Stops using a failed log dir: its logs are closed and forgotten (not deleted), its checkpoints are no longer
+     * written, and new logs go to the other dirs. The caller first stops serving the dir's partitions. It must not
+     * be called for the last live dir: Kafka's LogManager halts the JVM then, so a broker whose every dir failed
+     * shuts itself down instead ({@link IllegalStateException} here).
+     */
+    public void handleLogDirFailure(String dir) {
+        Set<String> live = liveLogDirs();
+        if (live.equals(Set.of(dir))) {
+            throw new IllegalStateException("Log dir " + dir + " is the last live log dir: the broker must shut down");
+        }
+        synchronized (checkpointLock) {
+            highWatermarkFiles.keySet().removeIf(f -> f.getAbsolutePath().equals(dir));
+        }
+        logManager.handleLogDirFailure(dir);
     }
 
     /** Re-reads a topic's overrides from the config repository and applies them to its logs. */
