@@ -8,6 +8,7 @@ import io.twinlog.controller.zk.ControllerZkClient;
 import io.twinlog.controller.zk.EmbeddedZooKeeper;
 import io.twinlog.controller.zk.MetadataStore;
 import io.twinlog.controller.zk.MetadataWatcher;
+import io.twinlog.controller.zk.ZkPaths;
 import io.twinlog.group.GroupCoordinatorHost;
 import io.twinlog.mirror.store.MirrorStore;
 import io.twinlog.protocol.AdminExecutor;
@@ -54,6 +55,7 @@ import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.retry.ExponentialBackoffRetry;
 import org.apache.kafka.common.Node;
+import org.apache.kafka.common.TopicIdPartition;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.utils.Time;
@@ -68,6 +70,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
+import java.util.Set;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -105,10 +109,17 @@ public final class BrokerServer implements AutoCloseable {
     private volatile GroupCoordinatorHost groupCoordinator;
     private volatile GroupApis groupApis;
     private volatile MirrorMetadataSync mirrorMetadataSync;
+    private volatile LogDirFailureHandler logDirFailureHandler;
     private final List<SocketServer> socketServers = new java.util.concurrent.CopyOnWriteArrayList<>();
     private final Map<String, Integer> boundPorts = new LinkedHashMap<>();
+    private final Object registrationLock = new Object();
+    // guarded by registrationLock: what this broker registers, with its offline log dirs and replicas
     private BrokerRegistration registration;
+    private List<String> offlineLogDirs = List.of();
+    private Set<TopicIdPartition> offlineReplicas = Set.of();
     private volatile boolean started;
+    private volatile boolean stoppedOnFatalError;
+    private final CountDownLatch shutdownComplete = new CountDownLatch(1);
     private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
 
     public BrokerServer(BrokerConfig config, Time time) {
@@ -165,6 +176,9 @@ public final class BrokerServer implements AutoCloseable {
                 config.replicaLagTimeMaxMs(), time);
         // mirror partitions keep the source's leader-epoch history until failover
         replicaManager.setSourceEpochPolicy(tp -> watcher.image().mirrors().keepsSourceEpochs(tp));
+        logDirFailureHandler = new LogDirFailureHandler(config.brokerId(), logStore, replicaManager,
+                this::publishOffline, this::shutdownOnFatalError);
+        logDirFailureHandler.start();
 
         TopicConfigs topicConfigs = new TopicConfigs(config);
         PartitionApplier applier = new PartitionApplier(config.brokerId(), replicaManager, logStore, topicConfigs);
@@ -242,8 +256,11 @@ public final class BrokerServer implements AutoCloseable {
         socketServers.forEach(SocketServer::startProcessing);
 
         abortIfClosed();
-        registration = new BrokerRegistration(config.brokerId(), advertisedEndpoints(), config.get("broker.rack"));
-        store.registerBroker(registration, config.zookeeperSessionTimeoutMs() * 2L);
+        synchronized (registrationLock) {
+            registration = new BrokerRegistration(config.brokerId(), advertisedEndpoints(), config.get("broker.rack"))
+                    .withOffline(offlineLogDirs, offlineReplicas);
+            store.registerBroker(registration, config.zookeeperSessionTimeoutMs() * 2L);
+        }
         zk.getConnectionStateListenable().addListener(this::onConnectionStateChange);
         watcher.awaitApplied("broker " + config.brokerId() + " registered",
                 image -> image.brokers().containsKey(config.brokerId()), 60_000);
@@ -268,7 +285,10 @@ public final class BrokerServer implements AutoCloseable {
             log.warn("ZooKeeper session of broker {} lost; will re-register on reconnect", config.brokerId());
         } else if (state == ConnectionState.RECONNECTED && !closed.get()) {
             try {
-                if (store.exists(io.twinlog.controller.zk.ZkPaths.broker(config.brokerId())).isEmpty()) {
+                synchronized (registrationLock) {
+                    if (store.exists(ZkPaths.broker(config.brokerId())).isPresent()) {
+                        return;
+                    }
                     store.registerBroker(registration, 0);
                     log.info("Broker {} re-registered in ZooKeeper after reconnecting", config.brokerId());
                 }
@@ -276,6 +296,29 @@ public final class BrokerServer implements AutoCloseable {
                 log.error("Could not re-register broker {} in ZooKeeper", config.brokerId(), e);
             }
         }
+    }
+
+    /**
+     * Publishes this broker's failed log dirs and offline replicas in its registration, so the controller moves
+     * leadership and ISR membership away from them (on the log dir failure handler thread). Before the broker has
+     * registered they are only remembered: the registration is created with them.
+     */
+    private void publishOffline(List<String> logDirs, Set<TopicIdPartition> replicas) throws Exception {
+        synchronized (registrationLock) {
+            offlineLogDirs = List.copyOf(logDirs);
+            offlineReplicas = Set.copyOf(replicas);
+            if (registration != null) {
+                registration = registration.withOffline(offlineLogDirs, offlineReplicas);
+                store.updateRegistration(registration);
+            }
+        }
+    }
+
+    /** Every log dir failed: stops the broker on a thread of its own (the caller is one of the threads it stops). */
+    private void shutdownOnFatalError() {
+        stoppedOnFatalError = true;
+        Thread t = new Thread(this::close, "twinlog-fatal-shutdown-" + config.brokerId());
+        t.start();
     }
 
     private boolean uncleanElectionEnabled(String topic) {
@@ -312,7 +355,10 @@ public final class BrokerServer implements AutoCloseable {
         }
         long start = time.milliseconds();
         try {
-            store.updateRegistration(registration.withShuttingDown(true));
+            synchronized (registrationLock) {
+                registration = registration.withShuttingDown(true);
+                store.updateRegistration(registration);
+            }
             watcher.awaitApplied("leaderships moved off broker " + config.brokerId(), image ->
                     image.topics().values().stream().flatMap(t -> t.partitions().values().stream())
                             .noneMatch(p -> p.leader() == config.brokerId() && p.isr().stream()
@@ -398,6 +444,16 @@ public final class BrokerServer implements AutoCloseable {
         return started;
     }
 
+    /** Waits until the broker has shut down, whether asked to or on its own (every log dir failed). */
+    public void awaitShutdown() throws InterruptedException {
+        shutdownComplete.await();
+    }
+
+    /** Whether the broker stopped on its own because it could not go on (every log dir failed). */
+    public boolean stoppedOnFatalError() {
+        return stoppedOnFatalError;
+    }
+
     @Override
     /** Idempotent; safe to call from another thread while {@link #start()} runs (it then aborts start-up). */
     public void close() {
@@ -427,6 +483,7 @@ public final class BrokerServer implements AutoCloseable {
         if (started && controlled) {
             controlledShutdown();
         }
+        closeQuietly("log dir failure handler", logDirFailureHandler);
         closeQuietly("mirror metadata sync", mirrorMetadataSync);
         closeQuietly("mirror manager", mirrorManager);
         closeQuietly("mirror topic APIs", mirrorTopicHandlers);
@@ -446,6 +503,7 @@ public final class BrokerServer implements AutoCloseable {
         closeQuietly("ZooKeeper client", zk);
         closeQuietly("embedded ZooKeeper", embeddedZooKeeper);
         log.info("Twinlog broker {} shut down in {} ms", config.brokerId(), time.milliseconds() - startMs);
+        shutdownComplete.countDown();
     }
 
     private static void closeQuietly(String what, AutoCloseable c) {

@@ -184,9 +184,12 @@ public final class LogStore implements AutoCloseable {
 
     @Override
     public void close() throws Exception {
-        checkpointHighWatermarks();
-        logManager.shutdown();
-        scheduler.shutdown();
-        brokerTopicStats.close();
+        try {
+            checkpointHighWatermarks();
+            logManager.shutdown(); // throws when a dir failed while it was the last one: still stop the threads
+        } finally {
+            scheduler.shutdown();
+            brokerTopicStats.close();
+        }
     }
 }
