@@ -449,6 +449,11 @@ public final class BrokerServer implements AutoCloseable {
         shutdownComplete.await();
     }
 
+    /** Whether the broker has finished shutting down. */
+    public boolean isShutDown() {
+        return shutdownComplete.getCount() == 0;
+    }
+
     /** Whether the broker stopped on its own because it could not go on (every log dir failed). */
     public boolean stoppedOnFatalError() {
         return stoppedOnFatalError;

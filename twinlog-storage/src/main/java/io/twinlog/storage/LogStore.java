@@ -4,6 +4,7 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.utils.Time;
 import org.apache.kafka.metadata.ConfigRepository;
+import org.apache.kafka.server.util.FileLock;
 import org.apache.kafka.server.util.KafkaScheduler;
 import org.apache.kafka.storage.internals.checkpoint.OffsetCheckpointFile;
 import org.apache.kafka.storage.internals.log.CleanerConfig;
@@ -19,6 +20,7 @@ import org.slf4j.LoggerFactory;
 
 import java.io.File;
 import java.io.IOException;
+import java.nio.channels.ClosedChannelException;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -170,7 +172,9 @@ public final class LogStore implements AutoCloseable {
                 byDir.computeIfAbsent(l.parentDirFile(), d -> new HashMap<>()).put(l.topicPartition(), l.highWatermark());
             }
             for (Map.Entry<File, OffsetCheckpointFile> e : highWatermarkFiles.entrySet()) {
-                if (!logManager.isLogDirOnline(e.getKey().getAbsolutePath())) {
+                String dir = e.getKey().getAbsolutePath();
+                // a failed dir is skipped even before it is handled (the last one never is: the broker stops)
+                if (!logManager.isLogDirOnline(dir) || logDirFailureChannel.hasOfflineLogDir(dir)) {
                     continue;
                 }
                 try {
@@ -182,11 +186,30 @@ public final class LogStore implements AutoCloseable {
         }
     }
 
+    private void releaseDirLocks() {
+        for (FileLock lock : logManager.dirLocks()) {
+            try {
+                lock.destroy();
+            } catch (ClosedChannelException e) {
+                // the failed dir's lock, released when the dir went offline
+            } catch (IOException e) {
+                log.warn("Could not release the lock of log dir {}: {}", lock.file().getParent(), e.toString());
+            }
+        }
+    }
+
     @Override
     public void close() throws Exception {
         try {
             checkpointHighWatermarks();
             logManager.shutdown(); // throws when a dir failed while it was the last one: still stop the threads
+        } catch (ClosedChannelException e) {
+            if (!logManager.hasOfflineLogDirs()) {
+                throw e;
+            }
+            // Kafka's handleLogDirFailure already released a failed dir's lock, and shutdown stops at that lock,
+            // leaving the locks after it held (a broker restarted in this JVM could not lock its dirs again)
+            releaseDirLocks();
         } finally {
             scheduler.shutdown();
             brokerTopicStats.close();
