@@ -1,5 +1,6 @@
 package io.twinlog.controller;
 
+import io.twinlog.controller.election.EligibleReplicas;
 import io.twinlog.controller.election.EpochBumps;
 import io.twinlog.controller.election.PartitionChanges;
 import io.twinlog.controller.election.ReassignmentSteps;
@@ -14,6 +15,7 @@ import io.twinlog.controller.zk.ControllerZkClient;
 import io.twinlog.controller.zk.ControllerZkClient.ControllerEpoch;
 import io.twinlog.controller.zk.ControllerZkClient.StateWrite;
 import io.twinlog.controller.zk.MetadataWatcher;
+import org.apache.kafka.common.TopicIdPartition;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.utils.Time;
@@ -166,8 +168,11 @@ public final class Controller implements AutoCloseable {
             boolean unclean = uncleanElectionEnabled.test(topic.name());
             for (PartitionImage p : topic.partitions().values()) {
                 TopicPartition tp = new TopicPartition(topic.name(), p.partition());
+                // replicas in a failed log dir count as on a dead broker
+                Set<Integer> eligible = EligibleReplicas.of(available, image.brokers(),
+                        new TopicIdPartition(topic.topicId(), tp));
                 if (p.state() == null) {
-                    PartitionState initial = PartitionChanges.initial(p.replicas(), available);
+                    PartitionState initial = PartitionChanges.initial(p.replicas(), eligible);
                     writes.add(new StateWrite(tp, initial, -1));
                     continue;
                 }
@@ -182,11 +187,10 @@ public final class Controller implements AutoCloseable {
                         continue;
                     }
                 }
-                PartitionChanges.onBrokersChanged(p.state(), p.replicas(), available, shuttingDown, unclean)
+                PartitionChanges.onBrokersChanged(p.state(), p.replicas(), eligible, shuttingDown, unclean)
                         .ifPresent(next -> {
-                            logChange(tp, p.state(), next, bounced.isEmpty() ? "broker change" : "brokers "
-                                    + bounced + " restarted", unclean && next.isr().size() == 1
-                                    && !p.state().isr().contains(next.leader()));
+                            logChange(tp, p.state(), next, changeReason(bounced, available, eligible),
+                                    unclean && next.isr().size() == 1 && !p.state().isr().contains(next.leader()));
                             writes.add(new StateWrite(tp, next, p.stateVersion()));
                         });
             }
@@ -206,6 +210,15 @@ public final class Controller implements AutoCloseable {
         if (!bounced.isEmpty()) {
             scheduleReconcile(); // second round: the restarted brokers count as live again
         }
+    }
+
+    private static String changeReason(Set<Integer> bounced, Set<Integer> available, Set<Integer> eligible) {
+        if (eligible != available) {
+            Set<Integer> offline = new HashSet<>(available);
+            offline.removeAll(eligible);
+            return "replicas on brokers " + offline + " are in a failed log dir";
+        }
+        return bounced.isEmpty() ? "broker change" : "brokers " + bounced + " restarted";
     }
 
     /** Moves each reassigning partition of a topic one step forward; false if the write failed. */
@@ -463,8 +476,10 @@ public final class Controller implements AutoCloseable {
                     out.put(c.partition(), new IsrChangeResult(Errors.UNKNOWN_TOPIC_OR_PARTITION, Optional.empty()));
                     continue;
                 }
-                PartitionChanges.AlterResult r = PartitionChanges.alterIsr(p.get().state(), p.get().replicas(), live,
-                        fromBroker, c.leaderEpoch(), c.partitionEpoch(), c.newIsr());
+                // a replica in a failed log dir cannot join the ISR
+                Set<Integer> eligible = EligibleReplicas.of(live, image.brokers(), topicIdPartition(image, c.partition()));
+                PartitionChanges.AlterResult r = PartitionChanges.alterIsr(p.get().state(), p.get().replicas(),
+                        eligible, fromBroker, c.leaderEpoch(), c.partitionEpoch(), c.newIsr());
                 if (r.error() != Errors.NONE) {
                     out.put(c.partition(), new IsrChangeResult(r.error(), Optional.of(p.get().state())));
                     continue;
@@ -513,9 +528,10 @@ public final class Controller implements AutoCloseable {
                             "Unknown partition " + tp, Optional.empty()));
                     continue;
                 }
+                Set<Integer> eligible = EligibleReplicas.of(live, image.brokers(), topicIdPartition(image, tp));
                 PartitionChanges.ElectionResult r = unclean
-                        ? PartitionChanges.electUnclean(p.get().state(), p.get().replicas(), live, shuttingDown)
-                        : PartitionChanges.electPreferred(p.get().state(), p.get().replicas(), live, shuttingDown);
+                        ? PartitionChanges.electUnclean(p.get().state(), p.get().replicas(), eligible, shuttingDown)
+                        : PartitionChanges.electPreferred(p.get().state(), p.get().replicas(), eligible, shuttingDown);
                 r.newState().ifPresent(next -> {
                     logChange(tp, p.get().state(), next, (unclean ? "UNCLEAN" : "PREFERRED") + " election requested",
                             unclean && !p.get().state().isr().contains(next.leader()));
@@ -530,6 +546,11 @@ public final class Controller implements AutoCloseable {
             result.complete(out);
         });
         return result;
+    }
+
+    /** The partition with its topic ID (the partition is known to be in the image). */
+    private static TopicIdPartition topicIdPartition(MetadataImage image, TopicPartition tp) {
+        return new TopicIdPartition(image.topic(tp.topic()).orElseThrow().topicId(), tp);
     }
 
     /**

@@ -5,6 +5,8 @@ import org.apache.kafka.common.TopicIdPartition;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.errors.ApiException;
+import org.apache.kafka.common.errors.KafkaStorageException;
+import org.apache.kafka.common.errors.NotLeaderOrFollowerException;
 import org.apache.kafka.common.errors.RecordBatchTooLargeException;
 import org.apache.kafka.common.errors.RecordTooLargeException;
 import org.apache.kafka.common.message.FetchResponseData;
@@ -27,10 +29,12 @@ import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -44,6 +48,10 @@ import java.util.function.Consumer;
  * <p>Which partitions exist and who leads them is decided elsewhere (metadata); the server calls
  * {@link #applyPartition} and {@link #removePartition} on the metadata thread. Produce and fetch run on request
  * handler threads.
+ *
+ * <p>A partition whose log dir failed is <em>offline</em> here (Kafka's {@code HostedPartition.Offline}): it is no
+ * longer hosted, every request for it is answered {@code KAFKA_STORAGE_ERROR}, and metadata does not bring it back
+ * until the topic is deleted (or re-created with another topic ID) or the broker restarts.
  */
 public final class ReplicaManager implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(ReplicaManager.class);
@@ -51,6 +59,8 @@ public final class ReplicaManager implements AutoCloseable {
     private final int localBrokerId;
     private final LogStore logStore;
     private final ConcurrentHashMap<TopicPartition, Partition> partitions = new ConcurrentHashMap<>();
+    /** Partitions whose log dir failed, with their topic ID. */
+    private final ConcurrentHashMap<TopicPartition, Uuid> offlinePartitions = new ConcurrentHashMap<>();
     private final DelayedOperationPurgatory<DelayedProduce> producePurgatory;
     private final DelayedOperationPurgatory<DelayedFetch> fetchPurgatory;
     private final DelayedOperationPurgatory<DelayedDeleteRecords> deleteRecordsPurgatory;
@@ -108,13 +118,92 @@ public final class ReplicaManager implements AutoCloseable {
         return partitions.values();
     }
 
+    /** The partition, if this broker hosts it and its log is online. */
+    public Partition partitionOrThrow(TopicPartition tp) {
+        Partition p = partitions.get(tp);
+        if (p == null) {
+            throw notHosted(tp);
+        }
+        return p;
+    }
+
+    /** Why this broker has no online replica of {@code tp}: its log dir failed, or it does not host it. */
+    private ApiException notHosted(TopicPartition tp) {
+        if (offlinePartitions.containsKey(tp)) {
+            return new KafkaStorageException("The replica of " + tp + " on broker " + localBrokerId
+                    + " is offline: its log dir failed");
+        }
+        return new NotLeaderOrFollowerException("Broker " + localBrokerId + " does not host " + tp);
+    }
+
+    /** The partitions of this broker whose log dir failed, with their topic IDs. */
+    public Map<TopicPartition, Uuid> offlinePartitions() {
+        return Map.copyOf(offlinePartitions);
+    }
+
+    public boolean isOffline(TopicPartition tp) {
+        return offlinePartitions.containsKey(tp);
+    }
+
+    /**
+     * A log dir failed: stops serving every partition whose log is in it (fetchers stopped, waiting requests
+     * answered, later requests answered {@code KAFKA_STORAGE_ERROR}), then has the log store close those logs and
+     * stop using the dir, unless it was the last live dir (Kafka's log manager would halt the JVM; the broker
+     * shuts down instead). Runs on the log dir failure handler thread.
+     *
+     * @return what went offline, or empty if the dir had already been handled
+     */
+    public Optional<LogDirFailure> handleLogDirFailure(String dir) {
+        if (!logStore.isLogDirOnline(dir)) {
+            return Optional.empty();
+        }
+        boolean lastLiveDir = logStore.liveLogDirs().equals(Set.of(dir));
+        Set<TopicPartition> inDir = new HashSet<>(logStore.partitionsIn(dir));
+        for (Partition p : partitions.values()) {
+            if (p.log().parentDir().equals(dir)) {
+                inDir.add(p.topicPartition());
+            }
+        }
+        Map<TopicPartition, Uuid> offline = new HashMap<>();
+        for (TopicPartition tp : inDir) {
+            Partition p = partitions.get(tp);
+            Optional<Uuid> topicId = p != null ? Optional.of(p.topicId())
+                    : logStore.log(tp).flatMap(UnifiedLog::topicId);
+            // offline before it stops being hosted: a request that finds no partition then sees it offline
+            topicId.ifPresent(id -> {
+                offlinePartitions.put(tp, id);
+                offline.put(tp, id);
+            });
+            fetcherManager.removePartition(tp);
+            partitions.remove(tp);
+            completeDelayedRequests(tp);
+        }
+        log.warn("Broker {} stopped serving {} partitions in the failed log dir {}: {}", localBrokerId,
+                offline.size(), dir, offline.keySet());
+        if (!lastLiveDir) {
+            logStore.handleLogDirFailure(dir);
+        }
+        return Optional.of(new LogDirFailure(dir, offline, lastLiveDir));
+    }
+
     /**
      * Creates (or opens) the local replica of a partition and applies its leadership: a leader stops fetching, a
      * follower fetches from its leader. A log on disk that belongs to another incarnation of the topic (a
      * different topic ID) is deleted first.
+     *
+     * @return the partition, or empty when this broker's replica is offline (its log dir failed)
      */
-    public Partition applyPartition(TopicPartition tp, Uuid topicId, int leaderId, int leaderEpoch, int partitionEpoch,
+    public Optional<Partition> applyPartition(TopicPartition tp, Uuid topicId, int leaderId, int leaderEpoch, int partitionEpoch,
                                     List<Integer> replicas, List<Integer> isr) throws IOException {
+        Uuid offlineTopicId = offlinePartitions.get(tp);
+        if (offlineTopicId != null) {
+            if (offlineTopicId.equals(topicId)) {
+                // as Kafka: no state change for a replica in a failed dir; opening it elsewhere would start it empty
+                log.debug("Not hosting {}: its log dir failed", tp);
+                return Optional.empty();
+            }
+            offlinePartitions.remove(tp); // the topic was deleted and re-created: a new, empty replica is right
+        }
         Partition partition = partitions.get(tp);
         if (partition != null && !partition.topicId().equals(topicId)) {
             removePartition(tp, true);
@@ -156,7 +245,7 @@ public final class ReplicaManager implements AutoCloseable {
         if (t != Partition.Transition.NONE) {
             completeDelayedRequests(tp);
         }
-        return partition;
+        return Optional.of(partition);
     }
 
     private volatile java.util.function.Predicate<TopicPartition> sourceEpochPolicy = tp -> false;
@@ -179,8 +268,14 @@ public final class ReplicaManager implements AutoCloseable {
         this.sourceEpochPolicy = policy;
     }
 
-    /** Stops hosting a partition; with {@code deleteLog} its data is removed from disk. */
+    /**
+     * Stops hosting a partition; with {@code deleteLog} its data is removed from disk. An offline replica is only
+     * forgotten: its data is in the failed dir.
+     */
     public void removePartition(TopicPartition tp, boolean deleteLog) {
+        if (offlinePartitions.remove(tp) != null) {
+            log.info("Forgot the offline replica of {} (its log dir failed)", tp);
+        }
         fetcherManager.removePartition(tp);
         Partition removed = partitions.remove(tp);
         if (removed != null) {
@@ -195,7 +290,7 @@ public final class ReplicaManager implements AutoCloseable {
     /** acks=all outcome of records ending before {@code requiredOffset}; empty while the ISR has not got them. */
     Optional<Errors> acksAllOutcome(TopicPartition tp, long requiredOffset) {
         Partition p = partitions.get(tp);
-        return p == null ? Optional.of(Errors.NOT_LEADER_OR_FOLLOWER) : p.checkEnoughReplicasReachOffset(requiredOffset);
+        return p == null ? Optional.of(Errors.forException(notHosted(tp))) : p.checkEnoughReplicasReachOffset(requiredOffset);
     }
 
     /**
@@ -231,8 +326,8 @@ public final class ReplicaManager implements AutoCloseable {
     private AppendResult appendToLocalLog(TopicPartition tp, MemoryRecords records, short requiredAcks) {
         Partition partition = partitions.get(tp);
         if (partition == null) {
-            return AppendResult.error(Errors.NOT_LEADER_OR_FOLLOWER,
-                    "Broker " + localBrokerId + " does not host " + tp);
+            ApiException e = notHosted(tp);
+            return AppendResult.error(Errors.forException(e), e.getMessage());
         }
         try {
             LogAppendInfo info = partition.appendRecordsToLeader(records, requiredAcks);
@@ -286,8 +381,7 @@ public final class ReplicaManager implements AutoCloseable {
             Partition partition = partitions.get(tip.topicPartition());
             try {
                 if (partition == null) {
-                    throw new org.apache.kafka.common.errors.NotLeaderOrFollowerException(
-                            "Broker " + localBrokerId + " does not host " + tip.topicPartition());
+                    throw notHosted(tip.topicPartition());
                 }
                 int partitionMax = Math.max(0, Math.min(fetch.maxBytes, remaining));
                 if (params.replicaId() >= 0) {
@@ -366,7 +460,7 @@ public final class ReplicaManager implements AutoCloseable {
         for (Map.Entry<TopicPartition, Long> e : offsets.entrySet()) {
             Partition partition = partitions.get(e.getKey());
             if (partition == null) {
-                results.put(e.getKey(), DeleteRecordsResult.error(Errors.NOT_LEADER_OR_FOLLOWER));
+                results.put(e.getKey(), DeleteRecordsResult.error(Errors.forException(notHosted(e.getKey()))));
                 continue;
             }
             try {

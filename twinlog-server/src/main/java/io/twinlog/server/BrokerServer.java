@@ -8,6 +8,7 @@ import io.twinlog.controller.zk.ControllerZkClient;
 import io.twinlog.controller.zk.EmbeddedZooKeeper;
 import io.twinlog.controller.zk.MetadataStore;
 import io.twinlog.controller.zk.MetadataWatcher;
+import io.twinlog.controller.zk.ZkPaths;
 import io.twinlog.group.GroupCoordinatorHost;
 import io.twinlog.mirror.runtime.MirrorRuntime;
 import io.twinlog.mirror.store.MirrorStore;
@@ -55,6 +56,7 @@ import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.retry.ExponentialBackoffRetry;
 import org.apache.kafka.common.Node;
+import org.apache.kafka.common.TopicIdPartition;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.utils.Time;
@@ -69,6 +71,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
+import java.util.Set;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -107,10 +111,17 @@ public final class BrokerServer implements AutoCloseable {
     private volatile AdminExecutor adminExecutor;
     private volatile GroupCoordinatorHost groupCoordinator;
     private volatile GroupApis groupApis;
+    private volatile LogDirFailureHandler logDirFailureHandler;
     private final List<SocketServer> socketServers = new java.util.concurrent.CopyOnWriteArrayList<>();
     private final Map<String, Integer> boundPorts = new LinkedHashMap<>();
+    private final Object registrationLock = new Object();
+    // guarded by registrationLock: what this broker registers, with its offline log dirs and replicas
     private BrokerRegistration registration;
+    private List<String> offlineLogDirs = List.of();
+    private Set<TopicIdPartition> offlineReplicas = Set.of();
     private volatile boolean started;
+    private volatile boolean stoppedOnFatalError;
+    private final CountDownLatch shutdownComplete = new CountDownLatch(1);
     private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
 
     public BrokerServer(BrokerConfig config, Time time) {
@@ -167,6 +178,9 @@ public final class BrokerServer implements AutoCloseable {
                 config.replicaLagTimeMaxMs(), time);
         // mirror partitions keep the source's leader-epoch history until failover
         replicaManager.setSourceEpochPolicy(tp -> watcher.image().mirrors().keepsSourceEpochs(tp));
+        logDirFailureHandler = new LogDirFailureHandler(config.brokerId(), logStore, replicaManager,
+                this::publishOffline, this::shutdownOnFatalError);
+        logDirFailureHandler.start();
 
         TopicConfigs topicConfigs = new TopicConfigs(config);
         applier = new PartitionApplier(config.brokerId(), replicaManager, logStore, topicConfigs);
@@ -178,7 +192,7 @@ public final class BrokerServer implements AutoCloseable {
 
         TopicAdmin topicAdmin = new TopicAdmin(store, watcher, topicConfigs, new SecureRandom());
         producerIds = new ProducerIdManager(config.brokerId(), store);
-        BrokerContext ctx = new BrokerContext(config, watcher, replicaManager, topicAdmin, topicConfigs, producerIds,
+        BrokerContext ctx = new BrokerContext(config, watcher, replicaManager, logStore, topicAdmin, topicConfigs, producerIds,
                 time);
         AtomicReference<ApiRegistry> registryRef = new AtomicReference<>();
         adminExecutor = new AdminExecutor("twinlog-admin-" + config.brokerId(), ADMIN_THREADS);
@@ -244,8 +258,11 @@ public final class BrokerServer implements AutoCloseable {
         socketServers.forEach(SocketServer::startProcessing);
 
         abortIfClosed();
-        registration = new BrokerRegistration(config.brokerId(), advertisedEndpoints(), config.get("broker.rack"));
-        store.registerBroker(registration, config.zookeeperSessionTimeoutMs() * 2L);
+        synchronized (registrationLock) {
+            registration = new BrokerRegistration(config.brokerId(), advertisedEndpoints(), config.get("broker.rack"))
+                    .withOffline(offlineLogDirs, offlineReplicas);
+            store.registerBroker(registration, config.zookeeperSessionTimeoutMs() * 2L);
+        }
         zk.getConnectionStateListenable().addListener(this::onConnectionStateChange);
         watcher.awaitApplied("broker " + config.brokerId() + " registered",
                 image -> image.brokers().containsKey(config.brokerId()), 60_000);
@@ -269,7 +286,10 @@ public final class BrokerServer implements AutoCloseable {
             log.warn("ZooKeeper session of broker {} lost; will re-register on reconnect", config.brokerId());
         } else if (state == ConnectionState.RECONNECTED && !closed.get()) {
             try {
-                if (store.exists(io.twinlog.controller.zk.ZkPaths.broker(config.brokerId())).isEmpty()) {
+                synchronized (registrationLock) {
+                    if (store.exists(ZkPaths.broker(config.brokerId())).isPresent()) {
+                        return;
+                    }
                     store.registerBroker(registration, 0);
                     log.info("Broker {} re-registered in ZooKeeper after reconnecting", config.brokerId());
                 }
@@ -277,6 +297,29 @@ public final class BrokerServer implements AutoCloseable {
                 log.error("Could not re-register broker {} in ZooKeeper", config.brokerId(), e);
             }
         }
+    }
+
+    /**
+     * Publishes this broker's failed log dirs and offline replicas in its registration, so the controller moves
+     * leadership and ISR membership away from them (on the log dir failure handler thread). Before the broker has
+     * registered they are only remembered: the registration is created with them.
+     */
+    private void publishOffline(List<String> logDirs, Set<TopicIdPartition> replicas) throws Exception {
+        synchronized (registrationLock) {
+            offlineLogDirs = List.copyOf(logDirs);
+            offlineReplicas = Set.copyOf(replicas);
+            if (registration != null) {
+                registration = registration.withOffline(offlineLogDirs, offlineReplicas);
+                store.updateRegistration(registration);
+            }
+        }
+    }
+
+    /** Every log dir failed: stops the broker on a thread of its own (the caller is one of the threads it stops). */
+    private void shutdownOnFatalError() {
+        stoppedOnFatalError = true;
+        Thread t = new Thread(this::close, "twinlog-fatal-shutdown-" + config.brokerId());
+        t.start();
     }
 
     private boolean uncleanElectionEnabled(String topic) {
@@ -313,7 +356,10 @@ public final class BrokerServer implements AutoCloseable {
         }
         long start = time.milliseconds();
         try {
-            store.updateRegistration(registration.withShuttingDown(true));
+            synchronized (registrationLock) {
+                registration = registration.withShuttingDown(true);
+                store.updateRegistration(registration);
+            }
             watcher.awaitApplied("leaderships moved off broker " + config.brokerId(), image ->
                     image.topics().values().stream().flatMap(t -> t.partitions().values().stream())
                             .noneMatch(p -> p.leader() == config.brokerId() && p.isr().stream()
@@ -404,6 +450,21 @@ public final class BrokerServer implements AutoCloseable {
         return started;
     }
 
+    /** Waits until the broker has shut down, whether asked to or on its own (every log dir failed). */
+    public void awaitShutdown() throws InterruptedException {
+        shutdownComplete.await();
+    }
+
+    /** Whether the broker has finished shutting down. */
+    public boolean isShutDown() {
+        return shutdownComplete.getCount() == 0;
+    }
+
+    /** Whether the broker stopped on its own because it could not go on (every log dir failed). */
+    public boolean stoppedOnFatalError() {
+        return stoppedOnFatalError;
+    }
+
     @Override
     /** Idempotent; safe to call from another thread while {@link #start()} runs (it then aborts start-up). */
     public void close() {
@@ -433,6 +494,7 @@ public final class BrokerServer implements AutoCloseable {
         if (started && controlled) {
             controlledShutdown();
         }
+        closeQuietly("log dir failure handler", logDirFailureHandler);
         closeQuietly("mirror runtime", mirrorRuntime);
         closeQuietly("mirror topic APIs", mirrorTopicHandlers);
         closeQuietly("mirror definition APIs", mirrorApiHandlers);
@@ -452,6 +514,7 @@ public final class BrokerServer implements AutoCloseable {
         closeQuietly("ZooKeeper client", zk);
         closeQuietly("embedded ZooKeeper", embeddedZooKeeper);
         log.info("Twinlog broker {} shut down in {} ms", config.brokerId(), time.milliseconds() - startMs);
+        shutdownComplete.countDown();
     }
 
     private static void closeQuietly(String what, AutoCloseable c) {

@@ -86,7 +86,13 @@ public final class Main implements Callable<Integer> {
             broker.close();
             return 1;
         }
-        stopped.await();
+        broker.awaitShutdown();
+        if (broker.stoppedOnFatalError()) {
+            System.err.println("twinlog-server-start: broker " + config.brokerId()
+                    + " stopped: every log dir has failed (see the log)");
+            return 1;
+        }
+        stopped.await(); // a signal's stop: its handler counts down once the broker is closed
         return 0;
     }
 }

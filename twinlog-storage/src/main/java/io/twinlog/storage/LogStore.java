@@ -4,6 +4,7 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.utils.Time;
 import org.apache.kafka.metadata.ConfigRepository;
+import org.apache.kafka.server.util.FileLock;
 import org.apache.kafka.server.util.KafkaScheduler;
 import org.apache.kafka.storage.internals.checkpoint.OffsetCheckpointFile;
 import org.apache.kafka.storage.internals.log.CleanerConfig;
@@ -19,18 +20,26 @@ import org.slf4j.LoggerFactory;
 
 import java.io.File;
 import java.io.IOException;
+import java.nio.channels.ClosedChannelException;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.stream.Collectors;
 
 /**
  * The broker's partition logs: Kafka's {@link LogManager} (loading and recovery, retention, cleaning, flushing,
  * recovery-point and log-start checkpoints) plus what it leaves to the broker, the high-watermark checkpoint
  * ({@value #HIGH_WATERMARK_CHECKPOINT_FILE} in each log dir, same file name and format as Kafka's, so the high
  * watermark survives a restart or a kill -9).
+ *
+ * <p>Log dir failures: every I/O error inside Kafka's classes (appends, rolls, checkpoints, deletes) marks its log
+ * dir offline in the {@link LogDirFailureChannel} this store owns; the broker's failure handler thread takes them
+ * with {@link #takeNextOfflineLogDir()}, stops serving the dir's partitions, then calls
+ * {@link #handleLogDirFailure(String)}. The data on disk is left as it is.
  *
  * <p>Thread-safe: LogManager and UnifiedLog are; the checkpoint is written by one scheduler task at a time.
  */
@@ -72,7 +81,7 @@ public final class LogStore implements AutoCloseable {
             highWatermarkFiles.put(dir, f);
             recoveredHighWatermarks.putAll(f.read());
         }
-        logManager.startup(java.util.Set.of());
+        logManager.startup(Set.of());
         log.info("Loaded {} partition logs from {} in {} ms", logManager.allLogs().size(), config.logDirs(),
                 (System.nanoTime() - start) / 1_000_000);
         scheduler.schedule("twinlog-highwatermark-checkpoint", this::checkpointHighWatermarks,
@@ -102,8 +111,48 @@ public final class LogStore implements AutoCloseable {
         logManager.asyncDelete(tp);
     }
 
-    public java.util.Set<UnifiedLog> allLogs() {
+    public Set<UnifiedLog> allLogs() {
         return logManager.allLogs();
+    }
+
+    /**
+     * Blocks until some log dir has failed (an I/O error in it was reported to the failure channel) and returns its
+     * absolute path. Each dir is returned once.
+     */
+    public String takeNextOfflineLogDir() throws InterruptedException {
+        return logDirFailureChannel.takeNextOfflineLogDir();
+    }
+
+    /** The configured log dirs that have not failed (absolute paths). */
+    public Set<String> liveLogDirs() {
+        return logManager.liveLogDirs().stream().map(File::getAbsolutePath).collect(Collectors.toSet());
+    }
+
+    public boolean isLogDirOnline(String dir) {
+        return logManager.isLogDirOnline(dir);
+    }
+
+    /** The partitions whose logs are in {@code dir} (absolute path). */
+    public Set<TopicPartition> partitionsIn(String dir) {
+        return logManager.allLogs().stream().filter(l -> l.parentDir().equals(dir)).map(UnifiedLog::topicPartition)
+                .collect(Collectors.toSet());
+    }
+
+    /**
+     * Stops using a failed log dir: its logs are closed and forgotten (not deleted), its checkpoints are no longer
+     * written, and new logs go to the other dirs. The caller first stops serving the dir's partitions. It must not
+     * be called for the last live dir: Kafka's LogManager halts the JVM then, so a broker whose every dir failed
+     * shuts itself down instead ({@link IllegalStateException} here).
+     */
+    public void handleLogDirFailure(String dir) {
+        Set<String> live = liveLogDirs();
+        if (live.equals(Set.of(dir))) {
+            throw new IllegalStateException("Log dir " + dir + " is the last live log dir: the broker must shut down");
+        }
+        synchronized (checkpointLock) {
+            highWatermarkFiles.keySet().removeIf(f -> f.getAbsolutePath().equals(dir));
+        }
+        logManager.handleLogDirFailure(dir);
     }
 
     /** Re-reads a topic's overrides from the config repository and applies them to its logs. */
@@ -123,7 +172,9 @@ public final class LogStore implements AutoCloseable {
                 byDir.computeIfAbsent(l.parentDirFile(), d -> new HashMap<>()).put(l.topicPartition(), l.highWatermark());
             }
             for (Map.Entry<File, OffsetCheckpointFile> e : highWatermarkFiles.entrySet()) {
-                if (!logManager.isLogDirOnline(e.getKey().getAbsolutePath())) {
+                String dir = e.getKey().getAbsolutePath();
+                // a failed dir is skipped even before it is handled (the last one never is: the broker stops)
+                if (!logManager.isLogDirOnline(dir) || logDirFailureChannel.hasOfflineLogDir(dir)) {
                     continue;
                 }
                 try {
@@ -135,11 +186,33 @@ public final class LogStore implements AutoCloseable {
         }
     }
 
+    private void releaseDirLocks() {
+        for (FileLock lock : logManager.dirLocks()) {
+            try {
+                lock.destroy();
+            } catch (ClosedChannelException e) {
+                // the failed dir's lock, released when the dir went offline
+            } catch (IOException e) {
+                log.warn("Could not release the lock of log dir {}: {}", lock.file().getParent(), e.toString());
+            }
+        }
+    }
+
     @Override
     public void close() throws Exception {
-        checkpointHighWatermarks();
-        logManager.shutdown();
-        scheduler.shutdown();
-        brokerTopicStats.close();
+        try {
+            checkpointHighWatermarks();
+            logManager.shutdown(); // throws when a dir failed while it was the last one: still stop the threads
+        } catch (ClosedChannelException e) {
+            if (!logManager.hasOfflineLogDirs()) {
+                throw e;
+            }
+            // Kafka's handleLogDirFailure already released a failed dir's lock, and shutdown stops at that lock,
+            // leaving the locks after it held (a broker restarted in this JVM could not lock its dirs again)
+            releaseDirLocks();
+        } finally {
+            scheduler.shutdown();
+            brokerTopicStats.close();
+        }
     }
 }

@@ -14,6 +14,8 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.utils.Time;
 
 import java.io.File;
+import java.io.IOException;
+import java.nio.file.Files;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -23,7 +25,8 @@ import java.util.stream.Collectors;
 
 /**
  * An in-process Twinlog cluster for tests: one embedded ZooKeeper and N brokers on loopback with ephemeral ports
- * and temporary log dirs. Verbs stop and restart brokers with their data kept.
+ * and temporary log dirs (one per broker, or several: {@link Builder#logDirs}). Verbs stop and restart brokers with
+ * their data kept, and break a log dir for real ({@link #failLogDir}).
  *
  * <pre>
  * try (TestCluster cluster = TestCluster.builder().brokers(1).brokerProperty("num.partitions", "3").build()) {
@@ -35,6 +38,7 @@ import java.util.stream.Collectors;
 public final class TestCluster implements AutoCloseable {
     private final int numBrokers;
     private final Map<String, String> brokerProperties;
+    private final Map<Integer, Integer> logDirCounts;
     private final File baseDir;
     private EmbeddedZooKeeper zooKeeper;
     private final Map<Integer, BrokerServer> brokers = new HashMap<>();
@@ -47,6 +51,7 @@ public final class TestCluster implements AutoCloseable {
     private TestCluster(Builder b) {
         this.numBrokers = b.numBrokers;
         this.brokerProperties = Map.copyOf(b.brokerProperties);
+        this.logDirCounts = Map.copyOf(b.logDirCounts);
         this.faultProxies = b.faultProxies;
         this.baseDir = TestDirectories.create("cluster");
     }
@@ -110,7 +115,7 @@ public final class TestCluster implements AutoCloseable {
         }
     }
 
-    private static int freePort() throws java.io.IOException {
+    private static int freePort() throws IOException {
         try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
             return s.getLocalPort();
         }
@@ -121,7 +126,7 @@ public final class TestCluster implements AutoCloseable {
         Properties p = new Properties();
         p.put(BrokerConfig.BROKER_ID, Integer.toString(id));
         p.put(BrokerConfig.LISTENERS, "PLAINTEXT://127.0.0.1:" + ports.getOrDefault(id, 0));
-        p.put(BrokerConfig.LOG_DIRS, logDir(id).getAbsolutePath());
+        p.put(BrokerConfig.LOG_DIRS, logDirs(id).stream().map(File::getAbsolutePath).collect(Collectors.joining(",")));
         p.put(BrokerConfig.ZOOKEEPER_CONNECT, faultProxies ? zooKeeperProxies.get(id).address()
                 : zooKeeper.connectString());
         if (faultProxies) {
@@ -174,7 +179,17 @@ public final class TestCluster implements AutoCloseable {
         if (brokers.containsKey(id)) {
             throw new IllegalStateException("Stop broker " + id + " before wiping its disk");
         }
-        TestDirectories.delete(logDir(id));
+        logDirs(id).forEach(TestDirectories::delete);
+    }
+
+    /**
+     * A log dir failure, for real: the directory of a running broker is deleted and a regular file put at its path,
+     * so the broker's next file operation there (a segment roll, a checkpoint) fails with an I/O error. Open files
+     * stay writable until then, as on a disk that fails under a running process.
+     */
+    public void failLogDir(File dir) throws IOException {
+        TestDirectories.delete(dir);
+        Files.writeString(dir.toPath(), "not a log dir: broken by TestCluster.failLogDir\n");
     }
 
     public BrokerServer broker(int id) {
@@ -185,8 +200,18 @@ public final class TestCluster implements AutoCloseable {
         return b;
     }
 
+    /** The first (or only) log dir of a broker. */
     public File logDir(int id) {
         return new File(baseDir, "broker-" + id + "/logs");
+    }
+
+    /** Every log dir of a broker: {@code logs}, then {@code logs-1}, {@code logs-2}, ... */
+    public List<File> logDirs(int id) {
+        List<File> out = new ArrayList<>(List.of(logDir(id)));
+        for (int i = 1; i < logDirCounts.getOrDefault(id, 1); i++) {
+            out.add(new File(baseDir, "broker-" + id + "/logs-" + i));
+        }
+        return out;
     }
 
     public String zookeeperConnect() {
@@ -248,6 +273,7 @@ public final class TestCluster implements AutoCloseable {
         private int numBrokers = 1;
         private boolean faultProxies;
         private final Map<String, String> brokerProperties = new HashMap<>();
+        private final Map<Integer, Integer> logDirCounts = new HashMap<>();
 
         public Builder brokers(int n) {
             this.numBrokers = n;
@@ -257,6 +283,15 @@ public final class TestCluster implements AutoCloseable {
         /** Puts a cuttable proxy between every pair of brokers and between each broker and ZooKeeper. */
         public Builder withFaultProxies() {
             this.faultProxies = true;
+            return this;
+        }
+
+        /** Gives broker {@code id} {@code count} log dirs (default one). */
+        public Builder logDirs(int id, int count) {
+            if (count < 1) {
+                throw new IllegalArgumentException("A broker needs at least one log dir, not " + count);
+            }
+            logDirCounts.put(id, count);
             return this;
         }
 

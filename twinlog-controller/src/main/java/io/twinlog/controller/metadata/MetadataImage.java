@@ -1,10 +1,13 @@
 package io.twinlog.controller.metadata;
 
+import org.apache.kafka.common.TopicIdPartition;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
 
 import java.util.Collections;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.SortedMap;
@@ -65,6 +68,22 @@ public final class MetadataImage {
     public Optional<PartitionImage> partition(TopicPartition tp) {
         TopicImage t = topicsByName.get(tp.topic());
         return t == null ? Optional.empty() : Optional.ofNullable(t.partitions().get(tp.partition()));
+    }
+
+    /**
+     * The replicas of a partition that cannot serve it, for Metadata and DescribeTopicPartitions: those on brokers
+     * that are not live, and those in a failed log dir of a live broker (its registration lists them).
+     */
+    public List<Integer> offlineReplicas(TopicImage topic, PartitionImage partition) {
+        TopicIdPartition id = new TopicIdPartition(topic.topicId(), partition.partition(), topic.name());
+        List<Integer> out = new ArrayList<>();
+        for (Integer r : partition.replicas()) {
+            BrokerRegistration b = brokers.get(r);
+            if (b == null || b.isReplicaOffline(id)) {
+                out.add(r);
+            }
+        }
+        return out;
     }
 
     public Map<String, String> topicConfig(String topic) {

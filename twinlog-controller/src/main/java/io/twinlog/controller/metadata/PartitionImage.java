@@ -26,15 +26,4 @@ public record PartitionImage(int partition, List<Integer> replicas, PartitionSta
         int l = leader();
         return l >= 0 && liveBrokers.contains(l) ? l : PartitionState.NO_LEADER;
     }
-
-    /** Replicas on brokers that are not live, for Metadata and DescribeTopicPartitions. */
-    public List<Integer> offlineReplicas(java.util.Set<Integer> liveBrokers) {
-        List<Integer> out = new java.util.ArrayList<>();
-        for (Integer r : replicas) {
-            if (!liveBrokers.contains(r)) {
-                out.add(r);
-            }
-        }
-        return out;
-    }
 }

@@ -7,10 +7,14 @@ import io.twinlog.replication.ReplicaManager;
 import io.twinlog.server.ProducerIdManager;
 import io.twinlog.server.metadata.TopicAdmin;
 import io.twinlog.server.metadata.TopicConfigs;
+import io.twinlog.storage.LogStore;
 import org.apache.kafka.common.utils.Time;
 
-/** What request handlers share: configuration, the metadata view, the partitions, and the admin write path. */
-public record BrokerContext(BrokerConfig config, MetadataWatcher metadata, ReplicaManager replicaManager,
+/**
+ * What request handlers share: configuration, the metadata view, the partitions and their log dirs, and the admin
+ * write path.
+ */
+public record BrokerContext(BrokerConfig config, MetadataWatcher metadata, ReplicaManager replicaManager, LogStore logStore,
                             TopicAdmin topicAdmin, TopicConfigs topicConfigs, ProducerIdManager producerIds,
                             Time time) {
 

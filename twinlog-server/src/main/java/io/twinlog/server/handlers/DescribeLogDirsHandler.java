@@ -23,7 +23,8 @@ import java.util.TreeMap;
  * partitions this broker holds there (leader or follower) with their size in bytes and offset lag, and the dir's
  * total and usable bytes. A request naming topics gets only those; null asks for all. Twinlog never moves a replica
  * between dirs, so no partition is a future replica. The offset lag is Kafka's: how far this replica's log end is
- * behind its high watermark, which is 0 on a leader and on a caught-up follower.
+ * behind its high watermark, which is 0 on a leader and on a caught-up follower. A failed log dir is answered
+ * {@code KAFKA_STORAGE_ERROR} with no partitions, as Kafka does.
  */
 public final class DescribeLogDirsHandler implements RequestHandler {
     private final BrokerContext ctx;
@@ -60,8 +61,12 @@ public final class DescribeLogDirsHandler implements RequestHandler {
         }
         DescribeLogDirsResponseData response = new DescribeLogDirsResponseData();
         for (Map.Entry<String, Map<String, DescribeLogDirsTopic>> e : byDir.entrySet()) {
-            DescribeLogDirsResult result = new DescribeLogDirsResult().setLogDir(e.getKey())
-                    .setErrorCode(Errors.NONE.code());
+            DescribeLogDirsResult result = new DescribeLogDirsResult().setLogDir(e.getKey());
+            if (!ctx.logStore().isLogDirOnline(e.getKey())) {
+                response.results().add(result.setErrorCode(Errors.KAFKA_STORAGE_ERROR.code()));
+                continue;
+            }
+            result.setErrorCode(Errors.NONE.code());
             result.topics().addAll(e.getValue().values());
             File dir = new File(e.getKey());
             result.setTotalBytes(dir.getTotalSpace()).setUsableBytes(dir.getUsableSpace());

@@ -71,7 +71,7 @@ public final class DescribeTopicPartitionsHandler implements RequestHandler {
                         // the 4.4 admin client reads these lists unconditionally: empty, not null
                         .setEligibleLeaderReplicas(new ArrayList<>())
                         .setLastKnownElr(new ArrayList<>())
-                        .setOfflineReplicas(p.offlineReplicas(image.brokers().keySet())));
+                        .setOfflineReplicas(image.offlineReplicas(t, p)));
                 remaining--;
             }
             rt.setPartitions(parts);

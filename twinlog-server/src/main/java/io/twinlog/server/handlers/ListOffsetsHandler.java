@@ -6,7 +6,6 @@ import io.twinlog.replication.Partition;
 import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.ApiException;
-import org.apache.kafka.common.errors.NotLeaderOrFollowerException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.apache.kafka.common.message.ListOffsetsRequestData;
 import org.apache.kafka.common.message.ListOffsetsResponseData;
@@ -58,8 +57,7 @@ public final class ListOffsetsHandler implements RequestHandler {
             if (ctx.image().partition(tp).isEmpty()) {
                 throw new UnknownTopicOrPartitionException("Unknown topic or partition " + tp);
             }
-            Partition partition = ctx.replicaManager().partition(tp).orElseThrow(() ->
-                    new NotLeaderOrFollowerException("Broker " + ctx.brokerId() + " does not host " + tp));
+            Partition partition = ctx.replicaManager().partitionOrThrow(tp); // KAFKA_STORAGE_ERROR if its log dir failed
             Optional<Integer> currentEpoch = p.currentLeaderEpoch() == -1 ? Optional.empty()
                     : Optional.of(p.currentLeaderEpoch());
             Optional<FileRecords.TimestampAndOffset> found = partition.fetchOffsetForTimestamp(p.timestamp(),

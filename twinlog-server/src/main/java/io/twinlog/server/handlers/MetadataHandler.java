@@ -149,7 +149,7 @@ public final class MetadataHandler implements RequestHandler {
                     .setLeaderEpoch(p.leaderEpoch())
                     .setReplicaNodes(new ArrayList<>(p.replicas()))
                     .setIsrNodes(new ArrayList<>(p.isr()))
-                    .setOfflineReplicas(p.offlineReplicas(image.brokers().keySet())));
+                    .setOfflineReplicas(image.offlineReplicas(t, p)));
         }
         return rt;
     }

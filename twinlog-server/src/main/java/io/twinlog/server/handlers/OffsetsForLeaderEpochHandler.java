@@ -5,7 +5,6 @@ import io.twinlog.protocol.RequestHandler;
 import io.twinlog.replication.Partition;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.ApiException;
-import org.apache.kafka.common.errors.NotLeaderOrFollowerException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.apache.kafka.common.message.OffsetForLeaderEpochRequestData;
 import org.apache.kafka.common.message.OffsetForLeaderEpochResponseData;
@@ -50,8 +49,7 @@ public final class OffsetsForLeaderEpochHandler implements RequestHandler {
             if (ctx.image().partition(tp).isEmpty()) {
                 throw new UnknownTopicOrPartitionException("Unknown topic or partition " + tp);
             }
-            Partition partition = ctx.replicaManager().partition(tp).orElseThrow(() ->
-                    new NotLeaderOrFollowerException("Broker " + ctx.brokerId() + " does not host " + tp));
+            Partition partition = ctx.replicaManager().partitionOrThrow(tp); // KAFKA_STORAGE_ERROR if its log dir failed
             Optional<Integer> current = p.currentLeaderEpoch() == -1 ? Optional.empty() : Optional.of(p.currentLeaderEpoch());
             Optional<OffsetAndEpoch> found = partition.endOffsetForEpoch(p.leaderEpoch(), current);
             found.ifPresent(oe -> r.setLeaderEpoch(oe.epoch()).setEndOffset(oe.offset()));

@@ -93,6 +93,11 @@ public final class PartitionApplier {
                         topicGone ? "topic deleted" : "replica reassigned");
             }
         }
+        for (TopicPartition tp : replicaManager.offlinePartitions().keySet()) {
+            if (!hostedHere(brokerId, next, tp)) {
+                replicaManager.removePartition(tp, false); // its data is in a failed dir: nothing to delete
+            }
+        }
         if (!strayLogsChecked) {
             strayLogsChecked = true;
             for (UnifiedLog l : logStore.allLogs()) {

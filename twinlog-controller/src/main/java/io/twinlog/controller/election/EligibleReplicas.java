@@ -1,0 +1,41 @@
+package io.twinlog.controller.election;
+
+import io.twinlog.controller.metadata.BrokerRegistration;
+import org.apache.kafka.common.TopicIdPartition;
+
+import java.util.HashSet;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Which brokers may lead a partition or be in its ISR: the available brokers (live, and not just restarted) whose
+ * replica of it is not in a failed log dir. A broker lists its offline replicas in its registration; to
+ * {@link PartitionChanges} such a replica looks like one on a dead broker, so it leaves the ISR and loses
+ * leadership to another in-sync replica (Kafka's controller does the same when a broker reports
+ * {@code KAFKA_STORAGE_ERROR} for a replica). Pure.
+ */
+public final class EligibleReplicas {
+    private EligibleReplicas() {
+    }
+
+    /**
+     * @param available the brokers the controller considers available this round
+     * @param brokers   the registrations of the live brokers
+     * @return {@code available} minus the brokers whose replica of {@code partition} is offline; the same set when
+     *         none is (the common case, with no copy)
+     */
+    public static Set<Integer> of(Set<Integer> available, Map<Integer, BrokerRegistration> brokers,
+                                  TopicIdPartition partition) {
+        Set<Integer> eligible = available;
+        for (Integer broker : available) {
+            BrokerRegistration registration = brokers.get(broker);
+            if (registration != null && registration.isReplicaOffline(partition)) {
+                if (eligible == available) {
+                    eligible = new HashSet<>(available);
+                }
+                eligible.remove(broker);
+            }
+        }
+        return eligible;
+    }
+}
