@@ -1,7 +1,7 @@
 package io.twinlog.server;
 
 import io.twinlog.common.BrokerConfig;
-import io.twinlog.common.ConfigException;
+import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.common.utils.Time;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
