@@ -1,146 +1,157 @@
 package io.twinlog.common;
 
+import org.apache.kafka.common.config.AbstractConfig;
+import org.apache.kafka.common.config.ConfigDef;
+import org.apache.kafka.common.config.TopicConfig;
+import org.apache.kafka.network.SocketServerConfigs;
+import org.apache.kafka.server.config.ReplicationConfigs;
+import org.apache.kafka.server.config.ServerConfigs;
+import org.apache.kafka.server.config.ServerLogConfigs;
+import org.apache.kafka.server.config.ServerTopicConfigSynonyms;
+import org.apache.kafka.storage.internals.log.CleanerConfig;
+
 import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
 
 /**
  * The resolved configuration of one broker, read from a Kafka-style properties file.
  *
- * <p>Keys and defaults follow Apache Kafka's broker configuration so an operator's existing
- * {@code server.properties} mostly works unchanged. Topic-level defaults ({@code log.segment.bytes},
- * {@code log.retention.ms}, ...) are exposed as a map in Kafka's topic-config vocabulary by
- * {@link #defaultTopicConfigs()}. Unknown keys are kept (and logged by the server) so later features can read them.
+ * <p>Every key is defined in {@link #CONFIG_DEF}, a Kafka {@link ConfigDef} (see {@link BrokerConfigDefinitions}):
+ * typed, bounded and documented, with Kafka's names, documentation and, where Twinlog uses a value exactly as Kafka
+ * does, Kafka's own definition, so an operator's existing {@code server.properties} mostly works unchanged. The
+ * constructor parses and validates every key, so a bad value stops the broker at start-up with one line naming the
+ * key, the value and why. Keys it does not define are kept ({@link #undefinedKeys()}): the server passes Kafka's
+ * group coordinator keys on to Kafka's coordinator and warns about the rest. Topic-level defaults
+ * ({@code log.segment.bytes}, {@code log.retention.ms}, ...) are exposed as a map in Kafka's topic-config
+ * vocabulary by {@link #defaultTopicConfigs()}.
  *
  * <p>Immutable and thread-safe.
  */
 public final class BrokerConfig {
-    public static final String BROKER_ID = "broker.id";
-    public static final String LISTENERS = "listeners";
-    public static final String ADVERTISED_LISTENERS = "advertised.listeners";
-    public static final String LOG_DIRS = "log.dirs";
-    public static final String LOG_DIR = "log.dir";
+    // Keys with Kafka's meaning carry Kafka's constant; BrokerConfigDefinitions holds their definitions.
+    public static final String BROKER_ID = ServerConfigs.BROKER_ID_CONFIG;
+    public static final String BROKER_RACK = ServerConfigs.BROKER_RACK_CONFIG;
+    public static final String LISTENERS = SocketServerConfigs.LISTENERS_CONFIG;
+    public static final String ADVERTISED_LISTENERS = SocketServerConfigs.ADVERTISED_LISTENERS_CONFIG;
+    public static final String LOG_DIRS = ServerLogConfigs.LOG_DIRS_CONFIG;
+    public static final String LOG_DIR = ServerLogConfigs.LOG_DIR_CONFIG;
     public static final String ZOOKEEPER_CONNECT = "zookeeper.connect";
     public static final String ZOOKEEPER_SESSION_TIMEOUT_MS = "zookeeper.session.timeout.ms";
     public static final String ZOOKEEPER_CONNECTION_TIMEOUT_MS = "zookeeper.connection.timeout.ms";
     public static final String ZOOKEEPER_EMBEDDED_PORT = "zookeeper.embedded.port";
     public static final String ZOOKEEPER_EMBEDDED_DATA_DIR = "zookeeper.embedded.data.dir";
-    public static final String NUM_PARTITIONS = "num.partitions";
-    public static final String DEFAULT_REPLICATION_FACTOR = "default.replication.factor";
-    public static final String AUTO_CREATE_TOPICS_ENABLE = "auto.create.topics.enable";
-    public static final String MESSAGE_MAX_BYTES = "message.max.bytes";
-    public static final String SOCKET_REQUEST_MAX_BYTES = "socket.request.max.bytes";
-    public static final String NUM_NETWORK_THREADS = "num.network.threads";
-    public static final String NUM_IO_THREADS = "num.io.threads";
-    public static final String QUEUED_MAX_REQUESTS = "queued.max.requests";
-    public static final String CONNECTIONS_MAX_IDLE_MS = "connections.max.idle.ms";
-    public static final String LOG_SEGMENT_BYTES = "log.segment.bytes";
-    public static final String LOG_RETENTION_MS = "log.retention.ms";
-    public static final String LOG_RETENTION_MINUTES = "log.retention.minutes";
-    public static final String LOG_RETENTION_HOURS = "log.retention.hours";
-    public static final String LOG_RETENTION_BYTES = "log.retention.bytes";
-    public static final String LOG_FLUSH_INTERVAL_MESSAGES = "log.flush.interval.messages";
-    public static final String LOG_FLUSH_INTERVAL_MS = "log.flush.interval.ms";
-    public static final String LOG_CLEANUP_POLICY = "log.cleanup.policy";
-    public static final String LOG_RETENTION_CHECK_INTERVAL_MS = "log.retention.check.interval.ms";
-    public static final String LOG_CLEANER_ENABLE = "log.cleaner.enable";
-    public static final String LOG_CLEANER_BACKOFF_MS = "log.cleaner.backoff.ms";
-    public static final String LOG_ROLL_MS = "log.roll.ms";
-    public static final String COMPRESSION_TYPE = "compression.type";
-    public static final String MIN_INSYNC_REPLICAS = "min.insync.replicas";
-    public static final String UNCLEAN_LEADER_ELECTION_ENABLE = "unclean.leader.election.enable";
-    public static final String HIGH_WATERMARK_CHECKPOINT_INTERVAL_MS = "replica.high.watermark.checkpoint.interval.ms";
+    public static final String NUM_PARTITIONS = ServerLogConfigs.NUM_PARTITIONS_CONFIG;
+    public static final String DEFAULT_REPLICATION_FACTOR = ReplicationConfigs.DEFAULT_REPLICATION_FACTOR_CONFIG;
+    public static final String AUTO_CREATE_TOPICS_ENABLE = ServerLogConfigs.AUTO_CREATE_TOPICS_ENABLE_CONFIG;
+    public static final String MESSAGE_MAX_BYTES = ServerConfigs.MESSAGE_MAX_BYTES_CONFIG;
+    public static final String SOCKET_REQUEST_MAX_BYTES = SocketServerConfigs.SOCKET_REQUEST_MAX_BYTES_CONFIG;
+    public static final String NUM_NETWORK_THREADS = SocketServerConfigs.NUM_NETWORK_THREADS_CONFIG;
+    public static final String NUM_IO_THREADS = ServerConfigs.NUM_IO_THREADS_CONFIG;
+    public static final String QUEUED_MAX_REQUESTS = SocketServerConfigs.QUEUED_MAX_REQUESTS_CONFIG;
+    public static final String CONNECTIONS_MAX_IDLE_MS = SocketServerConfigs.CONNECTIONS_MAX_IDLE_MS_CONFIG;
+    public static final String LOG_SEGMENT_BYTES = ServerLogConfigs.LOG_SEGMENT_BYTES_CONFIG;
+    public static final String LOG_RETENTION_MS = ServerLogConfigs.LOG_RETENTION_TIME_MILLIS_CONFIG;
+    public static final String LOG_RETENTION_MINUTES = ServerLogConfigs.LOG_RETENTION_TIME_MINUTES_CONFIG;
+    public static final String LOG_RETENTION_HOURS = ServerLogConfigs.LOG_RETENTION_TIME_HOURS_CONFIG;
+    public static final String LOG_RETENTION_BYTES = ServerLogConfigs.LOG_RETENTION_BYTES_CONFIG;
+    public static final String LOG_FLUSH_INTERVAL_MESSAGES = ServerLogConfigs.LOG_FLUSH_INTERVAL_MESSAGES_CONFIG;
+    public static final String LOG_FLUSH_INTERVAL_MS = ServerLogConfigs.LOG_FLUSH_INTERVAL_MS_CONFIG;
+    public static final String LOG_CLEANUP_POLICY = ServerLogConfigs.LOG_CLEANUP_POLICY_CONFIG;
+    public static final String LOG_RETENTION_CHECK_INTERVAL_MS = ServerLogConfigs.LOG_CLEANUP_INTERVAL_MS_CONFIG;
+    public static final String LOG_CLEANER_ENABLE = CleanerConfig.LOG_CLEANER_ENABLE_PROP;
+    public static final String LOG_CLEANER_BACKOFF_MS = CleanerConfig.LOG_CLEANER_BACKOFF_MS_PROP;
+    public static final String LOG_ROLL_MS = ServerLogConfigs.LOG_ROLL_TIME_MILLIS_CONFIG;
+    public static final String COMPRESSION_TYPE = ServerConfigs.COMPRESSION_TYPE_CONFIG;
+    public static final String MIN_INSYNC_REPLICAS = ServerLogConfigs.MIN_IN_SYNC_REPLICAS_CONFIG;
+    public static final String UNCLEAN_LEADER_ELECTION_ENABLE = ReplicationConfigs.UNCLEAN_LEADER_ELECTION_ENABLE_CONFIG;
+    public static final String HIGH_WATERMARK_CHECKPOINT_INTERVAL_MS =
+            ReplicationConfigs.REPLICA_HIGH_WATERMARK_CHECKPOINT_INTERVAL_MS_CONFIG;
     public static final String PRODUCER_ID_EXPIRATION_MS = "producer.id.expiration.ms";
     public static final String TRANSACTION_MAX_TIMEOUT_MS = "transaction.max.timeout.ms";
-    public static final String REPLICA_LAG_TIME_MAX_MS = "replica.lag.time.max.ms";
+    public static final String REPLICA_LAG_TIME_MAX_MS = ReplicationConfigs.REPLICA_LAG_TIME_MAX_MS_CONFIG;
     /**
      * How long a mirror partition may wait in EPOCH_FENCING or STOPPING, or without a leader on the source, before it
      * goes FAILED with the reason.
      */
     public static final String MIRROR_STATE_TIMEOUT_MS = "mirror.state.timeout.ms";
-    public static final String REPLICA_FETCH_WAIT_MAX_MS = "replica.fetch.wait.max.ms";
-    public static final String REPLICA_FETCH_MIN_BYTES = "replica.fetch.min.bytes";
-    public static final String REPLICA_FETCH_MAX_BYTES = "replica.fetch.max.bytes";
-    public static final String REPLICA_FETCH_RESPONSE_MAX_BYTES = "replica.fetch.response.max.bytes";
-    public static final String REPLICA_SOCKET_TIMEOUT_MS = "replica.socket.timeout.ms";
-    public static final String CONTROLLED_SHUTDOWN_ENABLE = "controlled.shutdown.enable";
+    public static final String REPLICA_FETCH_WAIT_MAX_MS = ReplicationConfigs.REPLICA_FETCH_WAIT_MAX_MS_CONFIG;
+    public static final String REPLICA_FETCH_MIN_BYTES = ReplicationConfigs.REPLICA_FETCH_MIN_BYTES_CONFIG;
+    public static final String REPLICA_FETCH_MAX_BYTES = ReplicationConfigs.REPLICA_FETCH_MAX_BYTES_CONFIG;
+    public static final String REPLICA_FETCH_RESPONSE_MAX_BYTES =
+            ReplicationConfigs.REPLICA_FETCH_RESPONSE_MAX_BYTES_CONFIG;
+    public static final String REPLICA_SOCKET_TIMEOUT_MS = ReplicationConfigs.REPLICA_SOCKET_TIMEOUT_MS_CONFIG;
+    public static final String CONTROLLED_SHUTDOWN_ENABLE = ServerConfigs.CONTROLLED_SHUTDOWN_ENABLE_CONFIG;
     public static final String CONTROLLED_SHUTDOWN_TIMEOUT_MS = "controlled.shutdown.timeout.ms";
     public static final String INTER_BROKER_ENDPOINT_OVERRIDES = "inter.broker.endpoint.overrides";
-    public static final String LOG_INITIAL_TASK_DELAY_MS = "log.initial.task.delay.ms";
+    public static final String LOG_INITIAL_TASK_DELAY_MS = ServerLogConfigs.LOG_INITIAL_TASK_DELAY_MS_CONFIG;
 
-    /** Broker keys whose value becomes the default of a topic config: broker key -> topic key. */
-    private static final Map<String, String> BROKER_TO_TOPIC_KEYS;
+    /** Every key above, typed, validated and documented (Kafka's definition where the key is Kafka's). */
+    public static final ConfigDef CONFIG_DEF = BrokerConfigDefinitions.build();
 
-    static {
-        Map<String, String> m = new LinkedHashMap<>();
-        m.put(LOG_SEGMENT_BYTES, "segment.bytes");
-        m.put(LOG_RETENTION_BYTES, "retention.bytes");
-        m.put(LOG_FLUSH_INTERVAL_MESSAGES, "flush.messages");
-        m.put(LOG_FLUSH_INTERVAL_MS, "flush.ms");
-        m.put(LOG_CLEANUP_POLICY, "cleanup.policy");
-        m.put(LOG_ROLL_MS, "segment.ms");
-        m.put(MESSAGE_MAX_BYTES, "max.message.bytes");
-        m.put(COMPRESSION_TYPE, "compression.type");
-        m.put(MIN_INSYNC_REPLICAS, "min.insync.replicas");
-        m.put(UNCLEAN_LEADER_ELECTION_ENABLE, "unclean.leader.election.enable");
-        m.put("log.index.size.max.bytes", "segment.index.bytes");
-        m.put("log.index.interval.bytes", "index.interval.bytes");
-        m.put("log.cleaner.delete.retention.ms", "delete.retention.ms");
-        m.put("log.cleaner.min.compaction.lag.ms", "min.compaction.lag.ms");
-        m.put("log.cleaner.max.compaction.lag.ms", "max.compaction.lag.ms");
-        m.put("log.cleaner.min.cleanable.ratio", "min.cleanable.dirty.ratio");
-        m.put("log.message.timestamp.type", "message.timestamp.type");
-        m.put("log.preallocate", "preallocate");
-        m.put("log.segment.delete.delay.ms", "file.delete.delay.ms");
-        BROKER_TO_TOPIC_KEYS = Collections.unmodifiableMap(m);
-    }
 
-    private final Properties props;
-    private final int brokerId;
+    /**
+     * Topic configs whose broker default is a broker key, in Kafka's vocabulary; the broker key is Kafka's synonym
+     * ({@link ServerTopicConfigSynonyms}), {@code retention.ms} comes from whichever {@code log.retention.*} is set.
+     */
+    private static final List<String> TOPIC_KEYS_WITH_BROKER_DEFAULT = List.of(TopicConfig.SEGMENT_BYTES_CONFIG,
+            TopicConfig.RETENTION_BYTES_CONFIG, TopicConfig.FLUSH_MESSAGES_INTERVAL_CONFIG,
+            TopicConfig.FLUSH_MS_CONFIG, TopicConfig.CLEANUP_POLICY_CONFIG, TopicConfig.SEGMENT_MS_CONFIG,
+            TopicConfig.MAX_MESSAGE_BYTES_CONFIG, TopicConfig.COMPRESSION_TYPE_CONFIG,
+            TopicConfig.MIN_IN_SYNC_REPLICAS_CONFIG, TopicConfig.UNCLEAN_LEADER_ELECTION_ENABLE_CONFIG,
+            TopicConfig.SEGMENT_INDEX_BYTES_CONFIG, TopicConfig.INDEX_INTERVAL_BYTES_CONFIG,
+            TopicConfig.DELETE_RETENTION_MS_CONFIG, TopicConfig.MIN_COMPACTION_LAG_MS_CONFIG,
+            TopicConfig.MAX_COMPACTION_LAG_MS_CONFIG, TopicConfig.MIN_CLEANABLE_DIRTY_RATIO_CONFIG,
+            TopicConfig.MESSAGE_TIMESTAMP_TYPE_CONFIG, TopicConfig.PREALLOCATE_CONFIG,
+            TopicConfig.FILE_DELETE_DELAY_MS_CONFIG);
+
+    /** Parsed and validated values of every defined key; thread-safe (Kafka's AbstractConfig). */
+    private final AbstractConfig values;
+    /** What the operator set, as strings, by key. */
+    private final Map<String, String> originals;
     private final List<Endpoint> listeners;
     private final List<Endpoint> advertisedListeners;
     private final List<File> logDirs;
-    private final Optional<String> zookeeperConnect;
+    private final Map<Integer, Endpoint> interBrokerEndpointOverrides;
 
+    /**
+     * @throws org.apache.kafka.common.config.ConfigException with one line naming the key, the value and why, for
+     *                                                        the first invalid value
+     */
     public BrokerConfig(Properties source) {
-        this.props = new Properties();
-        this.props.putAll(source);
-        this.brokerId = intValue(BROKER_ID, 0);
-        if (brokerId < 0) {
-            throw new ConfigException(BROKER_ID + " must be >= 0, got " + brokerId);
+        this((Map<?, ?>) source);
+    }
+
+    public BrokerConfig(Map<?, ?> source) {
+        this.values = new AbstractConfig(CONFIG_DEF, source, false);
+        Map<String, String> set = new TreeMap<>();
+        values.originals().forEach((k, v) -> set.put(k, String.valueOf(v)));
+        this.originals = Collections.unmodifiableMap(set);
+        this.listeners = Endpoint.parseList(String.join(",", values.getList(LISTENERS)), LISTENERS);
+        List<String> advertised = values.getList(ADVERTISED_LISTENERS);
+        this.advertisedListeners = advertised == null
+                ? listeners : Endpoint.parseList(String.join(",", advertised), ADVERTISED_LISTENERS);
+        List<String> dirs = values.getList(LOG_DIRS) != null ? values.getList(LOG_DIRS) : values.getList(LOG_DIR);
+        this.logDirs = dirs.stream().filter(d -> !d.isBlank()).map(d -> new File(d.trim()).getAbsoluteFile())
+                .toList();
+        Map<Integer, Endpoint> overrides = new LinkedHashMap<>();
+        for (String entry : values.getList(INTER_BROKER_ENDPOINT_OVERRIDES)) {
+            BrokerConfigValidators.OverrideEntry parsed =
+                    BrokerConfigValidators.parseOverride(INTER_BROKER_ENDPOINT_OVERRIDES, entry);
+            overrides.put(parsed.brokerId(), parsed.endpoint());
         }
-        this.listeners = Endpoint.parseList(string(LISTENERS, "PLAINTEXT://127.0.0.1:9092"), LISTENERS);
-        String advertised = props.getProperty(ADVERTISED_LISTENERS);
-        this.advertisedListeners = advertised == null || advertised.isBlank()
-                ? listeners : Endpoint.parseList(advertised, ADVERTISED_LISTENERS);
-        String dirs = props.getProperty(LOG_DIRS, props.getProperty(LOG_DIR, "/tmp/twinlog-logs"));
-        List<File> parsedDirs = new ArrayList<>();
-        for (String d : dirs.split(",")) {
-            if (!d.isBlank()) {
-                parsedDirs.add(new File(d.trim()).getAbsoluteFile());
-            }
-        }
-        if (parsedDirs.isEmpty()) {
-            throw new ConfigException(LOG_DIRS + " must name at least one directory");
-        }
-        this.logDirs = List.copyOf(parsedDirs);
-        String zk = props.getProperty(ZOOKEEPER_CONNECT);
-        this.zookeeperConnect = zk == null || zk.isBlank() ? Optional.empty() : Optional.of(zk.trim());
-        // Validate the numeric keys eagerly so a typo fails at start-up with the key's name.
-        numPartitions();
-        defaultReplicationFactor();
-        messageMaxBytes();
-        socketRequestMaxBytes();
-        logRetentionMs();
+        this.interBrokerEndpointOverrides = Collections.unmodifiableMap(overrides);
     }
 
     public static BrokerConfig fromFile(Path file) throws IOException {
@@ -152,7 +163,7 @@ public final class BrokerConfig {
     }
 
     public int brokerId() {
-        return brokerId;
+        return values.getInt(BROKER_ID);
     }
 
     public List<Endpoint> listeners() {
@@ -169,24 +180,24 @@ public final class BrokerConfig {
 
     /** Empty when the broker should start an embedded ZooKeeper server in-process. */
     public Optional<String> zookeeperConnect() {
-        return zookeeperConnect;
+        return Optional.ofNullable(values.getString(ZOOKEEPER_CONNECT)).map(String::trim).filter(s -> !s.isEmpty());
     }
 
     public int zookeeperSessionTimeoutMs() {
-        return intValue(ZOOKEEPER_SESSION_TIMEOUT_MS, 18_000);
+        return values.getInt(ZOOKEEPER_SESSION_TIMEOUT_MS);
     }
 
     public int zookeeperConnectionTimeoutMs() {
-        return intValue(ZOOKEEPER_CONNECTION_TIMEOUT_MS, 18_000);
+        return values.getInt(ZOOKEEPER_CONNECTION_TIMEOUT_MS);
     }
 
     public int zookeeperEmbeddedPort() {
-        return intValue(ZOOKEEPER_EMBEDDED_PORT, 2181);
+        return values.getInt(ZOOKEEPER_EMBEDDED_PORT);
     }
 
     /** Sibling of the first log dir by default: a log dir may only hold partition directories. */
     public File zookeeperEmbeddedDataDir() {
-        String dir = props.getProperty(ZOOKEEPER_EMBEDDED_DATA_DIR);
+        String dir = values.getString(ZOOKEEPER_EMBEDDED_DATA_DIR);
         if (dir != null && !dir.isBlank()) {
             return new File(dir.trim()).getAbsoluteFile();
         }
@@ -196,114 +207,119 @@ public final class BrokerConfig {
     }
 
     public int numPartitions() {
-        return positive(NUM_PARTITIONS, 1);
+        return values.getInt(NUM_PARTITIONS);
     }
 
     public short defaultReplicationFactor() {
-        return (short) positive(DEFAULT_REPLICATION_FACTOR, 1);
+        return values.getInt(DEFAULT_REPLICATION_FACTOR).shortValue();
     }
 
     public boolean autoCreateTopicsEnable() {
-        return booleanValue(AUTO_CREATE_TOPICS_ENABLE, true);
+        return values.getBoolean(AUTO_CREATE_TOPICS_ENABLE);
     }
 
     public int messageMaxBytes() {
-        return positive(MESSAGE_MAX_BYTES, 1_048_588);
+        return values.getInt(MESSAGE_MAX_BYTES);
     }
 
     public int socketRequestMaxBytes() {
-        return positive(SOCKET_REQUEST_MAX_BYTES, 104_857_600);
+        return values.getInt(SOCKET_REQUEST_MAX_BYTES);
     }
 
     public int numNetworkThreads() {
-        return positive(NUM_NETWORK_THREADS, 3);
+        return values.getInt(NUM_NETWORK_THREADS);
     }
 
     public int numIoThreads() {
-        return positive(NUM_IO_THREADS, 8);
+        return values.getInt(NUM_IO_THREADS);
     }
 
     public int queuedMaxRequests() {
-        return positive(QUEUED_MAX_REQUESTS, 500);
+        return values.getInt(QUEUED_MAX_REQUESTS);
     }
 
     public long connectionsMaxIdleMs() {
-        return longValue(CONNECTIONS_MAX_IDLE_MS, 600_000L);
+        return values.getLong(CONNECTIONS_MAX_IDLE_MS);
     }
 
+    /** Kafka's precedence: {@code log.retention.ms}, else {@code log.retention.minutes}, else the hours. */
     public long logRetentionMs() {
-        if (props.containsKey(LOG_RETENTION_MS)) {
-            return longValue(LOG_RETENTION_MS, -1);
+        Long ms = values.getLong(LOG_RETENTION_MS);
+        if (ms != null) {
+            return ms;
         }
-        if (props.containsKey(LOG_RETENTION_MINUTES)) {
-            return longValue(LOG_RETENTION_MINUTES, 0) * 60_000L;
+        Integer minutes = values.getInt(LOG_RETENTION_MINUTES);
+        if (minutes != null) {
+            return minutes * 60_000L;
         }
-        return longValue(LOG_RETENTION_HOURS, 168) * 3_600_000L;
+        return values.getInt(LOG_RETENTION_HOURS) * 3_600_000L;
     }
 
     public long logRetentionCheckIntervalMs() {
-        return longValue(LOG_RETENTION_CHECK_INTERVAL_MS, 300_000L);
+        return values.getLong(LOG_RETENTION_CHECK_INTERVAL_MS);
     }
 
+    /** Long.MAX_VALUE when not set: flushing is left to the OS, as in Kafka. */
     public long logFlushIntervalMs() {
-        return longValue(LOG_FLUSH_INTERVAL_MS, Long.MAX_VALUE);
+        Long ms = values.getLong(LOG_FLUSH_INTERVAL_MS);
+        return ms == null ? Long.MAX_VALUE : ms;
     }
 
     public boolean logCleanerEnable() {
-        return booleanValue(LOG_CLEANER_ENABLE, true);
+        return values.getBoolean(LOG_CLEANER_ENABLE);
     }
 
     public long logCleanerBackoffMs() {
-        return longValue(LOG_CLEANER_BACKOFF_MS, 15_000L);
+        return values.getLong(LOG_CLEANER_BACKOFF_MS);
     }
 
     public long highWatermarkCheckpointIntervalMs() {
-        return longValue(HIGH_WATERMARK_CHECKPOINT_INTERVAL_MS, 5_000L);
+        return values.getLong(HIGH_WATERMARK_CHECKPOINT_INTERVAL_MS);
     }
 
     public int producerIdExpirationMs() {
-        return intValue(PRODUCER_ID_EXPIRATION_MS, 86_400_000);
+        return values.getInt(PRODUCER_ID_EXPIRATION_MS);
     }
 
     public int transactionMaxTimeoutMs() {
-        return intValue(TRANSACTION_MAX_TIMEOUT_MS, 900_000);
+        return values.getInt(TRANSACTION_MAX_TIMEOUT_MS);
     }
 
     public long replicaLagTimeMaxMs() {
-        return longValue(REPLICA_LAG_TIME_MAX_MS, 30_000L);
+        return values.getLong(REPLICA_LAG_TIME_MAX_MS);
     }
 
     public long mirrorStateTimeoutMs() {
-        return longValue(MIRROR_STATE_TIMEOUT_MS, 60_000L);
+        return values.getLong(MIRROR_STATE_TIMEOUT_MS);
     }
 
     public int replicaFetchWaitMaxMs() {
-        return positive(REPLICA_FETCH_WAIT_MAX_MS, 500);
+        return values.getInt(REPLICA_FETCH_WAIT_MAX_MS);
     }
 
     public int replicaFetchMinBytes() {
-        return positive(REPLICA_FETCH_MIN_BYTES, 1);
+        return values.getInt(REPLICA_FETCH_MIN_BYTES);
     }
 
     public int replicaFetchMaxBytes() {
-        return positive(REPLICA_FETCH_MAX_BYTES, 1_048_576);
+        return values.getInt(REPLICA_FETCH_MAX_BYTES);
     }
 
     public int replicaFetchResponseMaxBytes() {
-        return positive(REPLICA_FETCH_RESPONSE_MAX_BYTES, 10_485_760);
+        return values.getInt(REPLICA_FETCH_RESPONSE_MAX_BYTES);
     }
 
     public int replicaSocketTimeoutMs() {
-        return positive(REPLICA_SOCKET_TIMEOUT_MS, 30_000);
+        return values.getInt(REPLICA_SOCKET_TIMEOUT_MS);
     }
 
     public boolean controlledShutdownEnable() {
-        return booleanValue(CONTROLLED_SHUTDOWN_ENABLE, true);
+        return values.getBoolean(CONTROLLED_SHUTDOWN_ENABLE);
     }
 
     /** How long a stopping broker waits for the controller to move its leaderships away. */
     public long controlledShutdownTimeoutMs() {
-        return longValue(CONTROLLED_SHUTDOWN_TIMEOUT_MS, 30_000L);
+        return values.getLong(CONTROLLED_SHUTDOWN_TIMEOUT_MS);
     }
 
     /**
@@ -312,129 +328,62 @@ public final class BrokerConfig {
      * between two brokers.
      */
     public Map<Integer, Endpoint> interBrokerEndpointOverrides() {
-        Map<Integer, Endpoint> out = new LinkedHashMap<>();
-        String v = props.getProperty(INTER_BROKER_ENDPOINT_OVERRIDES, "");
-        for (String entry : v.split(",")) {
-            if (entry.isBlank()) {
-                continue;
-            }
-            int eq = entry.indexOf('=');
-            if (eq <= 0) {
-                throw new ConfigException(INTER_BROKER_ENDPOINT_OVERRIDES + ": expected id=host:port, got '" + entry + "'");
-            }
-            int id;
-            try {
-                id = Integer.parseInt(entry.substring(0, eq).trim());
-            } catch (NumberFormatException e) {
-                throw new ConfigException(INTER_BROKER_ENDPOINT_OVERRIDES + ": bad broker id in '" + entry + "'");
-            }
-            out.put(id, Endpoint.parse("PLAINTEXT://" + entry.substring(eq + 1).trim(), INTER_BROKER_ENDPOINT_OVERRIDES));
-        }
-        return out;
+        return interBrokerEndpointOverrides;
     }
 
     /** Delay before the first retention/flush/checkpoint pass after start-up (Kafka's default 30 s; ours 10 s). */
     public long logInitialTaskDelayMs() {
-        return longValue(LOG_INITIAL_TASK_DELAY_MS, 10_000L);
+        return values.getLong(LOG_INITIAL_TASK_DELAY_MS);
     }
 
     /** The broker default of {@code unclean.leader.election.enable} (false, as in Kafka). */
     public boolean uncleanLeaderElectionEnable() {
-        return booleanValue(UNCLEAN_LEADER_ELECTION_ENABLE, false);
+        return values.getBoolean(UNCLEAN_LEADER_ELECTION_ENABLE);
     }
 
     /**
      * The broker-level defaults of topic configs, keyed by topic config name ({@code segment.bytes}, ...),
      * containing only the keys the operator set ({@code retention.ms} from whichever of Kafka's three
-     * {@code log.retention.*} keys is set).
+     * {@code log.retention.*} keys is set), in Kafka's canonical form ({@code compact,delete}).
      */
     public Map<String, String> defaultTopicConfigs() {
         Map<String, String> out = new LinkedHashMap<>();
-        for (Map.Entry<String, String> e : BROKER_TO_TOPIC_KEYS.entrySet()) {
-            String v = props.getProperty(e.getKey());
-            if (v != null) {
-                out.put(e.getValue(), v.trim());
+        for (String topicKey : TOPIC_KEYS_WITH_BROKER_DEFAULT) {
+            String brokerKey = ServerTopicConfigSynonyms.serverSynonym(topicKey);
+            if (originals.containsKey(brokerKey)) {
+                out.put(topicKey, ConfigDef.convertToString(values.values().get(brokerKey), values.typeOf(brokerKey)));
             }
         }
-        if (props.containsKey(LOG_RETENTION_MS) || props.containsKey(LOG_RETENTION_MINUTES)
-                || props.containsKey(LOG_RETENTION_HOURS)) {
-            out.put("retention.ms", Long.toString(logRetentionMs()));
+        if (originals.containsKey(LOG_RETENTION_MS) || originals.containsKey(LOG_RETENTION_MINUTES)
+                || originals.containsKey(LOG_RETENTION_HOURS)) {
+            out.put(TopicConfig.RETENTION_MS_CONFIG, Long.toString(logRetentionMs()));
         }
         return out;
     }
 
     /** Broker key for a topic config key, for DescribeConfigs synonyms; empty if there is none. */
     public static Optional<String> brokerKeyForTopicKey(String topicKey) {
-        if ("retention.ms".equals(topicKey)) {
+        if (TopicConfig.RETENTION_MS_CONFIG.equals(topicKey)) {
             return Optional.of(LOG_RETENTION_MS);
         }
-        for (Map.Entry<String, String> e : BROKER_TO_TOPIC_KEYS.entrySet()) {
-            if (e.getValue().equals(topicKey)) {
-                return Optional.of(e.getKey());
-            }
-        }
-        return Optional.empty();
+        return TOPIC_KEYS_WITH_BROKER_DEFAULT.contains(topicKey)
+                ? Optional.of(ServerTopicConfigSynonyms.serverSynonym(topicKey)) : Optional.empty();
     }
 
+    /** The value the operator set for {@code key}, as written; empty if not set. */
     public Optional<String> get(String key) {
-        return Optional.ofNullable(props.getProperty(key));
+        return Optional.ofNullable(originals.get(key));
     }
 
-    /** A copy of every key the operator set (for logging the resolved configuration at start-up). */
+    /** Every key the operator set, by name (for logging the configuration at start-up). */
     public Map<String, String> originals() {
-        Map<String, String> out = new java.util.TreeMap<>();
-        for (String k : props.stringPropertyNames()) {
-            out.put(k, props.getProperty(k));
-        }
-        return out;
+        return originals;
     }
 
-    public String string(String key, String defaultValue) {
-        String v = props.getProperty(key);
-        return v == null ? defaultValue : v.trim();
-    }
-
-    public int intValue(String key, int defaultValue) {
-        String v = props.getProperty(key);
-        if (v == null || v.isBlank()) {
-            return defaultValue;
-        }
-        try {
-            return Integer.parseInt(v.trim());
-        } catch (NumberFormatException e) {
-            throw new ConfigException(key + " must be an integer, got '" + v + "'");
-        }
-    }
-
-    public long longValue(String key, long defaultValue) {
-        String v = props.getProperty(key);
-        if (v == null || v.isBlank()) {
-            return defaultValue;
-        }
-        try {
-            return Long.parseLong(v.trim());
-        } catch (NumberFormatException e) {
-            throw new ConfigException(key + " must be a long integer, got '" + v + "'");
-        }
-    }
-
-    public boolean booleanValue(String key, boolean defaultValue) {
-        String v = props.getProperty(key);
-        if (v == null || v.isBlank()) {
-            return defaultValue;
-        }
-        String t = v.trim().toLowerCase(java.util.Locale.ROOT);
-        if (!t.equals("true") && !t.equals("false")) {
-            throw new ConfigException(key + " must be true or false, got '" + v + "'");
-        }
-        return Boolean.parseBoolean(t);
-    }
-
-    private int positive(String key, int defaultValue) {
-        int v = intValue(key, defaultValue);
-        if (v <= 0) {
-            throw new ConfigException(key + " must be > 0, got " + v);
-        }
-        return v;
+    /** Keys the operator set that {@link #CONFIG_DEF} does not define, by name. */
+    public Set<String> undefinedKeys() {
+        Set<String> out = new TreeSet<>(originals.keySet());
+        out.removeAll(CONFIG_DEF.names());
+        return Collections.unmodifiableSet(out);
     }
 }

@@ -1,16 +1,23 @@
 package io.twinlog.common;
 
+import org.apache.kafka.common.config.ConfigDef;
+import org.apache.kafka.common.config.ConfigException;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 import java.io.File;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.Set;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+@Timeout(10)
 class BrokerConfigTest {
 
     private static BrokerConfig config(String... keyValues) {
@@ -21,15 +28,38 @@ class BrokerConfigTest {
         return new BrokerConfig(p);
     }
 
+    private static String rejection(String key, String value) {
+        String message = assertThrows(ConfigException.class, () -> config(key, value)).getMessage();
+        assertFalse(message.contains("\n"), "one line: " + message);
+        assertTrue(message.contains(key), "names the key: " + message);
+        assertTrue(message.contains(value.trim()), "names the value: " + message);
+        return message;
+    }
+
     @Test
     void kafkaDefaults() {
         BrokerConfig c = config();
         assertEquals(0, c.brokerId());
         assertEquals(List.of(new Endpoint("PLAINTEXT", "127.0.0.1", 9092)), c.listeners());
         assertEquals(c.listeners(), c.advertisedListeners());
+        assertEquals(List.of(new File("/tmp/twinlog-logs")), c.logDirs());
         assertTrue(c.zookeeperConnect().isEmpty(), "no zookeeper.connect means embedded ZooKeeper");
         assertEquals(168L * 3_600_000L, c.logRetentionMs());
         assertEquals(1_048_588, c.messageMaxBytes());
+        assertEquals(Long.MAX_VALUE, c.logFlushIntervalMs());
+        assertEquals(10_000L, c.logInitialTaskDelayMs(), "Twinlog's default, not Kafka's 30 s");
+        assertEquals(Map.of(), c.interBrokerEndpointOverrides());
+        assertEquals(Map.of(), c.defaultTopicConfigs(), "nothing set: LogConfig's own defaults apply");
+    }
+
+    @Test
+    void valuesAreTyped() {
+        BrokerConfig c = config("num.io.threads", " 4 ", "replica.lag.time.max.ms", "12000",
+                "controlled.shutdown.enable", "FALSE", "default.replication.factor", "3");
+        assertEquals(4, c.numIoThreads());
+        assertEquals(12_000L, c.replicaLagTimeMaxMs());
+        assertFalse(c.controlledShutdownEnable());
+        assertEquals((short) 3, c.defaultReplicationFactor());
     }
 
     @Test
@@ -42,12 +72,22 @@ class BrokerConfigTest {
     @Test
     void brokerKeysBecomeTopicDefaults() {
         Map<String, String> d = config("log.segment.bytes", "2097152", "log.flush.interval.messages", "1",
-                "message.max.bytes", "5000").defaultTopicConfigs();
+                "message.max.bytes", "5000", "log.cleanup.policy", "compact, delete").defaultTopicConfigs();
         assertEquals("2097152", d.get("segment.bytes"));
         assertEquals("1", d.get("flush.messages"));
         assertEquals("5000", d.get("max.message.bytes"));
+        assertEquals("compact,delete", d.get("cleanup.policy"), "Kafka's canonical list form");
         assertEquals(null, d.get("retention.ms"), "not set by the operator: Kafka's default applies");
         assertEquals("60000", config("log.retention.minutes", "1").defaultTopicConfigs().get("retention.ms"));
+    }
+
+    @Test
+    void topicKeysMapToKafkasBrokerSynonyms() {
+        assertEquals("log.roll.ms", BrokerConfig.brokerKeyForTopicKey("segment.ms").orElseThrow());
+        assertEquals("log.cleaner.min.cleanable.ratio",
+                BrokerConfig.brokerKeyForTopicKey("min.cleanable.dirty.ratio").orElseThrow());
+        assertEquals("log.retention.ms", BrokerConfig.brokerKeyForTopicKey("retention.ms").orElseThrow());
+        assertTrue(BrokerConfig.brokerKeyForTopicKey("no.such.key").isEmpty());
     }
 
     @Test
@@ -58,18 +98,68 @@ class BrokerConfigTest {
         assertEquals(new Endpoint("PLAINTEXT", "broker1.example.com", 19093), c.advertisedListeners().get(0));
         assertEquals(List.of(new File("/a"), new File("/b")), c.logDirs());
         assertEquals("zk:2181/twinlog", c.zookeeperConnect().get());
+        assertEquals(List.of(new File("/c")), config("log.dir", "/c").logDirs(), "log.dir when log.dirs is absent");
     }
 
     @Test
-    void badValuesNameTheKey() {
-        assertEquals("num.partitions must be an integer, got 'three'",
-                assertThrows(ConfigException.class, () -> config("num.partitions", "three")).getMessage());
-        assertEquals("num.partitions must be > 0, got 0",
-                assertThrows(ConfigException.class, () -> config("num.partitions", "0")).getMessage());
-        assertTrue(assertThrows(ConfigException.class, () -> config("listeners", "127.0.0.1:9092"))
-                .getMessage().startsWith("listeners: expected NAME://host:port"));
-        assertEquals("auto.create.topics.enable must be true or false, got 'yes'",
-                assertThrows(ConfigException.class, () -> config("auto.create.topics.enable", "yes")
-                        .autoCreateTopicsEnable()).getMessage());
+    void brokerEndpointOverridesParse() {
+        assertEquals(Map.of(2, new Endpoint("PLAINTEXT", "127.0.0.1", 4000), 3, new Endpoint("PLAINTEXT", "h", 5)),
+                config("inter.broker.endpoint.overrides", "2=127.0.0.1:4000, 3=h:5").interBrokerEndpointOverrides());
+        assertTrue(rejection("inter.broker.endpoint.overrides", "2:127.0.0.1:4000")
+                .endsWith("expected broker.id=host:port"));
+        assertTrue(rejection("inter.broker.endpoint.overrides", "x=h:1").endsWith("the broker id is not an integer"));
+    }
+
+    @Test
+    void badValuesNameTheKeyTheValueAndWhy() {
+        assertEquals("Invalid value three for configuration num.partitions: Not a number of type INT",
+                rejection("num.partitions", "three"));
+        assertEquals("Invalid value 0 for configuration num.partitions: Value must be at least 1",
+                rejection("num.partitions", "0"));
+        assertEquals("Invalid value yes for configuration auto.create.topics.enable: Expected value to be either "
+                + "true or false", rejection("auto.create.topics.enable", "yes"));
+        assertTrue(rejection("listeners", "127.0.0.1:9092").startsWith("listeners: expected NAME://host:port"));
+        assertTrue(rejection("advertised.listeners", "PLAINTEXT://h:99999").contains("port out of range"));
+        rejection("broker.id", "-1");
+        rejection("log.cleanup.policy", "shred");
+        rejection("compression.type", "brotli");
+        rejection("log.segment.bytes", "1000");
+        rejection("zookeeper.embedded.port", "70000");
+        rejection("replica.fetch.wait.max.ms", "0");
+        rejection("default.replication.factor", "40000");
+        rejection("mirror.state.timeout.ms", "soon");
+    }
+
+    @Test
+    void anEmptyLogDirListIsRejected() {
+        String message = assertThrows(ConfigException.class, () -> config("log.dirs", " , ")).getMessage();
+        assertTrue(message.contains("log.dirs") && message.contains("at least one"), message);
+    }
+
+    @Test
+    void undefinedKeysAreKeptAndListed() {
+        BrokerConfig c = config("num.partitions", "2", "background.threads", "4", "nmu.partitions", "3");
+        assertEquals(Set.of("background.threads", "nmu.partitions"), c.undefinedKeys());
+        assertEquals("4", c.get("background.threads").orElseThrow(), "kept for Kafka's own code to read");
+        assertEquals(2, c.numPartitions());
+    }
+
+    @Test
+    void everyDefinitionIsDocumented() {
+        for (ConfigDef.ConfigKey key : BrokerConfig.CONFIG_DEF.configKeys().values()) {
+            assertNotNull(key.documentation, key.name);
+            assertTrue(key.documentation.strip().length() > 20, key.name + " has a real description");
+            assertNotNull(key.importance, key.name);
+        }
+    }
+
+    @Test
+    void everyPublicKeyConstantIsDefined() throws IllegalAccessException {
+        for (java.lang.reflect.Field f : BrokerConfig.class.getFields()) {
+            if (f.getType() == String.class) {
+                String key = (String) f.get(null);
+                assertTrue(BrokerConfig.CONFIG_DEF.names().contains(key), f.getName() + " = " + key);
+            }
+        }
     }
 }

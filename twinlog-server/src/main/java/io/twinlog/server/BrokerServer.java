@@ -132,6 +132,8 @@ public final class BrokerServer implements AutoCloseable {
     public void start() throws Exception {
         long startMs = time.milliseconds();
         log.info("Starting Twinlog broker {} with configuration {}", config.brokerId(), config.originals());
+        BrokerConfigCheck.validateHostedKeys(config);
+        BrokerConfigCheck.undefinedKeysWarning(config).ifPresent(log::warn);
         String connect;
         if (config.zookeeperConnect().isPresent()) {
             connect = config.zookeeperConnect().get();

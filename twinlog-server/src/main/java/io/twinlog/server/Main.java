@@ -1,7 +1,7 @@
 package io.twinlog.server;
 
 import io.twinlog.common.BrokerConfig;
-import io.twinlog.common.ConfigException;
+import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.common.utils.Time;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -50,6 +50,9 @@ public final class Main implements Callable<Integer> {
         BrokerConfig config;
         try {
             config = new BrokerConfig(props);
+            // checked again by start(); here so a bad group coordinator key also ends in one line, before any
+            // thread or ZooKeeper connection exists
+            BrokerConfigCheck.validateHostedKeys(config);
         } catch (ConfigException e) {
             System.err.println("twinlog-server-start: invalid configuration: " + e.getMessage());
             return 1;

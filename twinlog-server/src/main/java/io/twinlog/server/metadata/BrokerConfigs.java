@@ -14,32 +14,24 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.TreeMap;
 import java.util.stream.Collectors;
 
 /**
  * The broker's configuration as DescribeConfigs shows it: every non-internal key of Kafka's own broker definition
  * ({@link AbstractKafkaConfig#CONFIG_DEF}, the union of Kafka's server, log, replication, socket, group, quota, ...
- * definitions), so tools and web UIs see the same ~350 keys a Kafka 4.4 broker lists, plus the keys of the
- * properties file that Kafka does not define (Twinlog's own, such as {@code zookeeper.connect}).
+ * definitions), so tools and web UIs see the same ~350 keys a Kafka 4.4 broker lists, plus Twinlog's own keys
+ * ({@link BrokerConfig#CONFIG_DEF}, such as {@code zookeeper.connect}) and any other key of the properties file.
  *
  * <p>Values: what the operator set ({@code STATIC_BROKER_CONFIG}); otherwise what Twinlog actually uses where its
  * default differs from Kafka's (broker id, listeners, log dirs, coordinator threads), otherwise Kafka's default
  * ({@code DEFAULT_CONFIG}). Every entry is read-only: Twinlog has no dynamic broker configs yet, so IncrementalAlter
  * of a broker config cannot succeed and a tool should not offer it. Sensitive entries (Kafka's PASSWORD type, and
- * keys of unknown type, which Kafka also treats as possibly secret) are answered with a null value.
+ * keys nobody defines, which Kafka also treats as possibly secret) are answered with a null value.
  *
  * <p>Immutable after construction; thread-safe.
  */
 public final class BrokerConfigs {
-    /** Twinlog's own keys, not secrets although Kafka's definition does not know them. */
-    private static final Set<String> TWINLOG_KEYS = Set.of(
-            BrokerConfig.ZOOKEEPER_CONNECT, BrokerConfig.ZOOKEEPER_SESSION_TIMEOUT_MS,
-            BrokerConfig.ZOOKEEPER_CONNECTION_TIMEOUT_MS, BrokerConfig.ZOOKEEPER_EMBEDDED_PORT,
-            BrokerConfig.ZOOKEEPER_EMBEDDED_DATA_DIR, BrokerConfig.MIRROR_STATE_TIMEOUT_MS,
-            BrokerConfig.INTER_BROKER_ENDPOINT_OVERRIDES);
-
     private final List<DescribeConfigsResourceResult> entries;
 
     public BrokerConfigs(BrokerConfig config) {
@@ -78,10 +70,13 @@ public final class BrokerConfigs {
             }
             byName.put(def.name, entry(def.name, def, originals, twinlogDefaults));
         }
+        // Twinlog's own keys (zookeeper.connect, mirror.state.timeout.ms, ...) with Twinlog's definition
+        for (ConfigDef.ConfigKey def : BrokerConfig.CONFIG_DEF.configKeys().values()) {
+            byName.putIfAbsent(def.name, entry(def.name, def, originals, twinlogDefaults));
+        }
+        // what nobody defines is shown as set, and hidden as Kafka hides values of unknown type (possibly secret)
         for (String name : originals.keySet()) {
-            if (!byName.containsKey(name)) {
-                byName.put(name, entry(name, defs.get(name), originals, twinlogDefaults));
-            }
+            byName.putIfAbsent(name, entry(name, null, originals, twinlogDefaults));
         }
         return new ArrayList<>(byName.values());
     }
@@ -89,7 +84,7 @@ public final class BrokerConfigs {
     private static DescribeConfigsResourceResult entry(String name, ConfigDef.ConfigKey def,
                                                       Map<String, String> originals,
                                                       Map<String, String> twinlogDefaults) {
-        boolean sensitive = def == null ? !TWINLOG_KEYS.contains(name) : def.type == ConfigDef.Type.PASSWORD;
+        boolean sensitive = def == null || def.type == ConfigDef.Type.PASSWORD;
         String staticValue = originals.get(name);
         String defaultValue = twinlogDefaults.containsKey(name) ? twinlogDefaults.get(name) : kafkaDefault(def);
         boolean isStatic = staticValue != null;

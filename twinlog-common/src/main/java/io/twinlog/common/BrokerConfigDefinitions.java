@@ -1,0 +1,169 @@
+package io.twinlog.common;
+
+import org.apache.kafka.common.config.ConfigDef;
+import org.apache.kafka.common.config.ConfigDef.Importance;
+import org.apache.kafka.common.config.ConfigDef.Range;
+import org.apache.kafka.common.config.ConfigDef.Type;
+import org.apache.kafka.network.SocketServerConfigs;
+import org.apache.kafka.server.config.ReplicationConfigs;
+import org.apache.kafka.server.config.ServerConfigs;
+import org.apache.kafka.server.config.ServerLogConfigs;
+import org.apache.kafka.storage.internals.log.CleanerConfig;
+import org.apache.kafka.storage.internals.log.LogConfig;
+
+import java.util.List;
+
+/**
+ * Every key of {@link BrokerConfig}: type, default, validator, importance and documentation, as one Kafka
+ * {@link ConfigDef}.
+ *
+ * <p>Three kinds of key, told apart by how they are defined here:
+ * <ul>
+ *   <li><b>Kafka's key, Kafka's definition</b> ({@link #kafka}): keys whose value Twinlog uses exactly as Kafka does,
+ *   most of them broker defaults of topic configs that go on to Kafka's {@code LogConfig}. The definition is taken
+ *   from Kafka's own ({@code LogConfig.SERVER_CONFIG_DEF}, {@code CleanerConfig}, {@code ServerConfigs},
+ *   {@code ReplicationConfigs}, {@code SocketServerConfigs}), so type, default, bounds and text cannot drift.</li>
+ *   <li><b>Kafka's key, Twinlog's default or bounds</b>: Kafka's name and documentation, with the default Twinlog
+ *   has always had (broker id 0, loopback listener, a Twinlog log dir) or a bound Twinlog's code needs (a fetch wait
+ *   of 0 would spin a fetcher).</li>
+ *   <li><b>Twinlog's own keys</b> (ZooKeeper, mirroring, address overrides): documented here.</li>
+ * </ul>
+ */
+final class BrokerConfigDefinitions {
+    static final String DEFAULT_LISTENERS = "PLAINTEXT://127.0.0.1:9092";
+    static final String DEFAULT_LOG_DIR = "/tmp/twinlog-logs";
+    private static final String PLAINTEXT_ONLY = " Twinlog serves PLAINTEXT listeners today.";
+
+    private BrokerConfigDefinitions() {
+    }
+
+    static ConfigDef build() {
+        ConfigDef def = new ConfigDef();
+        defineBroker(def);
+        defineZooKeeper(def);
+        defineTopicDefaults(def);
+        defineLogs(def);
+        defineReplication(def);
+        defineTwinlog(def);
+        return def;
+    }
+
+    private static void defineBroker(ConfigDef def) {
+        def.define(BrokerConfig.BROKER_ID, Type.INT, 0, Range.atLeast(0), Importance.HIGH,
+                "The id of this broker, unique in its cluster. Twinlog keeps cluster metadata in ZooKeeper, where "
+                        + "brokers register under this id (Kafka's KRaft brokers use node.id instead).");
+        def.define(BrokerConfig.LISTENERS, Type.LIST, DEFAULT_LISTENERS, BrokerConfigValidators.endpoints(),
+                Importance.HIGH, SocketServerConfigs.LISTENERS_DOC + PLAINTEXT_ONLY);
+        def.define(BrokerConfig.ADVERTISED_LISTENERS, Type.LIST, null, BrokerConfigValidators.endpoints(),
+                Importance.HIGH, SocketServerConfigs.ADVERTISED_LISTENERS_DOC);
+        kafka(def, SocketServerConfigs.CONFIG_DEF, BrokerConfig.NUM_NETWORK_THREADS);
+        kafka(def, ServerConfigs.CONFIG_DEF, BrokerConfig.NUM_IO_THREADS);
+        kafka(def, SocketServerConfigs.CONFIG_DEF, BrokerConfig.QUEUED_MAX_REQUESTS);
+        kafka(def, SocketServerConfigs.CONFIG_DEF, BrokerConfig.SOCKET_REQUEST_MAX_BYTES);
+        kafka(def, SocketServerConfigs.CONFIG_DEF, BrokerConfig.CONNECTIONS_MAX_IDLE_MS);
+        kafka(def, ServerConfigs.CONFIG_DEF, BrokerConfig.BROKER_RACK);
+        kafka(def, ServerConfigs.CONFIG_DEF, BrokerConfig.CONTROLLED_SHUTDOWN_ENABLE);
+        def.define(BrokerConfig.CONTROLLED_SHUTDOWN_TIMEOUT_MS, Type.LONG, 30_000L, Range.atLeast(0),
+                Importance.MEDIUM, "How long a stopping broker waits for the controller to move its partition "
+                        + "leaderships to other in-sync replicas before it stops anyway, in milliseconds.");
+        kafka(def, LogConfig.SERVER_CONFIG_DEF, BrokerConfig.NUM_PARTITIONS);
+        def.define(BrokerConfig.DEFAULT_REPLICATION_FACTOR, Type.INT, 1, Range.between(1, Short.MAX_VALUE),
+                Importance.MEDIUM, ReplicationConfigs.DEFAULT_REPLICATION_FACTOR_DOC);
+        kafka(def, LogConfig.SERVER_CONFIG_DEF, BrokerConfig.AUTO_CREATE_TOPICS_ENABLE);
+    }
+
+    private static void defineZooKeeper(ConfigDef def) {
+        def.define(BrokerConfig.ZOOKEEPER_CONNECT, Type.STRING, null, Importance.HIGH,
+                "ZooKeeper connection string (host:port,host:port/chroot) of the ensemble that holds this cluster's "
+                        + "metadata. When absent, the broker starts an embedded ZooKeeper server in-process on "
+                        + BrokerConfig.ZOOKEEPER_EMBEDDED_PORT + " (for a single-broker or development cluster).");
+        def.define(BrokerConfig.ZOOKEEPER_SESSION_TIMEOUT_MS, Type.INT, 18_000, Range.atLeast(1), Importance.HIGH,
+                "ZooKeeper session timeout, in milliseconds: a broker whose session expires is taken for dead, "
+                        + "and its leaderships move.");
+        def.define(BrokerConfig.ZOOKEEPER_CONNECTION_TIMEOUT_MS, Type.INT, 18_000, Range.atLeast(1),
+                Importance.HIGH, "How long the broker waits to connect to ZooKeeper at start-up, in milliseconds.");
+        def.define(BrokerConfig.ZOOKEEPER_EMBEDDED_PORT, Type.INT, 2181, Range.between(0, 65_535), Importance.LOW,
+                "Port of the embedded ZooKeeper server on 127.0.0.1, used when " + BrokerConfig.ZOOKEEPER_CONNECT
+                        + " is absent.");
+        def.define(BrokerConfig.ZOOKEEPER_EMBEDDED_DATA_DIR, Type.STRING, null, Importance.LOW,
+                "Data directory of the embedded ZooKeeper server. Default: a 'zookeeper' directory next to the "
+                        + "first log dir (a log dir may only hold partition directories).");
+    }
+
+    /** Broker defaults of topic configs, passed on to Kafka's LogConfig as they are: Kafka's definitions. */
+    private static void defineTopicDefaults(ConfigDef def) {
+        for (String key : List.of(BrokerConfig.LOG_SEGMENT_BYTES, BrokerConfig.LOG_ROLL_MS,
+                BrokerConfig.LOG_RETENTION_MS, BrokerConfig.LOG_RETENTION_MINUTES, BrokerConfig.LOG_RETENTION_HOURS,
+                BrokerConfig.LOG_RETENTION_BYTES, BrokerConfig.LOG_CLEANUP_POLICY,
+                ServerLogConfigs.LOG_INDEX_SIZE_MAX_BYTES_CONFIG, ServerLogConfigs.LOG_INDEX_INTERVAL_BYTES_CONFIG,
+                BrokerConfig.LOG_FLUSH_INTERVAL_MESSAGES, BrokerConfig.LOG_FLUSH_INTERVAL_MS,
+                ServerLogConfigs.LOG_DELETE_DELAY_MS_CONFIG, ServerLogConfigs.LOG_PRE_ALLOCATE_CONFIG,
+                ServerLogConfigs.LOG_MESSAGE_TIMESTAMP_TYPE_CONFIG, BrokerConfig.MIN_INSYNC_REPLICAS)) {
+            kafka(def, LogConfig.SERVER_CONFIG_DEF, key);
+        }
+        for (String key : List.of(BrokerConfig.LOG_CLEANER_BACKOFF_MS,
+                CleanerConfig.LOG_CLEANER_DELETE_RETENTION_MS_PROP, CleanerConfig.LOG_CLEANER_MIN_COMPACTION_LAG_MS_PROP,
+                CleanerConfig.LOG_CLEANER_MAX_COMPACTION_LAG_MS_PROP, CleanerConfig.LOG_CLEANER_MIN_CLEAN_RATIO_PROP)) {
+            kafka(def, CleanerConfig.CONFIG_DEF, key);
+        }
+        kafka(def, ServerConfigs.CONFIG_DEF, BrokerConfig.MESSAGE_MAX_BYTES);
+        kafka(def, ServerConfigs.CONFIG_DEF, BrokerConfig.COMPRESSION_TYPE);
+        kafka(def, ReplicationConfigs.CONFIG_DEF, BrokerConfig.UNCLEAN_LEADER_ELECTION_ENABLE);
+    }
+
+    private static void defineLogs(ConfigDef def) {
+        def.define(BrokerConfig.LOG_DIRS, Type.LIST, null, BrokerConfigValidators.nonEmptyList(), Importance.HIGH,
+                ServerLogConfigs.LOG_DIRS_DOC);
+        def.define(BrokerConfig.LOG_DIR, Type.LIST, DEFAULT_LOG_DIR, BrokerConfigValidators.nonEmptyList(),
+                Importance.HIGH, ServerLogConfigs.LOG_DIR_DOC);
+        kafka(def, LogConfig.SERVER_CONFIG_DEF, BrokerConfig.LOG_RETENTION_CHECK_INTERVAL_MS);
+        def.define(BrokerConfig.LOG_CLEANER_ENABLE, Type.BOOLEAN, true, Importance.MEDIUM,
+                "Run the log cleaner, which compacts topics with cleanup.policy=compact (the consumer offsets topic "
+                        + "among them). If disabled, those topics are not compacted and grow without bound.");
+        def.define(BrokerConfig.LOG_INITIAL_TASK_DELAY_MS, Type.LONG, 10_000L, Range.atLeast(0), Importance.LOW,
+                ServerLogConfigs.LOG_INITIAL_TASK_DELAY_MS_DOC + " Twinlog's default is 10 s (Kafka's 30 s).");
+        def.define(BrokerConfig.PRODUCER_ID_EXPIRATION_MS, Type.INT, 86_400_000, Range.atLeast(1), Importance.LOW,
+                "How long the state of an idle producer id (its last sequence numbers, for idempotence) is kept "
+                        + "after its last write, in milliseconds.");
+        def.define(BrokerConfig.TRANSACTION_MAX_TIMEOUT_MS, Type.INT, 900_000, Range.atLeast(1), Importance.HIGH,
+                "The largest transaction timeout a producer may ask for, in milliseconds; the log uses it to "
+                        + "bound how long an open transaction holds back the last stable offset.");
+    }
+
+    private static void defineReplication(ConfigDef def) {
+        def.define(BrokerConfig.REPLICA_LAG_TIME_MAX_MS, Type.LONG, 30_000L, Range.atLeast(1), Importance.HIGH,
+                ReplicationConfigs.REPLICA_LAG_TIME_MAX_MS_DOC);
+        def.define(BrokerConfig.REPLICA_FETCH_WAIT_MAX_MS, Type.INT, 500, Range.atLeast(1), Importance.HIGH,
+                ReplicationConfigs.REPLICA_FETCH_WAIT_MAX_MS_DOC);
+        def.define(BrokerConfig.REPLICA_FETCH_MIN_BYTES, Type.INT, 1, Range.atLeast(1), Importance.HIGH,
+                ReplicationConfigs.REPLICA_FETCH_MIN_BYTES_DOC);
+        def.define(BrokerConfig.REPLICA_FETCH_MAX_BYTES, Type.INT, 1_048_576, Range.atLeast(1), Importance.MEDIUM,
+                ReplicationConfigs.REPLICA_FETCH_MAX_BYTES_DOC);
+        def.define(BrokerConfig.REPLICA_FETCH_RESPONSE_MAX_BYTES, Type.INT, 10_485_760, Range.atLeast(1),
+                Importance.MEDIUM, ReplicationConfigs.REPLICA_FETCH_RESPONSE_MAX_BYTES_DOC);
+        def.define(BrokerConfig.REPLICA_SOCKET_TIMEOUT_MS, Type.INT, 30_000, Range.atLeast(1), Importance.HIGH,
+                ReplicationConfigs.REPLICA_SOCKET_TIMEOUT_MS_DOC);
+        def.define(BrokerConfig.HIGH_WATERMARK_CHECKPOINT_INTERVAL_MS, Type.LONG, 5_000L, Range.atLeast(1),
+                Importance.HIGH, ReplicationConfigs.REPLICA_HIGH_WATERMARK_CHECKPOINT_INTERVAL_MS_DOC);
+    }
+
+    private static void defineTwinlog(ConfigDef def) {
+        def.define(BrokerConfig.MIRROR_STATE_TIMEOUT_MS, Type.LONG, 60_000L, Range.atLeast(1), Importance.MEDIUM,
+                "How long a mirror partition may wait in EPOCH_FENCING or STOPPING, or without a leader on the "
+                        + "source, before it goes FAILED with the reason, in milliseconds.");
+        def.define(BrokerConfig.INTER_BROKER_ENDPOINT_OVERRIDES, Type.LIST, List.of(),
+                BrokerConfigValidators.brokerEndpointOverrides(), Importance.LOW,
+                "Addresses to use for other brokers instead of the ones they registered (broker.id=host:port,...): "
+                        + "for networks where brokers reach each other through NAT or a proxy, and for tests that "
+                        + "put a fault proxy between two brokers.");
+    }
+
+    /** Kafka's definition of {@code name}, as is. */
+    private static void kafka(ConfigDef def, ConfigDef kafkaDefinition, String name) {
+        ConfigDef.ConfigKey key = kafkaDefinition.configKeys().get(name);
+        if (key == null) {
+            throw new IllegalStateException("Kafka no longer defines " + name + "; define it in Twinlog");
+        }
+        def.define(key);
+    }
+}
