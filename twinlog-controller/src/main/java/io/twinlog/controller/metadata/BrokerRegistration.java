@@ -1,11 +1,13 @@
 package io.twinlog.controller.metadata;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonProperty;
+import com.fasterxml.jackson.annotation.JsonPropertyOrder;
 import io.twinlog.common.Endpoint;
+import io.twinlog.controller.zk.Json;
 
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 
 /**
@@ -22,6 +24,17 @@ public record BrokerRegistration(int id, List<Endpoint> endpoints, Optional<Stri
         this(id, endpoints, rack, -1L, false);
     }
 
+    /**
+     * The registration as stored at {@code /brokers/ids/<id>}:
+     * {@code {"version":1,"endpoints":["PLAINTEXT://host:9092"],"rack":"r1","shuttingDown":true}}, where
+     * {@code rack} is absent without a rack and {@code shuttingDown} absent unless true.
+     */
+    @JsonPropertyOrder({"version", "endpoints", "rack", "shuttingDown"})
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    public record Document(@JsonProperty("version") int version, @JsonProperty("endpoints") List<String> endpoints,
+                           @JsonProperty("rack") String rack, @JsonProperty("shuttingDown") Boolean shuttingDown) {
+    }
+
     public BrokerRegistration withShuttingDown(boolean value) {
         return new BrokerRegistration(id, endpoints, rack, brokerEpoch, value);
     }
@@ -30,26 +43,19 @@ public record BrokerRegistration(int id, List<Endpoint> endpoints, Optional<Stri
         return endpoints.stream().filter(e -> e.listenerName().equals(listenerName)).findFirst();
     }
 
-    public Map<String, Object> toJson() {
-        Map<String, Object> m = new LinkedHashMap<>();
-        m.put("version", 1);
-        List<String> eps = new ArrayList<>();
-        endpoints.forEach(e -> eps.add(e.toString()));
-        m.put("endpoints", eps);
-        rack.ifPresent(r -> m.put("rack", r));
-        if (shuttingDown) {
-            m.put("shuttingDown", true);
-        }
-        return m;
+    public Document toJson() {
+        return new Document(1, endpoints.stream().map(Endpoint::toString).toList(), rack.orElse(null),
+                shuttingDown ? Boolean.TRUE : null);
     }
 
-    @SuppressWarnings("unchecked")
-    public static BrokerRegistration fromJson(int id, long brokerEpoch, Map<String, Object> json) {
+    /** @param path where the registration was read, for the error if it is corrupt */
+    public static BrokerRegistration fromJson(int id, long brokerEpoch, byte[] data, String path) {
+        Document d = Json.decode(data, path, Document.class);
         List<Endpoint> eps = new ArrayList<>();
-        for (Object o : (List<Object>) json.getOrDefault("endpoints", List.of())) {
-            eps.add(Endpoint.parse((String) o, "broker " + id + " registration"));
+        for (String endpoint : d.endpoints() == null ? List.<String>of() : d.endpoints()) {
+            eps.add(Endpoint.parse(endpoint, "broker " + id + " registration"));
         }
-        return new BrokerRegistration(id, List.copyOf(eps), Optional.ofNullable((String) json.get("rack")), brokerEpoch,
-                Boolean.TRUE.equals(json.get("shuttingDown")));
+        return new BrokerRegistration(id, List.copyOf(eps), Optional.ofNullable(d.rack()), brokerEpoch,
+                Boolean.TRUE.equals(d.shuttingDown()));
     }
 }

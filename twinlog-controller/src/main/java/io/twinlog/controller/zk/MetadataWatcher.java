@@ -263,15 +263,15 @@ public final class MetadataWatcher implements AutoCloseable {
             if (parts.length == 4 && "ids".equals(parts[2]) && cd.getData() != null) {
                 int id = Integer.parseInt(parts[3]);
                 long epoch = cd.getStat() == null ? -1L : cd.getStat().getCzxid();
-                brokers.put(id, BrokerRegistration.fromJson(id, epoch, Json.decode(cd.getData(), path)));
+                brokers.put(id, BrokerRegistration.fromJson(id, epoch, cd.getData(), path));
             } else if (parts.length == 4 && "topics".equals(parts[2]) && cd.getData() != null
                     && cd.getData().length > 0) {
-                assignments.put(parts[3], TopicAssignment.fromJson(Json.decode(cd.getData(), path)));
+                assignments.put(parts[3], TopicAssignment.fromJson(cd.getData(), path));
                 assignmentVersions.put(parts[3], cd.getStat() == null ? -1 : cd.getStat().getVersion());
             } else if (parts.length == 7 && "topics".equals(parts[2]) && "state".equals(parts[6])
                     && cd.getData() != null && cd.getData().length > 0) {
                 states.computeIfAbsent(parts[3], t -> new HashMap<>())
-                        .put(Integer.parseInt(parts[5]), PartitionState.fromJson(Json.decode(cd.getData(), path)));
+                        .put(Integer.parseInt(parts[5]), PartitionState.fromJson(cd.getData(), path));
                 stateVersions.computeIfAbsent(parts[3], t -> new HashMap<>())
                         .put(Integer.parseInt(parts[5]), cd.getStat() == null ? -1 : cd.getStat().getVersion());
             }
