@@ -212,6 +212,8 @@ class MirrorsCommandTest {
             {"Invalid --bootstrap-server 'localhost': expected HOST:PORT", b, "localhost", "--list"},
             {"Invalid --bootstrap-server 'h:99999': the port must be a number from 1 to 65535", b, "h:99999",
                 "--list"},
+            {"Invalid --bootstrap-server 'h:99999999999': the port must be a number from 1 to 65535", b,
+                "h:99999999999", "--list"},
             {"--bootstrap-server needs at least one HOST:PORT", b, " , ", "--list"},
             {"--create needs --mirror NAME", b, CLOSED_PORT, "--create", "--source-bootstrap-server", "h:9092"},
             {"--delete needs --mirror NAME", b, CLOSED_PORT, "--delete"},
