@@ -1,5 +1,7 @@
 package io.twinlog.cli;
 
+import io.twinlog.cli.internals.AdminConfigs;
+import io.twinlog.cli.internals.AlterMirror;
 import io.twinlog.cli.internals.BootstrapServers;
 import io.twinlog.cli.internals.CommandException;
 import io.twinlog.cli.internals.CreateMirror;
@@ -13,6 +15,7 @@ import io.twinlog.cli.internals.SourceConfigs;
 import io.twinlog.cli.internals.Table;
 import io.twinlog.clients.mirror.MirrorAdmin;
 import io.twinlog.clients.mirror.MirrorException;
+import org.apache.kafka.common.KafkaException;
 import picocli.CommandLine;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
@@ -23,12 +26,12 @@ import picocli.CommandLine.Spec;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalInt;
 import java.util.concurrent.Callable;
 
 /**
@@ -60,6 +63,7 @@ import java.util.concurrent.Callable;
             "  --describe [--mirror NAME]",
             "  --delete --mirror NAME",
             "  --start|--add|--stop|--remove|--pause|--resume --mirror NAME --topic REGEX [--topic REGEX]...",
+            "  with any action: [--command-config FILE] [--timeout-ms MS] [--verbose]",
         },
         description = {
             "",
@@ -91,14 +95,20 @@ public final class MirrorsCommand implements Callable<Integer> {
                     + "(:9192) means localhost.")
     private String bootstrapServer;
 
-    @Option(names = "--timeout-ms", paramLabel = "MS", defaultValue = "30000", order = 2,
-            description = "Connect and request timeout (default ${DEFAULT-VALUE}).")
+    @Option(names = "--timeout-ms", paramLabel = "MS", defaultValue = "" + AdminConfigs.DEFAULT_TIMEOUT_MS, order = 2,
+            description = "How long a call may take, and a broker to answer (default ${DEFAULT-VALUE}, or "
+                    + "default.api.timeout.ms and request.timeout.ms from --command-config).")
     private int timeoutMs;
 
-    @Option(names = "--verbose", order = 3, description = "Print the stack trace of an error.")
+    @Option(names = "--command-config", paramLabel = "FILE", order = 3,
+            description = "A properties file of Kafka client configs for the connection to the destination cluster: "
+                    + "security.protocol, ssl.*, sasl.*, client.id, timeouts (as Kafka's tools take it).")
+    private Path commandConfig;
+
+    @Option(names = "--verbose", order = 4, description = "Print the stack trace of an error.")
     private boolean verbose;
 
-    @Option(names = {"-h", "--help"}, usageHelp = true, order = 4, description = "Print this help and exit.")
+    @Option(names = {"-h", "--help"}, usageHelp = true, order = 5, description = "Print this help and exit.")
     private boolean help;
 
     @ArgGroup(validate = false, heading = "%nActions (exactly one):%n", order = 10)
@@ -290,7 +300,9 @@ public final class MirrorsCommand implements Callable<Integer> {
         PrintWriter err = spec.commandLine().getErr();
         try {
             MirrorAction action = toAction();
-            try (MirrorAdmin admin = MirrorAdmin.create(bootstrapServer.trim(), Duration.ofMillis(timeoutMs))) {
+            Map<String, Object> adminConfigs = AdminConfigs.build(Optional.ofNullable(commandConfig),
+                    bootstrapServer.trim(), timeoutGiven() ? OptionalInt.of(timeoutMs) : OptionalInt.empty());
+            try (MirrorAdmin admin = newAdmin(adminConfigs)) {
                 action.run(admin, out);
             }
             return 0;
@@ -311,6 +323,20 @@ public final class MirrorsCommand implements Callable<Integer> {
             err.flush();
         }
         return 1;
+    }
+
+    private boolean timeoutGiven() {
+        return spec.commandLine().getParseResult().hasMatchedOption("--timeout-ms");
+    }
+
+    /** The admin client; a config it rejects (a bad value, unreadable TLS or SASL settings) is a usage error. */
+    private static MirrorAdmin newAdmin(Map<String, Object> configs) {
+        try {
+            return MirrorAdmin.create(configs);
+        } catch (IllegalArgumentException | KafkaException e) {
+            throw CommandException.failed("Invalid client configs for the destination cluster: "
+                    + (e.getMessage() == null ? e.toString() : e.getMessage()));
+        }
     }
 
     private void fail(PrintWriter err, String message, Exception e) {
@@ -364,7 +390,7 @@ public final class MirrorsCommand implements Callable<Integer> {
                 if (changes.isEmpty()) {
                     throw CommandException.usage("--alter needs at least one of the --create options to change");
                 }
-                return new io.twinlog.cli.internals.AlterMirror(requireMirror(action, s), changes);
+                return new AlterMirror(requireMirror(action, s), changes);
             }
             case "--list":
                 return new ListMirrors(Optional.ofNullable(s.mirror));

@@ -2,6 +2,7 @@ package io.twinlog.mirror;
 
 import io.twinlog.common.mirror.DesiredMirrorState;
 import io.twinlog.common.mirror.MirrorPartitionState;
+import org.apache.kafka.common.utils.internals.ExponentialBackoff;
 
 import java.util.EnumSet;
 import java.util.Map;
@@ -37,6 +38,10 @@ import static io.twinlog.common.mirror.MirrorPartitionState.UNKNOWN;
  * while the source is down (partitions FAILED because it is unreachable) is the disaster case failover exists for.
  */
 public final class MirrorTransitions {
+    /** Each retry of a FAILED partition waits twice as long as the one before, up to the cap. */
+    private static final int RETRY_BACKOFF_MULTIPLIER = 2;
+    /** Retries are spread by ±20 % so partitions that failed together do not retry in lockstep. */
+    private static final double RETRY_BACKOFF_JITTER = 0.2;
     private static final Map<MirrorPartitionState, Set<MirrorPartitionState>> ALLOWED_FROM = Map.of(
             LOG_TRUNCATION, EnumSet.of(UNKNOWN, STOPPED, FAILED),
             EPOCH_FENCING, EnumSet.of(LOG_TRUNCATION, MIRRORING, PAUSED, FAILED),
@@ -90,11 +95,15 @@ public final class MirrorTransitions {
     /**
      * Backoff before retry {@code attempt} (1-based) of a FAILED partition: exponential from {@code initialMs},
      * capped at {@code maxMs}, with ±20 % jitter from the given random value in [0, 1).
+     *
+     * <p>The curve is Kafka's {@link ExponentialBackoff}, built without jitter: its own jitter draws from
+     * {@code ThreadLocalRandom}, which would make the seeded simulation (MirrorSimulationTest) impossible to replay.
+     * The jitter is applied here from {@code random}, which the caller takes from its seeded source.
      */
     public static long retryBackoffMs(int attempt, long initialMs, long maxMs, double random) {
-        double base = initialMs * Math.pow(2, Math.max(0, attempt - 1));
-        double capped = Math.min(base, maxMs);
-        double jitter = 1.0 + (random * 0.4 - 0.2);
-        return Math.max(1L, Math.round(capped * jitter));
+        long curve = new ExponentialBackoff(initialMs, RETRY_BACKOFF_MULTIPLIER, maxMs, 0.0)
+                .backoff(Math.max(0, attempt - 1));
+        double jitter = 1.0 + (random * 2 * RETRY_BACKOFF_JITTER - RETRY_BACKOFF_JITTER);
+        return Math.max(1L, Math.round(curve * jitter));
     }
 }

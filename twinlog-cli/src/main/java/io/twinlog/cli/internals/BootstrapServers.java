@@ -1,7 +1,11 @@
 package io.twinlog.cli.internals;
 
+import org.apache.kafka.common.utils.Utils;
+
 /** Checks {@code HOST:PORT[,HOST:PORT...]} lists before anything is sent, so a typo is a usage error. */
 public final class BootstrapServers {
+    private static final int MAX_PORT = 65_535;
+
     private BootstrapServers() {
     }
 
@@ -21,13 +25,13 @@ public final class BootstrapServers {
                 continue;
             }
             entries++;
-            int colon = hostPort.lastIndexOf(':');
-            if (colon < 0) {
+            // read as Kafka's clients read bootstrap.servers, so what passes here also parses there
+            String host = Utils.getHost(hostPort);
+            Integer port = port(hostPort);
+            if (host == null || port == null) {
                 throw CommandException.usage("Invalid " + option + " '" + hostPort + "': expected HOST:PORT");
             }
-            String host = hostPort.substring(0, colon);
-            String port = hostPort.substring(colon + 1);
-            if (!port.matches("[0-9]{1,5}") || Integer.parseInt(port) < 1 || Integer.parseInt(port) > 65535) {
+            if (port < 1 || port > MAX_PORT) {
                 throw CommandException.usage("Invalid " + option + " '" + hostPort
                         + "': the port must be a number from 1 to 65535");
             }
@@ -40,5 +44,14 @@ public final class BootstrapServers {
             throw CommandException.usage(option + " needs at least one HOST:PORT");
         }
         return trimmed;
+    }
+
+    /** The port, null without one, -1 when it is digits beyond an int (Kafka's helper would throw). */
+    private static Integer port(String hostPort) {
+        try {
+            return Utils.getPort(hostPort);
+        } catch (NumberFormatException e) {
+            return -1;
+        }
     }
 }

@@ -1,17 +1,10 @@
 package io.twinlog.cli.internals;
 
-import java.io.IOException;
-import java.io.Reader;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Properties;
-import java.util.TreeMap;
 
 /**
  * The configs of a new mirror, from the options of {@code --create}. Later sources win, as in Kafka's tools where a
@@ -33,7 +26,7 @@ public final class SourceConfigs {
                                             Optional<String> sourceBootstrap, List<String> include,
                                             List<String> exclude, boolean requireBootstrap) {
         Map<String, String> configs = new LinkedHashMap<>();
-        configFile.ifPresent(file -> configs.putAll(readFile(file)));
+        configFile.ifPresent(file -> configs.putAll(PropertiesFiles.read("--source-config-file", file)));
         for (String keyValue : keyValues) {
             int eq = keyValue.indexOf('=');
             if (eq <= 0) {
@@ -62,19 +55,5 @@ public final class SourceConfigs {
     private static Optional<String> patterns(List<String> patterns) {
         List<String> given = patterns.stream().map(String::trim).filter(p -> !p.isEmpty()).toList();
         return given.isEmpty() ? Optional.empty() : Optional.of(String.join(",", given));
-    }
-
-    private static Map<String, String> readFile(Path file) {
-        Properties properties = new Properties();
-        try (Reader reader = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
-            properties.load(reader);
-        } catch (NoSuchFileException e) {
-            throw CommandException.usage("Could not read --source-config-file '" + file + "': no such file");
-        } catch (IOException | IllegalArgumentException e) {
-            throw CommandException.usage("Could not read --source-config-file '" + file + "': " + e.getMessage());
-        }
-        Map<String, String> configs = new TreeMap<>();
-        properties.stringPropertyNames().forEach(k -> configs.put(k, properties.getProperty(k)));
-        return configs;
     }
 }

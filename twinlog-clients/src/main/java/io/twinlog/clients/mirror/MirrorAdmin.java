@@ -1,63 +1,77 @@
 package io.twinlog.clients.mirror;
 
+import io.twinlog.clients.mirror.internals.MirrorNetworkClient;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.protocol.types.Struct;
+import org.apache.kafka.common.utils.Time;
 
-import java.io.DataInputStream;
 import java.io.IOException;
-import java.io.OutputStream;
-import java.net.InetSocketAddress;
-import java.net.Socket;
-import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Properties;
 
 /**
  * Java admin client for Twinlog's cluster-mirror APIs, talking to the <em>destination</em> cluster. Any broker
- * answers these calls, so the client uses the first bootstrap server that accepts a connection.
+ * answers these calls, so the client uses whichever bootstrap server accepts a connection and answers, moving on to
+ * the next when one is down, drops the connection or does not answer in time.
+ *
+ * <p>Configured like Kafka's {@code Admin} client ({@link AdminClientConfig}): {@code bootstrap.servers},
+ * {@code security.protocol}, {@code ssl.*}, {@code sasl.*}, {@code client.id}, {@code request.timeout.ms} (one
+ * broker's answer), {@code default.api.timeout.ms} (the whole call), {@code socket.connection.setup.timeout.ms}.
+ * Connections are Kafka's client channels, so TLS and SASL work as for any Kafka client.
  *
  * <p>Not thread-safe: one call at a time (calls are serialized by this object's monitor).
  */
 public final class MirrorAdmin implements AutoCloseable {
-    private final List<InetSocketAddress> bootstrap;
-    private final int timeoutMs;
-    private final String clientId;
-    private Socket socket;
-    private DataInputStream in;
-    private OutputStream out;
-    private int correlationId;
-    private int nextBootstrap;
+    private final MirrorNetworkClient client;
 
-    private MirrorAdmin(List<InetSocketAddress> bootstrap, Duration timeout, String clientId) {
-        this.bootstrap = bootstrap;
-        this.timeoutMs = (int) timeout.toMillis();
-        this.clientId = clientId;
+    private MirrorAdmin(MirrorNetworkClient client) {
+        this.client = client;
     }
 
-    /** @param bootstrapServers host:port[,host:port...] of the destination cluster */
+    /**
+     * A PLAINTEXT client whose calls end within {@code timeout} (also each broker's time to answer).
+     *
+     * @param bootstrapServers host:port[,host:port...] of the destination cluster (an empty host means localhost)
+     * @throws IllegalArgumentException when the list is empty or an entry is malformed
+     */
     public static MirrorAdmin create(String bootstrapServers, Duration timeout) {
-        List<InetSocketAddress> addresses = new ArrayList<>();
-        for (String hp : bootstrapServers.split(",")) {
-            String s = hp.trim();
-            if (s.isEmpty()) {
-                continue;
-            }
-            int colon = s.lastIndexOf(':');
-            if (colon < 0) {
-                throw new IllegalArgumentException("Bootstrap server '" + s + "' has no port");
-            }
-            String host = s.substring(0, colon).isEmpty() ? "127.0.0.1" : s.substring(0, colon);
-            addresses.add(InetSocketAddress.createUnresolved(host, Integer.parseInt(s.substring(colon + 1))));
-        }
-        if (addresses.isEmpty()) {
+        Map<String, Object> configs = new HashMap<>();
+        configs.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
+        configs.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, (int) timeout.toMillis());
+        configs.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, (int) timeout.toMillis());
+        return create(configs);
+    }
+
+    /**
+     * A client configured by Kafka admin client configs (as {@code Admin.create} takes them; unknown keys are
+     * ignored).
+     *
+     * @throws IllegalArgumentException when bootstrap.servers is missing, empty or malformed
+     * @throws org.apache.kafka.common.config.ConfigException when another config has an invalid value
+     * @throws org.apache.kafka.common.KafkaException when the TLS or SASL settings cannot be loaded
+     */
+    public static MirrorAdmin create(Map<String, ?> configs) {
+        Object bootstrap = configs.get(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG);
+        if (bootstrap == null || bootstrap.toString().isBlank()) {
             throw new IllegalArgumentException("No bootstrap servers given");
         }
-        return new MirrorAdmin(addresses, timeout, "twinlog-mirror-admin");
+        return new MirrorAdmin(new MirrorNetworkClient(new AdminClientConfig(configs), Time.SYSTEM));
+    }
+
+    /** {@link #create(Map)} from properties, e.g. a tool's {@code --command-config} file. */
+    public static MirrorAdmin create(Properties configs) {
+        Map<String, Object> map = new HashMap<>();
+        configs.stringPropertyNames().forEach(k -> map.put(k, configs.getProperty(k)));
+        return create(map);
     }
 
     /** Creates a mirror: {@code configs} holds the source's {@code bootstrap.servers}, client and mirror configs. */
@@ -153,7 +167,7 @@ public final class MirrorAdmin implements AutoCloseable {
      * Asks this cluster (the one a failback will pull from) for the last mirrored epochs it recorded for the given
      * partitions, restricted to mirrors whose source is {@code requesterClusterId} (null: any).
      */
-    public synchronized Map<org.apache.kafka.common.TopicPartition, LastMirrored> lastMirroredEpochs(
+    public synchronized Map<TopicPartition, LastMirrored> lastMirroredEpochs(
             String requesterClusterId, Map<String, List<Integer>> partitions) throws IOException {
         Struct req = MirrorMessages.newStruct(MirrorApi.LAST_MIRRORED_EPOCHS.requestSchema(MirrorApi.LATEST_VERSION));
         req.set("requester_cluster_id", requesterClusterId);
@@ -161,18 +175,18 @@ public final class MirrorAdmin implements AutoCloseable {
         partitions.forEach((topic, parts) -> {
             Struct t = MirrorMessages.element(req, "topics");
             t.set("topic_name", topic);
-            t.set("topic_id", org.apache.kafka.common.Uuid.ZERO_UUID);
+            t.set("topic_id", Uuid.ZERO_UUID);
             t.set("partitions", parts.toArray());
             topics.add(t);
         });
         req.set("topics", topics.toArray());
         Struct resp = checkError(send(MirrorApi.LAST_MIRRORED_EPOCHS, req));
-        Map<org.apache.kafka.common.TopicPartition, LastMirrored> out = new LinkedHashMap<>();
+        Map<TopicPartition, LastMirrored> out = new LinkedHashMap<>();
         for (Object o : resp.getArray("topics")) {
             Struct t = (Struct) o;
             for (Object p : t.getArray("partitions")) {
                 Struct ps = (Struct) p;
-                out.put(new org.apache.kafka.common.TopicPartition(t.getString("topic_name"), ps.getInt("partition_index")),
+                out.put(new TopicPartition(t.getString("topic_name"), ps.getInt("partition_index")),
                         new LastMirrored(ps.getInt("last_mirrored_epoch"), ps.getLong("last_mirrored_offset")));
             }
         }
@@ -296,69 +310,8 @@ public final class MirrorAdmin implements AutoCloseable {
         return response;
     }
 
-    /**
-     * Sends on the current connection; if that broker went away, once more on another bootstrap server (any broker
-     * answers these calls).
-     */
     private Struct send(MirrorApi api, Struct request) throws IOException {
-        try {
-            return sendOnce(api, request);
-        } catch (IOException first) {
-            return sendOnce(api, request);
-        }
-    }
-
-    private Struct sendOnce(MirrorApi api, Struct request) throws IOException {
-        ensureConnected();
-        int corr = ++correlationId;
-        byte[] client = clientId.getBytes(StandardCharsets.UTF_8);
-        ByteBuffer body = MirrorMessages.encode(request);
-        int headerSize = 2 + 2 + 4 + 2 + client.length + 1;
-        ByteBuffer frame = ByteBuffer.allocate(4 + headerSize + body.remaining());
-        frame.putInt(headerSize + body.remaining()).putShort(api.id).putShort(MirrorApi.LATEST_VERSION).putInt(corr)
-                .putShort((short) client.length).put(client).put((byte) 0).put(body).flip();
-        try {
-            out.write(frame.array(), 0, frame.limit());
-            out.flush();
-            int size = in.readInt();
-            byte[] bytes = new byte[size];
-            in.readFully(bytes);
-            ByteBuffer resp = ByteBuffer.wrap(bytes);
-            int respCorr = resp.getInt();
-            if (respCorr != corr) {
-                throw new IOException("Response correlation id " + respCorr + " does not match request " + corr);
-            }
-            org.apache.kafka.common.utils.internals.ByteUtils.readUnsignedVarint(resp); // no tagged fields expected
-            return MirrorMessages.decode(api.responseSchema(MirrorApi.LATEST_VERSION), resp);
-        } catch (IOException e) {
-            closeQuietly();
-            throw new IOException(api.name + " failed: the broker closed the connection or could not be reached ("
-                    + e.getMessage() + "); is it a Twinlog broker of this version?", e);
-        }
-    }
-
-    private void ensureConnected() throws IOException {
-        if (socket != null && socket.isConnected() && !socket.isClosed()) {
-            return;
-        }
-        IOException last = null;
-        java.util.List<InetSocketAddress> order = new ArrayList<>(bootstrap);
-        java.util.Collections.rotate(order, -(nextBootstrap++ % order.size())); // a dead broker is not retried first
-        for (InetSocketAddress a : order) {
-            try {
-                Socket s = new Socket();
-                s.connect(new InetSocketAddress(a.getHostString(), a.getPort()), timeoutMs);
-                s.setSoTimeout(timeoutMs);
-                socket = s;
-                in = new DataInputStream(s.getInputStream());
-                out = s.getOutputStream();
-                return;
-            } catch (IOException e) {
-                last = e;
-            }
-        }
-        throw new UnreachableException("Could not connect to any of " + bootstrap + ": "
-                + (last == null ? "no address" : last.getMessage()), last);
+        return client.send(api, request);
     }
 
     /** No broker of the cluster accepted a connection (as opposed to one that answered or closed it). */
@@ -368,19 +321,8 @@ public final class MirrorAdmin implements AutoCloseable {
         }
     }
 
-    private void closeQuietly() {
-        try {
-            if (socket != null) {
-                socket.close();
-            }
-        } catch (IOException ignored) {
-            // closing after a failure
-        }
-        socket = null;
-    }
-
     @Override
     public synchronized void close() {
-        closeQuietly();
+        client.close();
     }
 }

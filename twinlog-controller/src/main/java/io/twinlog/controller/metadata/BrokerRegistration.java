@@ -1,12 +1,15 @@
 package io.twinlog.controller.metadata;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonProperty;
+import com.fasterxml.jackson.annotation.JsonPropertyOrder;
 import io.twinlog.common.Endpoint;
+import io.twinlog.controller.zk.Json;
 import org.apache.kafka.common.TopicIdPartition;
 import org.apache.kafka.common.Uuid;
 
 import java.util.ArrayList;
 import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -38,6 +41,27 @@ public record BrokerRegistration(int id, List<Endpoint> endpoints, Optional<Stri
         this(id, endpoints, rack, -1L, false, List.of(), Set.of());
     }
 
+    /**
+     * The registration as stored at {@code /brokers/ids/<id>}:
+     * {@code {"version":1,"endpoints":["PLAINTEXT://host:9092"],"rack":"r1","shuttingDown":true,
+     * "offlineLogDirs":["/d2"],"offlineReplicas":[{"topic":"t","topicId":"..","partitions":[0,2]}]}}, where
+     * {@code rack} is absent without a rack, {@code shuttingDown} absent unless true, and the offline fields absent
+     * while every log dir is online.
+     */
+    @JsonPropertyOrder({"version", "endpoints", "rack", "shuttingDown", "offlineLogDirs", "offlineReplicas"})
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    public record Document(@JsonProperty("version") int version, @JsonProperty("endpoints") List<String> endpoints,
+                           @JsonProperty("rack") String rack, @JsonProperty("shuttingDown") Boolean shuttingDown,
+                           @JsonProperty("offlineLogDirs") List<String> offlineLogDirs,
+                           @JsonProperty("offlineReplicas") List<OfflineTopic> offlineReplicas) {
+    }
+
+    /** One topic's offline replicas on this broker. */
+    @JsonPropertyOrder({"topic", "topicId", "partitions"})
+    public record OfflineTopic(@JsonProperty("topic") String topic, @JsonProperty("topicId") String topicId,
+                               @JsonProperty("partitions") List<Integer> partitions) {
+    }
+
     public BrokerRegistration withShuttingDown(boolean value) {
         return new BrokerRegistration(id, endpoints, rack, brokerEpoch, value, offlineLogDirs, offlineReplicas);
     }
@@ -55,62 +79,43 @@ public record BrokerRegistration(int id, List<Endpoint> endpoints, Optional<Stri
         return endpoints.stream().filter(e -> e.listenerName().equals(listenerName)).findFirst();
     }
 
-    public Map<String, Object> toJson() {
-        Map<String, Object> m = new LinkedHashMap<>();
-        m.put("version", 1);
-        List<String> eps = new ArrayList<>();
-        endpoints.forEach(e -> eps.add(e.toString()));
-        m.put("endpoints", eps);
-        rack.ifPresent(r -> m.put("rack", r));
-        if (shuttingDown) {
-            m.put("shuttingDown", true);
-        }
-        if (!offlineLogDirs.isEmpty()) {
-            m.put("offlineLogDirs", offlineLogDirs);
-        }
-        if (!offlineReplicas.isEmpty()) {
-            m.put("offlineReplicas", offlineReplicasJson());
-        }
-        return m;
+    public Document toJson() {
+        return new Document(1, endpoints.stream().map(Endpoint::toString).toList(), rack.orElse(null),
+                shuttingDown ? Boolean.TRUE : null, offlineLogDirs.isEmpty() ? null : offlineLogDirs,
+                offlineReplicas.isEmpty() ? null : offlineTopics());
     }
 
-    /** [{"topic":"t","topicId":"..","partitions":[0,2]}, ...], by topic name. */
-    private List<Map<String, Object>> offlineReplicasJson() {
-        Map<String, Map<String, Object>> byTopic = new TreeMap<>();
+    /** The offline replicas grouped by topic (name, then ID), partitions in order. */
+    private List<OfflineTopic> offlineTopics() {
+        Map<String, TreeSet<Integer>> partitions = new TreeMap<>();
+        Map<String, TopicIdPartition> first = new TreeMap<>();
         for (TopicIdPartition p : offlineReplicas) {
-            Map<String, Object> t = byTopic.computeIfAbsent(p.topic() + "/" + p.topicId(), k -> {
-                Map<String, Object> v = new LinkedHashMap<>();
-                v.put("topic", p.topic());
-                v.put("topicId", p.topicId().toString());
-                v.put("partitions", new TreeSet<Integer>());
-                return v;
-            });
-            @SuppressWarnings("unchecked")
-            Set<Integer> partitions = (Set<Integer>) t.get("partitions");
-            partitions.add(p.partition());
+            String key = p.topic() + "/" + p.topicId();
+            partitions.computeIfAbsent(key, k -> new TreeSet<>()).add(p.partition());
+            first.putIfAbsent(key, p);
         }
-        return new ArrayList<>(byTopic.values());
+        List<OfflineTopic> out = new ArrayList<>();
+        partitions.forEach((key, ps) -> out.add(new OfflineTopic(first.get(key).topic(),
+                first.get(key).topicId().toString(), List.copyOf(ps))));
+        return out;
     }
 
-    @SuppressWarnings("unchecked")
-    public static BrokerRegistration fromJson(int id, long brokerEpoch, Map<String, Object> json) {
+    /** @param path where the registration was read, for the error if it is corrupt */
+    public static BrokerRegistration fromJson(int id, long brokerEpoch, byte[] data, String path) {
+        Document d = Json.decode(data, path, Document.class);
         List<Endpoint> eps = new ArrayList<>();
-        for (Object o : (List<Object>) json.getOrDefault("endpoints", List.of())) {
-            eps.add(Endpoint.parse((String) o, "broker " + id + " registration"));
-        }
-        List<String> offlineLogDirs = new ArrayList<>();
-        for (Object o : (List<Object>) json.getOrDefault("offlineLogDirs", List.of())) {
-            offlineLogDirs.add((String) o);
+        for (String endpoint : d.endpoints() == null ? List.<String>of() : d.endpoints()) {
+            eps.add(Endpoint.parse(endpoint, "broker " + id + " registration"));
         }
         Set<TopicIdPartition> offlineReplicas = new HashSet<>();
-        for (Object o : (List<Object>) json.getOrDefault("offlineReplicas", List.of())) {
-            Map<String, Object> t = (Map<String, Object>) o;
-            Uuid topicId = Uuid.fromString((String) t.get("topicId"));
-            for (Object p : (List<Object>) t.getOrDefault("partitions", List.of())) {
-                offlineReplicas.add(new TopicIdPartition(topicId, ((Number) p).intValue(), (String) t.get("topic")));
+        for (OfflineTopic t : d.offlineReplicas() == null ? List.<OfflineTopic>of() : d.offlineReplicas()) {
+            Uuid topicId = Uuid.fromString(t.topicId());
+            for (Integer p : t.partitions() == null ? List.<Integer>of() : t.partitions()) {
+                offlineReplicas.add(new TopicIdPartition(topicId, p, t.topic()));
             }
         }
-        return new BrokerRegistration(id, List.copyOf(eps), Optional.ofNullable((String) json.get("rack")), brokerEpoch,
-                Boolean.TRUE.equals(json.get("shuttingDown")), offlineLogDirs, offlineReplicas);
+        return new BrokerRegistration(id, List.copyOf(eps), Optional.ofNullable(d.rack()), brokerEpoch,
+                Boolean.TRUE.equals(d.shuttingDown()),
+                d.offlineLogDirs() == null ? List.of() : d.offlineLogDirs(), offlineReplicas);
     }
 }

@@ -1,9 +1,10 @@
 package io.twinlog.controller.metadata;
 
-import java.util.ArrayList;
-import java.util.LinkedHashMap;
+import com.fasterxml.jackson.annotation.JsonProperty;
+import com.fasterxml.jackson.annotation.JsonPropertyOrder;
+import io.twinlog.controller.zk.Json;
+
 import java.util.List;
-import java.util.Map;
 
 /**
  * Leadership of one partition: leader (-1 when offline), leader epoch, in-sync replicas and the partition epoch,
@@ -12,24 +13,24 @@ import java.util.Map;
 public record PartitionState(int leader, int leaderEpoch, List<Integer> isr, int partitionEpoch) {
     public static final int NO_LEADER = -1;
 
-    public Map<String, Object> toJson() {
-        Map<String, Object> m = new LinkedHashMap<>();
-        m.put("version", 1);
-        m.put("leader", leader);
-        m.put("leaderEpoch", leaderEpoch);
-        m.put("isr", isr);
-        m.put("partitionEpoch", partitionEpoch);
-        return m;
+    /**
+     * The record as stored at {@code /brokers/topics/<topic>/partitions/<n>/state}:
+     * {@code {"version":1,"leader":1,"leaderEpoch":0,"isr":[1,2],"partitionEpoch":0}}.
+     */
+    @JsonPropertyOrder({"version", "leader", "leaderEpoch", "isr", "partitionEpoch"})
+    public record Document(@JsonProperty("version") int version, @JsonProperty("leader") int leader,
+                           @JsonProperty("leaderEpoch") int leaderEpoch, @JsonProperty("isr") List<Integer> isr,
+                           @JsonProperty("partitionEpoch") int partitionEpoch) {
     }
 
-    @SuppressWarnings("unchecked")
-    public static PartitionState fromJson(Map<String, Object> json) {
-        List<Integer> isr = new ArrayList<>();
-        for (Object o : (List<Object>) json.getOrDefault("isr", List.of())) {
-            isr.add(((Number) o).intValue());
-        }
-        return new PartitionState(((Number) json.get("leader")).intValue(),
-                ((Number) json.get("leaderEpoch")).intValue(), List.copyOf(isr),
-                ((Number) json.getOrDefault("partitionEpoch", 0)).intValue());
+    public Document toJson() {
+        return new Document(1, leader, leaderEpoch, isr, partitionEpoch);
+    }
+
+    /** @param path where the record was read, for the error if it is corrupt */
+    public static PartitionState fromJson(byte[] data, String path) {
+        Document d = Json.decode(data, path, Document.class);
+        return new PartitionState(d.leader(), d.leaderEpoch(), d.isr() == null ? List.of() : List.copyOf(d.isr()),
+                d.partitionEpoch());
     }
 }

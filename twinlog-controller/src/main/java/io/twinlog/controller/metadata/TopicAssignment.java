@@ -1,9 +1,12 @@
 package io.twinlog.controller.metadata;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonProperty;
+import com.fasterxml.jackson.annotation.JsonPropertyOrder;
+import io.twinlog.controller.zk.Json;
 import org.apache.kafka.common.Uuid;
 
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -46,45 +49,42 @@ public record TopicAssignment(Uuid topicId, Map<Integer, List<Integer>> replicas
         return new TopicAssignment(topicId, replicas, newReassigning);
     }
 
-    public Map<String, Object> toJson() {
-        Map<String, Object> m = new LinkedHashMap<>();
-        m.put("version", 1);
-        m.put("topicId", topicId.toString());
-        Map<String, Object> parts = new LinkedHashMap<>();
-        new TreeMap<>(replicas).forEach((p, r) -> parts.put(Integer.toString(p), r));
-        m.put("partitions", parts);
-        if (!reassigning.isEmpty()) {
-            Map<String, Object> ra = new LinkedHashMap<>();
-            new TreeMap<>(reassigning).forEach((p, r) -> {
-                Map<String, Object> e = new LinkedHashMap<>();
-                e.put("target", r.target());
-                e.put("original", r.original());
-                ra.put(Integer.toString(p), e);
-            });
-            m.put("reassigning", ra);
-        }
-        return m;
+    /**
+     * The record as stored at {@code /brokers/topics/<topic>}, partitions in numeric order:
+     * {@code {"version":1,"topicId":"...","partitions":{"0":[1,2]},"reassigning":{"0":{"target":[2,3],
+     * "original":[1,2]}}}}, where {@code reassigning} is absent when no reassignment is in progress.
+     */
+    @JsonPropertyOrder({"version", "topicId", "partitions", "reassigning"})
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    public record Document(@JsonProperty("version") int version, @JsonProperty("topicId") String topicId,
+                           @JsonProperty("partitions") Map<Integer, List<Integer>> partitions,
+                           @JsonProperty("reassigning") Map<Integer, ReassignmentDocument> reassigning) {
     }
 
-    @SuppressWarnings("unchecked")
-    public static TopicAssignment fromJson(Map<String, Object> json) {
+    /** One reassignment in {@link Document#reassigning()}. */
+    @JsonPropertyOrder({"target", "original"})
+    public record ReassignmentDocument(@JsonProperty("target") List<Integer> target,
+                                       @JsonProperty("original") List<Integer> original) {
+    }
+
+    public Document toJson() {
+        Map<Integer, ReassignmentDocument> moving = new TreeMap<>();
+        reassigning.forEach((p, r) -> moving.put(p, new ReassignmentDocument(r.target(), r.original())));
+        return new Document(1, topicId.toString(), new TreeMap<>(replicas), moving.isEmpty() ? null : moving);
+    }
+
+    /** @param path where the record was read, for the error if it is corrupt */
+    public static TopicAssignment fromJson(byte[] data, String path) {
+        Document d = Json.decode(data, path, Document.class);
         Map<Integer, List<Integer>> replicas = new TreeMap<>();
-        ((Map<String, Object>) json.getOrDefault("partitions", Map.of()))
-                .forEach((p, r) -> replicas.put(Integer.parseInt(p), ints(r)));
-        Map<Integer, Reassignment> reassigning = new TreeMap<>();
-        ((Map<String, Object>) json.getOrDefault("reassigning", Map.of())).forEach((p, r) -> {
-            Map<String, Object> e = (Map<String, Object>) r;
-            reassigning.put(Integer.parseInt(p), new Reassignment(ints(e.get("target")), ints(e.get("original"))));
-        });
-        return new TopicAssignment(Uuid.fromString((String) json.get("topicId")), replicas, reassigning);
-    }
-
-    @SuppressWarnings("unchecked")
-    private static List<Integer> ints(Object o) {
-        List<Integer> out = new ArrayList<>();
-        for (Object x : (List<Object>) o) {
-            out.add(((Number) x).intValue());
+        if (d.partitions() != null) {
+            d.partitions().forEach((p, r) -> replicas.put(p, List.copyOf(r)));
         }
-        return List.copyOf(out);
+        Map<Integer, Reassignment> reassigning = new TreeMap<>();
+        if (d.reassigning() != null) {
+            d.reassigning().forEach((p, r) -> reassigning.put(p,
+                    new Reassignment(List.copyOf(r.target()), List.copyOf(r.original()))));
+        }
+        return new TopicAssignment(Uuid.fromString(d.topicId()), replicas, reassigning);
     }
 }

@@ -93,14 +93,14 @@ final class IncrementalImageBuilder {
                     brokers.remove(id);
                 } else {
                     long epoch = data.map(ChildData::getStat).map(s -> s.getCzxid()).orElse(-1L);
-                    brokers.put(id, BrokerRegistration.fromJson(id, epoch, decode(bytes, path)));
+                    brokers.put(id, BrokerRegistration.fromJson(id, epoch, counted(bytes), path));
                 }
                 brokersDirty = true;
             } else if (parts.length == 4 && "brokers".equals(parts[1]) && "topics".equals(parts[2])) {
                 if (bytes == null) {
                     assignments.remove(parts[3]);
                 } else {
-                    assignments.put(parts[3], new Versioned<>(TopicAssignment.fromJson(decode(bytes, path)), version));
+                    assignments.put(parts[3], new Versioned<>(TopicAssignment.fromJson(counted(bytes), path), version));
                 }
                 dirtyTopics.add(parts[3]);
             } else if (parts.length == 7 && "brokers".equals(parts[1]) && "topics".equals(parts[2])
@@ -116,7 +116,7 @@ final class IncrementalImageBuilder {
                     }
                 } else {
                     states.computeIfAbsent(parts[3], t -> new HashMap<>()).put(partition,
-                            new Versioned<>(PartitionState.fromJson(decode(bytes, path)), version));
+                            new Versioned<>(PartitionState.fromJson(counted(bytes), path), version));
                 }
                 dirtyTopics.add(parts[3]);
             } else if (parts.length == 4 && "config".equals(parts[1]) && "topics".equals(parts[2])) {
@@ -155,8 +155,13 @@ final class IncrementalImageBuilder {
     }
 
     private Map<String, Object> decode(byte[] bytes, String path) {
+        return Json.decode(counted(bytes), path);
+    }
+
+    /** The node's bytes, counted as one node decoded (the records decode themselves). */
+    private byte[] counted(byte[] bytes) {
         nodesDecoded++;
-        return Json.decode(bytes, path);
+        return bytes;
     }
 
     private static Map<String, String> topicConfig(Map<String, Object> json) {

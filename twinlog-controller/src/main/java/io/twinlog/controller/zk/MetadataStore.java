@@ -153,7 +153,7 @@ public final class MetadataStore {
         } catch (KeeperException.NoNodeException e) {
             throw new UnknownTopicOrPartitionException("Topic '" + topic + "' does not exist.");
         }
-        TopicAssignment current = TopicAssignment.fromJson(Json.decode(data, path));
+        TopicAssignment current = TopicAssignment.fromJson(data, path);
         Map<Integer, List<Integer>> assignment = new java.util.TreeMap<>(current.replicas());
         for (Integer p : newPartitions.keySet()) {
             if (assignment.containsKey(p)) {

@@ -81,8 +81,7 @@ class EligibleReplicasTest {
     @Test
     void theRegistrationCarriesOfflineReplicasThroughJson() {
         BrokerRegistration r = broker(3, FOO_0, FOO_1);
-        BrokerRegistration back = BrokerRegistration.fromJson(3, 77L,
-                Json.decode(Json.encode(r.toJson()), "test"));
+        BrokerRegistration back = BrokerRegistration.fromJson(3, 77L, Json.encode(r.toJson()), "test");
         assertEquals(Set.of(FOO_0, FOO_1), back.offlineReplicas());
         assertEquals(List.of("/data/3"), back.offlineLogDirs());
     }

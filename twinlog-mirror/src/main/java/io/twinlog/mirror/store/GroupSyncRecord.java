@@ -1,7 +1,8 @@
 package io.twinlog.mirror.store;
 
-import java.util.LinkedHashMap;
-import java.util.Map;
+import com.fasterxml.jackson.annotation.JsonProperty;
+import com.fasterxml.jackson.annotation.JsonPropertyOrder;
+import io.twinlog.controller.zk.Json;
 
 /**
  * The last time a mirror synced one consumer group's offsets from its source, as {@code describe} shows it from any
@@ -14,23 +15,26 @@ import java.util.Map;
  */
 public record GroupSyncRecord(String groupId, long lastSyncMs, int offsetsSynced, int offsetsClamped) {
 
-    public Map<String, Object> toJson() {
-        Map<String, Object> m = new LinkedHashMap<>();
-        m.put("version", 1);
-        m.put("groupId", groupId);
-        m.put("lastSyncMs", lastSyncMs);
-        m.put("offsetsSynced", offsetsSynced);
-        m.put("offsetsClamped", offsetsClamped);
-        return m;
+    /**
+     * The record as stored: {@code {"version":1,"groupId":"g","lastSyncMs":...,"offsetsSynced":3,
+     * "offsetsClamped":0}}; a missing number reads as -1.
+     */
+    @JsonPropertyOrder({"version", "groupId", "lastSyncMs", "offsetsSynced", "offsetsClamped"})
+    public record Document(@JsonProperty("version") int version, @JsonProperty("groupId") String groupId,
+                           @JsonProperty("lastSyncMs") Long lastSyncMs,
+                           @JsonProperty("offsetsSynced") Integer offsetsSynced,
+                           @JsonProperty("offsetsClamped") Integer offsetsClamped) {
     }
 
-    public static GroupSyncRecord fromJson(Map<String, Object> json) {
-        return new GroupSyncRecord((String) json.get("groupId"), number(json, "lastSyncMs").longValue(),
-                number(json, "offsetsSynced").intValue(), number(json, "offsetsClamped").intValue());
+    public Document toJson() {
+        return new Document(1, groupId, lastSyncMs, offsetsSynced, offsetsClamped);
     }
 
-    private static Number number(Map<String, Object> json, String key) {
-        Object v = json.get(key);
-        return v instanceof Number n ? n : -1;
+    /** @param path where the record was read, for the error if it is corrupt */
+    public static GroupSyncRecord fromJson(byte[] data, String path) {
+        Document d = Json.decode(data, path, Document.class);
+        return new GroupSyncRecord(d.groupId(), d.lastSyncMs() == null ? -1L : d.lastSyncMs(),
+                d.offsetsSynced() == null ? -1 : d.offsetsSynced(),
+                d.offsetsClamped() == null ? -1 : d.offsetsClamped());
     }
 }

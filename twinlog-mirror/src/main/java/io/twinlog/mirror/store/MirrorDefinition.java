@@ -1,5 +1,9 @@
 package io.twinlog.mirror.store;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonProperty;
+import com.fasterxml.jackson.annotation.JsonPropertyOrder;
+import io.twinlog.controller.zk.Json;
 import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.ConfigException;
 
@@ -171,23 +175,28 @@ public record MirrorDefinition(String name, Map<String, String> configs, Optiona
         return Optional.empty();
     }
 
-    public Map<String, Object> toJson() {
-        Map<String, Object> m = new LinkedHashMap<>();
-        m.put("version", 1);
-        m.put("configs", new TreeMap<>(configs));
-        sourceClusterId.ifPresent(id -> m.put("sourceClusterId", id));
-        m.put("state", state.name());
-        stateReason.ifPresent(r -> m.put("stateReason", r));
-        return m;
+    /**
+     * The definition as stored at {@code /mirrors/<name>} (the name is the node's):
+     * {@code {"version":1,"configs":{...sorted...},"sourceClusterId":"...","state":"ACTIVE","stateReason":"..."}},
+     * where {@code sourceClusterId} and {@code stateReason} are absent until known.
+     */
+    @JsonPropertyOrder({"version", "configs", "sourceClusterId", "state", "stateReason"})
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    public record Document(@JsonProperty("version") int version, @JsonProperty("configs") Map<String, String> configs,
+                           @JsonProperty("sourceClusterId") String sourceClusterId,
+                           @JsonProperty("state") State state, @JsonProperty("stateReason") String stateReason) {
     }
 
-    @SuppressWarnings("unchecked")
-    public static MirrorDefinition fromJson(String name, Map<String, Object> json) {
-        Map<String, String> configs = new TreeMap<>();
-        ((Map<String, Object>) json.getOrDefault("configs", Map.of())).forEach((k, v) -> configs.put(k, String.valueOf(v)));
-        return new MirrorDefinition(name, configs, Optional.ofNullable((String) json.get("sourceClusterId")),
-                State.valueOf((String) json.getOrDefault("state", State.ACTIVE.name())),
-                Optional.ofNullable((String) json.get("stateReason")));
+    public Document toJson() {
+        return new Document(1, new TreeMap<>(configs), sourceClusterId.orElse(null), state, stateReason.orElse(null));
+    }
+
+    /** @param path where the definition was read, for the error if it is corrupt */
+    public static MirrorDefinition fromJson(String name, byte[] data, String path) {
+        Document d = Json.decode(data, path, Document.class);
+        return new MirrorDefinition(name, d.configs() == null ? Map.of() : new TreeMap<>(d.configs()),
+                Optional.ofNullable(d.sourceClusterId()), d.state() == null ? State.ACTIVE : d.state(),
+                Optional.ofNullable(d.stateReason()));
     }
 
     static List<String> split(String csv) {

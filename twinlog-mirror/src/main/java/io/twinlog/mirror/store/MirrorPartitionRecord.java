@@ -1,8 +1,11 @@
 package io.twinlog.mirror.store;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonProperty;
+import com.fasterxml.jackson.annotation.JsonPropertyOrder;
 import io.twinlog.common.mirror.MirrorPartitionState;
+import io.twinlog.controller.zk.Json;
 
-import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
 
@@ -56,34 +59,62 @@ public record MirrorPartitionRecord(MirrorPartitionState state, int writerLeader
                 lastMirroredOffset, retryAttempt, lastError, previousState, next);
     }
 
-    public Map<String, Object> toJson() {
-        Map<String, Object> m = new LinkedHashMap<>();
-        m.put("version", 1);
-        m.put("state", state.name());
-        m.put("writerLeaderEpoch", writerLeaderEpoch);
-        m.put("minLeaderEpoch", minLeaderEpoch);
-        m.put("lastMirroredEpoch", lastMirroredEpoch);
-        m.put("lastMirroredOffset", lastMirroredOffset);
-        m.put("retryAttempt", retryAttempt);
-        lastError.ifPresent(e -> m.put("lastError", e));
-        m.put("previousState", previousState.name());
-        m.put("sourceHighWatermark", progress.sourceHighWatermark());
-        m.put("destinationLogEndOffset", progress.destinationLogEndOffset());
-        return m;
+    /**
+     * The record as stored at {@code /mirror_states/<topic>/<partition>}: {@code {"version":1,"state":"MIRRORING",
+     * "writerLeaderEpoch":3,"minLeaderEpoch":-1,"lastMirroredEpoch":-1,"lastMirroredOffset":-1,"retryAttempt":0,
+     * "lastError":"...","previousState":"UNKNOWN","sourceHighWatermark":-1,"destinationLogEndOffset":-1}}, where
+     * {@code lastError} is absent without an error; a missing number reads as -1, a missing previous state as
+     * UNKNOWN.
+     */
+    @JsonPropertyOrder({"version", "state", "writerLeaderEpoch", "minLeaderEpoch", "lastMirroredEpoch",
+        "lastMirroredOffset", "retryAttempt", "lastError", "previousState", "sourceHighWatermark",
+        "destinationLogEndOffset"})
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    public record Document(@JsonProperty("version") int version,
+                           @JsonProperty("state") MirrorPartitionState state,
+                           @JsonProperty("writerLeaderEpoch") Integer writerLeaderEpoch,
+                           @JsonProperty("minLeaderEpoch") Integer minLeaderEpoch,
+                           @JsonProperty("lastMirroredEpoch") Integer lastMirroredEpoch,
+                           @JsonProperty("lastMirroredOffset") Long lastMirroredOffset,
+                           @JsonProperty("retryAttempt") Integer retryAttempt,
+                           @JsonProperty("lastError") String lastError,
+                           @JsonProperty("previousState") MirrorPartitionState previousState,
+                           @JsonProperty("sourceHighWatermark") Long sourceHighWatermark,
+                           @JsonProperty("destinationLogEndOffset") Long destinationLogEndOffset) {
+
+        MirrorPartitionRecord toRecord(String what) {
+            if (state == null) {
+                throw new IllegalStateException("Corrupt mirror partition state record (" + what + "): no state");
+            }
+            return new MirrorPartitionRecord(state, orUnknown(writerLeaderEpoch), orUnknown(minLeaderEpoch),
+                    orUnknown(lastMirroredEpoch), orUnknown(lastMirroredOffset), orUnknown(retryAttempt),
+                    Optional.ofNullable(lastError),
+                    previousState == null ? MirrorPartitionState.UNKNOWN : previousState,
+                    new MirrorProgress(orUnknown(sourceHighWatermark), orUnknown(destinationLogEndOffset)));
+        }
+
+        private static int orUnknown(Integer value) {
+            return value == null ? -1 : value;
+        }
+
+        private static long orUnknown(Long value) {
+            return value == null ? -1L : value;
+        }
     }
 
+    public Document toJson() {
+        return new Document(1, state, writerLeaderEpoch, minLeaderEpoch, lastMirroredEpoch, lastMirroredOffset,
+                retryAttempt, lastError.orElse(null), previousState, progress.sourceHighWatermark(),
+                progress.destinationLogEndOffset());
+    }
+
+    /** @param path where the record was read, for the error if it is corrupt */
+    public static MirrorPartitionRecord fromJson(byte[] data, String path) {
+        return Json.decode(data, path, Document.class).toRecord(path);
+    }
+
+    /** The record from the raw document the metadata image carries ({@code MirrorImage.MirrorPartition#json}). */
     public static MirrorPartitionRecord fromJson(Map<String, Object> json) {
-        return new MirrorPartitionRecord(MirrorPartitionState.valueOf((String) json.get("state")),
-                num(json, "writerLeaderEpoch").intValue(), num(json, "minLeaderEpoch").intValue(),
-                num(json, "lastMirroredEpoch").intValue(), num(json, "lastMirroredOffset").longValue(),
-                num(json, "retryAttempt").intValue(), Optional.ofNullable((String) json.get("lastError")),
-                MirrorPartitionState.valueOf((String) json.getOrDefault("previousState", "UNKNOWN")),
-                new MirrorProgress(num(json, "sourceHighWatermark").longValue(),
-                        num(json, "destinationLogEndOffset").longValue()));
-    }
-
-    private static Number num(Map<String, Object> json, String key) {
-        Object v = json.get(key);
-        return v == null ? -1 : (Number) v;
+        return Json.convert(json, "a mirror partition", Document.class).toRecord("from the metadata image");
     }
 }

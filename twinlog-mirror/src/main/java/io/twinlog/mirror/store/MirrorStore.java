@@ -106,8 +106,8 @@ public final class MirrorStore {
 
     public Optional<MirrorDefinition> get(String name) throws Exception {
         try {
-            return Optional.of(MirrorDefinition.fromJson(name, Json.decode(zk.getData().forPath(mirrorPath(name)),
-                    mirrorPath(name))));
+            String path = mirrorPath(name);
+            return Optional.of(MirrorDefinition.fromJson(name, zk.getData().forPath(path), path));
         } catch (KeeperException.NoNodeException e) {
             return Optional.empty();
         }
@@ -122,7 +122,7 @@ public final class MirrorStore {
         } catch (KeeperException.NoNodeException e) {
             return false;
         }
-        if (!MirrorDefinition.fromJson(expected.name(), Json.decode(data, mirrorPath(expected.name()))).equals(expected)) {
+        if (!MirrorDefinition.fromJson(expected.name(), data, mirrorPath(expected.name())).equals(expected)) {
             return false;
         }
         try {
@@ -211,18 +211,14 @@ public final class MirrorStore {
      * broker's metadata image.
      */
     public void writeProgress(TopicPartition tp, MirrorProgress progress) throws Exception {
-        put(ZkPaths.mirrorProgress(tp.topic(), tp.partition()), Json.encode(Map.of("version", 1,
-                "sourceHighWatermark", progress.sourceHighWatermark(),
-                "destinationLogEndOffset", progress.destinationLogEndOffset())));
+        put(ZkPaths.mirrorProgress(tp.topic(), tp.partition()), Json.encode(progress.toJson()));
     }
 
     /** A mirror partition's last recorded progress, if its leader has recorded any. */
     public Optional<MirrorProgress> progress(TopicPartition tp) throws Exception {
         try {
-            Map<String, Object> json = Json.decode(zk.getData().forPath(ZkPaths.mirrorProgress(tp.topic(),
-                    tp.partition())), tp.toString());
-            return Optional.of(new MirrorProgress(((Number) json.get("sourceHighWatermark")).longValue(),
-                    ((Number) json.get("destinationLogEndOffset")).longValue()));
+            String path = ZkPaths.mirrorProgress(tp.topic(), tp.partition());
+            return Optional.of(MirrorProgress.fromJson(zk.getData().forPath(path), path));
         } catch (KeeperException.NoNodeException e) {
             return Optional.empty();
         }
@@ -240,7 +236,7 @@ public final class MirrorStore {
         for (String node : nodes) {
             String path = groupsPath(name) + "/" + node;
             try {
-                GroupSyncRecord r = GroupSyncRecord.fromJson(Json.decode(zk.getData().forPath(path), path));
+                GroupSyncRecord r = GroupSyncRecord.fromJson(zk.getData().forPath(path), path);
                 out.put(r.groupId(), r);
             } catch (KeeperException.NoNodeException ignored) {
                 // pruned concurrently

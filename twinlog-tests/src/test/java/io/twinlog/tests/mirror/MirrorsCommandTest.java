@@ -212,6 +212,8 @@ class MirrorsCommandTest {
             {"Invalid --bootstrap-server 'localhost': expected HOST:PORT", b, "localhost", "--list"},
             {"Invalid --bootstrap-server 'h:99999': the port must be a number from 1 to 65535", b, "h:99999",
                 "--list"},
+            {"Invalid --bootstrap-server 'h:99999999999': the port must be a number from 1 to 65535", b,
+                "h:99999999999", "--list"},
             {"--bootstrap-server needs at least one HOST:PORT", b, " , ", "--list"},
             {"--create needs --mirror NAME", b, CLOSED_PORT, "--create", "--source-bootstrap-server", "h:9092"},
             {"--delete needs --mirror NAME", b, CLOSED_PORT, "--delete"},
@@ -274,6 +276,22 @@ class MirrorsCommandTest {
     }
 
     @Test
+    void theCommandConfigFileConfiguresTheConnection() throws Exception {
+        Path commandConfig = tempDir.resolve("admin.properties");
+        Files.writeString(commandConfig, "security.protocol=PLAINTEXT\nclient.id=ops-console\n"
+                + "request.timeout.ms=5000\n");
+        mirrors("--list", "--command-config", commandConfig.toString()).assertSuccess();
+
+        Path badProtocol = tempDir.resolve("bad.properties");
+        Files.writeString(badProtocol, "security.protocol=CARRIER_PIGEON\n");
+        mirrors("--list", "--command-config", badProtocol.toString())
+                .assertErrorStartsWith("Invalid client configs for the destination cluster: ");
+        run(MirrorsCommand.newCommandLine(), "--bootstrap-server", CLOSED_PORT, "--list", "--command-config",
+                "/nonexistent/admin.properties")
+                .assertUsageError("Could not read --command-config '/nonexistent/admin.properties': no such file");
+    }
+
+    @Test
     void verbosePrintsTheStackTrace() {
         Result quiet = mirrors("--describe", "--mirror", "nope");
         quiet.assertError("UNKNOWN_CLUSTER_MIRROR: No cluster mirror named 'nope'");
@@ -294,7 +312,7 @@ class MirrorsCommandTest {
         for (String option : List.of("--bootstrap-server", "--mirror", "--create", "--list", "--describe", "--delete",
                 "--start", "--add", "--stop", "--remove", "--pause", "--resume", "--topic", "--source-bootstrap-server",
                 "--source-config", "--source-config-file", "--include", "--exclude", "--groups-include",
-                "--groups-exclude", "--groups-sync-interval-ms", "--verbose")) {
+                "--groups-exclude", "--groups-sync-interval-ms", "--command-config", "--timeout-ms", "--verbose")) {
             assertTrue(help.out.contains(option + " ") || help.out.contains(option + "="), option);
         }
     }

@@ -1,0 +1,309 @@
+package io.twinlog.clients.mirror.internals;
+
+import io.twinlog.clients.mirror.MirrorAdmin.UnreachableException;
+import io.twinlog.clients.mirror.MirrorApi;
+import org.apache.kafka.clients.ClientDnsLookup;
+import org.apache.kafka.clients.ClientUtils;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.common.config.ConfigException;
+import org.apache.kafka.common.errors.AuthenticationException;
+import org.apache.kafka.common.metrics.Metrics;
+import org.apache.kafka.common.network.ByteBufferSend;
+import org.apache.kafka.common.network.ChannelBuilder;
+import org.apache.kafka.common.network.ChannelState;
+import org.apache.kafka.common.network.NetworkReceive;
+import org.apache.kafka.common.network.NetworkSend;
+import org.apache.kafka.common.network.Selector;
+import org.apache.kafka.common.protocol.types.Struct;
+import org.apache.kafka.common.utils.Time;
+import org.apache.kafka.common.utils.Utils;
+import org.apache.kafka.common.utils.internals.LogContext;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.SocketTimeoutException;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+
+/**
+ * One request at a time to any broker of a cluster, on Kafka's client networking: a {@link Selector} whose
+ * channels come from {@link ClientUtils#createChannelBuilder}, so PLAINTEXT, SSL, SASL_PLAINTEXT and SASL_SSL are
+ * configured exactly as for Kafka's own clients (security.protocol, ssl.*, sasl.*), and bootstrap addresses parsed
+ * and resolved by {@link ClientUtils#parseAndValidateAddresses} (client.dns.lookup).
+ *
+ * <p>Broker choice: any broker answers the mirror APIs, so a call uses the open connection if there is one and
+ * otherwise the bootstrap servers in turn, starting one further along at each new round so that a dead broker is
+ * not always tried first. A broker that refuses the connection, does not set it up within
+ * socket.connection.setup.timeout.ms, drops it, or does not answer within request.timeout.ms is skipped for the
+ * next one; each is tried at most once per call, and the whole call ends by default.api.timeout.ms. A failed TLS
+ * handshake or SASL authentication ends the call at once: the other brokers would refuse the same credentials.
+ *
+ * <p>Threading: not thread-safe; {@link io.twinlog.clients.mirror.MirrorAdmin} serializes calls.
+ */
+public final class MirrorNetworkClient implements AutoCloseable {
+    private static final String DEFAULT_CLIENT_ID = "twinlog-mirror-admin";
+    private static final int MAX_PORT = 65_535;
+
+    private final Time time;
+    private final List<String> bootstrapServers;
+    private final ClientDnsLookup dnsLookup;
+    private final String clientId;
+    private final int requestTimeoutMs;
+    private final int apiTimeoutMs;
+    private final long connectionSetupTimeoutMs;
+    private final int sendBufferBytes;
+    private final int receiveBufferBytes;
+    private final Metrics metrics = new Metrics();
+    private final Selector selector;
+    private int correlationId;
+    private int nextRound;
+    private int nextConnectionId;
+    /** The open (or opening) connection's Selector id and broker address, or null. */
+    private String connectionId;
+    private InetSocketAddress connectedTo;
+
+    /**
+     * @throws IllegalArgumentException when bootstrap.servers is missing or malformed, or another config is invalid
+     */
+    public MirrorNetworkClient(AdminClientConfig config, Time time) {
+        this.time = time;
+        this.bootstrapServers = config.getList(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG);
+        this.dnsLookup = ClientDnsLookup.forConfig(config.getString(AdminClientConfig.CLIENT_DNS_LOOKUP_CONFIG));
+        String configuredId = config.getString(AdminClientConfig.CLIENT_ID_CONFIG);
+        this.clientId = configuredId == null || configuredId.isEmpty() ? DEFAULT_CLIENT_ID : configuredId;
+        this.requestTimeoutMs = config.getInt(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG);
+        this.apiTimeoutMs = config.getInt(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG);
+        this.connectionSetupTimeoutMs = config.getLong(AdminClientConfig.SOCKET_CONNECTION_SETUP_TIMEOUT_MS_CONFIG);
+        this.sendBufferBytes = config.getInt(AdminClientConfig.SEND_BUFFER_CONFIG);
+        this.receiveBufferBytes = config.getInt(AdminClientConfig.RECEIVE_BUFFER_CONFIG);
+        if (bootstrapServers.isEmpty()) {
+            throw new IllegalArgumentException("No bootstrap servers given");
+        }
+        // the format is checked now (a typo is the caller's error); names are resolved at every round, as a host
+        // that does not resolve yet is as unreachable as one that is down
+        bootstrapServers.forEach(MirrorNetworkClient::checkFormat);
+        LogContext logContext = new LogContext("[MirrorAdmin clientId=" + clientId + "] ");
+        ChannelBuilder channelBuilder = ClientUtils.createChannelBuilder(config, time, logContext);
+        this.selector = new Selector(config.getLong(AdminClientConfig.CONNECTIONS_MAX_IDLE_MS_CONFIG), metrics, time,
+                "twinlog-mirror-admin", channelBuilder, logContext);
+    }
+
+    /**
+     * Sends {@code request} to a broker and returns its response.
+     *
+     * @throws UnreachableException no broker accepted a connection (nor could any bootstrap server be resolved)
+     * @throws IOException          a broker accepted the connection but none answered (closed it, timed out, or
+     *                              failed authentication), or the answer was not a mirror API response
+     */
+    public Struct send(MirrorApi api, Struct request) throws IOException {
+        long deadlineMs = time.milliseconds() + apiTimeoutMs;
+        Failures failures = new Failures();
+        if (connectionId != null) {
+            // a connection from an earlier call: the broker may have closed it while idle, so a failure here still
+            // leaves every bootstrap server (this one included) to try afresh
+            try {
+                return exchange(api, request, deadlineMs);
+            } catch (RequestFailedException e) {
+                failures.requestFailed(e);
+            }
+        }
+        for (InetSocketAddress address : roundOrder(failures)) {
+            if (time.milliseconds() >= deadlineMs) {
+                failures.timedOut(apiTimeoutMs);
+                break;
+            }
+            try {
+                connect(address, deadlineMs);
+            } catch (ConnectFailedException e) {
+                failures.connectFailed(e);
+                continue;
+            }
+            try {
+                return exchange(api, request, deadlineMs);
+            } catch (RequestFailedException e) {
+                failures.requestFailed(e);
+            }
+        }
+        throw failures.toException(api, bootstrapServers);
+    }
+
+    /** The bootstrap addresses, resolved now, starting one further along than the previous round. */
+    private List<InetSocketAddress> roundOrder(Failures failures) {
+        List<InetSocketAddress> order;
+        try {
+            order = new ArrayList<>(ClientUtils.parseAndValidateAddresses(bootstrapServers, dnsLookup));
+        } catch (ConfigException e) { // no name resolves (the format was checked at construction)
+            failures.unresolved(e);
+            return List.of();
+        }
+        Collections.rotate(order, -(nextRound++ % order.size()));
+        return order;
+    }
+
+    /** HOST:PORT as Kafka's clients read it ({@link Utils#getHost}, {@link Utils#getPort}), with their messages. */
+    private static void checkFormat(String url) {
+        if (url == null || url.isEmpty()) {
+            return; // Kafka's clients skip empty entries too
+        }
+        String host = Utils.getHost(url);
+        Integer port = Utils.getPort(url);
+        if (host == null || port == null) {
+            throw new IllegalArgumentException("Invalid url in " + AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG + ": "
+                    + url);
+        }
+        if (port < 1 || port > MAX_PORT) {
+            throw new IllegalArgumentException("Invalid port in " + AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG + ": "
+                    + url);
+        }
+    }
+
+    private void connect(InetSocketAddress address, long deadlineMs) throws IOException {
+        closeConnection();
+        String id = "mirror-admin-" + nextConnectionId++;
+        try {
+            selector.connect(id, address, sendBufferBytes, receiveBufferBytes);
+        } catch (IOException e) {
+            throw new ConnectFailedException(address + ": " + e.getMessage(), e);
+        }
+        connectionId = id;
+        connectedTo = address;
+        long setupTimeoutMs = Math.min(connectionSetupTimeoutMs, deadlineMs - time.milliseconds());
+        long setupDeadlineMs = time.milliseconds() + setupTimeoutMs;
+        // a PLAINTEXT channel counts as ready before its TCP connection completes: wait for both, as NetworkClient does
+        boolean established = false;
+        while (!established || !selector.isChannelReady(id)) {
+            long remainingMs = setupDeadlineMs - time.milliseconds();
+            if (remainingMs <= 0) {
+                closeConnection();
+                throw new ConnectFailedException(address + ": connection not set up within " + setupTimeoutMs
+                        + " ms", null);
+            }
+            selector.poll(remainingMs);
+            established |= selector.connected().contains(id);
+            ChannelState closed = selector.disconnected().get(id);
+            if (closed != null) {
+                forgetConnection();
+                throwIfAuthenticationFailed(address, closed);
+                throw new ConnectFailedException(address + ": connection refused or closed", null);
+            }
+        }
+    }
+
+    private Struct exchange(MirrorApi api, Struct request, long deadlineMs)
+            throws IOException, RequestFailedException {
+        String id = connectionId;
+        InetSocketAddress address = connectedTo;
+        int correlation = ++correlationId;
+        selector.send(new NetworkSend(id, ByteBufferSend.sizePrefixed(
+                MirrorFrames.request(api, MirrorApi.LATEST_VERSION, correlation, clientId, request))));
+        long timeoutMs = Math.max(0, Math.min(requestTimeoutMs, deadlineMs - time.milliseconds()));
+        long requestDeadlineMs = time.milliseconds() + timeoutMs;
+        while (true) {
+            long remainingMs = requestDeadlineMs - time.milliseconds();
+            if (remainingMs <= 0) {
+                closeConnection();
+                throw new RequestFailedException(new SocketTimeoutException(address + " did not answer "
+                        + api.name + " within " + timeoutMs + " ms"));
+            }
+            selector.poll(remainingMs);
+            for (NetworkReceive receive : selector.completedReceives()) {
+                if (receive.source().equals(id)) {
+                    try {
+                        return MirrorFrames.response(api, MirrorApi.LATEST_VERSION, correlation, receive.payload());
+                    } catch (MirrorFrames.MalformedResponseException e) {
+                        closeConnection(); // the stream is out of step with us; nothing more can be read from it
+                        throw e;
+                    }
+                }
+            }
+            ChannelState closed = selector.disconnected().get(id);
+            if (closed != null) {
+                forgetConnection();
+                throwIfAuthenticationFailed(address, closed);
+                throw new RequestFailedException(new IOException(address + " closed the connection"));
+            }
+        }
+    }
+
+    private static void throwIfAuthenticationFailed(InetSocketAddress address, ChannelState closed)
+            throws IOException {
+        AuthenticationException failure = closed.exception();
+        if (failure != null) {
+            throw new IOException("Authentication to " + address + " failed: " + failure.getMessage(), failure);
+        }
+    }
+
+    private void closeConnection() {
+        if (connectionId != null) {
+            selector.close(connectionId);
+        }
+        forgetConnection();
+    }
+
+    private void forgetConnection() {
+        connectionId = null;
+        connectedTo = null;
+    }
+
+    @Override
+    public void close() {
+        selector.close();
+        metrics.close();
+    }
+
+    /** What went wrong on the brokers tried in one call, for the one error the caller gets. */
+    private static final class Failures {
+        private boolean anyConnected;
+        private IOException last;
+
+        void connectFailed(ConnectFailedException e) {
+            if (last == null || !anyConnected) {
+                last = e;
+            }
+        }
+
+        void requestFailed(RequestFailedException e) {
+            anyConnected = true;
+            last = e.cause;
+        }
+
+        void unresolved(ConfigException e) {
+            last = new IOException(e.getMessage(), e);
+        }
+
+        void timedOut(int apiTimeoutMs) {
+            if (last == null) {
+                last = new SocketTimeoutException("no broker answered within default.api.timeout.ms = "
+                        + apiTimeoutMs);
+            }
+        }
+
+        IOException toException(MirrorApi api, List<String> bootstrapServers) {
+            String reason = last == null ? "no address" : last.getMessage();
+            if (!anyConnected) {
+                return new UnreachableException("Could not connect to any of " + bootstrapServers + ": " + reason,
+                        last);
+            }
+            return new IOException(api.name + " failed: the broker closed the connection or did not answer ("
+                    + reason + "); is it a Twinlog broker of this version?", last);
+        }
+    }
+
+    /** A broker did not accept or set up a connection: try the next one. */
+    private static final class ConnectFailedException extends IOException {
+        ConnectFailedException(String message, Throwable cause) {
+            super(message, cause);
+        }
+    }
+
+    /** A broker accepted the connection but the request got no answer: try the next one. */
+    private static final class RequestFailedException extends Exception {
+        private final IOException cause;
+
+        RequestFailedException(IOException cause) {
+            super(cause.getMessage(), cause, false, false);
+            this.cause = cause;
+        }
+    }
+}
