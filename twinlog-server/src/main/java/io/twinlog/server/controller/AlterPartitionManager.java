@@ -1,6 +1,8 @@
 package io.twinlog.server.controller;
 
 import io.twinlog.controller.Controller;
+import io.twinlog.controller.decisions.IsrChange;
+import io.twinlog.controller.decisions.IsrChangeResult;
 import io.twinlog.controller.metadata.TopicImage;
 import io.twinlog.controller.zk.MetadataWatcher;
 import io.twinlog.replication.IsrChangeSender;
@@ -102,8 +104,8 @@ public final class AlterPartitionManager implements IsrChangeSender, AutoCloseab
     private Errors send(Change c) throws Exception {
         TopicPartition tp = c.partition().topicPartition();
         if (localController.isActive()) {
-            Map<TopicPartition, Controller.IsrChangeResult> r = localController.alterPartition(brokerId,
-                    brokerEpoch.getAsLong(), List.of(new Controller.IsrChange(tp, c.leaderEpoch(), c.partitionEpoch(),
+            Map<TopicPartition, IsrChangeResult> r = localController.alterPartition(brokerId,
+                    brokerEpoch.getAsLong(), List.of(new IsrChange(tp, c.leaderEpoch(), c.partitionEpoch(),
                             c.newIsr()))).get(30, TimeUnit.SECONDS);
             Errors error = r.get(tp).error();
             awaitApplied(c, error);
