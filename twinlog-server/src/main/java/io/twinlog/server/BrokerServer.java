@@ -380,6 +380,11 @@ public final class BrokerServer implements AutoCloseable {
         return Optional.ofNullable(embeddedZooKeeper).map(EmbeddedZooKeeper::connectString);
     }
 
+    /** Sends this broker's leaders' ISR changes to the controller (its request count, for tests). */
+    public AlterPartitionManager alterPartitionManager() {
+        return alterPartitionManager;
+    }
+
     public ReplicaManager replicaManager() {
         return replicaManager;
     }
