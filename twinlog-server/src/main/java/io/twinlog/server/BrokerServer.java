@@ -167,7 +167,10 @@ public final class BrokerServer implements AutoCloseable {
         logStore = new LogStore(logStoreConfig(), topicConfigRepository, time);
         logStore.startup();
         String interBrokerListener = config.listeners().get(0).listenerName();
-        controller = new Controller(config.brokerId(), watcher, new ControllerZkClient(zk), this::uncleanElectionEnabled);
+        controller = new Controller(config.brokerId(), new ControllerZkClient(zk), this::uncleanElectionEnabled, time);
+        // first listener: the controller decides from the images the metadata thread delivers
+        controller.onImage(watcher.image());
+        watcher.addListener((previous, next) -> controller.onImage(next));
         controllerChannel = new ControllerChannel(config.brokerId(), watcher,
                 id -> brokerNode(id, interBrokerListener), config.replicaSocketTimeoutMs(), time);
         alterPartitionManager = new AlterPartitionManager(config.brokerId(), this::brokerEpoch, watcher, controller,
@@ -424,6 +427,11 @@ public final class BrokerServer implements AutoCloseable {
 
     public Optional<String> embeddedZooKeeperConnect() {
         return Optional.ofNullable(embeddedZooKeeper).map(EmbeddedZooKeeper::connectString);
+    }
+
+    /** Sends this broker's leaders' ISR changes to the controller (its request count, for tests). */
+    public AlterPartitionManager alterPartitionManager() {
+        return alterPartitionManager;
     }
 
     public ReplicaManager replicaManager() {

@@ -1,7 +1,9 @@
 package io.twinlog.controller.election;
 
 import io.twinlog.controller.metadata.BrokerRegistration;
+import io.twinlog.controller.metadata.MetadataImage;
 import org.apache.kafka.common.TopicIdPartition;
+import org.apache.kafka.common.TopicPartition;
 
 import java.util.HashSet;
 import java.util.Map;
@@ -24,6 +26,13 @@ public final class EligibleReplicas {
      * @return {@code available} minus the brokers whose replica of {@code partition} is offline; the same set when
      *         none is (the common case, with no copy)
      */
+    /** As {@link #of(Set, Map, TopicIdPartition)} for a partition of a topic in {@code image}. */
+    public static Set<Integer> of(Set<Integer> available, MetadataImage image, TopicPartition partition) {
+        return image.topic(partition.topic())
+                .map(t -> of(available, image.brokers(), new TopicIdPartition(t.topicId(), partition)))
+                .orElse(available);
+    }
+
     public static Set<Integer> of(Set<Integer> available, Map<Integer, BrokerRegistration> brokers,
                                   TopicIdPartition partition) {
         Set<Integer> eligible = available;

@@ -38,7 +38,13 @@ public record BrokerRegistration(int id, List<Endpoint> endpoints, Optional<Stri
     }
 
     public BrokerRegistration(int id, List<Endpoint> endpoints, Optional<String> rack) {
-        this(id, endpoints, rack, -1L, false, List.of(), Set.of());
+        this(id, endpoints, rack, -1L, false);
+    }
+
+    /** A registration with every log dir online. */
+    public BrokerRegistration(int id, List<Endpoint> endpoints, Optional<String> rack, long brokerEpoch,
+                              boolean shuttingDown) {
+        this(id, endpoints, rack, brokerEpoch, shuttingDown, List.of(), Set.of());
     }
 
     /**

@@ -2,6 +2,11 @@ package io.twinlog.controller.zk;
 
 import io.twinlog.controller.metadata.PartitionState;
 import io.twinlog.controller.metadata.TopicAssignment;
+import io.twinlog.controller.store.ControllerEpoch;
+import io.twinlog.controller.store.ControllerMovedException;
+import io.twinlog.controller.store.ControllerStore;
+import io.twinlog.controller.store.StaleStateException;
+import io.twinlog.controller.store.StateWrite;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.api.transaction.CuratorOp;
 import org.apache.kafka.common.TopicPartition;
@@ -16,12 +21,12 @@ import java.util.Map;
 import java.util.Optional;
 
 /**
- * The controller's ZooKeeper writes. Every partition-state write is one transaction that first checks the version
+ * The controller's ZooKeeper writes ({@link ControllerStore} on ZooKeeper). Every partition-state write is one transaction that first checks the version
  * of {@code /controller_epoch} (the epoch this controller claimed) and then sets each state node at the version the
  * controller read: a deposed controller's write fails on the first check, a write based on a stale read fails on
  * the second. Nothing is written partially.
  */
-public final class ControllerZkClient {
+public final class ControllerZkClient implements ControllerStore {
     /** Partitions per transaction, well inside ZooKeeper's 1 MiB request limit. */
     private static final int MAX_OPS_PER_TRANSACTION = 400;
 
@@ -31,29 +36,8 @@ public final class ControllerZkClient {
         this.zk = zk;
     }
 
-    /** Thrown when this broker is no longer the controller: another one claimed a newer epoch. */
-    public static final class ControllerMovedException extends Exception {
-        public ControllerMovedException(String message) {
-            super(message);
-        }
-    }
-
-    /** Thrown when a state node changed since it was read; the caller re-reads and decides again. */
-    public static final class StaleStateException extends Exception {
-        public StaleStateException(String message) {
-            super(message);
-        }
-    }
-
-    /** A claimed controllership: the epoch, and the version of /controller_epoch every write must check. */
-    public record ControllerEpoch(int epoch, int zkVersion) {
-    }
-
-    /**
-     * Tries to become controller by creating the ephemeral /controller node, then claims the next controller epoch.
-     *
-     * @return the claimed epoch, or empty if another broker is controller
-     */
+    /** Creates the ephemeral /controller node, then claims the next controller epoch. */
+    @Override
     public Optional<ControllerEpoch> tryClaim(int brokerId) throws Exception {
         // Win /controller first, then bump the epoch: only the winner may fence its predecessor's writes.
         Map<String, Object> m = new LinkedHashMap<>();
@@ -84,19 +68,21 @@ public final class ControllerZkClient {
         }
     }
 
-    /** A state write: the new state and the version it replaces (-1: the node does not exist yet). */
-    public record StateWrite(TopicPartition partition, PartitionState state, int expectedVersion) {
-    }
-
+    @Override
     public void writeStates(ControllerEpoch epoch, List<StateWrite> writes) throws Exception {
         for (int from = 0; from < writes.size(); from += MAX_OPS_PER_TRANSACTION) {
             List<StateWrite> batch = writes.subList(from, Math.min(writes.size(), from + MAX_OPS_PER_TRANSACTION));
+            for (StateWrite w : batch) {
+                if (w.creates()) {
+                    ensurePartitionNode(w.partition());
+                }
+            }
             List<CuratorOp> ops = new ArrayList<>();
             ops.add(zk.transactionOp().check().withVersion(epoch.zkVersion()).forPath(ZkPaths.CONTROLLER_EPOCH));
             for (StateWrite w : batch) {
                 String path = ZkPaths.partitionState(w.partition().topic(), w.partition().partition());
                 byte[] data = Json.encode(w.state().toJson());
-                if (w.expectedVersion() < 0) {
+                if (w.creates()) {
                     ops.add(zk.transactionOp().create().forPath(path, data));
                 } else {
                     ops.add(zk.transactionOp().setData().withVersion(w.expectedVersion()).forPath(path, data));
@@ -116,10 +102,8 @@ public final class ControllerZkClient {
         }
     }
 
-    /**
-     * Rewrites a topic's assignment record (replicas, reassignments) together with some of its partition states,
-     * in one transaction fenced by the controller epoch and the versions read.
-     */
+    /** One transaction: the epoch check, the assignment record at its version, the states at theirs. */
+    @Override
     public void writeAssignment(ControllerEpoch epoch, String topic, TopicAssignment assignment, int expectedVersion,
                                 List<StateWrite> states) throws Exception {
         List<CuratorOp> ops = new ArrayList<>();
@@ -147,7 +131,7 @@ public final class ControllerZkClient {
      * topic's own node: if the topic was deleted since the image was read, a decision based on that image must not
      * resurrect it (an empty topic node would make the next creation of that name fail).
      */
-    public void ensurePartitionNode(TopicPartition tp) throws Exception {
+    private void ensurePartitionNode(TopicPartition tp) throws Exception {
         try {
             zk.create().forPath(ZkPaths.partition(tp.topic(), tp.partition()));
         } catch (KeeperException.NodeExistsException ignored) {
@@ -157,7 +141,7 @@ public final class ControllerZkClient {
         }
     }
 
-    /** Gives up the controllership (clean shutdown), if this broker still holds it. */
+    @Override
     public void resign(int brokerId) throws Exception {
         try {
             byte[] data = zk.getData().forPath(ZkPaths.CONTROLLER);

@@ -124,11 +124,17 @@ public final class MetadataStore {
         } catch (KeeperException.NodeExistsException e) {
             throw new TopicExistsException("Topic '" + topic + "' already exists.");
         }
+        // a mirror record left by a deleted topic of this name (written late by its last leader) must not be
+        // taken for the new topic's: it would carry the old failover state and leader epochs
+        deleteMirrorRecords(topic);
         log.info("Created topic {} with topic ID {}, {} partitions, assignment {}, configs {}", topic, topicId,
                 assignment.size(), assignment, configs);
     }
 
-    /** Deletes a topic and its configs. */
+    /**
+     * Deletes a topic, its configs and, for a mirror topic, its partitions' mirror state and progress records:
+     * a topic created later under this name (mirrored again, say) starts without them.
+     */
     public void deleteTopic(String topic) throws Exception {
         try {
             zk.delete().deletingChildrenIfNeeded().forPath(ZkPaths.topic(topic));
@@ -140,7 +146,24 @@ public final class MetadataStore {
         } catch (KeeperException.NoNodeException ignored) {
             // configs were never written or already removed
         }
+        deleteMirrorRecords(topic);
         log.info("Deleted topic {}", topic);
+    }
+
+    /**
+     * Removes {@code /mirror_states/<topic>} and {@code /mirror_progress/<topic>}. Their writers cannot bring a
+     * state record back with stale content: a conditional write to a deleted record fails (the leader re-reads
+     * and starts from the initial record).
+     */
+    private void deleteMirrorRecords(String topic) throws Exception {
+        for (String path : List.of(ZkPaths.mirrorStates(topic), ZkPaths.mirrorProgress(topic))) {
+            try {
+                zk.delete().deletingChildrenIfNeeded().forPath(path);
+                log.info("Deleted the mirror records {} of topic {}", path, topic);
+            } catch (KeeperException.NoNodeException ignored) {
+                // not a mirror topic, or never written
+            }
+        }
     }
 
     /** Adds partitions to a topic, checking the assignment was not changed concurrently. */

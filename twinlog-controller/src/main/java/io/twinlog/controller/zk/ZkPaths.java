@@ -52,12 +52,22 @@ public final class ZkPaths {
         return partition(topic, partition) + "/state";
     }
 
+    /** The mirror state records of a topic's partitions (parent of {@link #mirrorState}). */
+    public static String mirrorStates(String topic) {
+        return MIRROR_STATES + "/" + topic;
+    }
+
+    /** The progress records of a topic's partitions (parent of {@link #mirrorProgress}). */
+    public static String mirrorProgress(String topic) {
+        return MIRROR_PROGRESS + "/" + topic;
+    }
+
     public static String mirrorState(String topic, int partition) {
-        return MIRROR_STATES + "/" + topic + "/" + partition;
+        return mirrorStates(topic) + "/" + partition;
     }
 
     public static String mirrorProgress(String topic, int partition) {
-        return MIRROR_PROGRESS + "/" + topic + "/" + partition;
+        return mirrorProgress(topic) + "/" + partition;
     }
 
     public static String topicConfig(String topic) {

@@ -1,6 +1,7 @@
 package io.twinlog.server.handlers;
 
 import io.twinlog.controller.Controller;
+import io.twinlog.controller.decisions.IsrChange;
 import io.twinlog.controller.metadata.TopicImage;
 import io.twinlog.protocol.Request;
 import io.twinlog.protocol.RequestHandler;
@@ -36,7 +37,7 @@ public final class AlterPartitionHandler implements RequestHandler {
                     .setErrorCode(Errors.NOT_CONTROLLER.code())));
             return;
         }
-        List<Controller.IsrChange> changes = new ArrayList<>();
+        List<IsrChange> changes = new ArrayList<>();
         Map<TopicPartition, org.apache.kafka.common.Uuid> ids = new HashMap<>();
         AlterPartitionResponseData response = new AlterPartitionResponseData();
         for (AlterPartitionRequestData.TopicData t : data.topics()) {
@@ -56,7 +57,7 @@ public final class AlterPartitionHandler implements RequestHandler {
                 }
                 TopicPartition tp = new TopicPartition(topic.get().name(), p.partitionIndex());
                 ids.put(tp, t.topicId());
-                changes.add(new Controller.IsrChange(tp, p.leaderEpoch(), p.partitionEpoch(), isr));
+                changes.add(new IsrChange(tp, p.leaderEpoch(), p.partitionEpoch(), isr));
             }
         }
         controller.alterPartition(data.brokerId(), data.brokerEpoch(), changes).whenComplete((results, error) -> {

@@ -1,6 +1,8 @@
 package io.twinlog.tests.replication;
 
 import io.twinlog.controller.Controller;
+import io.twinlog.controller.decisions.IsrChange;
+import io.twinlog.controller.decisions.IsrChangeResult;
 import io.twinlog.controller.metadata.PartitionImage;
 import io.twinlog.testkit.TestCluster;
 import io.twinlog.testkit.Waits;
@@ -34,14 +36,14 @@ class ControllerTaskFailureTest {
                     .partition(TP).orElse(null), image -> image != null && image.state() != null);
 
             // a request the decision code cannot handle (no ISR list at all): it throws inside the controller
-            Map<TopicPartition, Controller.IsrChangeResult> failed = controller.alterPartition(0, -1,
-                    List.of(new Controller.IsrChange(TP, p.leaderEpoch(), p.state().partitionEpoch(), null)))
+            Map<TopicPartition, IsrChangeResult> failed = controller.alterPartition(0, -1,
+                    List.of(new IsrChange(TP, p.leaderEpoch(), p.state().partitionEpoch(), null)))
                     .get(10, TimeUnit.SECONDS);
             assertEquals(Errors.UNKNOWN_SERVER_ERROR, failed.get(TP).error());
 
             // the next request is served as usual
-            Map<TopicPartition, Controller.IsrChangeResult> served = controller.alterPartition(0, -1,
-                    List.of(new Controller.IsrChange(TP, p.leaderEpoch(), p.state().partitionEpoch(), List.of(0))))
+            Map<TopicPartition, IsrChangeResult> served = controller.alterPartition(0, -1,
+                    List.of(new IsrChange(TP, p.leaderEpoch(), p.state().partitionEpoch(), List.of(0))))
                     .get(10, TimeUnit.SECONDS);
             assertEquals(Errors.NONE, served.get(TP).error());
         }

@@ -1,0 +1,99 @@
+package io.twinlog.controller.decisions;
+
+import io.twinlog.controller.election.EligibleReplicas;
+import io.twinlog.controller.election.EpochBumps;
+import io.twinlog.controller.election.PartitionChanges;
+import io.twinlog.controller.metadata.MetadataImage;
+import io.twinlog.controller.metadata.MirrorImage;
+import io.twinlog.controller.metadata.PartitionImage;
+import io.twinlog.controller.metadata.PartitionState;
+import io.twinlog.controller.metadata.TopicImage;
+import org.apache.kafka.common.TopicIdPartition;
+import org.apache.kafka.common.TopicPartition;
+
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.function.Predicate;
+
+/**
+ * One reconciliation round (pure): every partition's desired leadership recomputed from the image. The controller
+ * writes {@link #stateChanges()} first, in one fenced batch; only if that succeeded does it write
+ * {@link #reassignmentSteps()}, one topic at a time (each is based on state versions the first batch did not touch).
+ *
+ * <p>Per partition, the first rule that applies wins:
+ * <ol>
+ *   <li>no state yet: initial leadership ({@link PartitionChanges#initial}) among the available brokers;</li>
+ *   <li>a mirror partition whose record asks for a higher leader epoch: the epoch is raised, leader unchanged
+ *       ({@link EpochBumps});</li>
+ *   <li>otherwise leader and ISR follow the brokers ({@link PartitionChanges#onBrokersChanged}); a broker that
+ *       restarted since the last round counts as failed for this one (see {@link ClusterView}).</li>
+ * </ol>
+ * Topics with reassignments in progress, none of whose partitions changed in the first batch, move one step
+ * ({@link ReassignmentDecisions#advance}).
+ */
+public record Reconciliation(List<StateChange> stateChanges, List<AssignmentChange> reassignmentSteps) {
+
+    public Reconciliation {
+        stateChanges = List.copyOf(stateChanges);
+        reassignmentSteps = List.copyOf(reassignmentSteps);
+    }
+
+    /**
+     * @param uncleanElectionAllowed per topic name, whether an out-of-sync replica may lead when no ISR member is
+     *                               available
+     */
+    public static Reconciliation decide(MetadataImage image, ClusterView cluster,
+                                        Predicate<String> uncleanElectionAllowed) {
+        Set<Integer> available = cluster.available();
+        String reason = cluster.restarted().isEmpty() ? "broker change"
+                : "brokers " + cluster.restarted() + " restarted";
+        List<StateChange> changes = new ArrayList<>();
+        for (TopicImage topic : image.topics().values()) {
+            boolean unclean = uncleanElectionAllowed.test(topic.name());
+            for (PartitionImage p : topic.partitions().values()) {
+                TopicPartition tp = new TopicPartition(topic.name(), p.partition());
+                // replicas in a failed log dir count as on a dead broker
+                Set<Integer> eligible = EligibleReplicas.of(available, image.brokers(),
+                        new TopicIdPartition(topic.topicId(), tp));
+                partitionChange(tp, p, image.mirrors().partitions().get(tp), eligible, cluster.shuttingDown(),
+                        unclean, eligible == available ? reason : reason(available, eligible))
+                        .ifPresent(changes::add);
+            }
+        }
+        Set<String> touched = new HashSet<>();
+        changes.forEach(c -> touched.add(c.partition().topic()));
+        List<AssignmentChange> steps = new ArrayList<>();
+        for (TopicImage topic : image.topics().values()) {
+            if (!topic.reassigning().isEmpty() && !touched.contains(topic.name())) {
+                ReassignmentDecisions.advance(topic, available).ifPresent(steps::add);
+            }
+        }
+        return new Reconciliation(changes, steps);
+    }
+
+    private static String reason(Set<Integer> available, Set<Integer> eligible) {
+        Set<Integer> offline = new HashSet<>(available);
+        offline.removeAll(eligible);
+        return "replicas on brokers " + offline + " are in a failed log dir";
+    }
+
+    private static Optional<StateChange> partitionChange(TopicPartition tp, PartitionImage p,
+                                                         MirrorImage.MirrorPartition mirror, Set<Integer> eligible,
+                                                         Set<Integer> shuttingDown, boolean unclean, String reason) {
+        if (p.state() == null) {
+            return Optional.of(StateChange.initial(tp, PartitionChanges.initial(p.replicas(), eligible)));
+        }
+        if (mirror != null) {
+            Optional<PartitionState> bumped = EpochBumps.bump(p.state(), mirror.minLeaderEpoch());
+            if (bumped.isPresent()) {
+                return Optional.of(new StateChange(tp, StateChange.Kind.MIRROR_EPOCH_BUMP, Optional.of(p.state()),
+                        bumped.get(), p.stateVersion(), "mirror state " + mirror.state()));
+            }
+        }
+        return PartitionChanges.onBrokersChanged(p.state(), p.replicas(), eligible, shuttingDown, unclean)
+                .map(next -> StateChange.leadership(tp, p.state(), next, p.stateVersion(), reason));
+    }
+}
