@@ -10,15 +10,17 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
@@ -38,6 +40,8 @@ import java.util.function.Predicate;
  */
 public final class MetadataWatcher implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(MetadataWatcher.class);
+    private static final long RESYNC_MS = 2_000;
+    private static final long DELETED = -1L;
 
     private final CuratorFramework zk;
     private final String clusterId;
@@ -46,11 +50,21 @@ public final class MetadataWatcher implements AutoCloseable {
     private final CuratorCache controllerCache;
     private final CuratorCache mirrorsCache;
     private final CuratorCache mirrorStatesCache;
-    private final ExecutorService eventThread;
+    private final ScheduledExecutorService eventThread;
     private final AtomicBoolean rebuildPending = new AtomicBoolean();
     /** Nodes changed since the last rebuild, with the cache that holds them; drained by the metadata thread. */
     private final ConcurrentHashMap<String, CuratorCache> changedNodes = new ConcurrentHashMap<>();
     private final IncrementalImageBuilder builder;
+    /**
+     * The last-modified zxid of every node the builder holds, and its cache; touched only by the metadata thread.
+     * The resync compares them with the caches: Curator's caches do not always notify a change made while this
+     * broker's session was lost (seen: the controller node of a broker cut off from ZooKeeper), and an incremental
+     * builder that missed one would keep the old value forever.
+     */
+    private final Map<String, Long> appliedZxids = new HashMap<>();
+    private final Map<String, CuratorCache> appliedCaches = new HashMap<>();
+    /** Differences the last resync saw (node → its cached mzxid, or {@link #DELETED}); metadata thread only. */
+    private Map<String, Long> suspects = Map.of();
     private final List<BiConsumer<MetadataImage, MetadataImage>> listeners = new CopyOnWriteArrayList<>();
     private volatile MetadataImage image = MetadataImage.EMPTY;
     private final Object versionLock = new Object();
@@ -88,7 +102,7 @@ public final class MetadataWatcher implements AutoCloseable {
         this.mirrorsCache = CuratorCache.build(zk, ZkPaths.MIRRORS);
         this.mirrorStatesCache = CuratorCache.build(zk, ZkPaths.MIRROR_STATES);
         this.builder = new IncrementalImageBuilder(clusterId);
-        this.eventThread = Executors.newSingleThreadExecutor(r -> {
+        this.eventThread = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "twinlog-metadata-" + brokerId);
             t.setDaemon(true);
             return t;
@@ -135,6 +149,7 @@ public final class MetadataWatcher implements AutoCloseable {
         }
         scheduleRebuild();
         awaitImageVersion(1, 30_000);
+        eventThread.scheduleWithFixedDelay(this::resyncSafely, RESYNC_MS, RESYNC_MS, TimeUnit.MILLISECONDS);
     }
 
     public MetadataImage image() {
@@ -289,11 +304,68 @@ public final class MetadataWatcher implements AutoCloseable {
         for (String path : changedNodes.keySet()) {
             CuratorCache cache = changedNodes.remove(path);
             if (cache != null) {
-                builder.onNode(path, cache.get(path));
+                Optional<ChildData> node = cache.get(path);
+                builder.onNode(path, node);
+                if (node.isPresent() && node.get().getStat() != null) {
+                    appliedZxids.put(path, node.get().getStat().getMzxid());
+                    appliedCaches.put(path, cache);
+                } else {
+                    appliedZxids.remove(path);
+                    appliedCaches.remove(path);
+                }
             }
         }
         nodesDecoded.set(builder.nodesDecoded());
         return builder.build(previous);
+    }
+
+    /**
+     * On the metadata thread, every {@value #RESYNC_MS} ms: queues every node whose cached version the builder has
+     * not applied (changed or created without a notification) or that the cache no longer holds (deleted without
+     * one), and rebuilds if there is any. Cheap: one comparison per node.
+     */
+    private void resyncSafely() {
+        try {
+            resync();
+        } catch (RuntimeException e) {
+            log.error("Metadata resync failed; trying again in {} ms", RESYNC_MS, e);
+        }
+    }
+
+    private void resync() {
+        Map<String, Long> mismatched = new HashMap<>();
+        Map<String, CuratorCache> owners = new HashMap<>();
+        for (CuratorCache cache : List.of(brokersCache, configsCache, controllerCache, mirrorsCache,
+                mirrorStatesCache)) {
+            cache.stream().forEach(node -> {
+                Long applied = appliedZxids.get(node.getPath());
+                if (node.getStat() != null && (applied == null || applied != node.getStat().getMzxid())) {
+                    mismatched.put(node.getPath(), node.getStat().getMzxid());
+                    owners.put(node.getPath(), cache);
+                }
+            });
+        }
+        appliedCaches.forEach((path, cache) -> {
+            if (cache.get(path).isEmpty()) {
+                mismatched.put(path, DELETED);
+                owners.put(path, cache);
+            }
+        });
+        // a difference seen twice in a row, unchanged, was not notified; one seen once may be a notification on
+        // its way (the next resync looks again)
+        int missed = 0;
+        for (Map.Entry<String, Long> e : mismatched.entrySet()) {
+            if (e.getValue().equals(suspects.get(e.getKey()))
+                    && changedNodes.putIfAbsent(e.getKey(), owners.get(e.getKey())) == null) {
+                missed++;
+            }
+        }
+        suspects = mismatched;
+        if (missed > 0) {
+            log.info("Metadata resync: {} ZooKeeper node changes were not notified by the caches (after a lost "
+                    + "session?); applying them", missed);
+            scheduleRebuild();
+        }
     }
 
     public Optional<BrokerRegistration> broker(int id) {

@@ -165,7 +165,7 @@ public final class MirrorManager implements AutoCloseable {
                 thread.execute(() -> {
                     try {
                         r.run();
-                    } catch (RuntimeException e) {
+                    } catch (Throwable e) { // an Error too: logged, and the manager goes on
                         log.error("Mirror manager task failed", e);
                     }
                 });
@@ -178,7 +178,7 @@ public final class MirrorManager implements AutoCloseable {
     private void tickSafely() {
         try {
             tick();
-        } catch (RuntimeException e) {
+        } catch (Throwable e) { // an Error too: escaping, it would cancel every later tick without a word
             log.error("Mirror manager tick failed", e);
         }
     }

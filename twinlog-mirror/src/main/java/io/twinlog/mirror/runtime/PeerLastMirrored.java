@@ -3,6 +3,7 @@ package io.twinlog.mirror.runtime;
 import io.twinlog.clients.mirror.MirrorAdmin;
 import io.twinlog.mirror.LastMirroredTruncation.LastMirrored;
 import io.twinlog.mirror.store.MirrorDefinition;
+import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -15,8 +16,9 @@ import java.util.Map;
 /**
  * Asks a mirror's source (the peer) for the last epoch and offset it mirrored from this cluster before it failed
  * over — the LastMirroredEpochs API (7008) — so a failback truncates this cluster's log only as far as needed.
- * Only a Twinlog peer answers it, and only over PLAINTEXT today ({@link MirrorAdmin} has no TLS/SASL): otherwise
- * the answer is "no record", and LOG_TRUNCATION falls back to mirroring everything again.
+ * Only a Twinlog peer answers it (an Apache Kafka source does not know the API: the answer is then "no record", and
+ * LOG_TRUNCATION falls back to mirroring everything again). The peer is reached with the mirror's own source client
+ * configs, TLS and SASL included.
  */
 final class PeerLastMirrored {
     private static final Logger log = LoggerFactory.getLogger(PeerLastMirrored.class);
@@ -34,13 +36,10 @@ final class PeerLastMirrored {
      */
     static Map<Integer, LastMirrored> lookup(MirrorDefinition mirror, String localClusterId, String topic,
                                              List<Integer> partitions) throws MirrorAdmin.UnreachableException {
-        String protocol = mirror.sourceClientConfigs().getOrDefault("security.protocol", "PLAINTEXT");
-        if (!protocol.equalsIgnoreCase("PLAINTEXT")) {
-            log.info("[Mirror {}] cannot ask the {} source for the last mirrored epochs of {} (PLAINTEXT only); "
-                    + "mirroring everything again", mirror.name(), protocol, topic);
-            return Map.of();
-        }
-        try (MirrorAdmin peer = MirrorAdmin.create(mirror.sourceBootstrap(), TIMEOUT)) {
+        Map<String, Object> configs = new HashMap<>(mirror.sourceClientConfigs());
+        configs.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, (int) TIMEOUT.toMillis());
+        configs.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, (int) TIMEOUT.toMillis());
+        try (MirrorAdmin peer = MirrorAdmin.create(configs)) {
             Map<Integer, LastMirrored> out = new HashMap<>();
             peer.lastMirroredEpochs(localClusterId, Map.of(topic, partitions)).forEach((tp, answer) -> {
                 if (answer.epoch() >= 0 && answer.offset() >= 0) {

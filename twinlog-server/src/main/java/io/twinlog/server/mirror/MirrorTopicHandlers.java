@@ -8,6 +8,7 @@ import io.twinlog.common.mirror.DesiredMirrorState;
 import io.twinlog.common.mirror.MirrorPartitionState;
 import io.twinlog.controller.metadata.MetadataImage;
 import io.twinlog.controller.metadata.MirrorImage;
+import io.twinlog.controller.metadata.TopicImage;
 import io.twinlog.controller.zk.MetadataWatcher;
 import io.twinlog.mirror.runtime.MirrorRuntime;
 import io.twinlog.mirror.runtime.MirrorTopicStarter.TopicResult;
@@ -212,9 +213,11 @@ public final class MirrorTopicHandlers implements AutoCloseable {
                 stopping.add(t);
             }
         });
+        // tested on the metadata thread at every image until it holds: from the states the image has decoded, the
+        // records themselves parsed only for a FAILED partition (a failover of 1,000 partitions makes hundreds of
+        // images)
         return metadata.whenApplied("topics " + stopping + " stopped", image ->
-                stopping.stream().allMatch(t -> partitionStates(image, t).values().stream()
-                        .allMatch(r -> r.state() == MirrorPartitionState.STOPPED))
+                stopping.stream().allMatch(t -> allStopped(image, t))
                 || stopping.stream().anyMatch(t -> failedFailover(image, t).isPresent()), STOP_WAIT_MS)
                 .handle((image, error) -> {
                     // timed out: answer with what the latest image shows
@@ -236,6 +239,13 @@ public final class MirrorTopicHandlers implements AutoCloseable {
         }
     }
 
+    private static boolean allStopped(MetadataImage image, String topic) {
+        return image.topic(topic).map(ti -> ti.partitions().keySet().stream().allMatch(p -> {
+            MirrorImage.MirrorPartition mp = image.mirrors().partitions().get(new TopicPartition(topic, p));
+            return mp != null && mp.state() == MirrorPartitionState.STOPPED;
+        })).orElse(true);
+    }
+
     private static Map<Integer, MirrorPartitionRecord> partitionStates(MetadataImage image,
                                                                       String topic) {
         Map<Integer, MirrorPartitionRecord> out = new TreeMap<>();
@@ -249,11 +259,21 @@ public final class MirrorTopicHandlers implements AutoCloseable {
 
     /** The reason of the first partition of {@code topic} whose failover went FAILED, if any. */
     private static Optional<String> failedFailover(MetadataImage image, String topic) {
-        return partitionStates(image, topic).entrySet().stream()
-                .filter(e -> e.getValue().state() == MirrorPartitionState.FAILED
-                        && e.getValue().previousState() == MirrorPartitionState.STOPPING)
-                .map(e -> "partition " + e.getKey() + ": " + e.getValue().lastError().orElse("failed"))
-                .findFirst();
+        Optional<TopicImage> t = image.topic(topic);
+        if (t.isEmpty()) {
+            return Optional.empty();
+        }
+        for (Integer p : t.get().partitions().keySet()) {
+            MirrorImage.MirrorPartition mp = image.mirrors().partitions().get(new TopicPartition(topic, p));
+            if (mp == null || mp.state() != MirrorPartitionState.FAILED) {
+                continue;
+            }
+            MirrorPartitionRecord r = MirrorPartitionRecord.fromJson(mp.json());
+            if (r.previousState() == MirrorPartitionState.STOPPING) {
+                return Optional.of("partition " + p + ": " + r.lastError().orElse("failed"));
+            }
+        }
+        return Optional.empty();
     }
 
     private static Struct topicsResponse(MirrorApi api, Map<String, TopicResult> results) {
