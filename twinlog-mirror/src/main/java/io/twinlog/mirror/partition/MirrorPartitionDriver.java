@@ -26,6 +26,14 @@ public final class MirrorPartitionDriver {
         this.machine = machine;
     }
 
+    /**
+     * Forgets this leader's last write: a write its host deferred and then found refused (the record changed
+     * meanwhile); the next pass starts from the stored record.
+     */
+    public void forgetWritten() {
+        written = null;
+    }
+
     /** The record this leader goes by: its own last write, unless the stored one is newer. */
     public VersionedRecord current(MirrorPartitionHost host, int localLeaderEpoch) {
         Optional<VersionedRecord> stored = host.stored();

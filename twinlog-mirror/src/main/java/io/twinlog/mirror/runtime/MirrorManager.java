@@ -22,6 +22,7 @@ import io.twinlog.mirror.partition.PeerLookup;
 import io.twinlog.mirror.partition.VersionedRecord;
 import io.twinlog.mirror.store.MirrorDefinition;
 import io.twinlog.mirror.store.MirrorPartitionRecord;
+import io.twinlog.mirror.store.MirrorProgress;
 import io.twinlog.mirror.store.MirrorStore;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.kafka.common.TopicPartition;
@@ -34,6 +35,7 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
@@ -87,6 +89,8 @@ public final class MirrorManager implements AutoCloseable {
     /** Partitions a new image changed, waiting for their pass. */
     private final Set<TopicPartition> pendingPasses = ConcurrentHashMap.newKeySet();
     private final AtomicBoolean passQueued = new AtomicBoolean();
+    /** Records decided in the current pass, written together at its end; manager thread only. */
+    private final List<DeferredWrite> deferred = new ArrayList<>();
     private volatile boolean closed;
 
     /** The manager's memory of one partition it leads. */
@@ -94,6 +98,8 @@ public final class MirrorManager implements AutoCloseable {
         private final MirrorPartitionDriver driver = new MirrorPartitionDriver(machine);
         /** When a backlog was first seen or last reported, while one is being copied. */
         private Long catchUpReportedMs;
+        /** A deferred write of the current pass was refused. */
+        private boolean refused;
     }
 
     /**
@@ -210,6 +216,14 @@ public final class MirrorManager implements AutoCloseable {
     }
 
     private void passOver(MetadataImage image, Map<String, Collection<Integer>> partitionsByTopic) {
+        try {
+            passOverDeferred(image, partitionsByTopic);
+        } finally {
+            flush(); // every partition's records of this pass, together
+        }
+    }
+
+    private void passOverDeferred(MetadataImage image, Map<String, Collection<Integer>> partitionsByTopic) {
         peerAnswers.clear(); // asked at most once per mirror and topic per pass, for all its partitions at once
         for (Map.Entry<String, Collection<Integer>> e : partitionsByTopic.entrySet()) {
             String topic = e.getKey();
@@ -233,6 +247,8 @@ public final class MirrorManager implements AutoCloseable {
                 }
                 try {
                     run(tp, partition.get(), def, desired, MirrorEvent.TICK, clusterIdProblem);
+                } catch (ConcurrentRecordChange ex) {
+                    log.info("[Mirror {} {}] {}; deciding again at the next pass", def.name(), tp, ex.getMessage());
                 } catch (Exception ex) {
                     log.warn("[Mirror {} {}] step failed: {}", def.name(), tp, ex.toString());
                 }
@@ -341,6 +357,7 @@ public final class MirrorManager implements AutoCloseable {
     private void run(TopicPartition tp, MirrorLocalPartition partition, MirrorDefinition def, DesiredMirrorState desired,
                      MirrorEvent event, Optional<String> sourceProblem) throws Exception {
         MirrorPartitionContext ctx = contexts.computeIfAbsent(tp, k -> new MirrorPartitionContext());
+        ctx.refused = false;
         Long sourceHw = sourceHighWatermarks.get(tp);
         BrokerHost host = new BrokerHost(tp, partition, def);
         ctx.driver.pass(host, desired, event, sourceProblem,
@@ -375,13 +392,119 @@ public final class MirrorManager implements AutoCloseable {
         }
 
         @Override
-        public PeerLookup execute(MirrorAction action, PeerLookup peer) throws IOException {
+        public PeerLookup execute(MirrorAction action, PeerLookup peer) throws Exception {
+            if (deferred.stream().anyMatch(w -> w.tp().equals(tp))) {
+                // an action follows a write of this pass: the record goes first, as the machine decided them
+                flush();
+                if (!contexts.containsKey(tp) || contexts.get(tp).refused) {
+                    throw new ConcurrentRecordChange(tp);
+                }
+            }
             return MirrorManager.this.execute(action, tp, partition, def, peer);
         }
 
         @Override
-        public int write(VersionedRecord current, MirrorDecision decision) throws Exception {
-            return MirrorManager.this.write(tp, partition, def, current, decision);
+        public int write(VersionedRecord current, MirrorDecision decision) {
+            return defer(tp, partition, def, current, decision);
+        }
+    }
+
+    /** A deferred write of this pass was refused: the partition's pass stops, the next one re-reads the record. */
+    private static final class ConcurrentRecordChange extends Exception {
+        ConcurrentRecordChange(TopicPartition tp) {
+            super("the state record of " + tp + " changed concurrently");
+        }
+    }
+
+    /** A decision's record, written with the others of the same pass at its end. */
+    private record DeferredWrite(TopicPartition tp, MirrorLocalPartition partition, MirrorDefinition def,
+                                 VersionedRecord from, MirrorDecision decision) {
+    }
+
+    /**
+     * Defers a decision's record to the end of the pass, where every partition's records go to ZooKeeper together
+     * (see {@link #flush}); returns the version the record will have once written, which the driver goes by. A
+     * progress-only decision keeps its version.
+     */
+    private int defer(TopicPartition tp, MirrorLocalPartition partition, MirrorDefinition def, VersionedRecord from,
+                      MirrorDecision d) {
+        deferred.add(new DeferredWrite(tp, partition, def, from, d));
+        if (d.progressOnly() && from.version() >= 0) {
+            return from.version();
+        }
+        return from.version() < 0 ? 0 : from.version() + 1;
+    }
+
+    /**
+     * Writes the deferred records: state records version-checked, in a few ZooKeeper transactions; then progress.
+     * A state record refused (changed meanwhile) makes its partition's driver forget what it wrote, so its next pass
+     * starts from the stored record.
+     */
+    private void flush() {
+        if (deferred.isEmpty()) {
+            return;
+        }
+        List<DeferredWrite> batch = new ArrayList<>(deferred);
+        deferred.clear();
+        List<DeferredWrite> stateWrites = new ArrayList<>();
+        Map<TopicPartition, MirrorProgress> progress = new LinkedHashMap<>();
+        for (DeferredWrite w : batch) {
+            MirrorPartitionRecord to = w.decision().write().get();
+            if (!(w.decision().progressOnly() && w.from().version() >= 0)) {
+                stateWrites.add(w);
+            }
+            if (!to.progress().equals(w.from().record().progress()) || w.from().version() < 0
+                    || w.decision().progressOnly()) {
+                progress.put(w.tp(), to.progress());
+            }
+        }
+        List<Integer> versions;
+        try {
+            versions = writer.writeAll(stateWrites.stream().map(w -> new MirrorStateWriter.StateWrite(w.tp(),
+                    w.decision().write().get(), w.from().version())).toList());
+        } catch (Exception e) {
+            log.warn("Could not write the state records of {} mirror partitions; they decide again at their next "
+                    + "pass", stateWrites.size(), e);
+            stateWrites.forEach(w -> refused(w.tp()));
+            return;
+        }
+        for (int i = 0; i < stateWrites.size(); i++) {
+            DeferredWrite w = stateWrites.get(i);
+            if (versions.get(i) < 0) {
+                log.info("[Mirror {} {}] state record changed concurrently; re-reading", w.def().name(), w.tp());
+                refused(w.tp());
+                progress.remove(w.tp());
+            } else {
+                logTransition(w);
+            }
+        }
+        try {
+            store.writeProgressAll(progress);
+        } catch (Exception e) {
+            log.warn("Could not record the progress of {} mirror partitions", progress.size(), e);
+        }
+    }
+
+    private void refused(TopicPartition tp) {
+        MirrorPartitionContext ctx = contexts.get(tp);
+        if (ctx != null) {
+            ctx.driver.forgetWritten();
+            ctx.refused = true;
+        }
+    }
+
+    private void logTransition(DeferredWrite w) {
+        if (w.decision().progressOnly()) {
+            return;
+        }
+        MirrorPartitionState fromState = w.from().record().state();
+        MirrorPartitionRecord to = w.decision().write().get();
+        if (fromState != to.state()) {
+            log.info("[Mirror {} {}] {} -> {}: {} (leader epoch {}, log end offset {})", w.def().name(), w.tp(),
+                    fromState, to.state(), w.decision().reason(), w.partition().leaderEpoch(),
+                    w.partition().logEndOffset());
+        } else {
+            log.info("[Mirror {} {}] {}: {}", w.def().name(), w.tp(), to.state(), w.decision().reason());
         }
     }
 
@@ -419,40 +542,6 @@ public final class MirrorManager implements AutoCloseable {
             throw new IllegalArgumentException("Unknown mirror action " + action);
         }
         return peer;
-    }
-
-    /**
-     * Writes a decision's record (version-checked) and logs it; the new version, or -1 if it changed meanwhile.
-     * Progress goes to its own unwatched node: a progress-only decision leaves the watched record alone (every
-     * broker's image would be rebuilt for it), and a state change refreshes the progress node too, so describe
-     * reads one place that is always the latest.
-     */
-    private int write(TopicPartition tp, MirrorLocalPartition partition, MirrorDefinition def, VersionedRecord from,
-                      MirrorDecision d) throws Exception {
-        MirrorPartitionRecord to = d.write().get();
-        if (d.progressOnly() && from.version() >= 0) {
-            store.writeProgress(tp, to.progress());
-            return from.version();
-        }
-        int version = writer.write(tp, to, from.version());
-        if (version < 0) {
-            log.info("[Mirror {} {}] state record changed concurrently; re-reading", def.name(), tp);
-            return version;
-        }
-        if (!to.progress().equals(from.record().progress()) || from.version() < 0) {
-            store.writeProgress(tp, to.progress());
-        }
-        MirrorPartitionState fromState = from.record().state();
-        if (d.progressOnly()) {
-            return version;
-        }
-        if (fromState != to.state()) {
-            log.info("[Mirror {} {}] {} -> {}: {} (leader epoch {}, log end offset {})", def.name(), tp, fromState,
-                    to.state(), d.reason(), partition.leaderEpoch(), partition.logEndOffset());
-        } else {
-            log.info("[Mirror {} {}] {}: {}", def.name(), tp, to.state(), d.reason());
-        }
-        return version;
     }
 
     private final Map<String, Map<String, String>> fetcherConfigs = new HashMap<>();
@@ -511,6 +600,8 @@ public final class MirrorManager implements AutoCloseable {
                 run(tp, p.get(), def, mt.desired(), event, Optional.empty());
             } catch (Exception e) {
                 log.warn("[Mirror {} {}] could not record a fetcher event: {}", def.name(), tp, e.toString());
+            } finally {
+                flush();
             }
         }
     }

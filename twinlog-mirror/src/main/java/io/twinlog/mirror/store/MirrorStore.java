@@ -4,6 +4,7 @@ import io.twinlog.common.mirror.DesiredMirrorState;
 import io.twinlog.controller.zk.Json;
 import io.twinlog.controller.zk.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.api.transaction.CuratorOp;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.data.Stat;
@@ -212,6 +213,29 @@ public final class MirrorStore {
      */
     public void writeProgress(TopicPartition tp, MirrorProgress progress) throws Exception {
         put(ZkPaths.mirrorProgress(tp.topic(), tp.partition()), Json.encode(progress.toJson()));
+    }
+
+    /**
+     * Records the progress of many mirror partitions, in ZooKeeper transactions of up to 500 (one log sync each);
+     * a transaction refused because a node does not exist yet is written node by node (creating it).
+     */
+    public void writeProgressAll(Map<TopicPartition, MirrorProgress> progress) throws Exception {
+        List<Map.Entry<TopicPartition, MirrorProgress>> all = new ArrayList<>(progress.entrySet());
+        for (int from = 0; from < all.size(); from += 500) {
+            List<Map.Entry<TopicPartition, MirrorProgress>> chunk = all.subList(from, Math.min(all.size(), from + 500));
+            List<CuratorOp> ops = new ArrayList<>(chunk.size());
+            for (Map.Entry<TopicPartition, MirrorProgress> e : chunk) {
+                ops.add(zk.transactionOp().setData().forPath(ZkPaths.mirrorProgress(e.getKey().topic(),
+                        e.getKey().partition()), Json.encode(e.getValue().toJson())));
+            }
+            try {
+                zk.transaction().forOperations(ops);
+            } catch (KeeperException.NoNodeException e) {
+                for (Map.Entry<TopicPartition, MirrorProgress> one : chunk) {
+                    writeProgress(one.getKey(), one.getValue());
+                }
+            }
+        }
     }
 
     /** A mirror partition's last recorded progress, if its leader has recorded any. */
