@@ -169,15 +169,43 @@ public final class MirrorStore {
     }
 
     /** Sets a mirror topic's desired state (creating its entry on first start). */
-    public void setTopic(String name, String topic, DesiredMirrorState desiredState) throws Exception {
-        String path = topicsPath(name) + "/" + topic;
+    /**
+     * Sets the desired state of many mirror topics of one mirror, in ZooKeeper transactions of up to 500 (a failover
+     * of every topic is one write, not one per topic); a transaction refused because a topic's node is missing is
+     * written topic by topic.
+     */
+    public void setTopics(String name, List<String> topics, DesiredMirrorState desiredState) throws Exception {
+        for (int from = 0; from < topics.size(); from += 500) {
+            List<String> chunk = topics.subList(from, Math.min(topics.size(), from + 500));
+            List<CuratorOp> ops = new ArrayList<>(chunk.size());
+            for (String topic : chunk) {
+                ops.add(zk.transactionOp().setData().forPath(topicsPath(name) + "/" + topic,
+                        desiredStateJson(desiredState)));
+            }
+            try {
+                zk.transaction().forOperations(ops);
+                log.info("Cluster mirror {}: topics {} desired state is now {}", name, chunk, desiredState);
+            } catch (KeeperException.NoNodeException e) {
+                for (String topic : chunk) {
+                    setTopic(name, topic, desiredState);
+                }
+            }
+        }
+    }
+
+    private static byte[] desiredStateJson(DesiredMirrorState desiredState) {
         Map<String, Object> json = new java.util.LinkedHashMap<>();
         json.put("version", 1);
         json.put("desiredState", desiredState.name());
+        return Json.encode(json);
+    }
+
+    public void setTopic(String name, String topic, DesiredMirrorState desiredState) throws Exception {
+        String path = topicsPath(name) + "/" + topic;
         try {
-            zk.setData().forPath(path, Json.encode(json));
+            zk.setData().forPath(path, desiredStateJson(desiredState));
         } catch (KeeperException.NoNodeException e) {
-            zk.create().creatingParentsIfNeeded().forPath(path, Json.encode(json));
+            zk.create().creatingParentsIfNeeded().forPath(path, desiredStateJson(desiredState));
         }
         log.info("Cluster mirror {}: topic {} desired state is now {}", name, topic, desiredState);
     }

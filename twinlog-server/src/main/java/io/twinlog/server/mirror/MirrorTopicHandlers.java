@@ -179,6 +179,7 @@ public final class MirrorTopicHandlers implements AutoCloseable {
             }
         }
         Map<String, TopicResult> results = new LinkedHashMap<>();
+        List<String> changing = new ArrayList<>();
         for (String topic : wanted) {
             DesiredMirrorState current = mirrorTopics.get(topic);
             if (current == null) {
@@ -192,10 +193,11 @@ public final class MirrorTopicHandlers implements AutoCloseable {
                 results.put(topic, new TopicResult(MirrorErrors.MIRROR_TOPIC_BEING_STOPPED.code, "Topic '" + topic
                         + "' is stopped (failed over)"));
             } else {
-                store.setTopic(name, topic, desired);
+                changing.add(topic);
                 results.put(topic, TopicResult.OK);
             }
         }
+        store.setTopics(name, changing, desired); // one ZooKeeper write for all of them
         if (desired == DesiredMirrorState.STOPPED) {
             return new Outcome(null, results);
         }
