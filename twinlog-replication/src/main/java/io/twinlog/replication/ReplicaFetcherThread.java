@@ -1,12 +1,11 @@
 package io.twinlog.replication;
 
 import io.twinlog.protocol.client.InterBrokerClient;
+import io.twinlog.protocol.client.SinglePartitionOffsets;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.message.FetchResponseData;
-import org.apache.kafka.common.message.ListOffsetsRequestData;
-import org.apache.kafka.common.message.ListOffsetsResponseData;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.record.internal.MemoryRecords;
@@ -262,19 +261,10 @@ final class ReplicaFetcherThread implements Runnable {
     }
 
     private long listOffset(Node leader, TopicPartition tp, FetchState s, long timestamp) throws IOException {
-        ListOffsetsRequestData.ListOffsetsTopic topic = new ListOffsetsRequestData.ListOffsetsTopic().setName(tp.topic());
-        topic.partitions().add(new ListOffsetsRequestData.ListOffsetsPartition().setPartitionIndex(tp.partition())
-                .setTimestamp(timestamp).setCurrentLeaderEpoch(s.leaderEpoch));
         ListOffsetsResponse r = client.send(leader, ListOffsetsRequest.Builder
-                .forReplica(ApiKeys.LIST_OFFSETS.latestVersion(), localBrokerId).setTargetTimes(List.of(topic)));
-        for (ListOffsetsResponseData.ListOffsetsTopicResponse t : r.data().topics()) {
-            for (ListOffsetsResponseData.ListOffsetsPartitionResponse p : t.partitions()) {
-                if (p.errorCode() == Errors.NONE.code()) {
-                    return p.offset();
-                }
-            }
-        }
-        return -1L;
+                .forReplica(ApiKeys.LIST_OFFSETS.latestVersion(), localBrokerId)
+                .setTargetTimes(SinglePartitionOffsets.target(tp, timestamp, s.leaderEpoch)));
+        return SinglePartitionOffsets.offset(r);
     }
 
     private void pause(long ms) {

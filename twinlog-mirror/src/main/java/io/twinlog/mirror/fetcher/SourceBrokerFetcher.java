@@ -2,14 +2,13 @@ package io.twinlog.mirror.fetcher;
 
 import io.twinlog.mirror.MirrorPartitionSink;
 import io.twinlog.protocol.client.InterBrokerClient;
+import io.twinlog.protocol.client.SinglePartitionOffsets;
 import org.apache.kafka.clients.FetchSessionHandler;
 import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.message.FetchResponseData;
-import org.apache.kafka.common.message.ListOffsetsRequestData;
-import org.apache.kafka.common.message.ListOffsetsResponseData;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.record.internal.MemoryRecords;
@@ -268,19 +267,10 @@ final class SourceBrokerFetcher implements Runnable {
     }
 
     private long listOffset(TopicPartition tp, long timestamp) throws IOException {
-        ListOffsetsRequestData.ListOffsetsTopic topic = new ListOffsetsRequestData.ListOffsetsTopic().setName(tp.topic());
-        topic.partitions().add(new ListOffsetsRequestData.ListOffsetsPartition().setPartitionIndex(tp.partition())
-                .setTimestamp(timestamp));
         ListOffsetsResponse r = client.send(node, ListOffsetsRequest.Builder
-                .forConsumer(false, IsolationLevel.READ_UNCOMMITTED).setTargetTimes(List.of(topic)));
-        for (ListOffsetsResponseData.ListOffsetsTopicResponse t : r.data().topics()) {
-            for (ListOffsetsResponseData.ListOffsetsPartitionResponse p : t.partitions()) {
-                if (p.errorCode() == Errors.NONE.code()) {
-                    return p.offset();
-                }
-            }
-        }
-        return -1L;
+                .forConsumer(false, IsolationLevel.READ_UNCOMMITTED)
+                .setTargetTimes(SinglePartitionOffsets.target(tp, timestamp, -1)));
+        return SinglePartitionOffsets.offset(r);
     }
 
     private void pause(long ms) {
