@@ -110,8 +110,8 @@ final class LogDirFailureHandler implements AutoCloseable {
                 throw e;
             } catch (Exception e) {
                 long backoffMs = PUBLISH_BACKOFF.backoff(attempt);
-                log.warn("Broker {} could not publish its offline replicas (attempt {}): {}; retrying in {} ms",
-                        brokerId, attempt + 1, e.toString(), backoffMs);
+                log.warn("Broker {} could not publish its offline replicas (attempt {}); retrying in {} ms",
+                        brokerId, attempt + 1, backoffMs, e);
                 Thread.sleep(backoffMs); // bounded backoff between ZooKeeper attempts; close() interrupts it
             }
         }

@@ -214,7 +214,7 @@ public final class MirrorFetcher implements Runnable {
             return true;
         } catch (RuntimeException e) {
             String reason = "Cannot connect to the source with the mirror's client configs: " + e.getMessage();
-            log.error("[Mirror {}] {}", mirrorName, reason);
+            log.error("[Mirror {}] {}", mirrorName, reason, e);
             for (TopicPartition tp : new ArrayList<>(partitions.keySet())) {
                 listener.onFailure(tp, reason, true); // retried: an --alter of the configs makes a new fetcher
                 removePartition(tp);

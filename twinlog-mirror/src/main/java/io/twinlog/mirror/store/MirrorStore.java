@@ -12,6 +12,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -194,7 +195,7 @@ public final class MirrorStore {
     }
 
     private static byte[] desiredStateJson(DesiredMirrorState desiredState) {
-        Map<String, Object> json = new java.util.LinkedHashMap<>();
+        Map<String, Object> json = new LinkedHashMap<>();
         json.put("version", 1);
         json.put("desiredState", desiredState.name());
         return Json.encode(json);
