@@ -467,11 +467,17 @@ public final class Partition {
         leaderIsrLock.writeLock().lock();
         try {
             long before = log_.logEndOffset();
+            Optional<Integer> epochBefore = log_.latestEpoch();
+            // at or past the log end the log keeps its records but still drops epoch entries that start at its end
+            // (Kafka's UnifiedLog.truncateTo): an epoch this replica began as leader without writing in it
+            log_.truncateTo(offset);
             if (offset < before) {
-                log_.truncateTo(offset);
                 forgetFollowerPositionsAfterTruncation();
                 log.info("{}Truncated log from end offset {} to {} ({}); high watermark now {}", logPrefix, before,
                         log_.logEndOffset(), reason, log_.highWatermark());
+            } else if (!epochBefore.equals(log_.latestEpoch())) {
+                log.info("{}Dropped leader epoch {} started at the log end {} without records ({}); latest epoch now "
+                        + "{}", logPrefix, epochBefore.orElse(-1), before, reason, log_.latestEpoch().orElse(-1));
             }
         } finally {
             leaderIsrLock.writeLock().unlock();

@@ -199,6 +199,15 @@ final class ReplicaFetcherThread implements Runnable {
                                 d.epoch() < 0 ? Optional.empty() : partition.log().endOffsetForEpoch(d.epoch()),
                                 partition.log().logStartOffset(), partition.log().logEndOffset());
                         if (to >= partition.log().logEndOffset()) {
+                            // nothing to cut, but an epoch this replica started at its log end as a leader that
+                            // wrote nothing (a rolling restart) is unknown to this leader: dropping it lets the next
+                            // fetch name the last epoch both have
+                            Optional<Integer> latest = partition.log().latestEpoch();
+                            partition.truncateTo(to, "leader " + leaderId + " reports epoch " + d.epoch()
+                                    + " ends at " + d.endOffset());
+                            if (!latest.equals(partition.log().latestEpoch())) {
+                                return;
+                            }
                             // the answer does not move this replica back: fetching again at once would get the
                             // same answer in a tight loop; wait, and say why this replica is not converging
                             log.warn("Replica of {} cannot converge with leader {}: the leader reports epoch {} ends "
