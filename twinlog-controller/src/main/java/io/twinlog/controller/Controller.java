@@ -19,6 +19,7 @@ import io.twinlog.controller.store.ControllerStore;
 import io.twinlog.controller.store.StaleStateException;
 import io.twinlog.controller.store.StateWrite;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.ApiError;
 import org.apache.kafka.common.utils.Time;
@@ -73,6 +74,22 @@ public final class Controller implements AutoCloseable {
     private volatile Optional<ControllerEpoch> epoch = Optional.empty();
     /** Broker epochs at the last complete reconciliation, to notice restarts (event thread only). */
     private Map<Integer, Long> knownBrokerEpochs = new HashMap<>();
+    /**
+     * Partition states this controller wrote that its image does not show yet, with the version each write made.
+     * A round decided from an image that lags its own writes would decide those partitions again from their old
+     * state and fail the whole batch on their versions (then retry after {@value #RETRY_DELAY_MS} ms): a failover
+     * of a thousand mirror partitions lost about a second to that. They wait for the image instead.
+     */
+    private final Map<TopicPartition, UnseenWrite> unseenWrites = new HashMap<>();
+
+    /** A state this controller wrote, of the topic with this ID (a topic deleted and created again is another). */
+    private record UnseenWrite(Uuid topicId, int version) {
+        boolean shownOrGone(MetadataImage image, TopicPartition tp) {
+            return image.topic(tp.topic()).filter(t -> t.topicId().equals(topicId))
+                    .flatMap(t -> Optional.ofNullable(t.partitions().get(tp.partition())))
+                    .map(p -> p.stateVersion() >= version).orElse(true);
+        }
+    }
     private boolean reconcileScheduled;
     private volatile boolean started;
     private volatile boolean closed;
@@ -158,7 +175,9 @@ public final class Controller implements AutoCloseable {
             return;
         }
         ClusterView cluster = ClusterView.of(current.brokers(), knownBrokerEpochs);
-        Reconciliation decision = Reconciliation.decide(current, cluster, uncleanElectionEnabled);
+        unseenWrites.entrySet().removeIf(w -> w.getValue().shownOrGone(current, w.getKey()));
+        Reconciliation decision = Reconciliation.decide(current, cluster, uncleanElectionEnabled,
+                Set.copyOf(unseenWrites.keySet()));
         if (!write(decision.stateChanges())) {
             return;
         }
@@ -268,6 +287,12 @@ public final class Controller implements AutoCloseable {
         boolean written = writeFenced("partition states", () -> store.writeStates(epoch.orElseThrow(),
                 changes.stream().map(StateChange::write).toList()));
         if (written) {
+            MetadataImage decidedFrom = image;
+            for (StateChange c : changes) {
+                decidedFrom.topic(c.partition().topic()).ifPresent(t -> unseenWrites.put(c.partition(),
+                        new UnseenWrite(t.topicId(), c.expectedVersion() == StateWrite.CREATE ? 0
+                                : c.expectedVersion() + 1)));
+            }
             changes.forEach(this::logChange);
         }
         return written;
@@ -337,6 +362,7 @@ public final class Controller implements AutoCloseable {
         if (epoch.isPresent()) {
             log.info("{}No longer the controller (epoch {}): {}", logPrefix, epoch.get().epoch(), reason);
             epoch = Optional.empty();
+            unseenWrites.clear();
         }
     }
 

@@ -2,6 +2,7 @@ package io.twinlog.controller;
 
 import io.twinlog.controller.decisions.IsrChange;
 import io.twinlog.controller.decisions.IsrChangeResult;
+import io.twinlog.controller.metadata.MetadataImage;
 import io.twinlog.controller.metadata.PartitionState;
 import io.twinlog.controller.metadata.TopicAssignment;
 import io.twinlog.controller.store.StaleStateException;
@@ -18,6 +19,7 @@ import java.io.IOException;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.function.Predicate;
@@ -110,6 +112,26 @@ class ControllerTest {
     }
 
     @Test
+    void aRoundDecidedFromAnImageThatLagsItsOwnWritesLeavesThosePartitionsAlone() throws Exception {
+        store.onChange(image -> { }); // the controller's own writes do not show in its images for now
+        store.createTopic("orders", Map.of(0, List.of(1, 0)));
+        MetadataImage lagging = store.image();
+        controller.onImage(lagging);
+        PartitionState initial = awaitState(ORDERS_0, s -> true);
+
+        controller.onImage(lagging); // another change arrives before the write shows: a new round on old state
+        drainEvents();
+        assertEquals(0, store.staleWrites(), "the partition it had just written was decided again from its old "
+                + "state, and the batch refused on its version");
+
+        store.onChange(controller::onImage);
+        store.registerBroker(2, 102); // the next image, now with the write
+        drainEvents();
+        assertEquals(Optional.of(initial), store.state(ORDERS_0));
+        assertEquals(0, store.staleWrites());
+    }
+
+    @Test
     void aWriteThatFailedOnTheStoreIsRetriedLater() {
         store.failNextWrite(new IOException("ZooKeeper unreachable"));
         store.createTopic("orders", Map.of(0, List.of(1, 0)));
@@ -155,6 +177,16 @@ class ControllerTest {
         assertEquals(Errors.INVALID_UPDATE_VERSION, r.get(ORDERS_0).error());
         assertFalse(controller.isActive(), "fenced by the controller epoch: no longer the controller");
         assertEquals(Optional.of(s), store.state(ORDERS_0), "nothing written by the deposed controller");
+    }
+
+    /**
+     * Returns once every event queued before the call has run, and any round those queued: a request answers only
+     * after the events ahead of it, and the second one after the rounds the first saw queued.
+     */
+    private void drainEvents() throws Exception {
+        for (int i = 0; i < 2; i++) {
+            controller.electLeaders(false, Set.of()).get(WAIT_MS, TimeUnit.MILLISECONDS);
+        }
     }
 
     private PartitionState awaitState(TopicPartition tp, Predicate<PartitionState> condition) {

@@ -46,6 +46,7 @@ final class InMemoryControllerStore implements ControllerStore {
     private int controllerEpoch;
     private int controllerEpochVersion = -1;
     private int writeAttempts;
+    private int staleWrites;
     private Consumer<MetadataImage> listener = image -> { };
 
     synchronized void onChange(Consumer<MetadataImage> listener) {
@@ -89,6 +90,11 @@ final class InMemoryControllerStore implements ControllerStore {
 
     synchronized int writeAttempts() {
         return writeAttempts;
+    }
+
+    /** Writes refused because a version they expected was no longer current. */
+    synchronized int staleWrites() {
+        return staleWrites;
     }
 
     synchronized Optional<PartitionState> state(TopicPartition tp) {
@@ -163,6 +169,7 @@ final class InMemoryControllerStore implements ControllerStore {
             Versioned<PartitionState> current = states.get(tp);
             int version = current == null ? StateWrite.CREATE : current.version();
             if (version != w.expectedVersion()) {
+                staleWrites++;
                 throw new StaleStateException("State of " + tp + " is at version " + version + ", not "
                         + w.expectedVersion());
             }

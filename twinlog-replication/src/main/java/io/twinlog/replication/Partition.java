@@ -85,6 +85,12 @@ public final class Partition {
     // true for a mirror partition before failover: its leader-epoch history must stay the source's, so becoming
     // leader adds no local epoch (mirroring-design.md, DLE >= SLE)
     private volatile boolean keepSourceEpochs;
+    /**
+     * The offset of the latest producer-state barrier this replica appended or applied, -1 if none is known (a
+     * clean restart forgets it: the state snapshotted at close already reflects it). Written under the leadership
+     * write lock or by the one appending thread; cleared when a truncation removes it.
+     */
+    private volatile long latestBarrier = -1;
     private final HighWatermarkListener highWatermarkListener;
 
     public Partition(TopicPartition topicPartition, Uuid topicId, int localBrokerId, UnifiedLog log) {
@@ -276,10 +282,10 @@ public final class Partition {
         try {
             checkLeader();
             long barrierOffset = log_.logEndOffset();
-            ProducerStateReset.recordBeforeAppend(log_, barrierOffset);
             log_.appendAsLeader(ProducerStateBarrier.create(nowMs), leaderEpoch, AppendOrigin.COORDINATOR,
                     RequestLocal.noCaching(), VerificationGuard.SENTINEL, TransactionVersion.TV_0.featureLevel());
             ProducerStateReset.apply(log_, barrierOffset, logPrefix);
+            latestBarrier = barrierOffset;
             maybeIncrementHighWatermark();
             return barrierOffset;
         } finally {
@@ -291,23 +297,22 @@ public final class Partition {
      * The offset of the latest producer-state barrier in this replica's log (written at a failover here or
      * replicated), or empty if the log holds none that this replica applied.
      */
-    public OptionalLong latestProducerStateBarrier() throws IOException {
-        leaderIsrLock.readLock().lock(); // not while a truncation or a barrier append is under way
-        try {
-            return ProducerStateReset.latestBarrier(log_);
-        } finally {
-            leaderIsrLock.readLock().unlock();
-        }
+    public OptionalLong latestProducerStateBarrier() {
+        long barrier = latestBarrier;
+        return barrier >= log_.logStartOffset() && barrier < log_.logEndOffset() ? OptionalLong.of(barrier)
+                : OptionalLong.empty();
     }
 
     /**
      * After a restart: applies again a producer-state barrier that Kafka's log recovery replayed across (see
      * {@link ProducerStateReset#recoverAfterLoad}). Called once, when the replica is opened.
+     *
+     * @param afterCrash whether its log was loaded without a clean shutdown
      */
-    public void recoverProducerStateBarrier() throws IOException {
+    public void recoverProducerStateBarrier(boolean afterCrash) throws IOException {
         leaderIsrLock.writeLock().lock();
         try {
-            ProducerStateReset.recoverAfterLoad(log_, logPrefix);
+            ProducerStateReset.recoverAfterLoad(log_, afterCrash, logPrefix).ifPresent(b -> latestBarrier = b);
         } finally {
             leaderIsrLock.writeLock().unlock();
         }
@@ -327,9 +332,9 @@ public final class Partition {
             position += batch.sizeInBytes();
             if (ProducerStateBarrier.isBarrier(batch)) {
                 long barrierOffset = batch.baseOffset();
-                ProducerStateReset.recordBeforeAppend(log_, barrierOffset);
                 log_.appendAsFollower(slice(buffer, start, position), Integer.MAX_VALUE);
                 ProducerStateReset.apply(log_, barrierOffset, logPrefix);
+                latestBarrier = barrierOffset;
                 start = position;
             }
         }
@@ -471,6 +476,9 @@ public final class Partition {
             // at or past the log end the log keeps its records but still drops epoch entries that start at its end
             // (Kafka's UnifiedLog.truncateTo): an epoch this replica began as leader without writing in it
             log_.truncateTo(offset);
+            if (latestBarrier >= log_.logEndOffset()) {
+                latestBarrier = -1;
+            }
             if (offset < before) {
                 forgetFollowerPositionsAfterTruncation();
                 log.info("{}Truncated log from end offset {} to {} ({}); high watermark now {}", logPrefix, before,
@@ -490,6 +498,7 @@ public final class Partition {
         try {
             long before = log_.logEndOffset();
             log_.truncateFullyAndStartAt(offset, Optional.empty());
+            latestBarrier = -1;
             forgetFollowerPositionsAfterTruncation();
             log.info("{}Emptied log (end offset was {}) and restarted it at {} ({})", logPrefix, before, offset, reason);
         } finally {

@@ -10,50 +10,32 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
-import java.util.Iterator;
 import java.util.OptionalLong;
 
 /**
- * Applies a {@link ProducerStateBarrier} to one replica's log, durably.
+ * Applies a {@link ProducerStateBarrier} to one replica's log, and again after a crash that replayed across it.
  *
  * <p>Applying: the producer state is emptied as of the offset after the barrier and an (empty) producer snapshot
- * is written there, synced, so Kafka's own reloads (truncation, restart) start from it.
+ * is written there, so Kafka's own reloads (truncation, restart) start from it. Nothing is synced: the barrier
+ * batch in the log is the durable record.
  *
- * <p>Why a marker file as well: Kafka's log recovery after a crash rebuilds producer state by replaying batches
- * from an older snapshot, knows nothing of barriers, and snapshots what it rebuilt. So before a replica appends a
- * barrier it records the barrier's offset in {@value #MARKER_FILE} in the partition directory (synced, replaced
- * atomically); when the log is opened again, {@link #recoverAfterLoad} checks whether the reloaded producer state
- * still holds anything from before that barrier and, if so, applies it again and replays only the batches after
- * it. The marker holds the latest barrier: clearing there also clears what earlier barriers cleared.
+ * <p>After a crash: Kafka's log recovery rebuilds producer state by replaying batches from an older snapshot (the
+ * barrier's own may not have reached the disk), knows nothing of barriers, and so may bring back producers from
+ * before one. {@link #recoverAfterLoad} looks for the latest barrier after the oldest batch the reloaded state still
+ * remembers and, if there is one, applies it again. After a clean shutdown Kafka reloads the snapshot it wrote at
+ * close, taken with every barrier applied, and nothing is read. (Until 2026-12 a marker file recorded each barrier,
+ * written and synced before the append: a failover of a thousand partitions paid three thousand syncs for it.)
  *
  * <p>Threading: called with the partition's leadership write lock or from the one thread that appends to the
  * replica (follower or mirror fetcher), so no append races the reset; Kafka's periodic producer-expiration task
  * may run concurrently and at worst fails one run.
  */
 final class ProducerStateReset {
-    static final String MARKER_FILE = "twinlog-producer-state-barrier";
     private static final Logger log = LoggerFactory.getLogger(ProducerStateReset.class);
+    /** How much of the log one read of the post-crash scan takes (batch headers are read, not records). */
+    private static final int SCAN_CHUNK_BYTES = 1 << 20;
 
     private ProducerStateReset() {
-    }
-
-    /** Records, durably, that a barrier is about to be appended at {@code barrierOffset}. */
-    static void recordBeforeAppend(UnifiedLog log, long barrierOffset) throws IOException {
-        Path marker = log.dir().toPath().resolve(MARKER_FILE);
-        Path temporary = log.dir().toPath().resolve(MARKER_FILE + ".tmp");
-        try (FileChannel channel = FileChannel.open(temporary, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
-                StandardOpenOption.TRUNCATE_EXISTING)) {
-            channel.write(ByteBuffer.wrap((barrierOffset + "\n").getBytes(StandardCharsets.UTF_8)));
-            channel.force(true);
-        }
-        Files.move(temporary, marker, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
     }
 
     /** Empties the producer state as of the offset after the barrier at {@code barrierOffset}. */
@@ -62,7 +44,7 @@ final class ProducerStateReset {
         int forgotten = producers.activeProducers().size();
         long from = Math.max(barrierOffset + 1, log.logStartOffset());
         producers.truncateFullyAndStartAt(from);
-        producers.takeSnapshot(true);
+        producers.takeSnapshot(false);
         if (log.logEndOffset() > from) {
             // batches after the barrier (only when applying it again after a restart): replay them under the log's
             // own lock. Kafka's loadProducerState also moves the high watermark to the log end, which would count
@@ -79,70 +61,63 @@ final class ProducerStateReset {
     }
 
     /**
-     * After the log was loaded (broker start): if it holds the barrier recorded in the marker and its producer
-     * state still knows producers from before it (Kafka's recovery replayed across it), applies it again.
+     * After the log was loaded (broker start): if Kafka's recovery replayed across a barrier, so that the producer
+     * state knows producers from before it, applies it again.
      *
-     * @return true if the barrier was applied again
+     * @param afterCrash whether the log was loaded without a clean shutdown (Kafka then replays from an older
+     *                   snapshot); after a clean one the state is the one snapshotted at close and nothing is read
+     * @return the barrier found after the oldest batch the reloaded state remembers, if any (applied again)
      */
-    static boolean recoverAfterLoad(UnifiedLog log, String logPrefix) throws IOException {
-        OptionalLong held = latestBarrier(log);
-        if (held.isEmpty()) {
-            return false;
+    static OptionalLong recoverAfterLoad(UnifiedLog log, boolean afterCrash, String logPrefix) throws IOException {
+        if (!afterCrash) {
+            return OptionalLong.empty();
         }
-        long barrierOffset = held.getAsLong();
-        boolean stale = false;
+        OptionalLong oldest = oldestRemembered(log);
+        if (oldest.isEmpty()) {
+            return OptionalLong.empty(); // no producer known: nothing a barrier could have to clear
+        }
+        OptionalLong barrier = latestBarrierFrom(log, Math.max(oldest.getAsLong(), log.logStartOffset()));
+        if (barrier.isPresent()) {
+            ProducerStateReset.log.info("{}The reloaded producer state holds producers from before the barrier at "
+                    + "offset {} (recovery replayed across it); applying it again", logPrefix, barrier.getAsLong());
+            apply(log, barrier.getAsLong(), logPrefix);
+        }
+        return barrier;
+    }
+
+    /** The first offset of the oldest batch (or open transaction) any known producer still has in its state. */
+    private static OptionalLong oldestRemembered(UnifiedLog log) {
+        long oldest = Long.MAX_VALUE;
         for (ProducerStateEntry entry : log.producerStateManager().activeProducers().values()) {
-            if (entry.firstDataOffset() < barrierOffset
-                    || (entry.currentTxnFirstOffset().isPresent() && entry.currentTxnFirstOffset().getAsLong() < barrierOffset)) {
-                stale = true;
-                break;
+            if (entry.firstDataOffset() >= 0) {
+                oldest = Math.min(oldest, entry.firstDataOffset());
+            }
+            if (entry.currentTxnFirstOffset().isPresent()) {
+                oldest = Math.min(oldest, entry.currentTxnFirstOffset().getAsLong());
             }
         }
-        if (!stale) {
-            return false;
-        }
-        ProducerStateReset.log.info("{}The reloaded producer state holds producers from before the barrier at "
-                + "offset {} (recovery replayed across it); applying it again", logPrefix, barrierOffset);
-        apply(log, barrierOffset, logPrefix);
-        return true;
+        return oldest == Long.MAX_VALUE ? OptionalLong.empty() : OptionalLong.of(oldest);
     }
 
-    /**
-     * The offset of the latest barrier this replica applied, if its log still holds it there: empty when there was
-     * none, or it was truncated away (it will be fetched again) or the marker is from an older history.
-     */
-    static OptionalLong latestBarrier(UnifiedLog log) throws IOException {
-        OptionalLong recorded = recordedBarrier(log);
-        if (recorded.isEmpty()) {
-            return recorded;
+    /** The offset of the last barrier batch at or after {@code from}, reading batch headers to the log end. */
+    static OptionalLong latestBarrierFrom(UnifiedLog log, long from) throws IOException {
+        OptionalLong found = OptionalLong.empty();
+        long offset = from;
+        long end = log.logEndOffset();
+        while (offset < end) {
+            FetchDataInfo info = log.read(offset, SCAN_CHUNK_BYTES, FetchIsolation.LOG_END, true);
+            long next = offset;
+            for (RecordBatch batch : info.records.batches()) {
+                if (batch.lastOffset() >= from && ProducerStateBarrier.isBarrier(batch)) {
+                    found = OptionalLong.of(batch.baseOffset());
+                }
+                next = batch.nextOffset();
+            }
+            if (next <= offset) {
+                break; // nothing more could be read
+            }
+            offset = next;
         }
-        long offset = recorded.getAsLong();
-        if (offset < log.logStartOffset() || offset >= log.logEndOffset() || !holdsBarrierAt(log, offset)) {
-            return OptionalLong.empty();
-        }
-        return recorded;
-    }
-
-    private static OptionalLong recordedBarrier(UnifiedLog log) throws IOException {
-        Path marker = log.dir().toPath().resolve(MARKER_FILE);
-        if (!Files.exists(marker)) {
-            return OptionalLong.empty();
-        }
-        String text = Files.readString(marker, StandardCharsets.UTF_8).trim();
-        try {
-            return OptionalLong.of(Long.parseLong(text));
-        } catch (NumberFormatException e) {
-            throw new IOException("Corrupt producer-state barrier marker " + marker + ": '" + text + "'", e);
-        }
-    }
-
-    private static boolean holdsBarrierAt(UnifiedLog log, long offset) throws IOException {
-        FetchDataInfo info = log.read(offset, 1, FetchIsolation.LOG_END, true);
-        Iterator<? extends RecordBatch> batches = info.records.batches().iterator();
-        if (!batches.hasNext()) {
-            return false;
-        }
-        RecordBatch batch = batches.next();
-        return batch.baseOffset() == offset && ProducerStateBarrier.isBarrier(batch);
+        return found;
     }
 }

@@ -36,10 +36,12 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
+import java.util.function.Predicate;
 
 /**
  * The partitions hosted on this broker and the data path through them: appends from producers (with acks=all
@@ -223,7 +225,7 @@ public final class ReplicaManager implements AutoCloseable {
                 unifiedLog.updateHighWatermark(Math.min(hw.get(), unifiedLog.logEndOffset()));
             }
             partition = new Partition(tp, topicId, localBrokerId, unifiedLog, this::onHighWatermarkUpdated);
-            partition.recoverProducerStateBarrier();
+            partition.recoverProducerStateBarrier(logStore.loadedAfterCrash(unifiedLog));
             partitions.put(tp, partition);
             log.info("Hosting {} (topic ID {}): log start {}, log end {}, high watermark {}", tp, topicId,
                     unifiedLog.logStartOffset(), unifiedLog.logEndOffset(), unifiedLog.highWatermark());
@@ -248,9 +250,9 @@ public final class ReplicaManager implements AutoCloseable {
         return Optional.of(partition);
     }
 
-    private volatile java.util.function.Predicate<TopicPartition> sourceEpochPolicy = tp -> false;
-    private final java.util.List<HighWatermarkListener> highWatermarkListeners =
-            new java.util.concurrent.CopyOnWriteArrayList<>();
+    private volatile Predicate<TopicPartition> sourceEpochPolicy = tp -> false;
+    private final List<HighWatermarkListener> highWatermarkListeners =
+            new CopyOnWriteArrayList<>();
 
     /** Adds a listener told whenever the high watermark of a partition this broker leads moves. */
     public void addHighWatermarkListener(HighWatermarkListener listener) {
@@ -264,7 +266,7 @@ public final class ReplicaManager implements AutoCloseable {
     }
 
     /** Which partitions keep their source's epoch history (mirror partitions before failover). */
-    public void setSourceEpochPolicy(java.util.function.Predicate<TopicPartition> policy) {
+    public void setSourceEpochPolicy(Predicate<TopicPartition> policy) {
         this.sourceEpochPolicy = policy;
     }
 

@@ -28,7 +28,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.Properties;
+import java.util.Set;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -109,16 +111,12 @@ class ProducerStateBarrierTest {
         assertEquals(3L, entry.firstDataOffset(), "only the batch after the barrier is known for producer 0");
         assertEquals(3L, entry.lastDataOffset());
         assertEquals(0L, partition.log().highWatermark(), "applying the barrier does not move the high watermark");
-        assertTrue(Files.exists(partition.log().dir().toPath().resolve(ProducerStateReset.MARKER_FILE)));
+        assertEquals(OptionalLong.of(2L), partition.latestProducerStateBarrier());
     }
 
     @Test
     void aRestartWhoseRecoveryReplayedAcrossTheBarrierAppliesItAgain() throws Exception {
-        UnifiedLog log = openLog(true);
-        Partition partition = partition(log, LOCAL);
-        partition.applyLeadership(LEADER, 5, 0, List.of(LEADER, LOCAL), List.of(LEADER, LOCAL), 0L);
-        partition.appendRecordsAsFollower(concat(idempotentAt(0L, 0L, 0, "source-0", "source-1"), barrierAt(2L),
-                idempotentAt(3L, 9L, 0, "local-9")), 0L);
+        UnifiedLog log = followerWithBarrierAt2();
         log.flush(true);
         log.close();
         opened.remove(log);
@@ -131,12 +129,37 @@ class ProducerStateBarrierTest {
                 "Kafka's recovery knows nothing of the barrier and replays the source's producer");
 
         Partition again = partition(reopened, LOCAL);
-        again.recoverProducerStateBarrier();
+        again.recoverProducerStateBarrier(true);
 
         assertEquals(Map.of(9L, 3L), Map.of(9L, reopened.producerStateManager().activeProducers().get(9L)
                 .firstDataOffset()), "this cluster's producer after the barrier is kept");
         assertFalse(reopened.producerStateManager().activeProducers().containsKey(0L),
                 "the source's producer before the barrier is forgotten again");
+    }
+
+    @Test
+    void aCleanRestartReloadsTheStateSnapshottedAtCloseAndReadsNothing() throws Exception {
+        UnifiedLog log = followerWithBarrierAt2();
+        log.close(); // a clean close snapshots the producer state at the log end, barrier applied
+        opened.remove(log);
+
+        UnifiedLog reopened = openLog(true);
+        Partition again = partition(reopened, LOCAL);
+        again.recoverProducerStateBarrier(false);
+
+        assertEquals(Set.of(9L), reopened.producerStateManager().activeProducers().keySet());
+        assertEquals(OptionalLong.empty(), again.latestProducerStateBarrier(),
+                "not looked for: a leader still failing over writes another barrier, which forgets nothing more");
+    }
+
+    /** A follower's log: source producer 0 at 0..1, the barrier at 2, this cluster's producer 9 at 3. */
+    private UnifiedLog followerWithBarrierAt2() throws IOException {
+        UnifiedLog log = openLog(true);
+        Partition partition = partition(log, LOCAL);
+        partition.applyLeadership(LEADER, 5, 0, List.of(LEADER, LOCAL), List.of(LEADER, LOCAL), 0L);
+        partition.appendRecordsAsFollower(concat(idempotentAt(0L, 0L, 0, "source-0", "source-1"), barrierAt(2L),
+                idempotentAt(3L, 9L, 0, "local-9")), 0L);
+        return log;
     }
 
     private Partition partition(UnifiedLog log, int brokerId) {

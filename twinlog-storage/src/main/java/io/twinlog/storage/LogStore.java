@@ -6,6 +6,7 @@ import org.apache.kafka.common.utils.Time;
 import org.apache.kafka.metadata.ConfigRepository;
 import org.apache.kafka.server.util.FileLock;
 import org.apache.kafka.server.util.KafkaScheduler;
+import org.apache.kafka.storage.internals.checkpoint.CleanShutdownFileHandler;
 import org.apache.kafka.storage.internals.checkpoint.OffsetCheckpointFile;
 import org.apache.kafka.storage.internals.log.CleanerConfig;
 import org.apache.kafka.storage.internals.log.LogCleaner;
@@ -52,6 +53,8 @@ public final class LogStore implements AutoCloseable {
     private final LogDirFailureChannel logDirFailureChannel;
     private final BrokerTopicStats brokerTopicStats = new BrokerTopicStats();
     private final LogManager logManager;
+    /** The log dirs without Kafka's clean-shutdown file at start-up. */
+    private final Set<File> loadedAfterCrash = ConcurrentHashMap.newKeySet();
     private final Map<File, OffsetCheckpointFile> highWatermarkFiles = new HashMap<>();
     private final Map<TopicPartition, Long> recoveredHighWatermarks = new ConcurrentHashMap<>();
     private final Object checkpointLock = new Object();
@@ -81,11 +84,25 @@ public final class LogStore implements AutoCloseable {
             highWatermarkFiles.put(dir, f);
             recoveredHighWatermarks.putAll(f.read());
         }
+        for (File dir : config.logDirs()) {
+            // Kafka deletes it while loading: read first whether this dir's logs were closed cleanly
+            if (!new File(dir, CleanShutdownFileHandler.CLEAN_SHUTDOWN_FILE_NAME).exists()) {
+                loadedAfterCrash.add(dir.getAbsoluteFile());
+            }
+        }
         logManager.startup(Set.of());
         log.info("Loaded {} partition logs from {} in {} ms", logManager.allLogs().size(), config.logDirs(),
                 (System.nanoTime() - start) / 1_000_000);
         scheduler.schedule("twinlog-highwatermark-checkpoint", this::checkpointHighWatermarks,
                 config.highWatermarkCheckpointIntervalMs(), config.highWatermarkCheckpointIntervalMs());
+    }
+
+    /**
+     * Whether {@code log} lives in a dir that was not shut down cleanly before this start: Kafka's recovery rebuilt
+     * its state by replaying batches, rather than reloading what was snapshotted at close.
+     */
+    public boolean loadedAfterCrash(UnifiedLog log) {
+        return loadedAfterCrash.contains(log.parentDirFile().getAbsoluteFile());
     }
 
     public Optional<UnifiedLog> log(TopicPartition tp) {

@@ -47,6 +47,15 @@ public record Reconciliation(List<StateChange> stateChanges, List<AssignmentChan
      */
     public static Reconciliation decide(MetadataImage image, ClusterView cluster,
                                         Predicate<String> uncleanElectionAllowed) {
+        return decide(image, cluster, uncleanElectionAllowed, Set.of());
+    }
+
+    /**
+     * @param inFlight partitions whose state the controller has written but the image does not show yet: left
+     *                 alone (decided again once the image has them), as is the reassignment of their topics
+     */
+    public static Reconciliation decide(MetadataImage image, ClusterView cluster,
+                                        Predicate<String> uncleanElectionAllowed, Set<TopicPartition> inFlight) {
         Set<Integer> available = cluster.available();
         String reason = cluster.restarted().isEmpty() ? "broker change"
                 : "brokers " + cluster.restarted() + " restarted";
@@ -55,6 +64,9 @@ public record Reconciliation(List<StateChange> stateChanges, List<AssignmentChan
             boolean unclean = uncleanElectionAllowed.test(topic.name());
             for (PartitionImage p : topic.partitions().values()) {
                 TopicPartition tp = new TopicPartition(topic.name(), p.partition());
+                if (inFlight.contains(tp)) {
+                    continue;
+                }
                 // replicas in a failed log dir count as on a dead broker
                 Set<Integer> eligible = EligibleReplicas.of(available, image.brokers(),
                         new TopicIdPartition(topic.topicId(), tp));
@@ -65,6 +77,7 @@ public record Reconciliation(List<StateChange> stateChanges, List<AssignmentChan
         }
         Set<String> touched = new HashSet<>();
         changes.forEach(c -> touched.add(c.partition().topic()));
+        inFlight.forEach(tp -> touched.add(tp.topic()));
         List<AssignmentChange> steps = new ArrayList<>();
         for (TopicImage topic : image.topics().values()) {
             if (!topic.reassigning().isEmpty() && !touched.contains(topic.name())) {

@@ -19,11 +19,19 @@ public sealed interface MirrorAction {
         }
     }
 
-    /** The mirror fetcher stops copying this partition (idempotent). */
-    record RemoveFetcher() implements MirrorAction {
+    /**
+     * The mirror fetcher stops copying this partition (idempotent). {@code freezesLogEnd}: the machine wants to
+     * decide again on the log end as it stays once nothing more is copied (a failover records it as the last
+     * mirrored offset in the same pass as the STOPPING state, one ZooKeeper round instead of two).
+     */
+    record RemoveFetcher(boolean freezesLogEnd) implements MirrorAction {
+        public RemoveFetcher() {
+            this(false);
+        }
+
         @Override
         public boolean changesView() {
-            return false;
+            return freezesLogEnd;
         }
     }
 

@@ -88,8 +88,12 @@ public final class MirrorPartitionMachine {
         Optional<MirrorPartitionState> wanted = failedStopping ? Optional.empty()
                 : MirrorTransitions.reconcile(in.desired(), state);
         if (wanted.isPresent()) {
-            return transition(in, rec.transitionTo(fencedOr(in, wanted.get()), in.view().leaderEpoch()),
-                    "desired state " + in.desired());
+            MirrorPartitionState next = fencedOr(in, wanted.get());
+            // a failover stops the copy first and decides again on the frozen log end (see stop)
+            MirrorAction[] actions = next == STOPPING ? new MirrorAction[] {new MirrorAction.RemoveFetcher(true)}
+                    : new MirrorAction[0];
+            return transition(in, rec.transitionTo(next, in.view().leaderEpoch()), "desired state " + in.desired(),
+                    actions);
         }
         return switch (state) {
             case LOG_TRUNCATION -> truncate(in);

@@ -86,11 +86,17 @@ public final class MirrorManager implements AutoCloseable {
     private final Map<String, PeerAnswer> peerAnswers = new HashMap<>();
     /** The mirror definitions as read at the last tick (a pass between ticks does not read ZooKeeper for them). */
     private final Map<String, MirrorDefinition> definitions = new HashMap<>();
-    /** Partitions a new image changed, waiting for their pass. */
+    /**
+     * Led partitions in STOPPING: each step left waits on the high watermark (reaching the log end before the last
+     * mirrored offset is recorded; passing the barrier before the topic is writable), so its move gives them a pass
+     * rather than the next tick.
+     */
+    private final Set<TopicPartition> awaitingHighWatermark = ConcurrentHashMap.newKeySet();
+    /** Partitions a new image (or a high watermark move) changed, waiting for their pass. */
     private final Set<TopicPartition> pendingPasses = ConcurrentHashMap.newKeySet();
     private final AtomicBoolean passQueued = new AtomicBoolean();
     /** Records decided in the current pass, written together at its end; manager thread only. */
-    private final List<DeferredWrite> deferred = new ArrayList<>();
+    private final Map<TopicPartition, DeferredWrite> deferred = new LinkedHashMap<>();
     private volatile boolean closed;
 
     /** The manager's memory of one partition it leads. */
@@ -126,6 +132,11 @@ public final class MirrorManager implements AutoCloseable {
 
     public void start() {
         metadata.addListener((previous, next) -> onImage(MetadataDelta.between(previous, next), next));
+        partitions.watchHighWatermarks(tp -> {
+            if (awaitingHighWatermark.contains(tp)) {
+                queuePasses(Set.of(tp));
+            }
+        });
         thread.scheduleWithFixedDelay(this::tickSafely, TICK_MS, TICK_MS, TimeUnit.MILLISECONDS);
     }
 
@@ -147,10 +158,13 @@ public final class MirrorManager implements AutoCloseable {
                 affected.add(tp);
             }
         }
-        if (affected.isEmpty()) {
-            return;
+        if (!affected.isEmpty()) {
+            queuePasses(affected);
         }
-        // coalesced: images arriving while a pass is queued add to it instead of queueing passes of their own
+    }
+
+    /** Partitions for a pass: coalesced, so changes arriving while a pass is queued join it. */
+    private void queuePasses(Set<TopicPartition> affected) {
         pendingPasses.addAll(affected);
         if (passQueued.compareAndSet(false, true)) {
             submit(() -> {
@@ -203,6 +217,7 @@ public final class MirrorManager implements AutoCloseable {
         passOver(image, all);
         // partitions no longer mirrored (topic deleted, mirror gone): nothing of them lingers
         contexts.keySet().removeIf(tp -> !image.mirrors().topics().containsKey(tp.topic()));
+        awaitingHighWatermark.removeIf(tp -> !contexts.containsKey(tp));
     }
 
     /** A pass over some mirror partitions (those a new image changed). */
@@ -259,6 +274,7 @@ public final class MirrorManager implements AutoCloseable {
     /** This broker no longer leads {@code tp}: its fetcher and every memory of it go. */
     private void forget(TopicPartition tp, MirrorDefinition def) {
         contexts.remove(tp);
+        awaitingHighWatermark.remove(tp);
         sourceHighWatermarks.remove(tp);
         fetcherFor(def).removePartition(tp);
     }
@@ -362,7 +378,13 @@ public final class MirrorManager implements AutoCloseable {
         BrokerHost host = new BrokerHost(tp, partition, def);
         ctx.driver.pass(host, desired, event, sourceProblem,
                 sourceHw == null ? OptionalLong.empty() : OptionalLong.of(sourceHw), time.milliseconds());
-        if (ctx.driver.current(host, partition.leaderEpoch()).record().state() == MirrorPartitionState.MIRRORING) {
+        MirrorPartitionState state = ctx.driver.current(host, partition.leaderEpoch()).record().state();
+        if (state == MirrorPartitionState.STOPPING) {
+            awaitingHighWatermark.add(tp);
+        } else {
+            awaitingHighWatermark.remove(tp);
+        }
+        if (state == MirrorPartitionState.MIRRORING) {
             maybeReportCatchUp(tp, def, partition, ctx);
         }
     }
@@ -393,8 +415,9 @@ public final class MirrorManager implements AutoCloseable {
 
         @Override
         public PeerLookup execute(MirrorAction action, PeerLookup peer) throws Exception {
-            if (deferred.stream().anyMatch(w -> w.tp().equals(tp))) {
-                // an action follows a write of this pass: the record goes first, as the machine decided them
+            if (!(action instanceof MirrorAction.RemoveFetcher) && deferred.containsKey(tp)) {
+                // an action follows a write of this pass: the record goes first, as the machine decided them (not
+                // for removing the fetcher: no longer copying is safe under any record)
                 flush();
                 if (!contexts.containsKey(tp) || contexts.get(tp).refused) {
                     throw new ConcurrentRecordChange(tp);
@@ -428,7 +451,19 @@ public final class MirrorManager implements AutoCloseable {
      */
     private int defer(TopicPartition tp, MirrorLocalPartition partition, MirrorDefinition def, VersionedRecord from,
                       MirrorDecision d) {
-        deferred.add(new DeferredWrite(tp, partition, def, from, d));
+        DeferredWrite earlier = deferred.get(tp);
+        if (earlier != null) {
+            // a second decision of the same pass (STOPPING, then its last mirrored offset): one write of the last
+            // record, from the version the first found; the driver goes by the version that write will make
+            MirrorDecision first = earlier.decision();
+            String reason = first.reason().isEmpty() ? d.reason()
+                    : d.reason().isEmpty() ? first.reason() : first.reason() + "; " + d.reason();
+            MirrorDecision merged = new MirrorDecision(d.actions(), d.write(), reason,
+                    first.progressOnly() && d.progressOnly(), d.timers());
+            deferred.put(tp, new DeferredWrite(tp, partition, def, earlier.from(), merged));
+            return from.version();
+        }
+        deferred.put(tp, new DeferredWrite(tp, partition, def, from, d));
         if (d.progressOnly() && from.version() >= 0) {
             return from.version();
         }
@@ -444,7 +479,7 @@ public final class MirrorManager implements AutoCloseable {
         if (deferred.isEmpty()) {
             return;
         }
-        List<DeferredWrite> batch = new ArrayList<>(deferred);
+        List<DeferredWrite> batch = new ArrayList<>(deferred.values());
         deferred.clear();
         List<DeferredWrite> stateWrites = new ArrayList<>();
         Map<TopicPartition, MirrorProgress> progress = new LinkedHashMap<>();

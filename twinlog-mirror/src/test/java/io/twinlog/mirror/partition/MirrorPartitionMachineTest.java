@@ -16,6 +16,7 @@ import static io.twinlog.common.mirror.MirrorPartitionState.EPOCH_FENCING;
 import static io.twinlog.common.mirror.MirrorPartitionState.FAILED;
 import static io.twinlog.common.mirror.MirrorPartitionState.LOG_TRUNCATION;
 import static io.twinlog.common.mirror.MirrorPartitionState.MIRRORING;
+import static io.twinlog.common.mirror.MirrorPartitionState.PAUSED;
 import static io.twinlog.common.mirror.MirrorPartitionState.STOPPED;
 import static io.twinlog.common.mirror.MirrorPartitionState.STOPPING;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -113,6 +114,21 @@ class MirrorPartitionMachineTest {
         assertEquals(FAILED, written(late).state());
         assertTrue(written(late).lastError().orElseThrow().contains("mirror.state.timeout.ms"));
         assertEquals(-1, late.timers().waitingSinceMs());
+    }
+
+    @Test
+    void aFailoverStopsTheCopyAndDecidesAgainOnTheFrozenLogEnd() {
+        EpochHistory history = history(0, 0, 4, 30);
+        MirrorDecision entering = machine.decide(input(record(MIRRORING, 14), view(14, 80, history),
+                DesiredMirrorState.STOPPED));
+        assertEquals(STOPPING, written(entering).state());
+        assertEquals(List.of(new MirrorAction.RemoveFetcher(true)), entering.actions());
+        assertTrue(entering.decideAgain(), "the last mirrored offset is recorded in the same pass, from a view "
+                + "taken once the fetcher can no longer append");
+
+        MirrorDecision resuming = machine.decide(input(record(PAUSED, 14), view(14, 80, history),
+                DesiredMirrorState.MIRRORING));
+        assertFalse(resuming.decideAgain(), "only a failover freezes the log end");
     }
 
     @Test

@@ -14,6 +14,7 @@ import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.function.Consumer;
 
 /** This broker's replicated partitions, as the mirror runtime acts on them. */
 public final class BrokerMirrorPartitions implements LocalPartitions {
@@ -26,6 +27,11 @@ public final class BrokerMirrorPartitions implements LocalPartitions {
     @Override
     public Optional<MirrorLocalPartition> partition(TopicPartition tp) {
         return replicaManager.partition(tp).map(ReplicaPartition::new);
+    }
+
+    @Override
+    public void watchHighWatermarks(Consumer<TopicPartition> listener) {
+        replicaManager.addHighWatermarkListener((tp, highWatermark) -> listener.accept(tp));
     }
 
     /** One replicated partition; appends wake the delayed fetches and produces waiting on it. */
