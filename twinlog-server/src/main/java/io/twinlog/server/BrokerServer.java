@@ -170,7 +170,7 @@ public final class BrokerServer implements AutoCloseable {
         controller = new Controller(config.brokerId(), new ControllerZkClient(zk), this::uncleanElectionEnabled, time);
         // first listener: the controller decides from the images the metadata thread delivers
         controller.onImage(watcher.image());
-        watcher.addListener((previous, next) -> controller.onImage(next));
+        watcher.addListener((previous, next, delta) -> controller.onImage(next));
         controllerChannel = new ControllerChannel(config.brokerId(), watcher,
                 id -> brokerNode(id, interBrokerListener), config.replicaSocketTimeoutMs(), time);
         alterPartitionManager = new AlterPartitionManager(config.brokerId(), this::brokerEpoch, watcher, controller,
@@ -192,7 +192,7 @@ public final class BrokerServer implements AutoCloseable {
         watcher.addListener(applier::onImage);
         // after the applier: the coordinator follows the leaderships the applier has just applied
         groupCoordinator = new GroupCoordinatorHost(config.brokerId(), config.originals(), replicaManager, time);
-        watcher.addListener(groupCoordinator::onImage);
+        watcher.addListener((previous, next, delta) -> groupCoordinator.onImage(previous, next));
         watcher.refresh(60_000);
 
         TopicAdmin topicAdmin = new TopicAdmin(store, watcher, topicConfigs, new SecureRandom());

@@ -38,6 +38,21 @@ public record MetadataDelta(Set<TopicPartition> changedPartitions, Set<TopicPart
     }
 
     public static MetadataDelta between(MetadataImage previous, MetadataImage next) {
+        Set<TopicPartition> mirrorPartitions = new HashSet<>();
+        Set<String> mirrorTopics = new HashSet<>();
+        if (previous.mirrors() != next.mirrors()) {
+            changedKeys(previous.mirrors().partitions(), next.mirrors().partitions(), mirrorPartitions);
+            changedKeys(previous.mirrors().topics(), next.mirrors().topics(), mirrorTopics);
+        }
+        return between(previous, next, mirrorPartitions, mirrorTopics);
+    }
+
+    /**
+     * As {@link #between(MetadataImage, MetadataImage)}, with the mirror changes given by whoever built {@code next}
+     * (it knows which records it decoded; comparing every mirror record per image is what it saves).
+     */
+    public static MetadataDelta between(MetadataImage previous, MetadataImage next,
+                                        Set<TopicPartition> changedMirrorPartitions, Set<String> changedMirrorTopics) {
         Set<TopicPartition> changed = new HashSet<>();
         Set<TopicPartition> removed = new HashSet<>();
         Set<String> deleted = new HashSet<>();
@@ -77,15 +92,7 @@ public record MetadataDelta(Set<TopicPartition> changedPartitions, Set<TopicPart
             }
         }
 
-        MirrorImage mirrorsBefore = previous.mirrors();
-        MirrorImage mirrorsAfter = next.mirrors();
-        Set<TopicPartition> mirrorPartitions = new HashSet<>();
-        Set<String> mirrorTopics = new HashSet<>();
-        if (mirrorsBefore != mirrorsAfter) {
-            changedKeys(mirrorsBefore.partitions(), mirrorsAfter.partitions(), mirrorPartitions);
-            changedKeys(mirrorsBefore.topics(), mirrorsAfter.topics(), mirrorTopics);
-        }
-        return new MetadataDelta(changed, removed, configTopics, deleted, mirrorPartitions, mirrorTopics,
+        return new MetadataDelta(changed, removed, configTopics, deleted, changedMirrorPartitions, changedMirrorTopics,
                 !previous.brokers().equals(next.brokers()), previous.controllerId() != next.controllerId());
     }
 

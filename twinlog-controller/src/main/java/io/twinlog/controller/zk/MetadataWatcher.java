@@ -1,7 +1,9 @@
 package io.twinlog.controller.zk;
 
 import io.twinlog.controller.metadata.BrokerRegistration;
+import io.twinlog.controller.metadata.MetadataDelta;
 import io.twinlog.controller.metadata.MetadataImage;
+import io.twinlog.controller.metadata.MetadataListener;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.recipes.cache.ChildData;
 import org.apache.curator.framework.recipes.cache.CuratorCache;
@@ -25,7 +27,6 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.BiConsumer;
 import java.util.function.Predicate;
 
 /**
@@ -34,8 +35,8 @@ import java.util.function.Predicate;
  * <p>Curator caches watch {@code /brokers}, {@code /config/topics}, {@code /controller}, {@code /mirrors} and
  * {@code /mirror_states}; a change records which node changed and schedules one rebuild on a single event thread
  * (changes arriving during a rebuild coalesce into the next one). A rebuild decodes only the changed nodes and
- * re-assembles only the topics they belong to ({@link IncrementalImageBuilder}); listeners find what changed with
- * {@link io.twinlog.controller.metadata.MetadataDelta}. Listeners run on
+ * re-assembles only the topics they belong to ({@link IncrementalImageBuilder}); what changed
+ * ({@link MetadataDelta}) is computed once per image and handed to every listener. Listeners run on
  * that thread, in order, with the previous and the new image, so a listener sees every image transition exactly
  * once and never concurrently.
  */
@@ -66,7 +67,7 @@ public final class MetadataWatcher implements AutoCloseable {
     private final Map<String, CuratorCache> appliedCaches = new HashMap<>();
     /** Differences the last resync saw (node → its cached mzxid, or {@link #DELETED}); metadata thread only. */
     private Map<String, Long> suspects = Map.of();
-    private final List<BiConsumer<MetadataImage, MetadataImage>> listeners = new CopyOnWriteArrayList<>();
+    private final List<MetadataListener> listeners = new CopyOnWriteArrayList<>();
     private volatile MetadataImage image = MetadataImage.EMPTY;
     private final Object versionLock = new Object();
     private long version;
@@ -157,8 +158,8 @@ public final class MetadataWatcher implements AutoCloseable {
         return image;
     }
 
-    /** Listeners are called on the metadata thread with (previous image, new image). */
-    public void addListener(BiConsumer<MetadataImage, MetadataImage> listener) {
+    /** Listeners are called on the metadata thread with the previous image, the new one and what changed. */
+    public void addListener(MetadataListener listener) {
         listeners.add(listener);
     }
 
@@ -273,9 +274,10 @@ public final class MetadataWatcher implements AutoCloseable {
         rebuilds.incrementAndGet();
         rebuildNanos.addAndGet(listenersStart - buildStart);
         image = next;
-        for (BiConsumer<MetadataImage, MetadataImage> l : listeners) {
+        MetadataDelta delta = builder.delta(previous, next);
+        for (MetadataListener l : listeners) {
             try {
-                l.accept(previous, next);
+                l.onImage(previous, next, delta);
             } catch (RuntimeException e) {
                 log.error("Metadata listener failed", e);
             }

@@ -1,6 +1,7 @@
 package io.twinlog.controller.zk;
 
 import io.twinlog.common.mirror.MirrorPartitionState;
+import io.twinlog.controller.metadata.MetadataDelta;
 import io.twinlog.controller.metadata.MetadataImage;
 import io.twinlog.controller.metadata.PartitionState;
 import io.twinlog.controller.metadata.TopicAssignment;
@@ -17,6 +18,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeMap;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotSame;
@@ -38,7 +40,7 @@ class IncrementalImageBuilderTest {
     }
 
     private void assignment(String topic, Uuid id, int partitions) {
-        Map<Integer, List<Integer>> replicas = new java.util.TreeMap<>();
+        Map<Integer, List<Integer>> replicas = new TreeMap<>();
         for (int p = 0; p < partitions; p++) {
             replicas.put(p, List.of(0, 1, 2));
         }
@@ -115,6 +117,29 @@ class IncrementalImageBuilderTest {
         assertEquals(Map.of("retention.ms", "5"), second.topicConfig("a"));
         assertEquals(2, second.controllerId());
         assertSame(first.topic("a").orElseThrow(), second.topic("a").orElseThrow());
+    }
+
+    @Test
+    void theDeltaNamesTheMirrorRecordsThatChangedAsAFullComparisonWould() {
+        MetadataImage first = twoTopics();
+        builder.onNode("/mirrors/m/topics/a", node("/mirrors/m/topics/a", Map.of("desiredState", "MIRRORING"), 0));
+        builder.onNode("/mirror_states/a/0", node("/mirror_states/a/0", Map.of("state", "MIRRORING"), 0));
+        builder.onNode("/mirror_states/a/1", node("/mirror_states/a/1", Map.of("state", "MIRRORING"), 0));
+        MetadataImage second = builder.build(first);
+        assertEquals(MetadataDelta.between(first, second), builder.delta(first, second));
+
+        // one record rewritten, one written again unchanged (a resync), one removed
+        builder.onNode("/mirror_states/a/0", node("/mirror_states/a/0", Map.of("state", "STOPPING"), 1));
+        builder.onNode("/mirror_states/a/1", node("/mirror_states/a/1", Map.of("state", "MIRRORING"), 0));
+        builder.onNode("/mirrors/m/topics/a", Optional.empty());
+        MetadataImage third = builder.build(second);
+        MetadataDelta delta = builder.delta(second, third);
+        assertEquals(Set.of(new TopicPartition("a", 0)), delta.changedMirrorPartitions());
+        assertEquals(Set.of("a"), delta.changedMirrorTopics());
+        assertEquals(MetadataDelta.between(second, third), delta);
+
+        MetadataImage same = builder.build(third);
+        assertTrue(builder.delta(third, same).isEmpty());
     }
 
     @Test

@@ -131,7 +131,7 @@ public final class MirrorManager implements AutoCloseable {
     }
 
     public void start() {
-        metadata.addListener((previous, next) -> onImage(MetadataDelta.between(previous, next), next));
+        metadata.addListener((previous, next, delta) -> onImage(delta, next));
         partitions.watchHighWatermarks(tp -> {
             if (awaitingHighWatermark.contains(tp)) {
                 queuePasses(Set.of(tp));

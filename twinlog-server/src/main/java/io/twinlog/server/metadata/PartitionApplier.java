@@ -53,8 +53,7 @@ public final class PartitionApplier {
         return partitionsApplied.get();
     }
 
-    public void onImage(MetadataImage previous, MetadataImage next) {
-        MetadataDelta delta = MetadataDelta.between(previous, next);
+    public void onImage(MetadataImage previous, MetadataImage next, MetadataDelta delta) {
         // the first image (and every one until the stray-log check has run) applies everything
         Set<TopicPartition> toApply = strayLogsChecked ? partitionsToApply(brokerId, previous, next, delta)
                 : hostedBy(brokerId, next);
