@@ -3,6 +3,7 @@ package io.twinlog.controller.metadata;
 import io.twinlog.common.mirror.DesiredMirrorState;
 import io.twinlog.common.mirror.MirrorPartitionState;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.server.immutable.ImmutableMap;
 
 import java.util.Map;
 
@@ -17,7 +18,9 @@ public record MirrorImage(Map<String, MirrorTopic> topics, Map<TopicPartition, M
 
     public MirrorImage {
         topics = Map.copyOf(topics);
-        partitions = Map.copyOf(partitions);
+        // a persistent map is already immutable and shares structure with the previous image's: not copied
+        partitions = partitions instanceof ImmutableMap<TopicPartition, MirrorPartition> persistent ? persistent
+                : Map.copyOf(partitions);
     }
 
     /** A topic fed by a mirror, and what the operator asked for it. */

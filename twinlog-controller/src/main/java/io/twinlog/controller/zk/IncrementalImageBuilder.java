@@ -12,6 +12,7 @@ import io.twinlog.controller.metadata.TopicAssignment;
 import io.twinlog.controller.metadata.TopicImage;
 import org.apache.curator.framework.recipes.cache.ChildData;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.server.immutable.ImmutableMap;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -59,7 +60,8 @@ final class IncrementalImageBuilder {
     private final Map<String, Map<String, String>> configs = new HashMap<>();
     private int controllerId = -1;
     private final Map<String, MirrorImage.MirrorTopic> mirrorTopics = new HashMap<>();
-    private final Map<TopicPartition, MirrorImage.MirrorPartition> mirrorPartitions = new HashMap<>();
+    /** Persistent (Kafka's pcollections-backed map): an image takes it as it is, without copying thousands. */
+    private ImmutableMap<TopicPartition, MirrorImage.MirrorPartition> mirrorPartitions = ImmutableMap.empty();
 
     private final Set<String> dirtyTopics = new HashSet<>();
     private boolean brokersDirty;
@@ -152,14 +154,16 @@ final class IncrementalImageBuilder {
                 MirrorImage.MirrorPartition before;
                 MirrorImage.MirrorPartition after = null;
                 if (bytes == null) {
-                    before = mirrorPartitions.remove(tp);
+                    before = mirrorPartitions.get(tp);
+                    mirrorPartitions = mirrorPartitions.removed(tp);
                 } else {
                     Map<String, Object> json = decode(bytes, path);
                     Object min = json.get("minLeaderEpoch");
                     after = new MirrorImage.MirrorPartition(decodeEnum(MirrorPartitionState.class,
                             json.get("state"), MirrorPartitionState.UNKNOWN, path),
                             min == null ? -1 : ((Number) min).intValue(), json, version);
-                    before = mirrorPartitions.put(tp, after);
+                    before = mirrorPartitions.get(tp);
+                    mirrorPartitions = mirrorPartitions.updated(tp, after);
                 }
                 if (!Objects.equals(before, after)) {
                     dirtyMirrorPartitions.add(tp);

@@ -14,6 +14,7 @@ import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -82,8 +83,18 @@ public final class PartitionApplier {
                 log.info("Applied config overrides {} to topic {}", after, topic);
             }
         }
-        // Cheap, and takes no partition lock: a hosted partition the image no longer gives this broker goes.
-        for (Partition p : new ArrayList<>(replicaManager.partitions())) {
+        // Takes no partition lock: a hosted partition the image no longer gives this broker goes. Only those the
+        // delta names can have gone (every hosted one on the first image: scanning all per image was a visible
+        // part of the metadata thread's time in a 1,000-partition failover)
+        List<Partition> candidates = new ArrayList<>();
+        if (!strayLogsChecked) {
+            candidates.addAll(replicaManager.partitions());
+        } else {
+            Set<TopicPartition> touched = new HashSet<>(delta.removedPartitions());
+            touched.addAll(delta.changedPartitions());
+            touched.forEach(tp -> replicaManager.partition(tp).ifPresent(candidates::add));
+        }
+        for (Partition p : candidates) {
             if (!hostedHere(brokerId, next, p.topicPartition())) {
                 boolean topicGone = next.topic(p.topicPartition().topic())
                         .map(t -> !t.topicId().equals(p.topicId())).orElse(true);
