@@ -81,15 +81,6 @@ public final class Controller implements AutoCloseable {
      * of a thousand mirror partitions lost about a second to that. They wait for the image instead.
      */
     private final Map<TopicPartition, UnseenWrite> unseenWrites = new HashMap<>();
-
-    /** A state this controller wrote, of the topic with this ID (a topic deleted and created again is another). */
-    private record UnseenWrite(Uuid topicId, int version) {
-        boolean shownOrGone(MetadataImage image, TopicPartition tp) {
-            return image.topic(tp.topic()).filter(t -> t.topicId().equals(topicId))
-                    .flatMap(t -> Optional.ofNullable(t.partitions().get(tp.partition())))
-                    .map(p -> p.stateVersion() >= version).orElse(true);
-        }
-    }
     private boolean reconcileScheduled;
     private volatile boolean started;
     private volatile boolean closed;
@@ -355,6 +346,15 @@ public final class Controller implements AutoCloseable {
                             from.leader(), to.leader(), to.leaderEpoch(), from.isr(), to.isr(), c.reason());
                 }
             }
+        }
+    }
+
+    /** A state this controller wrote, of the topic with this ID (a topic deleted and created again is another). */
+    private record UnseenWrite(Uuid topicId, int version) {
+        boolean shownOrGone(MetadataImage image, TopicPartition tp) {
+            return image.topic(tp.topic()).filter(t -> t.topicId().equals(topicId))
+                    .flatMap(t -> Optional.ofNullable(t.partitions().get(tp.partition())))
+                    .map(p -> p.stateVersion() >= version).orElse(true);
         }
     }
 

@@ -447,27 +447,29 @@ public final class MirrorManager implements AutoCloseable {
     /**
      * Defers a decision's record to the end of the pass, where every partition's records go to ZooKeeper together
      * (see {@link #flush}); returns the version the record will have once written, which the driver goes by. A
-     * progress-only decision keeps its version.
+     * progress-only decision keeps its version; a partition's second decision in a pass joins its first write.
      */
     private int defer(TopicPartition tp, MirrorLocalPartition partition, MirrorDefinition def, VersionedRecord from,
                       MirrorDecision d) {
         DeferredWrite earlier = deferred.get(tp);
-        if (earlier != null) {
+        DeferredWrite write;
+        if (earlier == null) {
+            write = new DeferredWrite(tp, partition, def, from, d);
+        } else {
             // a second decision of the same pass (STOPPING, then its last mirrored offset): one write of the last
-            // record, from the version the first found; the driver goes by the version that write will make
+            // record, from the version the first found
             MirrorDecision first = earlier.decision();
             String reason = first.reason().isEmpty() ? d.reason()
                     : d.reason().isEmpty() ? first.reason() : first.reason() + "; " + d.reason();
-            MirrorDecision merged = new MirrorDecision(d.actions(), d.write(), reason,
-                    first.progressOnly() && d.progressOnly(), d.timers());
-            deferred.put(tp, new DeferredWrite(tp, partition, def, earlier.from(), merged));
-            return from.version();
+            write = new DeferredWrite(tp, partition, def, earlier.from(), new MirrorDecision(d.actions(), d.write(),
+                    reason, first.progressOnly() && d.progressOnly(), d.timers()));
         }
-        deferred.put(tp, new DeferredWrite(tp, partition, def, from, d));
-        if (d.progressOnly() && from.version() >= 0) {
-            return from.version();
+        deferred.put(tp, write);
+        VersionedRecord base = write.from();
+        if (write.decision().progressOnly() && base.version() >= 0) {
+            return base.version();
         }
-        return from.version() < 0 ? 0 : from.version() + 1;
+        return base.version() < 0 ? 0 : base.version() + 1;
     }
 
     /**
