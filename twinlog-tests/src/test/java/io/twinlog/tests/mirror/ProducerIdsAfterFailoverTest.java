@@ -12,14 +12,20 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.storage.internals.checkpoint.CleanShutdownFileHandler;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -40,17 +46,8 @@ class ProducerIdsAfterFailoverTest {
     @Test
     void newIdempotentProducersAfterFailoverAreWrittenAtTheirAcknowledgedOffsetsOnEveryReplica() throws Exception {
         try (TestCluster source = TestCluster.builder().brokers(1).build().start();
-             TestCluster destination = TestCluster.builder().brokers(3)
-                     .brokerProperty("default.replication.factor", "3").build().start();
-             Admin sourceAdmin = source.admin();
-             MirrorAdmin mirrors = MirrorAdmin.create(destination.bootstrapServers(), Duration.ofSeconds(60))) {
-            sourceAdmin.createTopics(List.of(new NewTopic(TOPIC, 1, (short) 1))).all().get();
-            // two idempotent producers on the source: ids 0 and 1 of the source cluster
-            produceOneEach(source, "source", 2);
-            MirrorSteps.startMirroring(mirrors, "dr", source, TOPIC);
-            MirrorInvariants.awaitMirrored(source, destination, TP);
-
-            MirrorSteps.failOver(mirrors, "dr", TOPIC); // failover
+             TestCluster destination = threeBrokers()) {
+            mirrorTwoProducersAndFailOver(source, destination);
 
             // the destination's first producers get ids 0, 1, 2: the first two collide with the mirrored ones
             List<Acked> acked = produceOneEach(destination, "destination", 3);
@@ -64,6 +61,45 @@ class ProducerIdsAfterFailoverTest {
             List<Acked> afterRestart = new ArrayList<>(acked);
             afterRestart.addAll(produceOneEach(destination, "after-restart", 3));
             assertEveryAckedRecordOnEveryReplica(destination, afterRestart);
+        }
+    }
+
+    @Test
+    void aCrashThatLostTheBarriersSnapshotAppliesTheBarrierAgainFromTheLog() throws Exception {
+        try (TestCluster source = TestCluster.builder().brokers(1).build().start();
+             TestCluster destination = threeBrokers()) {
+            mirrorTwoProducersAndFailOver(source, destination);
+            ReplicaLogs.awaitIdentical(destination, TP, destination.runningBrokerIds()); // the barrier everywhere
+
+            // the whole cluster goes down before any producer here, as in a power cut: no clean-shutdown file, and
+            // the barrier's producer snapshot lost, so Kafka's recovery replays the log across the barrier and
+            // brings the source's producers 0 and 1 back
+            for (int id : List.of(0, 1, 2)) {
+                destination.stopBroker(id);
+            }
+            for (int id : List.of(0, 1, 2)) {
+                Path dir = destination.logDir(id).toPath();
+                Files.deleteIfExists(dir.resolve(CleanShutdownFileHandler.CLEAN_SHUTDOWN_FILE_NAME));
+                try (Stream<Path> files = Files.list(dir.resolve(TP.toString()))) {
+                    for (Path f : files.filter(f -> f.toString().endsWith(".snapshot")).toList()) {
+                        Files.delete(f);
+                    }
+                }
+            }
+            for (int id : List.of(0, 1, 2)) {
+                destination.startBroker(id);
+            }
+            Set<Long> sourceProducers = producerIds(source, source.runningBrokerIds().get(0));
+            assertEquals(2, sourceProducers.size(), "the source's two producers: " + sourceProducers);
+            for (int id : List.of(0, 1, 2)) {
+                Set<Long> known = producerIds(destination, id);
+                known.retainAll(sourceProducers);
+                assertEquals(Set.of(), known, "broker " + id + " forgot the source's producers again");
+            }
+
+            // and this cluster's first producers (ids from its own blocks, which start where the source's did)
+            List<Acked> acked = produceOneEach(destination, "after-crash", 3);
+            assertEveryAckedRecordOnEveryReplica(destination, acked);
         }
     }
 
@@ -90,6 +126,22 @@ class ProducerIdsAfterFailoverTest {
             // A's next producers get A's next ids (2, 3, ...), which B's mirrored producers used
             List<Acked> onAAcked = produceOneEach(a, "a-again", 4);
             assertEveryAckedRecordOnEveryReplica(a, onAAcked);
+        }
+    }
+
+    private static TestCluster threeBrokers() throws Exception {
+        return TestCluster.builder().brokers(3).brokerProperty("default.replication.factor", "3").build().start();
+    }
+
+    /** Two idempotent producers on the source (its ids 0 and 1), mirrored to the destination, then failed over. */
+    private static void mirrorTwoProducersAndFailOver(TestCluster source, TestCluster destination) throws Exception {
+        try (Admin sourceAdmin = source.admin();
+             MirrorAdmin mirrors = MirrorAdmin.create(destination.bootstrapServers(), Duration.ofSeconds(60))) {
+            sourceAdmin.createTopics(List.of(new NewTopic(TOPIC, 1, (short) 1))).all().get();
+            produceOneEach(source, "source", 2);
+            MirrorSteps.startMirroring(mirrors, "dr", source, TOPIC);
+            MirrorInvariants.awaitMirrored(source, destination, TP);
+            MirrorSteps.failOver(mirrors, "dr", TOPIC);
         }
     }
 
@@ -121,6 +173,12 @@ class ProducerIdsAfterFailoverTest {
         }
         assertTrue(acked.stream().map(Acked::offset).distinct().count() == acked.size(),
                 "every acknowledgement has its own offset: " + acked);
+    }
+
+    /** The producer ids a broker's replica of the partition knows. */
+    private static Set<Long> producerIds(TestCluster cluster, int broker) {
+        return new HashSet<>(cluster.broker(broker).replicaManager().partition(TP).orElseThrow().log()
+                .producerStateManager().activeProducers().keySet());
     }
 
     private static int leaderOf(TestCluster cluster) throws Exception {
