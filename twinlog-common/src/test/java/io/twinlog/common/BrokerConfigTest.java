@@ -6,6 +6,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 import java.io.File;
+import java.lang.reflect.Field;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -155,7 +156,7 @@ class BrokerConfigTest {
 
     @Test
     void everyPublicKeyConstantIsDefined() throws IllegalAccessException {
-        for (java.lang.reflect.Field f : BrokerConfig.class.getFields()) {
+        for (Field f : BrokerConfig.class.getFields()) {
             if (f.getType() == String.class) {
                 String key = (String) f.get(null);
                 assertTrue(BrokerConfig.CONFIG_DEF.names().contains(key), f.getName() + " = " + key);

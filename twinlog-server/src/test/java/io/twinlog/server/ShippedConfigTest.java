@@ -11,6 +11,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Properties;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -36,7 +37,7 @@ class ShippedConfigTest {
         assertFalse(set.isEmpty());
         BrokerConfig config = new BrokerConfig(set);
         BrokerConfigCheck.validateHostedKeys(config);
-        assertEquals(java.util.Optional.empty(), BrokerConfigCheck.undefinedKeysWarning(config),
+        assertEquals(Optional.empty(), BrokerConfigCheck.undefinedKeysWarning(config),
                 "every key of server.properties is defined by BrokerConfig or the hosted group coordinator");
     }
 
@@ -51,7 +52,7 @@ class ShippedConfigTest {
             p.put(example.getKey(), example.getValue());
             BrokerConfig config = assertDoesNotThrow(() -> new BrokerConfig(p), example.toString());
             assertDoesNotThrow(() -> BrokerConfigCheck.validateHostedKeys(config), example.toString());
-            assertEquals(java.util.Optional.empty(), BrokerConfigCheck.undefinedKeysWarning(config),
+            assertEquals(Optional.empty(), BrokerConfigCheck.undefinedKeysWarning(config),
                     example.toString());
         }
     }

@@ -265,7 +265,7 @@ public final class MirrorManager implements AutoCloseable {
                 } catch (ConcurrentRecordChange ex) {
                     log.info("[Mirror {} {}] {}; deciding again at the next pass", def.name(), tp, ex.getMessage());
                 } catch (Exception ex) {
-                    log.warn("[Mirror {} {}] step failed: {}", def.name(), tp, ex.toString());
+                    log.warn("[Mirror {} {}] step failed; deciding again at the next pass", def.name(), tp, ex);
                 }
             }
         }
@@ -296,7 +296,7 @@ public final class MirrorManager implements AutoCloseable {
                     log.info("[Mirror {}] recorded the source cluster ID {} at first contact", def.name(), seen.get());
                 }
             } catch (Exception e) {
-                log.warn("[Mirror {}] could not record the source cluster ID: {}", def.name(), e.toString());
+                log.warn("[Mirror {}] could not record the source cluster ID", def.name(), e);
             }
             return Optional.empty();
         }
@@ -308,7 +308,7 @@ public final class MirrorManager implements AutoCloseable {
                     store.update(def, def.withState(MirrorDefinition.State.FAILED, Optional.of(reason)));
                     log.error("[Mirror {}] {}", def.name(), reason);
                 } catch (Exception e) {
-                    log.warn("[Mirror {}] could not record the failure: {}", def.name(), e.toString());
+                    log.warn("[Mirror {}] could not record the failure", def.name(), e);
                 }
             }
             return Optional.of(reason);
@@ -321,7 +321,7 @@ public final class MirrorManager implements AutoCloseable {
             return store.get(name).orElse(null);
         } catch (Exception e) {
             if (!closed) { // an interrupted read while the broker shuts down is expected
-                log.warn("Could not read cluster mirror {}: {}", name, e.toString());
+                log.warn("Could not read cluster mirror {}", name, e);
             }
             return null;
         }
@@ -636,7 +636,7 @@ public final class MirrorManager implements AutoCloseable {
             try {
                 run(tp, p.get(), def, mt.desired(), event, Optional.empty());
             } catch (Exception e) {
-                log.warn("[Mirror {} {}] could not record a fetcher event: {}", def.name(), tp, e.toString());
+                log.warn("[Mirror {} {}] could not record a fetcher event", def.name(), tp, e);
             } finally {
                 flush();
             }
