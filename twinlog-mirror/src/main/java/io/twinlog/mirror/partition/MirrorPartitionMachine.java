@@ -40,7 +40,8 @@ import static io.twinlog.common.mirror.MirrorPartitionState.UNKNOWN;
  *       recorded at most every {@link MirrorSettings#progressIntervalMs()}.</li>
  *   <li>PAUSING → PAUSED once the fetcher is removed.</li>
  *   <li>STOPPING (failover): once every in-sync replica holds the log end, records it as the last mirrored offset
- *       with its epoch, and an epoch above them; once the controller raised it, open source transactions are
+ *       with its epoch, and the least leader epoch above that epoch (the current one, unless an unfinished fencing
+ *       left it lower); once the leader epoch reaches it, open source transactions are
  *       aborted and the producer-state barrier appended; once every in-sync replica holds the barrier, the
  *       partition is STOPPED (writable).</li>
  *   <li>FAILED: retried after an exponential backoff when the cause may pass; a stop is honoured at once.</li>
@@ -173,9 +174,14 @@ public final class MirrorPartitionMachine {
             }
             int lme = view.latestLogEpoch();
             long lmo = view.logEndOffset();
-            int target = Math.max(view.leaderEpoch(), lme) + 1;
+            // what this cluster writes from now on must have an epoch above the last mirrored one (the line a
+            // failback cuts at); a MIRRORING leader's epoch already is (fencing), so the controller is asked to
+            // raise it only when it is not, as KIP-1279's BumpLeaderEpochs with the LME as the minimum
+            int target = Math.max(view.leaderEpoch(), lme + 1);
+            String epoch = target == view.leaderEpoch() ? "the leader epoch " + target + " is already above it"
+                    : "raising the leader epoch to " + target;
             return transition(in, rec.withLastMirrored(lme, lmo).withMinLeaderEpoch(target), "recording last mirrored "
-                    + "epoch " + lme + " and offset " + lmo + "; raising the leader epoch to " + target, remove);
+                    + "epoch " + lme + " and offset " + lmo + "; " + epoch, remove);
         }
         OptionalLong barrier = view.producerStateBarrier();
         boolean barrierWritten = barrier.isPresent() && barrier.getAsLong() >= rec.lastMirroredOffset();

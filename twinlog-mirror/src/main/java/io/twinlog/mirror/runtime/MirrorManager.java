@@ -97,6 +97,8 @@ public final class MirrorManager implements AutoCloseable {
     private final AtomicBoolean passQueued = new AtomicBoolean();
     /** Records decided in the current pass, written together at its end; manager thread only. */
     private final Map<TopicPartition, DeferredWrite> deferred = new LinkedHashMap<>();
+    /** Failover steps decided in the current pass, run together after its records are written. */
+    private final FailoverBarriers barriers;
     private volatile boolean closed;
 
     /** The manager's memory of one partition it leads. */
@@ -123,6 +125,7 @@ public final class MirrorManager implements AutoCloseable {
         this.partitions = partitions;
         this.time = time;
         this.machine = new MirrorPartitionMachine(MirrorSettings.defaults(stateTimeoutMs), new Random());
+        this.barriers = new FailoverBarriers(brokerId, time);
         this.thread = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "twinlog-mirror-manager-" + brokerId);
             t.setDaemon(true);
@@ -231,10 +234,36 @@ public final class MirrorManager implements AutoCloseable {
     }
 
     private void passOver(MetadataImage image, Map<String, Collection<Integer>> partitionsByTopic) {
+        Set<TopicPartition> written = Set.of();
         try {
             passOverDeferred(image, partitionsByTopic);
         } finally {
-            flush(); // every partition's records of this pass, together
+            written = flush(); // every partition's records of this pass, together
+            runFailoverSteps();
+        }
+        if (written.isEmpty() || closed) {
+            return;
+        }
+        // a partition whose new record was just written decides again at once (its driver goes by its own write)
+        // rather than when the image shows the write, one ZooKeeper round trip later: a failover appends its
+        // barrier right after recording its last mirrored offset. Once only: the follow-up's writes wait for the
+        // image like any other.
+        Map<String, Collection<Integer>> followUp = new HashMap<>();
+        written.forEach(tp -> followUp.computeIfAbsent(tp.topic(), t -> new ArrayList<>()).add(tp.partition()));
+        try {
+            passOverDeferred(metadata.image(), followUp);
+        } finally {
+            flush();
+            runFailoverSteps();
+        }
+    }
+
+    /** The barriers (and aborts) this pass decided, after its records: see {@link FailoverBarriers}. */
+    private void runFailoverSteps() {
+        try {
+            barriers.runQueued();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt(); // closing
         }
     }
 
@@ -264,6 +293,8 @@ public final class MirrorManager implements AutoCloseable {
                     run(tp, partition.get(), def, desired, MirrorEvent.TICK, clusterIdProblem);
                 } catch (ConcurrentRecordChange ex) {
                     log.info("[Mirror {} {}] {}; deciding again at the next pass", def.name(), tp, ex.getMessage());
+                } catch (FailoverStepsQueued ex) {
+                    // its barrier is appended at the end of this pass; the pass after it goes on
                 } catch (Exception ex) {
                     log.warn("[Mirror {} {}] step failed; deciding again at the next pass", def.name(), tp, ex);
                 }
@@ -376,16 +407,19 @@ public final class MirrorManager implements AutoCloseable {
         ctx.refused = false;
         Long sourceHw = sourceHighWatermarks.get(tp);
         BrokerHost host = new BrokerHost(tp, partition, def);
-        ctx.driver.pass(host, desired, event, sourceProblem,
-                sourceHw == null ? OptionalLong.empty() : OptionalLong.of(sourceHw), time.milliseconds());
-        MirrorPartitionState state = ctx.driver.current(host, partition.leaderEpoch()).record().state();
-        if (state == MirrorPartitionState.STOPPING) {
-            awaitingHighWatermark.add(tp);
-        } else {
-            awaitingHighWatermark.remove(tp);
-        }
-        if (state == MirrorPartitionState.MIRRORING) {
-            maybeReportCatchUp(tp, def, partition, ctx);
+        try {
+            ctx.driver.pass(host, desired, event, sourceProblem,
+                    sourceHw == null ? OptionalLong.empty() : OptionalLong.of(sourceHw), time.milliseconds());
+        } finally { // a pass that stopped early (a queued barrier) still waits on the high watermark
+            MirrorPartitionState state = ctx.driver.current(host, partition.leaderEpoch()).record().state();
+            if (state == MirrorPartitionState.STOPPING) {
+                awaitingHighWatermark.add(tp);
+            } else {
+                awaitingHighWatermark.remove(tp);
+            }
+            if (state == MirrorPartitionState.MIRRORING) {
+                maybeReportCatchUp(tp, def, partition, ctx);
+            }
         }
     }
 
@@ -423,7 +457,11 @@ public final class MirrorManager implements AutoCloseable {
                     throw new ConcurrentRecordChange(tp);
                 }
             }
-            return MirrorManager.this.execute(action, tp, partition, def, peer);
+            PeerLookup after = MirrorManager.this.execute(action, tp, partition, def, peer);
+            if (action instanceof MirrorAction.AppendProducerStateBarrier) {
+                throw new FailoverStepsQueued(tp); // nothing to decide on before the barrier is in the log
+            }
+            return after;
         }
 
         @Override
@@ -436,6 +474,13 @@ public final class MirrorManager implements AutoCloseable {
     private static final class ConcurrentRecordChange extends Exception {
         ConcurrentRecordChange(TopicPartition tp) {
             super("the state record of " + tp + " changed concurrently");
+        }
+    }
+
+    /** The partition's barrier is queued for the end of the pass ({@link FailoverBarriers}): its pass stops here. */
+    private static final class FailoverStepsQueued extends Exception {
+        FailoverStepsQueued(TopicPartition tp) {
+            super("the failover steps of " + tp + " are queued", null, false, false);
         }
     }
 
@@ -477,9 +522,9 @@ public final class MirrorManager implements AutoCloseable {
      * A state record refused (changed meanwhile) makes its partition's driver forget what it wrote, so its next pass
      * starts from the stored record.
      */
-    private void flush() {
+    private Set<TopicPartition> flush() {
         if (deferred.isEmpty()) {
-            return;
+            return Set.of();
         }
         List<DeferredWrite> batch = new ArrayList<>(deferred.values());
         deferred.clear();
@@ -503,8 +548,9 @@ public final class MirrorManager implements AutoCloseable {
             log.warn("Could not write the state records of {} mirror partitions; they decide again at their next "
                     + "pass", stateWrites.size(), e);
             stateWrites.forEach(w -> refused(w.tp()));
-            return;
+            return Set.of();
         }
+        Set<TopicPartition> written = new HashSet<>();
         for (int i = 0; i < stateWrites.size(); i++) {
             DeferredWrite w = stateWrites.get(i);
             if (versions.get(i) < 0) {
@@ -513,6 +559,9 @@ public final class MirrorManager implements AutoCloseable {
                 progress.remove(w.tp());
             } else {
                 logTransition(w);
+                if (!w.decision().progressOnly()) {
+                    written.add(w.tp());
+                }
             }
         }
         try {
@@ -520,6 +569,7 @@ public final class MirrorManager implements AutoCloseable {
         } catch (Exception e) {
             log.warn("Could not record the progress of {} mirror partitions", progress.size(), e);
         }
+        return written;
     }
 
     private void refused(TopicPartition tp) {
@@ -567,14 +617,9 @@ public final class MirrorManager implements AutoCloseable {
             log.info("[Mirror {} {}] log emptied (was {} records long), restarting at {}: {}", def.name(), tp, end,
                     cut.offset(), cut.reason());
         } else if (action instanceof MirrorAction.AbortOpenTransactions) {
-            List<Long> aborted = partition.abortOpenTransactions(time.milliseconds());
-            if (!aborted.isEmpty()) {
-                log.info("[Mirror {} {}] aborted the open transactions of source producers {} at failover",
-                        def.name(), tp, aborted);
-            }
+            barriers.queueAbort(def.name(), tp, partition);
         } else if (action instanceof MirrorAction.AppendProducerStateBarrier) {
-            long barrier = partition.appendProducerStateBarrier(time.milliseconds());
-            log.info("[Mirror {} {}] producer-state barrier written at offset {}", def.name(), tp, barrier);
+            barriers.queueBarrier(def.name(), tp, partition);
         } else {
             throw new IllegalArgumentException("Unknown mirror action " + action);
         }
@@ -635,10 +680,13 @@ public final class MirrorManager implements AutoCloseable {
             }
             try {
                 run(tp, p.get(), def, mt.desired(), event, Optional.empty());
+            } catch (FailoverStepsQueued e) {
+                // appended just below
             } catch (Exception e) {
                 log.warn("[Mirror {} {}] could not record a fetcher event", def.name(), tp, e);
             } finally {
                 flush();
+                runFailoverSteps();
             }
         }
     }
@@ -652,6 +700,7 @@ public final class MirrorManager implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+        barriers.close();
         fetchers.values().forEach(MirrorFetcher::shutdown);
         fetchers.clear();
     }

@@ -139,30 +139,46 @@ class MirrorPartitionMachineTest {
         MirrorPartitionRecord recorded = written(record);
         assertEquals(4, recorded.lastMirroredEpoch());
         assertEquals(80, recorded.lastMirroredOffset());
-        assertEquals(15, recorded.minLeaderEpoch());
+        assertEquals(14, recorded.minLeaderEpoch(), "the leader epoch is already above the last mirrored epoch: no "
+                + "raise, no round trip to the controller");
+        assertEquals(List.of(new MirrorAction.RemoveFetcher()), record.actions(), "the barrier only after the record");
 
-        MirrorDecision notYet = machine.decide(input(recorded, view(14, 80, history), DesiredMirrorState.STOPPED));
-        assertTrue(notYet.write().isEmpty(), "the controller has not raised the epoch");
-
-        MirrorDecision barrier = machine.decide(input(recorded, view(15, 80, history), DesiredMirrorState.STOPPED));
+        MirrorDecision barrier = machine.decide(input(recorded, view(14, 80, history), DesiredMirrorState.STOPPED));
         assertEquals(List.of(new MirrorAction.RemoveFetcher(), new MirrorAction.AbortOpenTransactions(),
                 new MirrorAction.AppendProducerStateBarrier()), barrier.actions());
         assertTrue(barrier.write().isEmpty());
 
-        PartitionView barrierNotReplicated = new PartitionView(15, 81, 80, history.appended(15, 80),
+        PartitionView barrierNotReplicated = new PartitionView(14, 81, 80, history.appended(14, 80),
                 OptionalLong.of(80), List.of(0, 1), List.of(0, 1));
         assertTrue(machine.decide(input(recorded, barrierNotReplicated, DesiredMirrorState.STOPPED)).write()
                 .isEmpty(), "not writable before every in-sync replica holds the barrier");
-        PartitionView withBarrier = new PartitionView(15, 81, 81, history.appended(15, 80), OptionalLong.of(80),
+        PartitionView withBarrier = new PartitionView(14, 81, 81, history.appended(14, 80), OptionalLong.of(80),
                 List.of(0, 1), List.of(0, 1));
         MirrorDecision stopped = machine.decide(input(recorded, withBarrier, DesiredMirrorState.STOPPED));
         assertEquals(STOPPED, written(stopped).state());
     }
 
     @Test
+    void aFailoverAtALeaderEpochNotAboveTheLastMirroredOneWaitsForTheControllerToRaiseIt() {
+        // failed over from a fencing that never completed: the log holds source epoch 4, the leader epoch is 3
+        EpochHistory history = history(0, 0, 4, 30);
+        MirrorPartitionRecord recorded = written(machine.decide(input(record(STOPPING, 3), view(3, 80, history),
+                DesiredMirrorState.STOPPED)));
+        assertEquals(4, recorded.lastMirroredEpoch());
+        assertEquals(5, recorded.minLeaderEpoch());
+
+        MirrorDecision notYet = machine.decide(input(recorded, view(3, 80, history), DesiredMirrorState.STOPPED));
+        assertTrue(notYet.write().isEmpty());
+        assertFalse(notYet.actions().contains(new MirrorAction.AppendProducerStateBarrier()),
+                "no barrier in an epoch not above the last mirrored one");
+        MirrorDecision barrier = machine.decide(input(recorded, view(5, 80, history), DesiredMirrorState.STOPPED));
+        assertTrue(barrier.actions().contains(new MirrorAction.AppendProducerStateBarrier()));
+    }
+
+    @Test
     void aBarrierFromAnEarlierFailoverDoesNotCountForThisOne() {
-        MirrorPartitionRecord recorded = record(STOPPING, 14).withLastMirrored(4, 80).withMinLeaderEpoch(15);
-        PartitionView oldBarrier = new PartitionView(15, 80, 80, history(0, 0, 4, 30), OptionalLong.of(12),
+        MirrorPartitionRecord recorded = record(STOPPING, 14).withLastMirrored(4, 80).withMinLeaderEpoch(14);
+        PartitionView oldBarrier = new PartitionView(14, 80, 80, history(0, 0, 4, 30), OptionalLong.of(12),
                 List.of(0), List.of(0));
         MirrorDecision d = machine.decide(input(recorded, oldBarrier, DesiredMirrorState.STOPPED));
         assertTrue(d.actions().contains(new MirrorAction.AppendProducerStateBarrier()));

@@ -417,6 +417,8 @@ final class MirrorSimulation {
                 int epochBefore = lmo == 0 ? -1 : log.at(lmo - 1).epoch();
                 check(rec.lastMirroredEpoch() == epochBefore, c.name + ": LME " + rec.lastMirroredEpoch()
                         + " but the batch before LMO " + lmo + " has epoch " + epochBefore);
+                check(log.at(lmo).epoch() > rec.lastMirroredEpoch(), c.name + ": the barrier at LMO " + lmo
+                        + " has epoch " + log.at(lmo).epoch() + ", not above the LME " + rec.lastMirroredEpoch());
                 check(c.leaderEpoch > rec.lastMirroredEpoch(), c.name + ": STOPPED in epoch " + c.leaderEpoch
                         + ", not above the LME " + rec.lastMirroredEpoch());
             }
