@@ -27,6 +27,7 @@ import java.util.Set;
  * --mirror-topic-partitions N  partitions per topic there; must divide --mirror-partitions (default 10)
  * --mirror-replication-factor N  replication factor of the mirror-scale topics (default 3)
  * --mirror-steady-seconds N  length of the mirror-scale steady-state window (default 30)
+ * --mirror-replica-fetchers N  num.replica.fetchers of the mirror-scale brokers (default 1, Kafka's default)
  * --session-timeout-ms N   Twinlog zookeeper.session.timeout.ms and Kafka broker.session.timeout.ms of the
  *                          3-broker clusters (default 6000)
  * --rounds N               run everything N times, alternating the order of the systems; report medians (default 1)
@@ -37,7 +38,7 @@ import java.util.Set;
 record BenchOptions(int records, int replicatedRecords, int warmUpRecords, int recordSizeBytes, List<String> systems,
                     Set<Phase> phases, List<MirrorSetup> mirrorSetups, int groupCommits, int groupRepetitions,
                     int mirrorPartitions, int mirrorTopicPartitions, int mirrorReplicationFactor,
-                    int mirrorSteadySeconds, int sessionTimeoutMs, int rounds, long seed,
+                    int mirrorSteadySeconds, int mirrorReplicaFetchers, int sessionTimeoutMs, int rounds, long seed,
                     Path output) {
     static final List<String> KNOWN_SYSTEMS = List.of("twinlog", "kafka");
 
@@ -45,7 +46,7 @@ record BenchOptions(int records, int replicatedRecords, int warmUpRecords, int r
             + "[--record-size N] [--systems twinlog,kafka] [--phases single,replicated,failover,mirror,mirror-scale,groups] "
             + "[--mirror-setups twinlog,mm2-twinlog,mm2-kafka] [--group-commits N] [--group-repetitions N] "
             + "[--mirror-partitions N] [--mirror-topic-partitions N] [--mirror-replication-factor N] "
-            + "[--mirror-steady-seconds N] "
+            + "[--mirror-steady-seconds N] [--mirror-replica-fetchers N] "
             + "[--session-timeout-ms N] [--rounds N] [--seed N] "
             + "[--output FILE]";
 
@@ -63,6 +64,7 @@ record BenchOptions(int records, int replicatedRecords, int warmUpRecords, int r
         int mirrorTopicPartitions = Integer.parseInt(System.getProperty("bench.mirrorTopicPartitions", "10"));
         int mirrorReplicationFactor = Integer.parseInt(System.getProperty("bench.mirrorReplicationFactor", "3"));
         int mirrorSteadySeconds = Integer.parseInt(System.getProperty("bench.mirrorSteadySeconds", "30"));
+        int mirrorReplicaFetchers = Integer.parseInt(System.getProperty("bench.mirrorReplicaFetchers", "1"));
         int sessionTimeoutMs = Integer.parseInt(System.getProperty("bench.sessionTimeoutMs", "6000"));
         int rounds = Integer.parseInt(System.getProperty("bench.rounds", "1"));
         long seed = Long.parseLong(System.getProperty("bench.seed", "42"));
@@ -90,6 +92,7 @@ record BenchOptions(int records, int replicatedRecords, int warmUpRecords, int r
                 case "--mirror-topic-partitions" -> mirrorTopicPartitions = Integer.parseInt(value);
                 case "--mirror-replication-factor" -> mirrorReplicationFactor = Integer.parseInt(value);
                 case "--mirror-steady-seconds" -> mirrorSteadySeconds = Integer.parseInt(value);
+                case "--mirror-replica-fetchers" -> mirrorReplicaFetchers = Integer.parseInt(value);
                 case "--session-timeout-ms" -> sessionTimeoutMs = Integer.parseInt(value);
                 case "--rounds" -> rounds = Integer.parseInt(value);
                 case "--seed" -> seed = Long.parseLong(value);
@@ -108,9 +111,10 @@ record BenchOptions(int records, int replicatedRecords, int warmUpRecords, int r
             throw new UsageException("--mirror-partitions must be a positive multiple of --mirror-topic-partitions");
         }
         if (mirrorReplicationFactor < 1 || mirrorReplicationFactor > TwinlogReplicatedCluster.BROKERS
-                || mirrorSteadySeconds <= 0) {
+                || mirrorSteadySeconds <= 0 || mirrorReplicaFetchers <= 0) {
             throw new UsageException("--mirror-replication-factor must be between 1 and "
-                    + TwinlogReplicatedCluster.BROKERS + ", --mirror-steady-seconds positive");
+                    + TwinlogReplicatedCluster.BROKERS + ", --mirror-steady-seconds and --mirror-replica-fetchers "
+                    + "positive");
         }
         if (sessionTimeoutMs < 1000 || sessionTimeoutMs > 60_000) {
             throw new UsageException("--session-timeout-ms must be between 1000 and 60000");
@@ -138,7 +142,8 @@ record BenchOptions(int records, int replicatedRecords, int warmUpRecords, int r
         }
         return new BenchOptions(records, replicatedRecords, warmUpRecords, recordSize, List.copyOf(systemList),
                 Set.copyOf(phaseSet), List.copyOf(setupList), groupCommits, groupRepetitions, mirrorPartitions,
-                mirrorTopicPartitions, mirrorReplicationFactor, mirrorSteadySeconds, sessionTimeoutMs, rounds, seed, Path.of(output));
+                mirrorTopicPartitions, mirrorReplicationFactor, mirrorSteadySeconds, mirrorReplicaFetchers,
+                sessionTimeoutMs, rounds, seed, Path.of(output));
     }
 
     boolean runs(Phase phase) {
@@ -163,7 +168,8 @@ record BenchOptions(int records, int replicatedRecords, int warmUpRecords, int r
                 + EnumSet.copyOf(phases) + ", mirrorSetups=" + mirrorSetups + ", groupCommits=" + groupCommits + ", groupRepetitions="
                 + groupRepetitions + ", mirrorPartitions=" + mirrorPartitions + ", mirrorTopicPartitions="
                 + mirrorTopicPartitions + ", mirrorReplicationFactor=" + mirrorReplicationFactor
-                + ", mirrorSteadySeconds=" + mirrorSteadySeconds + ", sessionTimeoutMs="
+                + ", mirrorSteadySeconds=" + mirrorSteadySeconds + ", mirrorReplicaFetchers="
+                + mirrorReplicaFetchers + ", sessionTimeoutMs="
                 + sessionTimeoutMs + ", rounds=" + rounds
                 + ", seed=" + seed + ", output=" + output;
     }

@@ -16,6 +16,7 @@ import org.apache.kafka.common.TopicPartition;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -124,6 +125,7 @@ final class MirrorScaleBenchmark {
             Properties overrides = new Properties();
             overrides.setProperty(BrokerConfig.DEFAULT_REPLICATION_FACTOR,
                     Integer.toString(options.mirrorReplicationFactor()));
+            overrides.setProperty(BrokerConfig.NUM_REPLICA_FETCHERS, Integer.toString(options.mirrorReplicaFetchers()));
             Pair pair = new Pair(
                     new TwinlogReplicatedCluster(TempDirectories.create("mirror-scale-src"),
                             options.sessionTimeoutMs(), null, overrides),
@@ -146,10 +148,19 @@ final class MirrorScaleBenchmark {
             }
         }
 
-        void closeSource() {
+        /**
+         * Closes the source cluster, then has the OS write out what its shutdown left in the page cache (thousands of
+         * logs' last segments and checkpoints): on this one machine that writeback would otherwise share the disk
+         * with the destination's failover, which a source in another data centre never does.
+         */
+        void closeSource() throws IOException, InterruptedException {
             sourceAdmin.close(Duration.ZERO);
             source.close();
             sourceClosed = true;
+            Process sync = new ProcessBuilder("sync").inheritIO().start();
+            if (sync.waitFor() != 0) {
+                throw new IOException("sync exited with " + sync.exitValue());
+            }
         }
 
         @Override

@@ -463,8 +463,9 @@ final class Report {
     private String mirrorScaleSection() {
         StringBuilder out = new StringBuilder("### Cluster mirroring at scale\n\n");
         out.append(String.format(Locale.ROOT, "- Two Twinlog clusters of 3 brokers, each with its embedded "
-                + "ZooKeeper, in this JVM. %,d mirror partitions (%,d topics x %d, replication factor %d), %d "
-                + "records each before mirroring starts; one cluster mirror mirrors them all (`scale-.*`).%n"
+                + "ZooKeeper, in this JVM, `num.replica.fetchers=%d`. %,d mirror partitions (%,d topics x %d, "
+                + "replication factor %d), %d records each before mirroring starts; one cluster mirror mirrors them "
+                + "all (`scale-.*`).%n"
                 + "- steady: for %d s a producer writes %,d records/s round-robin over all source partitions. "
                 + "ZooKeeper write transactions/s = zxid delta (`srvr`) / time; metadata rebuilds, their build "
                 + "time, listener time and partition records applied come from each broker's MetadataWatcher and "
@@ -472,8 +473,10 @@ final class Report {
                 + "- describe: DescribeClusterMirrors of the mirror (all partitions), %d times.%n"
                 + "- failover: StopMirrorTopics with the pattern `.*` (the CLI's `--remove --topic '.*'`); the call, "
                 + "and until every destination broker's image shows every partition STOPPED. Source down: on fresh "
-                + "clusters, the whole source cluster closed %d ms before the call.%n%n",
-                options.mirrorPartitions(), options.mirrorPartitions() / options.mirrorTopicPartitions(),
+                + "clusters, the whole source cluster closed (and its shutdown's writes flushed with `sync`, as "
+                + "another machine's would not touch this disk) %d ms before the call.%n%n",
+                options.mirrorReplicaFetchers(), options.mirrorPartitions(),
+                options.mirrorPartitions() / options.mirrorTopicPartitions(),
                 options.mirrorTopicPartitions(), options.mirrorReplicationFactor(),
                 MirrorScaleBenchmark.RECORDS_PER_PARTITION, options.mirrorSteadySeconds(),
                 MirrorScaleBenchmark.STEADY_RECORDS_PER_S, MirrorScaleBenchmark.DESCRIBES,

@@ -87,6 +87,7 @@ public final class BrokerConfig {
      */
     public static final String MIRROR_STATE_TIMEOUT_MS = "mirror.state.timeout.ms";
     public static final String REPLICA_FETCH_WAIT_MAX_MS = ReplicationConfigs.REPLICA_FETCH_WAIT_MAX_MS_CONFIG;
+    public static final String NUM_REPLICA_FETCHERS = ReplicationConfigs.NUM_REPLICA_FETCHERS_CONFIG;
     public static final String REPLICA_FETCH_MIN_BYTES = ReplicationConfigs.REPLICA_FETCH_MIN_BYTES_CONFIG;
     public static final String REPLICA_FETCH_MAX_BYTES = ReplicationConfigs.REPLICA_FETCH_MAX_BYTES_CONFIG;
     public static final String REPLICA_FETCH_RESPONSE_MAX_BYTES =
@@ -291,6 +292,10 @@ public final class BrokerConfig {
 
     public long mirrorStateTimeoutMs() {
         return values.getLong(MIRROR_STATE_TIMEOUT_MS);
+    }
+
+    public int numReplicaFetchers() {
+        return values.getInt(NUM_REPLICA_FETCHERS);
     }
 
     public int replicaFetchWaitMaxMs() {

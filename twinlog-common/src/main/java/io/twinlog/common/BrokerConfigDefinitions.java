@@ -133,6 +133,8 @@ final class BrokerConfigDefinitions {
     private static void defineReplication(ConfigDef def) {
         def.define(BrokerConfig.REPLICA_LAG_TIME_MAX_MS, Type.LONG, 30_000L, Range.atLeast(1), Importance.HIGH,
                 ReplicationConfigs.REPLICA_LAG_TIME_MAX_MS_DOC);
+        def.define(BrokerConfig.NUM_REPLICA_FETCHERS, Type.INT, 1, Range.atLeast(1), Importance.HIGH,
+                ReplicationConfigs.NUM_REPLICA_FETCHERS_DOC);
         def.define(BrokerConfig.REPLICA_FETCH_WAIT_MAX_MS, Type.INT, 500, Range.atLeast(1), Importance.HIGH,
                 ReplicationConfigs.REPLICA_FETCH_WAIT_MAX_MS_DOC);
         def.define(BrokerConfig.REPLICA_FETCH_MIN_BYTES, Type.INT, 1, Range.atLeast(1), Importance.HIGH,
@@ -149,8 +151,9 @@ final class BrokerConfigDefinitions {
 
     private static void defineTwinlog(ConfigDef def) {
         def.define(BrokerConfig.MIRROR_STATE_TIMEOUT_MS, Type.LONG, 60_000L, Range.atLeast(1), Importance.MEDIUM,
-                "How long a mirror partition may wait in EPOCH_FENCING or STOPPING, or without a leader on the "
-                        + "source, before it goes FAILED with the reason, in milliseconds.");
+                "How long a mirror partition may wait for the controller to raise its leader epoch (EPOCH_FENCING, "
+                        + "or a failover whose leader epoch is not yet above the last mirrored epoch), or without a "
+                        + "leader on the source, before it goes FAILED with the reason, in milliseconds.");
         def.define(BrokerConfig.INTER_BROKER_ENDPOINT_OVERRIDES, Type.LIST, List.of(),
                 BrokerConfigValidators.brokerEndpointOverrides(), Importance.LOW,
                 "Addresses to use for other brokers instead of the ones they registered (broker.id=host:port,...): "

@@ -14,8 +14,13 @@ import java.util.function.Function;
 import java.util.function.LongSupplier;
 
 /**
- * One {@link ReplicaFetcherThread} per leader broker this broker follows partitions of; threads start with their
+ * {@code num.replica.fetchers} {@link ReplicaFetcherThread}s per leader broker this broker follows partitions of, a
+ * partition always on the same one (by a hash of topic and partition, as Kafka spreads them); threads start with their
  * first partition and stop with their last. Called from the metadata thread (and shutdown), hence synchronized.
+ *
+ * <p>More than one per leader lets a follower apply several fetch responses at once: each costs local appends and,
+ * for a batch that starts a new leader epoch, Kafka's sync of the leader-epoch checkpoint (after a failover of many
+ * mirror partitions, one per partition per replica).
  */
 public final class ReplicaFetcherManager implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(ReplicaFetcherManager.class);
@@ -23,18 +28,27 @@ public final class ReplicaFetcherManager implements AutoCloseable {
     private final int localBrokerId;
     private final Function<Integer, Optional<Node>> brokerEndpoints;
     private final LongSupplier brokerEpoch;
+    private final int fetchersPerLeader;
     private final ReplicaFetcherThread.FetchSettings settings;
     private final Time time;
-    private final Map<Integer, ReplicaFetcherThread> fetchers = new HashMap<>();
-    private final Map<TopicPartition, Integer> leaderOf = new HashMap<>();
+    private final Map<FetcherKey, ReplicaFetcherThread> fetchers = new HashMap<>();
+    private final Map<TopicPartition, FetcherKey> fetcherOf = new HashMap<>();
     private ReplicaManager replicaManager;
 
+    /** One fetcher thread: the leader it fetches from and its index among that leader's. */
+    private record FetcherKey(int leaderId, int fetcherId) {
+    }
+
     public ReplicaFetcherManager(int localBrokerId, Function<Integer, Optional<Node>> brokerEndpoints,
-                                 LongSupplier brokerEpoch, int maxWaitMs, int minBytes, int maxBytes,
-                                 int partitionMaxBytes, int requestTimeoutMs, Time time) {
+                                 LongSupplier brokerEpoch, int fetchersPerLeader, int maxWaitMs, int minBytes,
+                                 int maxBytes, int partitionMaxBytes, int requestTimeoutMs, Time time) {
+        if (fetchersPerLeader < 1) {
+            throw new IllegalArgumentException("num.replica.fetchers must be at least 1: " + fetchersPerLeader);
+        }
         this.localBrokerId = localBrokerId;
         this.brokerEndpoints = brokerEndpoints;
         this.brokerEpoch = brokerEpoch;
+        this.fetchersPerLeader = fetchersPerLeader;
         this.settings = new ReplicaFetcherThread.FetchSettings(maxWaitMs, minBytes, maxBytes, partitionMaxBytes,
                 requestTimeoutMs);
         this.time = time;
@@ -46,43 +60,56 @@ public final class ReplicaFetcherManager implements AutoCloseable {
 
     /** Starts (or moves) fetching of {@code tp} from {@code leaderId} in {@code leaderEpoch}. */
     public synchronized void addPartition(TopicPartition tp, Uuid topicId, int leaderId, int leaderEpoch) {
-        Integer current = leaderOf.get(tp);
-        if (current != null && current == leaderId) {
-            fetchers.get(leaderId).addPartition(tp, topicId, leaderEpoch); // same leader, new epoch: keep the thread
+        FetcherKey key = new FetcherKey(leaderId, fetcherId(tp));
+        FetcherKey current = fetcherOf.get(tp);
+        if (key.equals(current)) {
+            fetchers.get(key).addPartition(tp, topicId, leaderEpoch); // same leader, new epoch: keep the thread
             return;
         }
         removePartition(tp);
-        ReplicaFetcherThread t = fetchers.computeIfAbsent(leaderId, id -> {
-            ReplicaFetcherThread f = new ReplicaFetcherThread(localBrokerId, id, brokerEndpoints, brokerEpoch,
-                    replicaManager, settings, time);
+        ReplicaFetcherThread t = fetchers.computeIfAbsent(key, k -> {
+            ReplicaFetcherThread f = new ReplicaFetcherThread(localBrokerId, k.leaderId(), k.fetcherId(),
+                    brokerEndpoints, brokerEpoch, replicaManager, settings, time);
             f.start();
-            log.info("Started replica fetcher of broker {} from leader {}", localBrokerId, id);
+            log.info("Started replica fetcher {} of broker {} from leader {}", k.fetcherId(), localBrokerId,
+                    k.leaderId());
             return f;
         });
         t.addPartition(tp, topicId, leaderEpoch);
-        leaderOf.put(tp, leaderId);
+        fetcherOf.put(tp, key);
     }
 
     public synchronized void removePartition(TopicPartition tp) {
-        Integer leader = leaderOf.remove(tp);
-        if (leader == null) {
+        FetcherKey key = fetcherOf.remove(tp);
+        if (key == null) {
             return;
         }
-        ReplicaFetcherThread t = fetchers.get(leader);
+        ReplicaFetcherThread t = fetchers.get(key);
         if (t != null) {
             t.removePartition(tp);
             if (t.isEmpty()) {
-                fetchers.remove(leader);
+                fetchers.remove(key);
                 t.shutdown();
-                log.info("Stopped replica fetcher of broker {} from leader {}: no partitions left", localBrokerId, leader);
+                log.info("Stopped replica fetcher {} of broker {} from leader {}: no partitions left", key.fetcherId(),
+                        localBrokerId, key.leaderId());
             }
         }
+    }
+
+    /** How many fetcher threads run now (all leaders). */
+    public synchronized int fetcherCount() {
+        return fetchers.size();
+    }
+
+    /** Which of a leader's fetchers copies {@code tp}: the same one for as long as the setting stays. */
+    int fetcherId(TopicPartition tp) {
+        return Math.floorMod(31 * tp.topic().hashCode() + tp.partition(), fetchersPerLeader);
     }
 
     @Override
     public synchronized void close() {
         fetchers.values().forEach(ReplicaFetcherThread::shutdown);
         fetchers.clear();
-        leaderOf.clear();
+        fetcherOf.clear();
     }
 }

@@ -70,8 +70,9 @@ final class ReplicaFetcherThread implements Runnable {
         }
     }
 
-    ReplicaFetcherThread(int localBrokerId, int leaderId, Function<Integer, Optional<Node>> brokerEndpoints,
-                         LongSupplier brokerEpoch, ReplicaManager replicaManager, FetchSettings settings, Time time) {
+    ReplicaFetcherThread(int localBrokerId, int leaderId, int fetcherId,
+                         Function<Integer, Optional<Node>> brokerEndpoints, LongSupplier brokerEpoch,
+                         ReplicaManager replicaManager, FetchSettings settings, Time time) {
         this.localBrokerId = localBrokerId;
         this.leaderId = leaderId;
         this.brokerEndpoints = brokerEndpoints;
@@ -79,9 +80,10 @@ final class ReplicaFetcherThread implements Runnable {
         this.replicaManager = replicaManager;
         this.settings = settings;
         this.time = time;
-        this.client = new InterBrokerClient("replica-fetcher-" + localBrokerId + "-from-" + leaderId,
-                settings.requestTimeoutMs(), settings.maxBytes() + 1024 * 1024, time);
-        this.thread = new Thread(this, "twinlog-replica-fetcher-" + localBrokerId + "-from-" + leaderId);
+        String name = "replica-fetcher-" + localBrokerId + "-from-" + leaderId + "-" + fetcherId;
+        this.client = new InterBrokerClient(name, settings.requestTimeoutMs(), settings.maxBytes() + 1024 * 1024,
+                time);
+        this.thread = new Thread(this, "twinlog-" + name);
         this.thread.setDaemon(true);
     }
 

@@ -176,7 +176,8 @@ public final class BrokerServer implements AutoCloseable {
         alterPartitionManager = new AlterPartitionManager(config.brokerId(), this::brokerEpoch, watcher, controller,
                 controllerChannel);
         ReplicaFetcherManager fetcherManager = new ReplicaFetcherManager(config.brokerId(),
-                id -> brokerNode(id, interBrokerListener), this::brokerEpoch, config.replicaFetchWaitMaxMs(),
+                id -> brokerNode(id, interBrokerListener), this::brokerEpoch, config.numReplicaFetchers(),
+                config.replicaFetchWaitMaxMs(),
                 config.replicaFetchMinBytes(), config.replicaFetchResponseMaxBytes(), config.replicaFetchMaxBytes(),
                 config.replicaSocketTimeoutMs(), time);
         replicaManager = new ReplicaManager(config.brokerId(), logStore, fetcherManager, alterPartitionManager,
