@@ -72,8 +72,10 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
@@ -361,18 +363,28 @@ public final class BrokerServer implements AutoCloseable {
             return;
         }
         long start = time.milliseconds();
+        long timeoutMs = config.controlledShutdownTimeoutMs();
+        log.info("Controlled shutdown of broker {}: asking the controller to move its leaderships (up to {} ms)",
+                config.brokerId(), timeoutMs);
         try {
+            CompletableFuture<Void> announced;
             synchronized (registrationLock) {
                 registration = registration.withShuttingDown(true);
-                store.updateRegistration(registration);
+                announced = store.updateRegistrationAsync(registration);
             }
+            // bounded: with ZooKeeper unreachable, Curator would retry the write for minutes
+            announced.get(timeoutMs, TimeUnit.MILLISECONDS);
             watcher.awaitApplied("leaderships moved off broker " + config.brokerId(), image ->
                     image.topics().values().stream().flatMap(t -> t.partitions().values().stream())
                             .noneMatch(p -> p.leader() == config.brokerId() && p.isr().stream()
                                     .anyMatch(r -> r != config.brokerId() && image.brokers().containsKey(r))),
-                    config.controlledShutdownTimeoutMs());
+                    Math.max(0, timeoutMs - (time.milliseconds() - start)));
             log.info("Controlled shutdown of broker {}: leaderships moved in {} ms", config.brokerId(),
                     time.milliseconds() - start);
+        } catch (TimeoutException e) {
+            log.warn("Controlled shutdown of broker {}: ZooKeeper did not record it within {} ms (unreachable?); "
+                    + "stopping anyway: its partitions move once its ZooKeeper session expires", config.brokerId(),
+                    timeoutMs);
         } catch (Exception e) {
             log.warn("Controlled shutdown of broker {} incomplete after {} ms ({}); stopping anyway",
                     config.brokerId(), time.milliseconds() - start, e.toString());

@@ -19,6 +19,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * Every write Twinlog makes to ZooKeeper, with the version checks that keep concurrent writers from overwriting
@@ -202,6 +203,27 @@ public final class MetadataStore {
     /** Updates this broker's registration data (same session), e.g. to announce a controlled shutdown. */
     public void updateRegistration(BrokerRegistration registration) throws Exception {
         zk.setData().forPath(ZkPaths.broker(registration.id()), Json.encode(registration.toJson()));
+    }
+
+    /**
+     * {@link #updateRegistration} without blocking: the future completes when ZooKeeper answers (Curator retries
+     * a lost connection meanwhile), so a caller with a deadline, such as a controlled shutdown, can stop waiting.
+     */
+    public CompletableFuture<Void> updateRegistrationAsync(BrokerRegistration registration) {
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        try {
+            zk.setData().inBackground((client, event) -> {
+                KeeperException.Code code = KeeperException.Code.get(event.getResultCode());
+                if (code == KeeperException.Code.OK) {
+                    done.complete(null);
+                } else {
+                    done.completeExceptionally(KeeperException.create(code, event.getPath()));
+                }
+            }).forPath(ZkPaths.broker(registration.id()), Json.encode(registration.toJson()));
+        } catch (Exception e) {
+            done.completeExceptionally(e);
+        }
+        return done;
     }
 
     /** Replaces a topic's config overrides. */
