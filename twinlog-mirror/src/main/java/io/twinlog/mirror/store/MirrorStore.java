@@ -3,15 +3,20 @@ package io.twinlog.mirror.store;
 import io.twinlog.common.mirror.DesiredMirrorState;
 import io.twinlog.controller.zk.Json;
 import io.twinlog.controller.zk.ZkPaths;
+import org.apache.curator.RetryLoop;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.api.transaction.CuratorOp;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.Op;
+import org.apache.zookeeper.OpResult;
 import org.apache.zookeeper.data.Stat;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -267,14 +272,28 @@ public final class MirrorStore {
         }
     }
 
-    /** A mirror partition's last recorded progress, if its leader has recorded any. */
-    public Optional<MirrorProgress> progress(TopicPartition tp) throws Exception {
-        try {
-            String path = ZkPaths.mirrorProgress(tp.topic(), tp.partition());
-            return Optional.of(MirrorProgress.fromJson(zk.getData().forPath(path), path));
-        } catch (KeeperException.NoNodeException e) {
-            return Optional.empty();
+    /**
+     * The last recorded progress of many mirror partitions, read with ZooKeeper multi-reads of up to 500 nodes (one
+     * round trip each instead of one per partition: describe of thousands of partitions). Partitions whose leader
+     * has recorded nothing yet are left out.
+     */
+    public Map<TopicPartition, MirrorProgress> progressAll(Collection<TopicPartition> partitions) throws Exception {
+        Map<TopicPartition, MirrorProgress> out = new HashMap<>();
+        List<TopicPartition> all = new ArrayList<>(partitions);
+        for (int from = 0; from < all.size(); from += 500) {
+            List<TopicPartition> chunk = all.subList(from, Math.min(all.size(), from + 500));
+            List<Op> reads = chunk.stream()
+                    .map(tp -> Op.getData(ZkPaths.mirrorProgress(tp.topic(), tp.partition()))).toList();
+            // Curator has no multi-read: ZooKeeper's own, under Curator's retry policy
+            List<OpResult> results = RetryLoop.callWithRetry(zk.getZookeeperClient(),
+                    () -> zk.getZookeeperClient().getZooKeeper().multi(reads));
+            for (int i = 0; i < chunk.size(); i++) {
+                if (results.get(i) instanceof OpResult.GetDataResult data) {
+                    out.put(chunk.get(i), MirrorProgress.fromJson(data.getData(), reads.get(i).getPath()));
+                }
+            }
         }
+        return out;
     }
 
     /** The group sync records of a mirror, by group ID (empty before the first sync). */

@@ -27,6 +27,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -274,7 +275,9 @@ public final class MirrorApiHandlers implements AutoCloseable {
             s.set("include_patterns", d.includePatterns().toArray());
             s.set("exclude_patterns", d.excludePatterns().toArray());
             List<Struct> topics = new ArrayList<>();
-            for (Map.Entry<String, DesiredMirrorState> t : store.topics(name).entrySet()) {
+            Map<String, DesiredMirrorState> desired = store.topics(name);
+            Map<TopicPartition, MirrorProgress> progress = progress(desired.keySet());
+            for (Map.Entry<String, DesiredMirrorState> t : desired.entrySet()) {
                 Struct ts = MirrorMessages.element(s, "topics");
                 ts.set("topic_name", t.getKey());
                 Optional<TopicImage> ti = metadata.image().topic(t.getKey());
@@ -284,7 +287,8 @@ public final class MirrorApiHandlers implements AutoCloseable {
                 List<Struct> partitions = new ArrayList<>();
                 if (ti.isPresent()) {
                     for (PartitionImage p : ti.get().partitions().values()) {
-                        partitions.add(describePartition(ts, new TopicPartition(t.getKey(), p.partition()), p));
+                        partitions.add(describePartition(ts, new TopicPartition(t.getKey(), p.partition()), p,
+                                progress));
                     }
                 }
                 ts.set("partitions", partitions.toArray());
@@ -317,13 +321,14 @@ public final class MirrorApiHandlers implements AutoCloseable {
      * source high watermark and log end under {@code /mirror_progress} (at every state change, and at most every
      * 5 s while they move), so every broker answers the same, whichever replica it holds or how far it has got.
      */
-    private Struct describePartition(Struct topicStruct, TopicPartition tp, PartitionImage image) {
+    private Struct describePartition(Struct topicStruct, TopicPartition tp, PartitionImage image,
+                                     Map<TopicPartition, MirrorProgress> recorded) {
         Struct ps = MirrorMessages.element(topicStruct, "partitions");
         MirrorImage.MirrorPartition mp = metadata.image().mirrors().partitions().get(tp);
         MirrorPartitionRecord rec = mp == null
                 ? MirrorPartitionRecord.initial(-1)
                 : MirrorPartitionRecord.fromJson(mp.json());
-        MirrorProgress progress = progress(tp, rec);
+        MirrorProgress progress = recorded.getOrDefault(tp, rec.progress());
         ps.set("partition_index", tp.partition());
         ps.set("state", rec.state().name());
         ps.set("source_log_end_offset", progress.sourceHighWatermark());
@@ -338,13 +343,22 @@ public final class MirrorApiHandlers implements AutoCloseable {
         return ps;
     }
 
-    /** The progress the leader last recorded (its own node, else what the state record carries). */
-    private MirrorProgress progress(TopicPartition tp, MirrorPartitionRecord rec) {
+    /**
+     * The progress the leaders of these topics' partitions last recorded under {@code /mirror_progress}, in a few
+     * ZooKeeper round trips; a partition without a node (or all, if the read fails) answers with its state record's.
+     */
+    private Map<TopicPartition, MirrorProgress> progress(Collection<String> topics) {
+        List<TopicPartition> partitions = new ArrayList<>();
+        for (String topic : topics) {
+            metadata.image().topic(topic).ifPresent(t -> t.partitions().keySet()
+                    .forEach(p -> partitions.add(new TopicPartition(topic, p))));
+        }
         try {
-            return store.progress(tp).orElse(rec.progress());
+            return store.progressAll(partitions);
         } catch (Exception e) {
-            log.warn("Could not read the progress of mirror partition {}; answering with its state record's", tp, e);
-            return rec.progress();
+            log.warn("Could not read the progress of {} mirror partitions; answering with their state records'",
+                    partitions.size(), e);
+            return Map.of();
         }
     }
 
