@@ -58,7 +58,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * {@code twinlog-mirror}.
  *
  * <p>Threading: one thread. Every half second, and after every metadata change, each led mirror partition gets a
- * pass; fetcher callbacks are handed to this thread as events. Per-partition memory (the last record written, the
+ * pass; fetcher callbacks are handed to this thread as events. A failover's log steps (aborts, barriers) decided in
+ * a pass run side by side on {@link FailoverBarriers}' threads at its end, while this thread waits. Per-partition memory (the last record written, the
  * state machine's clocks, catch-up reporting) is one {@link MirrorPartitionContext}, created when this broker
  * leads the partition and dropped when it stops, so a new leader starts from the durable record alone.
  */
