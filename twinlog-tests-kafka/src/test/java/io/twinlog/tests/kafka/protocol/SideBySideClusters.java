@@ -4,6 +4,7 @@ import io.twinlog.testkit.TestCluster;
 import io.twinlog.testkit.Waits;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.test.KafkaClusterTestKit;
 import org.apache.kafka.common.test.TestKitNodes;
@@ -60,11 +61,13 @@ final class SideBySideClusters implements AutoCloseable {
     private static Target target(String name, String bootstrap) throws Exception {
         try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap))) {
             admin.createTopics(List.of(new NewTopic(TOPIC, 1, (short) 1))).all().get();
-            Uuid topicId = admin.describeTopics(List.of(TOPIC)).allTopicNames().get().get(TOPIC).topicId();
+            // a broker may answer UNKNOWN_TOPIC_OR_PARTITION for a moment after CreateTopics (seen once in CI):
+            // describe until it is known and led, as clients retry
+            TopicDescription described = Waits.waitFor(TOPIC + " led on " + name,
+                    () -> admin.describeTopics(List.of(TOPIC)).allTopicNames().get().get(TOPIC),
+                    d -> d.partitions().get(0).leader() != null, Waits.DEFAULT_TIMEOUT);
             int brokerId = admin.describeCluster().nodes().get().iterator().next().id();
-            Waits.waitUntil(TOPIC + " led on " + name, () -> admin.describeTopics(List.of(TOPIC)).allTopicNames()
-                    .get().get(TOPIC).partitions().get(0).leader() != null);
-            return new Target(name, bootstrap, topicId, brokerId);
+            return new Target(name, bootstrap, described.topicId(), brokerId);
         }
     }
 
