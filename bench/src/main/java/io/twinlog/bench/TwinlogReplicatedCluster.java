@@ -148,6 +148,15 @@ final class TwinlogReplicatedCluster implements ReplicatedCluster {
 
     @Override
     public void close() {
+        stopKeepingData();
+        TempDirectories.deleteRecursively(baseDirectory);
+    }
+
+    /**
+     * Stops the brokers and ZooKeeper and leaves their data on disk ({@link #close} deletes it; idempotent): a
+     * measurement right after a cluster goes down must not share the disk with the deletion of its thousands of files.
+     */
+    public void stopKeepingData() {
         // Reverse order, as LocalClusterMain: controlled shutdowns move leadership to brokers still running.
         List<Integer> ids = new ArrayList<>(brokers.keySet());
         for (int i = ids.size() - 1; i >= 0; i--) {
@@ -159,6 +168,5 @@ final class TwinlogReplicatedCluster implements ReplicatedCluster {
             zooKeeper.close();
             zooKeeper = null;
         }
-        TempDirectories.deleteRecursively(baseDirectory);
     }
 }
