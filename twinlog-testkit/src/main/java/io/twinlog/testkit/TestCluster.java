@@ -79,6 +79,11 @@ public final class TestCluster implements AutoCloseable {
         for (int id = 0; id < numBrokers; id++) {
             startBroker(id);
         }
+        // every broker's image (the controller's too) lists every broker before a test names them in an assignment:
+        // a CreateTopics naming a broker whose registration the controller has not applied yet is refused, as on
+        // Kafka (seen in CI: "Unknown broker 2 in the replica assignment ...; live brokers are [0, 1]")
+        Waits.waitUntil("every broker sees all " + numBrokers + " brokers", () -> brokers.values().stream()
+                .allMatch(b -> b.metadata().image().brokers().size() >= numBrokers));
         return this;
     }
 
