@@ -96,11 +96,6 @@ public final class ReplicaFetcherManager implements AutoCloseable {
         }
     }
 
-    /** How many fetcher threads run now (all leaders). */
-    public synchronized int fetcherCount() {
-        return fetchers.size();
-    }
-
     /** Which of a leader's fetchers copies {@code tp}: the same one for as long as the setting stays. */
     int fetcherId(TopicPartition tp) {
         return Math.floorMod(31 * tp.topic().hashCode() + tp.partition(), fetchersPerLeader);

@@ -64,10 +64,6 @@ final class FailoverBarriers implements AutoCloseable {
         queued.computeIfAbsent(tp, k -> new Steps(mirror, partition)).barrier = true;
     }
 
-    boolean isEmpty() {
-        return queued.isEmpty();
-    }
-
     /**
      * Runs every queued partition's steps (aborts before its barrier) and waits for all of them. A partition whose
      * steps failed (e.g. no longer the leader) is logged with the cause; its next pass decides again.
