@@ -132,8 +132,10 @@ public final class MirrorsCommand implements Callable<Integer> {
         @Option(names = "--describe", order = 13, description = "Describe every cluster mirror, or --mirror NAME: "
                 + "state, source, patterns, configs (credentials shown as [hidden]), then one line per mirror "
                 + "partition: MIRROR TOPIC PARTITION STATE SOURCE-END DESTINATION-END LAG LAST-MIRRORED-EPOCH "
-                + "OUT-OF-SYNC ERROR (OUT-OF-SYNC: destination replicas outside the ISR), and one line per consumer group whose offsets it syncs: MIRROR GROUP LAST-SYNC "
-                + "OFFSETS-SYNCED OFFSETS-CLAMPED.")
+                + "OUT-OF-SYNC TRUNCATION ERROR (OUT-OF-SYNC: destination replicas outside the ISR; TRUNCATION: "
+                + "the partition's latest truncation point, and the replicas a log truncation still waits for), and "
+                + "one line per consumer group whose offsets it syncs: MIRROR GROUP LAST-SYNC OFFSETS-SYNCED "
+                + "OFFSETS-CLAMPED.")
         boolean describe;
 
         @Option(names = "--alter", order = 13, description = "Change configs of the cluster mirror --mirror NAME "

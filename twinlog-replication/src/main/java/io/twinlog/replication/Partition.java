@@ -1,5 +1,6 @@
 package io.twinlog.replication;
 
+import io.twinlog.common.mirror.TruncationPoints;
 import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
@@ -92,6 +93,8 @@ public final class Partition {
      */
     private volatile long latestBarrier = -1;
     private final HighWatermarkListener highWatermarkListener;
+    /** Read from {@link TruncationPointFile} on first use (null until then), then kept. */
+    private volatile OptionalLong appliedTruncationId;
 
     public Partition(TopicPartition topicPartition, Uuid topicId, int localBrokerId, UnifiedLog log) {
         this(topicPartition, topicId, localBrokerId, log, (tp, hw) -> { });
@@ -490,6 +493,57 @@ public final class Partition {
         } finally {
             leaderIsrLock.writeLock().unlock();
         }
+    }
+
+    /**
+     * Applies the truncation points decided for every replica of the partition (a mirror partition's, decision 38)
+     * that this replica has not applied yet: cuts the log to the lowest of their offsets (empties it and restarts
+     * it there when that is below the log start), then records the latest id next to the log, synced, so no point
+     * is applied twice. Explicit, not through epoch comparison: the epochs of two clusters can match where their
+     * records differ.
+     *
+     * @return true if this call applied something; false if every point was applied before
+     */
+    public boolean applyTruncationPoints(TruncationPoints truncation) throws IOException {
+        leaderIsrLock.writeLock().lock();
+        try {
+            OptionalLong cut = truncation.cutFor(appliedTruncationId());
+            if (cut.isEmpty()) {
+                return false;
+            }
+            long offset = cut.getAsLong();
+            long end = log_.logEndOffset();
+            String reason = truncation.reason() + " (truncation point " + truncation.latestId() + ")";
+            if (offset < log_.logStartOffset()) {
+                truncateFullyAndStartAt(offset, reason);
+            } else if (offset < end) {
+                truncateTo(offset, reason);
+            }
+            TruncationPointFile.write(log_.dir().toPath(), truncation.latestId(), offset);
+            appliedTruncationId = OptionalLong.of(truncation.latestId());
+            log.info("{}Applied truncation point {} at offset {} (log end was {}, now {}): {}", logPrefix,
+                    truncation.latestId(), offset, end, log_.logEndOffset(), truncation.reason());
+            return true;
+        } finally {
+            leaderIsrLock.writeLock().unlock();
+        }
+    }
+
+    /** The id of the last truncation point this replica applied ({@link #applyTruncationPoints}), if any. */
+    public OptionalLong appliedTruncationId() throws IOException {
+        OptionalLong known = appliedTruncationId;
+        if (known == null) {
+            known = TruncationPointFile.read(log_.dir().toPath());
+            appliedTruncationId = known;
+        }
+        return known;
+    }
+
+    /** The log end offsets of the followers as this leader last saw them fetch (-1: unknown since a cut). */
+    public synchronized Map<Integer, Long> followerLogEndOffsets() {
+        Map<Integer, Long> out = new HashMap<>();
+        followers.forEach((id, state) -> out.put(id, state.logEndOffset));
+        return out;
     }
 
     /** Empties the log and restarts it at {@code offset} (the leader's log start is past our end). */

@@ -1,5 +1,6 @@
 package io.twinlog.replication;
 
+import io.twinlog.common.mirror.TruncationPoints;
 import io.twinlog.storage.LogStore;
 import org.apache.kafka.common.TopicIdPartition;
 import org.apache.kafka.common.TopicPartition;
@@ -197,6 +198,16 @@ public final class ReplicaManager implements AutoCloseable {
      */
     public Optional<Partition> applyPartition(TopicPartition tp, Uuid topicId, int leaderId, int leaderEpoch, int partitionEpoch,
                                     List<Integer> replicas, List<Integer> isr) throws IOException {
+        return applyPartition(tp, topicId, leaderId, leaderEpoch, partitionEpoch, replicas, isr, Optional.empty());
+    }
+
+    /**
+     * {@link #applyPartition} with a truncation point decided for every replica: applied (once) before the
+     * leadership, so a replica that missed it while it was away never serves records past it.
+     */
+    public Optional<Partition> applyPartition(TopicPartition tp, Uuid topicId, int leaderId, int leaderEpoch,
+                                              int partitionEpoch, List<Integer> replicas, List<Integer> isr,
+                                              Optional<TruncationPoints> truncation) throws IOException {
         Uuid offlineTopicId = offlinePartitions.get(tp);
         if (offlineTopicId != null) {
             if (offlineTopicId.equals(topicId)) {
@@ -231,6 +242,11 @@ public final class ReplicaManager implements AutoCloseable {
                     unifiedLog.logStartOffset(), unifiedLog.logEndOffset(), unifiedLog.highWatermark());
         }
         partition.setKeepSourceEpochs(sourceEpochPolicy.test(tp));
+        if (truncation.isPresent()) {
+            // a follower's fetcher may be appending meanwhile: an append that raced the cut is dropped (its fetch
+            // offset no longer matches the log end) and the next fetch starts at the cut
+            partition.applyTruncationPoints(truncation.get());
+        }
         Partition.Transition t = partition.applyLeadership(leaderId, leaderEpoch, partitionEpoch, replicas, isr,
                 time.milliseconds());
         switch (t) {

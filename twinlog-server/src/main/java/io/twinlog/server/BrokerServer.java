@@ -10,6 +10,7 @@ import io.twinlog.controller.zk.MetadataStore;
 import io.twinlog.controller.zk.MetadataWatcher;
 import io.twinlog.controller.zk.ZkPaths;
 import io.twinlog.group.GroupCoordinatorHost;
+import io.twinlog.mirror.runtime.AppliedTruncations;
 import io.twinlog.mirror.runtime.MirrorRuntime;
 import io.twinlog.mirror.store.MirrorStore;
 import io.twinlog.protocol.AdminExecutor;
@@ -102,6 +103,7 @@ public final class BrokerServer implements AutoCloseable {
     private volatile LogStore logStore;
     private volatile ReplicaManager replicaManager;
     private volatile PartitionApplier applier;
+    private volatile AppliedTruncations appliedTruncations;
     private volatile RequestHandlerPool handlerPool;
     private volatile Controller controller;
     private volatile ControllerChannel controllerChannel;
@@ -191,7 +193,8 @@ public final class BrokerServer implements AutoCloseable {
         logDirFailureHandler.start();
 
         TopicConfigs topicConfigs = new TopicConfigs(config);
-        applier = new PartitionApplier(config.brokerId(), replicaManager, logStore, topicConfigs);
+        appliedTruncations = new AppliedTruncations(config.brokerId(), zk);
+        applier = new PartitionApplier(config.brokerId(), replicaManager, logStore, topicConfigs, appliedTruncations);
         watcher.addListener(applier::onImage);
         // after the applier: the coordinator follows the leaderships the applier has just applied
         groupCoordinator = new GroupCoordinatorHost(config.brokerId(), config.originals(), replicaManager, time);
@@ -519,6 +522,7 @@ public final class BrokerServer implements AutoCloseable {
         }
         closeQuietly("log dir failure handler", logDirFailureHandler);
         closeQuietly("mirror runtime", mirrorRuntime);
+        closeQuietly("truncation confirmations", appliedTruncations);
         closeQuietly("mirror topic APIs", mirrorTopicHandlers);
         closeQuietly("mirror definition APIs", mirrorApiHandlers);
         closeQuietly("producer ids", producerIds);

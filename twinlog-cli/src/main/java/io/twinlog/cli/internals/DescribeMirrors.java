@@ -83,14 +83,15 @@ public final class DescribeMirrors implements MirrorAction {
 
     private static Table partitionTable(MirrorAdmin.MirrorDescription d) {
         Table table = new Table("MIRROR", "TOPIC", "PARTITION", "STATE", "SOURCE-END", "DESTINATION-END", "LAG",
-                "LAST-MIRRORED-EPOCH", "OUT-OF-SYNC", "ERROR");
+                "LAST-MIRRORED-EPOCH", "OUT-OF-SYNC", "TRUNCATION", "ERROR");
         d.topics().values().stream()
                 .sorted(Comparator.comparing(MirrorAdmin.TopicDescription::name))
                 .forEach(t -> t.partitions().stream()
                         .sorted(Comparator.comparingInt(MirrorAdmin.PartitionDescription::partition))
                         .forEach(p -> table.addRow(d.name(), t.name(), p.partition(), p.state(),
                                 known(p.sourceLogEndOffset()), known(p.destinationLogEndOffset()), known(p.lag()),
-                                known(p.lastMirroredEpoch()), replicas(p.outOfSyncReplicas()), error(p))));
+                                known(p.lastMirroredEpoch()), replicas(p.outOfSyncReplicas()), truncation(p),
+                                error(p))));
         return table;
     }
 
@@ -110,6 +111,15 @@ public final class DescribeMirrors implements MirrorAction {
     /** Destination replicas outside the ISR, comma-separated; none shows as the table's empty cell. */
     private static String replicas(List<Integer> ids) {
         return ids.isEmpty() ? null : ids.stream().map(String::valueOf).collect(Collectors.joining(","));
+    }
+
+    /** The latest truncation point, and while LOG_TRUNCATION waits, the replicas that have not applied it. */
+    private static String truncation(MirrorAdmin.PartitionDescription p) {
+        if (p.truncationOffset() < 0) {
+            return null;
+        }
+        return "at " + p.truncationOffset() + (p.truncationPendingReplicas().isEmpty() ? ""
+                : " waiting for " + replicas(p.truncationPendingReplicas()));
     }
 
     private static String error(MirrorAdmin.PartitionDescription p) {

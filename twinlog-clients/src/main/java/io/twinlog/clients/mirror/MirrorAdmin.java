@@ -236,12 +236,15 @@ public final class MirrorAdmin implements AutoCloseable {
 
     /**
      * One mirror partition as its destination leader last recorded it; {@code outOfSyncReplicas} are the destination
-     * replicas outside the partition's ISR (a replica that cannot converge with its leader shows here).
+     * replicas outside the partition's ISR (a replica that cannot converge with its leader shows here);
+     * {@code truncationOffset} is the latest partition-wide truncation point (-1: none) and
+     * {@code truncationPendingReplicas} the replicas a LOG_TRUNCATION still waits for.
      */
     public record PartitionDescription(int partition, String state, long sourceLogEndOffset,
                                        long destinationLogEndOffset, long lag, int retryAttempt, String lastError,
                                        int lastMirroredEpoch, long lastMirroredOffset,
-                                       List<Integer> outOfSyncReplicas) {
+                                       List<Integer> outOfSyncReplicas, long truncationOffset,
+                                       List<Integer> truncationPendingReplicas) {
     }
 
     /**
@@ -275,7 +278,9 @@ public final class MirrorAdmin implements AutoCloseable {
                             ps.getLong("source_log_end_offset"), ps.getLong("destination_log_end_offset"),
                             ps.getLong("lag"), ps.getShort("retry_attempt"), ps.getString("last_error"),
                             ps.getInt("last_mirrored_epoch"), ps.getLong("last_mirrored_offset"),
-                            Arrays.stream(ps.getArray("out_of_sync_replicas")).map(r -> (Integer) r).toList()));
+                            Arrays.stream(ps.getArray("out_of_sync_replicas")).map(r -> (Integer) r).toList(),
+                            ps.getLong("truncation_offset"),
+                            Arrays.stream(ps.getArray("truncation_pending_replicas")).map(r -> (Integer) r).toList()));
                 }
                 topics.put(ts.getString("topic_name"), new TopicDescription(ts.getString("topic_name"),
                         ts.getString("desired_state"), parts));

@@ -46,7 +46,12 @@ public enum MirrorApi {
                                     new Field("last_mirrored_offset", Type.INT64),
                                     // replicas outside the ISR, e.g. one that cannot converge with its leader
                                     // (appended to version 0 before any release; see docs/decisions.md)
-                                    array("out_of_sync_replicas", Type.INT32))))),
+                                    array("out_of_sync_replicas", Type.INT32),
+                                    // the partition-wide truncation point (-1: none) and, while LOG_TRUNCATION waits
+                                    // for them, the replicas that have not applied it (appended to version 0 before
+                                    // any release; decision 38)
+                                    new Field("truncation_offset", Type.INT64),
+                                    array("truncation_pending_replicas", Type.INT32))))),
                     // consumer group offset sync: one entry per group the mirror syncs (appended to version 0 before
                     // any release; see docs/decisions.md)
                     array("groups", schema(str("group_id"), new Field("last_sync_time_ms", Type.INT64),

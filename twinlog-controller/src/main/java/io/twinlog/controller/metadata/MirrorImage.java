@@ -5,7 +5,10 @@ import io.twinlog.common.mirror.MirrorPartitionState;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.server.immutable.ImmutableMap;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 
 /**
  * The cluster-mirror part of the metadata image: which topics are mirror topics (and of which mirror, in which
@@ -13,11 +16,21 @@ import java.util.Map;
  * reads it to raise leader epochs (EPOCH_FENCING, failover); brokers read it to treat mirror partitions' epochs
  * and produce requests specially.
  */
-public record MirrorImage(Map<String, MirrorTopic> topics, Map<TopicPartition, MirrorPartition> partitions) {
+public record MirrorImage(Map<String, MirrorTopic> topics, Map<TopicPartition, MirrorPartition> partitions,
+                          Map<Integer, Map<TopicPartition, Long>> appliedTruncations) {
     public static final MirrorImage EMPTY = new MirrorImage(Map.of(), Map.of());
 
+    public MirrorImage(Map<String, MirrorTopic> topics, Map<TopicPartition, MirrorPartition> partitions) {
+        this(topics, partitions, Map.of());
+    }
+
+    /**
+     * @param appliedTruncations per broker, the partition-wide truncation point (its id) each of its replicas has
+     *                           applied ({@code /mirror_truncations/<broker>}, decision 38)
+     */
     public MirrorImage {
         topics = Map.copyOf(topics);
+        appliedTruncations = Map.copyOf(appliedTruncations);
         // a persistent map is already immutable and shares structure with the previous image's: not copied
         partitions = partitions instanceof ImmutableMap<TopicPartition, MirrorPartition> persistent ? persistent
                 : Map.copyOf(partitions);
@@ -33,6 +46,41 @@ public record MirrorImage(Map<String, MirrorTopic> topics, Map<TopicPartition, M
      */
     public record MirrorPartition(MirrorPartitionState state, int minLeaderEpoch, Map<String, Object> json,
                                   int version) {
+        /**
+         * The partition-wide truncation points its record holds (decision 38), oldest first, each as {@code [id,
+         * offset]}; empty for none. Read from the raw record: the mirror module owns its format.
+         */
+        public List<long[]> truncationPoints() {
+            if (!(json.get("truncations") instanceof List<?> list)) {
+                return List.of();
+            }
+            List<long[]> out = new ArrayList<>(list.size());
+            for (Object o : list) {
+                if (o instanceof Map<?, ?> m && m.get("id") instanceof Number id
+                        && m.get("offset") instanceof Number offset) {
+                    out.add(new long[] {id.longValue(), offset.longValue()});
+                }
+            }
+            return out;
+        }
+
+        /** The id of the latest truncation point, 0 for none. */
+        public long latestTruncationId() {
+            List<long[]> points = truncationPoints();
+            return points.isEmpty() ? 0L : points.get(points.size() - 1)[0];
+        }
+    }
+
+    /** The brokers whose replica of {@code tp} has applied a truncation point, with the id each applied. */
+    public Map<Integer, Long> truncationsApplied(TopicPartition tp) {
+        Map<Integer, Long> out = new TreeMap<>();
+        appliedTruncations.forEach((broker, applied) -> {
+            Long id = applied.get(tp);
+            if (id != null) {
+                out.put(broker, id);
+            }
+        });
+        return out;
     }
 
     /**

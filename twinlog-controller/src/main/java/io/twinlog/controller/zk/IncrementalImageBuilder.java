@@ -45,6 +45,7 @@ import java.util.TreeMap;
  * /controller                                    → controller id
  * /mirrors/&lt;mirror&gt;/topics/&lt;topic&gt;              → mirror topics
  * /mirror_states/&lt;topic&gt;/&lt;p&gt;                    → mirror partitions
+ * /mirror_truncations/&lt;broker&gt;                  → truncation points applied (their partitions dirty)
  * </pre>
  */
 final class IncrementalImageBuilder {
@@ -69,6 +70,7 @@ final class IncrementalImageBuilder {
     /** Mirror topics and partitions whose decoded value changed since the last build. */
     private final Set<String> dirtyMirrorTopics = new HashSet<>();
     private final Set<TopicPartition> dirtyMirrorPartitions = new HashSet<>();
+    private final Map<Integer, Map<TopicPartition, Long>> appliedTruncations = new HashMap<>();
     /** The mirror keys the last {@link #build} changed, for {@link MetadataDelta}. */
     private Set<String> builtMirrorTopics = Set.of();
     private Set<TopicPartition> builtMirrorPartitions = Set.of();
@@ -149,6 +151,20 @@ final class IncrementalImageBuilder {
                 if (!Objects.equals(before, after)) {
                     dirtyMirrorTopics.add(parts[4]);
                 }
+            } else if (parts.length == 3 && "mirror_truncations".equals(parts[1])) {
+                int broker = Integer.parseInt(parts[2]);
+                Map<TopicPartition, Long> after = bytes == null ? Map.of() : appliedTruncations(decode(bytes, path));
+                Map<TopicPartition, Long> before = appliedTruncations.getOrDefault(broker, Map.of());
+                if (after.isEmpty()) {
+                    appliedTruncations.remove(broker);
+                } else {
+                    appliedTruncations.put(broker, after);
+                }
+                // the partitions whose confirmation changed: their leaders decide again
+                Set<TopicPartition> changed = new HashSet<>(before.keySet());
+                changed.addAll(after.keySet());
+                changed.removeIf(tp -> Objects.equals(before.get(tp), after.get(tp)));
+                dirtyMirrorPartitions.addAll(changed);
             } else if (parts.length == 4 && "mirror_states".equals(parts[1])) {
                 TopicPartition tp = new TopicPartition(parts[2], Integer.parseInt(parts[3]));
                 MirrorImage.MirrorPartition before;
@@ -173,6 +189,17 @@ final class IncrementalImageBuilder {
             log.error("Could not decode the ZooKeeper node {}; keeping its last good value until it changes again",
                     path, e);
         }
+    }
+
+    /** {@code {"version":1,"applied":{"<topic>":{"<p>":<id>}}}} as a map per partition. */
+    private static Map<TopicPartition, Long> appliedTruncations(Map<String, Object> json) {
+        Map<TopicPartition, Long> out = new HashMap<>();
+        @SuppressWarnings("unchecked")
+        Map<String, Map<String, Object>> applied = (Map<String, Map<String, Object>>) json.getOrDefault("applied",
+                Map.of());
+        applied.forEach((topic, partitions) -> partitions.forEach((p, id) ->
+                out.put(new TopicPartition(topic, Integer.parseInt(p)), ((Number) id).longValue())));
+        return Map.copyOf(out);
     }
 
     private Map<String, Object> decode(byte[] bytes, String path) {
@@ -241,7 +268,8 @@ final class IncrementalImageBuilder {
             }
         }
         boolean mirrorsDirty = !dirtyMirrorTopics.isEmpty() || !dirtyMirrorPartitions.isEmpty();
-        MirrorImage mirrors = mirrorsDirty ? new MirrorImage(mirrorTopics, mirrorPartitions) : previous.mirrors();
+        MirrorImage mirrors = mirrorsDirty ? new MirrorImage(mirrorTopics, mirrorPartitions, appliedTruncations)
+                : previous.mirrors();
         builtMirrorTopics = Set.copyOf(dirtyMirrorTopics);
         builtMirrorPartitions = Set.copyOf(dirtyMirrorPartitions);
         dirtyTopics.clear();

@@ -52,6 +52,7 @@ public final class MetadataWatcher implements AutoCloseable {
     private final CuratorCache controllerCache;
     private final CuratorCache mirrorsCache;
     private final CuratorCache mirrorStatesCache;
+    private final CuratorCache mirrorTruncationsCache;
     private final ScheduledExecutorService eventThread;
     private final AtomicBoolean rebuildPending = new AtomicBoolean();
     /** Nodes changed since the last rebuild, with the cache that holds them; drained by the metadata thread. */
@@ -103,6 +104,7 @@ public final class MetadataWatcher implements AutoCloseable {
         this.controllerCache = CuratorCache.build(zk, ZkPaths.CONTROLLER);
         this.mirrorsCache = CuratorCache.build(zk, ZkPaths.MIRRORS);
         this.mirrorStatesCache = CuratorCache.build(zk, ZkPaths.MIRROR_STATES);
+        this.mirrorTruncationsCache = CuratorCache.build(zk, ZkPaths.MIRROR_TRUNCATIONS);
         this.builder = new IncrementalImageBuilder(clusterId);
         this.eventThread = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "twinlog-metadata-" + brokerId);
@@ -144,6 +146,9 @@ public final class MetadataWatcher implements AutoCloseable {
         mirrorStatesCache.listenable().addListener((type, oldData, data) ->
                 onNodeChanged(mirrorStatesCache, oldData, data));
         mirrorStatesCache.start();
+        mirrorTruncationsCache.listenable().addListener((type, oldData, data) ->
+                onNodeChanged(mirrorTruncationsCache, oldData, data));
+        mirrorTruncationsCache.start();
         brokersCache.start();
         configsCache.start();
         if (!brokersReady.await(30, TimeUnit.SECONDS) || !configsReady.await(30, TimeUnit.SECONDS)) {
@@ -339,7 +344,7 @@ public final class MetadataWatcher implements AutoCloseable {
         Map<String, Long> mismatched = new HashMap<>();
         Map<String, CuratorCache> owners = new HashMap<>();
         for (CuratorCache cache : List.of(brokersCache, configsCache, controllerCache, mirrorsCache,
-                mirrorStatesCache)) {
+                mirrorStatesCache, mirrorTruncationsCache)) {
             cache.stream().forEach(node -> {
                 Long applied = appliedZxids.get(node.getPath());
                 if (node.getStat() != null && (applied == null || applied != node.getStat().getMzxid())) {
@@ -382,6 +387,7 @@ public final class MetadataWatcher implements AutoCloseable {
         controllerCache.close();
         mirrorsCache.close();
         mirrorStatesCache.close();
+        mirrorTruncationsCache.close();
         eventThread.shutdown();
         try {
             eventThread.awaitTermination(5, TimeUnit.SECONDS);

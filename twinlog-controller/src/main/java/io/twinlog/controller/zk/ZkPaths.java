@@ -28,8 +28,14 @@ public final class ZkPaths {
     public static final String MIRROR_STATES = "/mirror_states";
     /** Mirror partitions' progress (source high watermark, destination log end): written often, watched by none. */
     public static final String MIRROR_PROGRESS = "/mirror_progress";
+    /** Per broker, the mirror truncation points its replicas applied (decision 38): written rarely, watched by all. */
+    public static final String MIRROR_TRUNCATIONS = "/mirror_truncations";
 
     private ZkPaths() {
+    }
+
+    public static String mirrorTruncations(int brokerId) {
+        return MIRROR_TRUNCATIONS + "/" + brokerId;
     }
 
     public static String broker(int brokerId) {

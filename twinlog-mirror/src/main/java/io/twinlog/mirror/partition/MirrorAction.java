@@ -39,12 +39,12 @@ public sealed interface MirrorAction {
     record AskPeer() implements MirrorAction {
     }
 
-    /** Cut the log to {@code offset} (keeps everything below it). */
-    record TruncateTo(long offset, String reason) implements MirrorAction {
-    }
-
-    /** Empty the log and start it again at {@code offset}. */
-    record TruncateFullyAndStartAt(long offset, String reason) implements MirrorAction {
+    /**
+     * Apply the partition-wide truncation point {@code id} to the leader's own log: cut it to {@code offset} (empty
+     * it and start it there when that is below the log start) and record the id next to the log, before the point
+     * is recorded for the other replicas (decision 38).
+     */
+    record ApplyTruncationPoint(long id, long offset, String reason) implements MirrorAction {
     }
 
     /** Abort, with markers in the current leader epoch, the transactions source producers left open. */

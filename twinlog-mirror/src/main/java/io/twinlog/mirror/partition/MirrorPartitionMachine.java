@@ -1,12 +1,14 @@
 package io.twinlog.mirror.partition;
 
 import io.twinlog.common.mirror.DesiredMirrorState;
+import io.twinlog.common.mirror.TruncationPoints;
 import io.twinlog.mirror.LastMirroredTruncation;
 import io.twinlog.mirror.LastMirroredTruncation.LastMirrored;
 import io.twinlog.common.mirror.MirrorPartitionState;
 import io.twinlog.mirror.MirrorTransitions;
 import io.twinlog.mirror.store.MirrorPartitionRecord;
 import io.twinlog.mirror.store.MirrorProgress;
+import io.twinlog.mirror.store.MirrorTruncation;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -31,9 +33,11 @@ import static io.twinlog.common.mirror.MirrorPartitionState.UNKNOWN;
  *
  * <p>The rules, per state (KIP-1279; mirroring.md "What happens per partition"):
  * <ul>
- *   <li>LOG_TRUNCATION: a non-empty log asks the source what it last mirrored from this cluster and is cut at the
- *       end of that epoch, never past that offset, or to 0 without such a record ({@link LastMirroredTruncation});
- *       then EPOCH_FENCING with a target epoch above every epoch held.</li>
+ *   <li>LOG_TRUNCATION: a non-empty log asks the source what it last mirrored from this cluster; the point is the
+ *       end of that epoch, never past that offset, or 0 without such a record ({@link LastMirroredTruncation}). It
+ *       is applied on the leader, recorded, and applied by every replica that must take part (the ISR, or with
+ *       {@code mirror.support.unclean.leader.election} every replica) before EPOCH_FENCING with a target epoch above
+ *       every epoch held (decision 38).</li>
  *   <li>EPOCH_FENCING: waits for the controller to raise the leader epoch to the recorded minimum, then MIRRORING.
  *       </li>
  *   <li>MIRRORING: the fetcher copies; a source batch whose epoch reaches the local one fences again; progress is
@@ -93,8 +97,13 @@ public final class MirrorPartitionMachine {
             // a failover stops the copy first and decides again on the frozen log end (see stop)
             MirrorAction[] actions = next == STOPPING ? new MirrorAction[] {new MirrorAction.RemoveFetcher(true)}
                     : new MirrorAction[0];
-            return transition(in, rec.transitionTo(next, in.view().leaderEpoch()), "desired state " + in.desired(),
-                    actions);
+            MirrorPartitionRecord to = rec.transitionTo(next, in.view().leaderEpoch());
+            if (next == LOG_TRUNCATION && to.truncation().pending()) {
+                // a start after a failover: this log may have taken writes since that point was decided, so the
+                // point is decided again (the old one stays recorded until then, for replicas that missed it)
+                to = to.withTruncation(to.truncation().completed());
+            }
+            return transition(in, to, "desired state " + in.desired(), actions);
         }
         return switch (state) {
             case LOG_TRUNCATION -> truncate(in);
@@ -108,9 +117,23 @@ public final class MirrorPartitionMachine {
         };
     }
 
+    /**
+     * LOG_TRUNCATION, partition-wide (decision 38): first the point is decided on the leader (the end of the
+     * peer's last mirrored epoch in this log, never past its last mirrored offset; 0 without such a record), the
+     * leader's own log is cut to it and it is recorded; then the partition waits until the replicas that must take
+     * part have applied it explicitly (their brokers say so through the metadata) and caught up: the ISR, with
+     * min.insync.replicas met, or with {@code mirror.support.unclean.leader.election} every assigned replica, back
+     * in the ISR. Nothing is appended meanwhile, so the leader's log is the point's prefix throughout.
+     */
     private MirrorDecision truncate(MirrorInput in) {
+        MirrorPartitionRecord rec = in.record();
         PartitionView view = in.view();
+        if (rec.truncation().pending()) {
+            return awaitTruncation(in, rec.truncation());
+        }
         long end = view.logEndOffset();
+        long to = 0;
+        String why = "the leader's log is empty";
         if (end > 0) {
             if (in.peer() instanceof PeerLookup.NotAsked) {
                 return MirrorDecision.act(in.timers(), new MirrorAction.AskPeer());
@@ -118,24 +141,64 @@ public final class MirrorPartitionMachine {
             if (in.peer() instanceof PeerLookup.Unreachable unreachable) {
                 String reason = "Cannot ask the source for its last mirrored epoch before truncating: "
                         + unreachable.reason();
-                return transition(in, in.record().failed(reason, true, view.leaderEpoch()), reason);
+                return transition(in, rec.failed(reason, true, view.leaderEpoch()), reason);
             }
             Optional<LastMirrored> peer = ((PeerLookup.Answered) in.peer()).lastMirrored();
             OptionalLong endOfEpoch = peer.flatMap(p -> view.epochs().endOffsetFor(p.epoch(), end))
                     .map(e -> OptionalLong.of(e.endOffset())).orElse(OptionalLong.empty());
-            long to = LastMirroredTruncation.truncationOffset(end, peer, endOfEpoch);
-            if (to == 0) {
-                return MirrorDecision.act(in.timers(), new MirrorAction.TruncateFullyAndStartAt(0,
-                        "the source has no last mirrored epoch from this cluster: everything is mirrored again"));
-            }
-            if (to < end) {
-                return MirrorDecision.act(in.timers(), new MirrorAction.TruncateTo(to, "failback: the source "
-                        + "mirrored this log up to offset " + peer.get().offset() + " in epoch " + peer.get().epoch()
-                        + "; " + (end - to) + " records written here after that are cut"));
+            to = LastMirroredTruncation.truncationOffset(end, peer, endOfEpoch);
+            why = peer.isEmpty() ? "the source has no last mirrored epoch from this cluster: everything is mirrored "
+                    + "again" : "the source mirrored this log up to offset " + peer.get().offset() + " in epoch "
+                    + peer.get().epoch() + "; " + (end - to) + " records written here after that are cut";
+        }
+        long id = 0;
+        while (id == 0) {
+            id = random.nextLong() & Long.MAX_VALUE;
+        }
+        return transition(in, rec.withTruncation(rec.truncation().with(new TruncationPoints.Point(id, to))),
+                "truncation point " + id + " at offset " + to + " for every replica (" + why + ")",
+                new MirrorAction.ApplyTruncationPoint(id, to, why));
+    }
+
+    private MirrorDecision awaitTruncation(MirrorInput in, MirrorTruncation truncation) {
+        PartitionView view = in.view();
+        TruncationPoints.Point point = truncation.latest();
+        boolean everyReplica = view.uncleanElectionSupport();
+        List<Integer> required = everyReplica ? view.replicas() : view.isr();
+        List<String> missing = new ArrayList<>();
+        for (int replica : required) {
+            Long applied = view.truncationsApplied().get(replica);
+            if (applied == null || applied != point.id()) {
+                missing.add(replica + " (has not applied it)");
+            } else if (everyReplica && !view.isr().contains(replica)) {
+                missing.add(replica + " (not in the ISR)");
+            } else if (view.followerLogEnds().containsKey(replica)
+                    && view.followerLogEnds().get(replica) < view.logEndOffset()) {
+                missing.add(replica + " (catching up: at " + view.followerLogEnds().get(replica) + " of "
+                        + view.logEndOffset() + ")");
             }
         }
-        return transition(in, in.record().transitionTo(EPOCH_FENCING, view.leaderEpoch())
-                .withMinLeaderEpoch(fenceTarget(view, -1)), "log aligned at offset " + end);
+        if (!everyReplica && view.isr().size() < view.minInsyncReplicas()) {
+            missing.add("min.insync.replicas=" + view.minInsyncReplicas() + " (ISR " + view.isr() + ")");
+        }
+        if (missing.isEmpty()) {
+            return transition(in, in.record().withTruncation(truncation.completed()).transitionTo(EPOCH_FENCING,
+                    view.leaderEpoch()).withMinLeaderEpoch(fenceTarget(view, -1)), "truncation point " + point.id()
+                    + " at offset " + point.offset() + " applied by " + (everyReplica ? "every replica " : "the ISR ")
+                    + required + "; log aligned at offset " + view.logEndOffset());
+        }
+        long now = in.nowMs();
+        long since = in.timers().waitingSinceMs() < 0 ? now : in.timers().waitingSinceMs();
+        if (now - since < settings.stateTimeoutMs()) {
+            return MirrorDecision.act(in.timers().waitingSince(since));
+        }
+        String reason = "The log truncation waited " + (now - since) + " ms (mirror.state.timeout.ms) for the "
+                + "replicas to apply truncation point " + point.id() + " at offset " + point.offset() + ": "
+                + String.join(", ", missing) + (everyReplica
+                ? ". mirror.support.unclean.leader.election=true needs every assigned replica: bring the broker back "
+                + "or reassign the partition, then start the topic again (--start)"
+                : "; will retry");
+        return transition(in, in.record().failed(reason, !everyReplica, view.leaderEpoch()), reason);
     }
 
     private MirrorDecision fence(MirrorInput in) {
@@ -236,7 +299,7 @@ public final class MirrorPartitionMachine {
         };
         return transition(in, new MirrorPartitionRecord(fencedOr(in, retryTo), in.view().leaderEpoch(),
                 rec.minLeaderEpoch(), rec.lastMirroredEpoch(), rec.lastMirroredOffset(), rec.retryAttempt(),
-                rec.lastError(), FAILED, rec.progress()), "retry " + rec.retryAttempt() + " after the backoff", remove);
+                rec.lastError(), FAILED, rec.progress(), rec.truncation()), "retry " + rec.retryAttempt() + " after the backoff", remove);
     }
 
     private MirrorDecision fenceAgain(MirrorInput in, int sourceEpoch) {

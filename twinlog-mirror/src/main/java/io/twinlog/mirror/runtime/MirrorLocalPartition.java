@@ -12,11 +12,17 @@ import java.util.List;
  * replicated partition; keeping it an interface is what lets the runtime live outside the server.
  */
 public interface MirrorLocalPartition extends MirrorPartitionSink {
-    /** The state machine's read-only view: log end, high watermark, epoch history, barrier, replicas, ISR. */
+    /**
+     * The state machine's read-only view of the local partition: log end, high watermark, epoch history, barrier,
+     * replicas, ISR, followers' positions and min.insync.replicas (the cluster's part is added by the runtime).
+     */
     PartitionView view() throws IOException;
 
-    /** Cuts the log (and its epoch history) back to {@code offset}. */
-    void truncateTo(long offset, String reason);
+    /**
+     * Applies the partition-wide truncation point {@code id} to this replica (once): cuts the log to {@code offset},
+     * or empties it and starts it there when that is below the log start, and records the id next to the log.
+     */
+    void applyTruncationPoint(long id, long offset, String reason) throws IOException;
 
     /** Aborts the transactions left open by source producers; the producer ids whose transactions were aborted. */
     List<Long> abortOpenTransactions(long nowMs) throws IOException;

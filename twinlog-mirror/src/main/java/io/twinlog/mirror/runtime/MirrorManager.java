@@ -3,6 +3,7 @@ package io.twinlog.mirror.runtime;
 import io.twinlog.clients.mirror.MirrorAdmin;
 import io.twinlog.common.mirror.DesiredMirrorState;
 import io.twinlog.common.mirror.MirrorPartitionState;
+import io.twinlog.common.mirror.MirrorTopicConfigs;
 import io.twinlog.controller.metadata.MetadataDelta;
 import io.twinlog.controller.metadata.MetadataImage;
 import io.twinlog.controller.metadata.MirrorImage;
@@ -445,7 +446,10 @@ public final class MirrorManager implements AutoCloseable {
 
         @Override
         public PartitionView view() throws IOException {
-            return partition.view();
+            MetadataImage image = metadata.image();
+            return partition.view().withCluster(
+                    MirrorTopicConfigs.supportsUncleanLeaderElection(image.topicConfig(tp.topic())),
+                    image.mirrors().truncationsApplied(tp));
         }
 
         @Override
@@ -608,15 +612,12 @@ public final class MirrorManager implements AutoCloseable {
                     k -> askPeer(def, tp.topic()));
             return answer.unreachable() != null ? new PeerLookup.Unreachable(answer.unreachable().getMessage())
                     : new PeerLookup.Answered(Optional.ofNullable(answer.records().get(tp.partition())));
-        } else if (action instanceof MirrorAction.TruncateTo cut) {
+        } else if (action instanceof MirrorAction.ApplyTruncationPoint point) {
             long end = partition.logEndOffset();
-            partition.truncateTo(cut.offset(), "mirror " + def.name() + ": " + cut.reason());
-            log.info("[Mirror {} {}] log cut from {} to {}: {}", def.name(), tp, end, cut.offset(), cut.reason());
-        } else if (action instanceof MirrorAction.TruncateFullyAndStartAt cut) {
-            long end = partition.logEndOffset();
-            partition.truncateFullyAndStartAt(cut.offset(), "mirror " + def.name() + ": " + cut.reason());
-            log.info("[Mirror {} {}] log emptied (was {} records long), restarting at {}: {}", def.name(), tp, end,
-                    cut.offset(), cut.reason());
+            partition.applyTruncationPoint(point.id(), point.offset(), "mirror " + def.name() + ": " + point.reason());
+            log.info("[Mirror {} {}] truncation point {} at offset {} applied on the leader (log end was {}); every "
+                    + "replica that must take part applies it next: {}", def.name(), tp, point.id(), point.offset(),
+                    end, point.reason());
         } else if (action instanceof MirrorAction.AbortOpenTransactions) {
             barriers.queueAbort(def.name(), tp, partition);
         } else if (action instanceof MirrorAction.AppendProducerStateBarrier) {

@@ -2,14 +2,17 @@ package io.twinlog.mirror.runtime;
 
 import io.twinlog.clients.mirror.MirrorErrors;
 import io.twinlog.common.mirror.DesiredMirrorState;
+import io.twinlog.common.mirror.MirrorPartitionState;
 import io.twinlog.controller.metadata.MirrorImage;
 import io.twinlog.controller.metadata.TopicImage;
 import io.twinlog.controller.zk.MetadataWatcher;
+import io.twinlog.mirror.store.MirrorPartitionRecord;
 import io.twinlog.mirror.store.MirrorStore;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.apache.kafka.common.internals.Topic;
@@ -91,8 +94,32 @@ public final class MirrorTopicStarter {
             localTopics.createMirrorTopic(topic, sourceTopic.topicId(), sourceTopic.partitions().size(), configs);
             log.info("Mirror {}: created mirror topic {} with the source's topic ID {}, {} partitions, configs {}",
                     mirror, topic, sourceTopic.topicId(), sourceTopic.partitions().size(), configs);
+        } else {
+            restartFailedForGood(mirror, topic);
         }
         return TopicResult.OK;
+    }
+
+    /**
+     * A start of a topic already mirrored retries its partitions FAILED for good (not retriable by themselves, as a
+     * truncation that outlived its deadline with mirror.support.unclean.leader.election): the operator has dealt
+     * with the cause. A record its leader changed meanwhile is left to that leader.
+     */
+    private void restartFailedForGood(String mirror, String topic) throws Exception {
+        for (Map.Entry<TopicPartition, MirrorImage.MirrorPartition> e
+                : metadata.image().mirrors().partitions().entrySet()) {
+            if (!e.getKey().topic().equals(topic) || e.getValue().state() != MirrorPartitionState.FAILED) {
+                continue;
+            }
+            MirrorPartitionRecord rec = MirrorPartitionRecord.fromJson(e.getValue().json());
+            if (rec.retryAttempt() >= 0) {
+                continue;
+            }
+            if (store.replacePartitionRecord(e.getKey(), rec.restartedByOperator(), e.getValue().version())) {
+                log.info("Mirror {}: {} was FAILED for good ({}); restarted by the operator, its leader retries {}",
+                        mirror, e.getKey(), rec.lastError().orElse("no reason recorded"), rec.previousState());
+            }
+        }
     }
 
     /** The source topic's own (dynamic) configs that a mirror topic copies: all but the local-only ones. */

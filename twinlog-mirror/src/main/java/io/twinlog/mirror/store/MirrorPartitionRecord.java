@@ -4,8 +4,10 @@ import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import com.fasterxml.jackson.annotation.JsonPropertyOrder;
 import io.twinlog.common.mirror.MirrorPartitionState;
+import io.twinlog.common.mirror.TruncationPoints;
 import io.twinlog.controller.zk.Json;
 
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
@@ -20,55 +22,71 @@ import java.util.Optional;
  * @param retryAttempt       FAILED: retries so far; -1 means not retriable
  * @param previousState      FAILED: the state to retry
  * @param progress           the source high watermark and destination log end the leader last recorded
+ * @param truncation         the latest partition-wide truncation point ({@link MirrorTruncation#NONE} if none yet)
  */
 public record MirrorPartitionRecord(MirrorPartitionState state, int writerLeaderEpoch, int minLeaderEpoch,
                                     int lastMirroredEpoch, long lastMirroredOffset, int retryAttempt,
                                     Optional<String> lastError, MirrorPartitionState previousState,
-                                    MirrorProgress progress) {
+                                    MirrorProgress progress, MirrorTruncation truncation) {
 
     public static MirrorPartitionRecord initial(int writerLeaderEpoch) {
         return new MirrorPartitionRecord(MirrorPartitionState.UNKNOWN, writerLeaderEpoch, -1, -1, -1L, 0,
-                Optional.empty(), MirrorPartitionState.UNKNOWN, MirrorProgress.UNKNOWN);
+                Optional.empty(), MirrorPartitionState.UNKNOWN, MirrorProgress.UNKNOWN, MirrorTruncation.NONE);
     }
 
     public MirrorPartitionRecord transitionTo(MirrorPartitionState next, int leaderEpoch) {
         return new MirrorPartitionRecord(next, leaderEpoch, minLeaderEpoch, lastMirroredEpoch, lastMirroredOffset,
                 next == MirrorPartitionState.FAILED ? retryAttempt : 0,
                 next == MirrorPartitionState.FAILED ? lastError : Optional.empty(),
-                next == MirrorPartitionState.FAILED ? previousState : state, progress);
+                next == MirrorPartitionState.FAILED ? previousState : state, progress, truncation);
     }
 
     public MirrorPartitionRecord failed(String reason, boolean retriable, int leaderEpoch) {
         return new MirrorPartitionRecord(MirrorPartitionState.FAILED, leaderEpoch, minLeaderEpoch, lastMirroredEpoch,
                 lastMirroredOffset, retriable ? Math.max(0, retryAttempt) + 1 : -1, Optional.of(reason),
-                state == MirrorPartitionState.FAILED ? previousState : state, progress);
+                state == MirrorPartitionState.FAILED ? previousState : state, progress, truncation);
+    }
+
+    /**
+     * An operator's start of a partition FAILED for good: retriable again from attempt 0 (its leader retries the
+     * step that failed after the first backoff), everything else kept.
+     */
+    public MirrorPartitionRecord restartedByOperator() {
+        return new MirrorPartitionRecord(state, writerLeaderEpoch, minLeaderEpoch, lastMirroredEpoch,
+                lastMirroredOffset, 0, lastError, previousState, progress, truncation);
     }
 
     public MirrorPartitionRecord withMinLeaderEpoch(int epoch) {
         return new MirrorPartitionRecord(state, writerLeaderEpoch, epoch, lastMirroredEpoch, lastMirroredOffset,
-                retryAttempt, lastError, previousState, progress);
+                retryAttempt, lastError, previousState, progress, truncation);
     }
 
     public MirrorPartitionRecord withLastMirrored(int epoch, long offset) {
         return new MirrorPartitionRecord(state, writerLeaderEpoch, minLeaderEpoch, epoch, offset, retryAttempt,
-                lastError, previousState, progress);
+                lastError, previousState, progress, truncation);
     }
 
     public MirrorPartitionRecord withProgress(MirrorProgress next) {
         return new MirrorPartitionRecord(state, writerLeaderEpoch, minLeaderEpoch, lastMirroredEpoch,
-                lastMirroredOffset, retryAttempt, lastError, previousState, next);
+                lastMirroredOffset, retryAttempt, lastError, previousState, next, truncation);
+    }
+
+    public MirrorPartitionRecord withTruncation(MirrorTruncation next) {
+        return new MirrorPartitionRecord(state, writerLeaderEpoch, minLeaderEpoch, lastMirroredEpoch,
+                lastMirroredOffset, retryAttempt, lastError, previousState, progress, next);
     }
 
     /**
      * The record as stored at {@code /mirror_states/<topic>/<partition>}: {@code {"version":1,"state":"MIRRORING",
      * "writerLeaderEpoch":3,"minLeaderEpoch":-1,"lastMirroredEpoch":-1,"lastMirroredOffset":-1,"retryAttempt":0,
-     * "lastError":"...","previousState":"UNKNOWN","sourceHighWatermark":-1,"destinationLogEndOffset":-1}}, where
-     * {@code lastError} is absent without an error; a missing number reads as -1, a missing previous state as
-     * UNKNOWN.
+     * "lastError":"...","previousState":"UNKNOWN","sourceHighWatermark":-1,"destinationLogEndOffset":-1,
+     * "truncations":[{"id":7,"offset":120}],"truncationComplete":true}}, where
+     * {@code lastError} is absent without an error and the truncation fields without a truncation; a missing number
+     * reads as -1, a missing previous state as UNKNOWN.
      */
     @JsonPropertyOrder({"version", "state", "writerLeaderEpoch", "minLeaderEpoch", "lastMirroredEpoch",
         "lastMirroredOffset", "retryAttempt", "lastError", "previousState", "sourceHighWatermark",
-        "destinationLogEndOffset"})
+        "destinationLogEndOffset", "truncations", "truncationComplete"})
     @JsonInclude(JsonInclude.Include.NON_NULL)
     public record Document(@JsonProperty("version") int version,
                            @JsonProperty("state") MirrorPartitionState state,
@@ -80,7 +98,9 @@ public record MirrorPartitionRecord(MirrorPartitionState state, int writerLeader
                            @JsonProperty("lastError") String lastError,
                            @JsonProperty("previousState") MirrorPartitionState previousState,
                            @JsonProperty("sourceHighWatermark") Long sourceHighWatermark,
-                           @JsonProperty("destinationLogEndOffset") Long destinationLogEndOffset) {
+                           @JsonProperty("destinationLogEndOffset") Long destinationLogEndOffset,
+                           @JsonProperty("truncations") List<TruncationPoints.Point> truncations,
+                           @JsonProperty("truncationComplete") Boolean truncationComplete) {
 
         MirrorPartitionRecord toRecord(String what) {
             if (state == null) {
@@ -90,7 +110,9 @@ public record MirrorPartitionRecord(MirrorPartitionState state, int writerLeader
                     orUnknown(lastMirroredEpoch), orUnknown(lastMirroredOffset), orUnknown(retryAttempt),
                     Optional.ofNullable(lastError),
                     previousState == null ? MirrorPartitionState.UNKNOWN : previousState,
-                    new MirrorProgress(orUnknown(sourceHighWatermark), orUnknown(destinationLogEndOffset)));
+                    new MirrorProgress(orUnknown(sourceHighWatermark), orUnknown(destinationLogEndOffset)),
+                    truncations == null || truncations.isEmpty() ? MirrorTruncation.NONE
+                            : new MirrorTruncation(truncations, !Boolean.FALSE.equals(truncationComplete)));
         }
 
         private static int orUnknown(Integer value) {
@@ -105,7 +127,8 @@ public record MirrorPartitionRecord(MirrorPartitionState state, int writerLeader
     public Document toJson() {
         return new Document(1, state, writerLeaderEpoch, minLeaderEpoch, lastMirroredEpoch, lastMirroredOffset,
                 retryAttempt, lastError.orElse(null), previousState, progress.sourceHighWatermark(),
-                progress.destinationLogEndOffset());
+                progress.destinationLogEndOffset(), truncation.isNone() ? null : truncation.points(),
+                truncation.isNone() ? null : truncation.complete());
     }
 
     /** @param path where the record was read, for the error if it is corrupt */

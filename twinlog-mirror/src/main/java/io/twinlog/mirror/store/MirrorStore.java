@@ -206,6 +206,21 @@ public final class MirrorStore {
         return Json.encode(json);
     }
 
+    /**
+     * Replaces a mirror partition's state record if it is still at {@code expectedVersion} (its leader may be
+     * writing it): false if it changed meanwhile.
+     */
+    public boolean replacePartitionRecord(TopicPartition tp, MirrorPartitionRecord next, int expectedVersion)
+            throws Exception {
+        try {
+            zk.setData().withVersion(expectedVersion).forPath(ZkPaths.mirrorState(tp.topic(), tp.partition()),
+                    Json.encode(next.toJson()));
+            return true;
+        } catch (KeeperException.BadVersionException | KeeperException.NoNodeException e) {
+            return false;
+        }
+    }
+
     public void setTopic(String name, String topic, DesiredMirrorState desiredState) throws Exception {
         String path = topicsPath(name) + "/" + topic;
         try {

@@ -1,13 +1,16 @@
 package io.twinlog.mirror.partition;
 
 import io.twinlog.common.mirror.DesiredMirrorState;
+import io.twinlog.common.mirror.TruncationPoints;
 import io.twinlog.mirror.LastMirroredTruncation.LastMirrored;
 import io.twinlog.common.mirror.MirrorPartitionState;
 import io.twinlog.mirror.store.MirrorPartitionRecord;
+import io.twinlog.mirror.store.MirrorTruncation;
 import io.twinlog.mirror.store.MirrorProgress;
 import org.junit.jupiter.api.Test;
 
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Random;
@@ -37,11 +40,21 @@ class MirrorPartitionMachineTest {
     }
 
     @Test
-    void anEmptyLogIsAlignedAtOnceAndFencedAboveEveryEpochItHolds() {
+    void anEmptyLogRecordsPointZeroForEveryReplicaThenFencesAboveEveryEpochItHolds() {
         MirrorDecision d = machine.decide(input(record(LOG_TRUNCATION, 3), view(3, 0, EpochHistory.EMPTY),
                 DesiredMirrorState.MIRRORING));
-        assertEquals(EPOCH_FENCING, written(d).state());
-        assertEquals(9, written(d).minLeaderEpoch(), "-1 + margin 10, not below the leader epoch");
+        TruncationPoints.Point point = written(d).truncation().latest();
+        assertEquals(0, point.offset(), "followers may hold records an empty leader lacks: they are cut too");
+        assertEquals(List.of(new MirrorAction.ApplyTruncationPoint(point.id(), 0,
+                "the leader's log is empty")), d.actions());
+        assertEquals(LOG_TRUNCATION, written(d).state());
+
+        MirrorInput confirmed = input(written(d), view(3, 0, EpochHistory.EMPTY).withCluster(false,
+                Map.of(0, point.id())), DesiredMirrorState.MIRRORING);
+        MirrorDecision aligned = machine.decide(confirmed);
+        assertEquals(EPOCH_FENCING, written(aligned).state());
+        assertEquals(9, written(aligned).minLeaderEpoch(), "-1 + margin 10, not below the leader epoch");
+        assertFalse(written(aligned).truncation().pending());
     }
 
     @Test
@@ -55,23 +68,63 @@ class MirrorPartitionMachineTest {
 
         PeerLookup answer = new PeerLookup.Answered(Optional.of(new LastMirrored(3, 100)));
         MirrorDecision cut = machine.decide(with(asking, answer));
-        assertTrue(cut.actions().size() == 1 && cut.actions().get(0) instanceof MirrorAction.TruncateTo t
+        assertTrue(cut.actions().size() == 1 && cut.actions().get(0) instanceof MirrorAction.ApplyTruncationPoint t
                 && t.offset() == 100, "epoch 3 ends at 120 here, but the peer has only up to 100: " + cut.actions());
-
-        MirrorInput afterCut = new MirrorInput(asking.record(), view(6, 100, history.truncatedTo(100)),
-                asking.desired(), MirrorEvent.TICK, answer, Optional.empty(), OptionalLong.empty(), MirrorTimers.NONE,
-                0);
-        MirrorDecision aligned = machine.decide(afterCut);
-        assertEquals(EPOCH_FENCING, written(aligned).state());
-        assertEquals(13, written(aligned).minLeaderEpoch());
+        assertEquals(100, written(cut).truncation().latest().offset(), "recorded for every replica");
     }
 
     @Test
     void withoutARecordFromThePeerEverythingIsMirroredAgain() {
         MirrorInput in = with(input(record(LOG_TRUNCATION, 6), view(6, 150, history(0, 0)),
                 DesiredMirrorState.MIRRORING), new PeerLookup.Answered(Optional.empty()));
-        assertTrue(machine.decide(in).actions().get(0) instanceof MirrorAction.TruncateFullyAndStartAt full
+        assertTrue(machine.decide(in).actions().get(0) instanceof MirrorAction.ApplyTruncationPoint full
                 && full.offset() == 0);
+    }
+
+    @Test
+    void theTruncationCompletesOnlyWhenTheIsrAppliedItExplicitlyAndCaughtUp() {
+        TruncationPoints.Point point = new TruncationPoints.Point(42, 100);
+        MirrorPartitionRecord pending = record(LOG_TRUNCATION, 6).withTruncation(MirrorTruncation.NONE.with(point));
+        PartitionView threeReplicas = new PartitionView(6, 100, 100, history(0, 0), OptionalLong.empty(),
+                List.of(0, 1, 2), List.of(0, 1), Map.of(1, 100L, 2, 40L), 2, false, Map.of(0, 42L));
+        MirrorDecision waiting = machine.decide(input(pending, threeReplicas, DesiredMirrorState.MIRRORING));
+        assertTrue(waiting.write().isEmpty(), "replica 1 of the ISR has not said it applied the point");
+
+        PartitionView behind = threeReplicas.withCluster(false, Map.of(0, 42L, 1, 42L));
+        PartitionView notCaughtUp = new PartitionView(6, 100, 90, history(0, 0), OptionalLong.empty(),
+                List.of(0, 1, 2), List.of(0, 1), Map.of(1, 90L, 2, 40L), 2, false, Map.of(0, 42L, 1, 42L));
+        assertTrue(machine.decide(input(pending, notCaughtUp, DesiredMirrorState.MIRRORING)).write().isEmpty(),
+                "applied, but at 90 of 100");
+        MirrorDecision done = machine.decide(input(pending, behind, DesiredMirrorState.MIRRORING));
+        assertEquals(EPOCH_FENCING, written(done).state(), "replica 2 is out of the ISR: not needed without the flag");
+        assertFalse(written(done).truncation().pending());
+
+        PartitionView belowMinIsr = new PartitionView(6, 100, 100, history(0, 0), OptionalLong.empty(),
+                List.of(0, 1, 2), List.of(0), Map.of(1, 40L, 2, 40L), 2, false, Map.of(0, 42L));
+        assertTrue(machine.decide(input(pending, belowMinIsr, DesiredMirrorState.MIRRORING)).write().isEmpty(),
+                "an ISR below min.insync.replicas waits");
+    }
+
+    @Test
+    void withTheFlagEveryReplicaMustApplyAndRejoinTheIsrElseFailedForGoodAfterTheDeadline() {
+        TruncationPoints.Point point = new TruncationPoints.Point(42, 100);
+        MirrorPartitionRecord pending = record(LOG_TRUNCATION, 6).withTruncation(MirrorTruncation.NONE.with(point));
+        PartitionView replicaAway = new PartitionView(6, 100, 100, history(0, 0), OptionalLong.empty(),
+                List.of(0, 1, 2), List.of(0, 1), Map.of(1, 100L, 2, -1L), 1, true, Map.of(0, 42L, 1, 42L));
+        MirrorInput first = input(pending, replicaAway, DesiredMirrorState.MIRRORING);
+        MirrorDecision waiting = machine.decide(first);
+        assertTrue(waiting.write().isEmpty());
+        MirrorInput late = new MirrorInput(pending, replicaAway, DesiredMirrorState.MIRRORING, MirrorEvent.TICK,
+                PeerLookup.NOT_ASKED, Optional.empty(), OptionalLong.empty(), waiting.timers(), 60_000);
+        MirrorPartitionRecord failed = written(machine.decide(late));
+        assertEquals(FAILED, failed.state());
+        assertEquals(-1, failed.retryAttempt(), "not retried by itself: the operator restarts it");
+        assertTrue(failed.lastError().orElseThrow().contains("2 (has not applied it)"), failed.lastError().get());
+        assertTrue(failed.truncation().pending(), "the point stays recorded: the replica applies it when it returns");
+
+        PartitionView back = new PartitionView(6, 100, 100, history(0, 0), OptionalLong.empty(),
+                List.of(0, 1, 2), List.of(0, 1, 2), Map.of(1, 100L, 2, 100L), 1, true, Map.of(0, 42L, 1, 42L, 2, 42L));
+        assertEquals(EPOCH_FENCING, written(machine.decide(input(pending, back, DesiredMirrorState.MIRRORING))).state());
     }
 
     @Test

@@ -1,14 +1,18 @@
 package io.twinlog.mirror.sim;
 
 import io.twinlog.common.mirror.DesiredMirrorState;
+import io.twinlog.common.mirror.TruncationPoints;
 import io.twinlog.mirror.partition.EpochHistory;
 import io.twinlog.mirror.partition.MirrorPartitionDriver;
 import io.twinlog.mirror.partition.VersionedRecord;
 
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.Set;
 
 /**
@@ -23,19 +27,19 @@ final class SimCluster {
     final String name;
     final List<SimLog> logs = new ArrayList<>();
     final boolean[] alive = new boolean[REPLICAS];
-    /** A mirror leader cut its log and not every replica has followed yet. */
-    boolean cutUnreplicated;
     /**
-     * This mirror partition met what issue 12 fixes: leadership moved while a cut was not yet on every replica (only
-     * the leader truncates for mirroring, so the new leader may hold the cut tail), or the cut itself kept records
-     * the source does not have (the last mirrored epoch's number meant another history on this cluster). Its log is
-     * not checked against the source for the rest of the run.
+     * This mirror partition met what issue 12's reconciliation (not built yet) fixes: the LME cut itself kept
+     * records the source does not have (the last mirrored epoch's number meant another history on this cluster).
+     * Its log is not checked against the source for the rest of the run.
      */
     boolean issue12Gap;
-    /** Replicas that have not yet followed their mirror leader's last cut. */
-    final boolean[] pendingCut = new boolean[REPLICAS];
-    /** Replicas that were down when a mirror leader cut its log, or went down before following it. */
-    final boolean[] missedLeaderCut = new boolean[REPLICAS];
+    /**
+     * Per replica, the id of the last mirror truncation point it applied (kept next to its log: survives a crash);
+     * 0 for none. A replica applies the points it has not applied before it serves (decision 38).
+     */
+    final long[] appliedTruncation = new long[REPLICAS];
+    /** This topic's {@code mirror.support.unclean.leader.election}. */
+    boolean uncleanElectionSupport;
     /** When each follower last had the leader's log end (for ISR shrinking). */
     final long[] caughtUpMs = new long[REPLICAS];
     int leader = 0;
@@ -109,8 +113,8 @@ final class SimCluster {
             return false;
         }
         leader = candidates.get(0);
+        applyTruncations(leader); // before it serves as leader
         bumpEpoch(leaderEpoch + 1);
-        issue12Gap |= cutUnreplicated;
         if (unclean) {
             isr = new LinkedHashSet<>(List.of(leader));
             highWatermark = Math.min(highWatermark, leaderLog().logEnd());
@@ -145,6 +149,7 @@ final class SimCluster {
             if (r == leader || !alive[r]) {
                 continue;
             }
+            applyTruncations(r); // before it serves as follower
             SimLog follower = logs.get(r);
             for (int round = 0; round < 20 && follower.logEnd() > 0; round++) {
                 // the leader's answer to the follower's last epoch (Twinlog's: with its latest epoch and log end,
@@ -168,9 +173,9 @@ final class SimCluster {
             }
             if (follower.logEnd() < leaderLog.logEnd()
                     && leaderLog.at(follower.logEnd()).epoch() < follower.latestEpoch()) {
-                // its old tail passed the epoch comparison (the same numbers, another history): the known gap of
-                // a replica that was down while its mirror leader cut the log (issue 12); it stays diverged
-                if (!missedLeaderCut[r] && !issue12Gap) {
+                // its old tail passed the epoch comparison (the same numbers, another history): the partition-wide
+                // truncation point exists so that this cannot happen, except after a cut that was itself wrong
+                if (!issue12Gap) {
                     throw new IllegalStateException(name + ": follower " + r + " diverged from its leader unnoticed");
                 }
                 continue;
@@ -179,18 +184,9 @@ final class SimCluster {
                 follower.append(leaderLog.at(o));
             }
             caughtUpMs[r] = nowMs;
-            pendingCut[r] = false;
             if (follower.logEnd() >= highWatermark && follower.samePrefix(leaderLog, follower.logEnd())) {
                 isr.add(r);
             }
-        }
-        boolean everyReplicaFollowed = true;
-        for (int r = 0; r < REPLICAS; r++) {
-            everyReplicaFollowed &= logs.get(r).logEnd() == leaderLog.logEnd()
-                    && logs.get(r).samePrefix(leaderLog, leaderLog.logEnd());
-        }
-        if (everyReplicaFollowed) {
-            cutUnreplicated = false;
         }
         isr.removeIf(r -> r != leader && (!alive[r] || nowMs - caughtUpMs[r] > lagMaxMs));
         isr.add(leader);
@@ -201,29 +197,44 @@ final class SimCluster {
         highWatermark = Math.max(Math.min(highWatermark, leaderLog.logEnd()), hw);
     }
 
-    /**
-     * A leader that cut its log forgets what it knew of the followers: the high watermark counts only itself.
-     * Replicas down at that moment are marked: when they come back, epoch comparison alone cannot always tell their
-     * old tail from the re-mirrored log (the same epoch numbers mean different histories on the two clusters), the
-     * gap issue 12's partition-wide truncation point closes.
-     */
+    /** A leader that cut its log forgets what it knew of the followers: the high watermark counts only itself. */
     void leaderTruncated() {
         highWatermark = Math.min(highWatermark, leaderLog().logEnd());
-        cutUnreplicated = true;
-        for (int r = 0; r < REPLICAS; r++) {
-            pendingCut[r] = r != leader;
-            if (!alive[r]) {
-                missedLeaderCut[r] = true;
+    }
+
+    /**
+     * Replica {@code r} applies the truncation points of the partition's record it has not applied yet (the
+     * broker's rule, {@code TruncationPoints#cutFor}): cut to the lowest of their offsets, then remember the latest.
+     */
+    void applyTruncations(int r) {
+        if (stored == null || stored.record().truncation().isNone()) {
+            return;
+        }
+        TruncationPoints points = stored.record().truncation().toPoints("simulated");
+        long applied = appliedTruncation[r];
+        OptionalLong cut = points.cutFor(applied == 0 ? OptionalLong.empty() : OptionalLong.of(applied));
+        if (cut.isPresent()) {
+            if (cut.getAsLong() < logs.get(r).logEnd()) {
+                logs.get(r).truncateTo(cut.getAsLong());
             }
+            appliedTruncation[r] = points.latestId();
         }
     }
 
-    /** A broker goes down: if it had not followed its mirror leader's cut yet, it missed it. */
+    /** The replicas whose last applied truncation point is the record's latest. */
+    Map<Integer, Long> truncationsApplied() {
+        Map<Integer, Long> out = new HashMap<>();
+        for (int r = 0; r < REPLICAS; r++) {
+            if (appliedTruncation[r] != 0) {
+                out.put(r, appliedTruncation[r]);
+            }
+        }
+        return out;
+    }
+
+    /** A broker goes down (its log and its applied truncation point stay on its disk). */
     void crash(int r) {
         alive[r] = false;
-        if (pendingCut[r]) {
-            missedLeaderCut[r] = true;
-        }
     }
 
     @Override

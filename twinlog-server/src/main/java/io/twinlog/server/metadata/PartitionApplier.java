@@ -2,10 +2,13 @@ package io.twinlog.server.metadata;
 
 import io.twinlog.controller.metadata.MetadataDelta;
 import io.twinlog.controller.metadata.MetadataImage;
+import io.twinlog.controller.metadata.MirrorImage;
+import io.twinlog.mirror.runtime.AppliedTruncations;
 import io.twinlog.controller.metadata.PartitionImage;
 import io.twinlog.controller.metadata.TopicImage;
 import io.twinlog.replication.Partition;
 import io.twinlog.replication.ReplicaManager;
+import io.twinlog.common.mirror.TruncationPoints;
 import io.twinlog.storage.LogStore;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.storage.internals.log.UnifiedLog;
@@ -13,6 +16,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -36,17 +40,21 @@ public final class PartitionApplier {
     private final ReplicaManager replicaManager;
     private final LogStore logStore;
     private final TopicConfigs topicConfigs;
+    private final AppliedTruncations appliedTruncations;
     private boolean strayLogsChecked;
     /** Partitions whose last apply failed: retried with every image until one succeeds. Metadata thread only. */
     private final Set<TopicPartition> unapplied = new HashSet<>();
     /** Partitions handed to {@link ReplicaManager#applyPartition} since start (each takes the partition's lock). */
     private final AtomicLong partitionsApplied = new AtomicLong();
 
-    public PartitionApplier(int brokerId, ReplicaManager replicaManager, LogStore logStore, TopicConfigs topicConfigs) {
+    /** @param appliedTruncations where this broker says which mirror truncation points its replicas applied */
+    public PartitionApplier(int brokerId, ReplicaManager replicaManager, LogStore logStore, TopicConfigs topicConfigs,
+                            AppliedTruncations appliedTruncations) {
         this.brokerId = brokerId;
         this.replicaManager = replicaManager;
         this.logStore = logStore;
         this.topicConfigs = topicConfigs;
+        this.appliedTruncations = appliedTruncations;
     }
 
     /** How many partition leadership records this applier has applied since start; for the scale benchmark. */
@@ -55,6 +63,11 @@ public final class PartitionApplier {
     }
 
     public void onImage(MetadataImage previous, MetadataImage next, MetadataDelta delta) {
+        if (!strayLogsChecked) {
+            Map<TopicPartition, Long> published = new HashMap<>();
+            next.mirrors().appliedTruncations().getOrDefault(brokerId, Map.of()).forEach(published::put);
+            appliedTruncations.loadFrom(published);
+        }
         // the first image (and every one until the stray-log check has run) applies everything
         Set<TopicPartition> toApply = strayLogsChecked ? partitionsToApply(brokerId, previous, next, delta)
                 : hostedBy(brokerId, next);
@@ -67,9 +80,17 @@ public final class PartitionApplier {
                 continue;   // gone or not ours: the removal pass below handles it
             }
             partitionsApplied.incrementAndGet();
+            MirrorImage.MirrorPartition mirror = next.mirrors().partitions().get(tp);
+            Optional<TruncationPoints> truncation = truncationPoints(mirror);
             try {
-                replicaManager.applyPartition(tp, topic.get().topicId(), p.leader(), p.leaderEpoch(),
-                        p.state().partitionEpoch(), p.replicas(), p.isr());
+                Optional<Partition> applied = replicaManager.applyPartition(tp, topic.get().topicId(), p.leader(),
+                        p.leaderEpoch(), p.state().partitionEpoch(), p.replicas(), p.isr(), truncation);
+                if (truncation.isPresent() && applied.isPresent()
+                        && applied.get().appliedTruncationId().orElse(0L) == truncation.get().latestId()
+                        && !Long.valueOf(truncation.get().latestId()).equals(
+                                next.mirrors().truncationsApplied(tp).get(brokerId))) {
+                    appliedTruncations.confirm(tp, truncation.get().latestId());
+                }
             } catch (Exception e) {
                 unapplied.add(tp);
                 log.error("Could not host {}; it stays unavailable on broker {} and is retried with the next "
@@ -99,6 +120,7 @@ public final class PartitionApplier {
                 boolean topicGone = next.topic(p.topicPartition().topic())
                         .map(t -> !t.topicId().equals(p.topicId())).orElse(true);
                 replicaManager.removePartition(p.topicPartition(), true);
+                appliedTruncations.forget(p.topicPartition());
                 log.info("{} removed from broker {} ({})", p.topicPartition(), brokerId,
                         topicGone ? "topic deleted" : "replica reassigned");
             }
@@ -139,11 +161,27 @@ public final class PartitionApplier {
         }
         for (TopicPartition tp : mirrorChanged) {
             if (hostedHere(brokerId, next, tp)
-                    && previous.mirrors().keepsSourceEpochs(tp) != next.mirrors().keepsSourceEpochs(tp)) {
+                    && (previous.mirrors().keepsSourceEpochs(tp) != next.mirrors().keepsSourceEpochs(tp)
+                    || truncationId(previous, tp) != truncationId(next, tp))) {
                 out.add(tp);
             }
         }
         return out;
+    }
+
+    private static long truncationId(MetadataImage image, TopicPartition tp) {
+        MirrorImage.MirrorPartition p = image.mirrors().partitions().get(tp);
+        return p == null ? 0L : p.latestTruncationId();
+    }
+
+    private static Optional<TruncationPoints> truncationPoints(MirrorImage.MirrorPartition mirror) {
+        if (mirror == null || mirror.latestTruncationId() == 0L) {
+            return Optional.empty();
+        }
+        List<TruncationPoints.Point> points = new ArrayList<>();
+        mirror.truncationPoints().forEach(p -> points.add(new TruncationPoints.Point(p[0], p[1])));
+        return Optional.of(new TruncationPoints(points, "the mirror partition's truncation point, recorded by its "
+                + "leader for every replica"));
     }
 
     /** Every partition the image gives this broker (with a leadership record): the first image applies them all. */

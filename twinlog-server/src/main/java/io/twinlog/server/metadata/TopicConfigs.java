@@ -1,6 +1,7 @@
 package io.twinlog.server.metadata;
 
 import io.twinlog.common.BrokerConfig;
+import io.twinlog.common.mirror.MirrorTopicConfigs;
 import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.common.errors.InvalidConfigurationException;
@@ -15,8 +16,9 @@ import java.util.Map;
 import java.util.Properties;
 
 /**
- * Topic configuration: validation with Kafka's own {@link LogConfig} rules and messages, and the effective value of
- * every key with its source (topic override, static broker default, Kafka default) for DescribeConfigs.
+ * Topic configuration: validation with Kafka's own {@link LogConfig} rules and messages (and Twinlog's
+ * {@link MirrorTopicConfigs}), and the effective value of every key with its source (topic override, static broker
+ * default, Kafka default) for DescribeConfigs.
  */
 public final class TopicConfigs {
     private final Map<String, String> brokerDefaults;
@@ -40,16 +42,28 @@ public final class TopicConfigs {
                 throw new InvalidConfigurationException("Null value not supported for topic configs: " + e.getKey());
             }
         }
+        Map<String, String> kafkaKeys = new HashMap<>();
+        overrides.forEach((k, v) -> {
+            if (!MirrorTopicConfigs.isMirrorTopicConfig(k)) {
+                kafkaKeys.put(k, v);
+            }
+        });
         try {
-            LogConfig.validate(brokerDefaults, overrides, Map.of(), false);
+            MirrorTopicConfigs.validate(overrides);
+            LogConfig.validate(brokerDefaults, kafkaKeys, Map.of(), false);
         } catch (ConfigException e) {
             throw new InvalidConfigurationException(e.getMessage());
         }
     }
 
+    /** Kafka's keys of {@code overrides}, for the logs ({@link MirrorTopicConfigs} keys are not log configs). */
     public Properties asProperties(Map<String, String> overrides) {
         Properties p = new Properties();
-        p.putAll(overrides);
+        overrides.forEach((k, v) -> {
+            if (!MirrorTopicConfigs.isMirrorTopicConfig(k)) {
+                p.put(k, v);
+            }
+        });
         return p;
     }
 
@@ -103,6 +117,28 @@ public final class TopicConfigs {
                     }
                 });
                 r.setSynonyms(synonyms);
+            }
+            out.add(r);
+        }
+        for (ConfigDef.ConfigKey def : MirrorTopicConfigs.definition().configKeys().values()) {
+            if (keys != null && !keys.contains(def.name)) {
+                continue;
+            }
+            boolean overridden = overrides.containsKey(def.name);
+            String value = overridden ? overrides.get(def.name) : ConfigDef.convertToString(def.defaultValue, def.type);
+            DescribeConfigsResponse.ConfigSource source = overridden ? DescribeConfigsResponse.ConfigSource.TOPIC_CONFIG
+                    : DescribeConfigsResponse.ConfigSource.DEFAULT_CONFIG;
+            DescribeConfigsResponseData.DescribeConfigsResourceResult r =
+                    new DescribeConfigsResponseData.DescribeConfigsResourceResult()
+                            .setName(def.name).setValue(value).setReadOnly(false)
+                            .setConfigSource(source.id()).setIsSensitive(false)
+                            .setConfigType(configType(def.type).id());
+            if (includeDocumentation) {
+                r.setDocumentation(def.documentation);
+            }
+            if (includeSynonyms) {
+                r.setSynonyms(overridden ? List.of(new DescribeConfigsResponseData.DescribeConfigsSynonym()
+                        .setName(def.name).setValue(value).setSource(source.id())) : List.of());
             }
             out.add(r);
         }

@@ -6,6 +6,7 @@ import io.twinlog.mirror.runtime.LocalPartitions;
 import io.twinlog.mirror.runtime.MirrorLocalPartition;
 import io.twinlog.replication.Partition;
 import io.twinlog.replication.ReplicaManager;
+import io.twinlog.common.mirror.TruncationPoints;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.storage.internals.log.EpochEntry;
@@ -13,6 +14,7 @@ import org.apache.kafka.storage.internals.log.EpochEntry;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.function.Consumer;
 
@@ -86,12 +88,15 @@ public final class BrokerMirrorPartitions implements LocalPartitions {
             }
             return new PartitionView(partition.leaderEpoch(), partition.log().logEndOffset(),
                     partition.log().highWatermark(), new EpochHistory(epochs),
-                    partition.latestProducerStateBarrier(), partition.replicas(), partition.isr());
+                    partition.latestProducerStateBarrier(), partition.replicas(), partition.isr(),
+                    partition.followerLogEndOffsets(), partition.log().config().minInSyncReplicas, false, Map.of());
         }
 
         @Override
-        public void truncateTo(long offset, String reason) {
-            partition.truncateTo(offset, reason);
+        public void applyTruncationPoint(long id, long offset, String reason) throws IOException {
+            // the leader applied every earlier point before it began to lead: only this one is new to it
+            partition.applyTruncationPoints(new TruncationPoints(List.of(new TruncationPoints.Point(id, offset)),
+                    reason));
         }
 
         @Override

@@ -5,6 +5,7 @@ import io.twinlog.clients.mirror.MirrorErrors;
 import io.twinlog.clients.mirror.MirrorMessages;
 import io.twinlog.common.Failures;
 import io.twinlog.common.mirror.DesiredMirrorState;
+import io.twinlog.common.mirror.MirrorTopicConfigs;
 import io.twinlog.controller.metadata.MirrorImage;
 import io.twinlog.controller.metadata.PartitionImage;
 import io.twinlog.controller.metadata.TopicImage;
@@ -16,6 +17,7 @@ import io.twinlog.mirror.store.MirrorDefinition;
 import io.twinlog.mirror.store.MirrorPartitionRecord;
 import io.twinlog.mirror.store.MirrorProgress;
 import io.twinlog.mirror.store.MirrorStore;
+import io.twinlog.mirror.store.MirrorTruncation;
 import io.twinlog.protocol.ApiRegistry;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
@@ -340,6 +342,21 @@ public final class MirrorApiHandlers implements AutoCloseable {
         ps.set("last_mirrored_offset", rec.lastMirroredOffset());
         ps.set("out_of_sync_replicas", image.replicas().stream()
                 .filter(r -> !image.isr().contains(r)).toArray());
+        MirrorTruncation truncation = rec.truncation();
+        ps.set("truncation_offset", truncation.isNone() ? -1L : truncation.latest().offset());
+        List<Integer> pending = new ArrayList<>();
+        if (truncation.pending()) {
+            // the replicas LOG_TRUNCATION waits for: the ISR, or every replica with the topic's flag (decision 38)
+            boolean everyReplica = MirrorTopicConfigs.supportsUncleanLeaderElection(
+                    metadata.image().topicConfig(tp.topic()));
+            Map<Integer, Long> applied = metadata.image().mirrors().truncationsApplied(tp);
+            for (int r : everyReplica ? image.replicas() : image.isr()) {
+                if (!Long.valueOf(truncation.latest().id()).equals(applied.get(r))) {
+                    pending.add(r);
+                }
+            }
+        }
+        ps.set("truncation_pending_replicas", pending.toArray());
         return ps;
     }
 

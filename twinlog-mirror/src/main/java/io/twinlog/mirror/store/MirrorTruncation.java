@@ -1,0 +1,56 @@
+package io.twinlog.mirror.store;
+
+import io.twinlog.common.mirror.TruncationPoints;
+import io.twinlog.common.mirror.TruncationPoints.Point;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The partition-wide truncation points of a mirror partition (issue 12; decision 38), oldest first: where every
+ * replica's log is cut when the partition (re)starts mirroring, each decided once by the leader in LOG_TRUNCATION.
+ * They stay in the partition's record, so a replica that was away through several applies them all (the lowest
+ * offset among those it missed) when it returns, before it serves.
+ *
+ * @param points   the truncation points, oldest first (empty: none yet)
+ * @param complete the latest is no longer awaited: the replicas that had to take part applied it and caught up, or
+ *                 a new start superseded it (a replica that missed it still applies it)
+ */
+public record MirrorTruncation(List<Point> points, boolean complete) {
+    /** No truncation recorded yet. */
+    public static final MirrorTruncation NONE = new MirrorTruncation(List.of(), true);
+
+    public MirrorTruncation {
+        points = List.copyOf(points);
+    }
+
+    public boolean isNone() {
+        return points.isEmpty();
+    }
+
+    /** The latest point; only when not {@link #isNone()}. */
+    public Point latest() {
+        return points.get(points.size() - 1);
+    }
+
+    /** Whether a truncation is recorded and its replicas have not all confirmed it yet. */
+    public boolean pending() {
+        return !isNone() && !complete;
+    }
+
+    /** With {@code next} as the latest point, awaited. */
+    public MirrorTruncation with(Point next) {
+        List<Point> all = new ArrayList<>(points);
+        all.add(next);
+        return new MirrorTruncation(all, false);
+    }
+
+    /** The points as every replica applies them ({@link TruncationPoints#cutFor}). */
+    public TruncationPoints toPoints(String reason) {
+        return new TruncationPoints(points, reason);
+    }
+
+    public MirrorTruncation completed() {
+        return new MirrorTruncation(points, true);
+    }
+}

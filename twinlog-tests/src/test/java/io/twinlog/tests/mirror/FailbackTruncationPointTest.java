@@ -1,0 +1,222 @@
+package io.twinlog.tests.mirror;
+
+import io.twinlog.clients.mirror.MirrorAdmin;
+import io.twinlog.testkit.MirrorInvariants;
+import io.twinlog.testkit.MirrorSteps;
+import io.twinlog.testkit.ReplicaLogs;
+import io.twinlog.testkit.TestCluster;
+import io.twinlog.testkit.Waits;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AlterConfigOp;
+import org.apache.kafka.clients.admin.ConfigEntry;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.errors.InvalidConfigurationException;
+import org.apache.kafka.common.errors.InvalidRequestException;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Failback's truncation is partition-wide (issue 12, point 1; decision 38): the truncation point is recorded with
+ * the partition's mirror state and every replica applies it explicitly, not through epoch comparison, which the
+ * two clusters can fool because each numbers its epochs on its own.
+ *
+ * <p>The fooling case, for real: A's own tail after the failover is written in the same leader epoch B writes its
+ * records in after the failover, at the same offsets. A follower of A that holds that tail and is away during the
+ * failback sees, when it returns, a leader whose epoch ends past its own log end: Kafka's comparison keeps its tail.
+ * The recorded point makes it cut first.
+ */
+class FailbackTruncationPointTest {
+    private static final String TOPIC = "ledger";
+    private static final TopicPartition TP = new TopicPartition(TOPIC, 0);
+
+    @Test
+    @Timeout(value = 3, unit = TimeUnit.MINUTES)
+    void aReplicaAwayDuringFailbackAppliesTheRecordedPointWhenItReturns() throws Exception {
+        try (TestCluster a = TestCluster.builder().brokers(3).build().start();
+             TestCluster b = TestCluster.builder().brokers(3).build().start();
+             Admin aAdmin = a.admin();
+             MirrorAdmin onB = MirrorAdmin.create(b.bootstrapServers(), Duration.ofSeconds(60));
+             MirrorAdmin onA = MirrorAdmin.create(a.bootstrapServers(), Duration.ofSeconds(60))) {
+            aAdmin.createTopics(List.of(new NewTopic(TOPIC, Map.of(0, List.of(0, 1, 2))))).all().get();
+            produce(a, "a", 100);
+            MirrorSteps.startMirroring(onB, "from-a", a, TOPIC);
+            Waits.waitUntil("B holds A's 100 records", () -> end(b, leaderOf(b)) == 100);
+            MirrorSteps.failOver(onB, "from-a", TOPIC);
+            int bEpoch = leaderEpoch(b);
+            produce(b, "b", 30); // B's records after the failover: offsets 101..130 in B's epoch (100: the barrier)
+
+            // A's leader changes until A's epoch is B's: A's own tail then has B's epoch numbers at B's offsets
+            while (leaderEpoch(a) < bEpoch) {
+                int leader = leaderOf(a);
+                a.stopBroker(leader);
+                Waits.waitUntil("a new leader on A", () -> leaderOf(a) >= 0 && leaderOf(a) != leader);
+                a.startBroker(leader);
+                Waits.waitUntil("broker " + leader + " back in A's ISR", () -> isr(a).size() == 3);
+            }
+            assertEquals(bEpoch, leaderEpoch(a), "the test needs A's epoch to be exactly B's");
+            produce(a, "lost", 20); // offsets 100..119 on A, in B's epoch number: B never saw them
+            int away = awayFollower(a);
+            ReplicaLogs.awaitIdentical(a, TP, List.of(0, 1, 2));
+            a.stopBroker(away); // holds A's tail; away while A fails back
+
+            MirrorSteps.startMirroring(onA, "from-b", b, TOPIC);
+            Waits.waitUntil("A mirrors again", () -> state(onA).equals("MIRRORING"), Duration.ofSeconds(60));
+            a.startBroker(away);
+            List<ReplicaLogs.Batch> converged = MirrorInvariants.awaitMirrored(b, a, TP);
+            assertTrue(converged.stream().flatMap(batch -> batch.values().stream())
+                    .noneMatch(v -> v != null && v.startsWith("lost")), "no replica kept A's own tail: " + converged);
+            assertEquals(131, converged.get(converged.size() - 1).lastOffset() + 1, "100 + barrier + 30");
+        }
+    }
+
+    /**
+     * Seed 003 with the flag: a replica away during the failback's truncation keeps the partition in LOG_TRUNCATION
+     * (describe names the point and the replica), then FAILED after mirror.state.timeout.ms with the reason, not
+     * retried by itself; once the broker is back the operator starts the topic again and every replica converges.
+     */
+    @Test
+    @Timeout(value = 3, unit = TimeUnit.MINUTES)
+    void withTheFlagAMissingReplicaHoldsTheTruncationThenFailsItUntilTheOperatorRestartsIt() throws Exception {
+        try (TestCluster a = TestCluster.builder().brokers(3).brokerProperty("mirror.state.timeout.ms", "5000")
+                .build().start();
+             TestCluster b = TestCluster.builder().brokers(1).build().start();
+             Admin aAdmin = a.admin();
+             MirrorAdmin onB = MirrorAdmin.create(b.bootstrapServers(), Duration.ofSeconds(60));
+             MirrorAdmin onA = MirrorAdmin.create(a.bootstrapServers(), Duration.ofSeconds(60))) {
+            aAdmin.createTopics(List.of(new NewTopic(TOPIC, Map.of(0, List.of(0, 1, 2)))
+                    .configs(Map.of("mirror.support.unclean.leader.election", "true")))).all().get();
+            produce(a, "a", 50);
+            MirrorSteps.startMirroring(onB, "from-a", a, TOPIC);
+            Waits.waitUntil("B holds A's 50 records", () -> end(b, 0) == 50);
+            MirrorSteps.failOver(onB, "from-a", TOPIC);
+            produce(a, "lost", 10);
+            ReplicaLogs.awaitIdentical(a, TP, List.of(0, 1, 2));
+            produce(b, "b", 20);
+            int away = awayFollower(a);
+            a.stopBroker(away);
+
+            MirrorSteps.startMirroring(onA, "from-b", b, TOPIC);
+            MirrorAdmin.PartitionDescription waiting = Waits.waitFor("LOG_TRUNCATION waiting for broker " + away,
+                    () -> partition(onA), p -> p.state().equals("LOG_TRUNCATION") && p.truncationOffset() == 50
+                            && p.truncationPendingReplicas().equals(List.of(away)));
+            assertEquals(50, waiting.truncationOffset(), "the end of B's last mirrored epoch from A");
+            MirrorAdmin.PartitionDescription failed = Waits.waitFor("FAILED after mirror.state.timeout.ms",
+                    () -> partition(onA), p -> p.state().equals("FAILED"));
+            assertTrue(failed.lastError().contains(away + " (has not applied it)")
+                    && failed.lastError().contains("--start"), failed.lastError());
+            assertTrue(failed.retryAttempt() < 0, "not retried by itself");
+
+            a.startBroker(away);
+            Waits.waitUntil("broker " + away + " applied the point", () -> partition(onA)
+                    .truncationPendingReplicas().isEmpty() || !isr(a).contains(away));
+            assertEquals("FAILED", partition(onA).state(), "still waiting for the operator");
+            assertTrue(onA.startMirrorTopics("from-b", List.of(TOPIC), List.of(), List.of()).isEmpty(),
+                    "the operator starts the topic again");
+            Waits.waitUntil("A mirrors again", () -> partition(onA).state().equals("MIRRORING"),
+                    Duration.ofSeconds(60));
+            List<ReplicaLogs.Batch> converged = MirrorInvariants.awaitMirrored(b, a, TP);
+            assertTrue(converged.stream().flatMap(batch -> batch.values().stream())
+                    .noneMatch(v -> v != null && v.startsWith("lost")), "no replica kept A's own tail");
+            assertEquals(71, converged.get(converged.size() - 1).lastOffset() + 1, "50 + barrier + 20");
+        }
+    }
+
+    @Test
+    @Timeout(value = 2, unit = TimeUnit.MINUTES)
+    void theFlagIsATypedTopicConfigShownByDescribeAndNeverCopiedFromTheSource() throws Exception {
+        try (TestCluster a = TestCluster.builder().brokers(1).build().start();
+             TestCluster b = TestCluster.builder().brokers(1).build().start();
+             Admin aAdmin = a.admin();
+             Admin bAdmin = b.admin();
+             MirrorAdmin onB = MirrorAdmin.create(b.bootstrapServers(), Duration.ofSeconds(60))) {
+            aAdmin.createTopics(List.of(new NewTopic(TOPIC, 1, (short) 1).configs(
+                    Map.of("mirror.support.unclean.leader.election", "true")))).all().get();
+            ConfigResource topic = new ConfigResource(ConfigResource.Type.TOPIC, TOPIC);
+            assertEquals("true", flag(aAdmin, topic).value());
+            assertEquals(ConfigEntry.ConfigSource.DYNAMIC_TOPIC_CONFIG, flag(aAdmin, topic).source());
+
+            ExecutionException bad = assertThrows(ExecutionException.class, () -> aAdmin.incrementalAlterConfigs(
+                    Map.of(topic, List.of(new AlterConfigOp(new ConfigEntry("mirror.support.unclean.leader.election",
+                            "sometimes"), AlterConfigOp.OpType.SET)))).all().get());
+            assertTrue(bad.getCause() instanceof InvalidConfigurationException
+                    || bad.getCause() instanceof InvalidRequestException, bad.toString());
+            assertTrue(bad.getCause().getMessage().contains("mirror.support.unclean.leader.election"),
+                    bad.getCause().getMessage());
+
+            MirrorSteps.startMirroring(onB, "from-a", a, TOPIC);
+            Waits.waitUntil("B's mirror topic exists", () -> bAdmin.listTopics().names().get().contains(TOPIC));
+            assertEquals("false", flag(bAdmin, topic).value(), "the destination's own setting: not copied");
+            assertEquals(ConfigEntry.ConfigSource.DEFAULT_CONFIG, flag(bAdmin, topic).source());
+            bAdmin.incrementalAlterConfigs(Map.of(topic, List.of(new AlterConfigOp(new ConfigEntry(
+                    "mirror.support.unclean.leader.election", "true"), AlterConfigOp.OpType.SET)))).all().get();
+            Waits.waitUntil("B's flag is on", () -> "true".equals(flag(bAdmin, topic).value()));
+        }
+    }
+
+    private static ConfigEntry flag(Admin admin, ConfigResource topic) throws Exception {
+        return admin.describeConfigs(List.of(topic)).all().get().get(topic)
+                .get("mirror.support.unclean.leader.election");
+    }
+
+    private static int leaderOf(TestCluster c) {
+        for (int id : c.runningBrokerIds()) {
+            var p = c.broker(id).replicaManager().partition(TP);
+            if (p.isPresent() && p.get().isLeader()) {
+                return id;
+            }
+        }
+        return -1;
+    }
+
+    private static int leaderEpoch(TestCluster c) {
+        return Waits.waitFor("a leader of " + TP, () -> leaderOf(c), id -> id >= 0) >= 0
+                ? c.broker(leaderOf(c)).replicaManager().partition(TP).orElseThrow().leaderEpoch() : -1;
+    }
+
+    private static List<Integer> isr(TestCluster c) {
+        int leader = leaderOf(c);
+        return leader < 0 ? List.of() : c.broker(leader).replicaManager().partition(TP).orElseThrow().isr();
+    }
+
+    private static int awayFollower(TestCluster c) {
+        int leader = leaderOf(c);
+        return leader == 0 ? 1 : 0;
+    }
+
+    private static MirrorAdmin.PartitionDescription partition(MirrorAdmin admin) throws Exception {
+        return admin.describeClusterMirrors(List.of("from-b")).get("from-b").topics().get(TOPIC).partitions().get(0);
+    }
+
+    private static String state(MirrorAdmin admin) throws Exception {
+        return admin.describeClusterMirrors(List.of("from-b")).get("from-b").topics().get(TOPIC).partitions().get(0)
+                .state();
+    }
+
+    private static long end(TestCluster c, int broker) {
+        return broker < 0 ? -1 : c.broker(broker).logStore().log(TP).map(l -> l.logEndOffset()).orElse(-1L);
+    }
+
+    private static void produce(TestCluster cluster, String prefix, int count) throws Exception {
+        try (KafkaProducer<byte[], byte[]> p = cluster.producer(Map.of("linger.ms", 5))) {
+            for (int i = 0; i < count; i++) {
+                p.send(new ProducerRecord<>(TOPIC, 0, null, (prefix + "-" + i).getBytes(StandardCharsets.UTF_8)));
+            }
+            p.flush();
+        }
+    }
+}
