@@ -17,6 +17,7 @@ import static io.twinlog.common.mirror.MirrorPartitionState.PAUSED;
 import static io.twinlog.common.mirror.MirrorPartitionState.PAUSING;
 import static io.twinlog.common.mirror.MirrorPartitionState.STOPPED;
 import static io.twinlog.common.mirror.MirrorPartitionState.STOPPING;
+import static io.twinlog.common.mirror.MirrorPartitionState.ULE_RECOVERY;
 import static io.twinlog.common.mirror.MirrorPartitionState.UNKNOWN;
 
 /**
@@ -25,12 +26,13 @@ import static io.twinlog.common.mirror.MirrorPartitionState.UNKNOWN;
  * <p>Transition table (target ← allowed sources; staying in the same state is always allowed):
  * <pre>
  * LOG_TRUNCATION ← UNKNOWN, STOPPED, FAILED           (start, failback, restart after a failure)
- * EPOCH_FENCING  ← LOG_TRUNCATION, MIRRORING, PAUSED, FAILED  (before mirroring; when a batch's epoch reaches
- *                                                     ours; a resume or retry that was not fenced yet)
+ * EPOCH_FENCING  ← LOG_TRUNCATION, ULE_RECOVERY, MIRRORING, PAUSED, FAILED  (before mirroring; when a batch's
+ *                                                     epoch reaches ours; a resume or retry not fenced yet)
+ * ULE_RECOVERY   ← MIRRORING, FAILED                  (the source diverged: truncate to the diverging point)
  * MIRRORING      ← LOG_TRUNCATION, EPOCH_FENCING, PAUSED, FAILED
  * PAUSING        ← MIRRORING, EPOCH_FENCING
  * PAUSED         ← PAUSING
- * STOPPING       ← LOG_TRUNCATION, EPOCH_FENCING, MIRRORING, PAUSING, PAUSED, FAILED
+ * STOPPING       ← LOG_TRUNCATION, ULE_RECOVERY, EPOCH_FENCING, MIRRORING, PAUSING, PAUSED, FAILED
  * STOPPED        ← STOPPING
  * FAILED         ← any
  * </pre>
@@ -42,16 +44,17 @@ public final class MirrorTransitions {
     private static final int RETRY_BACKOFF_MULTIPLIER = 2;
     /** Retries are spread by ±20 % so partitions that failed together do not retry in lockstep. */
     private static final double RETRY_BACKOFF_JITTER = 0.2;
-    private static final Map<MirrorPartitionState, Set<MirrorPartitionState>> ALLOWED_FROM = Map.of(
-            LOG_TRUNCATION, EnumSet.of(UNKNOWN, STOPPED, FAILED),
-            EPOCH_FENCING, EnumSet.of(LOG_TRUNCATION, MIRRORING, PAUSED, FAILED),
-            MIRRORING, EnumSet.of(LOG_TRUNCATION, EPOCH_FENCING, PAUSED, FAILED),
-            PAUSING, EnumSet.of(MIRRORING, EPOCH_FENCING),
-            PAUSED, EnumSet.of(PAUSING),
-            STOPPING, EnumSet.of(LOG_TRUNCATION, EPOCH_FENCING, MIRRORING, PAUSING, PAUSED, FAILED),
-            STOPPED, EnumSet.of(STOPPING),
-            FAILED, EnumSet.allOf(MirrorPartitionState.class),
-            UNKNOWN, EnumSet.noneOf(MirrorPartitionState.class));
+    private static final Map<MirrorPartitionState, Set<MirrorPartitionState>> ALLOWED_FROM = Map.ofEntries(
+            Map.entry(LOG_TRUNCATION, EnumSet.of(UNKNOWN, STOPPED, FAILED)),
+            Map.entry(EPOCH_FENCING, EnumSet.of(LOG_TRUNCATION, ULE_RECOVERY, MIRRORING, PAUSED, FAILED)),
+            Map.entry(ULE_RECOVERY, EnumSet.of(MIRRORING, FAILED)),
+            Map.entry(MIRRORING, EnumSet.of(LOG_TRUNCATION, EPOCH_FENCING, PAUSED, FAILED)),
+            Map.entry(PAUSING, EnumSet.of(MIRRORING, EPOCH_FENCING)),
+            Map.entry(PAUSED, EnumSet.of(PAUSING)),
+            Map.entry(STOPPING, EnumSet.of(LOG_TRUNCATION, ULE_RECOVERY, EPOCH_FENCING, MIRRORING, PAUSING, PAUSED, FAILED)),
+            Map.entry(STOPPED, EnumSet.of(STOPPING)),
+            Map.entry(FAILED, EnumSet.allOf(MirrorPartitionState.class)),
+            Map.entry(UNKNOWN, EnumSet.noneOf(MirrorPartitionState.class)));
 
     private MirrorTransitions() {
     }

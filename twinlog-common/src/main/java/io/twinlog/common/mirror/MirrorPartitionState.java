@@ -24,6 +24,11 @@ public enum MirrorPartitionState {
     STOPPED((byte) 6),
     /** An error, with a reason; retried with backoff when the cause may pass. */
     FAILED((byte) 7),
+    /**
+     * The source diverged while mirroring (an unclean leader election there): every replica that must take part
+     * truncates to the diverging point, as in LOG_TRUNCATION, then mirroring continues (Twinlog's, issue 12).
+     */
+    ULE_RECOVERY((byte) 8),
     /** No state known (never set by an API). */
     UNKNOWN((byte) -1);
 

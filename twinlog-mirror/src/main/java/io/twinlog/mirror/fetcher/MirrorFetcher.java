@@ -312,6 +312,14 @@ public final class MirrorFetcher implements Runnable {
         }
     }
 
+    /** The source diverged from what was mirrored: reported with where, and the partition is no longer fetched. */
+    void diverged(TopicPartition tp, int sourceEpoch, long sourceEndOffset, String reason) {
+        if (partitions.containsKey(tp)) {
+            listener.onSourceDiverged(tp, sourceEpoch, sourceEndOffset, reason);
+            removePartition(tp);
+        }
+    }
+
     /** A fetched batch carries a source epoch at or above the local one: the manager fences, then re-adds it. */
     void removePartitionForFencing(TopicPartition tp, int sourceEpoch) {
         if (partitions.remove(tp) != null) {

@@ -186,11 +186,12 @@ final class SourceBrokerFetcher implements Runnable {
                 case NONE -> {
                     if (FetchResponse.isDivergingEpoch(data)) {
                         MirrorPartitionSink sink = owner.sink(tp);
-                        owner.fail(List.of(tp), "Source divergence detected: the source's epoch "
-                                + data.divergingEpoch().epoch() + " ends at offset " + data.divergingEpoch().endOffset()
-                                + " but this cluster mirrored up to " + fetchOffset + " in epoch "
+                        owner.diverged(tp, data.divergingEpoch().epoch(), data.divergingEpoch().endOffset(),
+                                "Source divergence detected: the source's epoch " + data.divergingEpoch().epoch()
+                                + " ends at offset " + data.divergingEpoch().endOffset() + " but this cluster "
+                                + "mirrored up to " + fetchOffset + " in epoch "
                                 + (sink == null ? -1 : sink.latestEpoch().orElse(-1))
-                                + " (an unclean leader election on the source?)", false);
+                                + " (an unclean leader election on the source?)");
                         return;
                     }
                     Records records = FetchResponse.recordsOrFail(data);
@@ -258,8 +259,9 @@ final class SourceBrokerFetcher implements Runnable {
                 return;
             }
             if (latest >= 0 && end > latest) {
-                owner.fail(List.of(tp), "Source divergence detected: the source log ends at " + latest
-                        + " but this cluster mirrored up to " + end, false);
+                // the source's log ends in its latest epoch: that epoch ends there, which cuts at most to it
+                owner.diverged(tp, sink.latestEpoch().orElse(-1), latest, "Source divergence detected: the source "
+                        + "log ends at " + latest + " but this cluster mirrored up to " + end);
                 return;
             }
         }

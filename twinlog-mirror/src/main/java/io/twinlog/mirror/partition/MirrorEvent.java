@@ -12,7 +12,14 @@ public sealed interface MirrorEvent {
     record EpochFencingNeeded(int sourceEpoch) implements MirrorEvent {
     }
 
-    /** The fetcher cannot go on (source unreachable, divergence, authentication ...). */
+    /**
+     * The source no longer has what this cluster mirrored (an unclean leader election there): its epoch
+     * {@code sourceEpoch} ends at {@code sourceEndOffset} (-1 for either when it holds no epoch at or below ours).
+     */
+    record SourceDiverged(int sourceEpoch, long sourceEndOffset, String reason) implements MirrorEvent {
+    }
+
+    /** The fetcher cannot go on (source unreachable, authentication ...). */
     record FetchFailed(String reason, boolean retriable) implements MirrorEvent {
     }
 }

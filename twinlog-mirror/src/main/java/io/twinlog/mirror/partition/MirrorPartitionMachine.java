@@ -23,6 +23,7 @@ import static io.twinlog.common.mirror.MirrorPartitionState.MIRRORING;
 import static io.twinlog.common.mirror.MirrorPartitionState.PAUSED;
 import static io.twinlog.common.mirror.MirrorPartitionState.STOPPED;
 import static io.twinlog.common.mirror.MirrorPartitionState.STOPPING;
+import static io.twinlog.common.mirror.MirrorPartitionState.ULE_RECOVERY;
 import static io.twinlog.common.mirror.MirrorPartitionState.UNKNOWN;
 
 /**
@@ -70,6 +71,9 @@ public final class MirrorPartitionMachine {
         if (in.event() instanceof MirrorEvent.EpochFencingNeeded fencing) {
             return fenceAgain(in, fencing.sourceEpoch());
         }
+        if (in.event() instanceof MirrorEvent.SourceDiverged diverged) {
+            return sourceDiverged(in, diverged);
+        }
         if (in.event() instanceof MirrorEvent.FetchFailed failure) {
             return fetchFailed(in, failure);
         }
@@ -98,15 +102,16 @@ public final class MirrorPartitionMachine {
             MirrorAction[] actions = next == STOPPING ? new MirrorAction[] {new MirrorAction.RemoveFetcher(true)}
                     : new MirrorAction[0];
             MirrorPartitionRecord to = rec.transitionTo(next, in.view().leaderEpoch());
-            if (next == LOG_TRUNCATION && to.truncation().pending()) {
-                // a start after a failover: this log may have taken writes since that point was decided, so the
-                // point is decided again (the old one stays recorded until then, for replicas that missed it)
-                to = to.withTruncation(to.truncation().completed());
+            if (next == LOG_TRUNCATION) {
+                // a start after a failover: this log may have taken writes since a point was decided or proposed,
+                // so the point is decided again (the old ones stay recorded, for replicas that missed them)
+                to = to.withTruncation(to.truncation().completed().proposing(-1L));
             }
             return transition(in, to, "desired state " + in.desired(), actions);
         }
         return switch (state) {
             case LOG_TRUNCATION -> truncate(in);
+            case ULE_RECOVERY -> recover(in);
             case EPOCH_FENCING -> fence(in);
             case MIRRORING -> mirror(in);
             case PAUSING -> transition(in, rec.transitionTo(PAUSED, in.view().leaderEpoch()), "fetcher removed",
@@ -151,13 +156,77 @@ public final class MirrorPartitionMachine {
                     + "again" : "the source mirrored this log up to offset " + peer.get().offset() + " in epoch "
                     + peer.get().epoch() + "; " + (end - to) + " records written here after that are cut";
         }
+        return recordPoint(in, rec, to, why);
+    }
+
+    /**
+     * A new truncation point at {@code to} on top of {@code base}: the leader applies it first (after
+     * {@code before}), then it is recorded for every replica and awaited ({@link #awaitTruncation}).
+     */
+    private MirrorDecision recordPoint(MirrorInput in, MirrorPartitionRecord base, long to, String why,
+                                       MirrorAction... before) {
         long id = 0;
         while (id == 0) {
             id = random.nextLong() & Long.MAX_VALUE;
         }
-        return transition(in, rec.withTruncation(rec.truncation().with(new TruncationPoints.Point(id, to))),
+        List<MirrorAction> actions = new ArrayList<>(List.of(before));
+        actions.add(new MirrorAction.ApplyTruncationPoint(id, to, why));
+        return transition(in, base.withTruncation(base.truncation().with(new TruncationPoints.Point(id, to))),
                 "truncation point " + id + " at offset " + to + " for every replica (" + why + ")",
-                new MirrorAction.ApplyTruncationPoint(id, to, why));
+                actions.toArray(new MirrorAction[0]));
+    }
+
+    /**
+     * ULE_RECOVERY: the source diverged and this cluster follows it (the flag, or the operator's start after a
+     * FAILED divergence): the proposed point is recorded and awaited like LOG_TRUNCATION's, then fencing.
+     */
+    private MirrorDecision recover(MirrorInput in) {
+        MirrorPartitionRecord rec = in.record();
+        if (rec.truncation().pending()) {
+            return awaitTruncation(in, rec.truncation());
+        }
+        long proposed = rec.truncation().proposed();
+        if (proposed >= 0) {
+            return recordPoint(in, rec, proposed, "the source diverged at offset " + proposed
+                    + ": what this cluster holds from there is cut to follow the source");
+        }
+        return transition(in, rec.transitionTo(EPOCH_FENCING, in.view().leaderEpoch())
+                .withMinLeaderEpoch(fenceTarget(in.view(), -1)), "nothing left to recover");
+    }
+
+    /**
+     * The source no longer holds what this cluster mirrored (an unclean leader election there). The point both
+     * still agree on is Kafka's follower rule: the lower of where the source's epoch ends and where the same (or
+     * the largest lower) epoch ends here. With {@code mirror.support.unclean.leader.election} every replica
+     * truncates to it and mirroring goes on (ULE_RECOVERY); without, FAILED for good with what this cluster would
+     * lose and the operator's two choices.
+     */
+    private MirrorDecision sourceDiverged(MirrorInput in, MirrorEvent.SourceDiverged d) {
+        MirrorPartitionRecord rec = in.record();
+        PartitionView view = in.view();
+        if (rec.state() != MIRRORING) {
+            return MirrorDecision.nothing(in.timers()); // the fetch raced a state change
+        }
+        long end = view.logEndOffset();
+        long to = 0;
+        if (d.sourceEpoch() >= 0 && d.sourceEndOffset() >= 0) {
+            Optional<EpochHistory.EpochEnd> here = view.epochs().endOffsetFor(d.sourceEpoch(), end);
+            if (here.isPresent()) {
+                to = Math.min(end, Math.min(d.sourceEndOffset(), here.get().endOffset()));
+            }
+        }
+        String held = (end - to) + " records at offsets " + to + " to " + (end - 1);
+        MirrorAction remove = new MirrorAction.RemoveFetcher();
+        if (view.uncleanElectionSupport()) {
+            return recordPoint(in, rec.transitionTo(ULE_RECOVERY, view.leaderEpoch()), to, d.reason()
+                    + "; mirror.support.unclean.leader.election: " + held + " are cut from every replica to follow "
+                    + "the source", remove);
+        }
+        String reason = d.reason() + ". This cluster holds " + held + " that the source no longer has. Either fail "
+                + "over to keep them (--remove), or start the topic again (--start) to follow the source: they are "
+                + "then cut from every replica (mirror.support.unclean.leader.election=true does that by itself)";
+        return transition(in, rec.failed(reason, false, view.leaderEpoch()).withPreviousState(ULE_RECOVERY)
+                .withTruncation(rec.truncation().proposing(to)), reason, remove);
     }
 
     private MirrorDecision awaitTruncation(MirrorInput in, MirrorTruncation truncation) {
@@ -293,6 +362,7 @@ public final class MirrorPartitionMachine {
         // into MIRRORING let a partition mirror at a leader epoch no higher than the source's)
         MirrorPartitionState retryTo = switch (rec.previousState()) {
             case UNKNOWN, LOG_TRUNCATION -> LOG_TRUNCATION;
+            case ULE_RECOVERY -> ULE_RECOVERY;
             case EPOCH_FENCING -> EPOCH_FENCING;
             case STOPPING -> STOPPING;
             default -> MIRRORING;

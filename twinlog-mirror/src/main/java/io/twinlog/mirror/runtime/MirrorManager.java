@@ -669,6 +669,11 @@ public final class MirrorManager implements AutoCloseable {
         }
 
         @Override
+        public void onSourceDiverged(TopicPartition tp, int sourceEpoch, long sourceEndOffset, String reason) {
+            submit(() -> decide(tp, new MirrorEvent.SourceDiverged(sourceEpoch, sourceEndOffset, reason)));
+        }
+
+        @Override
         public void onFailure(TopicPartition tp, String reason, boolean retriable) {
             submit(() -> decide(tp, new MirrorEvent.FetchFailed(reason, retriable)));
         }

@@ -56,6 +56,12 @@ public record MirrorPartitionRecord(MirrorPartitionState state, int writerLeader
                 lastMirroredOffset, 0, lastError, previousState, progress, truncation);
     }
 
+    /** A FAILED record that its retry (or the operator's start) takes to {@code previous} rather than its state. */
+    public MirrorPartitionRecord withPreviousState(MirrorPartitionState previous) {
+        return new MirrorPartitionRecord(state, writerLeaderEpoch, minLeaderEpoch, lastMirroredEpoch,
+                lastMirroredOffset, retryAttempt, lastError, previous, progress, truncation);
+    }
+
     public MirrorPartitionRecord withMinLeaderEpoch(int epoch) {
         return new MirrorPartitionRecord(state, writerLeaderEpoch, epoch, lastMirroredEpoch, lastMirroredOffset,
                 retryAttempt, lastError, previousState, progress, truncation);
@@ -86,7 +92,7 @@ public record MirrorPartitionRecord(MirrorPartitionState state, int writerLeader
      */
     @JsonPropertyOrder({"version", "state", "writerLeaderEpoch", "minLeaderEpoch", "lastMirroredEpoch",
         "lastMirroredOffset", "retryAttempt", "lastError", "previousState", "sourceHighWatermark",
-        "destinationLogEndOffset", "truncations", "truncationComplete"})
+        "destinationLogEndOffset", "truncations", "truncationComplete", "proposedTruncationOffset"})
     @JsonInclude(JsonInclude.Include.NON_NULL)
     public record Document(@JsonProperty("version") int version,
                            @JsonProperty("state") MirrorPartitionState state,
@@ -100,7 +106,8 @@ public record MirrorPartitionRecord(MirrorPartitionState state, int writerLeader
                            @JsonProperty("sourceHighWatermark") Long sourceHighWatermark,
                            @JsonProperty("destinationLogEndOffset") Long destinationLogEndOffset,
                            @JsonProperty("truncations") List<TruncationPoints.Point> truncations,
-                           @JsonProperty("truncationComplete") Boolean truncationComplete) {
+                           @JsonProperty("truncationComplete") Boolean truncationComplete,
+                           @JsonProperty("proposedTruncationOffset") Long proposedTruncationOffset) {
 
         MirrorPartitionRecord toRecord(String what) {
             if (state == null) {
@@ -111,8 +118,9 @@ public record MirrorPartitionRecord(MirrorPartitionState state, int writerLeader
                     Optional.ofNullable(lastError),
                     previousState == null ? MirrorPartitionState.UNKNOWN : previousState,
                     new MirrorProgress(orUnknown(sourceHighWatermark), orUnknown(destinationLogEndOffset)),
-                    truncations == null || truncations.isEmpty() ? MirrorTruncation.NONE
-                            : new MirrorTruncation(truncations, !Boolean.FALSE.equals(truncationComplete)));
+                    new MirrorTruncation(truncations == null ? List.of() : truncations,
+                            truncations == null || truncations.isEmpty() || !Boolean.FALSE.equals(truncationComplete),
+                            orUnknown(proposedTruncationOffset)));
         }
 
         private static int orUnknown(Integer value) {
@@ -128,7 +136,8 @@ public record MirrorPartitionRecord(MirrorPartitionState state, int writerLeader
         return new Document(1, state, writerLeaderEpoch, minLeaderEpoch, lastMirroredEpoch, lastMirroredOffset,
                 retryAttempt, lastError.orElse(null), previousState, progress.sourceHighWatermark(),
                 progress.destinationLogEndOffset(), truncation.isNone() ? null : truncation.points(),
-                truncation.isNone() ? null : truncation.complete());
+                truncation.isNone() ? null : truncation.complete(),
+                truncation.proposed() < 0 ? null : truncation.proposed());
     }
 
     /** @param path where the record was read, for the error if it is corrupt */

@@ -15,10 +15,16 @@ import java.util.List;
  * @param points   the truncation points, oldest first (empty: none yet)
  * @param complete the latest is no longer awaited: the replicas that had to take part applied it and caught up, or
  *                 a new start superseded it (a replica that missed it still applies it)
+ * @param proposed where a source divergence would cut, kept with a partition FAILED for it until the operator
+ *                 starts the topic again (-1: none); not a point yet, so no replica applies it
  */
-public record MirrorTruncation(List<Point> points, boolean complete) {
+public record MirrorTruncation(List<Point> points, boolean complete, long proposed) {
     /** No truncation recorded yet. */
-    public static final MirrorTruncation NONE = new MirrorTruncation(List.of(), true);
+    public static final MirrorTruncation NONE = new MirrorTruncation(List.of(), true, -1L);
+
+    public MirrorTruncation(List<Point> points, boolean complete) {
+        this(points, complete, -1L);
+    }
 
     public MirrorTruncation {
         points = List.copyOf(points);
@@ -42,7 +48,12 @@ public record MirrorTruncation(List<Point> points, boolean complete) {
     public MirrorTruncation with(Point next) {
         List<Point> all = new ArrayList<>(points);
         all.add(next);
-        return new MirrorTruncation(all, false);
+        return new MirrorTruncation(all, false, -1L);
+    }
+
+    /** With {@code offset} proposed (a source divergence that waits for the operator). */
+    public MirrorTruncation proposing(long offset) {
+        return new MirrorTruncation(points, complete, offset);
     }
 
     /** The points as every replica applies them ({@link TruncationPoints#cutFor}). */
@@ -51,6 +62,6 @@ public record MirrorTruncation(List<Point> points, boolean complete) {
     }
 
     public MirrorTruncation completed() {
-        return new MirrorTruncation(points, true);
+        return new MirrorTruncation(points, true, proposed);
     }
 }

@@ -128,6 +128,55 @@ class MirrorPartitionMachineTest {
     }
 
     @Test
+    void aSourceDivergenceWithoutTheFlagFailsForGoodNamingWhatThisClusterHoldsAndTheTwoChoices() {
+        // here epoch 3 runs from 50 to the end 150; the source says its epoch 3 ends at 120
+        PartitionView view = view(14, 150, history(0, 0, 3, 50));
+        MirrorInput in = new MirrorInput(record(MIRRORING, 14), view, DesiredMirrorState.MIRRORING,
+                new MirrorEvent.SourceDiverged(3, 120, "Source divergence detected"), PeerLookup.NOT_ASKED,
+                Optional.empty(), OptionalLong.empty(), MirrorTimers.NONE, 0);
+        MirrorDecision d = machine.decide(in);
+        MirrorPartitionRecord failed = written(d);
+        assertEquals(FAILED, failed.state());
+        assertEquals(-1, failed.retryAttempt(), "not retried by itself");
+        assertTrue(failed.lastError().orElseThrow().contains("30 records at offsets 120 to 149"), failed.lastError().get());
+        assertTrue(failed.lastError().get().contains("--remove") && failed.lastError().get().contains("--start"));
+        assertTrue(failed.truncation().isNone(), "nothing is cut without the operator: the point is only proposed");
+        assertEquals(120, failed.truncation().proposed());
+        assertEquals(List.of(new MirrorAction.RemoveFetcher()), d.actions());
+
+        // the operator starts the topic again: the retry recovers, cutting at the proposed point on every replica
+        MirrorPartitionRecord restarted = failed.restartedByOperator();
+        MirrorInput retry = new MirrorInput(restarted, view, DesiredMirrorState.MIRRORING, MirrorEvent.TICK,
+                PeerLookup.NOT_ASKED, Optional.empty(), OptionalLong.empty(), MirrorTimers.NONE.retryAt(0), 10);
+        MirrorPartitionRecord recovering = written(machine.decide(retry));
+        assertEquals(MirrorPartitionState.ULE_RECOVERY, recovering.state());
+        MirrorDecision cut = machine.decide(input(recovering, view, DesiredMirrorState.MIRRORING));
+        assertTrue(cut.actions().get(0) instanceof MirrorAction.ApplyTruncationPoint p && p.offset() == 120,
+                cut.actions().toString());
+        assertEquals(120, written(cut).truncation().latest().offset());
+        assertEquals(-1, written(cut).truncation().proposed());
+    }
+
+    @Test
+    void aSourceDivergenceWithTheFlagTruncatesEveryReplicaToTheDivergingPointAndGoesOn() {
+        PartitionView view = view(14, 150, history(0, 0, 3, 50)).withCluster(true, Map.of());
+        MirrorInput in = new MirrorInput(record(MIRRORING, 14), view, DesiredMirrorState.MIRRORING,
+                new MirrorEvent.SourceDiverged(3, 120, "Source divergence detected"), PeerLookup.NOT_ASKED,
+                Optional.empty(), OptionalLong.empty(), MirrorTimers.NONE, 0);
+        MirrorDecision d = machine.decide(in);
+        MirrorPartitionRecord recovering = written(d);
+        assertEquals(MirrorPartitionState.ULE_RECOVERY, recovering.state());
+        assertEquals(120, recovering.truncation().latest().offset());
+        assertTrue(d.actions().get(0) instanceof MirrorAction.RemoveFetcher
+                && d.actions().get(1) instanceof MirrorAction.ApplyTruncationPoint, d.actions().toString());
+
+        long id = recovering.truncation().latest().id();
+        PartitionView cut = view(14, 120, history(0, 0, 3, 50)).withCluster(true, Map.of(0, id));
+        MirrorPartitionRecord fencing = written(machine.decide(input(recovering, cut, DesiredMirrorState.MIRRORING)));
+        assertEquals(EPOCH_FENCING, fencing.state(), "every replica (the only one) applied it: mirroring goes on");
+    }
+
+    @Test
     void anUnreachablePeerFailsThePartitionRetriablyWithABackoff() {
         MirrorInput in = with(input(record(LOG_TRUNCATION, 6), view(6, 150, history(0, 0)),
                 DesiredMirrorState.MIRRORING), new PeerLookup.Unreachable("connection refused"));

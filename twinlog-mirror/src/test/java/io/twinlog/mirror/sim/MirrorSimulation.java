@@ -4,6 +4,7 @@ import io.twinlog.common.mirror.DesiredMirrorState;
 import io.twinlog.mirror.LastMirroredTruncation.LastMirrored;
 import io.twinlog.common.mirror.MirrorPartitionState;
 import io.twinlog.mirror.MirrorTransitions;
+import io.twinlog.mirror.partition.EpochHistory;
 import io.twinlog.mirror.partition.MirrorAction;
 import io.twinlog.mirror.partition.MirrorDecision;
 import io.twinlog.mirror.partition.MirrorEvent;
@@ -271,7 +272,8 @@ final class MirrorSimulation {
             if (!agrees) {
                 d.fetching = false;
                 note(d.name + ": fetcher sees the source diverge at " + end);
-                mirrorPass(d, new MirrorEvent.FetchFailed("Source divergence detected", false));
+                mirrorPass(d, new MirrorEvent.SourceDiverged(answer.map(EpochHistory.EpochEnd::epoch).orElse(-1),
+                        answer.map(EpochHistory.EpochEnd::endOffset).orElse(-1L), "Source divergence detected"));
                 return;
             }
         }
