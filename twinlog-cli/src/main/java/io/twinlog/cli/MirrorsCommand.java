@@ -133,7 +133,8 @@ public final class MirrorsCommand implements Callable<Integer> {
                 + "state, source, patterns, configs (credentials shown as [hidden]), then one line per mirror "
                 + "partition: MIRROR TOPIC PARTITION STATE SOURCE-END DESTINATION-END LAG LAST-MIRRORED-EPOCH "
                 + "OUT-OF-SYNC TRUNCATION ERROR (OUT-OF-SYNC: destination replicas outside the ISR; TRUNCATION: "
-                + "the partition's latest truncation point, and the replicas a log truncation still waits for), and "
+                + "the partition's latest truncation point, the offsets truncations removed (their records are kept "
+                + "in the topic __twinlog_quarantine), and the replicas a truncation still waits for), and "
                 + "one line per consumer group whose offsets it syncs: MIRROR GROUP LAST-SYNC OFFSETS-SYNCED "
                 + "OFFSETS-CLAMPED.")
         boolean describe;

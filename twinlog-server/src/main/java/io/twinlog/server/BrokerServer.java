@@ -215,7 +215,7 @@ public final class BrokerServer implements AutoCloseable {
                 new BrokerMirrorPartitions(replicaManager),
                 new BrokerMirrorTopics(topicAdmin, config.numPartitions(), config.defaultReplicationFactor(),
                         () -> watcher.image().brokers().size()),
-                controller::isActive, config.mirrorStateTimeoutMs(), time);
+                controller::isActive, this::bootstrapServers, config.mirrorStateTimeoutMs(), time);
         mirrorApiHandlers = new MirrorApiHandlers(mirrorStore, watcher, config.brokerId());
         mirrorApiHandlers.register(registryBuilder);
         mirrorTopicHandlers = new MirrorTopicHandlers(mirrorStore, watcher, mirrorRuntime.topicStarter());

@@ -113,13 +113,18 @@ public final class DescribeMirrors implements MirrorAction {
         return ids.isEmpty() ? null : ids.stream().map(String::valueOf).collect(Collectors.joining(","));
     }
 
-    /** The latest truncation point, and while LOG_TRUNCATION waits, the replicas that have not applied it. */
+    /**
+     * The latest truncation point, the offsets truncations removed (kept in the quarantine topic), and while a
+     * truncation waits, the replicas that have not applied it: "at 100, 20 quarantined, waiting for 2".
+     */
     private static String truncation(MirrorAdmin.PartitionDescription p) {
         if (p.truncationOffset() < 0) {
             return null;
         }
-        return "at " + p.truncationOffset() + (p.truncationPendingReplicas().isEmpty() ? ""
-                : " waiting for " + replicas(p.truncationPendingReplicas()));
+        return "at " + p.truncationOffset()
+                + (p.truncatedOffsets() > 0 ? ", " + p.truncatedOffsets() + " quarantined" : "")
+                + (p.truncationPendingReplicas().isEmpty() ? "" : ", waiting for "
+                + replicas(p.truncationPendingReplicas()));
     }
 
     private static String error(MirrorAdmin.PartitionDescription p) {

@@ -238,13 +238,14 @@ public final class MirrorAdmin implements AutoCloseable {
      * One mirror partition as its destination leader last recorded it; {@code outOfSyncReplicas} are the destination
      * replicas outside the partition's ISR (a replica that cannot converge with its leader shows here);
      * {@code truncationOffset} is the latest partition-wide truncation point (-1: none) and
-     * {@code truncationPendingReplicas} the replicas a LOG_TRUNCATION still waits for.
+     * {@code truncationPendingReplicas} the replicas a LOG_TRUNCATION still waits for; {@code truncatedOffsets} the
+     * offsets truncations removed from the leader's log so far (their records are in the quarantine topic).
      */
     public record PartitionDescription(int partition, String state, long sourceLogEndOffset,
                                        long destinationLogEndOffset, long lag, int retryAttempt, String lastError,
                                        int lastMirroredEpoch, long lastMirroredOffset,
                                        List<Integer> outOfSyncReplicas, long truncationOffset,
-                                       List<Integer> truncationPendingReplicas) {
+                                       List<Integer> truncationPendingReplicas, long truncatedOffsets) {
     }
 
     /**
@@ -280,7 +281,8 @@ public final class MirrorAdmin implements AutoCloseable {
                             ps.getInt("last_mirrored_epoch"), ps.getLong("last_mirrored_offset"),
                             Arrays.stream(ps.getArray("out_of_sync_replicas")).map(r -> (Integer) r).toList(),
                             ps.getLong("truncation_offset"),
-                            Arrays.stream(ps.getArray("truncation_pending_replicas")).map(r -> (Integer) r).toList()));
+                            Arrays.stream(ps.getArray("truncation_pending_replicas")).map(r -> (Integer) r).toList(),
+                            ps.getLong("truncated_offsets")));
                 }
                 topics.put(ts.getString("topic_name"), new TopicDescription(ts.getString("topic_name"),
                         ts.getString("desired_state"), parts));

@@ -51,7 +51,10 @@ public enum MirrorApi {
                                     // for them, the replicas that have not applied it (appended to version 0 before
                                     // any release; decision 38)
                                     new Field("truncation_offset", Type.INT64),
-                                    array("truncation_pending_replicas", Type.INT32))))),
+                                    array("truncation_pending_replicas", Type.INT32),
+                                    // offsets the leaders' truncations removed, their records kept in the
+                                    // quarantine topic (issue 12, point 5; appended to version 0 before any release)
+                                    new Field("truncated_offsets", Type.INT64))))),
                     // consumer group offset sync: one entry per group the mirror syncs (appended to version 0 before
                     // any release; see docs/decisions.md)
                     array("groups", schema(str("group_id"), new Field("last_sync_time_ms", Type.INT64),

@@ -171,7 +171,8 @@ public final class MirrorPartitionMachine {
         }
         List<MirrorAction> actions = new ArrayList<>(List.of(before));
         actions.add(new MirrorAction.ApplyTruncationPoint(id, to, why));
-        return transition(in, base.withTruncation(base.truncation().with(new TruncationPoints.Point(id, to))),
+        return transition(in, base.withTruncation(base.truncation().with(new TruncationPoints.Point(id, to),
+                        in.view().logEndOffset() - to)),
                 "truncation point " + id + " at offset " + to + " for every replica (" + why + ")",
                 actions.toArray(new MirrorAction[0]));
     }

@@ -2,6 +2,7 @@ package io.twinlog.mirror.runtime;
 
 import io.twinlog.mirror.MirrorPartitionSink;
 import io.twinlog.mirror.partition.PartitionView;
+import org.apache.kafka.common.record.internal.Records;
 
 import java.io.IOException;
 import java.util.List;
@@ -23,6 +24,9 @@ public interface MirrorLocalPartition extends MirrorPartitionSink {
      * or empties it and starts it there when that is below the log start, and records the id next to the log.
      */
     void applyTruncationPoint(long id, long offset, String reason) throws IOException;
+
+    /** The log's batches from {@code offset} (at least one batch, up to about {@code maxBytes}). */
+    Records read(long offset, int maxBytes) throws IOException;
 
     /** Aborts the transactions left open by source producers; the producer ids whose transactions were aborted. */
     List<Long> abortOpenTransactions(long nowMs) throws IOException;

@@ -101,6 +101,8 @@ public final class MirrorManager implements AutoCloseable {
     private final Map<TopicPartition, DeferredWrite> deferred = new LinkedHashMap<>();
     /** Failover steps decided in the current pass, run together after its records are written. */
     private final FailoverBarriers barriers;
+    /** Where a leader's cut records go first (issue 12, point 5). */
+    private final MirrorQuarantine quarantine;
     private volatile boolean closed;
 
     /** The manager's memory of one partition it leads. */
@@ -118,7 +120,8 @@ public final class MirrorManager implements AutoCloseable {
      *                       (retried with backoff)
      */
     MirrorManager(int brokerId, MirrorStore store, CuratorFramework zk, MetadataWatcher metadata,
-                  LocalPartitions partitions, long stateTimeoutMs, Time time) {
+                  LocalPartitions partitions, MirrorQuarantine quarantine, long stateTimeoutMs, Time time) {
+        this.quarantine = quarantine;
         this.brokerId = brokerId;
         this.stateTimeoutMs = stateTimeoutMs;
         this.store = store;
@@ -614,6 +617,8 @@ public final class MirrorManager implements AutoCloseable {
                     : new PeerLookup.Answered(Optional.ofNullable(answer.records().get(tp.partition())));
         } else if (action instanceof MirrorAction.ApplyTruncationPoint point) {
             long end = partition.logEndOffset();
+            // nothing is cut before it is kept: a copy that fails throws, and the next pass decides again
+            quarantine.copy(def.name(), tp, partition, point.offset(), point.reason());
             partition.applyTruncationPoint(point.id(), point.offset(), "mirror " + def.name() + ": " + point.reason());
             log.info("[Mirror {} {}] truncation point {} at offset {} applied on the leader (log end was {}); every "
                     + "replica that must take part applies it next: {}", def.name(), tp, point.id(), point.offset(),

@@ -126,6 +126,7 @@ public final class MirrorMetadataSync implements AutoCloseable {
         MirrorImage mirrors = metadata.image().mirrors();
         for (String topic : sourceTopics) {
             if (mirrored.containsKey(topic) || mirrors.topics().containsKey(topic)
+                    || MirrorQuarantine.TOPIC.equals(topic)
                     || include.stream().noneMatch(p -> Pattern.matches(p, topic))
                     || exclude.stream().anyMatch(p -> Pattern.matches(p, topic))) {
                 continue;

@@ -8,6 +8,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
 
 /**
  * Cluster mirroring as it runs inside one destination broker: the {@link MirrorManager} (the state machine of the
@@ -24,16 +25,20 @@ public final class MirrorRuntime implements AutoCloseable {
     private final MirrorManager manager;
     private final MirrorMetadataSync metadataSync;
     private final MirrorTopicStarter topicStarter;
+    private final MirrorQuarantine quarantine;
 
     /**
+     * @param localBootstrap this cluster's address, for the quarantine's producer
      * @param stateTimeoutMs how long a partition may wait for the controller's epoch bump or a source leader before
      *                       it goes FAILED (retried with backoff)
      */
     public MirrorRuntime(int brokerId, MirrorStore store, CuratorFramework zk, MetadataWatcher metadata,
                          LocalPartitions partitions, LocalTopics topics, BooleanSupplier isController,
-                         long stateTimeoutMs, Time time) {
+                         Supplier<String> localBootstrap, long stateTimeoutMs, Time time) {
         this.topicStarter = new MirrorTopicStarter(store, metadata, topics, SOURCE_TIMEOUT_MS);
-        this.manager = new MirrorManager(brokerId, store, zk, metadata, partitions, stateTimeoutMs, time);
+        this.quarantine = new MirrorQuarantine(localBootstrap, topics, metadata);
+        this.manager = new MirrorManager(brokerId, store, zk, metadata, partitions, quarantine, stateTimeoutMs,
+                time);
         this.metadataSync = new MirrorMetadataSync(store, metadata, topics, topicStarter, isController, brokerId);
     }
 
@@ -52,6 +57,7 @@ public final class MirrorRuntime implements AutoCloseable {
         // the sync first: it may start topics the manager would otherwise pick up while stopping
         closeQuietly("mirror metadata sync", metadataSync);
         closeQuietly("mirror manager", manager);
+        closeQuietly("mirror quarantine", quarantine);
     }
 
     private static void closeQuietly(String what, AutoCloseable c) {

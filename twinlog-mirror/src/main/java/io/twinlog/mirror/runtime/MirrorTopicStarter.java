@@ -65,6 +65,10 @@ public final class MirrorTopicStarter {
             return new TopicResult(Errors.INVALID_TOPIC_EXCEPTION.code(), "Internal topic '" + topic
                     + "' cannot be mirrored; consumer group offsets are synced by the mirror instead");
         }
+        if (MirrorQuarantine.TOPIC.equals(topic)) {
+            return new TopicResult(Errors.INVALID_TOPIC_EXCEPTION.code(), "Topic '" + topic + "' is a cluster's "
+                    + "quarantine of records removed by mirroring truncations; it is never mirrored");
+        }
         MirrorImage.MirrorTopic existing = metadata.image().mirrors().topics().get(topic);
         if (existing != null && !existing.mirror().equals(mirror) && existing.desired() != DesiredMirrorState.STOPPED) {
             return new TopicResult(MirrorErrors.TOPIC_ALREADY_IN_CLUSTER_MIRROR.code, "Topic '" + topic

@@ -92,7 +92,8 @@ public record MirrorPartitionRecord(MirrorPartitionState state, int writerLeader
      */
     @JsonPropertyOrder({"version", "state", "writerLeaderEpoch", "minLeaderEpoch", "lastMirroredEpoch",
         "lastMirroredOffset", "retryAttempt", "lastError", "previousState", "sourceHighWatermark",
-        "destinationLogEndOffset", "truncations", "truncationComplete", "proposedTruncationOffset"})
+        "destinationLogEndOffset", "truncations", "truncationComplete", "proposedTruncationOffset",
+        "truncatedOffsets"})
     @JsonInclude(JsonInclude.Include.NON_NULL)
     public record Document(@JsonProperty("version") int version,
                            @JsonProperty("state") MirrorPartitionState state,
@@ -107,7 +108,8 @@ public record MirrorPartitionRecord(MirrorPartitionState state, int writerLeader
                            @JsonProperty("destinationLogEndOffset") Long destinationLogEndOffset,
                            @JsonProperty("truncations") List<TruncationPoints.Point> truncations,
                            @JsonProperty("truncationComplete") Boolean truncationComplete,
-                           @JsonProperty("proposedTruncationOffset") Long proposedTruncationOffset) {
+                           @JsonProperty("proposedTruncationOffset") Long proposedTruncationOffset,
+                           @JsonProperty("truncatedOffsets") Long truncatedOffsets) {
 
         MirrorPartitionRecord toRecord(String what) {
             if (state == null) {
@@ -120,7 +122,7 @@ public record MirrorPartitionRecord(MirrorPartitionState state, int writerLeader
                     new MirrorProgress(orUnknown(sourceHighWatermark), orUnknown(destinationLogEndOffset)),
                     new MirrorTruncation(truncations == null ? List.of() : truncations,
                             truncations == null || truncations.isEmpty() || !Boolean.FALSE.equals(truncationComplete),
-                            orUnknown(proposedTruncationOffset)));
+                            orUnknown(proposedTruncationOffset), truncatedOffsets == null ? 0L : truncatedOffsets));
         }
 
         private static int orUnknown(Integer value) {
@@ -137,7 +139,8 @@ public record MirrorPartitionRecord(MirrorPartitionState state, int writerLeader
                 retryAttempt, lastError.orElse(null), previousState, progress.sourceHighWatermark(),
                 progress.destinationLogEndOffset(), truncation.isNone() ? null : truncation.points(),
                 truncation.isNone() ? null : truncation.complete(),
-                truncation.proposed() < 0 ? null : truncation.proposed());
+                truncation.proposed() < 0 ? null : truncation.proposed(),
+                truncation.removed() == 0 ? null : truncation.removed());
     }
 
     /** @param path where the record was read, for the error if it is corrupt */

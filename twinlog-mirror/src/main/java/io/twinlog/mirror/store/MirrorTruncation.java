@@ -17,13 +17,15 @@ import java.util.List;
  *                 a new start superseded it (a replica that missed it still applies it)
  * @param proposed where a source divergence would cut, kept with a partition FAILED for it until the operator
  *                 starts the topic again (-1: none); not a point yet, so no replica applies it
+ * @param removed  offsets the leaders' cuts removed so far, all points together (their data records are kept in
+ *                 the quarantine topic first)
  */
-public record MirrorTruncation(List<Point> points, boolean complete, long proposed) {
+public record MirrorTruncation(List<Point> points, boolean complete, long proposed, long removed) {
     /** No truncation recorded yet. */
-    public static final MirrorTruncation NONE = new MirrorTruncation(List.of(), true, -1L);
+    public static final MirrorTruncation NONE = new MirrorTruncation(List.of(), true, -1L, 0L);
 
     public MirrorTruncation(List<Point> points, boolean complete) {
-        this(points, complete, -1L);
+        this(points, complete, -1L, 0L);
     }
 
     public MirrorTruncation {
@@ -44,16 +46,16 @@ public record MirrorTruncation(List<Point> points, boolean complete, long propos
         return !isNone() && !complete;
     }
 
-    /** With {@code next} as the latest point, awaited. */
-    public MirrorTruncation with(Point next) {
+    /** With {@code next} as the latest point, awaited; the leader's cut to it removes {@code removing} offsets. */
+    public MirrorTruncation with(Point next, long removing) {
         List<Point> all = new ArrayList<>(points);
         all.add(next);
-        return new MirrorTruncation(all, false, -1L);
+        return new MirrorTruncation(all, false, -1L, removed + Math.max(0, removing));
     }
 
     /** With {@code offset} proposed (a source divergence that waits for the operator). */
     public MirrorTruncation proposing(long offset) {
-        return new MirrorTruncation(points, complete, offset);
+        return new MirrorTruncation(points, complete, offset, removed);
     }
 
     /** The points as every replica applies them ({@link TruncationPoints#cutFor}). */
@@ -62,6 +64,6 @@ public record MirrorTruncation(List<Point> points, boolean complete, long propos
     }
 
     public MirrorTruncation completed() {
-        return new MirrorTruncation(points, true, proposed);
+        return new MirrorTruncation(points, true, proposed, removed);
     }
 }

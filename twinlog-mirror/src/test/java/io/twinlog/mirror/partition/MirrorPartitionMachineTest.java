@@ -84,7 +84,7 @@ class MirrorPartitionMachineTest {
     @Test
     void theTruncationCompletesOnlyWhenTheIsrAppliedItExplicitlyAndCaughtUp() {
         TruncationPoints.Point point = new TruncationPoints.Point(42, 100);
-        MirrorPartitionRecord pending = record(LOG_TRUNCATION, 6).withTruncation(MirrorTruncation.NONE.with(point));
+        MirrorPartitionRecord pending = record(LOG_TRUNCATION, 6).withTruncation(MirrorTruncation.NONE.with(point, 0));
         PartitionView threeReplicas = new PartitionView(6, 100, 100, history(0, 0), OptionalLong.empty(),
                 List.of(0, 1, 2), List.of(0, 1), Map.of(1, 100L, 2, 40L), 2, false, Map.of(0, 42L));
         MirrorDecision waiting = machine.decide(input(pending, threeReplicas, DesiredMirrorState.MIRRORING));
@@ -108,7 +108,7 @@ class MirrorPartitionMachineTest {
     @Test
     void withTheFlagEveryReplicaMustApplyAndRejoinTheIsrElseFailedForGoodAfterTheDeadline() {
         TruncationPoints.Point point = new TruncationPoints.Point(42, 100);
-        MirrorPartitionRecord pending = record(LOG_TRUNCATION, 6).withTruncation(MirrorTruncation.NONE.with(point));
+        MirrorPartitionRecord pending = record(LOG_TRUNCATION, 6).withTruncation(MirrorTruncation.NONE.with(point, 0));
         PartitionView replicaAway = new PartitionView(6, 100, 100, history(0, 0), OptionalLong.empty(),
                 List.of(0, 1, 2), List.of(0, 1), Map.of(1, 100L, 2, -1L), 1, true, Map.of(0, 42L, 1, 42L));
         MirrorInput first = input(pending, replicaAway, DesiredMirrorState.MIRRORING);

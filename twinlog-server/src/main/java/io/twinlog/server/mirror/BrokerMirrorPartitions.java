@@ -9,6 +9,8 @@ import io.twinlog.replication.ReplicaManager;
 import io.twinlog.common.mirror.TruncationPoints;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.record.internal.MemoryRecords;
+import org.apache.kafka.common.record.internal.Records;
+import org.apache.kafka.server.storage.log.FetchIsolation;
 import org.apache.kafka.storage.internals.log.EpochEntry;
 
 import java.io.IOException;
@@ -97,6 +99,11 @@ public final class BrokerMirrorPartitions implements LocalPartitions {
             // the leader applied every earlier point before it began to lead: only this one is new to it
             partition.applyTruncationPoints(new TruncationPoints(List.of(new TruncationPoints.Point(id, offset)),
                     reason));
+        }
+
+        @Override
+        public Records read(long offset, int maxBytes) throws IOException {
+            return partition.log().read(offset, maxBytes, FetchIsolation.LOG_END, true).records;
         }
 
         @Override

@@ -357,6 +357,7 @@ public final class MirrorApiHandlers implements AutoCloseable {
             }
         }
         ps.set("truncation_pending_replicas", pending.toArray());
+        ps.set("truncated_offsets", truncation.removed());
         return ps;
     }
 

@@ -81,6 +81,19 @@ class FailbackTruncationPointTest {
             assertTrue(converged.stream().flatMap(batch -> batch.values().stream())
                     .noneMatch(v -> v != null && v.startsWith("lost")), "no replica kept A's own tail: " + converged);
             assertEquals(131, converged.get(converged.size() - 1).lastOffset() + 1, "100 + barrier + 30");
+
+            assertEquals(20, partition(onA).truncatedOffsets(), "describe counts what the cut removed");
+            // what the leader cut was kept first, with where it came from (issue 12, point 5)
+            List<Quarantined> kept = Quarantined.read(a, 20);
+            for (int i = 0; i < 20; i++) {
+                Quarantined q = kept.get(i);
+                assertEquals("lost-" + i, q.value());
+                assertEquals(Map.of("twinlog.quarantine.topic", TOPIC, "twinlog.quarantine.partition", "0",
+                        "twinlog.quarantine.offset", Long.toString(100 + i),
+                        "twinlog.quarantine.leader.epoch", Integer.toString(bEpoch),
+                        "twinlog.quarantine.mirror", "from-b"), q.origin("topic", "partition", "offset",
+                        "leader.epoch", "mirror"), "headers of " + q);
+            }
         }
     }
 

@@ -125,6 +125,11 @@ class SourceUncleanElectionTest {
             assertTrue(converged.stream().flatMap(batch -> batch.values().stream())
                     .anyMatch("new-leader-2"::equals), "the source's new records are mirrored");
             assertEquals(divergedAt, partition(onB).truncationOffset(), "B's replicas were cut at the diverging point");
+            List<Quarantined> kept = Quarantined.read(b, (int) (oldEnd - divergedAt));
+            assertTrue(kept.stream().anyMatch(q -> "lost-0".equals(q.value())
+                    && Long.toString(oldEnd - LOST).equals(
+                            q.headers().get("twinlog.quarantine.offset"))), "B kept what it cut: " + kept);
+            assertTrue(kept.stream().allMatch(q -> "from-a".equals(q.headers().get("twinlog.quarantine.mirror"))));
         }
     }
 
