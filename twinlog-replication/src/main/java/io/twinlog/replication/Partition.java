@@ -521,8 +521,14 @@ public final class Partition {
             }
             TruncationPointFile.write(log_.dir().toPath(), truncation.latestId(), offset);
             appliedTruncationId = OptionalLong.of(truncation.latestId());
-            log.info("{}Applied truncation point {} at offset {} (log end was {}, now {}): {}", logPrefix,
-                    truncation.latestId(), offset, end, log_.logEndOffset(), truncation.reason());
+            if (offset < end) {
+                log.info("{}Applied truncation point {} at offset {}: dropped offsets {}-{} ({})", logPrefix,
+                        truncation.latestId(), offset, offset, end - 1, truncation.reason());
+            } else {
+                // every replica of every mirror partition applies the start's point: nothing to say at INFO
+                log.debug("{}Applied truncation point {} at offset {}: nothing to drop (log end {})", logPrefix,
+                        truncation.latestId(), offset, end);
+            }
             return true;
         } finally {
             leaderIsrLock.writeLock().unlock();

@@ -620,7 +620,7 @@ public final class MirrorManager implements AutoCloseable {
             // nothing is cut before it is kept: a copy that fails throws, and the next pass decides again
             quarantine.copy(def.name(), tp, partition, point.offset(), point.reason());
             partition.applyTruncationPoint(point.id(), point.offset(), "mirror " + def.name() + ": " + point.reason());
-            log.info("[Mirror {} {}] truncation point {} at offset {} applied on the leader (log end was {}); every "
+            log.debug("[Mirror {} {}] truncation point {} at offset {} applied on the leader (log end was {}); every "
                     + "replica that must take part applies it next: {}", def.name(), tp, point.id(), point.offset(),
                     end, point.reason());
         } else if (action instanceof MirrorAction.AbortOpenTransactions) {
