@@ -83,7 +83,7 @@ public final class DescribeMirrors implements MirrorAction {
 
     private static Table partitionTable(MirrorAdmin.MirrorDescription d) {
         Table table = new Table("MIRROR", "TOPIC", "PARTITION", "STATE", "SOURCE-END", "DESTINATION-END", "LAG",
-                "LAST-MIRRORED-EPOCH", "OUT-OF-SYNC", "TRUNCATION", "ERROR");
+                "LAST-MIRRORED-EPOCH", "OUT-OF-SYNC", "TRUNCATION", "CONSISTENT-FROM", "ERROR");
         d.topics().values().stream()
                 .sorted(Comparator.comparing(MirrorAdmin.TopicDescription::name))
                 .forEach(t -> t.partitions().stream()
@@ -91,7 +91,7 @@ public final class DescribeMirrors implements MirrorAction {
                         .forEach(p -> table.addRow(d.name(), t.name(), p.partition(), p.state(),
                                 known(p.sourceLogEndOffset()), known(p.destinationLogEndOffset()), known(p.lag()),
                                 known(p.lastMirroredEpoch()), replicas(p.outOfSyncReplicas()), truncation(p),
-                                error(p))));
+                                known(p.consistentFromOffset()), error(p))));
         return table;
     }
 

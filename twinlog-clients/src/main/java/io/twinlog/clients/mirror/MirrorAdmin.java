@@ -239,13 +239,16 @@ public final class MirrorAdmin implements AutoCloseable {
      * replicas outside the partition's ISR (a replica that cannot converge with its leader shows here);
      * {@code truncationOffset} is the latest partition-wide truncation point (-1: none) and
      * {@code truncationPendingReplicas} the replicas a LOG_TRUNCATION still waits for; {@code truncatedOffsets} the
-     * offsets truncations removed from the leader's log so far (their records are in the quarantine topic).
+     * offsets truncations removed from the leader's log so far (their records are in the quarantine topic);
+     * {@code consistentFromOffset} the offset from which records are consistent with the other cluster even
+     * through unclean elections (-1: none yet).
      */
     public record PartitionDescription(int partition, String state, long sourceLogEndOffset,
                                        long destinationLogEndOffset, long lag, int retryAttempt, String lastError,
                                        int lastMirroredEpoch, long lastMirroredOffset,
                                        List<Integer> outOfSyncReplicas, long truncationOffset,
-                                       List<Integer> truncationPendingReplicas, long truncatedOffsets) {
+                                       List<Integer> truncationPendingReplicas, long truncatedOffsets,
+                                       long consistentFromOffset) {
     }
 
     /**
@@ -282,7 +285,7 @@ public final class MirrorAdmin implements AutoCloseable {
                             Arrays.stream(ps.getArray("out_of_sync_replicas")).map(r -> (Integer) r).toList(),
                             ps.getLong("truncation_offset"),
                             Arrays.stream(ps.getArray("truncation_pending_replicas")).map(r -> (Integer) r).toList(),
-                            ps.getLong("truncated_offsets")));
+                            ps.getLong("truncated_offsets"), ps.getLong("consistent_from_offset")));
                 }
                 topics.put(ts.getString("topic_name"), new TopicDescription(ts.getString("topic_name"),
                         ts.getString("desired_state"), parts));

@@ -54,7 +54,10 @@ public enum MirrorApi {
                                     array("truncation_pending_replicas", Type.INT32),
                                     // offsets the leaders' truncations removed, their records kept in the
                                     // quarantine topic (issue 12, point 5; appended to version 0 before any release)
-                                    new Field("truncated_offsets", Type.INT64))))),
+                                    new Field("truncated_offsets", Type.INT64),
+                                    // records from this offset on are consistent across clusters even through
+                                    // unclean elections (-1: none yet; mirror.support.unclean.leader.election)
+                                    new Field("consistent_from_offset", Type.INT64))))),
                     // consumer group offset sync: one entry per group the mirror syncs (appended to version 0 before
                     // any release; see docs/decisions.md)
                     array("groups", schema(str("group_id"), new Field("last_sync_time_ms", Type.INT64),

@@ -252,8 +252,8 @@ public final class MirrorPartitionMachine {
             missing.add("min.insync.replicas=" + view.minInsyncReplicas() + " (ISR " + view.isr() + ")");
         }
         if (missing.isEmpty()) {
-            return transition(in, in.record().withTruncation(truncation.completed()).transitionTo(EPOCH_FENCING,
-                    view.leaderEpoch()).withMinLeaderEpoch(fenceTarget(view, -1)), "truncation point " + point.id()
+            return transition(in, in.record().withTruncation(truncation.appliedBy(everyReplica))
+                    .transitionTo(EPOCH_FENCING, view.leaderEpoch()).withMinLeaderEpoch(fenceTarget(view, -1)), "truncation point " + point.id()
                     + " at offset " + point.offset() + " applied by " + (everyReplica ? "every replica " : "the ISR ")
                     + required + "; log aligned at offset " + view.logEndOffset());
         }

@@ -93,7 +93,7 @@ public record MirrorPartitionRecord(MirrorPartitionState state, int writerLeader
     @JsonPropertyOrder({"version", "state", "writerLeaderEpoch", "minLeaderEpoch", "lastMirroredEpoch",
         "lastMirroredOffset", "retryAttempt", "lastError", "previousState", "sourceHighWatermark",
         "destinationLogEndOffset", "truncations", "truncationComplete", "proposedTruncationOffset",
-        "truncatedOffsets"})
+        "truncatedOffsets", "consistentFromOffset"})
     @JsonInclude(JsonInclude.Include.NON_NULL)
     public record Document(@JsonProperty("version") int version,
                            @JsonProperty("state") MirrorPartitionState state,
@@ -109,7 +109,8 @@ public record MirrorPartitionRecord(MirrorPartitionState state, int writerLeader
                            @JsonProperty("truncations") List<TruncationPoints.Point> truncations,
                            @JsonProperty("truncationComplete") Boolean truncationComplete,
                            @JsonProperty("proposedTruncationOffset") Long proposedTruncationOffset,
-                           @JsonProperty("truncatedOffsets") Long truncatedOffsets) {
+                           @JsonProperty("truncatedOffsets") Long truncatedOffsets,
+                           @JsonProperty("consistentFromOffset") Long consistentFromOffset) {
 
         MirrorPartitionRecord toRecord(String what) {
             if (state == null) {
@@ -122,7 +123,8 @@ public record MirrorPartitionRecord(MirrorPartitionState state, int writerLeader
                     new MirrorProgress(orUnknown(sourceHighWatermark), orUnknown(destinationLogEndOffset)),
                     new MirrorTruncation(truncations == null ? List.of() : truncations,
                             truncations == null || truncations.isEmpty() || !Boolean.FALSE.equals(truncationComplete),
-                            orUnknown(proposedTruncationOffset), truncatedOffsets == null ? 0L : truncatedOffsets));
+                            orUnknown(proposedTruncationOffset), truncatedOffsets == null ? 0L : truncatedOffsets,
+                            orUnknown(consistentFromOffset)));
         }
 
         private static int orUnknown(Integer value) {
@@ -140,7 +142,8 @@ public record MirrorPartitionRecord(MirrorPartitionState state, int writerLeader
                 progress.destinationLogEndOffset(), truncation.isNone() ? null : truncation.points(),
                 truncation.isNone() ? null : truncation.complete(),
                 truncation.proposed() < 0 ? null : truncation.proposed(),
-                truncation.removed() == 0 ? null : truncation.removed());
+                truncation.removed() == 0 ? null : truncation.removed(),
+                truncation.consistentFrom() < 0 ? null : truncation.consistentFrom());
     }
 
     /** @param path where the record was read, for the error if it is corrupt */

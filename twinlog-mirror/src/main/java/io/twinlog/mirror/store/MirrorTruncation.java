@@ -19,13 +19,18 @@ import java.util.List;
  *                 starts the topic again (-1: none); not a point yet, so no replica applies it
  * @param removed  offsets the leaders' cuts removed so far, all points together (their data records are kept in
  *                 the quarantine topic first)
+ * @param consistentFrom the offset from which this partition's records are guaranteed consistent with the other
+ *                 cluster's even through unclean elections: the point of the first truncation every assigned replica
+ *                 applied with {@code mirror.support.unclean.leader.election}, kept while later ones are too; -1
+ *                 (none yet) after one completed without the flag
  */
-public record MirrorTruncation(List<Point> points, boolean complete, long proposed, long removed) {
+public record MirrorTruncation(List<Point> points, boolean complete, long proposed, long removed,
+                               long consistentFrom) {
     /** No truncation recorded yet. */
-    public static final MirrorTruncation NONE = new MirrorTruncation(List.of(), true, -1L, 0L);
+    public static final MirrorTruncation NONE = new MirrorTruncation(List.of(), true, -1L, 0L, -1L);
 
     public MirrorTruncation(List<Point> points, boolean complete) {
-        this(points, complete, -1L, 0L);
+        this(points, complete, -1L, 0L, -1L);
     }
 
     public MirrorTruncation {
@@ -50,12 +55,12 @@ public record MirrorTruncation(List<Point> points, boolean complete, long propos
     public MirrorTruncation with(Point next, long removing) {
         List<Point> all = new ArrayList<>(points);
         all.add(next);
-        return new MirrorTruncation(all, false, -1L, removed + Math.max(0, removing));
+        return new MirrorTruncation(all, false, -1L, removed + Math.max(0, removing), consistentFrom);
     }
 
     /** With {@code offset} proposed (a source divergence that waits for the operator). */
     public MirrorTruncation proposing(long offset) {
-        return new MirrorTruncation(points, complete, offset, removed);
+        return new MirrorTruncation(points, complete, offset, removed, consistentFrom);
     }
 
     /** The points as every replica applies them ({@link TruncationPoints#cutFor}). */
@@ -63,7 +68,17 @@ public record MirrorTruncation(List<Point> points, boolean complete, long propos
         return new TruncationPoints(points, reason);
     }
 
+    /** No longer awaited (superseded by a new start). */
     public MirrorTruncation completed() {
-        return new MirrorTruncation(points, true, proposed, removed);
+        return new MirrorTruncation(points, true, proposed, removed, consistentFrom);
+    }
+
+    /**
+     * The latest point applied by the replicas that had to: every assigned one ({@code everyReplica}, the flag)
+     * makes the records from it on (or from an earlier such point) consistent across clusters; the ISR only does not.
+     */
+    public MirrorTruncation appliedBy(boolean everyReplica) {
+        long from = !everyReplica ? -1L : consistentFrom >= 0 ? consistentFrom : latest().offset();
+        return new MirrorTruncation(points, true, proposed, removed, from);
     }
 }

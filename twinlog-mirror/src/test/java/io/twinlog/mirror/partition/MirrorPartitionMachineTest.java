@@ -98,6 +98,7 @@ class MirrorPartitionMachineTest {
         MirrorDecision done = machine.decide(input(pending, behind, DesiredMirrorState.MIRRORING));
         assertEquals(EPOCH_FENCING, written(done).state(), "replica 2 is out of the ISR: not needed without the flag");
         assertFalse(written(done).truncation().pending());
+        assertEquals(-1, written(done).truncation().consistentFrom(), "the ISR only: no guarantee through ULE");
 
         PartitionView belowMinIsr = new PartitionView(6, 100, 100, history(0, 0), OptionalLong.empty(),
                 List.of(0, 1, 2), List.of(0), Map.of(1, 40L, 2, 40L), 2, false, Map.of(0, 42L));
@@ -124,7 +125,9 @@ class MirrorPartitionMachineTest {
 
         PartitionView back = new PartitionView(6, 100, 100, history(0, 0), OptionalLong.empty(),
                 List.of(0, 1, 2), List.of(0, 1, 2), Map.of(1, 100L, 2, 100L), 1, true, Map.of(0, 42L, 1, 42L, 2, 42L));
-        assertEquals(EPOCH_FENCING, written(machine.decide(input(pending, back, DesiredMirrorState.MIRRORING))).state());
+        MirrorPartitionRecord done = written(machine.decide(input(pending, back, DesiredMirrorState.MIRRORING)));
+        assertEquals(EPOCH_FENCING, done.state());
+        assertEquals(100, done.truncation().consistentFrom(), "every replica applied it: consistent from the point");
     }
 
     @Test

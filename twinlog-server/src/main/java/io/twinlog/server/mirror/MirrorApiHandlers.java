@@ -358,6 +358,7 @@ public final class MirrorApiHandlers implements AutoCloseable {
         }
         ps.set("truncation_pending_replicas", pending.toArray());
         ps.set("truncated_offsets", truncation.removed());
+        ps.set("consistent_from_offset", truncation.consistentFrom());
         return ps;
     }
 

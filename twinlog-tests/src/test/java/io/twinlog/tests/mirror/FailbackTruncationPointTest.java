@@ -83,6 +83,8 @@ class FailbackTruncationPointTest {
             assertEquals(131, converged.get(converged.size() - 1).lastOffset() + 1, "100 + barrier + 30");
 
             assertEquals(20, partition(onA).truncatedOffsets(), "describe counts what the cut removed");
+            assertEquals(-1, partition(onA).consistentFromOffset(), "without the flag nothing is guaranteed through an "
+                    + "unclean election");
             // what the leader cut was kept first, with where it came from (issue 12, point 5)
             List<Quarantined> kept = Quarantined.read(a, 20);
             for (int i = 0; i < 20; i++) {
@@ -146,6 +148,8 @@ class FailbackTruncationPointTest {
             assertTrue(converged.stream().flatMap(batch -> batch.values().stream())
                     .noneMatch(v -> v != null && v.startsWith("lost")), "no replica kept A's own tail");
             assertEquals(71, converged.get(converged.size() - 1).lastOffset() + 1, "50 + barrier + 20");
+            assertEquals(50, partition(onA).consistentFromOffset(), "every replica applied the point with the flag: "
+                    + "records from it on are consistent with B's through any unclean election");
         }
     }
 
