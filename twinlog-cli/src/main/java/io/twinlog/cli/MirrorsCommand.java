@@ -13,6 +13,7 @@ import io.twinlog.cli.internals.MirrorTopicsAction;
 import io.twinlog.cli.internals.MirrorTopicsAction.Operation;
 import io.twinlog.cli.internals.SourceConfigs;
 import io.twinlog.cli.internals.Table;
+import io.twinlog.cli.internals.VerifyMirror;
 import io.twinlog.clients.mirror.MirrorAdmin;
 import io.twinlog.clients.mirror.MirrorException;
 import org.apache.kafka.common.KafkaException;
@@ -63,6 +64,7 @@ import java.util.concurrent.Callable;
             "  --describe [--mirror NAME]",
             "  --delete --mirror NAME",
             "  --start|--add|--stop|--remove|--pause|--resume --mirror NAME --topic REGEX [--topic REGEX]...",
+            "  --verify --mirror NAME [--topic REGEX]... [--full]",
             "  with any action: [--command-config FILE] [--timeout-ms MS] [--verbose]",
         },
         description = {
@@ -171,6 +173,18 @@ public final class MirrorsCommand implements Callable<Integer> {
         @Option(names = "--resume", order = 20, description = "Resume the paused mirror topics matching --topic.")
         boolean resume;
 
+        @Option(names = "--verify", order = 21, description = "Compare each partition of the mirror --mirror NAME's "
+                + "topics (or those matching --topic) on this cluster with the same partition on the source, without "
+                + "stopping anything: one line per partition, 'TOPIC PARTITION identical up to OFFSET' or 'TOPIC "
+                + "PARTITION differ from offset OFFSET (here: epoch E crc C; source: epoch E crc C)'; a failed-over "
+                + "partition shows where it forked. Batches are compared by offsets, leader epoch and CRC, the first "
+                + "difference found by binary search (--full: every batch). Exit status 0 when nothing differs where "
+                + "the clusters should agree, 1 when something does, 2 on an error.")
+        boolean verify;
+
+        @Option(names = "--full", order = 22, description = "With --verify: compare every batch, not a binary search.")
+        boolean full;
+
         /** The action flags given, in a fixed order. */
         List<String> given() {
             List<String> given = new ArrayList<>();
@@ -185,6 +199,7 @@ public final class MirrorsCommand implements Callable<Integer> {
             addIf(given, remove, "--remove");
             addIf(given, pause, "--pause");
             addIf(given, resume, "--resume");
+            addIf(given, verify, "--verify");
             return given;
         }
     }
@@ -304,14 +319,19 @@ public final class MirrorsCommand implements Callable<Integer> {
     public Integer call() {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
+        // --verify answers 0 (nothing differs), 1 (something does) or 2 (it could not tell); the others 0 or 1
+        int errorStatus = actions != null && actions.verify ? 2 : 1;
         try {
             MirrorAction action = toAction();
             Map<String, Object> adminConfigs = AdminConfigs.build(Optional.ofNullable(commandConfig),
                     bootstrapServer.trim(), timeoutGiven() ? OptionalInt.of(timeoutMs) : OptionalInt.empty());
+            if (action instanceof VerifyMirror v) {
+                action = v.reading(adminConfigs);
+            }
             try (MirrorAdmin admin = newAdmin(adminConfigs)) {
                 action.run(admin, out);
             }
-            return 0;
+            return action instanceof VerifyMirror v && v.differs() ? 1 : 0;
         } catch (CommandException e) {
             fail(err, e.getMessage(), e);
             if (e.isUsageError()) {
@@ -328,7 +348,7 @@ public final class MirrorsCommand implements Callable<Integer> {
             out.flush();
             err.flush();
         }
-        return 1;
+        return errorStatus;
     }
 
     private boolean timeoutGiven() {
@@ -379,8 +399,12 @@ public final class MirrorsCommand implements Callable<Integer> {
             });
         }
         Optional<Operation> operation = operation(action);
-        if (operation.isEmpty() && !s.topics.isEmpty()) {
-            throw CommandException.usage("--topic is only valid with " + TOPIC_ACTIONS);
+        if (operation.isEmpty() && !s.topics.isEmpty() && !action.equals("--verify")) {
+            throw CommandException.usage("--topic is only valid with --start/--add, --stop/--remove, --pause, "
+                    + "--resume or --verify");
+        }
+        if (a.full && !action.equals("--verify")) {
+            throw CommandException.usage("--full is only valid with --verify");
         }
         switch (action) {
             case "--create": {
@@ -404,6 +428,8 @@ public final class MirrorsCommand implements Callable<Integer> {
                 return new DescribeMirrors(Optional.ofNullable(s.mirror));
             case "--delete":
                 return new DeleteMirror(requireMirror(action, s));
+            case "--verify":
+                return new VerifyMirror(requireMirror(action, s), s.topics, a.full, Map.of());
             default:
                 String mirror = requireMirror(action, s);
                 if (s.topics.isEmpty()) {

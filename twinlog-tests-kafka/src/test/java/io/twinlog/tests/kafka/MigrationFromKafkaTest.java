@@ -1,5 +1,6 @@
 package io.twinlog.tests.kafka;
 
+import io.twinlog.cli.MirrorsCommand;
 import io.twinlog.clients.mirror.MirrorAdmin;
 import io.twinlog.testkit.ReplicaLogs;
 import io.twinlog.testkit.TestCluster;
@@ -19,6 +20,8 @@ import org.apache.kafka.common.test.KafkaClusterTestKit;
 import org.apache.kafka.common.test.TestKitNodes;
 import org.junit.jupiter.api.Test;
 
+import java.io.PrintWriter;
+import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -75,6 +78,12 @@ class MigrationFromKafkaTest {
                     assertEquals(topicId, admin.describeTopics(List.of("payments")).allTopicNames().get()
                             .get("payments").topicId());
                 }
+                // --verify against Apache Kafka: ordinary Fetch requests of single batches on both sides
+                StringWriter verifyOut = new StringWriter();
+                int status = MirrorsCommand.newCommandLine().setOut(new PrintWriter(verifyOut, true))
+                        .execute("--bootstrap-server", twinlog.bootstrapServers(), "--verify", "--mirror", "migration");
+                assertEquals(0, status, verifyOut.toString());
+                assertEquals("payments 0 identical up to " + kafkaHw, verifyOut.toString().trim());
                 List<ReplicaLogs.Batch> mirrored = ReplicaLogs.read(twinlog.broker(0), TP);
                 assertTrue(mirrored.stream().anyMatch(ReplicaLogs.Batch::transactional), "transactional batches");
                 assertTrue(mirrored.stream().anyMatch(ReplicaLogs.Batch::control), "commit/abort markers");

@@ -2,7 +2,11 @@ package io.twinlog.tests.mirror;
 
 import io.twinlog.cli.MirrorsCommand;
 import io.twinlog.testkit.TestCluster;
+import io.twinlog.testkit.Waits;
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -11,11 +15,13 @@ import picocli.CommandLine;
 
 import java.io.PrintWriter;
 import java.io.StringWriter;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -220,7 +226,7 @@ class MirrorsCommandTest {
             {"--delete needs --mirror NAME", b, CLOSED_PORT, "--delete"},
             {"--remove needs --mirror NAME", b, CLOSED_PORT, "--remove", "--topic", ".*"},
             {"--pause needs --topic REGEX", b, CLOSED_PORT, "--pause", "--mirror", "m"},
-            {"--topic is only valid with --start/--add, --stop/--remove, --pause or --resume", b, CLOSED_PORT,
+            {"--topic is only valid with --start/--add, --stop/--remove, --pause, --resume or --verify", b, CLOSED_PORT,
                 "--list", "--topic", "t"},
             {"--source-config is only valid with --create", b, CLOSED_PORT, "--describe", "--source-config", "a=b"},
             {"--include is only valid with --create", b, CLOSED_PORT, "--delete", "--mirror", "m", "--include", "x"},
@@ -274,6 +280,59 @@ class MirrorsCommandTest {
                 "1 topic(s) failed, first: no-such-topic: TOPIC_NOT_IN_CLUSTER_MIRROR: Topic 'no-such-topic' is not "
                         + "mirrored by cluster mirror 'my-mirror'");
         mirrors("--delete", "--mirror", "my-mirror").assertSuccess();
+    }
+
+    /**
+     * --verify (issue 12, point 6): a mirrored topic is identical up to the high watermark, by binary search and with
+     * --full; after a failover and writes on both sides it reports the fork at the last mirrored offset, which is
+     * expected (exit 0). A real difference is exit 1 (SourceUncleanElectionTest).
+     */
+    @Test
+    void verifyComparesEveryPartitionWithTheSource() throws Exception {
+        try (Admin admin = source.admin();
+             KafkaProducer<byte[], byte[]> producer = source.producer(
+                     Map.of("linger.ms", 5))) {
+            admin.createTopics(List.of(new NewTopic("verified", 2, (short) 1)))
+                    .all().get();
+            for (int i = 0; i < 200; i++) {
+                producer.send(new ProducerRecord<>("verified", i % 2, null,
+                        ("v-" + i).getBytes(StandardCharsets.UTF_8)));
+                if (i % 10 == 9) {
+                    producer.flush(); // many batches, so the search has something to search
+                }
+            }
+            producer.flush();
+        }
+        mirrors("--create", "--mirror", "checked", "--source-bootstrap-server", source.bootstrapServers())
+                .assertSuccess();
+        mirrors("--start", "--mirror", "checked", "--topic", "verified").assertSuccess();
+        try {
+            Waits.waitUntil("both partitions mirrored", () -> mirrors("--verify", "--mirror", "checked").outLines()
+                    .equals(List.of("verified 0 identical up to 100", "verified 1 identical up to 100")));
+            Result verified = mirrors("--verify", "--mirror", "checked", "--topic", "verif.*");
+            verified.assertSuccess();
+            Result full = mirrors("--verify", "--mirror", "checked", "--full");
+            full.assertSuccess();
+            assertEquals(verified.outLines(), full.outLines());
+
+            mirrors("--remove", "--mirror", "checked", "--topic", "verified").assertSuccess();
+            try (KafkaProducer<byte[], byte[]> here = destination.producer(Map.of());
+                 KafkaProducer<byte[], byte[]> there = source.producer(Map.of())) {
+                here.send(new ProducerRecord<>("verified", 0, null, new byte[] {1}))
+                        .get();
+                there.send(new ProducerRecord<>("verified", 0, null, new byte[] {2}))
+                        .get();
+            }
+            Result forked = mirrors("--verify", "--mirror", "checked");
+            forked.assertSuccess();
+            assertEquals(List.of("verified 0 forked at offset 100, where it failed over (identical before it)",
+                    "verified 1 identical up to 100"), forked.outLines(), "the barrier at 100 differs: expected");
+            mirrors("--verify", "--mirror", "checked", "--topic", "nothing-like-it")
+                    .assertExit(2, "Error: Mirror 'checked' has no topic matching [nothing-like-it]");
+            mirrors("--list", "--full").assertUsageError("--full is only valid with --verify");
+        } finally {
+            mirrors("--delete", "--mirror", "checked");
+        }
     }
 
     @Test
@@ -367,6 +426,13 @@ class MirrorsCommandTest {
         void assertUsageError(String message) {
             assertEquals(List.of("Error: " + message, HINT), errLines(), "stderr");
             assertFailure();
+        }
+
+        /** Exactly this stderr and exit code, nothing on stdout. */
+        void assertExit(int code, String errLine) {
+            assertEquals(List.of(errLine), errLines(), "stderr");
+            assertEquals(code, exitCode, "exit code; stderr: " + err);
+            assertEquals("", out, "stdout");
         }
 
         private void assertFailure() {

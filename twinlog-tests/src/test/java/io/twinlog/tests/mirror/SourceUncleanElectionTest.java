@@ -1,5 +1,6 @@
 package io.twinlog.tests.mirror;
 
+import io.twinlog.cli.MirrorsCommand;
 import io.twinlog.clients.mirror.MirrorAdmin;
 import io.twinlog.testkit.MirrorInvariants;
 import io.twinlog.testkit.MirrorSteps;
@@ -16,7 +17,10 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.ConfigResource;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import picocli.CommandLine;
 
+import java.io.PrintWriter;
+import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
@@ -113,6 +117,14 @@ class SourceUncleanElectionTest {
                         && failed.lastError().contains("--start"), failed.lastError());
                 assertEquals(oldEnd, ReplicaLogs.logEndOffsets(b, TP).values().iterator().next(),
                         "nothing is cut before the operator decides");
+                // the operator's --verify shows where the two clusters part (exit status 1)
+                StringWriter verifyOut = new StringWriter();
+                CommandLine verify = MirrorsCommand.newCommandLine().setOut(new PrintWriter(verifyOut, true));
+                int status = verify.execute("--bootstrap-server", b.bootstrapServers(), "--verify", "--mirror",
+                        "from-a");
+                assertEquals(1, status, verifyOut.toString());
+                assertTrue(verifyOut.toString().startsWith(TOPIC + " 0 differ from offset " + divergedAt + " (here: "),
+                        verifyOut.toString());
                 assertTrue(onB.startMirrorTopics("from-a", List.of(TOPIC), List.of(), List.of()).isEmpty(),
                         "the operator starts the topic again: follow the source");
             }
