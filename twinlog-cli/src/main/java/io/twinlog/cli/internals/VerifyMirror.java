@@ -1,38 +1,19 @@
 package io.twinlog.cli.internals;
 
 import io.twinlog.clients.mirror.MirrorAdmin;
-import io.twinlog.protocol.client.InterBrokerClient;
-import org.apache.kafka.clients.ClientUtils;
-import org.apache.kafka.clients.admin.Admin;
+import io.twinlog.common.mirror.BatchIdentity;
+import io.twinlog.protocol.client.ClusterBatches;
 import org.apache.kafka.clients.admin.AdminClientConfig;
-import org.apache.kafka.clients.admin.ListOffsetsResult;
-import org.apache.kafka.clients.admin.OffsetSpec;
-import org.apache.kafka.clients.admin.TopicDescription;
-import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.TopicPartitionInfo;
-import org.apache.kafka.common.Uuid;
-import org.apache.kafka.common.message.FetchResponseData;
-import org.apache.kafka.common.protocol.ApiKeys;
-import org.apache.kafka.common.protocol.Errors;
-import org.apache.kafka.common.record.internal.RecordBatch;
-import org.apache.kafka.common.record.internal.Records;
-import org.apache.kafka.common.requests.FetchRequest;
-import org.apache.kafka.common.requests.FetchResponse;
-import org.apache.kafka.common.utils.internals.LogContext;
-import org.apache.kafka.common.utils.Time;
 
 import java.io.IOException;
 import java.io.PrintWriter;
+import java.io.UncheckedIOException;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.TreeMap;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
+import java.util.OptionalLong;
 import java.util.regex.Pattern;
 
 /**
@@ -52,17 +33,11 @@ import java.util.regex.Pattern;
  * makes the exit status 1.
  */
 public final class VerifyMirror implements MirrorAction {
-    private static final int REQUEST_TIMEOUT_MS = 30_000;
-
     private final String mirror;
     private final List<String> topicPatterns;
     private final boolean full;
     private final Map<String, Object> destinationConfigs;
     private boolean differs;
-
-    /** What one fetch of one batch tells: where the batch is and what it holds. */
-    record BatchIdentity(long baseOffset, long lastOffset, int epoch, long crc) {
-    }
 
     public VerifyMirror(String mirror, List<String> topicPatterns, boolean full,
                         Map<String, Object> destinationConfigs) {
@@ -102,8 +77,8 @@ public final class VerifyMirror implements MirrorAction {
         if (topics.isEmpty()) {
             throw CommandException.failed("Mirror '" + mirror + "' has no topic matching " + topicPatterns);
         }
-        try (Side here = new Side("this cluster", destinationConfigs);
-             Side source = new Side("the source", sourceConfigs)) {
+        try (ClusterBatches here = new ClusterBatches("this cluster", destinationConfigs);
+             ClusterBatches source = new ClusterBatches("the source", sourceConfigs)) {
             for (String topic : topics) {
                 MirrorAdmin.TopicDescription t = d.topics().get(topic);
                 for (MirrorAdmin.PartitionDescription p : t.partitions()) {
@@ -116,9 +91,9 @@ public final class VerifyMirror implements MirrorAction {
         }
     }
 
-    private String compare(TopicPartition tp, Side here, Side source, long failedOverAt) throws IOException {
-        Side.Range h = here.range(tp);
-        Side.Range s = source.range(tp);
+    private String compare(TopicPartition tp, ClusterBatches here, ClusterBatches source, long failedOverAt) throws IOException {
+        ClusterBatches.Range h = here.range(tp);
+        ClusterBatches.Range s = source.range(tp);
         long lo = Math.max(h.start(), s.start());
         long hi = Math.min(h.end(), s.end());
         String name = tp.topic() + " " + tp.partition();
@@ -144,29 +119,24 @@ public final class VerifyMirror implements MirrorAction {
     }
 
     /** Binary search for the first offset in [lo, hi) whose batch differs; empty when none does. */
-    private static Optional<Long> search(TopicPartition tp, Side here, Side source, long lo, long hi)
-            throws IOException {
-        if (same(tp, here, source, hi - 1)) {
-            return Optional.empty();
+    private static Optional<Long> search(TopicPartition tp, ClusterBatches here, ClusterBatches source, long lo,
+                                         long hi) throws IOException {
+        try {
+            OptionalLong first = BatchIdentity.firstDifference(lo, hi, offset -> {
+                try {
+                    return same(tp, here, source, offset);
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                }
+            });
+            return first.isPresent() ? Optional.of(first.getAsLong()) : Optional.empty();
+        } catch (UncheckedIOException e) {
+            throw e.getCause();
         }
-        if (!same(tp, here, source, lo)) {
-            return Optional.of(lo);
-        }
-        long good = lo;
-        long bad = hi - 1;
-        while (bad - good > 1) {
-            long mid = good + (bad - good) / 2;
-            if (same(tp, here, source, mid)) {
-                good = mid;
-            } else {
-                bad = mid;
-            }
-        }
-        return Optional.of(bad);
     }
 
     /** Every batch in [lo, hi), one after the other; the first that differs. */
-    private static Optional<Long> linear(TopicPartition tp, Side here, Side source, long lo, long hi)
+    private static Optional<Long> linear(TopicPartition tp, ClusterBatches here, ClusterBatches source, long lo, long hi)
             throws IOException {
         long offset = lo;
         while (offset < hi) {
@@ -180,104 +150,8 @@ public final class VerifyMirror implements MirrorAction {
         return Optional.empty();
     }
 
-    private static boolean same(TopicPartition tp, Side here, Side source, long offset) throws IOException {
+    private static boolean same(TopicPartition tp, ClusterBatches here, ClusterBatches source, long offset) throws IOException {
         Optional<BatchIdentity> a = here.batchAt(tp, offset);
         return a.isPresent() && a.equals(source.batchAt(tp, offset));
-    }
-
-    /** One cluster: its admin client for leaders and offsets, and a fetch channel for single batches. */
-    private static final class Side implements AutoCloseable {
-        private final String what;
-        private final Admin admin;
-        private final InterBrokerClient fetcher;
-        private final Map<String, TopicDescription> topics = new TreeMap<>();
-
-        record Range(long start, long end) {
-        }
-
-        Side(String what, Map<String, Object> configs) {
-            this.what = what;
-            this.admin = Admin.create(configs);
-            AdminClientConfig config = new AdminClientConfig(configs);
-            this.fetcher = new InterBrokerClient("twinlog-verify", ClientUtils.createChannelBuilder(config,
-                    Time.SYSTEM, new LogContext()), REQUEST_TIMEOUT_MS, 64 * 1024, 50, 1_000, Time.SYSTEM);
-        }
-
-        /** The offsets a consumer may read: log start to high watermark. */
-        Range range(TopicPartition tp) throws IOException {
-            try {
-                ListOffsetsResult earliest = admin.listOffsets(Map.of(tp, OffsetSpec.earliest()));
-                ListOffsetsResult latest = admin.listOffsets(Map.of(tp, OffsetSpec.latest()));
-                return new Range(earliest.partitionResult(tp).get(REQUEST_TIMEOUT_MS, TimeUnit.MILLISECONDS).offset(),
-                        latest.partitionResult(tp).get(REQUEST_TIMEOUT_MS, TimeUnit.MILLISECONDS).offset());
-            } catch (ExecutionException | TimeoutException e) {
-                throw new IOException("Could not read the offsets of " + tp + " on " + what + ": "
-                        + (e.getCause() == null ? e : e.getCause()), e);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new IOException("Interrupted", e);
-            }
-        }
-
-        /** The batch holding {@code offset}, read from the partition's leader; empty if it holds none there. */
-        Optional<BatchIdentity> batchAt(TopicPartition tp, long offset) throws IOException {
-            TopicDescription topic = topic(tp.topic());
-            TopicPartitionInfo info = topic.partitions().get(tp.partition());
-            Node leader = info.leader();
-            if (leader == null || leader.isEmpty()) {
-                throw new IOException(tp + " has no leader on " + what);
-            }
-            Uuid topicId = topic.topicId();
-            LinkedHashMap<TopicPartition, FetchRequest.PartitionData> data = new LinkedHashMap<>();
-            data.put(tp, new FetchRequest.PartitionData(topicId, offset, -1L, 1, Optional.empty()));
-            FetchRequest.Builder request = FetchRequest.Builder.forConsumer(ApiKeys.FETCH.latestVersion(), 0, 1, data)
-                    .setMaxBytes(1);
-            FetchResponse response = fetcher.send(leader, request);
-            if (response.error() != Errors.NONE) {
-                throw new IOException("Fetch of " + tp + " from " + what + " failed: " + response.error());
-            }
-            FetchResponseData.PartitionData partition = response.responseData(Map.of(topicId, tp.topic()),
-                    ApiKeys.FETCH.latestVersion()).get(tp);
-            Errors error = partition == null ? Errors.UNKNOWN_TOPIC_OR_PARTITION : Errors.forCode(partition.errorCode());
-            if (error == Errors.OFFSET_OUT_OF_RANGE) {
-                return Optional.empty();
-            }
-            if (error != Errors.NONE) {
-                throw new IOException("Fetch of " + tp + " at offset " + offset + " from " + what + " failed: "
-                        + error);
-            }
-            Records records = FetchResponse.recordsOrFail(partition);
-            for (RecordBatch batch : records.batches()) {
-                if (batch.lastOffset() >= offset) {
-                    return Optional.of(new BatchIdentity(batch.baseOffset(), batch.lastOffset(),
-                            batch.partitionLeaderEpoch(), batch.checksum()));
-                }
-            }
-            return Optional.empty();
-        }
-
-        private TopicDescription topic(String name) throws IOException {
-            TopicDescription t = topics.get(name);
-            if (t == null) {
-                try {
-                    t = admin.describeTopics(List.of(name)).allTopicNames()
-                            .get(REQUEST_TIMEOUT_MS, TimeUnit.MILLISECONDS).get(name);
-                } catch (ExecutionException | TimeoutException e) {
-                    throw new IOException("Could not describe " + name + " on " + what + ": "
-                            + (e.getCause() == null ? e : e.getCause()), e);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    throw new IOException("Interrupted", e);
-                }
-                topics.put(name, t);
-            }
-            return t;
-        }
-
-        @Override
-        public void close() {
-            admin.close();
-            fetcher.close();
-        }
     }
 }

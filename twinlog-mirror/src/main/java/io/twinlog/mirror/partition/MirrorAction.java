@@ -40,6 +40,13 @@ public sealed interface MirrorAction {
     }
 
     /**
+     * Compare this log with the peer's below {@code upTo}, batch by batch identity (offsets, epoch, CRC), by binary
+     * search: where they first differ (the reconciliation of a failback, issue 12 point 4).
+     */
+    record ComparePeer(long upTo) implements MirrorAction {
+    }
+
+    /**
      * Apply the partition-wide truncation point {@code id} to the leader's own log: cut it to {@code offset} (empty
      * it and start it there when that is below the log start) and record the id next to the log, before the point
      * is recorded for the other replicas (decision 38).

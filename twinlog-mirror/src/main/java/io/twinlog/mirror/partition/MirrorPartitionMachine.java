@@ -148,13 +148,27 @@ public final class MirrorPartitionMachine {
                         + unreachable.reason();
                 return transition(in, rec.failed(reason, true, view.leaderEpoch()), reason);
             }
-            Optional<LastMirrored> peer = ((PeerLookup.Answered) in.peer()).lastMirrored();
+            Optional<LastMirrored> peer = in.peer() instanceof PeerLookup.Compared c ? c.lastMirrored()
+                    : ((PeerLookup.Answered) in.peer()).lastMirrored();
             OptionalLong endOfEpoch = peer.flatMap(p -> view.epochs().endOffsetFor(p.epoch(), end))
                     .map(e -> OptionalLong.of(e.endOffset())).orElse(OptionalLong.empty());
             to = LastMirroredTruncation.truncationOffset(end, peer, endOfEpoch);
             why = peer.isEmpty() ? "the source has no last mirrored epoch from this cluster: everything is mirrored "
                     + "again" : "the source mirrored this log up to offset " + peer.get().offset() + " in epoch "
                     + peer.get().epoch() + "; " + (end - to) + " records written here after that are cut";
+            if (to > 0 && in.peer() instanceof PeerLookup.Answered) {
+                // what is kept must be what the peer holds: an unclean election here can have replaced records
+                // below the last mirrored offset under the same epoch numbers (the seeds' case)
+                return MirrorDecision.act(in.timers(), new MirrorAction.ComparePeer(to));
+            }
+            if (in.peer() instanceof PeerLookup.Compared c && c.firstDifference().isPresent()
+                    && c.firstDifference().getAsLong() < to) {
+                long differ = c.firstDifference().getAsLong();
+                why = "the logs differ from offset " + differ + ", below the last mirrored point " + to + " (an "
+                        + "unclean leader election on this cluster?): " + (end - differ) + " records are cut to the "
+                        + "last batch both clusters hold";
+                to = differ;
+            }
         }
         return recordPoint(in, rec, to, why);
     }

@@ -3,6 +3,7 @@ package io.twinlog.mirror.partition;
 import io.twinlog.mirror.LastMirroredTruncation.LastMirrored;
 
 import java.util.Optional;
+import java.util.OptionalLong;
 
 /**
  * What the source (the peer) answered when asked what it last mirrored from this cluster (LastMirroredEpochs), for
@@ -18,5 +19,12 @@ public sealed interface PeerLookup {
     }
 
     record Answered(Optional<LastMirrored> lastMirrored) implements PeerLookup {
+    }
+
+    /**
+     * The answer, and where this log and the peer's first differ below the point it gives ({@code firstDifference},
+     * empty when they agree there): the reconciliation of issue 12, point 4.
+     */
+    record Compared(Optional<LastMirrored> lastMirrored, OptionalLong firstDifference) implements PeerLookup {
     }
 }

@@ -101,6 +101,8 @@ public final class MirrorManager implements AutoCloseable {
     private final Map<TopicPartition, DeferredWrite> deferred = new LinkedHashMap<>();
     /** Failover steps decided in the current pass, run together after its records are written. */
     private final FailoverBarriers barriers;
+    /** Where this log and its peer's first differ, for a failback's reconciliation (issue 12, point 4). */
+    private final PeerComparison comparison = new PeerComparison();
     /** Where a leader's cut records go first (issue 12, point 5). */
     private final MirrorQuarantine quarantine;
     private volatile boolean closed;
@@ -615,6 +617,14 @@ public final class MirrorManager implements AutoCloseable {
                     k -> askPeer(def, tp.topic()));
             return answer.unreachable() != null ? new PeerLookup.Unreachable(answer.unreachable().getMessage())
                     : new PeerLookup.Answered(Optional.ofNullable(answer.records().get(tp.partition())));
+        } else if (action instanceof MirrorAction.ComparePeer compare) {
+            Optional<LastMirroredTruncation.LastMirrored> answer = peer instanceof PeerLookup.Answered a
+                    ? a.lastMirrored() : Optional.empty();
+            try {
+                return new PeerLookup.Compared(answer, comparison.firstDifference(def, tp, partition, compare.upTo()));
+            } catch (IOException e) {
+                return new PeerLookup.Unreachable("cannot compare this log with the source's: " + e.getMessage());
+            }
         } else if (action instanceof MirrorAction.ApplyTruncationPoint point) {
             long end = partition.logEndOffset();
             // nothing is cut before it is kept: a copy that fails throws, and the next pass decides again
@@ -713,6 +723,7 @@ public final class MirrorManager implements AutoCloseable {
             Thread.currentThread().interrupt();
         }
         barriers.close();
+        comparison.close();
         fetchers.values().forEach(MirrorFetcher::shutdown);
         fetchers.clear();
     }

@@ -67,10 +67,27 @@ class MirrorPartitionMachineTest {
         assertTrue(ask.decideAgain());
 
         PeerLookup answer = new PeerLookup.Answered(Optional.of(new LastMirrored(3, 100)));
-        MirrorDecision cut = machine.decide(with(asking, answer));
+        MirrorDecision compare = machine.decide(with(asking, answer));
+        assertEquals(List.of(new MirrorAction.ComparePeer(100)), compare.actions(),
+                "what is kept is compared with the peer first");
+        assertTrue(compare.write().isEmpty());
+        MirrorDecision cut = machine.decide(with(asking, new PeerLookup.Compared(
+                Optional.of(new LastMirrored(3, 100)), OptionalLong.empty())));
         assertTrue(cut.actions().size() == 1 && cut.actions().get(0) instanceof MirrorAction.ApplyTruncationPoint t
                 && t.offset() == 100, "epoch 3 ends at 120 here, but the peer has only up to 100: " + cut.actions());
         assertEquals(100, written(cut).truncation().latest().offset(), "recorded for every replica");
+    }
+
+    @Test
+    void reconciliationCutsToWhereTheLogsDifferWhenThatIsBelowTheLastMirroredPoint() {
+        // an unclean election here replaced records below the peer's last mirrored offset under the same epochs
+        MirrorInput in = with(input(record(LOG_TRUNCATION, 6), view(6, 150, history(0, 0, 3, 50, 5, 120)),
+                DesiredMirrorState.MIRRORING), new PeerLookup.Compared(Optional.of(new LastMirrored(3, 100)),
+                OptionalLong.of(20)));
+        MirrorDecision d = machine.decide(in);
+        assertTrue(d.actions().get(0) instanceof MirrorAction.ApplyTruncationPoint p && p.offset() == 20,
+                d.actions().toString());
+        assertTrue(d.reason().contains("differ from offset 20"), d.reason());
     }
 
     @Test
