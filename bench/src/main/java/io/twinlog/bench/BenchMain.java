@@ -64,6 +64,7 @@ public final class BenchMain {
                             case FAILOVER -> runFailover(system, round, options, payloads, results);
                             case MIRROR -> runMirror(system, round, options, payloads, results);
                             case MIRROR_SCALE -> runMirrorScale(round, options, payloads, results);
+                            case FAILBACK -> runFailback(round, options, results);
                             case GROUPS -> runGroups(system, round, options, results);
                         });
                     } catch (Exception e) {
@@ -142,6 +143,7 @@ public final class BenchMain {
         return switch (phase) {
             case MIRROR -> mirrorOrder(options, round);
             case MIRROR_SCALE -> List.of(MirrorScaleBenchmark.SYSTEM);
+            case FAILBACK -> List.of(FailbackBenchmark.SYSTEM);
             default -> order;
         };
     }
@@ -157,6 +159,19 @@ public final class BenchMain {
             results.mirrorScaleNotes.addAll(benchmark.notes());
         }
         return finished(MirrorScaleBenchmark.SYSTEM, Phase.MIRROR_SCALE, round, 0, before);
+    }
+
+    /** The failback phase; its figures join the mirror-scale section of the report. */
+    private static Results.SystemRun runFailback(int round, BenchOptions options, Results results) throws Exception {
+        CpuAccounting.Snapshot before = CpuAccounting.snapshot();
+        FailbackBenchmark benchmark = new FailbackBenchmark(round, options);
+        try {
+            benchmark.run();
+        } finally {
+            results.mirrorScale.addAll(benchmark.figures());
+            results.mirrorScaleNotes.addAll(benchmark.notes());
+        }
+        return finished(FailbackBenchmark.SYSTEM, Phase.FAILBACK, round, 0, before);
     }
 
     /** The mirror setups of a round: the selected order rotated left by round - 1. */

@@ -17,7 +17,7 @@ import java.util.Set;
  * --warmup-records N       records per acks setting in each system's warm-up (default 50000; 0 disables it)
  * --record-size N          value size in bytes (default 1024)
  * --systems a,b            which systems to run, in order (default twinlog,kafka)
- * --phases a,b,c           which parts to run: single, replicated, failover, mirror, mirror-scale, groups
+ * --phases a,b,c           which parts to run: single, replicated, failover, mirror, mirror-scale, groups, failback
  *                          (default single,replicated,failover)
  * --mirror-setups a,b,c    what the mirror phase runs ({@link MirrorSetup}): twinlog, mm2-twinlog, mm2-kafka
  *                          (default all three; --systems does not apply to the mirror phase)
@@ -28,6 +28,7 @@ import java.util.Set;
  * --mirror-replication-factor N  replication factor of the mirror-scale topics (default 3)
  * --mirror-steady-seconds N  length of the mirror-scale steady-state window (default 30)
  * --mirror-replica-fetchers N  num.replica.fetchers of the mirror-scale brokers (default 1, Kafka's default)
+ * --failback-prefix-mib N  size of the shared prefix in the failback phase (default 1024)
  * --session-timeout-ms N   Twinlog zookeeper.session.timeout.ms and Kafka broker.session.timeout.ms of the
  *                          3-broker clusters (default 6000)
  * --rounds N               run everything N times, alternating the order of the systems; report medians (default 1)
@@ -38,15 +39,15 @@ import java.util.Set;
 record BenchOptions(int records, int replicatedRecords, int warmUpRecords, int recordSizeBytes, List<String> systems,
                     Set<Phase> phases, List<MirrorSetup> mirrorSetups, int groupCommits, int groupRepetitions,
                     int mirrorPartitions, int mirrorTopicPartitions, int mirrorReplicationFactor,
-                    int mirrorSteadySeconds, int mirrorReplicaFetchers, int sessionTimeoutMs, int rounds, long seed,
-                    Path output) {
+                    int mirrorSteadySeconds, int mirrorReplicaFetchers, int failbackPrefixMiB, int sessionTimeoutMs,
+                    int rounds, long seed, Path output) {
     static final List<String> KNOWN_SYSTEMS = List.of("twinlog", "kafka");
 
     static final String USAGE = "Usage: bench/run.sh [--records N] [--replicated-records N] [--warmup-records N] "
-            + "[--record-size N] [--systems twinlog,kafka] [--phases single,replicated,failover,mirror,mirror-scale,groups] "
+            + "[--record-size N] [--systems twinlog,kafka] [--phases single,replicated,failover,mirror,mirror-scale,groups,failback] "
             + "[--mirror-setups twinlog,mm2-twinlog,mm2-kafka] [--group-commits N] [--group-repetitions N] "
             + "[--mirror-partitions N] [--mirror-topic-partitions N] [--mirror-replication-factor N] "
-            + "[--mirror-steady-seconds N] [--mirror-replica-fetchers N] "
+            + "[--mirror-steady-seconds N] [--mirror-replica-fetchers N] [--failback-prefix-mib N] "
             + "[--session-timeout-ms N] [--rounds N] [--seed N] "
             + "[--output FILE]";
 
@@ -65,6 +66,7 @@ record BenchOptions(int records, int replicatedRecords, int warmUpRecords, int r
         int mirrorReplicationFactor = Integer.parseInt(System.getProperty("bench.mirrorReplicationFactor", "3"));
         int mirrorSteadySeconds = Integer.parseInt(System.getProperty("bench.mirrorSteadySeconds", "30"));
         int mirrorReplicaFetchers = Integer.parseInt(System.getProperty("bench.mirrorReplicaFetchers", "1"));
+        int failbackPrefixMiB = Integer.parseInt(System.getProperty("bench.failbackPrefixMiB", "1024"));
         int sessionTimeoutMs = Integer.parseInt(System.getProperty("bench.sessionTimeoutMs", "6000"));
         int rounds = Integer.parseInt(System.getProperty("bench.rounds", "1"));
         long seed = Long.parseLong(System.getProperty("bench.seed", "42"));
@@ -93,6 +95,7 @@ record BenchOptions(int records, int replicatedRecords, int warmUpRecords, int r
                 case "--mirror-replication-factor" -> mirrorReplicationFactor = Integer.parseInt(value);
                 case "--mirror-steady-seconds" -> mirrorSteadySeconds = Integer.parseInt(value);
                 case "--mirror-replica-fetchers" -> mirrorReplicaFetchers = Integer.parseInt(value);
+                case "--failback-prefix-mib" -> failbackPrefixMiB = Integer.parseInt(value);
                 case "--session-timeout-ms" -> sessionTimeoutMs = Integer.parseInt(value);
                 case "--rounds" -> rounds = Integer.parseInt(value);
                 case "--seed" -> seed = Long.parseLong(value);
@@ -116,6 +119,9 @@ record BenchOptions(int records, int replicatedRecords, int warmUpRecords, int r
                     + TwinlogReplicatedCluster.BROKERS + ", --mirror-steady-seconds and --mirror-replica-fetchers "
                     + "positive");
         }
+        if (failbackPrefixMiB <= 0) {
+            throw new UsageException("--failback-prefix-mib must be positive");
+        }
         if (sessionTimeoutMs < 1000 || sessionTimeoutMs > 60_000) {
             throw new UsageException("--session-timeout-ms must be between 1000 and 60000");
         }
@@ -130,7 +136,7 @@ record BenchOptions(int records, int replicatedRecords, int warmUpRecords, int r
         Set<Phase> phaseSet = EnumSet.noneOf(Phase.class);
         for (String p : phases.split(",")) {
             phaseSet.add(Phase.parse(p.trim()).orElseThrow(() -> new UsageException("Unknown phase '" + p
-                    + "'; known: single, replicated, failover, mirror, mirror-scale, groups")));
+                    + "'; known: single, replicated, failover, mirror, mirror-scale, groups, failback")));
         }
         List<MirrorSetup> setupList = new ArrayList<>();
         for (String m : mirrorSetups.split(",")) {
@@ -143,7 +149,7 @@ record BenchOptions(int records, int replicatedRecords, int warmUpRecords, int r
         return new BenchOptions(records, replicatedRecords, warmUpRecords, recordSize, List.copyOf(systemList),
                 Set.copyOf(phaseSet), List.copyOf(setupList), groupCommits, groupRepetitions, mirrorPartitions,
                 mirrorTopicPartitions, mirrorReplicationFactor, mirrorSteadySeconds, mirrorReplicaFetchers,
-                sessionTimeoutMs, rounds, seed, Path.of(output));
+                failbackPrefixMiB, sessionTimeoutMs, rounds, seed, Path.of(output));
     }
 
     boolean runs(Phase phase) {
@@ -169,7 +175,7 @@ record BenchOptions(int records, int replicatedRecords, int warmUpRecords, int r
                 + groupRepetitions + ", mirrorPartitions=" + mirrorPartitions + ", mirrorTopicPartitions="
                 + mirrorTopicPartitions + ", mirrorReplicationFactor=" + mirrorReplicationFactor
                 + ", mirrorSteadySeconds=" + mirrorSteadySeconds + ", mirrorReplicaFetchers="
-                + mirrorReplicaFetchers + ", sessionTimeoutMs="
+                + mirrorReplicaFetchers + ", failbackPrefixMiB=" + failbackPrefixMiB + ", sessionTimeoutMs="
                 + sessionTimeoutMs + ", rounds=" + rounds
                 + ", seed=" + seed + ", output=" + output;
     }

@@ -28,7 +28,12 @@ enum Phase {
      * a stable assignment with the classic and the KIP-848 protocol, on one broker per system; see
      * {@link GroupsBenchmark}.
      */
-    GROUPS("groups");
+    GROUPS("groups"),
+    /**
+     * Failback cost (not in the default set, Twinlog only): a large shared prefix, a 1,000-record divergent tail on
+     * each side, the failback's time and bytes fetched, and --verify; see {@link FailbackBenchmark}.
+     */
+    FAILBACK("failback");
 
     private final String label;
 
