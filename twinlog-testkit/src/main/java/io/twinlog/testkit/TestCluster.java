@@ -15,6 +15,8 @@ import org.apache.kafka.common.utils.Time;
 
 import java.io.File;
 import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -63,16 +65,19 @@ public final class TestCluster implements AutoCloseable {
     public TestCluster start() throws Exception {
         zooKeeper = EmbeddedZooKeeper.start(new File(baseDir, "zookeeper"), 0);
         if (faultProxies) {
+            // the brokers' ports stay reserved while the proxies take ephemeral ports of their own: released
+            // first, a port could be handed to a proxy and the broker then fail to bind it (seen in CI)
+            List<ServerSocket> reserved = new ArrayList<>();
             for (int id = 0; id < numBrokers; id++) {
-                ports.put(id, freePort());
+                ServerSocket socket = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+                reserved.add(socket);
+                ports.put(id, socket.getLocalPort());
             }
-            for (int from = 0; from < numBrokers; from++) {
-                zooKeeperProxies.put(from, new FaultProxy("zk-of-" + from, "127.0.0.1", zooKeeper.port()));
-                for (int to = 0; to < numBrokers; to++) {
-                    if (from != to) {
-                        brokerProxies.put(List.of(from, to), new FaultProxy(from + "-to-" + to, "127.0.0.1",
-                                ports.get(to)));
-                    }
+            try {
+                startProxies();
+            } finally {
+                for (ServerSocket socket : reserved) {
+                    socket.close();
                 }
             }
         }
@@ -120,9 +125,16 @@ public final class TestCluster implements AutoCloseable {
         }
     }
 
-    private static int freePort() throws IOException {
-        try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
-            return s.getLocalPort();
+
+    private void startProxies() throws IOException {
+        for (int from = 0; from < numBrokers; from++) {
+            zooKeeperProxies.put(from, new FaultProxy("zk-of-" + from, "127.0.0.1", zooKeeper.port()));
+            for (int to = 0; to < numBrokers; to++) {
+                if (from != to) {
+                    brokerProxies.put(List.of(from, to), new FaultProxy(from + "-to-" + to, "127.0.0.1",
+                            ports.get(to)));
+                }
+            }
         }
     }
 

@@ -75,6 +75,7 @@ public final class MirrorQuarantine implements AutoCloseable {
         }
         ensureTopic();
         long copied = 0;
+        long reported = 0;
         long offset = Math.max(from, partition.logStartOffset());
         long now = System.currentTimeMillis();
         List<Future<RecordMetadata>> sent = new ArrayList<>();
@@ -98,17 +99,20 @@ public final class MirrorQuarantine implements AutoCloseable {
                         copied++;
                     }
                 }
+                // each step acknowledged before the next is read: memory stays bounded by one step
+                for (Future<RecordMetadata> f : sent) {
+                    f.get(SEND_TIMEOUT_MS, TimeUnit.MILLISECONDS);
+                }
+                sent.clear();
                 if (next <= offset) {
                     break; // nothing more could be read
                 }
                 offset = next;
-                if (offset < end && copied > 0 && copied % 100_000 < sent.size()) {
-                    log.info("[Mirror {} {}] quarantining the records a truncation removes: {} of offsets {}-{} "
-                            + "read", mirror, tp, offset - from, from, end - 1);
+                if (offset < end && copied - reported >= 100_000) {
+                    reported = copied;
+                    log.info("[Mirror {} {}] quarantining the records a truncation removes: {} copied, at offset {} "
+                            + "of {}-{}", mirror, tp, copied, offset, from, end - 1);
                 }
-            }
-            for (Future<RecordMetadata> f : sent) {
-                f.get(SEND_TIMEOUT_MS, TimeUnit.MILLISECONDS);
             }
         } catch (ExecutionException e) {
             throw new IOException("Could not copy the records of " + tp + " from offset " + from + " to the "
