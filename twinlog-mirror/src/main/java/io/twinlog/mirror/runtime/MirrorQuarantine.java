@@ -165,6 +165,8 @@ public final class MirrorQuarantine implements AutoCloseable {
             if (metadata.image().topic(TOPIC).isEmpty()) {
                 throw new IOException("Could not create the quarantine topic " + TOPIC + ": " + e, e);
             }
+            // another broker (or a client's auto-creation) made it first: it is there, which is all we need
+            log.info("The quarantine topic {} was created meanwhile by another broker or client", TOPIC, e);
         }
     }
 

@@ -26,6 +26,9 @@ import java.util.Map;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 
+import static io.twinlog.tests.mirror.MirrorPartitions.described;
+import static io.twinlog.tests.mirror.MirrorPartitions.isr;
+import static io.twinlog.tests.mirror.MirrorPartitions.leaderOf;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -55,18 +58,18 @@ class FailbackTruncationPointTest {
             aAdmin.createTopics(List.of(new NewTopic(TOPIC, Map.of(0, List.of(0, 1, 2))))).all().get();
             produce(a, "a", 100);
             MirrorSteps.startMirroring(onB, "from-a", a, TOPIC);
-            Waits.waitUntil("B holds A's 100 records", () -> end(b, leaderOf(b)) == 100);
+            Waits.waitUntil("B holds A's 100 records", () -> end(b, leaderOf(b, TP)) == 100);
             MirrorSteps.failOver(onB, "from-a", TOPIC);
             int bEpoch = leaderEpoch(b);
             produce(b, "b", 30); // B's records after the failover: offsets 101..130 in B's epoch (100: the barrier)
 
             // A's leader changes until A's epoch is B's: A's own tail then has B's epoch numbers at B's offsets
             while (leaderEpoch(a) < bEpoch) {
-                int leader = leaderOf(a);
+                int leader = leaderOf(a, TP);
                 a.stopBroker(leader);
-                Waits.waitUntil("a new leader on A", () -> leaderOf(a) >= 0 && leaderOf(a) != leader);
+                Waits.waitUntil("a new leader on A", () -> leaderOf(a, TP) >= 0 && leaderOf(a, TP) != leader);
                 a.startBroker(leader);
-                Waits.waitUntil("broker " + leader + " back in A's ISR", () -> isr(a).size() == 3);
+                Waits.waitUntil("broker " + leader + " back in A's ISR", () -> isr(a, TP).size() == 3);
             }
             assertEquals(bEpoch, leaderEpoch(a), "the test needs A's epoch to be exactly B's");
             produce(a, "lost", 20); // offsets 100..119 on A, in B's epoch number: B never saw them
@@ -75,7 +78,8 @@ class FailbackTruncationPointTest {
             a.stopBroker(away); // holds A's tail; away while A fails back
 
             MirrorSteps.startMirroring(onA, "from-b", b, TOPIC);
-            Waits.waitUntil("A mirrors again", () -> state(onA).equals("MIRRORING"), Duration.ofSeconds(60));
+            Waits.waitUntil("A mirrors again", () -> partition(onA).state().equals("MIRRORING"),
+                    Duration.ofSeconds(60));
             a.startBroker(away);
             List<ReplicaLogs.Batch> converged = MirrorInvariants.awaitMirrored(b, a, TP);
             assertTrue(converged.stream().flatMap(batch -> batch.values().stream())
@@ -138,7 +142,7 @@ class FailbackTruncationPointTest {
 
             a.startBroker(away);
             Waits.waitUntil("broker " + away + " applied the point", () -> partition(onA)
-                    .truncationPendingReplicas().isEmpty() || !isr(a).contains(away));
+                    .truncationPendingReplicas().isEmpty() || !isr(a, TP).contains(away));
             assertEquals("FAILED", partition(onA).state(), "still waiting for the operator");
             assertTrue(onA.startMirrorTopics("from-b", List.of(TOPIC), List.of(), List.of()).isEmpty(),
                     "the operator starts the topic again");
@@ -190,38 +194,14 @@ class FailbackTruncationPointTest {
                 .get("mirror.support.unclean.leader.election");
     }
 
-    private static int leaderOf(TestCluster c) {
-        for (int id : c.runningBrokerIds()) {
-            var p = c.broker(id).replicaManager().partition(TP);
-            if (p.isPresent() && p.get().isLeader()) {
-                return id;
-            }
-        }
-        return -1;
-    }
-
     private static int leaderEpoch(TestCluster c) {
-        return Waits.waitFor("a leader of " + TP, () -> leaderOf(c), id -> id >= 0) >= 0
-                ? c.broker(leaderOf(c)).replicaManager().partition(TP).orElseThrow().leaderEpoch() : -1;
-    }
-
-    private static List<Integer> isr(TestCluster c) {
-        int leader = leaderOf(c);
-        return leader < 0 ? List.of() : c.broker(leader).replicaManager().partition(TP).orElseThrow().isr();
+        return Waits.waitFor("a leader of " + TP, () -> leaderOf(c, TP), id -> id >= 0) >= 0
+                ? c.broker(leaderOf(c, TP)).replicaManager().partition(TP).orElseThrow().leaderEpoch() : -1;
     }
 
     private static int awayFollower(TestCluster c) {
-        int leader = leaderOf(c);
+        int leader = leaderOf(c, TP);
         return leader == 0 ? 1 : 0;
-    }
-
-    private static MirrorAdmin.PartitionDescription partition(MirrorAdmin admin) throws Exception {
-        return admin.describeClusterMirrors(List.of("from-b")).get("from-b").topics().get(TOPIC).partitions().get(0);
-    }
-
-    private static String state(MirrorAdmin admin) throws Exception {
-        return admin.describeClusterMirrors(List.of("from-b")).get("from-b").topics().get(TOPIC).partitions().get(0)
-                .state();
     }
 
     private static long end(TestCluster c, int broker) {
@@ -235,5 +215,10 @@ class FailbackTruncationPointTest {
             }
             p.flush();
         }
+    }
+
+    /** The partition as mirror "from-b" describes it. */
+    private static MirrorAdmin.PartitionDescription partition(MirrorAdmin admin) throws Exception {
+        return described(admin, "from-b", TP);
     }
 }

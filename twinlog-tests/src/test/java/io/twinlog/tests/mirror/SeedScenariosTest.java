@@ -22,6 +22,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
+import static io.twinlog.tests.mirror.MirrorPartitions.described;
+import static io.twinlog.tests.mirror.MirrorPartitions.isr;
+import static io.twinlog.tests.mirror.MirrorPartitions.leaderOf;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -49,14 +52,14 @@ class SeedScenariosTest {
              MirrorAdmin onDst = MirrorAdmin.create(dst.bootstrapServers(), Duration.ofSeconds(60));
              MirrorAdmin onSrc = MirrorAdmin.create(src.bootstrapServers(), Duration.ofSeconds(60))) {
             srcAdmin.createTopics(List.of(new NewTopic(TOPIC, Map.of(0, List.of(0, 1, 2))))).all().get();
-            Waits.waitUntil("A's ISR complete", () -> isr(src).size() == 3);
+            Waits.waitUntil("A's ISR complete", () -> isr(src, TP).size() == 3);
             produce(src, "A");
             changeLeader(src); // a clean leadership change: B in the next epoch
             produce(src, "B");
             MirrorSteps.startMirroring(onDst, "m", src, TOPIC);
             Waits.waitUntil("every destination replica holds offsets 0 and 1", () -> replicated(dst, 2));
             onDst.pauseMirrorTopics("m", List.of(TOPIC), List.of()); // it will not fetch what follows
-            Waits.waitUntil("paused", () -> state(onDst, "m").equals("PAUSED"));
+            Waits.waitUntil("paused", () -> described(onDst, "m", TP).state().equals("PAUSED"));
             changeLeader(src);
             produce(src, "C"); // offset 2, in the source's next epoch; never mirrored
 
@@ -100,21 +103,21 @@ class SeedScenariosTest {
              MirrorAdmin onSrc = MirrorAdmin.create(src.bootstrapServers(), Duration.ofSeconds(60))) {
             srcAdmin.createTopics(List.of(new NewTopic(TOPIC, Map.of(0, List.of(0, 1)))
                     .configs(Map.of("unclean.leader.election.enable", "true")))).all().get();
-            Waits.waitUntil("A's ISR complete", () -> isr(src).size() == 2);
+            Waits.waitUntil("A's ISR complete", () -> isr(src, TP).size() == 2);
             produce(src, "A");
             produce(src, "B");
             MirrorSteps.startMirroring(onDst, "m", src, TOPIC);
             Waits.waitUntil("every destination replica holds offsets 0 and 1", () -> replicated(dst, 2));
             onDst.pauseMirrorTopics("m", List.of(TOPIC), List.of());
-            Waits.waitUntil("paused", () -> state(onDst, "m").equals("PAUSED"));
+            Waits.waitUntil("paused", () -> described(onDst, "m", TP).state().equals("PAUSED"));
 
-            int leader = leaderOf(src);
+            int leader = leaderOf(src, TP);
             int other = leader == 0 ? 1 : 0;
             src.stopBroker(other);
             src.wipeBroker(other); // its disk is lost
             src.killBroker(leader);
             src.startBroker(other);
-            Waits.waitUntil("the empty replica leads uncleanly", () -> leaderOf(src) == other);
+            Waits.waitUntil("the empty replica leads uncleanly", () -> leaderOf(src, TP) == other);
             assertEquals(0, src.broker(other).logStore().log(TP).orElseThrow().logEndOffset());
             produce1(src, "C"); // offset 0, in a new epoch: the seed's "C at offset 0 in epoch 2"
 
@@ -124,7 +127,7 @@ class SeedScenariosTest {
 
             // the source comes back with its unclean leader's history (C): that broker first
             src.startBroker(other);
-            Waits.waitUntil("the unclean leader leads again", () -> leaderOf(src) == other);
+            Waits.waitUntil("the unclean leader leads again", () -> leaderOf(src, TP) == other);
             src.startBroker(leader);
             ReplicaLogs.awaitIdentical(src, TP, List.of(leader, other)); // the old leader drops A, B for C
             onSrc.createClusterMirror("back", Map.of("bootstrap.servers", dst.bootstrapServers()));
@@ -160,31 +163,11 @@ class SeedScenariosTest {
 
     /** A clean leadership change: the leader stops (controlled shutdown) and comes back; its epoch is left. */
     private static void changeLeader(TestCluster c) throws Exception {
-        int leader = leaderOf(c);
+        int leader = leaderOf(c, TP);
         c.stopBroker(leader);
-        Waits.waitUntil("a new leader", () -> leaderOf(c) >= 0 && leaderOf(c) != leader);
+        Waits.waitUntil("a new leader", () -> leaderOf(c, TP) >= 0 && leaderOf(c, TP) != leader);
         c.startBroker(leader);
-        Waits.waitUntil("broker " + leader + " back in the ISR", () -> isr(c).size() == 3);
-    }
-
-    private static int leaderOf(TestCluster c) {
-        for (int id : c.runningBrokerIds()) {
-            var p = c.broker(id).replicaManager().partition(TP);
-            if (p.isPresent() && p.get().isLeader()) {
-                return id;
-            }
-        }
-        return -1;
-    }
-
-    private static List<Integer> isr(TestCluster c) {
-        int leader = leaderOf(c);
-        return leader < 0 ? List.of() : c.broker(leader).replicaManager().partition(TP).orElseThrow().isr();
-    }
-
-    private static String state(MirrorAdmin admin, String mirror) throws Exception {
-        return admin.describeClusterMirrors(List.of(mirror)).get(mirror).topics().get(TOPIC).partitions().get(0)
-                .state();
+        Waits.waitUntil("broker " + leader + " back in the ISR", () -> isr(c, TP).size() == 3);
     }
 
     /** With acks=1: the unclean leader is alone in its ISR. */

@@ -27,6 +27,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
+import static io.twinlog.tests.mirror.MirrorPartitions.described;
+import static io.twinlog.tests.mirror.MirrorPartitions.isr;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -70,7 +72,7 @@ class SourceUncleanElectionTest {
             int survivor = pair[1];
             aAdmin.createTopics(List.of(new NewTopic(TOPIC, Map.of(0, List.of(oldLeader, survivor)))
                     .configs(Map.of("unclean.leader.election.enable", "true")))).all().get();
-            Waits.waitUntil("both replicas of A in sync", () -> isr(a, oldLeader).size() == 2);
+            Waits.waitUntil("both replicas of A in sync", () -> isr(a, TP).size() == 2);
             try (KafkaProducer<byte[], byte[]> acksAll = a.producer(Map.of("acks", "all"))) {
                 send(acksAll, "common", COMMON);
             }
@@ -89,7 +91,7 @@ class SourceUncleanElectionTest {
             try (KafkaProducer<byte[], byte[]> acksOne = a.producer(Map.of("acks", "1"))) {
                 Waits.waitUntil("A's ISR shrunk to the old leader", () -> {
                     send(acksOne, "shrinking", 1);
-                    return isr(a, oldLeader).equals(List.of(oldLeader));
+                    return isr(a, TP).equals(List.of(oldLeader));
                 });
                 send(acksOne, "lost", LOST);
             }
@@ -145,18 +147,15 @@ class SourceUncleanElectionTest {
         }
     }
 
-    private static List<Integer> isr(TestCluster c, int broker) {
-        return c.broker(broker).replicaManager().partition(TP).map(p -> p.isr()).orElse(List.of());
-    }
-
-    private static MirrorAdmin.PartitionDescription partition(MirrorAdmin admin) throws Exception {
-        return admin.describeClusterMirrors(List.of("from-a")).get("from-a").topics().get(TOPIC).partitions().get(0);
-    }
-
     private static void send(KafkaProducer<byte[], byte[]> producer, String prefix, int count) throws Exception {
         for (int i = 0; i < count; i++) {
             producer.send(new ProducerRecord<>(TOPIC, 0, null, (prefix + "-" + i).getBytes(StandardCharsets.UTF_8)))
                     .get();
         }
+    }
+
+    /** The partition as mirror "from-a" describes it. */
+    private static MirrorAdmin.PartitionDescription partition(MirrorAdmin admin) throws Exception {
+        return described(admin, "from-a", TP);
     }
 }
