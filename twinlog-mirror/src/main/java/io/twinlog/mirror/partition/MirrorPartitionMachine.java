@@ -41,7 +41,8 @@ import static io.twinlog.common.mirror.MirrorPartitionState.UNKNOWN;
  *       every epoch held (decision 38).</li>
  *   <li>EPOCH_FENCING: waits for the controller to raise the leader epoch to the recorded minimum, then MIRRORING.
  *       </li>
- *   <li>MIRRORING: the fetcher copies; a source batch whose epoch reaches the local one fences again; progress is
+ *   <li>MIRRORING: a leader first compares its log with the source's (a new leader may have been elected
+ *       uncleanly; a divergence is repaired or reported like a source's); then the fetcher copies; a source batch whose epoch reaches the local one fences again; progress is
  *       recorded at most every {@link MirrorSettings#progressIntervalMs()}.</li>
  *   <li>PAUSING → PAUSED once the fetcher is removed.</li>
  *   <li>STOPPING (failover): once every in-sync replica holds the log end, records it as the last mirrored offset
@@ -212,14 +213,11 @@ public final class MirrorPartitionMachine {
     /**
      * The source no longer holds what this cluster mirrored (an unclean leader election there). The point both
      * still agree on is Kafka's follower rule: the lower of where the source's epoch ends and where the same (or
-     * the largest lower) epoch ends here. With {@code mirror.support.unclean.leader.election} every replica
-     * truncates to it and mirroring goes on (ULE_RECOVERY); without, FAILED for good with what this cluster would
-     * lose and the operator's two choices.
+     * the largest lower) epoch ends here.
      */
     private MirrorDecision sourceDiverged(MirrorInput in, MirrorEvent.SourceDiverged d) {
-        MirrorPartitionRecord rec = in.record();
         PartitionView view = in.view();
-        if (rec.state() != MIRRORING) {
+        if (in.record().state() != MIRRORING) {
             return MirrorDecision.nothing(in.timers()); // the fetch raced a state change
         }
         long end = view.logEndOffset();
@@ -230,14 +228,27 @@ public final class MirrorPartitionMachine {
                 to = Math.min(end, Math.min(d.sourceEndOffset(), here.get().endOffset()));
             }
         }
+        return diverged(in, to, d.reason(), "that the source no longer has");
+    }
+
+    /**
+     * This cluster holds records at {@code to} and above that the source does not. With
+     * {@code mirror.support.unclean.leader.election} every replica truncates to {@code to} (the cut records kept in
+     * the quarantine) and mirroring goes on (ULE_RECOVERY); without, FAILED for good with what this cluster would
+     * lose and the operator's two choices, the point proposed for the start that takes the second.
+     */
+    private MirrorDecision diverged(MirrorInput in, long to, String cause, String what) {
+        MirrorPartitionRecord rec = in.record();
+        PartitionView view = in.view();
+        long end = view.logEndOffset();
         String held = (end - to) + " records at offsets " + to + " to " + (end - 1);
         MirrorAction remove = new MirrorAction.RemoveFetcher();
         if (view.uncleanElectionSupport()) {
-            return recordPoint(in, rec.transitionTo(ULE_RECOVERY, view.leaderEpoch()), to, d.reason()
+            return recordPoint(in, rec.transitionTo(ULE_RECOVERY, view.leaderEpoch()), to, cause
                     + "; mirror.support.unclean.leader.election: " + held + " are cut from every replica to follow "
                     + "the source", remove);
         }
-        String reason = d.reason() + ". This cluster holds " + held + " that the source no longer has. Either fail "
+        String reason = cause + ". This cluster holds " + held + " " + what + ". Either fail "
                 + "over to keep them (--remove), or start the topic again (--start) to follow the source: they are "
                 + "then cut from every replica (mirror.support.unclean.leader.election=true does that by itself)";
         return transition(in, rec.failed(reason, false, view.leaderEpoch()).withPreviousState(ULE_RECOVERY)
@@ -299,14 +310,51 @@ public final class MirrorPartitionMachine {
     }
 
     private MirrorDecision mirror(MirrorInput in) {
+        if (!in.timers().reconciled()) {
+            Optional<MirrorDecision> notYet = reconcile(in);
+            if (notYet.isPresent()) {
+                return notYet.get();
+            }
+        }
         MirrorPartitionRecord rec = in.record();
+        MirrorTimers timers = in.timers().reconciledWithSource();
         MirrorProgress progress = progress(in);
-        long last = in.timers().lastProgressWriteMs();
+        long last = timers.lastProgressWriteMs();
         if (!progress.equals(rec.progress()) && (last < 0 || in.nowMs() - last >= settings.progressIntervalMs())) {
             return new MirrorDecision(List.of(new MirrorAction.AddFetcher()), Optional.of(rec.withProgress(progress)),
-                    "", true, in.timers().progressWrittenAt(in.nowMs()));
+                    "", true, timers.progressWrittenAt(in.nowMs()));
         }
-        return MirrorDecision.act(in.timers(), new MirrorAction.AddFetcher());
+        return MirrorDecision.act(timers, new MirrorAction.AddFetcher());
+    }
+
+    /**
+     * Before a leader copies anything (issue 12 point 4b), it compares its log with the source's by batch identity:
+     * a new leader may be a replica elected uncleanly, and ordinary epoch comparison cannot tell batches of the two
+     * clusters apart. Where they agree as far as both go it mirrors on (empty result); where they differ the
+     * divergence is repaired or reported ({@link #diverged}), never mirrored over. One fetch when they agree (the
+     * search probes the last batch first).
+     */
+    private Optional<MirrorDecision> reconcile(MirrorInput in) {
+        long end = in.view().logEndOffset();
+        if (end == 0) {
+            return Optional.empty();
+        }
+        if (in.peer() instanceof PeerLookup.NotAsked || in.peer() instanceof PeerLookup.Answered) {
+            return Optional.of(MirrorDecision.act(in.timers(), new MirrorAction.RemoveFetcher(),
+                    new MirrorAction.ComparePeer(end)));
+        }
+        if (in.peer() instanceof PeerLookup.Unreachable unreachable) {
+            String reason = "A leader compares its log with the source's before it mirrors: "
+                    + unreachable.reason();
+            return Optional.of(transition(in, in.record().failed(reason, true, in.view().leaderEpoch()), reason,
+                    new MirrorAction.RemoveFetcher()));
+        }
+        OptionalLong differ = ((PeerLookup.Compared) in.peer()).firstDifference();
+        if (differ.isEmpty() || differ.getAsLong() >= end) {
+            return Optional.empty();
+        }
+        return Optional.of(diverged(in, differ.getAsLong(), "This leader's log differs from the source's from offset "
+                + differ.getAsLong() + " (a replica elected uncleanly here?)", "that differ from the source's"));
     }
 
     private MirrorDecision stop(MirrorInput in) {

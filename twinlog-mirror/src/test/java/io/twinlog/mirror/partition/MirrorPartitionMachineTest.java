@@ -29,6 +29,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /** The decisions of the mirror partition state machine, one rule at a time (the simulation covers sequences). */
 class MirrorPartitionMachineTest {
     private static final long TIMEOUT_MS = 60_000;
+    /** A leader that has already compared its log with the source's. */
+    private static final MirrorTimers RECONCILED = new MirrorTimers(-1L, -1L, -1L, true);
     private final MirrorPartitionMachine machine = new MirrorPartitionMachine(MirrorSettings.defaults(TIMEOUT_MS),
             new Random(7));
 
@@ -320,7 +322,7 @@ class MirrorPartitionMachineTest {
     void progressIsWrittenWhenItMovesAndAtMostOncePerInterval() {
         MirrorInput first = new MirrorInput(record(MIRRORING, 1), view(1, 40, history(0, 0)),
                 DesiredMirrorState.MIRRORING, MirrorEvent.TICK, PeerLookup.NOT_ASKED, Optional.empty(),
-                OptionalLong.of(50), MirrorTimers.NONE, 10_000);
+                OptionalLong.of(50), RECONCILED, 10_000);
         MirrorDecision d = machine.decide(first);
         assertTrue(d.progressOnly());
         assertEquals(new MirrorProgress(50, 40), written(d).progress());
@@ -328,6 +330,63 @@ class MirrorPartitionMachineTest {
                 MirrorEvent.TICK, first.peer(), first.sourceProblem(), OptionalLong.of(50), d.timers(), 12_000));
         assertTrue(soon.write().isEmpty());
         assertEquals(List.of(new MirrorAction.AddFetcher()), soon.actions());
+    }
+
+    @Test
+    void aNewLeaderComparesItsLogWithTheSourceBeforeItMirrorsAndOnlyOnce() {
+        MirrorInput newLeader = input(record(MIRRORING, 4), view(7, 80, history(0, 0, 2, 50)),
+                DesiredMirrorState.MIRRORING);
+        MirrorDecision ask = machine.decide(newLeader);
+        assertEquals(List.of(new MirrorAction.RemoveFetcher(), new MirrorAction.ComparePeer(80)), ask.actions(),
+                "nothing is copied before the comparison");
+        assertTrue(ask.write().isEmpty());
+
+        MirrorDecision same = machine.decide(with(newLeader, new PeerLookup.Compared(Optional.empty(),
+                OptionalLong.empty())));
+        assertEquals(List.of(new MirrorAction.AddFetcher()), same.actions());
+        assertTrue(same.timers().reconciled());
+        MirrorDecision later = machine.decide(new MirrorInput(newLeader.record(), newLeader.view(),
+                newLeader.desired(), MirrorEvent.TICK, PeerLookup.NOT_ASKED, Optional.empty(), OptionalLong.empty(),
+                same.timers(), 1_000));
+        assertEquals(List.of(new MirrorAction.AddFetcher()), later.actions(), "not compared again by this leader");
+
+        MirrorDecision empty = machine.decide(input(record(MIRRORING, 4), view(7, 0, EpochHistory.EMPTY),
+                DesiredMirrorState.MIRRORING));
+        assertEquals(List.of(new MirrorAction.AddFetcher()), empty.actions(), "an empty log has nothing to compare");
+    }
+
+    @Test
+    void aNewLeaderWhoseLogDiffersFromTheSourceFailsWithTheOffsetsWithoutTheFlag() {
+        MirrorInput differs = with(input(record(MIRRORING, 4), view(7, 80, history(0, 0, 2, 50)),
+                DesiredMirrorState.MIRRORING), new PeerLookup.Compared(Optional.empty(), OptionalLong.of(30)));
+        MirrorDecision d = machine.decide(differs);
+        assertEquals(FAILED, written(d).state());
+        assertEquals(-1, written(d).retryAttempt(), "for the operator: fail over to keep them, or start again");
+        assertEquals(30, written(d).truncation().proposed());
+        String reason = written(d).lastError().orElseThrow();
+        assertTrue(reason.contains("differs from the source's from offset 30") && reason.contains("50 records at "
+                + "offsets 30 to 79"), reason);
+        assertFalse(d.actions().contains(new MirrorAction.AddFetcher()));
+    }
+
+    @Test
+    void aNewLeaderWhoseLogDiffersFromTheSourceIsCutOnEveryReplicaWithTheFlag() {
+        PartitionView flagged = view(7, 80, history(0, 0, 2, 50)).withCluster(true, Map.of());
+        MirrorDecision d = machine.decide(with(input(record(MIRRORING, 4), flagged, DesiredMirrorState.MIRRORING),
+                new PeerLookup.Compared(Optional.empty(), OptionalLong.of(30))));
+        assertEquals(MirrorPartitionState.ULE_RECOVERY, written(d).state());
+        assertEquals(30, written(d).truncation().latest().offset());
+        assertTrue(d.actions().stream().anyMatch(a -> a instanceof MirrorAction.ApplyTruncationPoint p
+                && p.offset() == 30), d.actions().toString());
+    }
+
+    @Test
+    void aNewLeaderThatCannotReachTheSourceToCompareRetriesLater() {
+        MirrorDecision d = machine.decide(with(input(record(MIRRORING, 4), view(7, 80, history(0, 0)),
+                DesiredMirrorState.MIRRORING), new PeerLookup.Unreachable("connection refused")));
+        assertEquals(FAILED, written(d).state());
+        assertTrue(written(d).retryAttempt() >= 0, "retriable");
+        assertFalse(d.timers().reconciled());
     }
 
     @Test

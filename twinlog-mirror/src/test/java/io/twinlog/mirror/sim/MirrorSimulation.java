@@ -29,7 +29,7 @@ import java.util.Random;
 
 /**
  * A deterministic simulation of mirroring one partition between two clusters, A and B, of three brokers each,
- * driven by one seed: simulated time, producers, replication, elections (clean, and unclean on a mirror's source),
+ * driven by one seed: simulated time, producers, replication, elections (clean; unclean on a mirror's source and on a mirroring destination),
  * broker crashes and restarts, controllers that stop acting, a link between the clusters that fails, and the
  * operator's commands (failover, pause, resume, failback with or without the peer's record). The mirror partition
  * state machine is the broker's own ({@link MirrorPartitionMachine} run by {@link MirrorPartitionDriver}); the
@@ -207,8 +207,12 @@ final class MirrorSimulation {
     }
 
     private void elect(SimCluster c) {
-        // unclean elections only where a mirror reads (the source side): what issue 12 makes failback survive
-        boolean uncleanAllowed = c.mirrorSource == null && random.nextInt(4) == 0;
+        // unclean elections where a mirror reads (the source side), and on a destination partition while it
+        // mirrors (a stale replica elected there: its new leader reconciles with the source, issue 12 point 4b);
+        // not while a failover or failback is under way, where Kafka's own unclean loss is what the operator chose
+        boolean mirroringHere = c.mirrorSource != null && c.desired == DesiredMirrorState.MIRRORING
+                && c.stored != null && c.stored.record().state() == MirrorPartitionState.MIRRORING;
+        boolean uncleanAllowed = (c.mirrorSource == null || mirroringHere) && random.nextInt(4) == 0;
         boolean unclean = c.elect(uncleanAllowed, nowMs);
         note(c.name + ": " + (c.hasLeader() ? (unclean ? "UNCLEAN " : "") + "election, leader " + c.leader + " epoch "
                 + c.leaderEpoch : "no leader"));
@@ -372,7 +376,8 @@ final class MirrorSimulation {
                 if (first.isPresent()) {
                     note(d.name + ": reconciliation finds the logs differ from offset " + first.getAsLong());
                 }
-                return new PeerLookup.Compared(((PeerLookup.Answered) peer).lastMirrored(), first);
+                return new PeerLookup.Compared(peer instanceof PeerLookup.Answered a ? a.lastMirrored() : Optional.empty(),
+                        first);
             } else if (action instanceof MirrorAction.ApplyTruncationPoint point) {
                 note(d.name + ": leader applies truncation point " + point.id() + ", cuts its log from "
                         + log.logEnd() + " to " + point.offset());
