@@ -56,25 +56,8 @@ class FailbackTruncationPointTest {
              MirrorAdmin onB = MirrorAdmin.create(b.bootstrapServers(), Duration.ofSeconds(60));
              MirrorAdmin onA = MirrorAdmin.create(a.bootstrapServers(), Duration.ofSeconds(60))) {
             aAdmin.createTopics(List.of(new NewTopic(TOPIC, Map.of(0, List.of(0, 1, 2))))).all().get();
-            produce(a, "a", 100);
-            MirrorSteps.startMirroring(onB, "from-a", a, TOPIC);
-            Waits.waitUntil("B holds A's 100 records", () -> end(b, leaderOf(b, TP)) == 100);
-            MirrorSteps.failOver(onB, "from-a", TOPIC);
-            int bEpoch = leaderEpoch(b);
-            produce(b, "b", 30); // B's records after the failover: offsets 101..130 in B's epoch (100: the barrier)
-
-            // A's leader changes until A's epoch is B's: A's own tail then has B's epoch numbers at B's offsets
-            while (leaderEpoch(a) < bEpoch) {
-                int leader = leaderOf(a, TP);
-                a.stopBroker(leader);
-                Waits.waitUntil("a new leader on A", () -> leaderOf(a, TP) >= 0 && leaderOf(a, TP) != leader);
-                a.startBroker(leader);
-                Waits.waitUntil("broker " + leader + " back in A's ISR", () -> isr(a, TP).size() == 3);
-            }
-            assertEquals(bEpoch, leaderEpoch(a), "the test needs A's epoch to be exactly B's");
-            produce(a, "lost", 20); // offsets 100..119 on A, in B's epoch number: B never saw them
+            int bEpoch = tailInTheOtherClustersEpoch(a, b, onB);
             int away = awayFollower(a);
-            ReplicaLogs.awaitIdentical(a, TP, List.of(0, 1, 2));
             a.stopBroker(away); // holds A's tail; away while A fails back
 
             MirrorSteps.startMirroring(onA, "from-b", b, TOPIC);
@@ -104,9 +87,51 @@ class FailbackTruncationPointTest {
     }
 
     /**
+     * The flag off, and the worst case for it: the stale replica holding A's own tail is the only one left after the
+     * failback and is elected uncleanly. It applies the recorded point before it leads (not Kafka's epoch
+     * comparison, which its tail would pass), its new leadership compares the log with B's before mirroring (issue
+     * 12 point 4b), and every replica ends identical to B: repaired, not silent.
+     */
+    @Test
+    @Timeout(value = 3, unit = TimeUnit.MINUTES)
+    void withoutTheFlagAStaleReplicaElectedUncleanlyAfterFailbackAppliesThePointBeforeItLeads() throws Exception {
+        try (TestCluster a = TestCluster.builder().brokers(3).build().start();
+             TestCluster b = TestCluster.builder().brokers(3).build().start();
+             Admin aAdmin = a.admin();
+             MirrorAdmin onB = MirrorAdmin.create(b.bootstrapServers(), Duration.ofSeconds(60));
+             MirrorAdmin onA = MirrorAdmin.create(a.bootstrapServers(), Duration.ofSeconds(60))) {
+            aAdmin.createTopics(List.of(new NewTopic(TOPIC, Map.of(0, List.of(0, 1, 2)))
+                    .configs(Map.of("unclean.leader.election.enable", "true")))).all().get();
+            tailInTheOtherClustersEpoch(a, b, onB);
+            int stale = awayFollower(a);
+            a.stopBroker(stale);
+            MirrorSteps.startMirroring(onA, "from-b", b, TOPIC);
+            Waits.waitUntil("A mirrors B's log", () -> partition(onA).state().equals("MIRRORING")
+                    && end(a, leaderOf(a, TP)) == 131, Duration.ofSeconds(60));
+
+            List<Integer> others = List.of(0, 1, 2).stream().filter(id -> id != stale).toList();
+            for (int id : others) {
+                a.killBroker(id);
+            }
+            a.startBroker(stale); // the only replica left: A's leader by an unclean election
+            Waits.waitUntil("the stale replica leads uncleanly", () -> leaderOf(a, TP) == stale);
+            Waits.waitUntil("it mirrors again from B", () -> partition(onA).state().equals("MIRRORING")
+                    && end(a, stale) == 131, Duration.ofSeconds(60));
+            for (int id : others) {
+                a.startBroker(id);
+            }
+            List<ReplicaLogs.Batch> converged = MirrorInvariants.awaitMirrored(b, a, TP);
+            assertTrue(converged.stream().flatMap(batch -> batch.values().stream())
+                    .noneMatch(v -> v != null && v.startsWith("lost")), "no replica kept A's own tail: " + converged);
+            assertEquals(131, converged.get(converged.size() - 1).lastOffset() + 1, "100 + barrier + 30");
+        }
+    }
+
+    /**
      * Seed 003 with the flag: a replica away during the failback's truncation keeps the partition in LOG_TRUNCATION
      * (describe names the point and the replica), then FAILED after mirror.state.timeout.ms with the reason, not
-     * retried by itself; once the broker is back the operator starts the topic again and every replica converges.
+     * retried by itself; once the broker is back the operator starts the topic again and every replica converges;
+     * then an unclean election onto that replica, stale again, introduces no divergence.
      */
     @Test
     @Timeout(value = 3, unit = TimeUnit.MINUTES)
@@ -118,7 +143,8 @@ class FailbackTruncationPointTest {
              MirrorAdmin onB = MirrorAdmin.create(b.bootstrapServers(), Duration.ofSeconds(60));
              MirrorAdmin onA = MirrorAdmin.create(a.bootstrapServers(), Duration.ofSeconds(60))) {
             aAdmin.createTopics(List.of(new NewTopic(TOPIC, Map.of(0, List.of(0, 1, 2)))
-                    .configs(Map.of("mirror.support.unclean.leader.election", "true")))).all().get();
+                    .configs(Map.of("mirror.support.unclean.leader.election", "true",
+                            "unclean.leader.election.enable", "true")))).all().get();
             produce(a, "a", 50);
             MirrorSteps.startMirroring(onB, "from-a", a, TOPIC);
             Waits.waitUntil("B holds A's 50 records", () -> end(b, 0) == 50);
@@ -154,6 +180,26 @@ class FailbackTruncationPointTest {
             assertEquals(71, converged.get(converged.size() - 1).lastOffset() + 1, "50 + barrier + 20");
             assertEquals(50, partition(onA).consistentFromOffset(), "every replica applied the point with the flag: "
                     + "records from it on are consistent with B's through any unclean election");
+
+            // the seed's guarantee: an unclean election onto that replica, stale again, introduces no divergence
+            a.stopBroker(away);
+            produce(b, "more", 10);
+            List<Integer> others = List.of(0, 1, 2).stream().filter(id -> id != away).toList();
+            Waits.waitUntil("A's other replicas hold B's 81 offsets", () -> others.stream()
+                    .allMatch(id -> end(a, id) == 81));
+            for (int id : others) {
+                a.killBroker(id);
+            }
+            a.startBroker(away);
+            Waits.waitUntil("broker " + away + " leads uncleanly", () -> leaderOf(a, TP) == away);
+            Waits.waitUntil("it mirrors B's tail itself", () -> partition(onA).state().equals("MIRRORING")
+                    && end(a, away) == 81, Duration.ofSeconds(60));
+            for (int id : others) {
+                a.startBroker(id);
+            }
+            List<ReplicaLogs.Batch> after = MirrorInvariants.awaitMirrored(b, a, TP);
+            assertEquals(81, after.get(after.size() - 1).lastOffset() + 1);
+            assertEquals(converged, after.subList(0, converged.size()), "what was consistent stayed so");
         }
     }
 
@@ -187,6 +233,33 @@ class FailbackTruncationPointTest {
                     "mirror.support.unclean.leader.election", "true"), AlterConfigOp.OpType.SET)))).all().get();
             Waits.waitUntil("B's flag is on", () -> "true".equals(flag(bAdmin, topic).value()));
         }
+    }
+
+    /**
+     * A mirrored to B (100 records), B failed over and took 30 records (offsets 101..130 in B's epoch; 100 is the
+     * barrier), and A's leader changed until A's epoch is B's before A took 20 records of its own at offsets
+     * 100..119: A's tail has B's epoch numbers at B's offsets, the case Kafka's epoch comparison cannot see.
+     *
+     * @return B's leader epoch, A's now
+     */
+    private static int tailInTheOtherClustersEpoch(TestCluster a, TestCluster b, MirrorAdmin onB) throws Exception {
+        produce(a, "a", 100);
+        MirrorSteps.startMirroring(onB, "from-a", a, TOPIC);
+        Waits.waitUntil("B holds A's 100 records", () -> end(b, leaderOf(b, TP)) == 100);
+        MirrorSteps.failOver(onB, "from-a", TOPIC);
+        int bEpoch = leaderEpoch(b);
+        produce(b, "b", 30);
+        while (leaderEpoch(a) < bEpoch) {
+            int leader = leaderOf(a, TP);
+            a.stopBroker(leader);
+            Waits.waitUntil("a new leader on A", () -> leaderOf(a, TP) >= 0 && leaderOf(a, TP) != leader);
+            a.startBroker(leader);
+            Waits.waitUntil("broker " + leader + " back in A's ISR", () -> isr(a, TP).size() == 3);
+        }
+        assertEquals(bEpoch, leaderEpoch(a), "the test needs A's epoch to be exactly B's");
+        produce(a, "lost", 20);
+        ReplicaLogs.awaitIdentical(a, TP, List.of(0, 1, 2));
+        return bEpoch;
     }
 
     private static ConfigEntry flag(Admin admin, ConfigResource topic) throws Exception {
