@@ -15,9 +15,9 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.record.internal.RecordBatch;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.test.KafkaClusterTestKit;
-import org.apache.kafka.common.test.TestKitNodes;
 import org.junit.jupiter.api.Test;
 
 import java.io.PrintWriter;
@@ -43,17 +43,9 @@ class MigrationFromKafkaTest {
 
     @Test
     void kafkaTopicMigratesWithOffsetsEpochsAndTransactions() throws Exception {
-        KafkaClusterTestKit kafka = new KafkaClusterTestKit.Builder(new TestKitNodes.Builder()
-                .setCombined(true).setNumBrokerNodes(1).setNumControllerNodes(1).build())
-                .setConfigProp("offsets.topic.replication.factor", "1")
-                .setConfigProp("transaction.state.log.replication.factor", "1")
-                .setConfigProp("transaction.state.log.min.isr", "1")
-                .setConfigProp("group.initial.rebalance.delay.ms", "0").build();
+        KafkaClusterTestKit kafka = ApacheKafka.startSingleBroker();
         boolean kafkaClosed = false;
         try {
-            kafka.format();
-            kafka.startup();
-            kafka.waitForReadyBrokers();
             String kafkaBootstrap = kafka.bootstrapServers();
             Uuid topicId;
             try (Admin admin = Admin.create(Map.of("bootstrap.servers", kafkaBootstrap))) {
@@ -181,8 +173,8 @@ class MigrationFromKafkaTest {
         Map<String, Object> cfg = new HashMap<>();
         cfg.put("bootstrap.servers", bootstrap);
         cfg.put("isolation.level", isolation);
-        cfg.put("key.deserializer", org.apache.kafka.common.serialization.ByteArrayDeserializer.class);
-        cfg.put("value.deserializer", org.apache.kafka.common.serialization.ByteArrayDeserializer.class);
+        cfg.put("key.deserializer", ByteArrayDeserializer.class);
+        cfg.put("value.deserializer", ByteArrayDeserializer.class);
         cfg.put("enable.auto.commit", false);
         return new KafkaConsumer<>(cfg);
     }

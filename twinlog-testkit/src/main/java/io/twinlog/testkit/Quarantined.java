@@ -1,7 +1,5 @@
-package io.twinlog.tests.mirror;
+package io.twinlog.testkit;
 
-import io.twinlog.testkit.TestCluster;
-import io.twinlog.testkit.Waits;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.TopicPartition;
@@ -15,11 +13,11 @@ import java.util.List;
 import java.util.Map;
 
 /** A record of a cluster's quarantine topic as a consumer reads it: its value and its headers. */
-record Quarantined(String value, Map<String, String> headers) {
-    static final String TOPIC = "__twinlog_quarantine";
+public record Quarantined(String value, Map<String, String> headers) {
+    public static final String TOPIC = "__twinlog_quarantine";
 
     /** The quarantine's first {@code count} records, read with a plain consumer. */
-    static List<Quarantined> read(TestCluster cluster, int count) {
+    public static List<Quarantined> read(TestCluster cluster, int count) {
         List<Quarantined> out = new ArrayList<>();
         try (KafkaConsumer<byte[], byte[]> c = cluster.consumer(Map.of())) {
             c.assign(List.of(new TopicPartition(TOPIC, 0)));
@@ -40,7 +38,7 @@ record Quarantined(String value, Map<String, String> headers) {
     }
 
     /** The {@code twinlog.quarantine.*} headers named. */
-    Map<String, String> origin(String... names) {
+    public Map<String, String> origin(String... names) {
         Map<String, String> out = new LinkedHashMap<>();
         for (String n : names) {
             out.put("twinlog.quarantine." + n, headers.get("twinlog.quarantine." + n));
