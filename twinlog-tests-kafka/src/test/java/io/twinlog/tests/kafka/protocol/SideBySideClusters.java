@@ -1,5 +1,6 @@
 package io.twinlog.tests.kafka.protocol;
 
+import io.twinlog.tests.kafka.ApacheKafka;
 import io.twinlog.testkit.TestCluster;
 import io.twinlog.testkit.Waits;
 import org.apache.kafka.clients.admin.Admin;
@@ -7,7 +8,6 @@ import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.test.KafkaClusterTestKit;
-import org.apache.kafka.common.test.TestKitNodes;
 
 import java.util.List;
 import java.util.Map;
@@ -33,17 +33,10 @@ final class SideBySideClusters implements AutoCloseable {
     }
 
     static SideBySideClusters start() throws Exception {
-        KafkaClusterTestKit kafka = new KafkaClusterTestKit.Builder(new TestKitNodes.Builder()
-                .setCombined(true).setNumBrokerNodes(1).setNumControllerNodes(1).build())
-                .setConfigProp("offsets.topic.replication.factor", "1")
-                .setConfigProp("offsets.topic.num.partitions", "1")
-                .setConfigProp("auto.create.topics.enable", "false")
-                .setConfigProp("group.initial.rebalance.delay.ms", "0").build();
+        KafkaClusterTestKit kafka = ApacheKafka.startSingleBroker(Map.of("offsets.topic.num.partitions", "1",
+                "auto.create.topics.enable", "false"));
         TestCluster twinlog = null;
         try {
-            kafka.format();
-            kafka.startup();
-            kafka.waitForReadyBrokers();
             twinlog = TestCluster.builder().brokers(1)
                     .brokerProperty("offsets.topic.num.partitions", "1")
                     .brokerProperty("auto.create.topics.enable", "false")
