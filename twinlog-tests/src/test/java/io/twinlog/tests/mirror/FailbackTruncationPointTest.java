@@ -204,6 +204,46 @@ class FailbackTruncationPointTest {
         }
     }
 
+    /**
+     * The flag enabled mid-way (issue 12, point 2): describe shows no consistency guarantee ("none yet", -1) until the
+     * next truncation, which every assigned replica then applies; from its point on the records are consistent.
+     */
+    @Test
+    @Timeout(value = 3, unit = TimeUnit.MINUTES)
+    void theFlagEnabledMidWayTakesEffectAtTheNextTruncation() throws Exception {
+        try (TestCluster a = TestCluster.builder().brokers(1).build().start();
+             TestCluster b = TestCluster.builder().brokers(3).brokerProperty("default.replication.factor", "3")
+                     .build().start();
+             Admin aAdmin = a.admin();
+             Admin bAdmin = b.admin();
+             MirrorAdmin onB = MirrorAdmin.create(b.bootstrapServers(), Duration.ofSeconds(60))) {
+            aAdmin.createTopics(List.of(new NewTopic(TOPIC, 1, (short) 1))).all().get();
+            produce(a, "a", 30);
+            MirrorSteps.startMirroring(onB, "from-a", a, TOPIC);
+            Waits.waitUntil("every replica of B holds A's 30 records", () -> ReplicaLogs.logEndOffsets(b, TP)
+                    .values().stream().filter(e -> e == 30).count() == 3);
+            assertEquals(-1, described(onB, "from-a", TP).consistentFromOffset(), "started without the flag");
+
+            ConfigResource topic = new ConfigResource(ConfigResource.Type.TOPIC, TOPIC);
+            bAdmin.incrementalAlterConfigs(Map.of(topic, List.of(new AlterConfigOp(new ConfigEntry(
+                    "mirror.support.unclean.leader.election", "true"), AlterConfigOp.OpType.SET)))).all().get();
+            Waits.waitUntil("B's flag is on", () -> "true".equals(flag(bAdmin, topic).value()));
+            assertEquals(-1, described(onB, "from-a", TP).consistentFromOffset(), "none yet: no truncation since");
+
+            MirrorSteps.failOver(onB, "from-a", TOPIC);
+            produce(b, "b", 5);
+            produce(a, "a2", 10);
+            assertTrue(onB.startMirrorTopics("from-a", List.of(TOPIC), List.of(), List.of()).isEmpty(),
+                    "B follows A again: the next truncation");
+            Waits.waitUntil("B mirrors A's 40 records on every replica", () -> described(onB, "from-a", TP).state()
+                    .equals("MIRRORING") && ReplicaLogs.logEndOffsets(b, TP).values().stream()
+                    .filter(e -> e == 40).count() == 3, Duration.ofSeconds(60));
+            assertEquals(0, described(onB, "from-a", TP).consistentFromOffset(), "A has no record of mirroring from "
+                    + "B: the point is 0, applied by every replica, so every record is consistent from there");
+            MirrorInvariants.awaitMirrored(a, b, TP);
+        }
+    }
+
     @Test
     @Timeout(value = 2, unit = TimeUnit.MINUTES)
     void theFlagIsATypedTopicConfigShownByDescribeAndNeverCopiedFromTheSource() throws Exception {
