@@ -1,5 +1,6 @@
 package io.twinlog.replication;
 
+import org.apache.kafka.common.errors.OffsetOutOfRangeException;
 import org.apache.kafka.server.common.OffsetAndEpoch;
 
 import java.util.Optional;
@@ -18,6 +19,25 @@ import java.util.Optional;
  */
 public final class DivergingEpoch {
     private DivergingEpoch() {
+    }
+
+    /**
+     * The same question asked by a reader that is not a replica and sends the epoch of its last fetched batch: a
+     * mirror fetcher of another cluster (Kafka's own answer, which KIP-1279's destinations rely on to see a source's
+     * unclean election; Kafka's consumers do not send the epoch). Kafka's rule, without the mirror-leader cases of
+     * {@link #forFollower}: the largest epoch here at or below the reader's, where it ends, if that is a lower epoch
+     * or ends before the reader's fetch offset.
+     *
+     * @throws OffsetOutOfRangeException when this log holds no epoch at or below the reader's
+     */
+    public static Optional<OffsetAndEpoch> forReader(int lastFetchedEpoch, long fetchOffset,
+                                                     Optional<OffsetAndEpoch> endForEpoch) {
+        OffsetAndEpoch end = endForEpoch.orElseThrow(() -> new OffsetOutOfRangeException("Could not determine the "
+                + "end offset of the last fetched epoch " + lastFetchedEpoch + " in this log"));
+        if (end.epoch() < lastFetchedEpoch || end.offset() < fetchOffset) {
+            return Optional.of(end);
+        }
+        return Optional.empty();
     }
 
     /**

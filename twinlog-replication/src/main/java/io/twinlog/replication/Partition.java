@@ -24,6 +24,7 @@ import org.apache.kafka.server.common.TransactionVersion;
 import org.apache.kafka.server.storage.log.FetchIsolation;
 import org.apache.kafka.storage.internals.log.AppendOrigin;
 import org.apache.kafka.storage.internals.log.FetchDataInfo;
+import org.apache.kafka.storage.internals.log.LogOffsetMetadata;
 import org.apache.kafka.storage.internals.log.LogAppendInfo;
 import org.apache.kafka.storage.internals.log.LogOffsetSnapshot;
 import org.apache.kafka.storage.internals.log.LogStartOffsetIncrementReason;
@@ -744,16 +745,28 @@ public final class Partition {
     }
 
     /** Reads for a consumer (isolation HIGH_WATERMARK or TXN_COMMITTED) from the leader. */
-    public ReadResult read(long fetchOffset, Optional<Integer> currentLeaderEpoch, int maxBytes,
-                           FetchIsolation isolation, boolean minOneMessage) throws IOException {
+    public ReadResult read(long fetchOffset, Optional<Integer> currentLeaderEpoch, Optional<Integer> lastFetchedEpoch,
+                           int maxBytes, FetchIsolation isolation, boolean minOneMessage) throws IOException {
         leaderIsrLock.readLock().lock();
         try {
             checkLeader();
             checkLeaderEpoch(currentLeaderEpoch);
             LogOffsetSnapshot snapshot = log_.fetchOffsetSnapshot();
-            FetchDataInfo info = log_.read(fetchOffset, maxBytes, isolation, minOneMessage);
+            Optional<OffsetAndEpoch> diverging = Optional.empty();
+            if (lastFetchedEpoch.isPresent() && lastFetchedEpoch.get() >= 0) {
+                if (fetchOffset < snapshot.logStartOffset()) {
+                    throw new OffsetOutOfRangeException("Fetch offset " + fetchOffset + " is below the log start "
+                            + snapshot.logStartOffset() + " of " + topicPartition);
+                }
+                diverging = DivergingEpoch.forReader(lastFetchedEpoch.get(), fetchOffset,
+                        log_.endOffsetForEpoch(lastFetchedEpoch.get()));
+            }
+            FetchDataInfo info = diverging.isPresent() ? new FetchDataInfo(new LogOffsetMetadata(fetchOffset),
+                    MemoryRecords.EMPTY) : log_.read(fetchOffset, maxBytes, isolation, minOneMessage);
             return new ReadResult(info, snapshot.highWatermark().messageOffset, snapshot.lastStableOffset().messageOffset,
-                    snapshot.logStartOffset(), snapshot.logEndOffset().messageOffset);
+                    snapshot.logStartOffset(), snapshot.logEndOffset().messageOffset,
+                    diverging.map(d -> new FetchResponseData.EpochEndOffset().setEpoch(d.epoch())
+                            .setEndOffset(d.offset())));
         } finally {
             leaderIsrLock.readLock().unlock();
         }
@@ -900,7 +913,11 @@ public final class Partition {
     }
 
     /** What one partition read returned, with the offsets the Fetch response reports. */
+    /**
+     * A reader's fetch on the leader; {@code divergingEpoch} when the reader's last fetched epoch ends earlier here
+     * (then {@code info} holds no records).
+     */
     public record ReadResult(FetchDataInfo info, long highWatermark, long lastStableOffset, long logStartOffset,
-                             long logEndOffset) {
+                             long logEndOffset, Optional<FetchResponseData.EpochEndOffset> divergingEpoch) {
     }
 }

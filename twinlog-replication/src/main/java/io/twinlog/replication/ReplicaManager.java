@@ -427,8 +427,16 @@ public final class ReplicaManager implements AutoCloseable {
                     responses.put(tip, data);
                     continue;
                 }
-                Partition.ReadResult r = partition.read(fetch.fetchOffset, fetch.currentLeaderEpoch, partitionMax,
-                        params.isolation(), bytesRead == 0);
+                Partition.ReadResult r = partition.read(fetch.fetchOffset, fetch.currentLeaderEpoch,
+                        fetch.lastFetchedEpoch, partitionMax, params.isolation(), bytesRead == 0);
+                if (r.divergingEpoch().isPresent()) {
+                    anyError = true; // answer at once: the reader must truncate before it reads on
+                    data.setHighWatermark(r.highWatermark()).setLastStableOffset(r.lastStableOffset())
+                            .setLogStartOffset(r.logStartOffset()).setDivergingEpoch(r.divergingEpoch().get())
+                            .setRecords(MemoryRecords.EMPTY);
+                    responses.put(tip, data);
+                    continue;
+                }
                 Records records = r.info().records;
                 int size = records.sizeInBytes();
                 bytesRead += size;

@@ -1,5 +1,6 @@
 package io.twinlog.replication;
 
+import org.apache.kafka.common.errors.OffsetOutOfRangeException;
 import org.apache.kafka.server.common.OffsetAndEpoch;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -7,6 +8,7 @@ import org.junit.jupiter.api.Timeout;
 import java.util.Optional;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 
 /** The leader's diverging-epoch answer, one rule per test. */
 @Timeout(10)
@@ -44,5 +46,20 @@ class DivergingEpochTest {
         // the follower truncates to where it agrees: nothing, its log start
         assertEquals(0L, FollowerTruncation.truncationOffset(answer.epoch(), answer.offset(),
                 Optional.of(new OffsetAndEpoch(3, 10)), 0L, 3L));
+    }
+
+    @Test
+    void aReaderWhoseEpochEndsEarlierHereIsToldWhere() {
+        // the source's unclean leader took new records in a later epoch at the offsets the reader mirrored
+        assertEquals(Optional.of(new OffsetAndEpoch(55, 11)), DivergingEpoch.forReader(11, 60,
+                Optional.of(new OffsetAndEpoch(55, 11))));
+        assertEquals(Optional.of(new OffsetAndEpoch(40, 9)), DivergingEpoch.forReader(11, 60,
+                Optional.of(new OffsetAndEpoch(40, 9))), "an older epoch instead");
+        assertEquals(Optional.empty(), DivergingEpoch.forReader(11, 60, Optional.of(new OffsetAndEpoch(70, 11))));
+    }
+
+    @Test
+    void aReaderWithAnEpochThisLogNeverHeldIsOutOfRange() {
+        assertThrows(OffsetOutOfRangeException.class, () -> DivergingEpoch.forReader(11, 60, Optional.empty()));
     }
 }
