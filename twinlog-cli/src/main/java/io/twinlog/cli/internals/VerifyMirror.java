@@ -14,6 +14,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.regex.Pattern;
 
 /**
@@ -30,7 +32,7 @@ import java.util.regex.Pattern;
  * orders 2 forked at offset 800, where it failed over (identical before it)
  * </pre>
  * A failed-over partition is expected to differ from its last mirrored offset on; anything else that differs
- * makes the exit status 1.
+ * makes the exit status 1, and for a topic still mirroring a last line says how to repair it ({@code --start}).
  */
 public final class VerifyMirror implements MirrorAction {
     private final String mirror;
@@ -77,6 +79,7 @@ public final class VerifyMirror implements MirrorAction {
         if (topics.isEmpty()) {
             throw CommandException.failed("Mirror '" + mirror + "' has no topic matching " + topicPatterns);
         }
+        Set<String> toRepair = new TreeSet<>();
         try (ClusterBatches here = new ClusterBatches("this cluster", destinationConfigs);
              ClusterBatches source = new ClusterBatches("the source", sourceConfigs)) {
             for (String topic : topics) {
@@ -84,10 +87,21 @@ public final class VerifyMirror implements MirrorAction {
                 for (MirrorAdmin.PartitionDescription p : t.partitions()) {
                     TopicPartition tp = new TopicPartition(topic, p.partition());
                     long failedOverAt = p.state().equals("STOPPED") ? p.lastMirroredOffset() : -1;
+                    boolean before = differs;
+                    differs = false;
                     out.println(compare(tp, here, source, failedOverAt));
                     out.flush();
+                    if (differs && p.state().equals("MIRRORING")) {
+                        toRepair.add(topic);
+                    }
+                    differs |= before;
                 }
             }
+        }
+        for (String topic : toRepair) {
+            // a start of a mirroring topic has its leaders compare again and repair (issue 12 point 4c)
+            out.println("To repair " + topic + ": twinlog-mirrors.sh --start --mirror " + mirror + " --topic " + topic
+                    + " (its leaders compare again, cut what differs into the quarantine and mirror it again)");
         }
     }
 

@@ -228,24 +228,25 @@ public final class MirrorPartitionMachine {
                 to = Math.min(end, Math.min(d.sourceEndOffset(), here.get().endOffset()));
             }
         }
-        return diverged(in, to, d.reason(), "that the source no longer has");
+        return diverged(in, to, d.reason(), "that the source no longer has", false);
     }
 
     /**
      * This cluster holds records at {@code to} and above that the source does not. With
-     * {@code mirror.support.unclean.leader.election} every replica truncates to {@code to} (the cut records kept in
-     * the quarantine) and mirroring goes on (ULE_RECOVERY); without, FAILED for good with what this cluster would
-     * lose and the operator's two choices, the point proposed for the start that takes the second.
+     * {@code mirror.support.unclean.leader.election} (or the operator's {@code consent}) every replica truncates to
+     * {@code to} (the cut records kept in the quarantine) and mirroring goes on (ULE_RECOVERY); without, FAILED for
+     * good with what this cluster would lose and the operator's two choices, the point proposed for the start that
+     * takes the second.
      */
-    private MirrorDecision diverged(MirrorInput in, long to, String cause, String what) {
+    private MirrorDecision diverged(MirrorInput in, long to, String cause, String what, boolean consent) {
         MirrorPartitionRecord rec = in.record();
         PartitionView view = in.view();
         long end = view.logEndOffset();
         String held = (end - to) + " records at offsets " + to + " to " + (end - 1);
         MirrorAction remove = new MirrorAction.RemoveFetcher();
-        if (view.uncleanElectionSupport()) {
+        if (view.uncleanElectionSupport() || consent) {
             return recordPoint(in, rec.transitionTo(ULE_RECOVERY, view.leaderEpoch()), to, cause
-                    + "; mirror.support.unclean.leader.election: " + held + " are cut from every replica to follow "
+                    + (consent ? "; the operator's start: " : "; mirror.support.unclean.leader.election: ") + held + " are cut from every replica to follow "
                     + "the source", remove);
         }
         String reason = cause + ". This cluster holds " + held + " " + what + ". Either fail "
@@ -310,14 +311,14 @@ public final class MirrorPartitionMachine {
     }
 
     private MirrorDecision mirror(MirrorInput in) {
-        if (!in.timers().reconciled()) {
+        MirrorPartitionRecord rec = in.record();
+        if (in.timers().reconciledAt() < rec.reconcileRequests()) {
             Optional<MirrorDecision> notYet = reconcile(in);
             if (notYet.isPresent()) {
                 return notYet.get();
             }
         }
-        MirrorPartitionRecord rec = in.record();
-        MirrorTimers timers = in.timers().reconciledWithSource();
+        MirrorTimers timers = in.timers().reconciledUpTo(rec.reconcileRequests());
         MirrorProgress progress = progress(in);
         long last = timers.lastProgressWriteMs();
         if (!progress.equals(rec.progress()) && (last < 0 || in.nowMs() - last >= settings.progressIntervalMs())) {
@@ -330,9 +331,10 @@ public final class MirrorPartitionMachine {
     /**
      * Before a leader copies anything (issue 12 point 4b), it compares its log with the source's by batch identity:
      * a new leader may be a replica elected uncleanly, and ordinary epoch comparison cannot tell batches of the two
-     * clusters apart. Where they agree as far as both go it mirrors on (empty result); where they differ the
-     * divergence is repaired or reported ({@link #diverged}), never mirrored over. One fetch when they agree (the
-     * search probes the last batch first).
+     * clusters apart. It compares again when the operator asks (a start of the topic while it mirrors, point 4c).
+     * Where they agree as far as both go it mirrors on (empty result); where they differ the divergence is repaired
+     * or reported ({@link #diverged}; the operator's request counts as the consent to repair), never mirrored over.
+     * One fetch when they agree (the search probes the last batch first).
      */
     private Optional<MirrorDecision> reconcile(MirrorInput in) {
         long end = in.view().logEndOffset();
@@ -353,8 +355,10 @@ public final class MirrorPartitionMachine {
         if (differ.isEmpty() || differ.getAsLong() >= end) {
             return Optional.empty();
         }
+        boolean operatorAsked = in.timers().reconciledAt() >= 0;
         return Optional.of(diverged(in, differ.getAsLong(), "This leader's log differs from the source's from offset "
-                + differ.getAsLong() + " (a replica elected uncleanly here?)", "that differ from the source's"));
+                + differ.getAsLong() + (operatorAsked ? " (found on the operator's request)"
+                : " (a replica elected uncleanly here?)"), "that differ from the source's", operatorAsked));
     }
 
     private MirrorDecision stop(MirrorInput in) {
@@ -432,7 +436,8 @@ public final class MirrorPartitionMachine {
         };
         return transition(in, new MirrorPartitionRecord(fencedOr(in, retryTo), in.view().leaderEpoch(),
                 rec.minLeaderEpoch(), rec.lastMirroredEpoch(), rec.lastMirroredOffset(), rec.retryAttempt(),
-                rec.lastError(), FAILED, rec.progress(), rec.truncation()), "retry " + rec.retryAttempt() + " after the backoff", remove);
+                rec.lastError(), FAILED, rec.progress(), rec.truncation(), rec.reconcileRequests()),
+                "retry " + rec.retryAttempt() + " after the backoff", remove);
     }
 
     private MirrorDecision fenceAgain(MirrorInput in, int sourceEpoch) {

@@ -23,28 +23,30 @@ import java.util.Optional;
  * @param previousState      FAILED: the state to retry
  * @param progress           the source high watermark and destination log end the leader last recorded
  * @param truncation         the latest partition-wide truncation point ({@link MirrorTruncation#NONE} if none yet)
+ * @param reconcileRequests  how many times an operator asked this partition's leader to compare its log with the
+ *                           source's again (a start of the topic while it mirrors; issue 12 point 4c)
  */
 public record MirrorPartitionRecord(MirrorPartitionState state, int writerLeaderEpoch, int minLeaderEpoch,
                                     int lastMirroredEpoch, long lastMirroredOffset, int retryAttempt,
                                     Optional<String> lastError, MirrorPartitionState previousState,
-                                    MirrorProgress progress, MirrorTruncation truncation) {
+                                    MirrorProgress progress, MirrorTruncation truncation, int reconcileRequests) {
 
     public static MirrorPartitionRecord initial(int writerLeaderEpoch) {
         return new MirrorPartitionRecord(MirrorPartitionState.UNKNOWN, writerLeaderEpoch, -1, -1, -1L, 0,
-                Optional.empty(), MirrorPartitionState.UNKNOWN, MirrorProgress.UNKNOWN, MirrorTruncation.NONE);
+                Optional.empty(), MirrorPartitionState.UNKNOWN, MirrorProgress.UNKNOWN, MirrorTruncation.NONE, 0);
     }
 
     public MirrorPartitionRecord transitionTo(MirrorPartitionState next, int leaderEpoch) {
         return new MirrorPartitionRecord(next, leaderEpoch, minLeaderEpoch, lastMirroredEpoch, lastMirroredOffset,
                 next == MirrorPartitionState.FAILED ? retryAttempt : 0,
                 next == MirrorPartitionState.FAILED ? lastError : Optional.empty(),
-                next == MirrorPartitionState.FAILED ? previousState : state, progress, truncation);
+                next == MirrorPartitionState.FAILED ? previousState : state, progress, truncation, reconcileRequests);
     }
 
     public MirrorPartitionRecord failed(String reason, boolean retriable, int leaderEpoch) {
         return new MirrorPartitionRecord(MirrorPartitionState.FAILED, leaderEpoch, minLeaderEpoch, lastMirroredEpoch,
                 lastMirroredOffset, retriable ? Math.max(0, retryAttempt) + 1 : -1, Optional.of(reason),
-                state == MirrorPartitionState.FAILED ? previousState : state, progress, truncation);
+                state == MirrorPartitionState.FAILED ? previousState : state, progress, truncation, reconcileRequests);
     }
 
     /**
@@ -53,33 +55,40 @@ public record MirrorPartitionRecord(MirrorPartitionState state, int writerLeader
      */
     public MirrorPartitionRecord restartedByOperator() {
         return new MirrorPartitionRecord(state, writerLeaderEpoch, minLeaderEpoch, lastMirroredEpoch,
-                lastMirroredOffset, 0, lastError, previousState, progress, truncation);
+                lastMirroredOffset, 0, lastError, previousState, progress, truncation, reconcileRequests);
+    }
+
+    /** The operator asks the leader to compare this partition's log with the source's again (and repair it). */
+    public MirrorPartitionRecord withReconcileRequested() {
+        return new MirrorPartitionRecord(state, writerLeaderEpoch, minLeaderEpoch, lastMirroredEpoch,
+                lastMirroredOffset, retryAttempt, lastError, previousState, progress, truncation,
+                reconcileRequests + 1);
     }
 
     /** A FAILED record that its retry (or the operator's start) takes to {@code previous} rather than its state. */
     public MirrorPartitionRecord withPreviousState(MirrorPartitionState previous) {
         return new MirrorPartitionRecord(state, writerLeaderEpoch, minLeaderEpoch, lastMirroredEpoch,
-                lastMirroredOffset, retryAttempt, lastError, previous, progress, truncation);
+                lastMirroredOffset, retryAttempt, lastError, previous, progress, truncation, reconcileRequests);
     }
 
     public MirrorPartitionRecord withMinLeaderEpoch(int epoch) {
         return new MirrorPartitionRecord(state, writerLeaderEpoch, epoch, lastMirroredEpoch, lastMirroredOffset,
-                retryAttempt, lastError, previousState, progress, truncation);
+                retryAttempt, lastError, previousState, progress, truncation, reconcileRequests);
     }
 
     public MirrorPartitionRecord withLastMirrored(int epoch, long offset) {
         return new MirrorPartitionRecord(state, writerLeaderEpoch, minLeaderEpoch, epoch, offset, retryAttempt,
-                lastError, previousState, progress, truncation);
+                lastError, previousState, progress, truncation, reconcileRequests);
     }
 
     public MirrorPartitionRecord withProgress(MirrorProgress next) {
         return new MirrorPartitionRecord(state, writerLeaderEpoch, minLeaderEpoch, lastMirroredEpoch,
-                lastMirroredOffset, retryAttempt, lastError, previousState, next, truncation);
+                lastMirroredOffset, retryAttempt, lastError, previousState, next, truncation, reconcileRequests);
     }
 
     public MirrorPartitionRecord withTruncation(MirrorTruncation next) {
         return new MirrorPartitionRecord(state, writerLeaderEpoch, minLeaderEpoch, lastMirroredEpoch,
-                lastMirroredOffset, retryAttempt, lastError, previousState, progress, next);
+                lastMirroredOffset, retryAttempt, lastError, previousState, progress, next, reconcileRequests);
     }
 
     /**
@@ -93,7 +102,7 @@ public record MirrorPartitionRecord(MirrorPartitionState state, int writerLeader
     @JsonPropertyOrder({"version", "state", "writerLeaderEpoch", "minLeaderEpoch", "lastMirroredEpoch",
         "lastMirroredOffset", "retryAttempt", "lastError", "previousState", "sourceHighWatermark",
         "destinationLogEndOffset", "truncations", "truncationComplete", "proposedTruncationOffset",
-        "truncatedOffsets", "consistentFromOffset"})
+        "truncatedOffsets", "consistentFromOffset", "reconcileRequests"})
     @JsonInclude(JsonInclude.Include.NON_NULL)
     public record Document(@JsonProperty("version") int version,
                            @JsonProperty("state") MirrorPartitionState state,
@@ -110,7 +119,8 @@ public record MirrorPartitionRecord(MirrorPartitionState state, int writerLeader
                            @JsonProperty("truncationComplete") Boolean truncationComplete,
                            @JsonProperty("proposedTruncationOffset") Long proposedTruncationOffset,
                            @JsonProperty("truncatedOffsets") Long truncatedOffsets,
-                           @JsonProperty("consistentFromOffset") Long consistentFromOffset) {
+                           @JsonProperty("consistentFromOffset") Long consistentFromOffset,
+                           @JsonProperty("reconcileRequests") Integer reconcileRequests) {
 
         MirrorPartitionRecord toRecord(String what) {
             if (state == null) {
@@ -124,7 +134,7 @@ public record MirrorPartitionRecord(MirrorPartitionState state, int writerLeader
                     new MirrorTruncation(truncations == null ? List.of() : truncations,
                             truncations == null || truncations.isEmpty() || !Boolean.FALSE.equals(truncationComplete),
                             orUnknown(proposedTruncationOffset), truncatedOffsets == null ? 0L : truncatedOffsets,
-                            orUnknown(consistentFromOffset)));
+                            orUnknown(consistentFromOffset)), reconcileRequests == null ? 0 : reconcileRequests);
         }
 
         private static int orUnknown(Integer value) {
@@ -143,7 +153,8 @@ public record MirrorPartitionRecord(MirrorPartitionState state, int writerLeader
                 truncation.isNone() ? null : truncation.complete(),
                 truncation.proposed() < 0 ? null : truncation.proposed(),
                 truncation.removed() == 0 ? null : truncation.removed(),
-                truncation.consistentFrom() < 0 ? null : truncation.consistentFrom());
+                truncation.consistentFrom() < 0 ? null : truncation.consistentFrom(),
+                reconcileRequests == 0 ? null : reconcileRequests);
     }
 
     /** @param path where the record was read, for the error if it is corrupt */

@@ -30,7 +30,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class MirrorPartitionMachineTest {
     private static final long TIMEOUT_MS = 60_000;
     /** A leader that has already compared its log with the source's. */
-    private static final MirrorTimers RECONCILED = new MirrorTimers(-1L, -1L, -1L, true);
+    private static final MirrorTimers RECONCILED = new MirrorTimers(-1L, -1L, -1L, 0);
     private final MirrorPartitionMachine machine = new MirrorPartitionMachine(MirrorSettings.defaults(TIMEOUT_MS),
             new Random(7));
 
@@ -344,7 +344,7 @@ class MirrorPartitionMachineTest {
         MirrorDecision same = machine.decide(with(newLeader, new PeerLookup.Compared(Optional.empty(),
                 OptionalLong.empty())));
         assertEquals(List.of(new MirrorAction.AddFetcher()), same.actions());
-        assertTrue(same.timers().reconciled());
+        assertEquals(0, same.timers().reconciledAt());
         MirrorDecision later = machine.decide(new MirrorInput(newLeader.record(), newLeader.view(),
                 newLeader.desired(), MirrorEvent.TICK, PeerLookup.NOT_ASKED, Optional.empty(), OptionalLong.empty(),
                 same.timers(), 1_000));
@@ -381,12 +381,26 @@ class MirrorPartitionMachineTest {
     }
 
     @Test
+    void theOperatorsStartComparesAgainAndRepairsEvenWithoutTheFlag() {
+        MirrorPartitionRecord asked = record(MIRRORING, 4).withReconcileRequested();
+        MirrorTimers reconciledBefore = new MirrorTimers(-1L, -1L, -1L, 0);
+        MirrorInput in = new MirrorInput(asked, view(7, 80, history(0, 0, 2, 50)), DesiredMirrorState.MIRRORING,
+                MirrorEvent.TICK, PeerLookup.NOT_ASKED, Optional.empty(), OptionalLong.empty(), reconciledBefore, 0);
+        assertEquals(List.of(new MirrorAction.RemoveFetcher(), new MirrorAction.ComparePeer(80)),
+                machine.decide(in).actions(), "a request above what this leader reconciled: compare again");
+        MirrorDecision d = machine.decide(with(in, new PeerLookup.Compared(Optional.empty(), OptionalLong.of(30))));
+        assertEquals(MirrorPartitionState.ULE_RECOVERY, written(d).state(), "the request is the consent to repair");
+        assertEquals(30, written(d).truncation().latest().offset());
+        assertTrue(d.reason().contains("operator"), d.reason());
+    }
+
+    @Test
     void aNewLeaderThatCannotReachTheSourceToCompareRetriesLater() {
         MirrorDecision d = machine.decide(with(input(record(MIRRORING, 4), view(7, 80, history(0, 0)),
                 DesiredMirrorState.MIRRORING), new PeerLookup.Unreachable("connection refused")));
         assertEquals(FAILED, written(d).state());
         assertTrue(written(d).retryAttempt() >= 0, "retriable");
-        assertFalse(d.timers().reconciled());
+        assertEquals(-1, d.timers().reconciledAt());
     }
 
     @Test

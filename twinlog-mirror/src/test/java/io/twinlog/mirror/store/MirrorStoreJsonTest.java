@@ -49,11 +49,12 @@ class MirrorStoreJsonTest {
         String stored = "{\"version\":1,\"state\":\"FAILED\",\"writerLeaderEpoch\":4,\"minLeaderEpoch\":6,"
                 + "\"lastMirroredEpoch\":3,\"lastMirroredOffset\":350,\"retryAttempt\":2,\"lastError\":\"source down\","
                 + "\"previousState\":\"MIRRORING\",\"sourceHighWatermark\":400,\"destinationLogEndOffset\":350,"
-                + "\"truncations\":[{\"id\":5,\"offset\":90},{\"id\":77,\"offset\":120}],\"truncationComplete\":false}";
+                + "\"truncations\":[{\"id\":5,\"offset\":90},{\"id\":77,\"offset\":120}],\"truncationComplete\":false,"
+                + "\"reconcileRequests\":2}";
         MirrorPartitionRecord record = new MirrorPartitionRecord(MirrorPartitionState.FAILED, 4, 6, 3, 350L, 2,
                 Optional.of("source down"), MirrorPartitionState.MIRRORING, new MirrorProgress(400, 350),
                 new MirrorTruncation(List.of(new TruncationPoints.Point(5L, 90L), new TruncationPoints.Point(77L, 120L)),
-                        false));
+                        false), 2);
         assertEquals(stored, text(record.toJson()));
         assertEquals(record, MirrorPartitionRecord.fromJson(bytes(stored), "/mirror_states/t/0"));
         assertEquals(record, MirrorPartitionRecord.fromJson(Json.decode(bytes(stored), "/mirror_states/t/0")),
@@ -69,7 +70,7 @@ class MirrorStoreJsonTest {
         MirrorPartitionRecord sparse = MirrorPartitionRecord.fromJson(Map.of("version", 1, "state", "MIRRORING",
                 "writerLeaderEpoch", 2, "addedLater", "x"));
         assertEquals(new MirrorPartitionRecord(MirrorPartitionState.MIRRORING, 2, -1, -1, -1L, -1, Optional.empty(),
-                MirrorPartitionState.UNKNOWN, MirrorProgress.UNKNOWN, MirrorTruncation.NONE), sparse);
+                MirrorPartitionState.UNKNOWN, MirrorProgress.UNKNOWN, MirrorTruncation.NONE, 0), sparse);
         assertThrows(IllegalStateException.class, () -> MirrorPartitionRecord.fromJson(Map.of("version", 1)),
                 "a record without a state is corrupt");
     }

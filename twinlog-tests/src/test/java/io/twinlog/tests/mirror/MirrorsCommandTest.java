@@ -1,12 +1,14 @@
 package io.twinlog.tests.mirror;
 
 import io.twinlog.cli.MirrorsCommand;
+import io.twinlog.mirror.store.MirrorPartitionRecord;
 import io.twinlog.testkit.TestCluster;
 import io.twinlog.testkit.Waits;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -314,6 +316,17 @@ class MirrorsCommandTest {
             Result full = mirrors("--verify", "--mirror", "checked", "--full");
             full.assertSuccess();
             assertEquals(verified.outLines(), full.outLines());
+
+            // a start of a mirroring topic: every leader compares with the source again (and would repair)
+            mirrors("--start", "--mirror", "checked", "--topic", "verified").assertSuccess();
+            for (int partition : List.of(0, 1)) {
+                TopicPartition tp = new TopicPartition("verified", partition);
+                Waits.waitUntil("partition " + partition + " asked to reconcile", () -> MirrorPartitionRecord.fromJson(
+                        destination.broker(0).metadata().image().mirrors().partitions().get(tp).json())
+                        .reconcileRequests() == 1);
+            }
+            assertEquals(verified.outLines(), mirrors("--verify", "--mirror", "checked").outLines(),
+                    "nothing differed: nothing was cut");
 
             mirrors("--remove", "--mirror", "checked", "--topic", "verified").assertSuccess();
             try (KafkaProducer<byte[], byte[]> here = destination.producer(Map.of());
