@@ -3,6 +3,7 @@ package io.twinlog.common;
 import org.apache.kafka.common.config.AbstractConfig;
 import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.TopicConfig;
+import org.apache.kafka.common.config.internals.BrokerSecurityConfigs;
 import org.apache.kafka.network.SocketServerConfigs;
 import org.apache.kafka.server.config.ReplicationConfigs;
 import org.apache.kafka.server.config.ServerConfigs;
@@ -40,11 +41,19 @@ import java.util.TreeSet;
  * <p>Immutable and thread-safe.
  */
 public final class BrokerConfig {
+    /** Kafka's prefix of per-listener overrides ({@code listener.name.<listener>.<key>}). */
+    private static final String LISTENER_OVERRIDE_PREFIX = "listener.name.";
     // Keys with Kafka's meaning carry Kafka's constant; BrokerConfigDefinitions holds their definitions.
     public static final String BROKER_ID = ServerConfigs.BROKER_ID_CONFIG;
     public static final String BROKER_RACK = ServerConfigs.BROKER_RACK_CONFIG;
     public static final String LISTENERS = SocketServerConfigs.LISTENERS_CONFIG;
     public static final String ADVERTISED_LISTENERS = SocketServerConfigs.ADVERTISED_LISTENERS_CONFIG;
+    public static final String LISTENER_SECURITY_PROTOCOL_MAP =
+            SocketServerConfigs.LISTENER_SECURITY_PROTOCOL_MAP_CONFIG;
+    public static final String INTER_BROKER_LISTENER_NAME = ReplicationConfigs.INTER_BROKER_LISTENER_NAME_CONFIG;
+    public static final String SECURITY_INTER_BROKER_PROTOCOL = ReplicationConfigs.INTER_BROKER_SECURITY_PROTOCOL_CONFIG;
+    public static final String SASL_MECHANISM_INTER_BROKER_PROTOCOL =
+            BrokerSecurityConfigs.SASL_MECHANISM_INTER_BROKER_PROTOCOL_CONFIG;
     public static final String LOG_DIRS = ServerLogConfigs.LOG_DIRS_CONFIG;
     public static final String LOG_DIR = ServerLogConfigs.LOG_DIR_CONFIG;
     public static final String ZOOKEEPER_CONNECT = "zookeeper.connect";
@@ -125,6 +134,7 @@ public final class BrokerConfig {
     private final List<Endpoint> advertisedListeners;
     private final List<File> logDirs;
     private final Map<Integer, Endpoint> interBrokerEndpointOverrides;
+    private final ListenerSecurity listenerSecurity;
 
     /**
      * @throws org.apache.kafka.common.config.ConfigException with one line naming the key, the value and why, for
@@ -153,6 +163,7 @@ public final class BrokerConfig {
             overrides.put(parsed.brokerId(), parsed.endpoint());
         }
         this.interBrokerEndpointOverrides = Collections.unmodifiableMap(overrides);
+        this.listenerSecurity = new ListenerSecurity(values, listeners, advertisedListeners);
     }
 
     public static BrokerConfig fromFile(Path file) throws IOException {
@@ -165,6 +176,24 @@ public final class BrokerConfig {
 
     public int brokerId() {
         return values.getInt(BROKER_ID);
+    }
+
+    /** Each listener's security protocol and the inter-broker listener. */
+    public ListenerSecurity listenerSecurity() {
+        return listenerSecurity;
+    }
+
+    /**
+     * The parsed configs, listener-prefixed originals included, as Kafka's channel builders read them
+     * ({@code ChannelBuilders} takes an {@link AbstractConfig}).
+     */
+    public AbstractConfig values() {
+        return values;
+    }
+
+    /** {@code sasl.mechanism.inter.broker.protocol}: the mechanism this broker uses towards the others. */
+    public String saslMechanismInterBrokerProtocol() {
+        return values.getString(SASL_MECHANISM_INTER_BROKER_PROTOCOL);
     }
 
     public List<Endpoint> listeners() {
@@ -389,6 +418,8 @@ public final class BrokerConfig {
     public Set<String> undefinedKeys() {
         Set<String> out = new TreeSet<>(originals.keySet());
         out.removeAll(CONFIG_DEF.names());
+        // per-listener overrides (listener.name.sasl_ssl.ssl.keystore.location, ...) are read by Kafka's builders
+        out.removeIf(key -> key.startsWith(LISTENER_OVERRIDE_PREFIX));
         return Collections.unmodifiableSet(out);
     }
 }

@@ -4,6 +4,7 @@ import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.ConfigDef.Importance;
 import org.apache.kafka.common.config.ConfigDef.Range;
 import org.apache.kafka.common.config.ConfigDef.Type;
+import org.apache.kafka.common.config.internals.BrokerSecurityConfigs;
 import org.apache.kafka.network.SocketServerConfigs;
 import org.apache.kafka.server.config.ReplicationConfigs;
 import org.apache.kafka.server.config.ServerConfigs;
@@ -32,7 +33,6 @@ import java.util.List;
 final class BrokerConfigDefinitions {
     static final String DEFAULT_LISTENERS = "PLAINTEXT://127.0.0.1:9092";
     static final String DEFAULT_LOG_DIR = "/tmp/twinlog-logs";
-    private static final String PLAINTEXT_ONLY = " Twinlog serves PLAINTEXT listeners today.";
 
     private BrokerConfigDefinitions() {
     }
@@ -45,7 +45,25 @@ final class BrokerConfigDefinitions {
         defineLogs(def);
         defineReplication(def);
         defineTwinlog(def);
+        defineSecurity(def);
         return def;
+    }
+
+    /**
+     * Listener security with Kafka's keys and Kafka's definitions: the protocol map and inter-broker listener, and
+     * every key Kafka's server-side channel builders read (SSL keystores and client auth, SASL mechanisms, JAAS,
+     * principal builder), so their values are typed and validated here and Kafka's builders get them as Kafka's
+     * broker would give them (ListenerSecurity; issue 13).
+     */
+    private static void defineSecurity(ConfigDef def) {
+        kafka(def, SocketServerConfigs.CONFIG_DEF, BrokerConfig.LISTENER_SECURITY_PROTOCOL_MAP);
+        kafka(def, ReplicationConfigs.CONFIG_DEF, BrokerConfig.INTER_BROKER_LISTENER_NAME);
+        kafka(def, ReplicationConfigs.CONFIG_DEF, BrokerConfig.SECURITY_INTER_BROKER_PROTOCOL);
+        for (ConfigDef.ConfigKey key : BrokerSecurityConfigs.CONFIG_DEF.configKeys().values()) {
+            if (!def.names().contains(key.name)) {
+                def.define(key);
+            }
+        }
     }
 
     private static void defineBroker(ConfigDef def) {
@@ -53,7 +71,7 @@ final class BrokerConfigDefinitions {
                 "The id of this broker, unique in its cluster. Twinlog keeps cluster metadata in ZooKeeper, where "
                         + "brokers register under this id (Kafka's KRaft brokers use node.id instead).");
         def.define(BrokerConfig.LISTENERS, Type.LIST, DEFAULT_LISTENERS, BrokerConfigValidators.endpoints(),
-                Importance.HIGH, SocketServerConfigs.LISTENERS_DOC + PLAINTEXT_ONLY);
+                Importance.HIGH, SocketServerConfigs.LISTENERS_DOC);
         def.define(BrokerConfig.ADVERTISED_LISTENERS, Type.LIST, null, BrokerConfigValidators.endpoints(),
                 Importance.HIGH, SocketServerConfigs.ADVERTISED_LISTENERS_DOC);
         kafka(def, SocketServerConfigs.CONFIG_DEF, BrokerConfig.NUM_NETWORK_THREADS);

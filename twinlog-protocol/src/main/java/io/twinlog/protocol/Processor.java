@@ -9,7 +9,6 @@ import org.apache.kafka.common.network.KafkaChannel;
 import org.apache.kafka.common.network.ListenerName;
 import org.apache.kafka.common.network.NetworkReceive;
 import org.apache.kafka.common.network.NetworkSend;
-import org.apache.kafka.common.network.PlaintextChannelBuilder;
 import org.apache.kafka.common.network.Send;
 import org.apache.kafka.common.network.ByteBufferSend;
 import org.apache.kafka.common.protocol.ApiKeys;
@@ -17,7 +16,6 @@ import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.RequestAndSize;
 import org.apache.kafka.common.requests.RequestContext;
 import org.apache.kafka.common.requests.RequestHeader;
-import org.apache.kafka.common.security.auth.KafkaPrincipal;
 import org.apache.kafka.common.security.auth.SecurityProtocol;
 import org.apache.kafka.common.utils.Time;
 import org.apache.kafka.common.utils.internals.LogContext;
@@ -31,6 +29,7 @@ import java.nio.channels.SocketChannel;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.function.Predicate;
 
 /**
  * One network thread: owns a Kafka {@link org.apache.kafka.common.network.Selector} and every connection assigned
@@ -63,18 +62,20 @@ final class Processor implements Request.ResponseSink {
     private volatile boolean running = true;
     private long connectionIndex;
 
-    private final java.util.function.Predicate<Short> customApis;
+    private final Predicate<Short> customApis;
+    private final SecurityProtocol securityProtocol;
 
-    Processor(int brokerId, int id, Endpoint endpoint, int maxRequestSize, long connectionsMaxIdleMs,
-              RequestChannel requestChannel, Metrics metrics, Time time, java.util.function.Predicate<Short> customApis) {
+    /** @param channelBuilder configured for the listener's security; the selector closes it */
+    Processor(int brokerId, int id, Endpoint endpoint, SecurityProtocol securityProtocol, ChannelBuilder channelBuilder,
+              int maxRequestSize, long connectionsMaxIdleMs, RequestChannel requestChannel, Metrics metrics, Time time,
+              Predicate<Short> customApis) {
         this.customApis = customApis;
         this.brokerId = brokerId;
         this.id = id;
         this.requestChannel = requestChannel;
         this.time = time;
         this.listenerName = new ListenerName(endpoint.listenerName());
-        ChannelBuilder channelBuilder = new PlaintextChannelBuilder(listenerName);
-        channelBuilder.configure(Map.of());
+        this.securityProtocol = securityProtocol;
         this.selector = new org.apache.kafka.common.network.Selector(maxRequestSize, connectionsMaxIdleMs, metrics,
                 time, "twinlog-processor-" + id, Map.of("processor", Integer.toString(id)), false,
                 channelBuilder, new LogContext("[Processor broker=" + brokerId + " id=" + id + "] "));
@@ -217,7 +218,7 @@ final class Processor implements Request.ResponseSink {
             return null;
         }
         RequestContext context = new RequestContext(header, connectionId, channel.socketAddress(),
-                Optional.of(channel.socketPort()), KafkaPrincipal.ANONYMOUS, listenerName, SecurityProtocol.PLAINTEXT,
+                Optional.of(channel.socketPort()), channel.principal(), listenerName, securityProtocol,
                 ClientInformation.EMPTY, false);
         if (isAdvertisedButRemoved(header)) {
             log.info("Closing connection {}: {} version {} is advertised for librdkafka (KAFKA-18659) but no longer "

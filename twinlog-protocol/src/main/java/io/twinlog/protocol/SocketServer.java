@@ -15,6 +15,7 @@ import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Predicate;
 
 /**
  * The broker's network front end: one acceptor thread per listener hands new connections round-robin to
@@ -36,13 +37,18 @@ public final class SocketServer implements AutoCloseable {
     private volatile boolean running = true;
     private int nextProcessor;
 
-    /** @param customApis which API keys are Twinlog's own (their headers are parsed by Twinlog) */
+    /**
+     * @param customApis which API keys are Twinlog's own (their headers are parsed by Twinlog)
+     * @param channels   the listener's security: each network thread gets its own Kafka channel builder (a bad
+     *                   keystore or JAAS section fails here)
+     */
     public SocketServer(int brokerId, Endpoint endpoint, int numProcessors, int maxRequestSize,
-                        long connectionsMaxIdleMs, RequestChannel channel, Time time,
-                        java.util.function.Predicate<Short> customApis) {
+                        long connectionsMaxIdleMs, RequestChannel channel, Time time, Predicate<Short> customApis,
+                        ListenerChannels channels) {
         this.endpoint = endpoint;
         for (int i = 0; i < numProcessors; i++) {
-            processors.add(new Processor(brokerId, i, endpoint, maxRequestSize, connectionsMaxIdleMs, channel,
+            processors.add(new Processor(brokerId, i, endpoint, channels.protocol(endpoint.listenerName()),
+                    channels.server(endpoint.listenerName(), i), maxRequestSize, connectionsMaxIdleMs, channel,
                     metrics, time, customApis));
         }
     }

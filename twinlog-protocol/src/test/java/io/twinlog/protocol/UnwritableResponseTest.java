@@ -1,6 +1,6 @@
 package io.twinlog.protocol;
 
-import io.twinlog.common.Endpoint;
+import io.twinlog.common.BrokerConfig;
 import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.message.ApiVersionsResponseData;
 import org.apache.kafka.common.message.ListOffsetsRequestData;
@@ -29,6 +29,7 @@ import java.net.SocketException;
 import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
 import java.util.List;
+import java.util.Map;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
@@ -53,8 +54,10 @@ class UnwritableResponseTest {
                 .build();
         RequestChannel channel = new RequestChannel(16);
         handlers = new RequestHandlerPool(1, 1, channel, registry);
-        server = new SocketServer(1, new Endpoint("PLAINTEXT", "127.0.0.1", 0), 1, 1 << 20, 600_000, channel,
-                Time.SYSTEM, registry::isCustomApi);
+        BrokerConfig config = new BrokerConfig(Map.of(BrokerConfig.LISTENERS, "PLAINTEXT://127.0.0.1:0"));
+        server = new SocketServer(1, config.listeners().get(0), 1, 1 << 20, 600_000, channel, Time.SYSTEM,
+                registry::isCustomApi, new ListenerChannels(config, ListenerChannels.newCredentialCache(),
+                        v -> new ApiVersionsResponse(new ApiVersionsResponseData()), Time.SYSTEM));
         server.bind();
         handlers.start();
         server.startProcessing();

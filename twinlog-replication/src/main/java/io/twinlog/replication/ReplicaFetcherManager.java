@@ -1,6 +1,7 @@
 package io.twinlog.replication;
 
 import org.apache.kafka.common.Node;
+import org.apache.kafka.common.network.ChannelBuilder;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.utils.Time;
@@ -39,9 +40,11 @@ public final class ReplicaFetcherManager implements AutoCloseable {
     private record FetcherKey(int leaderId, int fetcherId) {
     }
 
+    /** @param channels a configured channel builder for a fetcher's connections (the inter-broker listener's) */
     public ReplicaFetcherManager(int localBrokerId, Function<Integer, Optional<Node>> brokerEndpoints,
                                  LongSupplier brokerEpoch, int fetchersPerLeader, int maxWaitMs, int minBytes,
-                                 int maxBytes, int partitionMaxBytes, int requestTimeoutMs, Time time) {
+                                 int maxBytes, int partitionMaxBytes, int requestTimeoutMs,
+                                 Function<String, ChannelBuilder> channels, Time time) {
         if (fetchersPerLeader < 1) {
             throw new IllegalArgumentException("num.replica.fetchers must be at least 1: " + fetchersPerLeader);
         }
@@ -50,7 +53,7 @@ public final class ReplicaFetcherManager implements AutoCloseable {
         this.brokerEpoch = brokerEpoch;
         this.fetchersPerLeader = fetchersPerLeader;
         this.settings = new ReplicaFetcherThread.FetchSettings(maxWaitMs, minBytes, maxBytes, partitionMaxBytes,
-                requestTimeoutMs);
+                requestTimeoutMs, channels);
         this.time = time;
     }
 

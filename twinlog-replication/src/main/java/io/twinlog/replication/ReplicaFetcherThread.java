@@ -6,6 +6,7 @@ import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.message.FetchResponseData;
+import org.apache.kafka.common.network.ChannelBuilder;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.record.internal.MemoryRecords;
@@ -55,8 +56,12 @@ final class ReplicaFetcherThread implements Runnable {
     private final Object wakeup = new Object();
     private volatile boolean running = true;
 
-    /** Fetch sizes and waits ({@code replica.fetch.*}). */
-    record FetchSettings(int maxWaitMs, int minBytes, int maxBytes, int partitionMaxBytes, int requestTimeoutMs) {
+    /**
+     * Fetch sizes and waits ({@code replica.fetch.*}), and how a fetcher's connection is made: a configured channel
+     * builder for the inter-broker listener's security, by client id.
+     */
+    record FetchSettings(int maxWaitMs, int minBytes, int maxBytes, int partitionMaxBytes, int requestTimeoutMs,
+                         Function<String, ChannelBuilder> channels) {
     }
 
     private static final class FetchState {
@@ -81,8 +86,8 @@ final class ReplicaFetcherThread implements Runnable {
         this.settings = settings;
         this.time = time;
         String name = "replica-fetcher-" + localBrokerId + "-from-" + leaderId + "-" + fetcherId;
-        this.client = new InterBrokerClient(name, settings.requestTimeoutMs(), settings.maxBytes() + 1024 * 1024,
-                time);
+        this.client = new InterBrokerClient(name, settings.channels().apply(name), settings.requestTimeoutMs(),
+                settings.maxBytes() + 1024 * 1024, 50, 1_000, time);
         this.thread = new Thread(this, "twinlog-" + name);
         this.thread.setDaemon(true);
     }

@@ -15,6 +15,7 @@ import io.twinlog.mirror.runtime.MirrorRuntime;
 import io.twinlog.mirror.store.MirrorStore;
 import io.twinlog.protocol.AdminExecutor;
 import io.twinlog.protocol.ApiRegistry;
+import io.twinlog.protocol.ListenerChannels;
 import io.twinlog.protocol.RequestChannel;
 import io.twinlog.protocol.RequestHandlerPool;
 import io.twinlog.protocol.SocketServer;
@@ -34,6 +35,7 @@ import io.twinlog.server.handlers.DeleteTopicsHandler;
 import io.twinlog.server.handlers.DescribeClusterHandler;
 import io.twinlog.server.handlers.DescribeConfigsHandler;
 import io.twinlog.server.handlers.DescribeLogDirsHandler;
+import io.twinlog.server.handlers.DescribeTopicPartitionsHandler;
 import io.twinlog.server.handlers.ElectLeadersHandler;
 import io.twinlog.server.handlers.FetchHandler;
 import io.twinlog.server.handlers.InitProducerIdHandler;
@@ -42,6 +44,7 @@ import io.twinlog.server.handlers.MetadataHandler;
 import io.twinlog.server.handlers.OffsetsForLeaderEpochHandler;
 import io.twinlog.server.handlers.ProduceHandler;
 import io.twinlog.server.handlers.ReassignmentsHandler;
+import io.twinlog.server.handlers.SaslHandlers;
 import io.twinlog.server.handlers.group.GroupApis;
 import io.twinlog.server.metadata.PartitionApplier;
 import io.twinlog.server.metadata.TopicAdmin;
@@ -56,8 +59,10 @@ import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.retry.ExponentialBackoffRetry;
+import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicIdPartition;
+import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.utils.Time;
@@ -170,20 +175,25 @@ public final class BrokerServer implements AutoCloseable {
         ConfigRepository topicConfigRepository = this::configFor;
         logStore = new LogStore(logStoreConfig(), topicConfigRepository, time);
         logStore.startup();
-        String interBrokerListener = config.listeners().get(0).listenerName();
+        String interBrokerListener = config.listenerSecurity().interBrokerListener();
+        // the registry comes later; a SASL client asks for ApiVersions only once the listeners serve
+        AtomicReference<ApiRegistry> registryRef = new AtomicReference<>();
+        ListenerChannels channels = new ListenerChannels(config, ListenerChannels.newCredentialCache(),
+                version -> ApiVersionsHandler.beforeAuthentication(registryRef.get()), time);
         controller = new Controller(config.brokerId(), new ControllerZkClient(zk), this::uncleanElectionEnabled, time);
         // first listener: the controller decides from the images the metadata thread delivers
         controller.onImage(watcher.image());
         watcher.addListener((previous, next, delta) -> controller.onImage(next));
         controllerChannel = new ControllerChannel(config.brokerId(), watcher,
-                id -> brokerNode(id, interBrokerListener), config.replicaSocketTimeoutMs(), time);
+                id -> brokerNode(id, interBrokerListener), config.replicaSocketTimeoutMs(), channels::interBroker,
+                time);
         alterPartitionManager = new AlterPartitionManager(config.brokerId(), this::brokerEpoch, watcher, controller,
                 controllerChannel);
         ReplicaFetcherManager fetcherManager = new ReplicaFetcherManager(config.brokerId(),
                 id -> brokerNode(id, interBrokerListener), this::brokerEpoch, config.numReplicaFetchers(),
                 config.replicaFetchWaitMaxMs(),
                 config.replicaFetchMinBytes(), config.replicaFetchResponseMaxBytes(), config.replicaFetchMaxBytes(),
-                config.replicaSocketTimeoutMs(), time);
+                config.replicaSocketTimeoutMs(), channels::interBroker, time);
         replicaManager = new ReplicaManager(config.brokerId(), logStore, fetcherManager, alterPartitionManager,
                 config.replicaLagTimeMaxMs(), time);
         // mirror partitions keep the source's leader-epoch history until failover
@@ -205,7 +215,6 @@ public final class BrokerServer implements AutoCloseable {
         producerIds = new ProducerIdManager(config.brokerId(), store);
         BrokerContext ctx = new BrokerContext(config, watcher, replicaManager, logStore, topicAdmin, topicConfigs, producerIds,
                 time);
-        AtomicReference<ApiRegistry> registryRef = new AtomicReference<>();
         adminExecutor = new AdminExecutor("twinlog-admin-" + config.brokerId(), ADMIN_THREADS);
         AlterConfigsHandler alterConfigs = new AlterConfigsHandler(ctx);
         ReassignmentsHandler reassignments = new ReassignmentsHandler(ctx, controller, controllerChannel);
@@ -242,7 +251,7 @@ public final class BrokerServer implements AutoCloseable {
                 .add(ApiKeys.INCREMENTAL_ALTER_CONFIGS, adminExecutor.offRequestThreads(alterConfigs.incremental()))
                 .add(ApiKeys.ALTER_CONFIGS, adminExecutor.offRequestThreads(alterConfigs.legacy()))
                 .add(ApiKeys.DESCRIBE_CLUSTER, new DescribeClusterHandler(ctx))
-                .add(ApiKeys.DESCRIBE_TOPIC_PARTITIONS, new io.twinlog.server.handlers.DescribeTopicPartitionsHandler(ctx))
+                .add(ApiKeys.DESCRIBE_TOPIC_PARTITIONS, new DescribeTopicPartitionsHandler(ctx))
                 .add(ApiKeys.ALTER_PARTITION, new AlterPartitionHandler(ctx, controller))
                 // on a broker that is not the controller these forward to it, and wait for its answer
                 .add(ApiKeys.ELECT_LEADERS, adminExecutor.offRequestThreads(
@@ -252,6 +261,8 @@ public final class BrokerServer implements AutoCloseable {
                 .add(ApiKeys.DESCRIBE_ACLS, AclsHandler.describe())
                 .add(ApiKeys.CREATE_ACLS, AclsHandler.create())
                 .add(ApiKeys.DELETE_ACLS, AclsHandler.delete())
+                .add(ApiKeys.SASL_HANDSHAKE, SaslHandlers.handshake())
+                .add(ApiKeys.SASL_AUTHENTICATE, SaslHandlers.authenticate())
                 .build();
         registryRef.set(registry);
 
@@ -259,8 +270,15 @@ public final class BrokerServer implements AutoCloseable {
         RequestChannel channel = new RequestChannel(config.queuedMaxRequests());
         handlerPool = new RequestHandlerPool(config.brokerId(), config.numIoThreads(), channel, registry);
         for (Endpoint ep : config.listeners()) {
-            SocketServer server = new SocketServer(config.brokerId(), ep, config.numNetworkThreads(),
-                    config.socketRequestMaxBytes(), config.connectionsMaxIdleMs(), channel, time, registry::isCustomApi);
+            SocketServer server;
+            try {
+                server = new SocketServer(config.brokerId(), ep, config.numNetworkThreads(),
+                        config.socketRequestMaxBytes(), config.connectionsMaxIdleMs(), channel, time,
+                        registry::isCustomApi, channels);
+            } catch (KafkaException e) {
+                // Kafka's builders wrap the cause (a keystore that cannot be read, a JAAS section missing): say it
+                throw new ConfigException("listener " + ep.listenerName() + ": " + innermostMessage(e));
+            }
             server.bind();
             socketServers.add(server);
             boundPorts.put(ep.listenerName(), server.boundPort());
@@ -392,6 +410,16 @@ public final class BrokerServer implements AutoCloseable {
             log.warn("Controlled shutdown of broker {} incomplete after {} ms ({}); stopping anyway",
                     config.brokerId(), time.milliseconds() - start, e.toString());
         }
+    }
+
+    private static String innermostMessage(Throwable e) {
+        String message = e.getMessage();
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t.getMessage() != null) {
+                message = t.getMessage();
+            }
+        }
+        return message;
     }
 
     private List<Endpoint> advertisedEndpoints() {

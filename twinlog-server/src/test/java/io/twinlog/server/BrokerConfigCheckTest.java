@@ -26,10 +26,11 @@ class BrokerConfigCheckTest {
     @Test
     void undefinedKeysAreNamedOnceAndSorted() {
         BrokerConfig config = new BrokerConfig(Map.of("num.partitions", "2", "group.initial.rebalance.delay.ms", "0",
-                "ssl.keystore.location", "/k", "background.threads", "4", "nmu.partitions", "3"));
+                "ssl.keystore.location", "/k", "listener.name.ssl.ssl.keystore.location", "/k",
+                "background.threads", "4", "nmu.partitions", "3", "delegation.token.expiry.time.ms", "1000"));
         assertEquals(Optional.of("Ignoring Kafka broker configs Twinlog does not use: [background.threads, "
-                        + "ssl.keystore.location]; configs neither Twinlog nor Kafka defines (a typo?): [nmu.partitions] "
-                        + "(documented keys: docs/configuration.md)"),
+                        + "delegation.token.expiry.time.ms]; configs neither Twinlog nor Kafka defines (a typo?): "
+                        + "[nmu.partitions] (documented keys: docs/configuration.md)"),
                 BrokerConfigCheck.undefinedKeysWarning(config));
     }
 

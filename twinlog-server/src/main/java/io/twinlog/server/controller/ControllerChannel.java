@@ -3,6 +3,7 @@ package io.twinlog.server.controller;
 import io.twinlog.controller.zk.MetadataWatcher;
 import io.twinlog.protocol.client.InterBrokerClient;
 import org.apache.kafka.common.Node;
+import org.apache.kafka.common.network.ChannelBuilder;
 import org.apache.kafka.common.errors.NotControllerException;
 import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.AbstractResponse;
@@ -10,6 +11,7 @@ import org.apache.kafka.common.utils.Time;
 
 import java.io.IOException;
 import java.util.Optional;
+import java.util.function.Function;
 
 /**
  * Requests from this broker to the current controller (AlterPartition, forwarded ElectLeaders), over the
@@ -18,15 +20,17 @@ import java.util.Optional;
  */
 public final class ControllerChannel implements AutoCloseable {
     private final MetadataWatcher metadata;
-    private final java.util.function.Function<Integer, Optional<Node>> brokerNodes;
+    private final Function<Integer, Optional<Node>> brokerNodes;
     private final InterBrokerClient client;
 
-    public ControllerChannel(int brokerId, MetadataWatcher metadata,
-                             java.util.function.Function<Integer, Optional<Node>> brokerNodes, int requestTimeoutMs,
-                             Time time) {
+    /** @param channels a configured channel builder for the inter-broker listener's security, by client id */
+    public ControllerChannel(int brokerId, MetadataWatcher metadata, Function<Integer, Optional<Node>> brokerNodes,
+                             int requestTimeoutMs, Function<String, ChannelBuilder> channels, Time time) {
         this.metadata = metadata;
         this.brokerNodes = brokerNodes;
-        this.client = new InterBrokerClient("controller-channel-" + brokerId, requestTimeoutMs, 1 << 20, time);
+        String clientId = "controller-channel-" + brokerId;
+        this.client = new InterBrokerClient(clientId, channels.apply(clientId), requestTimeoutMs, 1 << 20, 50, 1_000,
+                time);
     }
 
     public synchronized <T extends AbstractResponse> T send(AbstractRequest.Builder<?> request) throws IOException {

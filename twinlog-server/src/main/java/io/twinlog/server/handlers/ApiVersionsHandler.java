@@ -21,14 +21,26 @@ public final class ApiVersionsHandler implements RequestHandler {
     @Override
     public void handle(Request request) {
         ApiVersionsRequest body = request.body();
-        ApiVersionsResponseData.ApiVersionCollection keys = new ApiVersionsResponseData.ApiVersionCollection();
-        registry.get().advertisedVersions().forEach(v -> keys.add(v.duplicate()));
-        ApiVersionsResponseData data = new ApiVersionsResponseData().setApiKeys(keys);
+        ApiVersionsResponseData data = advertised(registry.get());
         if (body.hasUnsupportedRequestVersion()) {
             data.setErrorCode(Errors.UNSUPPORTED_VERSION.code());
         } else if (!body.isValid()) {
             data.setErrorCode(Errors.INVALID_REQUEST.code());
         }
         request.respond(new ApiVersionsResponse(data));
+    }
+
+    /**
+     * What a SASL listener answers before the client has authenticated (Kafka's authenticator answers ApiVersions
+     * itself then): the same APIs and versions.
+     */
+    public static ApiVersionsResponse beforeAuthentication(ApiRegistry registry) {
+        return new ApiVersionsResponse(advertised(registry));
+    }
+
+    private static ApiVersionsResponseData advertised(ApiRegistry registry) {
+        ApiVersionsResponseData.ApiVersionCollection keys = new ApiVersionsResponseData.ApiVersionCollection();
+        registry.advertisedVersions().forEach(v -> keys.add(v.duplicate()));
+        return new ApiVersionsResponseData().setApiKeys(keys);
     }
 }
