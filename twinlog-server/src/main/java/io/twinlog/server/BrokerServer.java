@@ -28,6 +28,7 @@ import io.twinlog.server.handlers.AlterConfigsHandler;
 import io.twinlog.server.handlers.AlterPartitionHandler;
 import io.twinlog.server.handlers.ApiVersionsHandler;
 import io.twinlog.server.handlers.BrokerContext;
+import io.twinlog.server.handlers.ClientQuotasHandler;
 import io.twinlog.server.handlers.CreatePartitionsHandler;
 import io.twinlog.server.handlers.CreateTopicsHandler;
 import io.twinlog.server.handlers.DeleteRecordsHandler;
@@ -45,6 +46,7 @@ import io.twinlog.server.handlers.OffsetsForLeaderEpochHandler;
 import io.twinlog.server.handlers.ProduceHandler;
 import io.twinlog.server.handlers.ReassignmentsHandler;
 import io.twinlog.server.handlers.SaslHandlers;
+import io.twinlog.server.handlers.ScramCredentialsHandlers;
 import io.twinlog.server.handlers.group.GroupApis;
 import io.twinlog.server.metadata.PartitionApplier;
 import io.twinlog.server.metadata.TopicAdmin;
@@ -53,6 +55,8 @@ import io.twinlog.server.mirror.BrokerMirrorPartitions;
 import io.twinlog.server.mirror.BrokerMirrorTopics;
 import io.twinlog.server.mirror.MirrorApiHandlers;
 import io.twinlog.server.mirror.MirrorTopicHandlers;
+import io.twinlog.server.security.LocalClientConfigs;
+import io.twinlog.server.security.ScramUsers;
 import io.twinlog.storage.LogStore;
 import io.twinlog.storage.LogStoreConfig;
 import org.apache.curator.framework.CuratorFramework;
@@ -65,6 +69,7 @@ import org.apache.kafka.common.TopicIdPartition;
 import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.security.authenticator.CredentialCache;
 import org.apache.kafka.common.utils.Time;
 import org.apache.kafka.metadata.ConfigRepository;
 import org.slf4j.Logger;
@@ -121,6 +126,7 @@ public final class BrokerServer implements AutoCloseable {
     private volatile GroupCoordinatorHost groupCoordinator;
     private volatile GroupApis groupApis;
     private volatile LogDirFailureHandler logDirFailureHandler;
+    private volatile ScramUsers scramUsers;
     private final List<SocketServer> socketServers = new java.util.concurrent.CopyOnWriteArrayList<>();
     private final Map<String, Integer> boundPorts = new LinkedHashMap<>();
     private final Object registrationLock = new Object();
@@ -178,7 +184,10 @@ public final class BrokerServer implements AutoCloseable {
         String interBrokerListener = config.listenerSecurity().interBrokerListener();
         // the registry comes later; a SASL client asks for ApiVersions only once the listeners serve
         AtomicReference<ApiRegistry> registryRef = new AtomicReference<>();
-        ListenerChannels channels = new ListenerChannels(config, ListenerChannels.newCredentialCache(),
+        CredentialCache credentials = ListenerChannels.newCredentialCache();
+        scramUsers = new ScramUsers(zk, credentials);
+        scramUsers.start();
+        ListenerChannels channels = new ListenerChannels(config, credentials,
                 version -> ApiVersionsHandler.beforeAuthentication(registryRef.get()), time);
         controller = new Controller(config.brokerId(), new ControllerZkClient(zk), this::uncleanElectionEnabled, time);
         // first listener: the controller decides from the images the metadata thread delivers
@@ -219,12 +228,14 @@ public final class BrokerServer implements AutoCloseable {
         AlterConfigsHandler alterConfigs = new AlterConfigsHandler(ctx);
         ReassignmentsHandler reassignments = new ReassignmentsHandler(ctx, controller, controllerChannel);
         ApiRegistry.Builder registryBuilder = ApiRegistry.builder();
+        ScramCredentialsHandlers scram = new ScramCredentialsHandlers(scramUsers);
         MirrorStore mirrorStore = new MirrorStore(zk);
         mirrorRuntime = new MirrorRuntime(config.brokerId(), mirrorStore, zk, watcher,
                 new BrokerMirrorPartitions(replicaManager),
                 new BrokerMirrorTopics(topicAdmin, config.numPartitions(), config.defaultReplicationFactor(),
                         () -> watcher.image().brokers().size()),
-                controller::isActive, this::bootstrapServers, config.mirrorStateTimeoutMs(), time);
+                controller::isActive, () -> LocalClientConfigs.of(config, watcher.image(), config.brokerId()),
+                config.mirrorStateTimeoutMs(), time);
         mirrorApiHandlers = new MirrorApiHandlers(mirrorStore, watcher, config.brokerId());
         mirrorApiHandlers.register(registryBuilder);
         mirrorTopicHandlers = new MirrorTopicHandlers(mirrorStore, watcher, mirrorRuntime.topicStarter());
@@ -261,6 +272,9 @@ public final class BrokerServer implements AutoCloseable {
                 .add(ApiKeys.DESCRIBE_ACLS, AclsHandler.describe())
                 .add(ApiKeys.CREATE_ACLS, AclsHandler.create())
                 .add(ApiKeys.DELETE_ACLS, AclsHandler.delete())
+                .add(ApiKeys.DESCRIBE_USER_SCRAM_CREDENTIALS, scram.describe())
+                .add(ApiKeys.ALTER_USER_SCRAM_CREDENTIALS, adminExecutor.offRequestThreads(scram.alter()))
+                .add(ApiKeys.DESCRIBE_CLIENT_QUOTAS, ClientQuotasHandler.describeNone())
                 .add(ApiKeys.SASL_HANDSHAKE, SaslHandlers.handshake())
                 .add(ApiKeys.SASL_AUTHENTICATE, SaslHandlers.authenticate())
                 .build();
@@ -557,6 +571,7 @@ public final class BrokerServer implements AutoCloseable {
         closeQuietly("admin request threads", adminExecutor);
         closeQuietly("controller", controller);
         new ArrayList<>(socketServers).forEach(SocketServer::close);
+        closeQuietly("SCRAM credentials", scramUsers);
         closeQuietly("request handlers", handlerPool);
         // no more metadata from here on: an image applied now would start replica fetchers on logs about to close
         closeQuietly("metadata watcher", watcher);

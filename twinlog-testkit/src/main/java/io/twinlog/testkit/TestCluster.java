@@ -40,6 +40,7 @@ import java.util.stream.Collectors;
 public final class TestCluster implements AutoCloseable {
     private final int numBrokers;
     private final Map<String, String> brokerProperties;
+    private final Map<String, Object> clientProperties;
     private final Map<Integer, Integer> logDirCounts;
     private final File baseDir;
     private EmbeddedZooKeeper zooKeeper;
@@ -53,6 +54,7 @@ public final class TestCluster implements AutoCloseable {
     private TestCluster(Builder b) {
         this.numBrokers = b.numBrokers;
         this.brokerProperties = Map.copyOf(b.brokerProperties);
+        this.clientProperties = Map.copyOf(b.clientProperties);
         this.logDirCounts = Map.copyOf(b.logDirCounts);
         this.faultProxies = b.faultProxies;
         this.baseDir = TestDirectories.create("cluster");
@@ -168,7 +170,7 @@ public final class TestCluster implements AutoCloseable {
         BrokerServer broker = new BrokerServer(new BrokerConfig(p), Time.SYSTEM);
         broker.start();
         brokers.put(id, broker);
-        ports.put(id, broker.boundPort("PLAINTEXT"));
+        ports.put(id, broker.boundPort(broker.config().listeners().get(0).listenerName()));
         return broker;
     }
 
@@ -241,13 +243,19 @@ public final class TestCluster implements AutoCloseable {
 
     public Admin admin() {
         Properties p = new Properties();
+        p.putAll(clientProperties);
         p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers());
         p.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "30000");
         return Admin.create(p);
     }
 
+    /** The security configs the cluster's clients use (empty for a PLAINTEXT first listener). */
+    public Map<String, Object> clientProperties() {
+        return clientProperties;
+    }
+
     public KafkaProducer<byte[], byte[]> producer(Map<String, Object> overrides) {
-        Map<String, Object> p = new HashMap<>();
+        Map<String, Object> p = new HashMap<>(clientProperties);
         p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers());
         p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class);
         p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class);
@@ -259,7 +267,7 @@ public final class TestCluster implements AutoCloseable {
 
     /** A consumer without a group (assign() only), reading from the earliest offset by default. */
     public KafkaConsumer<byte[], byte[]> consumer(Map<String, Object> overrides) {
-        Map<String, Object> p = new HashMap<>();
+        Map<String, Object> p = new HashMap<>(clientProperties);
         p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers());
         p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
         p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
@@ -290,6 +298,7 @@ public final class TestCluster implements AutoCloseable {
         private int numBrokers = 1;
         private boolean faultProxies;
         private final Map<String, String> brokerProperties = new HashMap<>();
+        private final Map<String, Object> clientProperties = new HashMap<>();
         private final Map<Integer, Integer> logDirCounts = new HashMap<>();
 
         public Builder brokers(int n) {
@@ -314,6 +323,15 @@ public final class TestCluster implements AutoCloseable {
 
         public Builder brokerProperty(String key, String value) {
             brokerProperties.put(key, value);
+            return this;
+        }
+
+        /**
+         * A config of the cluster's own clients ({@link #admin()}, {@link #producer}, {@link #consumer}): the
+         * security of a cluster whose first listener is secured.
+         */
+        public Builder clientProperty(String key, Object value) {
+            clientProperties.put(key, value);
             return this;
         }
 

@@ -21,6 +21,8 @@ public final class ZkPaths {
     public static final String BROKERS = "/brokers";
     public static final String TOPICS = "/brokers/topics";
     public static final String TOPIC_CONFIGS = "/config/topics";
+    /** SCRAM credentials per user, in Kafka's ZooKeeper layout: {@code /config/users/<sanitized user>}. */
+    public static final String USER_CONFIGS = "/config/users";
     public static final String PRODUCER_ID_BLOCK = "/latest_producer_id_block";
     public static final String CONTROLLER = "/controller";
     public static final String CONTROLLER_EPOCH = "/controller_epoch";
@@ -78,5 +80,10 @@ public final class ZkPaths {
 
     public static String topicConfig(String topic) {
         return TOPIC_CONFIGS + "/" + topic;
+    }
+
+    /** {@code sanitizedUser}: the user name as Kafka's {@code Sanitizer} writes it in a path. */
+    public static String userConfig(String sanitizedUser) {
+        return USER_CONFIGS + "/" + sanitizedUser;
     }
 }

@@ -1,7 +1,6 @@
 package io.twinlog.mirror.runtime;
 
 import io.twinlog.common.Failures;
-import io.twinlog.controller.metadata.BrokerRegistration;
 import io.twinlog.controller.zk.MetadataWatcher;
 import io.twinlog.mirror.groups.GroupSelection;
 import io.twinlog.mirror.groups.OffsetSyncPlan.CommittedOffset;
@@ -77,40 +76,22 @@ final class MirrorGroupOffsetSync {
 
     private final MirrorStore store;
     private final MetadataWatcher metadata;
-    private final Supplier<Optional<String>> localBootstrap;
+    private final Supplier<Optional<Map<String, Object>>> localClients;
     private final Time time;
     private final Map<String, Long> lastPassMs = new HashMap<>();
     /** Per mirror, groups skipped in the last pass because they are active here: logged at INFO when this changes. */
     private final Map<String, Set<String>> activeHere = new HashMap<>();
 
     /**
-     * @param localBootstrap this cluster's bootstrap servers for the admin client that writes the offsets; empty
-     *                       while not known (the pass is then skipped)
+     * @param localClients how this broker's clients reach its own cluster (address and security), for the admin
+     *                     client that writes the offsets; empty while not known yet
      */
-    MirrorGroupOffsetSync(MirrorStore store, MetadataWatcher metadata, Supplier<Optional<String>> localBootstrap,
-                          Time time) {
+    MirrorGroupOffsetSync(MirrorStore store, MetadataWatcher metadata,
+                          Supplier<Optional<Map<String, Object>>> localClients, Time time) {
         this.store = store;
         this.metadata = metadata;
-        this.localBootstrap = localBootstrap;
+        this.localClients = localClients;
         this.time = time;
-    }
-
-    /** This broker's own advertised address from its registration, else any live broker's: the default bootstrap. */
-    static Supplier<Optional<String>> registeredBootstrap(MetadataWatcher metadata, int brokerId) {
-        return () -> {
-            Map<Integer, BrokerRegistration> brokers = metadata.image().brokers();
-            List<BrokerRegistration> candidates = new ArrayList<>();
-            Optional.ofNullable(brokers.get(brokerId)).ifPresent(candidates::add);
-            brokers.values().stream().filter(b -> b.id() != brokerId).forEach(candidates::add);
-            List<String> addresses = new ArrayList<>();
-            for (BrokerRegistration b : candidates) {
-                if (!b.endpoints().isEmpty()) {
-                    String host = b.endpoints().get(0).host();
-                    addresses.add((host.contains(":") ? "[" + host + "]" : host) + ":" + b.endpoints().get(0).port());
-                }
-            }
-            return addresses.isEmpty() ? Optional.empty() : Optional.of(String.join(",", addresses));
-        };
     }
 
     /** Runs a pass for {@code mirror} if its interval has passed since the last one. */
@@ -129,13 +110,13 @@ final class MirrorGroupOffsetSync {
             log.debug("[Mirror {}] group offset sync waits for the source cluster ID to be recorded", mirror.name());
             return;
         }
-        Optional<String> bootstrap = localBootstrap.get();
-        if (bootstrap.isEmpty()) {
+        Optional<Map<String, Object>> local = localClients.get();
+        if (local.isEmpty()) {
             log.info("[Mirror {}] group offset sync skipped: this cluster's address is not known yet", mirror.name());
             return;
         }
         try (Admin source = SourceClusters.admin(mirror, TIMEOUT_MS);
-             Admin destination = localAdmin(mirror.name(), bootstrap.get())) {
+             Admin destination = localAdmin(mirror.name(), local.get())) {
             syncOnce(mirror, selection, source, destination);
         } catch (ExecutionException e) {
             log.info("[Mirror {}] group offset sync skipped: {}", mirror.name(),
@@ -384,9 +365,8 @@ final class MirrorGroupOffsetSync {
         return out;
     }
 
-    private static Admin localAdmin(String mirror, String bootstrap) {
-        Map<String, Object> props = new HashMap<>();
-        props.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+    private static Admin localAdmin(String mirror, Map<String, Object> local) {
+        Map<String, Object> props = new HashMap<>(local);
         props.put(AdminClientConfig.CLIENT_ID_CONFIG, "twinlog-mirror-groups-" + mirror);
         props.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, TIMEOUT_MS);
         props.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, TIMEOUT_MS);

@@ -21,6 +21,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
 import java.util.regex.Pattern;
 
 /**
@@ -48,14 +49,13 @@ public final class MirrorMetadataSync implements AutoCloseable {
     private final MirrorGroupOffsetSync groupOffsets;
 
     /**
-     * Group offsets are written through this broker's own advertised address, as its registration shows it.
-     *
      * @param isController whether this broker is the active controller now (only it syncs: one writer)
+     * @param localClients how this broker's clients reach its own cluster: group offsets are written through it
      */
     MirrorMetadataSync(MirrorStore store, MetadataWatcher metadata, LocalTopics localTopics,
-                       MirrorTopicStarter topics, BooleanSupplier isController, int brokerId) {
-        this.groupOffsets = new MirrorGroupOffsetSync(store, metadata,
-                MirrorGroupOffsetSync.registeredBootstrap(metadata, brokerId), Time.SYSTEM);
+                       MirrorTopicStarter topics, BooleanSupplier isController, int brokerId,
+                       Supplier<Optional<Map<String, Object>>> localClients) {
+        this.groupOffsets = new MirrorGroupOffsetSync(store, metadata, localClients, Time.SYSTEM);
         this.store = store;
         this.metadata = metadata;
         this.localTopics = localTopics;

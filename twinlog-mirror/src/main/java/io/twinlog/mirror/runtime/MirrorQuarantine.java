@@ -22,8 +22,10 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
@@ -48,13 +50,15 @@ public final class MirrorQuarantine implements AutoCloseable {
     private static final long SEND_TIMEOUT_MS = 60_000;
     private static final String HEADER_PREFIX = "twinlog.quarantine.";
 
-    private final Supplier<String> localBootstrap;
+    private final Supplier<Optional<Map<String, Object>>> localClients;
     private final LocalTopics topics;
     private final MetadataWatcher metadata;
     private KafkaProducer<byte[], byte[]> producer;
 
-    public MirrorQuarantine(Supplier<String> localBootstrap, LocalTopics topics, MetadataWatcher metadata) {
-        this.localBootstrap = localBootstrap;
+    /** @param localClients how this broker's clients reach its own cluster (address and security) */
+    public MirrorQuarantine(Supplier<Optional<Map<String, Object>>> localClients, LocalTopics topics,
+                            MetadataWatcher metadata) {
+        this.localClients = localClients;
         this.topics = topics;
         this.metadata = metadata;
     }
@@ -170,17 +174,17 @@ public final class MirrorQuarantine implements AutoCloseable {
         }
     }
 
-    private KafkaProducer<byte[], byte[]> producer() {
+    private KafkaProducer<byte[], byte[]> producer() throws IOException {
         if (producer == null) {
-            producer = new KafkaProducer<>(Map.of(
-                    ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, localBootstrap.get(),
-                    ProducerConfig.ACKS_CONFIG, "all",
-                    ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true,
-                    ProducerConfig.LINGER_MS_CONFIG, 5,
-                    ProducerConfig.CLIENT_ID_CONFIG, "twinlog-quarantine",
-                    ProducerConfig.MAX_BLOCK_MS_CONFIG, SEND_TIMEOUT_MS,
-                    ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, (int) SEND_TIMEOUT_MS),
-                    new ByteArraySerializer(), new ByteArraySerializer());
+            Map<String, Object> configs = new HashMap<>(localClients.get().orElseThrow(() -> new IOException(
+                    "this cluster's address is not known yet: cannot write the quarantine")));
+            configs.put(ProducerConfig.ACKS_CONFIG, "all");
+            configs.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
+            configs.put(ProducerConfig.LINGER_MS_CONFIG, 5);
+            configs.put(ProducerConfig.CLIENT_ID_CONFIG, "twinlog-quarantine");
+            configs.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, SEND_TIMEOUT_MS);
+            configs.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, (int) SEND_TIMEOUT_MS);
+            producer = new KafkaProducer<>(configs, new ByteArraySerializer(), new ByteArraySerializer());
         }
         return producer;
     }

@@ -7,6 +7,8 @@ import org.apache.kafka.common.utils.Time;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.util.Map;
+import java.util.Optional;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 
@@ -28,18 +30,21 @@ public final class MirrorRuntime implements AutoCloseable {
     private final MirrorQuarantine quarantine;
 
     /**
-     * @param localBootstrap this cluster's address, for the quarantine's producer
+     * @param localClients   the configs with which this broker's own clients reach its cluster (address and
+     *                       security; empty while it is not known yet): the quarantine's producer, the group offset
+     *                       sync's admin
      * @param stateTimeoutMs how long a partition may wait for the controller's epoch bump or a source leader before
      *                       it goes FAILED (retried with backoff)
      */
     public MirrorRuntime(int brokerId, MirrorStore store, CuratorFramework zk, MetadataWatcher metadata,
                          LocalPartitions partitions, LocalTopics topics, BooleanSupplier isController,
-                         Supplier<String> localBootstrap, long stateTimeoutMs, Time time) {
+                         Supplier<Optional<Map<String, Object>>> localClients, long stateTimeoutMs, Time time) {
         this.topicStarter = new MirrorTopicStarter(store, metadata, topics, SOURCE_TIMEOUT_MS);
-        this.quarantine = new MirrorQuarantine(localBootstrap, topics, metadata);
+        this.quarantine = new MirrorQuarantine(localClients, topics, metadata);
         this.manager = new MirrorManager(brokerId, store, zk, metadata, partitions, quarantine, stateTimeoutMs,
                 time);
-        this.metadataSync = new MirrorMetadataSync(store, metadata, topics, topicStarter, isController, brokerId);
+        this.metadataSync = new MirrorMetadataSync(store, metadata, topics, topicStarter, isController, brokerId,
+                localClients);
     }
 
     /** Starting a source topic's mirroring, for the StartMirrorTopics API. */

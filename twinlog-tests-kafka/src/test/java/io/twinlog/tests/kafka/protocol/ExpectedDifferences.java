@@ -33,11 +33,10 @@ final class ExpectedDifferences {
         kafkaOnly("metadata lives in ZooKeeper: no KRaft quorum, controller registrations or feature levels",
                 ApiKeys.DESCRIBE_QUORUM, ApiKeys.ADD_RAFT_VOTER, ApiKeys.REMOVE_RAFT_VOTER, ApiKeys.UNREGISTER_BROKER,
                 ApiKeys.UNREGISTER_CONTROLLER, ApiKeys.UPDATE_FEATURES);
-        kafkaOnly("no SCRAM credentials in ZooKeeper or delegation tokens yet (issue 13)",
-                ApiKeys.DESCRIBE_USER_SCRAM_CREDENTIALS,
-                ApiKeys.ALTER_USER_SCRAM_CREDENTIALS, ApiKeys.CREATE_DELEGATION_TOKEN,
+        kafkaOnly("no delegation tokens",
+                ApiKeys.CREATE_DELEGATION_TOKEN,
                 ApiKeys.RENEW_DELEGATION_TOKEN, ApiKeys.EXPIRE_DELEGATION_TOKEN, ApiKeys.DESCRIBE_DELEGATION_TOKEN);
-        kafkaOnly("no client quotas", ApiKeys.DESCRIBE_CLIENT_QUOTAS, ApiKeys.ALTER_CLIENT_QUOTAS);
+        kafkaOnly("no client quotas (DescribeClientQuotas answers that there are none)", ApiKeys.ALTER_CLIENT_QUOTAS);
         kafkaOnly("no share groups (KIP-932)", ApiKeys.SHARE_GROUP_HEARTBEAT, ApiKeys.SHARE_GROUP_DESCRIBE,
                 ApiKeys.SHARE_FETCH, ApiKeys.SHARE_ACKNOWLEDGE, ApiKeys.DESCRIBE_SHARE_GROUP_OFFSETS,
                 ApiKeys.ALTER_SHARE_GROUP_OFFSETS, ApiKeys.DELETE_SHARE_GROUP_OFFSETS,
