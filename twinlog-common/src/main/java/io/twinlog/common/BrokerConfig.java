@@ -52,6 +52,9 @@ public final class BrokerConfig {
             SocketServerConfigs.LISTENER_SECURITY_PROTOCOL_MAP_CONFIG;
     public static final String INTER_BROKER_LISTENER_NAME = ReplicationConfigs.INTER_BROKER_LISTENER_NAME_CONFIG;
     public static final String SECURITY_INTER_BROKER_PROTOCOL = ReplicationConfigs.INTER_BROKER_SECURITY_PROTOCOL_CONFIG;
+    public static final String AUTHORIZER_CLASS_NAME = ServerConfigs.AUTHORIZER_CLASS_NAME_CONFIG;
+    public static final String SUPER_USERS = "super.users";
+    public static final String ALLOW_EVERYONE_IF_NO_ACL_FOUND = "allow.everyone.if.no.acl.found";
     public static final String SASL_MECHANISM_INTER_BROKER_PROTOCOL =
             BrokerSecurityConfigs.SASL_MECHANISM_INTER_BROKER_PROTOCOL_CONFIG;
     public static final String LOG_DIRS = ServerLogConfigs.LOG_DIRS_CONFIG;
@@ -189,6 +192,11 @@ public final class BrokerConfig {
      */
     public AbstractConfig values() {
         return values;
+    }
+
+    /** {@code authorizer.class.name}: empty without an authorizer. */
+    public String authorizerClassName() {
+        return values.getString(AUTHORIZER_CLASS_NAME);
     }
 
     /** {@code sasl.mechanism.inter.broker.protocol}: the mechanism this broker uses towards the others. */

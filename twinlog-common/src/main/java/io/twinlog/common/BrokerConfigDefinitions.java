@@ -59,6 +59,14 @@ final class BrokerConfigDefinitions {
         kafka(def, SocketServerConfigs.CONFIG_DEF, BrokerConfig.LISTENER_SECURITY_PROTOCOL_MAP);
         kafka(def, ReplicationConfigs.CONFIG_DEF, BrokerConfig.INTER_BROKER_LISTENER_NAME);
         kafka(def, ReplicationConfigs.CONFIG_DEF, BrokerConfig.SECURITY_INTER_BROKER_PROTOCOL);
+        kafka(def, ServerConfigs.CONFIG_DEF, BrokerConfig.AUTHORIZER_CLASS_NAME);
+        // the authorizer's own keys: Kafka reads them in StandardAuthorizer.configure, without a ConfigDef
+        def.define(BrokerConfig.SUPER_USERS, Type.STRING, "", Importance.MEDIUM, "Principals (User:name, "
+                + "semicolon-separated) allowed every operation on every resource whatever the ACLs say, read by "
+                + "the authorizer (authorizer.class.name).");
+        def.define(BrokerConfig.ALLOW_EVERYONE_IF_NO_ACL_FOUND, Type.BOOLEAN, false, Importance.MEDIUM,
+                "With an authorizer: whether a resource no ACL matches is open to everyone (true) or to nobody but "
+                        + "the super users (false, Kafka's default).");
         for (ConfigDef.ConfigKey key : BrokerSecurityConfigs.CONFIG_DEF.configKeys().values()) {
             if (!def.names().contains(key.name)) {
                 def.define(key);

@@ -1,49 +1,160 @@
 package io.twinlog.server.handlers;
 
+import io.twinlog.protocol.Request;
 import io.twinlog.protocol.RequestHandler;
+import io.twinlog.server.security.AclStore;
+import io.twinlog.server.security.BrokerAuthorization;
+import org.apache.kafka.common.acl.AclBinding;
+import org.apache.kafka.common.acl.AclBindingFilter;
+import org.apache.kafka.common.acl.AclOperation;
+import org.apache.kafka.common.acl.AclPermissionType;
+import org.apache.kafka.common.message.CreateAclsRequestData;
 import org.apache.kafka.common.message.CreateAclsResponseData;
 import org.apache.kafka.common.message.DeleteAclsResponseData;
 import org.apache.kafka.common.message.DescribeAclsResponseData;
 import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.requests.ApiError;
 import org.apache.kafka.common.requests.CreateAclsRequest;
 import org.apache.kafka.common.requests.CreateAclsResponse;
 import org.apache.kafka.common.requests.DeleteAclsRequest;
 import org.apache.kafka.common.requests.DeleteAclsResponse;
+import org.apache.kafka.common.requests.DescribeAclsRequest;
 import org.apache.kafka.common.requests.DescribeAclsResponse;
+import org.apache.kafka.common.resource.PatternType;
+import org.apache.kafka.common.resource.Resource;
+import org.apache.kafka.common.resource.ResourceType;
+import org.apache.kafka.common.utils.internals.SecurityUtils;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
 
 /**
- * ACL APIs answered as a Kafka broker without an authorizer answers them: SECURITY_DISABLED. Tools that look at
- * ACLs as a side task (MirrorMaker 2's ACL sync, {@code kafka-acls}) then know there are none to read or write,
- * instead of failing on an API the broker does not list. Twinlog has no authorizer yet.
+ * CreateAcls, DescribeAcls and DeleteAcls (issue 13, point 3), what Kafka's {@code kafka-acls} uses. Without an
+ * authorizer they answer SECURITY_DISABLED, as a Kafka broker without one does (tools that look at ACLs as a side
+ * task then know there are none). With one: describing needs DESCRIBE on the cluster, creating and deleting ALTER
+ * on the cluster (CLUSTER_AUTHORIZATION_FAILED otherwise), as in Kafka; ACLs are kept in ZooKeeper
+ * ({@link AclStore}) and read back from the authorizer.
  */
 public final class AclsHandler {
-    private static final String MESSAGE = "No Authorizer is configured.";
+    private static final Logger log = LoggerFactory.getLogger(AclsHandler.class);
+    private static final String DISABLED = "No Authorizer is configured.";
 
-    private AclsHandler() {
+    private final BrokerAuthorization authorization;
+
+    public AclsHandler(BrokerAuthorization authorization) {
+        this.authorization = authorization;
     }
 
-    public static RequestHandler describe() {
-        return request -> request.respond(new DescribeAclsResponse(new DescribeAclsResponseData()
-                .setErrorCode(Errors.SECURITY_DISABLED.code()).setErrorMessage(MESSAGE), request.apiVersion()));
+    /** In memory: safe on a request thread. */
+    public RequestHandler describe() {
+        return request -> {
+            DescribeAclsResponseData data = new DescribeAclsResponseData();
+            if (!authorization.enabled()) {
+                data.setErrorCode(Errors.SECURITY_DISABLED.code()).setErrorMessage(DISABLED);
+            } else if (!clusterAllowed(request, AclOperation.DESCRIBE)) {
+                data.setErrorCode(Errors.CLUSTER_AUTHORIZATION_FAILED.code());
+            } else {
+                DescribeAclsRequest body = request.body();
+                data.setResources(DescribeAclsResponse.aclsResources(
+                        authorization.authorizer().orElseThrow().acls(body.filter())));
+            }
+            request.respond(new DescribeAclsResponse(data, request.apiVersion()));
+        };
     }
 
-    public static RequestHandler create() {
+    /** Writes ZooKeeper: register it off request threads. */
+    public RequestHandler create() {
         return request -> {
             CreateAclsRequest body = request.body();
             CreateAclsResponseData data = new CreateAclsResponseData();
-            body.data().creations().forEach(c -> data.results().add(new CreateAclsResponseData.AclCreationResult()
-                    .setErrorCode(Errors.SECURITY_DISABLED.code()).setErrorMessage(MESSAGE)));
+            boolean allowed = authorization.enabled() && clusterAllowed(request, AclOperation.ALTER);
+            for (CreateAclsRequestData.AclCreation creation : body.data().creations()) {
+                CreateAclsResponseData.AclCreationResult result = new CreateAclsResponseData.AclCreationResult();
+                if (!authorization.enabled()) {
+                    result.setErrorCode(Errors.SECURITY_DISABLED.code()).setErrorMessage(DISABLED);
+                } else if (!allowed) {
+                    result.setErrorCode(Errors.CLUSTER_AUTHORIZATION_FAILED.code());
+                } else {
+                    ApiError error = create(CreateAclsRequest.aclBinding(creation), store());
+                    result.setErrorCode(error.error().code()).setErrorMessage(error.message());
+                }
+                data.results().add(result);
+            }
             request.respond(new CreateAclsResponse(data));
         };
     }
 
-    public static RequestHandler delete() {
+    /** Writes ZooKeeper: register it off request threads. */
+    public RequestHandler delete() {
         return request -> {
             DeleteAclsRequest body = request.body();
             DeleteAclsResponseData data = new DeleteAclsResponseData();
-            body.data().filters().forEach(f -> data.filterResults().add(new DeleteAclsResponseData.DeleteAclsFilterResult()
-                    .setErrorCode(Errors.SECURITY_DISABLED.code()).setErrorMessage(MESSAGE)));
+            boolean allowed = authorization.enabled() && clusterAllowed(request, AclOperation.ALTER);
+            for (AclBindingFilter filter : body.filters()) {
+                DeleteAclsResponseData.DeleteAclsFilterResult result = new DeleteAclsResponseData.DeleteAclsFilterResult();
+                if (!authorization.enabled()) {
+                    result.setErrorCode(Errors.SECURITY_DISABLED.code()).setErrorMessage(DISABLED);
+                } else if (!allowed) {
+                    result.setErrorCode(Errors.CLUSTER_AUTHORIZATION_FAILED.code());
+                } else {
+                    try {
+                        for (AclBinding deleted : store().delete(filter)) {
+                            result.matchingAcls().add(DeleteAclsResponse.matchingAcl(deleted, ApiError.NONE));
+                        }
+                    } catch (Exception e) {
+                        log.error("Could not delete the ACLs matching {}", filter, e);
+                        ApiError error = ApiError.fromThrowable(e);
+                        result.setErrorCode(error.error().code()).setErrorMessage(error.message());
+                    }
+                }
+                data.filterResults().add(result);
+            }
             request.respond(new DeleteAclsResponse(data, request.apiVersion()));
         };
+    }
+
+    private AclStore store() {
+        return authorization.store().orElseThrow();
+    }
+
+    private boolean clusterAllowed(Request request, AclOperation operation) {
+        return authorization.allowed(request.context(), operation, ResourceType.CLUSTER, Resource.CLUSTER_NAME);
+    }
+
+    /** Kafka's checks of an ACL to create, then the write. */
+    private static ApiError create(AclBinding binding, AclStore store) {
+        ResourceType type = binding.pattern().resourceType();
+        if (type == ResourceType.ANY || type == ResourceType.UNKNOWN) {
+            return new ApiError(Errors.INVALID_REQUEST, "Invalid resource type " + type);
+        }
+        PatternType pattern = binding.pattern().patternType();
+        if (pattern != PatternType.LITERAL && pattern != PatternType.PREFIXED) {
+            return new ApiError(Errors.INVALID_REQUEST, "Invalid pattern type " + pattern);
+        }
+        if (type == ResourceType.CLUSTER && !binding.pattern().name().equals(Resource.CLUSTER_NAME)) {
+            return new ApiError(Errors.INVALID_REQUEST, "The only valid name for the CLUSTER resource is "
+                    + Resource.CLUSTER_NAME);
+        }
+        AclOperation operation = binding.entry().operation();
+        AclPermissionType permission = binding.entry().permissionType();
+        if (operation == AclOperation.ANY || operation == AclOperation.UNKNOWN) {
+            return new ApiError(Errors.INVALID_REQUEST, "Invalid operation " + operation);
+        }
+        if (permission != AclPermissionType.ALLOW && permission != AclPermissionType.DENY) {
+            return new ApiError(Errors.INVALID_REQUEST, "Invalid permission type " + permission);
+        }
+        try {
+            SecurityUtils.parseKafkaPrincipal(binding.entry().principal());
+        } catch (IllegalArgumentException e) {
+            return new ApiError(Errors.INVALID_REQUEST, "Invalid principal " + binding.entry().principal());
+        }
+        try {
+            store.create(binding);
+            log.info("ACL created: {}", binding);
+            return ApiError.NONE;
+        } catch (Exception e) {
+            log.error("Could not create the ACL {}", binding, e);
+            return ApiError.fromThrowable(e);
+        }
     }
 }

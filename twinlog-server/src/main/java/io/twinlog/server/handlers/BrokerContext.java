@@ -7,16 +7,17 @@ import io.twinlog.replication.ReplicaManager;
 import io.twinlog.server.ProducerIdManager;
 import io.twinlog.server.metadata.TopicAdmin;
 import io.twinlog.server.metadata.TopicConfigs;
+import io.twinlog.server.security.BrokerAuthorization;
 import io.twinlog.storage.LogStore;
 import org.apache.kafka.common.utils.Time;
 
 /**
- * What request handlers share: configuration, the metadata view, the partitions and their log dirs, and the admin
- * write path.
+ * What request handlers share: configuration, the metadata view, the partitions and their log dirs, the admin
+ * write path, and the authorizer.
  */
 public record BrokerContext(BrokerConfig config, MetadataWatcher metadata, ReplicaManager replicaManager, LogStore logStore,
                             TopicAdmin topicAdmin, TopicConfigs topicConfigs, ProducerIdManager producerIds,
-                            Time time) {
+                            BrokerAuthorization authorization, Time time) {
 
     public int brokerId() {
         return config.brokerId();

@@ -8,6 +8,7 @@ import io.twinlog.replication.FetchParams;
 import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.TopicIdPartition;
 import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.errors.InvalidRequestException;
 import org.apache.kafka.common.message.FetchResponseData;
 import org.apache.kafka.common.protocol.Errors;
@@ -15,10 +16,13 @@ import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.requests.FetchMetadata;
 import org.apache.kafka.common.requests.FetchRequest;
 import org.apache.kafka.common.requests.FetchResponse;
+import org.apache.kafka.common.resource.Resource;
+import org.apache.kafka.common.resource.ResourceType;
 import org.apache.kafka.server.storage.log.FetchIsolation;
 
 import java.util.HashMap;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -56,8 +60,17 @@ public final class FetchHandler implements RequestHandler {
         LinkedHashMap<TopicIdPartition, FetchRequest.PartitionData> valid = new LinkedHashMap<>();
         LinkedHashMap<TopicIdPartition, FetchResponseData.PartitionData> errors = new LinkedHashMap<>();
         boolean usesTopicIds = request.apiVersion() >= 13;
+        // Kafka's rule: a follower needs CLUSTER_ACTION on the cluster, a consumer READ on each topic
+        boolean follower = body.replicaId() >= 0;
+        boolean followerAllowed = !follower || ctx.authorization().allowed(request.context(),
+                AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER, Resource.CLUSTER_NAME);
         for (Map.Entry<TopicIdPartition, FetchRequest.PartitionData> e : requested.entrySet()) {
             TopicIdPartition tip = e.getKey();
+            if (!followerAllowed || !follower && tip.topic() != null && !ctx.authorization().allowed(
+                    request.context(), AclOperation.READ, ResourceType.TOPIC, tip.topic())) {
+                errors.put(tip, errorData(tip.partition(), Errors.TOPIC_AUTHORIZATION_FAILED));
+                continue;
+            }
             if (tip.topic() == null) {
                 errors.put(tip, errorData(tip.partition(), Errors.UNKNOWN_TOPIC_ID));
                 continue;
@@ -76,7 +89,7 @@ public final class FetchHandler implements RequestHandler {
         ctx.replicaManager().fetchMessages(params, valid, results -> {
             LinkedHashMap<TopicIdPartition, FetchResponseData.PartitionData> all = new LinkedHashMap<>(results);
             all.putAll(errors);
-            request.respond(FetchResponse.of(Errors.NONE, 0, FetchMetadata.INVALID_SESSION_ID, all, java.util.List.of()));
+            request.respond(FetchResponse.of(Errors.NONE, 0, FetchMetadata.INVALID_SESSION_ID, all, List.of()));
         });
     }
 

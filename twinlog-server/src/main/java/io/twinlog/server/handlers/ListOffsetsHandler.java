@@ -5,6 +5,7 @@ import io.twinlog.protocol.RequestHandler;
 import io.twinlog.replication.Partition;
 import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.errors.ApiException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.apache.kafka.common.message.ListOffsetsRequestData;
@@ -13,6 +14,7 @@ import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.record.internal.FileRecords;
 import org.apache.kafka.common.requests.ListOffsetsRequest;
 import org.apache.kafka.common.requests.ListOffsetsResponse;
+import org.apache.kafka.common.resource.ResourceType;
 
 import java.util.Optional;
 
@@ -40,9 +42,15 @@ public final class ListOffsetsHandler implements RequestHandler {
         for (ListOffsetsRequestData.ListOffsetsTopic t : body.data().topics()) {
             ListOffsetsResponseData.ListOffsetsTopicResponse tr = new ListOffsetsResponseData.ListOffsetsTopicResponse()
                     .setName(t.name());
+            // Kafka's rule: DESCRIBE on the topic
+            boolean allowed = ctx.authorization().allowed(request.context(), AclOperation.DESCRIBE,
+                    ResourceType.TOPIC, t.name());
             for (ListOffsetsRequestData.ListOffsetsPartition p : t.partitions()) {
-                tr.partitions().add(listOffset(new TopicPartition(t.name(), p.partitionIndex()), p, isolation,
-                        request.apiVersion()));
+                tr.partitions().add(allowed ? listOffset(new TopicPartition(t.name(), p.partitionIndex()), p,
+                        isolation, request.apiVersion())
+                        : new ListOffsetsResponseData.ListOffsetsPartitionResponse().setPartitionIndex(
+                                p.partitionIndex()).setTimestamp(-1).setOffset(-1)
+                                .setErrorCode(Errors.TOPIC_AUTHORIZATION_FAILED.code()));
             }
             response.topics().add(tr);
         }

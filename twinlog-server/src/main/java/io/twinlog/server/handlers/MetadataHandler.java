@@ -8,7 +8,9 @@ import io.twinlog.controller.metadata.TopicImage;
 import io.twinlog.protocol.Request;
 import io.twinlog.protocol.RequestHandler;
 import io.twinlog.server.metadata.TopicAdmin;
+import io.twinlog.server.security.BrokerAuthorization;
 import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.errors.ApiException;
 import org.apache.kafka.common.errors.InvalidTopicException;
 import org.apache.kafka.common.errors.TopicExistsException;
@@ -18,6 +20,8 @@ import org.apache.kafka.common.message.MetadataResponseData;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.MetadataRequest;
 import org.apache.kafka.common.requests.MetadataResponse;
+import org.apache.kafka.common.resource.Resource;
+import org.apache.kafka.common.resource.ResourceType;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -58,24 +62,45 @@ public final class MetadataHandler implements RequestHandler {
         String listener = request.context().listenerName.value();
         List<MetadataResponseData.MetadataResponseTopic> topics = new ArrayList<>();
 
+        BrokerAuthorization auth = ctx.authorization();
         if (body.isAllTopics()) {
+            // Kafka's rule: a topic the principal may not DESCRIBE is left out
             for (TopicImage t : image.topics().values()) {
-                topics.add(topicResponse(t, image));
+                if (auth.allowed(request.context(), AclOperation.DESCRIBE, ResourceType.TOPIC, t.name())) {
+                    topics.add(topicResponse(t, image));
+                }
             }
         } else {
             boolean allowAutoCreate = data.allowAutoTopicCreation() && ctx.config().autoCreateTopicsEnable();
+            boolean mayCreateAny = auth.allowed(request.context(), AclOperation.CREATE, ResourceType.CLUSTER,
+                    Resource.CLUSTER_NAME);
             for (MetadataRequestData.MetadataRequestTopic rt : data.topics()) {
                 if (rt.name() == null && rt.topicId() != null && !Uuid.ZERO_UUID.equals(rt.topicId())) {
                     Optional<TopicImage> t = image.topic(rt.topicId());
+                    if (t.isPresent() && !auth.allowed(request.context(), AclOperation.DESCRIBE, ResourceType.TOPIC,
+                            t.get().name())) {
+                        topics.add(new MetadataResponseData.MetadataResponseTopic().setTopicId(rt.topicId())
+                                .setErrorCode(Errors.TOPIC_AUTHORIZATION_FAILED.code()));
+                        continue;
+                    }
                     topics.add(t.map(ti -> topicResponse(ti, ctx.image())).orElseGet(() ->
                             new MetadataResponseData.MetadataResponseTopic().setTopicId(rt.topicId())
                                     .setErrorCode(Errors.UNKNOWN_TOPIC_ID.code())));
                     continue;
                 }
                 String name = rt.name();
+                if (!auth.allowed(request.context(), AclOperation.DESCRIBE, ResourceType.TOPIC, name)) {
+                    topics.add(new MetadataResponseData.MetadataResponseTopic().setName(name)
+                            .setErrorCode(Errors.TOPIC_AUTHORIZATION_FAILED.code()));
+                    continue;
+                }
                 Optional<TopicImage> t = image.topic(name);
                 if (t.isPresent()) {
                     topics.add(topicResponse(t.get(), image));
+                } else if (allowAutoCreate && !mayCreateAny && !auth.allowed(request.context(), AclOperation.CREATE,
+                        ResourceType.TOPIC, name)) {
+                    topics.add(new MetadataResponseData.MetadataResponseTopic().setName(name)
+                            .setErrorCode(Errors.TOPIC_AUTHORIZATION_FAILED.code()));
                 } else {
                     topics.add(unknownTopic(name, allowAutoCreate));
                 }

@@ -9,15 +9,19 @@ import io.twinlog.replication.AppendResult;
 import org.apache.kafka.common.InvalidRecordException;
 import org.apache.kafka.common.TopicIdPartition;
 import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.errors.ApiException;
+import org.apache.kafka.common.internals.Topic;
 import org.apache.kafka.common.message.ProduceRequestData;
 import org.apache.kafka.common.message.ProduceResponseData;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.requests.ProduceRequest;
 import org.apache.kafka.common.requests.ProduceResponse;
+import org.apache.kafka.common.resource.ResourceType;
 
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -44,7 +48,7 @@ public final class ProduceHandler implements RequestHandler {
         LinkedHashMap<TopicIdPartition, MemoryRecords> toAppend = new LinkedHashMap<>();
         LinkedHashMap<TopicIdPartition, AppendResult> early = new LinkedHashMap<>();
         // resolved partition -> the partition as the client named it (by name before v13, by topic ID after)
-        Map<TopicIdPartition, TopicIdPartition> idOrName = new java.util.HashMap<>();
+        Map<TopicIdPartition, TopicIdPartition> idOrName = new HashMap<>();
         if (data.transactionalId() != null) {
             for (ProduceRequestData.TopicProduceData t : data.topicData()) {
                 for (ProduceRequestData.PartitionProduceData p : t.partitionData()) {
@@ -57,8 +61,16 @@ public final class ProduceHandler implements RequestHandler {
             for (ProduceRequestData.TopicProduceData t : data.topicData()) {
                 Optional<TopicImage> topic = t.name() != null && !t.name().isEmpty()
                         ? image.topic(t.name()) : image.topic(t.topicId());
+                String name = topic.map(TopicImage::name).orElse(t.name());
+                // Kafka's rule: WRITE on the topic, checked before whether it exists
+                boolean allowed = name == null || name.isEmpty() || ctx.authorization().allowed(request.context(),
+                        AclOperation.WRITE, ResourceType.TOPIC, name);
                 for (ProduceRequestData.PartitionProduceData p : t.partitionData()) {
                     TopicIdPartition tip = new TopicIdPartition(t.topicId(), p.index(), t.name());
+                    if (!allowed) {
+                        early.put(tip, AppendResult.error(Errors.TOPIC_AUTHORIZATION_FAILED, null));
+                        continue;
+                    }
                     if (topic.isEmpty() || !topic.get().partitions().containsKey(p.index())) {
                         boolean byId = t.name() == null || t.name().isEmpty();
                         early.put(tip, AppendResult.error(byId && topic.isEmpty() ? Errors.UNKNOWN_TOPIC_ID
@@ -66,7 +78,7 @@ public final class ProduceHandler implements RequestHandler {
                         continue;
                     }
                     TopicIdPartition resolved = new TopicIdPartition(topic.get().topicId(), p.index(), topic.get().name());
-                    if (org.apache.kafka.common.internals.Topic.isInternal(resolved.topic())) {
+                    if (Topic.isInternal(resolved.topic())) {
                         // only the hosted coordinator writes __consumer_offsets: a client record would corrupt the
                         // coordinator's view of its log
                         early.put(tip, AppendResult.error(Errors.INVALID_TOPIC_EXCEPTION,
@@ -74,7 +86,7 @@ public final class ProduceHandler implements RequestHandler {
                         idOrName.put(resolved, tip);
                         continue;
                     }
-                    java.util.Optional<String> readOnly = mirrorReadOnlyReason(image, resolved.topicPartition());
+                    Optional<String> readOnly = mirrorReadOnlyReason(image, resolved.topicPartition());
                     if (readOnly.isPresent()) {
                         // POLICY_VIOLATION: not retriable, and the producer shows the broker's message
                         early.put(tip, AppendResult.error(Errors.POLICY_VIOLATION, readOnly.get()));

@@ -1,0 +1,121 @@
+package io.twinlog.server.security;
+
+import io.twinlog.common.BrokerConfig;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.kafka.common.acl.AclOperation;
+import org.apache.kafka.common.config.ConfigException;
+import org.apache.kafka.common.metrics.Metrics;
+import org.apache.kafka.common.metrics.internals.PluginMetricsImpl;
+import org.apache.kafka.common.requests.RequestContext;
+import org.apache.kafka.common.resource.PatternType;
+import org.apache.kafka.common.resource.ResourcePattern;
+import org.apache.kafka.common.resource.ResourceType;
+import org.apache.kafka.metadata.authorizer.StandardAuthorizer;
+import org.apache.kafka.server.authorizer.Action;
+import org.apache.kafka.server.authorizer.AuthorizationResult;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * The broker's authorizer (issue 13, point 3; decision 48): Kafka's {@link StandardAuthorizer} hosted as is, fed with
+ * the ACLs of {@link AclStore}, configured with Kafka's {@code super.users} and
+ * {@code allow.everyone.if.no.acl.found}. Without {@code authorizer.class.name} every request is allowed, as on a
+ * Kafka broker without an authorizer. Checks are in memory: safe on request threads.
+ */
+public final class BrokerAuthorization implements AutoCloseable {
+    public static final String STANDARD_AUTHORIZER = StandardAuthorizer.class.getName();
+    private static final String AUTHORIZER_CONFIG = "authorizer.class.name";
+
+    private final Optional<StandardAuthorizer> authorizer;
+    private final Optional<AclStore> store;
+
+    private BrokerAuthorization(Optional<StandardAuthorizer> authorizer, Optional<AclStore> store) {
+        this.authorizer = authorizer;
+        this.store = store;
+    }
+
+    /** @throws ConfigException for an authorizer other than Kafka's StandardAuthorizer */
+    public static BrokerAuthorization start(BrokerConfig config, CuratorFramework zk) {
+        String className = config.authorizerClassName();
+        if (className.isBlank()) {
+            return new BrokerAuthorization(Optional.empty(), Optional.empty());
+        }
+        if (!className.equals(STANDARD_AUTHORIZER)) {
+            throw new ConfigException(BrokerConfig.AUTHORIZER_CLASS_NAME, className, "Twinlog hosts Kafka's "
+                    + STANDARD_AUTHORIZER + " (ACLs kept in ZooKeeper); other authorizers are not supported");
+        }
+        StandardAuthorizer authorizer = new StandardAuthorizer();
+        Map<String, Object> configs = new HashMap<>(config.originals());
+        configs.put("node.id", Integer.toString(config.brokerId()));
+        authorizer.configure(configs);
+        // the authorizer counts its decisions (a Monitorable plugin, as Kafka's broker hosts it); the broker's own
+        // metrics registry comes with issue 14
+        Metrics metrics = new Metrics();
+        authorizer.withPluginMetrics(new PluginMetricsImpl(metrics, Map.of("config", AUTHORIZER_CONFIG,
+                "class", StandardAuthorizer.class.getSimpleName())));
+        AclStore store = new AclStore(zk, authorizer);
+        store.start();
+        return new BrokerAuthorization(Optional.of(authorizer), Optional.of(store));
+    }
+
+    public boolean enabled() {
+        return authorizer.isPresent();
+    }
+
+    /** The ACL store, when an authorizer is configured. */
+    public Optional<AclStore> store() {
+        return store;
+    }
+
+    /** The authorizer itself (DescribeAcls reads it), when configured. */
+    public Optional<StandardAuthorizer> authorizer() {
+        return authorizer;
+    }
+
+    /** Whether the request's principal may {@code operation} the literal resource; always without an authorizer. */
+    public boolean allowed(RequestContext context, AclOperation operation, ResourceType type, String name) {
+        if (authorizer.isEmpty()) {
+            return true;
+        }
+        Action action = new Action(operation, new ResourcePattern(type, name, PatternType.LITERAL), 1, true, true);
+        return authorizer.get().authorize(context, List.of(action)).get(0) == AuthorizationResult.ALLOWED;
+    }
+
+    /**
+     * Whether the principal may {@code operation} some resource of {@code type} (Kafka's authorizeByResourceType: an
+     * idempotent producer needs WRITE on any topic); always without an authorizer.
+     */
+    public boolean allowedOnAny(RequestContext context, AclOperation operation, ResourceType type) {
+        return authorizer.isEmpty()
+                || authorizer.get().authorizeByResourceType(context, operation, type) == AuthorizationResult.ALLOWED;
+    }
+
+    /** The names among {@code names} the principal may {@code operation}, in order. */
+    public List<String> allowedNames(RequestContext context, AclOperation operation, ResourceType type,
+                                     List<String> names) {
+        if (authorizer.isEmpty()) {
+            return names;
+        }
+        List<String> out = new ArrayList<>();
+        for (String name : names) {
+            if (allowed(context, operation, type, name)) {
+                out.add(name);
+            }
+        }
+        return out;
+    }
+
+    @Override
+    public void close() throws Exception {
+        if (store.isPresent()) {
+            store.get().close();
+        }
+        if (authorizer.isPresent()) {
+            authorizer.get().close();
+        }
+    }
+}

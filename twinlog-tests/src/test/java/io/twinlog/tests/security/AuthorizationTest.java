@@ -1,0 +1,255 @@
+package io.twinlog.tests.security;
+
+import io.twinlog.tests.KafkaTools;
+import io.twinlog.tests.ToolResult;
+import io.twinlog.testkit.TestCluster;
+import io.twinlog.testkit.Waits;
+import org.apache.kafka.clients.CommonClientConfigs;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.acl.AclBindingFilter;
+import org.apache.kafka.common.config.SaslConfigs;
+import org.apache.kafka.common.errors.ClusterAuthorizationException;
+import org.apache.kafka.common.errors.TopicAuthorizationException;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.File;
+import java.nio.file.Files;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * ACLs with Kafka's StandardAuthorizer and Kafka's {@code kafka-acls} tool (issue 13, point 3, first part): ACLs
+ * created, listed and removed with the tool, kept in ZooKeeper and applied by the broker; and, per API authorized so
+ * far, the operation and resource Kafka 4.4 checks with an allowed and a denied case: Produce (WRITE topic), Fetch
+ * (READ topic), Metadata (DESCRIBE topic: undescribable topics left out), ListOffsets (DESCRIBE topic),
+ * InitProducerId (IDEMPOTENT_WRITE cluster or WRITE on some topic), DescribeAcls (DESCRIBE cluster); prefixed
+ * patterns, and deny before allow. Users log in with SASL/PLAIN; {@code User:admin} is the super user (and the
+ * broker's own login).
+ */
+@Timeout(value = 3, unit = TimeUnit.MINUTES)
+class AuthorizationTest {
+    private static final String JAAS = "org.apache.kafka.common.security.plain.PlainLoginModule required";
+
+    @TempDir
+    static File workDir;
+    private static TestCluster cluster;
+    private static File adminConfig;
+
+    @BeforeAll
+    static void start() throws Exception {
+        cluster = TestCluster.builder().brokers(1)
+                .brokerProperty("listeners", "SASL_PLAINTEXT://127.0.0.1:0")
+                .brokerProperty("inter.broker.listener.name", "SASL_PLAINTEXT")
+                .brokerProperty("sasl.enabled.mechanisms", "PLAIN")
+                .brokerProperty("sasl.mechanism.inter.broker.protocol", "PLAIN")
+                .brokerProperty("listener.name.sasl_plaintext.plain.sasl.jaas.config", JAAS
+                        + " username=\"admin\" password=\"admin-secret\" user_admin=\"admin-secret\""
+                        + " user_alice=\"alice-secret\" user_bob=\"bob-secret\";")
+                .brokerProperty("authorizer.class.name", "org.apache.kafka.metadata.authorizer.StandardAuthorizer")
+                .brokerProperty("super.users", "User:admin")
+                .clientProperty(CommonClientConfigs.SECURITY_PROTOCOL_CONFIG, "SASL_PLAINTEXT")
+                .clientProperty(SaslConfigs.SASL_MECHANISM, "PLAIN")
+                .clientProperty(SaslConfigs.SASL_JAAS_CONFIG, JAAS + " username=\"admin\" password=\"admin-secret\";")
+                .build().start();
+        adminConfig = new File(workDir, "admin.properties");
+        Files.writeString(adminConfig.toPath(), "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\n"
+                + "sasl.jaas.config=" + JAAS + " username=\"admin\" password=\"admin-secret\";\n");
+        try (Admin admin = cluster.admin()) {
+            admin.createTopics(List.of(new NewTopic("orders", 1, (short) 1), new NewTopic("payments", 1, (short) 1),
+                    new NewTopic("secret", 1, (short) 1))).all().get();
+        }
+        try (KafkaProducer<byte[], byte[]> superUser = cluster.producer(Map.of())) {
+            superUser.send(new ProducerRecord<>("payments", 0, null, new byte[] {1})).get(); // something to read
+        }
+    }
+
+    @AfterAll
+    static void stop() {
+        if (cluster != null) {
+            cluster.close();
+        }
+    }
+
+    @Test
+    void kafkaAclsManagesAclsAndEachApiChecksWhatKafkaChecks() throws Exception {
+        acls("--add", "--allow-principal", "User:alice", "--operation", "Write", "--operation", "Read",
+                "--topic", "orders").assertSuccess();
+        acls("--add", "--allow-principal", "User:alice", "--operation", "Read", "--topic", "pay",
+                "--resource-pattern-type", "prefixed").assertSuccess();
+        acls("--add", "--allow-principal", "User:bob", "--operation", "Describe", "--topic", "secret")
+                .assertSuccess();
+        // applied on the broker a ZooKeeper round trip later
+        ToolResult listed = Waits.waitFor("kafka-acls --list shows alice's ACLs", () -> acls("--list", "--topic",
+                "orders"), r -> r.exitCode() == 0 && r.stdout().contains("User:alice")
+                && r.stdout().contains("WRITE"));
+        assertTrue(listed.stdout().contains("READ"), listed.toString());
+
+        // Produce: WRITE on the topic
+        Waits.waitUntil("alice may write orders", () -> canProduce("alice", "orders"));
+        assertThrows(TopicAuthorizationException.class, () -> produce("bob", "orders"));
+        // Fetch and ListOffsets: READ / DESCRIBE on the topic (READ implies DESCRIBE)
+        assertEquals(1, endOffset("alice", "orders"));
+        assertThrows(TopicAuthorizationException.class, () -> endOffset("bob", "orders"));
+        assertThrows(TopicAuthorizationException.class, () -> fetchOne("bob", "orders"));
+        assertTrue(fetchOne("alice", "orders"));
+        // Metadata: topics the principal may not DESCRIBE are left out
+        assertEquals(List.of("orders", "payments"), topicsSeenBy("alice"), "orders, and payments by prefix");
+        assertEquals(List.of("secret"), topicsSeenBy("bob"), "DESCRIBE only");
+        // InitProducerId: an idempotent producer needs WRITE on some topic (or IDEMPOTENT_WRITE on the cluster);
+        // bob may describe secret, so the producer gets past Metadata to InitProducerId
+        ExecutionException idempotent = assertThrows(ExecutionException.class, () -> {
+            try (KafkaProducer<byte[], byte[]> p = producer("bob", true)) {
+                p.send(new ProducerRecord<>("secret", new byte[] {1})).get(20, TimeUnit.SECONDS);
+            }
+        });
+        assertTrue(idempotent.getCause() instanceof ClusterAuthorizationException, idempotent.toString());
+        // DescribeAcls: DESCRIBE on the cluster
+        try (Admin bob = Admin.create(client("bob"))) {
+            ExecutionException e = assertThrows(ExecutionException.class,
+                    () -> bob.describeAcls(AclBindingFilter.ANY).values().get());
+            assertTrue(e.getCause() instanceof ClusterAuthorizationException, e.toString());
+        }
+
+        // deny before allow: a DENY on payments wins over alice's prefixed ALLOW
+        assertTrue(fetchOne("alice", "payments"), "allowed by the prefixed ACL first");
+        acls("--add", "--deny-principal", "User:alice", "--operation", "Read", "--topic", "payments")
+                .assertSuccess();
+        Waits.waitUntil("the DENY applied", () -> readDenied("alice", "payments"));
+
+        // removed with the tool: bob stays out, alice loses orders
+        acls("--remove", "--force", "--allow-principal", "User:alice", "--operation", "Write", "--operation",
+                "Read", "--topic", "orders").assertSuccess();
+        Waits.waitUntil("alice's orders ACLs removed", () -> !topicsSeenBy("alice").contains("orders"));
+        assertFalse(canProduce("alice", "orders"));
+    }
+
+    @Test
+    void withoutCredentialsOrWithABadPasswordNothingIsServed() {
+        Map<String, Object> wrong = client("alice");
+        wrong.put(SaslConfigs.SASL_JAAS_CONFIG, JAAS + " username=\"alice\" password=\"not-hers\";");
+        wrong.put(CommonClientConfigs.REQUEST_TIMEOUT_MS_CONFIG, 5_000);
+        wrong.put(CommonClientConfigs.DEFAULT_API_TIMEOUT_MS_CONFIG, 8_000);
+        try (Admin admin = Admin.create(wrong)) {
+            assertThrows(ExecutionException.class, () -> admin.listTopics().names().get());
+        }
+    }
+
+    private static ToolResult acls(String... args) throws Exception {
+        String[] all = new String[args.length + 4];
+        all[0] = "--bootstrap-server";
+        all[1] = cluster.bootstrapServers();
+        all[2] = "--command-config";
+        all[3] = adminConfig.getPath();
+        System.arraycopy(args, 0, all, 4, args.length);
+        return KafkaTools.run(workDir, Duration.ofSeconds(90), "org.apache.kafka.tools.AclCommand", null, all);
+    }
+
+    private static Map<String, Object> client(String user) {
+        Map<String, Object> cfg = new HashMap<>();
+        cfg.put(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrapServers());
+        cfg.put(CommonClientConfigs.SECURITY_PROTOCOL_CONFIG, "SASL_PLAINTEXT");
+        cfg.put(SaslConfigs.SASL_MECHANISM, "PLAIN");
+        cfg.put(SaslConfigs.SASL_JAAS_CONFIG, JAAS + " username=\"" + user + "\" password=\"" + user + "-secret\";");
+        return cfg;
+    }
+
+    private static KafkaProducer<byte[], byte[]> producer(String user, boolean idempotent) {
+        Map<String, Object> cfg = client(user);
+        cfg.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, idempotent);
+        cfg.put(ProducerConfig.ACKS_CONFIG, "all");
+        cfg.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, 10_000);
+        cfg.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 15_000);
+        cfg.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, 10_000);
+        cfg.put("key.serializer", ByteArraySerializer.class);
+        cfg.put("value.serializer", ByteArraySerializer.class);
+        return new KafkaProducer<>(cfg);
+    }
+
+    /** Sends one record; rethrows the send's cause (a TopicAuthorizationException when denied). */
+    private static void produce(String user, String topic) throws Exception {
+        try (KafkaProducer<byte[], byte[]> p = producer(user, false)) {
+            p.send(new ProducerRecord<>(topic, 0, null, new byte[] {1})).get(20, TimeUnit.SECONDS);
+        } catch (ExecutionException e) {
+            throw e.getCause() instanceof Exception cause ? cause : e;
+        }
+    }
+
+    private static boolean canProduce(String user, String topic) {
+        try {
+            produce(user, topic);
+            return true;
+        } catch (TopicAuthorizationException e) {
+            return false;
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static KafkaConsumer<byte[], byte[]> consumer(String user) {
+        Map<String, Object> cfg = client(user);
+        cfg.put("key.deserializer", ByteArrayDeserializer.class);
+        cfg.put("value.deserializer", ByteArrayDeserializer.class);
+        cfg.put("enable.auto.commit", false);
+        cfg.put("default.api.timeout.ms", 10_000);
+        return new KafkaConsumer<>(cfg);
+    }
+
+    private static long endOffset(String user, String topic) {
+        try (KafkaConsumer<byte[], byte[]> c = consumer(user)) {
+            TopicPartition tp = new TopicPartition(topic, 0);
+            return c.endOffsets(List.of(tp)).get(tp);
+        }
+    }
+
+    /** Reads from the start until one record arrives (true), or throws what the consumer throws. */
+    private static boolean fetchOne(String user, String topic) {
+        try (KafkaConsumer<byte[], byte[]> c = consumer(user)) {
+            TopicPartition tp = new TopicPartition(topic, 0);
+            c.assign(List.of(tp));
+            c.seek(tp, 0);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+            while (System.nanoTime() < deadline) {
+                if (!c.poll(Duration.ofMillis(200)).isEmpty()) {
+                    return true;
+                }
+            }
+            return false;
+        }
+    }
+
+    private static boolean readDenied(String user, String topic) {
+        try {
+            fetchOne(user, topic);
+            return false;
+        } catch (TopicAuthorizationException e) {
+            return true;
+        }
+    }
+
+    private static List<String> topicsSeenBy(String user) throws Exception {
+        try (Admin admin = Admin.create(client(user))) {
+            return admin.listTopics().names().get().stream().sorted().toList();
+        }
+    }
+}
