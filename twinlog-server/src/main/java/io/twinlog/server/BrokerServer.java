@@ -104,7 +104,9 @@ public final class BrokerServer implements AutoCloseable {
     /** Admin requests (topic and config changes, forwarded elections) that may wait at once; others queue. */
     private static final int ADMIN_THREADS = 2;
     /** The APIs an authorizer checks so far (issue 13 in progress); the start-up WARN names them. */
-    private static final String AUTHORIZED_APIS = "Produce, Fetch, Metadata, ListOffsets, InitProducerId";
+    private static final String AUTHORIZED_APIS = "Produce, Fetch, Metadata, ListOffsets, InitProducerId, "
+            + "FindCoordinator (groups), JoinGroup, SyncGroup, Heartbeat, LeaveGroup, ConsumerGroupHeartbeat, "
+            + "OffsetCommit, OffsetFetch";
 
     private final BrokerConfig config;
     private final Time time;
@@ -250,7 +252,7 @@ public final class BrokerServer implements AutoCloseable {
         mirrorApiHandlers.register(registryBuilder);
         mirrorTopicHandlers = new MirrorTopicHandlers(mirrorStore, watcher, mirrorRuntime.topicStarter());
         mirrorTopicHandlers.register(registryBuilder);
-        groupApis = new GroupApis(groupCoordinator, topicAdmin, watcher::image);
+        groupApis = new GroupApis(groupCoordinator, topicAdmin, watcher::image, authorization);
         groupApis.register(registryBuilder);
         ApiRegistry registry = registryBuilder
                 .add(ApiKeys.API_VERSIONS, new ApiVersionsHandler(registryRef::get))

@@ -15,6 +15,7 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.acl.AclBindingFilter;
 import org.apache.kafka.common.config.SaslConfigs;
 import org.apache.kafka.common.errors.ClusterAuthorizationException;
+import org.apache.kafka.common.errors.GroupAuthorizationException;
 import org.apache.kafka.common.errors.TopicAuthorizationException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
@@ -65,7 +66,7 @@ class AuthorizationTest {
                 .brokerProperty("sasl.mechanism.inter.broker.protocol", "PLAIN")
                 .brokerProperty("listener.name.sasl_plaintext.plain.sasl.jaas.config", JAAS
                         + " username=\"admin\" password=\"admin-secret\" user_admin=\"admin-secret\""
-                        + " user_alice=\"alice-secret\" user_bob=\"bob-secret\";")
+                        + " user_alice=\"alice-secret\" user_bob=\"bob-secret\" user_carol=\"carol-secret\";")
                 .brokerProperty("authorizer.class.name", "org.apache.kafka.metadata.authorizer.StandardAuthorizer")
                 .brokerProperty("super.users", "User:admin")
                 .clientProperty(CommonClientConfigs.SECURITY_PROTOCOL_CONFIG, "SASL_PLAINTEXT")
@@ -142,6 +143,56 @@ class AuthorizationTest {
                 "Read", "--topic", "orders").assertSuccess();
         Waits.waitUntil("alice's orders ACLs removed", () -> !topicsSeenBy("alice").contains("orders"));
         assertFalse(canProduce("alice", "orders"));
+    }
+
+    /** A consumer group needs READ on the group (FindCoordinator: DESCRIBE), and READ on the topics it commits. */
+    @Test
+    void aConsumerGroupNeedsReadOnTheGroup() throws Exception {
+        try (Admin admin = cluster.admin();
+             KafkaProducer<byte[], byte[]> superUser = cluster.producer(Map.of())) {
+            admin.createTopics(List.of(new NewTopic("ledger", 1, (short) 1))).all().get();
+            for (int i = 0; i < 3; i++) {
+                superUser.send(new ProducerRecord<>("ledger", 0, null, new byte[] {(byte) i})).get();
+            }
+        }
+        acls("--add", "--allow-principal", "User:carol", "--operation", "Read", "--topic", "ledger").assertSuccess();
+        Map<String, Object> cfg = client("carol");
+        cfg.put("key.deserializer", ByteArrayDeserializer.class);
+        cfg.put("value.deserializer", ByteArrayDeserializer.class);
+        cfg.put("group.id", "ledger-readers");
+        cfg.put("auto.offset.reset", "earliest");
+        cfg.put("enable.auto.commit", false);
+        try (KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(cfg)) {
+            c.subscribe(List.of("ledger"));
+            GroupAuthorizationException denied = Waits.waitFor("carol refused the group", () -> {
+                try {
+                    c.poll(Duration.ofMillis(500));
+                    return null;
+                } catch (GroupAuthorizationException e) {
+                    return e;
+                }
+            }, e -> e != null, Duration.ofSeconds(30));
+            assertTrue(denied.getMessage().contains("ledger-readers"), denied.getMessage());
+        }
+        acls("--add", "--allow-principal", "User:carol", "--operation", "Read", "--group", "ledger-readers")
+                .assertSuccess();
+        try (KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(cfg)) {
+            c.subscribe(List.of("ledger"));
+            int[] read = {0};
+            Waits.waitUntil("carol reads ledger in her group", () -> {
+                try {
+                    read[0] += c.poll(Duration.ofMillis(500)).count();
+                } catch (GroupAuthorizationException e) {
+                    return false; // the ACL is a ZooKeeper round trip away
+                }
+                return read[0] >= 3;
+            }, Duration.ofSeconds(60));
+            c.commitSync();
+        }
+        try (Admin admin = cluster.admin()) {
+            assertEquals(3, admin.listConsumerGroupOffsets("ledger-readers").partitionsToOffsetAndMetadata().get()
+                    .get(new TopicPartition("ledger", 0)).offset());
+        }
     }
 
     @Test

@@ -7,11 +7,13 @@ import io.twinlog.controller.metadata.PartitionImage;
 import io.twinlog.group.GroupCoordinatorHost;
 import io.twinlog.protocol.Request;
 import io.twinlog.protocol.RequestHandler;
+import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.message.FindCoordinatorRequestData;
 import org.apache.kafka.common.message.FindCoordinatorResponseData;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.FindCoordinatorRequest;
 import org.apache.kafka.common.requests.FindCoordinatorResponse;
+import org.apache.kafka.common.resource.ResourceType;
 
 import java.util.Optional;
 import java.util.function.Supplier;
@@ -50,20 +52,20 @@ final class FindCoordinatorHandler implements RequestHandler {
         FindCoordinatorResponseData response = new FindCoordinatorResponseData();
         if (request.apiVersion() >= FindCoordinatorRequest.MIN_BATCHED_VERSION) {
             for (String key : data.coordinatorKeys()) {
-                Found f = find(key, data.keyType(), listener);
+                Found f = find(request, key, data.keyType(), listener);
                 response.coordinators().add(new FindCoordinatorResponseData.Coordinator().setKey(key)
                         .setErrorCode(f.error().code()).setErrorMessage(f.message()).setNodeId(f.nodeId())
                         .setHost(f.host()).setPort(f.port()));
             }
         } else {
-            Found f = find(data.key(), data.keyType(), listener);
+            Found f = find(request, data.key(), data.keyType(), listener);
             response.setErrorCode(f.error().code()).setErrorMessage(f.message()).setNodeId(f.nodeId())
                     .setHost(f.host()).setPort(f.port());
         }
         request.respond(new FindCoordinatorResponse(response));
     }
 
-    private Found find(String key, byte keyType, String listener) {
+    private Found find(Request request, String key, byte keyType, String listener) {
         if (keyType == FindCoordinatorRequest.CoordinatorType.TRANSACTION.id()) {
             TransactionsRefused.log("FindCoordinator", key);
             return Found.error(Errors.UNSUPPORTED_VERSION, TransactionsRefused.message(key));
@@ -73,6 +75,10 @@ final class FindCoordinatorHandler implements RequestHandler {
         }
         if (key == null || key.isEmpty()) {
             return Found.error(Errors.INVALID_REQUEST, "The group id is empty");
+        }
+        // Kafka's rule: DESCRIBE on the group
+        if (!groups.authorization().allowed(request.context(), AclOperation.DESCRIBE, ResourceType.GROUP, key)) {
+            return Found.error(Errors.GROUP_AUTHORIZATION_FAILED, null);
         }
         if (!groups.host().isStarted()) {
             return Found.error(Errors.COORDINATOR_NOT_AVAILABLE, "The group coordinator is starting");

@@ -4,6 +4,7 @@ import io.twinlog.controller.metadata.MetadataImage;
 import io.twinlog.group.GroupCoordinatorHost;
 import io.twinlog.protocol.ApiRegistry;
 import io.twinlog.server.metadata.TopicAdmin;
+import io.twinlog.server.security.BrokerAuthorization;
 import org.apache.kafka.common.protocol.ApiKeys;
 
 import java.util.function.Supplier;
@@ -14,8 +15,9 @@ public final class GroupApis implements AutoCloseable {
     private final OffsetsTopic offsetsTopic;
     private final Supplier<MetadataImage> image;
 
-    public GroupApis(GroupCoordinatorHost host, TopicAdmin topicAdmin, Supplier<MetadataImage> image) {
-        this.groups = new GroupRequests(host);
+    public GroupApis(GroupCoordinatorHost host, TopicAdmin topicAdmin, Supplier<MetadataImage> image,
+                     BrokerAuthorization authorization) {
+        this.groups = new GroupRequests(host, authorization);
         this.offsetsTopic = new OffsetsTopic(host, topicAdmin, image);
         this.image = image;
     }

@@ -1,7 +1,11 @@
 package io.twinlog.server.handlers.group;
 
+import io.twinlog.server.security.BrokerAuthorization;
 import io.twinlog.group.GroupCoordinatorHost;
 import io.twinlog.protocol.Request;
+import org.apache.kafka.common.errors.GroupAuthorizationException;
+import org.apache.kafka.common.resource.ResourceType;
+import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.errors.CoordinatorNotAvailableException;
 import io.twinlog.protocol.RequestHandler;
 import org.apache.kafka.common.requests.AbstractRequest;
@@ -23,9 +27,28 @@ import java.util.function.Function;
 final class GroupRequests {
     private static final Logger log = LoggerFactory.getLogger(GroupRequests.class);
     private final GroupCoordinatorHost host;
+    private final BrokerAuthorization authorization;
 
-    GroupRequests(GroupCoordinatorHost host) {
+    GroupRequests(GroupCoordinatorHost host, BrokerAuthorization authorization) {
         this.host = host;
+        this.authorization = authorization;
+    }
+
+    BrokerAuthorization authorization() {
+        return authorization;
+    }
+
+    /**
+     * Whether the principal may {@code operation} the group (Kafka's rule for each group API); if not, answers the
+     * request with GROUP_AUTHORIZATION_FAILED in its own response type.
+     */
+    boolean authorized(Request request, AclOperation operation, String groupId) {
+        if (authorization.allowed(request.context(), operation, ResourceType.GROUP, groupId)) {
+            return true;
+        }
+        request.respond(request.errorResponse(new GroupAuthorizationException("Not authorized to access group: "
+                + groupId)));
+        return false;
     }
 
     GroupCoordinatorHost host() {

@@ -1,6 +1,8 @@
 package io.twinlog.server.handlers.group;
 
+import io.twinlog.protocol.Request;
 import io.twinlog.protocol.RequestHandler;
+import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.message.ConsumerGroupHeartbeatResponseData;
 import org.apache.kafka.common.message.HeartbeatResponseData;
 import org.apache.kafka.common.message.JoinGroupResponseData;
@@ -20,6 +22,7 @@ import org.apache.kafka.common.requests.SyncGroupResponse;
 import org.apache.kafka.common.utils.internals.BufferSupplier;
 
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Function;
 
 /**
  * Group membership: the classic protocol (JoinGroup, SyncGroup, Heartbeat, LeaveGroup) and the consumer protocol's
@@ -34,14 +37,44 @@ final class MembershipHandlers {
         this.groups = groups;
     }
 
+    /** Kafka's rule for every membership API: READ on the group. */
+    private RequestHandler readingGroup(Function<Request, String> groupId, RequestHandler handler) {
+        return request -> {
+            if (groups.authorized(request, AclOperation.READ, groupId.apply(request))) {
+                handler.handle(request);
+            }
+        };
+    }
+
     RequestHandler joinGroup() {
+        return readingGroup(r -> ((JoinGroupRequest) r.body()).data().groupId(), joinGroupUnchecked());
+    }
+
+    RequestHandler syncGroup() {
+        return readingGroup(r -> ((SyncGroupRequest) r.body()).data().groupId(), syncGroupUnchecked());
+    }
+
+    RequestHandler heartbeat() {
+        return readingGroup(r -> ((HeartbeatRequest) r.body()).data().groupId(), heartbeatUnchecked());
+    }
+
+    RequestHandler leaveGroup() {
+        return readingGroup(r -> ((LeaveGroupRequest) r.body()).data().groupId(), leaveGroupUnchecked());
+    }
+
+    RequestHandler consumerGroupHeartbeat() {
+        return readingGroup(r -> ((ConsumerGroupHeartbeatRequest) r.body()).data().groupId(),
+                consumerGroupHeartbeatUnchecked());
+    }
+
+    private RequestHandler joinGroupUnchecked() {
         return groups.<JoinGroupRequest, JoinGroupResponseData>handler(
                 (request, body) -> groups.host().coordinator().joinGroup(request.context(), body.data(),
                         BufferSupplier.NO_CACHING),
                 (request, data) -> new JoinGroupResponse(data, request.apiVersion()));
     }
 
-    RequestHandler syncGroup() {
+    private RequestHandler syncGroupUnchecked() {
         return groups.<SyncGroupRequest, SyncGroupResponseData>handler((request, body) -> {
             if (!body.areMandatoryProtocolTypeAndNamePresent()) {
                 // v5+ must name the protocol type and name the member joined with
@@ -52,13 +85,13 @@ final class MembershipHandlers {
         }, (request, data) -> new SyncGroupResponse(data));
     }
 
-    RequestHandler heartbeat() {
+    private RequestHandler heartbeatUnchecked() {
         return groups.<HeartbeatRequest, HeartbeatResponseData>handler(
                 (request, body) -> groups.host().coordinator().heartbeat(request.context(), body.data()),
                 (request, data) -> new HeartbeatResponse(data));
     }
 
-    RequestHandler leaveGroup() {
+    private RequestHandler leaveGroupUnchecked() {
         return groups.<LeaveGroupRequest, LeaveGroupResponseData>handler(
                 // v0-2 name the leaving member at the top level; normalizedData() makes it the one-member list
                 // the coordinator reads (and the one-member answer those versions can carry)
@@ -66,7 +99,7 @@ final class MembershipHandlers {
                 (request, data) -> new LeaveGroupResponse(data, request.apiVersion()));
     }
 
-    RequestHandler consumerGroupHeartbeat() {
+    private RequestHandler consumerGroupHeartbeatUnchecked() {
         return groups.<ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponseData>handler(
                 (request, body) -> groups.host().coordinator().consumerGroupHeartbeat(request.context(), body.data()),
                 (request, data) -> new ConsumerGroupHeartbeatResponse(data));

@@ -5,6 +5,7 @@ import io.twinlog.controller.metadata.TopicImage;
 import io.twinlog.protocol.Request;
 import io.twinlog.protocol.RequestHandler;
 import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.message.OffsetCommitRequestData;
 import org.apache.kafka.common.message.OffsetCommitResponseData;
 import org.apache.kafka.common.message.OffsetDeleteRequestData;
@@ -17,6 +18,7 @@ import org.apache.kafka.common.requests.OffsetDeleteRequest;
 import org.apache.kafka.common.requests.OffsetDeleteResponse;
 import org.apache.kafka.common.requests.OffsetFetchRequest;
 import org.apache.kafka.common.requests.OffsetFetchResponse;
+import org.apache.kafka.common.resource.ResourceType;
 import org.apache.kafka.common.utils.internals.BufferSupplier;
 
 import java.util.ArrayList;
@@ -46,12 +48,24 @@ final class OffsetHandlers {
                 return;
             }
             OffsetCommitRequestData data = ((OffsetCommitRequest) request.body()).data();
+            // Kafka's rule: READ on the group, then READ on each topic
+            if (!groups.authorized(request, AclOperation.READ, data.groupId())) {
+                return;
+            }
             boolean byId = OffsetCommitResponse.useTopicIds(request.apiVersion());
             MetadataImage current = image.get();
             OffsetCommitResponse.Builder refused = OffsetCommitResponse.newBuilder(byId);
             List<OffsetCommitRequestData.OffsetCommitRequestTopic> known = new ArrayList<>();
             for (OffsetCommitRequestData.OffsetCommitRequestTopic t : data.topics()) {
                 Optional<TopicImage> topic = byId ? current.topic(t.topicId()) : current.topic(t.name());
+                String name = topic.map(TopicImage::name).orElse(t.name());
+                if (name != null && !name.isEmpty() && !groups.authorization().allowed(request.context(),
+                        AclOperation.READ, ResourceType.TOPIC, name)) {
+                    refused.addPartitions(t.topicId(), t.name(), t.partitions(),
+                            OffsetCommitRequestData.OffsetCommitRequestPartition::partitionIndex,
+                            Errors.TOPIC_AUTHORIZATION_FAILED);
+                    continue;
+                }
                 if (topic.isEmpty()) {
                     refused.addPartitions(t.topicId(), t.name(), t.partitions(),
                             OffsetCommitRequestData.OffsetCommitRequestPartition::partitionIndex,
@@ -103,29 +117,65 @@ final class OffsetHandlers {
     private CompletableFuture<OffsetFetchResponseData.OffsetFetchResponseGroup> fetchGroup(
             Request request, OffsetFetchRequestData.OffsetFetchRequestGroup group, boolean byId, MetadataImage current,
             boolean requireStable) {
+        // Kafka's rule: DESCRIBE on the group; topics the principal may not DESCRIBE are refused (named) or left
+        // out (all of the group's)
+        if (!groups.authorization().allowed(request.context(), AclOperation.DESCRIBE, ResourceType.GROUP,
+                group.groupId())) {
+            return CompletableFuture.completedFuture(OffsetFetchResponse.groupError(group,
+                    Errors.GROUP_AUTHORIZATION_FAILED, request.apiVersion()));
+        }
         List<OffsetFetchResponseData.OffsetFetchResponseTopics> unknown = new ArrayList<>();
         OffsetFetchRequestData.OffsetFetchRequestGroup forward = group;
+        if (!byId && group.topics() != null) {
+            List<OffsetFetchRequestData.OffsetFetchRequestTopics> allowed = new ArrayList<>();
+            for (OffsetFetchRequestData.OffsetFetchRequestTopics t : group.topics()) {
+                if (describable(request, t.name())) {
+                    allowed.add(t);
+                } else {
+                    unknown.add(refusedTopic(t, Errors.TOPIC_AUTHORIZATION_FAILED).setName(t.name()));
+                }
+            }
+            forward = group.duplicate().setTopics(allowed);
+        }
         if (byId && group.topics() != null) {
             List<OffsetFetchRequestData.OffsetFetchRequestTopics> named = new ArrayList<>();
             for (OffsetFetchRequestData.OffsetFetchRequestTopics t : group.topics()) {
                 Optional<TopicImage> topic = current.topic(t.topicId());
-                if (topic.isPresent()) {
+                if (topic.isPresent() && !describable(request, topic.get().name())) {
+                    unknown.add(refusedTopic(t, Errors.TOPIC_AUTHORIZATION_FAILED));
+                } else if (topic.isPresent()) {
                     named.add(t.duplicate().setName(topic.get().name()));
                 } else {
-                    unknown.add(unknownTopicId(t));
+                    unknown.add(refusedTopic(t, Errors.UNKNOWN_TOPIC_ID));
                 }
             }
             forward = group.duplicate().setTopics(named);
         }
         return groups.host().coordinator().fetchOffsets(request.context(), forward, requireStable)
                 .thenApply(r -> {
+                    // the coordinator's lists may be immutable (an empty group answers List.of())
+                    if (group.topics() == null && r.topics().stream().anyMatch(t -> t.name() != null
+                            && !describable(request, t.name()))) {
+                        List<OffsetFetchResponseData.OffsetFetchResponseTopics> visible = new ArrayList<>(r.topics());
+                        visible.removeIf(t -> t.name() != null && !describable(request, t.name()));
+                        r.setTopics(visible);
+                    }
+                    if (!byId && !unknown.isEmpty()) {
+                        List<OffsetFetchResponseData.OffsetFetchResponseTopics> all = new ArrayList<>(r.topics());
+                        all.addAll(unknown);
+                        r.setTopics(all);
+                    }
                     if (byId) {
                         for (OffsetFetchResponseData.OffsetFetchResponseTopics t : r.topics()) {
                             if (t.name() != null) {
                                 t.setTopicId(topicId(current, t.name(), t.topicId()));
                             }
                         }
-                        r.topics().addAll(unknown);
+                        if (!unknown.isEmpty()) {
+                            List<OffsetFetchResponseData.OffsetFetchResponseTopics> all = new ArrayList<>(r.topics());
+                            all.addAll(unknown);
+                            r.setTopics(all);
+                        }
                     }
                     return r;
                 })
@@ -133,13 +183,17 @@ final class OffsetHandlers {
                         request.apiVersion()));
     }
 
-    private static OffsetFetchResponseData.OffsetFetchResponseTopics unknownTopicId(
-            OffsetFetchRequestData.OffsetFetchRequestTopics t) {
+    private boolean describable(Request request, String topic) {
+        return groups.authorization().allowed(request.context(), AclOperation.DESCRIBE, ResourceType.TOPIC, topic);
+    }
+
+    private static OffsetFetchResponseData.OffsetFetchResponseTopics refusedTopic(
+            OffsetFetchRequestData.OffsetFetchRequestTopics t, Errors error) {
         OffsetFetchResponseData.OffsetFetchResponseTopics u = new OffsetFetchResponseData.OffsetFetchResponseTopics()
                 .setTopicId(t.topicId());
         for (Integer p : t.partitionIndexes()) {
             u.partitions().add(new OffsetFetchResponseData.OffsetFetchResponsePartitions().setPartitionIndex(p)
-                    .setCommittedOffset(-1L).setErrorCode(Errors.UNKNOWN_TOPIC_ID.code()));
+                    .setCommittedOffset(-1L).setErrorCode(error.code()));
         }
         return u;
     }
