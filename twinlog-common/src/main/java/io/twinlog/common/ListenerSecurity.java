@@ -129,10 +129,4 @@ public final class ListenerSecurity {
     public String interBrokerListener() {
         return interBrokerListener;
     }
-
-    /** Whether any listener authenticates clients with SASL (the SASL APIs are then served). */
-    public boolean anySasl() {
-        return protocols.values().stream()
-                .anyMatch(p -> p == SecurityProtocol.SASL_PLAINTEXT || p == SecurityProtocol.SASL_SSL);
-    }
 }

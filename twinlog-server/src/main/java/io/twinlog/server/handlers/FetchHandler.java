@@ -64,10 +64,12 @@ public final class FetchHandler implements RequestHandler {
         boolean follower = body.replicaId() >= 0;
         boolean followerAllowed = !follower || ctx.authorization().allowed(request.context(),
                 AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER, Resource.CLUSTER_NAME);
+        Map<String, Boolean> readable = new HashMap<>(); // one check per topic, not per partition
         for (Map.Entry<TopicIdPartition, FetchRequest.PartitionData> e : requested.entrySet()) {
             TopicIdPartition tip = e.getKey();
-            if (!followerAllowed || !follower && tip.topic() != null && !ctx.authorization().allowed(
-                    request.context(), AclOperation.READ, ResourceType.TOPIC, tip.topic())) {
+            if (!followerAllowed || !follower && tip.topic() != null && !readable.computeIfAbsent(tip.topic(),
+                    topic -> ctx.authorization().allowed(request.context(), AclOperation.READ, ResourceType.TOPIC,
+                            topic))) {
                 errors.put(tip, errorData(tip.partition(), Errors.TOPIC_AUTHORIZATION_FAILED));
                 continue;
             }

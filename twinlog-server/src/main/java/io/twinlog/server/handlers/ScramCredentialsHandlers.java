@@ -2,7 +2,6 @@ package io.twinlog.server.handlers;
 
 import io.twinlog.protocol.RequestHandler;
 import io.twinlog.server.security.ScramUsers;
-import org.apache.kafka.clients.admin.ScramMechanism;
 import org.apache.kafka.common.message.AlterUserScramCredentialsRequestData;
 import org.apache.kafka.common.message.AlterUserScramCredentialsResponseData;
 import org.apache.kafka.common.message.DescribeUserScramCredentialsRequestData;
@@ -14,10 +13,13 @@ import org.apache.kafka.common.requests.DescribeUserScramCredentialsRequest;
 import org.apache.kafka.common.requests.DescribeUserScramCredentialsResponse;
 import org.apache.kafka.common.security.scram.ScramCredential;
 import org.apache.kafka.common.security.scram.internals.ScramFormatter;
+import org.apache.kafka.common.security.scram.internals.ScramMechanism;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.security.GeneralSecurityException;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -77,7 +79,7 @@ public final class ScramCredentialsHandlers {
                 } else {
                     credentials.forEach((mechanism, iterations) -> result.credentialInfos().add(
                             new DescribeUserScramCredentialsResponseData.CredentialInfo()
-                                    .setMechanism(ScramMechanism.fromMechanismName(mechanism).type())
+                                    .setMechanism(ScramMechanism.forMechanismName(mechanism).type())
                                     .setIterations(iterations)));
                 }
                 data.results().add(result);
@@ -116,15 +118,16 @@ public final class ScramCredentialsHandlers {
                 new AlterUserScramCredentialsResponseData.AlterUserScramCredentialsResult().setUser(user);
         Map<String, Optional<ScramCredential>> writes = new LinkedHashMap<>();
         for (Change c : changes) {
-            ScramMechanism mechanism = ScramMechanism.fromType(c.mechanism());
+            Optional<ScramMechanism> mechanism = mechanism(c.mechanism());
             Optional<Refusal> refusal = refusal(user, c, mechanism, existing, writes.keySet());
             if (refusal.isPresent()) {
                 return result.setErrorCode(refusal.get().error().code()).setErrorMessage(refusal.get().message());
             }
             try {
-                writes.put(mechanism.mechanismName(), c.upsertion() == null ? Optional.empty()
-                        : Optional.of(credential(mechanism, c.upsertion())));
-            } catch (Exception ex) {
+                writes.put(mechanism.get().mechanismName(), c.upsertion() == null ? Optional.empty()
+                        : Optional.of(credential(mechanism.get(), c.upsertion())));
+            } catch (GeneralSecurityException ex) {
+                // the client's salted password does not make a key: its error, answered to it
                 return result.setErrorCode(Errors.UNACCEPTABLE_CREDENTIAL.code()).setErrorMessage(ex.toString());
             }
         }
@@ -148,14 +151,15 @@ public final class ScramCredentialsHandlers {
     private record Refusal(Errors error, String message) {
     }
 
-    private static Optional<Refusal> refusal(String user, Change c, ScramMechanism mechanism,
+    private static Optional<Refusal> refusal(String user, Change c, Optional<ScramMechanism> known,
                                              Map<String, Integer> existing, Set<String> alreadyChanged) {
         if (user.isEmpty()) {
             return Optional.of(new Refusal(Errors.UNACCEPTABLE_CREDENTIAL, "Username must not be empty"));
         }
-        if (mechanism == ScramMechanism.UNKNOWN) {
+        if (known.isEmpty()) {
             return Optional.of(new Refusal(Errors.UNSUPPORTED_SASL_MECHANISM, "Unknown SCRAM mechanism"));
         }
+        ScramMechanism mechanism = known.get();
         if (alreadyChanged.contains(mechanism.mechanismName())) {
             return Optional.of(new Refusal(Errors.DUPLICATE_RESOURCE,
                     "A user credential cannot be altered twice in the same request"));
@@ -165,12 +169,10 @@ public final class ScramCredentialsHandlers {
                     : Optional.of(new Refusal(Errors.RESOURCE_NOT_FOUND,
                     "Attempt to delete a user credential that does not exist"));
         }
-        // kafka-clients has two ScramMechanism types: the admin API's (the wire byte) and the SASL one (the bounds)
-        org.apache.kafka.common.security.scram.internals.ScramMechanism internal = internal(mechanism);
-        if (c.upsertion().iterations() < internal.minIterations()) {
+        if (c.upsertion().iterations() < mechanism.minIterations()) {
             return Optional.of(new Refusal(Errors.UNACCEPTABLE_CREDENTIAL, "Too few iterations"));
         }
-        if (c.upsertion().iterations() > internal.maxIterations()) {
+        if (c.upsertion().iterations() > mechanism.maxIterations()) {
             return Optional.of(new Refusal(Errors.UNACCEPTABLE_CREDENTIAL, "Too many iterations"));
         }
         return Optional.empty();
@@ -178,12 +180,12 @@ public final class ScramCredentialsHandlers {
 
     private static ScramCredential credential(ScramMechanism mechanism,
                                               AlterUserScramCredentialsRequestData.ScramCredentialUpsertion u)
-            throws Exception {
-        return new ScramFormatter(internal(mechanism)).generateCredential(u.salt(), u.saltedPassword(),
-                u.iterations());
+            throws GeneralSecurityException {
+        return new ScramFormatter(mechanism).generateCredential(u.salt(), u.saltedPassword(), u.iterations());
     }
 
-    private static org.apache.kafka.common.security.scram.internals.ScramMechanism internal(ScramMechanism m) {
-        return org.apache.kafka.common.security.scram.internals.ScramMechanism.forMechanismName(m.mechanismName());
+    /** The SCRAM mechanism of a wire byte (the type the admin API sends), if it names one. */
+    private static Optional<ScramMechanism> mechanism(byte type) {
+        return Arrays.stream(ScramMechanism.values()).filter(m -> m.type() == type).findFirst();
     }
 }

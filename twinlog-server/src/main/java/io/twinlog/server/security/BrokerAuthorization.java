@@ -14,7 +14,6 @@ import org.apache.kafka.metadata.authorizer.StandardAuthorizer;
 import org.apache.kafka.server.authorizer.Action;
 import org.apache.kafka.server.authorizer.AuthorizationResult;
 
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -92,21 +91,6 @@ public final class BrokerAuthorization implements AutoCloseable {
     public boolean allowedOnAny(RequestContext context, AclOperation operation, ResourceType type) {
         return authorizer.isEmpty()
                 || authorizer.get().authorizeByResourceType(context, operation, type) == AuthorizationResult.ALLOWED;
-    }
-
-    /** The names among {@code names} the principal may {@code operation}, in order. */
-    public List<String> allowedNames(RequestContext context, AclOperation operation, ResourceType type,
-                                     List<String> names) {
-        if (authorizer.isEmpty()) {
-            return names;
-        }
-        List<String> out = new ArrayList<>();
-        for (String name : names) {
-            if (allowed(context, operation, type, name)) {
-                out.add(name);
-            }
-        }
-        return out;
     }
 
     @Override
