@@ -17,6 +17,7 @@ import io.twinlog.protocol.AdminExecutor;
 import io.twinlog.protocol.ApiRegistry;
 import io.twinlog.protocol.ListenerChannels;
 import io.twinlog.protocol.RequestChannel;
+import io.twinlog.protocol.RequestHandler;
 import io.twinlog.protocol.RequestHandlerPool;
 import io.twinlog.protocol.SocketServer;
 import io.twinlog.replication.ReplicaFetcherManager;
@@ -29,6 +30,7 @@ import io.twinlog.server.handlers.AlterPartitionHandler;
 import io.twinlog.server.handlers.ApiVersionsHandler;
 import io.twinlog.server.handlers.BrokerContext;
 import io.twinlog.server.handlers.ClientQuotasHandler;
+import io.twinlog.server.handlers.ClusterAuthorized;
 import io.twinlog.server.handlers.CreatePartitionsHandler;
 import io.twinlog.server.handlers.CreateTopicsHandler;
 import io.twinlog.server.handlers.DeleteRecordsHandler;
@@ -67,6 +69,7 @@ import org.apache.curator.retry.ExponentialBackoffRetry;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicIdPartition;
+import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.protocol.ApiKeys;
@@ -103,10 +106,6 @@ public final class BrokerServer implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(BrokerServer.class);
     /** Admin requests (topic and config changes, forwarded elections) that may wait at once; others queue. */
     private static final int ADMIN_THREADS = 2;
-    /** The APIs an authorizer checks so far (issue 13 in progress); the start-up WARN names them. */
-    private static final String AUTHORIZED_APIS = "Produce, Fetch, Metadata, ListOffsets, InitProducerId, "
-            + "FindCoordinator (groups), JoinGroup, SyncGroup, Heartbeat, LeaveGroup, ConsumerGroupHeartbeat, "
-            + "OffsetCommit, OffsetFetch";
 
     private final BrokerConfig config;
     private final Time time;
@@ -148,6 +147,11 @@ public final class BrokerServer implements AutoCloseable {
     public BrokerServer(BrokerConfig config, Time time) {
         this.config = config;
         this.time = time;
+    }
+
+    /** Kafka's rule for a cluster-wide API: {@code operation} on the cluster first. */
+    private RequestHandler cluster(AclOperation operation, RequestHandler handler) {
+        return ClusterAuthorized.require(authorization, operation, handler);
     }
 
     public void start() throws Exception {
@@ -230,8 +234,8 @@ public final class BrokerServer implements AutoCloseable {
         producerIds = new ProducerIdManager(config.brokerId(), store);
         authorization = BrokerAuthorization.start(config, zk);
         if (authorization.enabled()) {
-            log.warn("{} enforces ACLs on {} and the ACL APIs; the other APIs are not authorized yet (issue 13): "
-                    + "any authenticated principal may use them", config.authorizerClassName(), AUTHORIZED_APIS);
+            log.info("{} authorizes every request with the ACLs kept in ZooKeeper (super users: {})",
+                    config.authorizerClassName(), config.get(BrokerConfig.SUPER_USERS).orElse("none"));
         }
         BrokerContext ctx = new BrokerContext(config, watcher, replicaManager, logStore, topicAdmin, topicConfigs,
                 producerIds, authorization, time);
@@ -270,23 +274,26 @@ public final class BrokerServer implements AutoCloseable {
                 .add(ApiKeys.CREATE_PARTITIONS, adminExecutor.offRequestThreads(new CreatePartitionsHandler(ctx)))
                 .add(ApiKeys.DESCRIBE_CONFIGS, new DescribeConfigsHandler(ctx))
                 .add(ApiKeys.DELETE_RECORDS, new DeleteRecordsHandler(ctx))
-                .add(ApiKeys.DESCRIBE_LOG_DIRS, new DescribeLogDirsHandler(ctx))
+                .add(ApiKeys.DESCRIBE_LOG_DIRS, cluster(AclOperation.DESCRIBE, new DescribeLogDirsHandler(ctx)))
                 .add(ApiKeys.INCREMENTAL_ALTER_CONFIGS, adminExecutor.offRequestThreads(alterConfigs.incremental()))
                 .add(ApiKeys.ALTER_CONFIGS, adminExecutor.offRequestThreads(alterConfigs.legacy()))
                 .add(ApiKeys.DESCRIBE_CLUSTER, new DescribeClusterHandler(ctx))
                 .add(ApiKeys.DESCRIBE_TOPIC_PARTITIONS, new DescribeTopicPartitionsHandler(ctx))
-                .add(ApiKeys.ALTER_PARTITION, new AlterPartitionHandler(ctx, controller))
+                .add(ApiKeys.ALTER_PARTITION, cluster(AclOperation.CLUSTER_ACTION, new AlterPartitionHandler(ctx, controller)))
                 // on a broker that is not the controller these forward to it, and wait for its answer
-                .add(ApiKeys.ELECT_LEADERS, adminExecutor.offRequestThreads(
-                        new ElectLeadersHandler(ctx, controller, controllerChannel)))
-                .add(ApiKeys.ALTER_PARTITION_REASSIGNMENTS, adminExecutor.offRequestThreads(reassignments.alter()))
-                .add(ApiKeys.LIST_PARTITION_REASSIGNMENTS, reassignments.list())
+                .add(ApiKeys.ELECT_LEADERS, cluster(AclOperation.ALTER, adminExecutor.offRequestThreads(
+                        new ElectLeadersHandler(ctx, controller, controllerChannel))))
+                .add(ApiKeys.ALTER_PARTITION_REASSIGNMENTS, cluster(AclOperation.ALTER,
+                        adminExecutor.offRequestThreads(reassignments.alter())))
+                .add(ApiKeys.LIST_PARTITION_REASSIGNMENTS, cluster(AclOperation.DESCRIBE, reassignments.list()))
                 .add(ApiKeys.DESCRIBE_ACLS, acls.describe())
                 .add(ApiKeys.CREATE_ACLS, adminExecutor.offRequestThreads(acls.create()))
                 .add(ApiKeys.DELETE_ACLS, adminExecutor.offRequestThreads(acls.delete()))
-                .add(ApiKeys.DESCRIBE_USER_SCRAM_CREDENTIALS, scram.describe())
-                .add(ApiKeys.ALTER_USER_SCRAM_CREDENTIALS, adminExecutor.offRequestThreads(scram.alter()))
-                .add(ApiKeys.DESCRIBE_CLIENT_QUOTAS, ClientQuotasHandler.describeNone())
+                .add(ApiKeys.DESCRIBE_USER_SCRAM_CREDENTIALS, cluster(AclOperation.DESCRIBE, scram.describe()))
+                .add(ApiKeys.ALTER_USER_SCRAM_CREDENTIALS, cluster(AclOperation.ALTER,
+                        adminExecutor.offRequestThreads(scram.alter())))
+                .add(ApiKeys.DESCRIBE_CLIENT_QUOTAS, cluster(AclOperation.DESCRIBE_CONFIGS,
+                        ClientQuotasHandler.describeNone()))
                 .add(ApiKeys.SASL_HANDSHAKE, SaslHandlers.handshake())
                 .add(ApiKeys.SASL_AUTHENTICATE, SaslHandlers.authenticate())
                 .build();

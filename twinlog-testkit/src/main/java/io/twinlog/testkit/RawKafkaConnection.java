@@ -1,10 +1,17 @@
 package io.twinlog.testkit;
 
+import org.apache.kafka.common.message.SaslAuthenticateRequestData;
+import org.apache.kafka.common.message.SaslHandshakeRequestData;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.ByteBufferAccessor;
+import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.AbstractResponse;
 import org.apache.kafka.common.requests.RequestHeader;
+import org.apache.kafka.common.requests.SaslAuthenticateRequest;
+import org.apache.kafka.common.requests.SaslAuthenticateResponse;
+import org.apache.kafka.common.requests.SaslHandshakeRequest;
+import org.apache.kafka.common.requests.SaslHandshakeResponse;
 import org.apache.kafka.common.requests.ResponseHeader;
 
 import java.io.DataInputStream;
@@ -14,6 +21,7 @@ import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 
 /**
  * A blocking, one-request-at-a-time Kafka protocol connection for tests that must send exactly what they choose:
@@ -50,6 +58,26 @@ public final class RawKafkaConnection implements AutoCloseable {
         ByteBuffer response = readFrame();
         ResponseHeader.parse(response, key.responseHeaderVersion(version));
         return (T) AbstractResponse.parseResponse(key, new ByteBufferAccessor(response), version);
+    }
+
+    /**
+     * Logs in with SASL/PLAIN as Kafka clients do (SaslHandshake v1, then SaslAuthenticate), on a SASL_PLAINTEXT
+     * listener, before any other request.
+     *
+     * @throws IOException when the broker refuses the mechanism or the credentials
+     */
+    public void authenticatePlain(String user, String password) throws IOException {
+        SaslHandshakeResponse handshake = send(new SaslHandshakeRequest.Builder(
+                new SaslHandshakeRequestData().setMechanism("PLAIN")).build((short) 1));
+        if (handshake.error() != Errors.NONE) {
+            throw new IOException("SaslHandshake refused: " + handshake.error() + " " + handshake.enabledMechanisms());
+        }
+        byte[] token = ("\0" + user + "\0" + password).getBytes(StandardCharsets.UTF_8);
+        SaslAuthenticateResponse login = send(new SaslAuthenticateRequest.Builder(
+                new SaslAuthenticateRequestData().setAuthBytes(token)).build((short) 2));
+        if (login.error() != Errors.NONE) {
+            throw new IOException("SaslAuthenticate refused: " + login.error() + " " + login.errorMessage());
+        }
     }
 
     /** Writes bytes as they are (the caller builds the size prefix, or not). */

@@ -2,6 +2,7 @@ package io.twinlog.server.handlers;
 
 import io.twinlog.protocol.Request;
 import io.twinlog.protocol.RequestHandler;
+import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.errors.ApiException;
@@ -26,6 +27,7 @@ import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * IncrementalAlterConfigs (SET, DELETE, APPEND, SUBTRACT) and the legacy AlterConfigs (replace all overrides) for
@@ -56,6 +58,12 @@ public final class AlterConfigsHandler {
             IncrementalAlterConfigsResponseData.AlterConfigsResourceResponse r =
                     new IncrementalAlterConfigsResponseData.AlterConfigsResourceResponse()
                             .setResourceType(res.resourceType()).setResourceName(res.resourceName());
+            Optional<Errors> denied = ctx.authorization().configsDenied(request.context(), AclOperation.ALTER_CONFIGS,
+                    ConfigResource.Type.forId(res.resourceType()), res.resourceName());
+            if (denied.isPresent()) {
+                response.responses().add(r.setErrorCode(denied.get().code()).setErrorMessage(denied.get().message()));
+                continue;
+            }
             try {
                 String topic = topicResource(res.resourceType(), res.resourceName());
                 Map<String, String> overrides = new LinkedHashMap<>(ctx.topicAdmin().currentOverrides(topic));
@@ -84,6 +92,12 @@ public final class AlterConfigsHandler {
         for (AlterConfigsRequestData.AlterConfigsResource res : data.resources()) {
             AlterConfigsResponseData.AlterConfigsResourceResponse r = new AlterConfigsResponseData.AlterConfigsResourceResponse()
                     .setResourceType(res.resourceType()).setResourceName(res.resourceName());
+            Optional<Errors> denied = ctx.authorization().configsDenied(request.context(), AclOperation.ALTER_CONFIGS,
+                    ConfigResource.Type.forId(res.resourceType()), res.resourceName());
+            if (denied.isPresent()) {
+                response.responses().add(r.setErrorCode(denied.get().code()).setErrorMessage(denied.get().message()));
+                continue;
+            }
             try {
                 String topic = topicResource(res.resourceType(), res.resourceName());
                 Map<String, String> overrides = new LinkedHashMap<>();

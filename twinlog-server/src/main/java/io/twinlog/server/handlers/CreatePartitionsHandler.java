@@ -2,12 +2,14 @@ package io.twinlog.server.handlers;
 
 import io.twinlog.protocol.Request;
 import io.twinlog.protocol.RequestHandler;
+import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.errors.ApiException;
 import org.apache.kafka.common.message.CreatePartitionsRequestData;
 import org.apache.kafka.common.message.CreatePartitionsResponseData;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.CreatePartitionsRequest;
 import org.apache.kafka.common.requests.CreatePartitionsResponse;
+import org.apache.kafka.common.resource.ResourceType;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -31,6 +33,12 @@ public final class CreatePartitionsHandler implements RequestHandler {
         for (CreatePartitionsRequestData.CreatePartitionsTopic t : body.data().topics()) {
             CreatePartitionsResponseData.CreatePartitionsTopicResult r =
                     new CreatePartitionsResponseData.CreatePartitionsTopicResult().setName(t.name());
+            // Kafka's rule: ALTER on the topic
+            if (!ctx.authorization().allowed(request.context(), AclOperation.ALTER, ResourceType.TOPIC, t.name())) {
+                response.results().add(r.setErrorCode(Errors.TOPIC_AUTHORIZATION_FAILED.code())
+                        .setErrorMessage("Not authorized to alter topic " + t.name()));
+                continue;
+            }
             try {
                 List<List<Integer>> manual = null;
                 if (t.assignments() != null) {

@@ -4,6 +4,7 @@ import io.twinlog.controller.metadata.MetadataImage;
 import io.twinlog.protocol.Request;
 import io.twinlog.protocol.RequestHandler;
 import io.twinlog.server.metadata.TopicAdmin;
+import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.errors.ApiException;
 import org.apache.kafka.common.message.CreateTopicsRequestData;
 import org.apache.kafka.common.message.CreateTopicsResponseData;
@@ -11,6 +12,7 @@ import org.apache.kafka.common.message.DescribeConfigsResponseData;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.CreateTopicsRequest;
 import org.apache.kafka.common.requests.CreateTopicsResponse;
+import org.apache.kafka.common.resource.ResourceType;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -47,6 +49,8 @@ public final class CreateTopicsHandler implements RequestHandler {
                 duplicates.add(t.name());
             }
         }
+        // Kafka's rule: CREATE on the cluster, or on each topic; the effective configs only with DESCRIBE_CONFIGS
+        boolean clusterCreate = ctx.authorization().allowedOnCluster(request.context(), AclOperation.CREATE);
         for (CreateTopicsRequestData.CreatableTopic t : data.topics()) {
             CreateTopicsResponseData.CreatableTopicResult result = new CreateTopicsResponseData.CreatableTopicResult()
                     .setName(t.name()).setNumPartitions(-1).setReplicationFactor((short) -1);
@@ -55,6 +59,12 @@ public final class CreateTopicsHandler implements RequestHandler {
                         .setErrorMessage("Create topics request from client `" + request.clientId()
                                 + "` contains multiple entries for the following topics: " + t.name());
                 response.topics().add(result);
+                continue;
+            }
+            if (!clusterCreate && !ctx.authorization().allowed(request.context(), AclOperation.CREATE,
+                    ResourceType.TOPIC, t.name())) {
+                response.topics().add(result.setErrorCode(Errors.TOPIC_AUTHORIZATION_FAILED.code())
+                        .setErrorMessage("Authorization failed."));
                 continue;
             }
             try {
@@ -70,7 +80,10 @@ public final class CreateTopicsHandler implements RequestHandler {
                 }
                 result.setNumPartitions(plan.assignment().size())
                         .setReplicationFactor((short) plan.replicationFactor());
-                if (request.apiVersion() >= 5) {
+                if (request.apiVersion() >= 5 && !ctx.authorization().allowed(request.context(),
+                        AclOperation.DESCRIBE_CONFIGS, ResourceType.TOPIC, t.name())) {
+                    result.setTopicConfigErrorCode(Errors.TOPIC_AUTHORIZATION_FAILED.code());
+                } else if (request.apiVersion() >= 5) {
                     for (DescribeConfigsResponseData.DescribeConfigsResourceResult c
                             : ctx.topicConfigs().describe(configs, null, false, false)) {
                         result.configs().add(new CreateTopicsResponseData.CreatableTopicConfigs()

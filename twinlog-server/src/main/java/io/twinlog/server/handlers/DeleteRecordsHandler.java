@@ -5,6 +5,7 @@ import io.twinlog.protocol.Request;
 import io.twinlog.protocol.RequestHandler;
 import io.twinlog.replication.DeleteRecordsResult;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.internals.Topic;
 import org.apache.kafka.common.message.DeleteRecordsRequestData;
 import org.apache.kafka.common.message.DeleteRecordsResponseData;
@@ -13,6 +14,7 @@ import org.apache.kafka.common.message.DeleteRecordsResponseData.DeleteRecordsTo
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.DeleteRecordsRequest;
 import org.apache.kafka.common.requests.DeleteRecordsResponse;
+import org.apache.kafka.common.resource.ResourceType;
 
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -40,9 +42,12 @@ public final class DeleteRecordsHandler implements RequestHandler {
         Map<TopicPartition, DeleteRecordsResult> refused = new LinkedHashMap<>();
         Map<TopicPartition, Long> toDelete = new LinkedHashMap<>();
         for (DeleteRecordsRequestData.DeleteRecordsTopic topic : data.topics()) {
+            // Kafka's rule: DELETE on the topic
+            boolean allowed = ctx.authorization().allowed(request.context(), AclOperation.DELETE, ResourceType.TOPIC,
+                    topic.name());
             for (DeleteRecordsRequestData.DeleteRecordsPartition p : topic.partitions()) {
                 TopicPartition tp = new TopicPartition(topic.name(), p.partitionIndex());
-                Errors refusal = refusal(image, tp);
+                Errors refusal = allowed ? refusal(image, tp) : Errors.TOPIC_AUTHORIZATION_FAILED;
                 if (refusal != Errors.NONE) {
                     refused.put(tp, DeleteRecordsResult.error(refusal));
                 } else {

@@ -3,6 +3,7 @@ package io.twinlog.server.handlers;
 import io.twinlog.protocol.Request;
 import io.twinlog.protocol.RequestHandler;
 import io.twinlog.server.metadata.BrokerConfigs;
+import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.message.DescribeConfigsRequestData;
 import org.apache.kafka.common.message.DescribeConfigsResponseData;
@@ -12,6 +13,7 @@ import org.apache.kafka.common.requests.DescribeConfigsResponse;
 
 import java.util.ArrayList;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * DescribeConfigs for topics (every topic config with its effective value and source) and brokers (every key of
@@ -37,7 +39,11 @@ public final class DescribeConfigsHandler implements RequestHandler {
             DescribeConfigsResponseData.DescribeConfigsResult r = new DescribeConfigsResponseData.DescribeConfigsResult()
                     .setResourceType(res.resourceType()).setResourceName(res.resourceName());
             ConfigResource.Type type = ConfigResource.Type.forId(res.resourceType());
-            if (type == ConfigResource.Type.TOPIC) {
+            Optional<Errors> denied = ctx.authorization().configsDenied(request.context(),
+                    AclOperation.DESCRIBE_CONFIGS, type, res.resourceName());
+            if (denied.isPresent()) {
+                r.setErrorCode(denied.get().code()).setErrorMessage(denied.get().message());
+            } else if (type == ConfigResource.Type.TOPIC) {
                 if (ctx.image().topic(res.resourceName()).isEmpty()) {
                     r.setErrorCode(Errors.UNKNOWN_TOPIC_OR_PARTITION.code())
                             .setErrorMessage("Topic '" + res.resourceName() + "' does not exist.");

@@ -5,13 +5,16 @@ import io.twinlog.controller.metadata.PartitionImage;
 import io.twinlog.controller.metadata.TopicImage;
 import io.twinlog.protocol.Request;
 import io.twinlog.protocol.RequestHandler;
+import io.twinlog.server.security.BrokerAuthorization;
 import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.internals.Topic;
 import org.apache.kafka.common.message.DescribeTopicPartitionsRequestData;
 import org.apache.kafka.common.message.DescribeTopicPartitionsResponseData;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.DescribeTopicPartitionsRequest;
 import org.apache.kafka.common.requests.DescribeTopicPartitionsResponse;
+import org.apache.kafka.common.resource.ResourceType;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -35,8 +38,11 @@ public final class DescribeTopicPartitionsHandler implements RequestHandler {
         DescribeTopicPartitionsRequestData data = body.data();
         MetadataImage image = ctx.image();
         TreeSet<String> names = new TreeSet<>();
+        // Kafka's rule: DESCRIBE on the topic; listing every topic leaves out the others, naming one refuses it
+        BrokerAuthorization auth = ctx.authorization();
         if (data.topics().isEmpty()) {
-            names.addAll(image.topics().keySet());
+            image.topics().keySet().stream().filter(name -> auth.allowed(request.context(), AclOperation.DESCRIBE,
+                    ResourceType.TOPIC, name)).forEach(names::add);
         } else {
             data.topics().forEach(t -> names.add(t.name()));
         }
@@ -47,11 +53,19 @@ public final class DescribeTopicPartitionsHandler implements RequestHandler {
             TopicImage t = image.topic(name).orElse(null);
             DescribeTopicPartitionsResponseData.DescribeTopicPartitionsResponseTopic rt =
                     new DescribeTopicPartitionsResponseData.DescribeTopicPartitionsResponseTopic().setName(name);
+            if (!data.topics().isEmpty() && !auth.allowed(request.context(), AclOperation.DESCRIBE,
+                    ResourceType.TOPIC, name)) {
+                response.topics().add(rt.setErrorCode(Errors.TOPIC_AUTHORIZATION_FAILED.code())
+                        .setTopicId(Uuid.ZERO_UUID));
+                continue;
+            }
             if (t == null) {
                 response.topics().add(rt.setErrorCode(Errors.UNKNOWN_TOPIC_OR_PARTITION.code()).setTopicId(Uuid.ZERO_UUID));
                 continue;
             }
-            rt.setTopicId(t.topicId()).setIsInternal(Topic.isInternal(name));
+            rt.setTopicId(t.topicId()).setIsInternal(Topic.isInternal(name))
+                    .setTopicAuthorizedOperations(auth.authorizedOperations(request.context(), ResourceType.TOPIC,
+                            name));
             int first = cursor != null && cursor.topicName().equals(name) ? cursor.partitionIndex() : 0;
             List<DescribeTopicPartitionsResponseData.DescribeTopicPartitionsResponsePartition> parts = new ArrayList<>();
             for (PartitionImage p : t.partitions().tailMap(first).values()) {

@@ -110,6 +110,16 @@ public final class MetadataHandler implements RequestHandler {
                 .setClusterId(image.clusterId())
                 .setControllerId(image.controllerId())
                 .setTopics(new MetadataResponseData.MetadataResponseTopicCollection(topics.iterator()));
+        if (data.includeTopicAuthorizedOperations()) {
+            response.topics().stream().filter(t -> t.errorCode() == Errors.NONE.code() && t.name() != null)
+                    .forEach(t -> t.setTopicAuthorizedOperations(auth.authorizedOperations(request.context(),
+                            ResourceType.TOPIC, t.name())));
+        }
+        // v8-10 only; Kafka's rule: the operations only for a principal that may describe the cluster
+        if (data.includeClusterAuthorizedOperations()) {
+            response.setClusterAuthorizedOperations(auth.allowedOnCluster(request.context(), AclOperation.DESCRIBE)
+                    ? auth.authorizedOperations(request.context(), ResourceType.CLUSTER, Resource.CLUSTER_NAME) : 0);
+        }
         for (BrokerRegistration b : ctx.image().brokers().values()) {
             Optional<Endpoint> ep = b.endpoint(listener);
             ep.ifPresent(e -> response.brokers().add(new MetadataResponseData.MetadataResponseBroker()

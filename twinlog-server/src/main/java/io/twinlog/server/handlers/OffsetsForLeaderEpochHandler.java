@@ -4,6 +4,7 @@ import io.twinlog.protocol.Request;
 import io.twinlog.protocol.RequestHandler;
 import io.twinlog.replication.Partition;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.errors.ApiException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.apache.kafka.common.message.OffsetForLeaderEpochRequestData;
@@ -11,6 +12,7 @@ import org.apache.kafka.common.message.OffsetForLeaderEpochResponseData;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.OffsetsForLeaderEpochRequest;
 import org.apache.kafka.common.requests.OffsetsForLeaderEpochResponse;
+import org.apache.kafka.common.resource.ResourceType;
 import org.apache.kafka.server.common.OffsetAndEpoch;
 
 import java.util.Optional;
@@ -30,11 +32,18 @@ public final class OffsetsForLeaderEpochHandler implements RequestHandler {
     public void handle(Request request) {
         OffsetsForLeaderEpochRequest body = request.body();
         OffsetForLeaderEpochResponseData response = new OffsetForLeaderEpochResponseData();
+        // Kafka's rule: replicas need CLUSTER_ACTION; consumers checking for truncation (KIP-320) DESCRIBE on the topic
+        boolean clusterAction = ctx.authorization().allowedOnCluster(request.context(), AclOperation.CLUSTER_ACTION);
         for (OffsetForLeaderEpochRequestData.OffsetForLeaderTopic t : body.data().topics()) {
             OffsetForLeaderEpochResponseData.OffsetForLeaderTopicResult tr =
                     new OffsetForLeaderEpochResponseData.OffsetForLeaderTopicResult().setTopic(t.topic());
+            boolean allowed = clusterAction || ctx.authorization().allowed(request.context(), AclOperation.DESCRIBE,
+                    ResourceType.TOPIC, t.topic());
             for (OffsetForLeaderEpochRequestData.OffsetForLeaderPartition p : t.partitions()) {
-                tr.partitions().add(endOffset(new TopicPartition(t.topic(), p.partition()), p));
+                tr.partitions().add(allowed ? endOffset(new TopicPartition(t.topic(), p.partition()), p)
+                        : new OffsetForLeaderEpochResponseData.EpochEndOffset().setPartition(p.partition())
+                                .setLeaderEpoch(-1).setEndOffset(-1)
+                                .setErrorCode(Errors.TOPIC_AUTHORIZATION_FAILED.code()));
             }
             response.topics().add(tr);
         }

@@ -4,20 +4,27 @@ import io.twinlog.common.BrokerConfig;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.config.ConfigException;
+import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.metrics.Metrics;
 import org.apache.kafka.common.metrics.internals.PluginMetricsImpl;
+import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.RequestContext;
 import org.apache.kafka.common.resource.PatternType;
+import org.apache.kafka.common.resource.Resource;
 import org.apache.kafka.common.resource.ResourcePattern;
 import org.apache.kafka.common.resource.ResourceType;
+import org.apache.kafka.common.utils.Utils;
 import org.apache.kafka.metadata.authorizer.StandardAuthorizer;
+import org.apache.kafka.security.authorizer.AclEntry;
 import org.apache.kafka.server.authorizer.Action;
 import org.apache.kafka.server.authorizer.AuthorizationResult;
 
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * The broker's authorizer (issue 13, point 3; decision 48): Kafka's {@link StandardAuthorizer} hosted as is, fed with
@@ -82,6 +89,53 @@ public final class BrokerAuthorization implements AutoCloseable {
         }
         Action action = new Action(operation, new ResourcePattern(type, name, PatternType.LITERAL), 1, true, true);
         return authorizer.get().authorize(context, List.of(action)).get(0) == AuthorizationResult.ALLOWED;
+    }
+
+    /** Whether the principal may {@code operation} the cluster (Kafka's single resource named kafka-cluster). */
+    public boolean allowedOnCluster(RequestContext context, AclOperation operation) {
+        return allowed(context, operation, ResourceType.CLUSTER, Resource.CLUSTER_NAME);
+    }
+
+    /**
+     * Kafka's rule for the config APIs ({@code DESCRIBE_CONFIGS} or {@code ALTER_CONFIGS}): a topic's configs by the
+     * topic, a broker's and its loggers' by the cluster, a group's by the group. The error to answer with when the
+     * principal may not; empty when it may (or the resource type is one Kafka does not authorize).
+     */
+    public Optional<Errors> configsDenied(RequestContext context, AclOperation operation, ConfigResource.Type type,
+                                          String name) {
+        return switch (type) {
+            case TOPIC -> allowed(context, operation, ResourceType.TOPIC, name) ? Optional.empty()
+                    : Optional.of(Errors.TOPIC_AUTHORIZATION_FAILED);
+            case BROKER, BROKER_LOGGER -> allowedOnCluster(context, operation) ? Optional.empty()
+                    : Optional.of(Errors.CLUSTER_AUTHORIZATION_FAILED);
+            case GROUP -> allowed(context, operation, ResourceType.GROUP, name) ? Optional.empty()
+                    : Optional.of(Errors.GROUP_AUTHORIZATION_FAILED);
+            default -> Optional.empty();
+        };
+    }
+
+    /**
+     * Kafka's authorized-operations bit field for a resource, asked for by describe requests with
+     * {@code includeAuthorizedOperations}: the operations Kafka supports on that resource type which the principal
+     * may perform; all of them without an authorizer.
+     */
+    public int authorizedOperations(RequestContext context, ResourceType type, String name) {
+        List<AclOperation> supported = List.copyOf(AclEntry.supportedOperations(type));
+        Set<Byte> codes = new HashSet<>();
+        if (authorizer.isEmpty()) {
+            supported.forEach(op -> codes.add(op.code()));
+        } else {
+            ResourcePattern resource = new ResourcePattern(type, name, PatternType.LITERAL);
+            // not logged: a describe asks about every operation, denials here are not failures
+            List<Action> actions = supported.stream().map(op -> new Action(op, resource, 1, false, false)).toList();
+            List<AuthorizationResult> results = authorizer.get().authorize(context, actions);
+            for (int i = 0; i < supported.size(); i++) {
+                if (results.get(i) == AuthorizationResult.ALLOWED) {
+                    codes.add(supported.get(i).code());
+                }
+            }
+        }
+        return Utils.to32BitField(codes);
     }
 
     /**

@@ -9,7 +9,6 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.acl.AclBindingFilter;
@@ -18,7 +17,6 @@ import org.apache.kafka.common.errors.ClusterAuthorizationException;
 import org.apache.kafka.common.errors.GroupAuthorizationException;
 import org.apache.kafka.common.errors.TopicAuthorizationException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
-import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -28,7 +26,6 @@ import org.junit.jupiter.api.io.TempDir;
 import java.io.File;
 import java.nio.file.Files;
 import java.time.Duration;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutionException;
@@ -40,21 +37,19 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * ACLs with Kafka's StandardAuthorizer and Kafka's {@code kafka-acls} tool (issue 13, point 3, first part): ACLs
- * created, listed and removed with the tool, kept in ZooKeeper and applied by the broker; and, per API authorized so
- * far, the operation and resource Kafka 4.4 checks with an allowed and a denied case: Produce (WRITE topic), Fetch
- * (READ topic), Metadata (DESCRIBE topic: undescribable topics left out), ListOffsets (DESCRIBE topic),
- * InitProducerId (IDEMPOTENT_WRITE cluster or WRITE on some topic), DescribeAcls (DESCRIBE cluster); prefixed
- * patterns, and deny before allow. Users log in with SASL/PLAIN; {@code User:admin} is the super user (and the
- * broker's own login).
+ * ACLs with Kafka's StandardAuthorizer and Kafka's {@code kafka-acls} tool (issue 13, point 3): ACLs created, listed
+ * and removed with the tool, kept in ZooKeeper and applied by the broker; prefixed patterns; deny before allow; a
+ * consumer group end to end; bad credentials. Users log in with SASL/PLAIN; {@code User:admin} is the super user
+ * (and the broker's own login). Every API's own rule is in {@link ApiAuthorizationTableTest}.
  */
 @Timeout(value = 3, unit = TimeUnit.MINUTES)
 class AuthorizationTest {
-    private static final String JAAS = "org.apache.kafka.common.security.plain.PlainLoginModule required";
+    private static final String JAAS = PlainUsers.JAAS;
 
     @TempDir
     static File workDir;
     private static TestCluster cluster;
+    private static final PlainUsers USERS = new PlainUsers(() -> cluster.bootstrapServers());
     private static File adminConfig;
 
     @BeforeAll
@@ -120,13 +115,13 @@ class AuthorizationTest {
         // InitProducerId: an idempotent producer needs WRITE on some topic (or IDEMPOTENT_WRITE on the cluster);
         // bob may describe secret, so the producer gets past Metadata to InitProducerId
         ExecutionException idempotent = assertThrows(ExecutionException.class, () -> {
-            try (KafkaProducer<byte[], byte[]> p = producer("bob", true)) {
+            try (KafkaProducer<byte[], byte[]> p = USERS.producer("bob", true)) {
                 p.send(new ProducerRecord<>("secret", new byte[] {1})).get(20, TimeUnit.SECONDS);
             }
         });
         assertTrue(idempotent.getCause() instanceof ClusterAuthorizationException, idempotent.toString());
         // DescribeAcls: DESCRIBE on the cluster
-        try (Admin bob = Admin.create(client("bob"))) {
+        try (Admin bob = Admin.create(USERS.client("bob"))) {
             ExecutionException e = assertThrows(ExecutionException.class,
                     () -> bob.describeAcls(AclBindingFilter.ANY).values().get());
             assertTrue(e.getCause() instanceof ClusterAuthorizationException, e.toString());
@@ -156,7 +151,7 @@ class AuthorizationTest {
             }
         }
         acls("--add", "--allow-principal", "User:carol", "--operation", "Read", "--topic", "ledger").assertSuccess();
-        Map<String, Object> cfg = client("carol");
+        Map<String, Object> cfg = USERS.client("carol");
         cfg.put("key.deserializer", ByteArrayDeserializer.class);
         cfg.put("value.deserializer", ByteArrayDeserializer.class);
         cfg.put("group.id", "ledger-readers");
@@ -197,7 +192,7 @@ class AuthorizationTest {
 
     @Test
     void withoutCredentialsOrWithABadPasswordNothingIsServed() {
-        Map<String, Object> wrong = client("alice");
+        Map<String, Object> wrong = USERS.client("alice");
         wrong.put(SaslConfigs.SASL_JAAS_CONFIG, JAAS + " username=\"alice\" password=\"not-hers\";");
         wrong.put(CommonClientConfigs.REQUEST_TIMEOUT_MS_CONFIG, 5_000);
         wrong.put(CommonClientConfigs.DEFAULT_API_TIMEOUT_MS_CONFIG, 8_000);
@@ -216,30 +211,9 @@ class AuthorizationTest {
         return KafkaTools.run(workDir, Duration.ofSeconds(90), "org.apache.kafka.tools.AclCommand", null, all);
     }
 
-    private static Map<String, Object> client(String user) {
-        Map<String, Object> cfg = new HashMap<>();
-        cfg.put(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrapServers());
-        cfg.put(CommonClientConfigs.SECURITY_PROTOCOL_CONFIG, "SASL_PLAINTEXT");
-        cfg.put(SaslConfigs.SASL_MECHANISM, "PLAIN");
-        cfg.put(SaslConfigs.SASL_JAAS_CONFIG, JAAS + " username=\"" + user + "\" password=\"" + user + "-secret\";");
-        return cfg;
-    }
-
-    private static KafkaProducer<byte[], byte[]> producer(String user, boolean idempotent) {
-        Map<String, Object> cfg = client(user);
-        cfg.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, idempotent);
-        cfg.put(ProducerConfig.ACKS_CONFIG, "all");
-        cfg.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, 10_000);
-        cfg.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 15_000);
-        cfg.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, 10_000);
-        cfg.put("key.serializer", ByteArraySerializer.class);
-        cfg.put("value.serializer", ByteArraySerializer.class);
-        return new KafkaProducer<>(cfg);
-    }
-
     /** Sends one record; rethrows the send's cause (a TopicAuthorizationException when denied). */
     private static void produce(String user, String topic) throws Exception {
-        try (KafkaProducer<byte[], byte[]> p = producer(user, false)) {
+        try (KafkaProducer<byte[], byte[]> p = USERS.producer(user, false)) {
             p.send(new ProducerRecord<>(topic, 0, null, new byte[] {1})).get(20, TimeUnit.SECONDS);
         } catch (ExecutionException e) {
             throw e.getCause() instanceof Exception cause ? cause : e;
@@ -257,17 +231,8 @@ class AuthorizationTest {
         }
     }
 
-    private static KafkaConsumer<byte[], byte[]> consumer(String user) {
-        Map<String, Object> cfg = client(user);
-        cfg.put("key.deserializer", ByteArrayDeserializer.class);
-        cfg.put("value.deserializer", ByteArrayDeserializer.class);
-        cfg.put("enable.auto.commit", false);
-        cfg.put("default.api.timeout.ms", 10_000);
-        return new KafkaConsumer<>(cfg);
-    }
-
     private static long endOffset(String user, String topic) {
-        try (KafkaConsumer<byte[], byte[]> c = consumer(user)) {
+        try (KafkaConsumer<byte[], byte[]> c = USERS.consumer(user, Map.of())) {
             TopicPartition tp = new TopicPartition(topic, 0);
             return c.endOffsets(List.of(tp)).get(tp);
         }
@@ -275,7 +240,7 @@ class AuthorizationTest {
 
     /** Reads from the start until one record arrives (true), or throws what the consumer throws. */
     private static boolean fetchOne(String user, String topic) {
-        try (KafkaConsumer<byte[], byte[]> c = consumer(user)) {
+        try (KafkaConsumer<byte[], byte[]> c = USERS.consumer(user, Map.of())) {
             TopicPartition tp = new TopicPartition(topic, 0);
             c.assign(List.of(tp));
             c.seek(tp, 0);
@@ -299,7 +264,7 @@ class AuthorizationTest {
     }
 
     private static List<String> topicsSeenBy(String user) throws Exception {
-        try (Admin admin = Admin.create(client(user))) {
+        try (Admin admin = Admin.create(USERS.client(user))) {
             return admin.listTopics().names().get().stream().sorted().toList();
         }
     }

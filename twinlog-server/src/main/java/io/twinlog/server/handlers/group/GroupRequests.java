@@ -3,6 +3,7 @@ package io.twinlog.server.handlers.group;
 import io.twinlog.server.security.BrokerAuthorization;
 import io.twinlog.group.GroupCoordinatorHost;
 import io.twinlog.protocol.Request;
+import org.apache.kafka.common.errors.ApiException;
 import org.apache.kafka.common.errors.GroupAuthorizationException;
 import org.apache.kafka.common.resource.ResourceType;
 import org.apache.kafka.common.acl.AclOperation;
@@ -83,7 +84,11 @@ final class GroupRequests {
         future.whenComplete((result, error) -> {
             if (error != null) {
                 Throwable cause = unwrap(error);
-                log.debug("{} failed in the group coordinator: {}", request, cause.toString());
+                if (cause instanceof ApiException) {
+                    log.debug("{} failed in the group coordinator: {}", request, cause.toString());
+                } else {
+                    log.error("{} failed in the group coordinator", request, cause);
+                }
                 request.respond(request.errorResponse(cause));
                 return;
             }

@@ -19,8 +19,10 @@ import org.apache.kafka.common.requests.LeaveGroupRequest;
 import org.apache.kafka.common.requests.LeaveGroupResponse;
 import org.apache.kafka.common.requests.SyncGroupRequest;
 import org.apache.kafka.common.requests.SyncGroupResponse;
+import org.apache.kafka.common.resource.ResourceType;
 import org.apache.kafka.common.utils.internals.BufferSupplier;
 
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Function;
 
@@ -63,8 +65,22 @@ final class MembershipHandlers {
     }
 
     RequestHandler consumerGroupHeartbeat() {
-        return readingGroup(r -> ((ConsumerGroupHeartbeatRequest) r.body()).data().groupId(),
-                consumerGroupHeartbeatUnchecked());
+        RequestHandler describingTopics = request -> {
+            // Kafka's rule (4.0+): DESCRIBE on every topic the member subscribes to by name
+            List<String> subscribed = ((ConsumerGroupHeartbeatRequest) request.body()).data().subscribedTopicNames();
+            List<String> denied = subscribed == null ? List.of() : subscribed.stream()
+                    .filter(t -> !groups.authorization().allowed(request.context(), AclOperation.DESCRIBE,
+                            ResourceType.TOPIC, t))
+                    .sorted().toList();
+            if (denied.isEmpty()) {
+                consumerGroupHeartbeatUnchecked().handle(request);
+            } else {
+                request.respond(new ConsumerGroupHeartbeatResponse(new ConsumerGroupHeartbeatResponseData()
+                        .setErrorCode(Errors.TOPIC_AUTHORIZATION_FAILED.code())
+                        .setErrorMessage("The group member subscribes to topics it may not describe: " + denied)));
+            }
+        };
+        return readingGroup(r -> ((ConsumerGroupHeartbeatRequest) r.body()).data().groupId(), describingTopics);
     }
 
     private RequestHandler joinGroupUnchecked() {

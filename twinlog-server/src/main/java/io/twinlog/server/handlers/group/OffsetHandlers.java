@@ -212,12 +212,21 @@ final class OffsetHandlers {
                 return;
             }
             OffsetDeleteRequestData data = ((OffsetDeleteRequest) request.body()).data();
+            // Kafka's rule: DELETE on the group, then READ on each topic
+            if (!groups.authorized(request, AclOperation.DELETE, data.groupId())) {
+                return;
+            }
             MetadataImage current = image.get();
             OffsetDeleteResponse.Builder refused = new OffsetDeleteResponse.Builder();
             OffsetDeleteRequestData.OffsetDeleteRequestTopicCollection known =
                     new OffsetDeleteRequestData.OffsetDeleteRequestTopicCollection();
             for (OffsetDeleteRequestData.OffsetDeleteRequestTopic t : data.topics()) {
-                if (current.topic(t.name()).isEmpty()) {
+                if (!groups.authorization().allowed(request.context(), AclOperation.READ, ResourceType.TOPIC,
+                        t.name())) {
+                    refused.addPartitions(t.name(), t.partitions(),
+                            OffsetDeleteRequestData.OffsetDeleteRequestPartition::partitionIndex,
+                            Errors.TOPIC_AUTHORIZATION_FAILED);
+                } else if (current.topic(t.name()).isEmpty()) {
                     refused.addPartitions(t.name(), t.partitions(),
                             OffsetDeleteRequestData.OffsetDeleteRequestPartition::partitionIndex,
                             Errors.UNKNOWN_TOPIC_OR_PARTITION);

@@ -1,0 +1,462 @@
+package io.twinlog.tests.security;
+
+import io.twinlog.testkit.RawKafkaConnection;
+import io.twinlog.testkit.TestCluster;
+import io.twinlog.testkit.Waits;
+import org.apache.kafka.clients.CommonClientConfigs;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AlterConfigOp;
+import org.apache.kafka.clients.admin.ConfigEntry;
+import org.apache.kafka.clients.admin.DescribeClusterOptions;
+import org.apache.kafka.clients.admin.NewPartitionReassignment;
+import org.apache.kafka.clients.admin.NewPartitions;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.RecordsToDelete;
+import org.apache.kafka.clients.admin.ScramCredentialInfo;
+import org.apache.kafka.clients.admin.ScramMechanism;
+import org.apache.kafka.clients.admin.UserScramCredentialUpsertion;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.ElectionType;
+import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.KafkaFuture;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.acl.AccessControlEntry;
+import org.apache.kafka.common.acl.AclBinding;
+import org.apache.kafka.common.acl.AclBindingFilter;
+import org.apache.kafka.common.acl.AclOperation;
+import org.apache.kafka.common.acl.AclPermissionType;
+import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.config.SaslConfigs;
+import org.apache.kafka.common.errors.ApiException;
+import org.apache.kafka.common.errors.ClusterAuthorizationException;
+import org.apache.kafka.common.errors.GroupAuthorizationException;
+import org.apache.kafka.common.errors.TopicAuthorizationException;
+import org.apache.kafka.common.message.AlterPartitionRequestData;
+import org.apache.kafka.common.message.ConsumerGroupHeartbeatRequestData;
+import org.apache.kafka.common.message.OffsetForLeaderEpochRequestData;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.quota.ClientQuotaFilter;
+import org.apache.kafka.common.requests.AbstractRequest;
+import org.apache.kafka.common.requests.AbstractResponse;
+import org.apache.kafka.common.requests.AlterConfigsRequest;
+import org.apache.kafka.common.requests.AlterPartitionRequest;
+import org.apache.kafka.common.requests.ConsumerGroupHeartbeatRequest;
+import org.apache.kafka.common.requests.OffsetsForLeaderEpochRequest;
+import org.apache.kafka.common.resource.PatternType;
+import org.apache.kafka.common.resource.Resource;
+import org.apache.kafka.common.resource.ResourcePattern;
+import org.apache.kafka.common.resource.ResourceType;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.io.IOException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+import java.util.stream.Collectors;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Issue 13, point 3: every Kafka API Twinlog serves is authorized as Kafka 4.4 authorizes it. The table below lists,
+ * per API, the operation and resource checked. Each row has its own two principals: the allowed one holds the row's
+ * prerequisites and the checked ACL, the denied one only the prerequisites; the row's action (a real client call, or
+ * a hand-built request where no client sends that API) must succeed for the first and fail for the second with
+ * Kafka's error for that resource. Rows are independent (a topic and a group each), so one failing row names itself.
+ */
+@Timeout(value = 5, unit = TimeUnit.MINUTES)
+class ApiAuthorizationTableTest {
+    private static final String JAAS = PlainUsers.JAAS;
+    private static final int BROKER = 0;
+
+    /** One literal ACL: ALLOW {@code operation} on the resource. */
+    record Grant(AclOperation operation, ResourceType type, String name) {
+        static Grant topic(AclOperation operation, String name) {
+            return new Grant(operation, ResourceType.TOPIC, name);
+        }
+
+        static Grant group(AclOperation operation, String name) {
+            return new Grant(operation, ResourceType.GROUP, name);
+        }
+
+        static Grant cluster(AclOperation operation) {
+            return new Grant(operation, ResourceType.CLUSTER, Resource.CLUSTER_NAME);
+        }
+
+        @Override
+        public String toString() {
+            return operation + " " + type + (type == ResourceType.CLUSTER ? "" : " " + name);
+        }
+    }
+
+    /** What a row does, as the given user. */
+    interface Action {
+        void run(String user) throws Exception;
+    }
+
+    /** Thrown by an action whose denial is that something is left out, not an error. */
+    static final class NotVisible extends RuntimeException {
+        NotVisible(String what) {
+            super(what);
+        }
+    }
+
+    record Row(String api, List<Grant> prerequisites, Grant checked, Class<? extends Throwable> denial,
+               Action action) {
+    }
+
+    private static TestCluster cluster;
+    private static final PlainUsers USERS = new PlainUsers(() -> cluster.bootstrapServers());
+
+    @BeforeAll
+    static void start() throws Exception {
+        StringBuilder users = new StringBuilder(" username=\"admin\" password=\"admin-secret\""
+                + " user_admin=\"admin-secret\"");
+        for (int i = 0; i < 60; i++) {
+            users.append(" user_a").append(i).append("=\"a").append(i).append("-secret\"");
+            users.append(" user_d").append(i).append("=\"d").append(i).append("-secret\"");
+        }
+        cluster = TestCluster.builder().brokers(1)
+                .brokerProperty("listeners", "SASL_PLAINTEXT://127.0.0.1:0")
+                .brokerProperty("inter.broker.listener.name", "SASL_PLAINTEXT")
+                .brokerProperty("sasl.enabled.mechanisms", "PLAIN")
+                .brokerProperty("sasl.mechanism.inter.broker.protocol", "PLAIN")
+                .brokerProperty("listener.name.sasl_plaintext.plain.sasl.jaas.config", JAAS + users + ";")
+                .brokerProperty("authorizer.class.name", "org.apache.kafka.metadata.authorizer.StandardAuthorizer")
+                .brokerProperty("super.users", "User:admin")
+                .clientProperty(CommonClientConfigs.SECURITY_PROTOCOL_CONFIG, "SASL_PLAINTEXT")
+                .clientProperty(SaslConfigs.SASL_MECHANISM, "PLAIN")
+                .clientProperty(SaslConfigs.SASL_JAAS_CONFIG, JAAS + " username=\"admin\" password=\"admin-secret\";")
+                .build().start();
+    }
+
+    @AfterAll
+    static void stop() {
+        if (cluster != null) {
+            cluster.close();
+        }
+    }
+
+    private static List<Row> table() {
+        List<Row> rows = new ArrayList<>();
+        // Metadata and the data path
+        rows.add(new Row("Metadata", List.of(), Grant.topic(AclOperation.DESCRIBE, "t0"),
+                TopicAuthorizationException.class, user -> {
+                    try (KafkaConsumer<byte[], byte[]> c = USERS.consumer(user, Map.of())) {
+                        c.partitionsFor("t0");
+                    }
+                }));
+        rows.add(new Row("Metadata (all topics)", List.of(), Grant.topic(AclOperation.DESCRIBE, "t1"),
+                NotVisible.class, user -> {
+                    try (Admin admin = admin(user)) {
+                        if (!admin.listTopics().names().get().contains("t1")) {
+                            throw new NotVisible("t1 not listed");
+                        }
+                    }
+                }));
+        rows.add(new Row("Produce", List.of(Grant.topic(AclOperation.DESCRIBE, "t2")),
+                Grant.topic(AclOperation.WRITE, "t2"), TopicAuthorizationException.class,
+                user -> produce(user, "t2", false)));
+        rows.add(new Row("InitProducerId (idempotent producer)", List.of(Grant.topic(AclOperation.DESCRIBE, "t3")),
+                Grant.topic(AclOperation.WRITE, "t3"), ClusterAuthorizationException.class,
+                user -> produce(user, "t3", true)));
+        rows.add(new Row("Fetch", List.of(Grant.topic(AclOperation.DESCRIBE, "t4")),
+                Grant.topic(AclOperation.READ, "t4"), TopicAuthorizationException.class, user -> {
+                    try (KafkaConsumer<byte[], byte[]> c = USERS.consumer(user, Map.of())) {
+                        TopicPartition tp = new TopicPartition("t4", 0);
+                        c.assign(List.of(tp));
+                        c.seek(tp, 0);
+                        for (int i = 0; i < 5; i++) {
+                            c.poll(Duration.ofMillis(200));
+                        }
+                    }
+                }));
+        rows.add(new Row("ListOffsets", List.of(), Grant.topic(AclOperation.DESCRIBE, "t5"),
+                TopicAuthorizationException.class, user -> {
+                    try (KafkaConsumer<byte[], byte[]> c = USERS.consumer(user, Map.of())) {
+                        c.endOffsets(List.of(new TopicPartition("t5", 0)));
+                    }
+                }));
+        rows.add(new Row("OffsetsForLeaderEpoch (consumer)", List.of(), Grant.topic(AclOperation.DESCRIBE, "t6"),
+                TopicAuthorizationException.class, user -> {
+                    OffsetForLeaderEpochRequestData.OffsetForLeaderTopicCollection topics =
+                            new OffsetForLeaderEpochRequestData.OffsetForLeaderTopicCollection();
+                    OffsetForLeaderEpochRequestData.OffsetForLeaderTopic topic =
+                            new OffsetForLeaderEpochRequestData.OffsetForLeaderTopic().setTopic("t6");
+                    topic.partitions().add(new OffsetForLeaderEpochRequestData.OffsetForLeaderPartition()
+                            .setPartition(0).setLeaderEpoch(0).setCurrentLeaderEpoch(-1));
+                    topics.add(topic);
+                    raw(user, OffsetsForLeaderEpochRequest.Builder.forConsumer(topics).build());
+                }));
+        rows.add(new Row("DescribeTopicPartitions", List.of(), Grant.topic(AclOperation.DESCRIBE, "t7"),
+                TopicAuthorizationException.class,
+                user -> withAdmin(user, a -> a.describeTopics(List.of("t7")).allTopicNames())));
+        // topic administration
+        rows.add(new Row("CreateTopics (topic)", List.of(), Grant.topic(AclOperation.CREATE, "new8"),
+                TopicAuthorizationException.class,
+                user -> withAdmin(user, a -> a.createTopics(List.of(new NewTopic("new8", 1, (short) 1))).all())));
+        rows.add(new Row("CreateTopics (cluster)", List.of(), Grant.cluster(AclOperation.CREATE),
+                TopicAuthorizationException.class,
+                user -> withAdmin(user, a -> a.createTopics(List.of(new NewTopic("new9-" + user, 1, (short) 1)))
+                        .all())));
+        rows.add(new Row("DeleteTopics", List.of(Grant.topic(AclOperation.DESCRIBE, "t10")),
+                Grant.topic(AclOperation.DELETE, "t10"), TopicAuthorizationException.class,
+                user -> withAdmin(user, a -> a.deleteTopics(List.of("t10")).all())));
+        rows.add(new Row("CreatePartitions", List.of(Grant.topic(AclOperation.DESCRIBE, "t11")),
+                Grant.topic(AclOperation.ALTER, "t11"), TopicAuthorizationException.class,
+                user -> withAdmin(user, a -> a.createPartitions(Map.of("t11", NewPartitions.increaseTo(2))).all())));
+        rows.add(new Row("DeleteRecords", List.of(Grant.topic(AclOperation.DESCRIBE, "t12")),
+                Grant.topic(AclOperation.DELETE, "t12"), TopicAuthorizationException.class,
+                user -> withAdmin(user, a -> a.deleteRecords(Map.of(new TopicPartition("t12", 0),
+                        RecordsToDelete.beforeOffset(0))).all())));
+        rows.add(new Row("DescribeConfigs (topic)", List.of(), Grant.topic(AclOperation.DESCRIBE_CONFIGS, "t13"),
+                TopicAuthorizationException.class, user -> withAdmin(user, a -> a.describeConfigs(List.of(
+                        new ConfigResource(ConfigResource.Type.TOPIC, "t13"))).all())));
+        rows.add(new Row("DescribeConfigs (broker)", List.of(), Grant.cluster(AclOperation.DESCRIBE_CONFIGS),
+                ClusterAuthorizationException.class, user -> withAdmin(user, a -> a.describeConfigs(List.of(
+                        new ConfigResource(ConfigResource.Type.BROKER, Integer.toString(BROKER)))).all())));
+        rows.add(new Row("IncrementalAlterConfigs", List.of(), Grant.topic(AclOperation.ALTER_CONFIGS, "t15"),
+                TopicAuthorizationException.class, user -> withAdmin(user, a -> a.incrementalAlterConfigs(Map.of(
+                        new ConfigResource(ConfigResource.Type.TOPIC, "t15"), List.of(new AlterConfigOp(
+                                new ConfigEntry("retention.ms", "3600000"), AlterConfigOp.OpType.SET)))).all())));
+        rows.add(new Row("AlterConfigs", List.of(), Grant.topic(AclOperation.ALTER_CONFIGS, "t16"),
+                TopicAuthorizationException.class, user -> {
+                    raw(user, new AlterConfigsRequest.Builder(Map.of(new ConfigResource(ConfigResource.Type.TOPIC,
+                            "t16"), new AlterConfigsRequest.Config(List.of(new AlterConfigsRequest.ConfigEntry(
+                            "retention.ms", "3600000")))), false).build());
+                }));
+        // cluster administration
+        rows.add(new Row("DescribeLogDirs", List.of(), Grant.cluster(AclOperation.DESCRIBE),
+                ClusterAuthorizationException.class,
+                user -> withAdmin(user, a -> a.describeLogDirs(List.of(BROKER)).allDescriptions())));
+        rows.add(new Row("ElectLeaders", List.of(), Grant.cluster(AclOperation.ALTER),
+                ClusterAuthorizationException.class, user -> withAdmin(user, a -> a.electLeaders(
+                        ElectionType.PREFERRED, Set.of(new TopicPartition("t18", 0))).partitions())));
+        rows.add(new Row("AlterPartitionReassignments", List.of(), Grant.cluster(AclOperation.ALTER),
+                ClusterAuthorizationException.class, user -> withAdmin(user, a -> a.alterPartitionReassignments(
+                        Map.of(new TopicPartition("t19", 0), Optional.of(new NewPartitionReassignment(
+                                List.of(BROKER))))).all())));
+        rows.add(new Row("ListPartitionReassignments", List.of(), Grant.cluster(AclOperation.DESCRIBE),
+                ClusterAuthorizationException.class,
+                user -> withAdmin(user, a -> a.listPartitionReassignments().reassignments())));
+        rows.add(new Row("DescribeCluster (authorized operations)", List.of(), Grant.cluster(AclOperation.DESCRIBE),
+                NotVisible.class, user -> {
+                    try (Admin admin = admin(user)) {
+                        Set<AclOperation> ops = admin.describeCluster(new DescribeClusterOptions()
+                                .includeAuthorizedOperations(true)).authorizedOperations().get();
+                        if (ops == null || !ops.contains(AclOperation.DESCRIBE)) {
+                            throw new NotVisible("cluster operations " + ops);
+                        }
+                    }
+                }));
+        rows.add(new Row("AlterPartition (inter-broker)", List.of(), Grant.cluster(AclOperation.CLUSTER_ACTION),
+                ClusterAuthorizationException.class, user -> {
+                    AlterPartitionRequestData data = new AlterPartitionRequestData().setBrokerId(BROKER)
+                            .setBrokerEpoch(-1);
+                    raw(user, new AlterPartitionRequest.Builder(data).build());
+                }));
+        rows.add(new Row("DescribeAcls", List.of(), Grant.cluster(AclOperation.DESCRIBE),
+                ClusterAuthorizationException.class,
+                user -> withAdmin(user, a -> a.describeAcls(AclBindingFilter.ANY).values())));
+        rows.add(new Row("CreateAcls", List.of(), Grant.cluster(AclOperation.ALTER),
+                ClusterAuthorizationException.class, user -> withAdmin(user, a -> a.createAcls(List.of(
+                        new AclBinding(new ResourcePattern(ResourceType.TOPIC, "by-" + user, PatternType.LITERAL),
+                                new AccessControlEntry("User:nobody", "*", AclOperation.READ,
+                                        AclPermissionType.ALLOW)))).all())));
+        rows.add(new Row("DeleteAcls", List.of(), Grant.cluster(AclOperation.ALTER),
+                ClusterAuthorizationException.class, user -> withAdmin(user, a -> a.deleteAcls(List.of(
+                        new AclBinding(new ResourcePattern(ResourceType.TOPIC, "none", PatternType.LITERAL),
+                                new AccessControlEntry("User:nobody", "*", AclOperation.READ,
+                                        AclPermissionType.ALLOW)).toFilter())).all())));
+        rows.add(new Row("DescribeUserScramCredentials", List.of(), Grant.cluster(AclOperation.DESCRIBE),
+                ClusterAuthorizationException.class,
+                user -> withAdmin(user, a -> a.describeUserScramCredentials().all())));
+        rows.add(new Row("AlterUserScramCredentials", List.of(), Grant.cluster(AclOperation.ALTER),
+                ClusterAuthorizationException.class, user -> withAdmin(user, a -> a.alterUserScramCredentials(
+                        List.of(new UserScramCredentialUpsertion("someone-" + user, new ScramCredentialInfo(
+                                ScramMechanism.SCRAM_SHA_256, 4096), "pw"))).all())));
+        rows.add(new Row("DescribeClientQuotas", List.of(), Grant.cluster(AclOperation.DESCRIBE_CONFIGS),
+                ClusterAuthorizationException.class,
+                user -> withAdmin(user, a -> a.describeClientQuotas(ClientQuotaFilter.all()).entities())));
+        // consumer groups (g<i> exist with a committed offset on t<i>, made by the super user)
+        rows.add(new Row("FindCoordinator + OffsetFetch", List.of(), Grant.group(AclOperation.DESCRIBE, "g30"),
+                GroupAuthorizationException.class, user -> withAdmin(user,
+                        a -> a.listConsumerGroupOffsets("g30").partitionsToOffsetAndMetadata())));
+        rows.add(new Row("OffsetCommit (group)", List.of(Grant.topic(AclOperation.READ, "t31")),
+                Grant.group(AclOperation.READ, "g31"), GroupAuthorizationException.class,
+                user -> withAdmin(user, a -> a.alterConsumerGroupOffsets("g31", Map.of(
+                        new TopicPartition("t31", 0), new OffsetAndMetadata(0))).all())));
+        rows.add(new Row("OffsetCommit (topic)", List.of(Grant.group(AclOperation.READ, "g32")),
+                Grant.topic(AclOperation.READ, "t32"), TopicAuthorizationException.class,
+                user -> withAdmin(user, a -> a.alterConsumerGroupOffsets("g32", Map.of(
+                        new TopicPartition("t32", 0), new OffsetAndMetadata(0))).all())));
+        rows.add(new Row("ConsumerGroupDescribe / DescribeGroups", List.of(),
+                Grant.group(AclOperation.DESCRIBE, "g33"), GroupAuthorizationException.class,
+                user -> withAdmin(user, a -> a.describeConsumerGroups(List.of("g33")).all())));
+        rows.add(new Row("ListGroups", List.of(), Grant.group(AclOperation.DESCRIBE, "g34"), NotVisible.class,
+                user -> {
+                    try (Admin admin = admin(user)) {
+                        if (admin.listGroups().all().get().stream().noneMatch(g -> g.groupId().equals("g34"))) {
+                            throw new NotVisible("g34 not listed");
+                        }
+                    }
+                }));
+        rows.add(new Row("DeleteGroups", List.of(Grant.group(AclOperation.DESCRIBE, "g35")),
+                Grant.group(AclOperation.DELETE, "g35"), GroupAuthorizationException.class,
+                user -> withAdmin(user, a -> a.deleteConsumerGroups(List.of("g35")).all())));
+        rows.add(new Row("OffsetDelete (group)", List.of(Grant.topic(AclOperation.READ, "t36")),
+                Grant.group(AclOperation.DELETE, "g36"), GroupAuthorizationException.class,
+                user -> withAdmin(user, a -> a.deleteConsumerGroupOffsets("g36",
+                        Set.of(new TopicPartition("t36", 0))).all())));
+        rows.add(new Row("OffsetDelete (topic)", List.of(Grant.group(AclOperation.DELETE, "g37")),
+                Grant.topic(AclOperation.READ, "t37"), TopicAuthorizationException.class,
+                user -> withAdmin(user, a -> a.deleteConsumerGroupOffsets("g37",
+                        Set.of(new TopicPartition("t37", 0))).all())));
+        rows.add(new Row("JoinGroup / SyncGroup (classic)", List.of(Grant.topic(AclOperation.READ, "t38")),
+                Grant.group(AclOperation.READ, "j38"), GroupAuthorizationException.class,
+                user -> joinGroup(user, "t38", "j38", "classic")));
+        rows.add(new Row("ConsumerGroupHeartbeat (group)", List.of(Grant.topic(AclOperation.READ, "t39")),
+                Grant.group(AclOperation.READ, "j39"), GroupAuthorizationException.class,
+                user -> joinGroup(user, "t39", "j39", "consumer")));
+        // by hand: a consumer would also ask Metadata for the topic, which needs the same ACL
+        rows.add(new Row("ConsumerGroupHeartbeat (topic)", List.of(Grant.group(AclOperation.READ, "j40")),
+                Grant.topic(AclOperation.DESCRIBE, "t40"), TopicAuthorizationException.class,
+                user -> raw(user, new ConsumerGroupHeartbeatRequest.Builder(new ConsumerGroupHeartbeatRequestData()
+                        .setGroupId("j40").setMemberId(Uuid.randomUuid().toString()).setMemberEpoch(0)
+                        .setRebalanceTimeoutMs(30_000).setSubscribedTopicNames(List.of("t40"))
+                        .setTopicPartitions(List.of())).build())));
+        return rows;
+    }
+
+    @Test
+    void everyApiChecksTheOperationAndResourceKafkaChecks() throws Exception {
+        List<Row> rows = table();
+        try (Admin admin = cluster.admin()) {
+            List<NewTopic> topics = new ArrayList<>();
+            for (int i = 0; i < rows.size(); i++) {
+                topics.add(new NewTopic("t" + i, 1, (short) 1));
+            }
+            admin.createTopics(topics).all().get();
+            for (int i = 30; i < 38; i++) {
+                // a group with a committed offset, as an empty consumer group leaves it
+                admin.alterConsumerGroupOffsets("g" + i, Map.of(new TopicPartition("t" + i, 0),
+                        new OffsetAndMetadata(0))).all().get();
+            }
+            List<AclBinding> acls = new ArrayList<>();
+            for (int i = 0; i < rows.size(); i++) {
+                for (Grant g : rows.get(i).prerequisites()) {
+                    acls.add(allow("a" + i, g));
+                    acls.add(allow("d" + i, g));
+                }
+                acls.add(allow("a" + i, rows.get(i).checked()));
+            }
+            admin.createAcls(acls).all().get();
+            // DescribeAcls answers from the broker's authorizer: every ACL there is applied
+            Waits.waitUntil("every ACL applied", () -> admin.describeAcls(AclBindingFilter.ANY).values().get().size()
+                    == acls.size(), Duration.ofSeconds(30));
+        }
+        List<String> failures = new ArrayList<>();
+        StringBuilder report = new StringBuilder(String.format("%-40s %-32s %-32s %s%n", "API", "checked",
+                "prerequisites", "denied with"));
+        for (int i = 0; i < rows.size(); i++) {
+            Row row = rows.get(i);
+            report.append(String.format("%-40s %-32s %-32s %s%n", row.api(), row.checked(),
+                    row.prerequisites().stream().map(Grant::toString).collect(Collectors.joining(", ")),
+                    row.denial().getSimpleName()));
+            // denied first: a row whose action changes something (deletes, creates) does it once, when allowed
+            Throwable denied = outcome(row, "d" + i);
+            if (denied == null || !row.denial().isInstance(denied)) {
+                failures.add(row.api() + ": without " + row.checked() + " expected " + row.denial().getSimpleName()
+                        + ", got " + (denied == null ? "success" : denied));
+            }
+            Throwable allowed = outcome(row, "a" + i);
+            if (allowed != null) {
+                failures.add(row.api() + ": with " + row.checked() + " expected success, got " + allowed);
+            }
+        }
+        System.out.println(report);
+        assertTrue(failures.isEmpty(), String.join("\n", failures));
+    }
+
+    private static Throwable outcome(Row row, String user) {
+        try {
+            row.action().run(user);
+            return null;
+        } catch (Throwable t) {
+            Throwable cause = t;
+            while ((cause instanceof ExecutionException || (cause instanceof KafkaException
+                    && !(cause instanceof ApiException))) && cause.getCause() != null) {
+                cause = cause.getCause();
+            }
+            return cause;
+        }
+    }
+
+    private static AclBinding allow(String user, Grant grant) {
+        return new AclBinding(new ResourcePattern(grant.type(), grant.name(), PatternType.LITERAL),
+                new AccessControlEntry("User:" + user, "*", grant.operation(), AclPermissionType.ALLOW));
+    }
+
+    private static Admin admin(String user) {
+        return Admin.create(USERS.client(user));
+    }
+
+    /** Runs one admin call and waits for its future. */
+    private static void withAdmin(String user, Function<Admin, KafkaFuture<?>> call)
+            throws Exception {
+        try (Admin admin = admin(user)) {
+            call.apply(admin).get(30, TimeUnit.SECONDS);
+        }
+    }
+
+    private static void produce(String user, String topic, boolean idempotent) throws Exception {
+        try (KafkaProducer<byte[], byte[]> p = USERS.producer(user, idempotent)) {
+            p.send(new ProducerRecord<>(topic, 0, null, new byte[] {1})).get(30, TimeUnit.SECONDS);
+        }
+    }
+
+    /** Joins the group with the given protocol and polls until it is assigned the topic's partition. */
+    private static void joinGroup(String user, String topic, String group, String protocol) {
+        try (KafkaConsumer<byte[], byte[]> c = USERS.consumer(user, Map.of("group.id", group, "group.protocol",
+                protocol))) {
+            c.subscribe(List.of(topic));
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (c.assignment().isEmpty()) {
+                if (System.nanoTime() > deadline) {
+                    throw new IllegalStateException("no assignment within 30 s");
+                }
+                c.poll(Duration.ofMillis(200));
+            }
+        }
+    }
+
+    /**
+     * Sends a hand-built request as the user (SASL/PLAIN) and throws Kafka's exception for an authorization error
+     * in its answer; other errors mean the request got past authorization.
+     */
+    private static void raw(String user, AbstractRequest request)
+            throws IOException {
+        try (RawKafkaConnection connection = RawKafkaConnection.to(cluster.bootstrapServers())) {
+            connection.authenticatePlain(user, PlainUsers.password(user));
+            AbstractResponse response = connection.send(request);
+            for (Errors error : response.errorCounts().keySet()) {
+                if (error == Errors.TOPIC_AUTHORIZATION_FAILED || error == Errors.GROUP_AUTHORIZATION_FAILED
+                        || error == Errors.CLUSTER_AUTHORIZATION_FAILED) {
+                    throw error.exception();
+                }
+            }
+        }
+    }
+}
