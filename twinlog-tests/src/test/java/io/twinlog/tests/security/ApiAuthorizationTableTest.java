@@ -3,7 +3,6 @@ package io.twinlog.tests.security;
 import io.twinlog.testkit.RawKafkaConnection;
 import io.twinlog.testkit.TestCluster;
 import io.twinlog.testkit.Waits;
-import org.apache.kafka.clients.CommonClientConfigs;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.clients.admin.ConfigEntry;
@@ -30,7 +29,6 @@ import org.apache.kafka.common.acl.AclBindingFilter;
 import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.acl.AclPermissionType;
 import org.apache.kafka.common.config.ConfigResource;
-import org.apache.kafka.common.config.SaslConfigs;
 import org.apache.kafka.common.errors.ApiException;
 import org.apache.kafka.common.errors.ClusterAuthorizationException;
 import org.apache.kafka.common.errors.GroupAuthorizationException;
@@ -78,7 +76,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 @Timeout(value = 5, unit = TimeUnit.MINUTES)
 class ApiAuthorizationTableTest {
-    private static final String JAAS = PlainUsers.JAAS;
     private static final int BROKER = 0;
 
     /** One literal ACL: ALLOW {@code operation} on the resource. */
@@ -122,24 +119,12 @@ class ApiAuthorizationTableTest {
 
     @BeforeAll
     static void start() throws Exception {
-        StringBuilder users = new StringBuilder(" username=\"admin\" password=\"admin-secret\""
-                + " user_admin=\"admin-secret\"");
+        List<String> users = new ArrayList<>();
         for (int i = 0; i < 60; i++) {
-            users.append(" user_a").append(i).append("=\"a").append(i).append("-secret\"");
-            users.append(" user_d").append(i).append("=\"d").append(i).append("-secret\"");
+            users.add("a" + i);
+            users.add("d" + i);
         }
-        cluster = TestCluster.builder().brokers(1)
-                .brokerProperty("listeners", "SASL_PLAINTEXT://127.0.0.1:0")
-                .brokerProperty("inter.broker.listener.name", "SASL_PLAINTEXT")
-                .brokerProperty("sasl.enabled.mechanisms", "PLAIN")
-                .brokerProperty("sasl.mechanism.inter.broker.protocol", "PLAIN")
-                .brokerProperty("listener.name.sasl_plaintext.plain.sasl.jaas.config", JAAS + users + ";")
-                .brokerProperty("authorizer.class.name", "org.apache.kafka.metadata.authorizer.StandardAuthorizer")
-                .brokerProperty("super.users", "User:admin")
-                .clientProperty(CommonClientConfigs.SECURITY_PROTOCOL_CONFIG, "SASL_PLAINTEXT")
-                .clientProperty(SaslConfigs.SASL_MECHANISM, "PLAIN")
-                .clientProperty(SaslConfigs.SASL_JAAS_CONFIG, JAAS + " username=\"admin\" password=\"admin-secret\";")
-                .build().start();
+        cluster = PlainUsers.authorizedCluster(users).brokers(1).build().start();
     }
 
     @AfterAll

@@ -54,20 +54,7 @@ class AuthorizationTest {
 
     @BeforeAll
     static void start() throws Exception {
-        cluster = TestCluster.builder().brokers(1)
-                .brokerProperty("listeners", "SASL_PLAINTEXT://127.0.0.1:0")
-                .brokerProperty("inter.broker.listener.name", "SASL_PLAINTEXT")
-                .brokerProperty("sasl.enabled.mechanisms", "PLAIN")
-                .brokerProperty("sasl.mechanism.inter.broker.protocol", "PLAIN")
-                .brokerProperty("listener.name.sasl_plaintext.plain.sasl.jaas.config", JAAS
-                        + " username=\"admin\" password=\"admin-secret\" user_admin=\"admin-secret\""
-                        + " user_alice=\"alice-secret\" user_bob=\"bob-secret\" user_carol=\"carol-secret\";")
-                .brokerProperty("authorizer.class.name", "org.apache.kafka.metadata.authorizer.StandardAuthorizer")
-                .brokerProperty("super.users", "User:admin")
-                .clientProperty(CommonClientConfigs.SECURITY_PROTOCOL_CONFIG, "SASL_PLAINTEXT")
-                .clientProperty(SaslConfigs.SASL_MECHANISM, "PLAIN")
-                .clientProperty(SaslConfigs.SASL_JAAS_CONFIG, JAAS + " username=\"admin\" password=\"admin-secret\";")
-                .build().start();
+        cluster = PlainUsers.authorizedCluster(List.of("alice", "bob", "carol")).brokers(1).build().start();
         adminConfig = new File(workDir, "admin.properties");
         Files.writeString(adminConfig.toPath(), "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\n"
                 + "sasl.jaas.config=" + JAAS + " username=\"admin\" password=\"admin-secret\";\n");

@@ -1,5 +1,6 @@
 package io.twinlog.tests.security;
 
+import io.twinlog.testkit.TestCluster;
 import org.apache.kafka.clients.CommonClientConfigs;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -8,6 +9,7 @@ import org.apache.kafka.common.config.SaslConfigs;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.function.Supplier;
@@ -22,6 +24,28 @@ final class PlainUsers {
 
     PlainUsers(Supplier<String> bootstrapServers) {
         this.bootstrapServers = bootstrapServers;
+    }
+
+    /**
+     * A one-listener SASL_PLAINTEXT cluster with Kafka's StandardAuthorizer and SASL/PLAIN users: {@code User:admin}
+     * is the super user, the brokers' own login and the test kit's client; {@code users} may log in too.
+     */
+    static TestCluster.Builder authorizedCluster(Collection<String> users) {
+        StringBuilder jaas = new StringBuilder(JAAS + " username=\"admin\" password=\"" + password("admin")
+                + "\" user_admin=\"" + password("admin") + "\"");
+        users.forEach(u -> jaas.append(" user_").append(u).append("=\"").append(password(u)).append('"'));
+        return TestCluster.builder()
+                .brokerProperty("listeners", "SASL_PLAINTEXT://127.0.0.1:0")
+                .brokerProperty("inter.broker.listener.name", "SASL_PLAINTEXT")
+                .brokerProperty("sasl.enabled.mechanisms", "PLAIN")
+                .brokerProperty("sasl.mechanism.inter.broker.protocol", "PLAIN")
+                .brokerProperty("listener.name.sasl_plaintext.plain.sasl.jaas.config", jaas + ";")
+                .brokerProperty("authorizer.class.name", "org.apache.kafka.metadata.authorizer.StandardAuthorizer")
+                .brokerProperty("super.users", "User:admin")
+                .clientProperty(CommonClientConfigs.SECURITY_PROTOCOL_CONFIG, "SASL_PLAINTEXT")
+                .clientProperty(SaslConfigs.SASL_MECHANISM, "PLAIN")
+                .clientProperty(SaslConfigs.SASL_JAAS_CONFIG, JAAS + " username=\"admin\" password=\""
+                        + password("admin") + "\";");
     }
 
     static String password(String user) {
