@@ -8,15 +8,20 @@ import io.twinlog.cli.internals.CreateMirror;
 import io.twinlog.cli.internals.DeleteMirror;
 import io.twinlog.cli.internals.DescribeMirrors;
 import io.twinlog.cli.internals.ListMirrors;
+import io.twinlog.cli.internals.MirrorAclsAction;
 import io.twinlog.cli.internals.MirrorAction;
 import io.twinlog.cli.internals.MirrorTopicsAction;
 import io.twinlog.cli.internals.MirrorTopicsAction.Operation;
 import io.twinlog.cli.internals.SourceConfigs;
 import io.twinlog.cli.internals.Table;
 import io.twinlog.cli.internals.VerifyMirror;
+import io.twinlog.clients.mirror.ClusterMirrorResource;
 import io.twinlog.clients.mirror.MirrorAdmin;
 import io.twinlog.clients.mirror.MirrorException;
 import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.acl.AclOperation;
+import org.apache.kafka.common.acl.AclPermissionType;
+import org.apache.kafka.common.resource.PatternType;
 import picocli.CommandLine;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
@@ -30,6 +35,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalInt;
@@ -65,6 +71,9 @@ import java.util.concurrent.Callable;
             "  --delete --mirror NAME",
             "  --start|--add|--stop|--remove|--pause|--resume --mirror NAME --topic REGEX [--topic REGEX]...",
             "  --verify --mirror NAME [--topic REGEX]... [--full]",
+            "  --add-acl|--remove-acl --mirror NAME (--allow-principal P|--deny-principal P)... [--operation OP]...",
+            "           [--allow-host H] [--deny-host H] [--resource-pattern-type literal|prefixed]",
+            "  --list-acls [--mirror NAME]",
             "  with any action: [--command-config FILE] [--timeout-ms MS] [--verbose]",
         },
         description = {
@@ -82,6 +91,8 @@ import java.util.concurrent.Callable;
             "  twinlog-mirrors.sh --bootstrap-server :9192 --describe --mirror my-mirror",
             "  twinlog-mirrors.sh --bootstrap-server :9192 --remove --topic '.*' --mirror my-mirror   ",
             "  twinlog-mirrors.sh --bootstrap-server :9192 --delete --mirror my-mirror",
+            "  twinlog-mirrors.sh --bootstrap-server :9192 --command-config admin.properties --add-acl \\",
+            "      --mirror my-mirror --allow-principal User:dr-operator --operation Alter --operation Describe",
             "",
             "Exit code 0 on success, 1 on any error (one line on stderr; --verbose adds the stack trace)."
         })
@@ -121,6 +132,9 @@ public final class MirrorsCommand implements Callable<Integer> {
 
     @ArgGroup(validate = false, heading = "%nOptions of --create:%n", order = 30)
     private CreateOptions createOptions = new CreateOptions();
+
+    @ArgGroup(validate = false, heading = "%nOptions of --add-acl and --remove-acl:%n", order = 50)
+    private AclOptions aclOptions = new AclOptions();
 
     static final class Actions {
         @Option(names = "--create", order = 11, description = "Create a cluster mirror --mirror NAME from the source "
@@ -185,6 +199,19 @@ public final class MirrorsCommand implements Callable<Integer> {
         @Option(names = "--full", order = 22, description = "With --verify: compare every batch, not a binary search.")
         boolean full;
 
+        @Option(names = "--add-acl", order = 23, description = "Add ACLs on the cluster mirror --mirror NAME (or, "
+                + "with --resource-pattern-type prefixed, on the mirrors whose names start with NAME): "
+                + "--allow-principal/--deny-principal with --operation, as kafka-acls does for Kafka's resources.")
+        boolean addAcl;
+
+        @Option(names = "--remove-acl", order = 24, description = "Remove the ACLs on --mirror NAME of the given "
+                + "principals (and --operation, else every operation).")
+        boolean removeAcl;
+
+        @Option(names = "--list-acls", order = 25, description = "List the cluster-mirror ACLs, or those that apply "
+                + "to --mirror NAME.")
+        boolean listAcls;
+
         /** The action flags given, in a fixed order. */
         List<String> given() {
             List<String> given = new ArrayList<>();
@@ -200,6 +227,9 @@ public final class MirrorsCommand implements Callable<Integer> {
             addIf(given, pause, "--pause");
             addIf(given, resume, "--resume");
             addIf(given, verify, "--verify");
+            addIf(given, addAcl, "--add-acl");
+            addIf(given, removeAcl, "--remove-acl");
+            addIf(given, listAcls, "--list-acls");
             return given;
         }
     }
@@ -212,6 +242,37 @@ public final class MirrorsCommand implements Callable<Integer> {
         @Option(names = "--topic", paramLabel = "REGEX", order = 22, description = "Source topics, by name or "
                 + "regular expression; repeatable (with " + TOPIC_ACTIONS + ").")
         List<String> topics = new ArrayList<>();
+    }
+
+    static final class AclOptions {
+        @Option(names = "--allow-principal", paramLabel = "PRINCIPAL", order = 51, description = "A principal "
+                + "(e.g. User:alice) the ACLs allow; repeatable.")
+        List<String> allowPrincipals = new ArrayList<>();
+
+        @Option(names = "--deny-principal", paramLabel = "PRINCIPAL", order = 52, description = "A principal the "
+                + "ACLs deny; repeatable. Deny wins over allow.")
+        List<String> denyPrincipals = new ArrayList<>();
+
+        @Option(names = "--allow-host", paramLabel = "HOST", order = 53, description = "The host the allowed "
+                + "principals connect from (default *, any).")
+        String allowHost = "*";
+
+        @Option(names = "--deny-host", paramLabel = "HOST", order = 54, description = "The host the denied "
+                + "principals connect from (default *, any).")
+        String denyHost = "*";
+
+        @Option(names = "--operation", paramLabel = "OPERATION", order = 55, description = "Create, Alter, "
+                + "Describe, Delete, AlterConfigs, DescribeConfigs or All; repeatable.")
+        List<String> operations = new ArrayList<>();
+
+        @Option(names = "--resource-pattern-type", paramLabel = "TYPE", order = 56, description = "literal "
+                + "(default) or prefixed: whether --mirror is a name or a prefix of names.")
+        String patternType = "literal";
+
+        boolean anyGiven() {
+            return !allowPrincipals.isEmpty() || !denyPrincipals.isEmpty() || !operations.isEmpty()
+                    || !"*".equals(allowHost) || !"*".equals(denyHost) || !"literal".equals(patternType);
+        }
     }
 
     static final class CreateOptions {
@@ -380,7 +441,8 @@ public final class MirrorsCommand implements Callable<Integer> {
         List<String> given = a.given();
         if (given.isEmpty()) {
             throw CommandException.usage("Exactly one action is needed: --create, --alter, --list, --describe, --delete, "
-                    + TOPIC_ACTIONS);
+                    + "--start/--add, --stop/--remove, --pause, --resume, --verify, --add-acl, --remove-acl or "
+                    + "--list-acls");
         }
         if (given.size() > 1) {
             throw CommandException.usage("Only one action at a time, but got " + String.join(" and ", given));
@@ -406,6 +468,11 @@ public final class MirrorsCommand implements Callable<Integer> {
         if (a.full && !action.equals("--verify")) {
             throw CommandException.usage("--full is only valid with --verify");
         }
+        AclOptions acl = aclOptions == null ? new AclOptions() : aclOptions;
+        if (acl.anyGiven() && !action.equals("--add-acl") && !action.equals("--remove-acl")) {
+            throw CommandException.usage("--allow-principal, --deny-principal, --allow-host, --deny-host, --operation "
+                    + "and --resource-pattern-type are only valid with --add-acl or --remove-acl");
+        }
         switch (action) {
             case "--create": {
                 Map<String, String> configs = SourceConfigs.build(Optional.ofNullable(c.sourceConfigFile),
@@ -430,6 +497,12 @@ public final class MirrorsCommand implements Callable<Integer> {
                 return new DeleteMirror(requireMirror(action, s));
             case "--verify":
                 return new VerifyMirror(requireMirror(action, s), s.topics, a.full, Map.of());
+            case "--list-acls":
+                return new MirrorAclsAction(MirrorAclsAction.Kind.LIST, Optional.ofNullable(s.mirror),
+                        PatternType.ANY, List.of(), List.of());
+            case "--add-acl":
+            case "--remove-acl":
+                return aclAction(action, requireMirror(action, s), acl);
             default:
                 String mirror = requireMirror(action, s);
                 if (s.topics.isEmpty()) {
@@ -437,6 +510,46 @@ public final class MirrorsCommand implements Callable<Integer> {
                 }
                 return new MirrorTopicsAction(operation.orElseThrow(), action, mirror, s.topics);
         }
+    }
+
+    private static MirrorAclsAction aclAction(String action, String mirror, AclOptions acl) {
+        boolean add = action.equals("--add-acl");
+        List<MirrorAclsAction.Grantee> grantees = new ArrayList<>();
+        acl.allowPrincipals.forEach(p -> grantees.add(new MirrorAclsAction.Grantee(principal(p),
+                AclPermissionType.ALLOW, acl.allowHost)));
+        acl.denyPrincipals.forEach(p -> grantees.add(new MirrorAclsAction.Grantee(principal(p),
+                AclPermissionType.DENY, acl.denyHost)));
+        if (grantees.isEmpty()) {
+            throw CommandException.usage(action + " needs --allow-principal or --deny-principal");
+        }
+        if (add && acl.operations.isEmpty()) {
+            throw CommandException.usage("--add-acl needs --operation");
+        }
+        List<AclOperation> operations = new ArrayList<>();
+        for (String op : acl.operations) {
+            AclOperation parsed = AclOperation.fromString(op.replace("-", "_").replaceAll("(?<=[a-z])(?=[A-Z])", "_"));
+            if (!ClusterMirrorResource.OPERATIONS.contains(parsed)) {
+                throw CommandException.usage("--operation " + op + " does not apply to a cluster mirror: use "
+                        + "Create, Alter, Describe, Delete, AlterConfigs, DescribeConfigs or All");
+            }
+            operations.add(parsed);
+        }
+        PatternType pattern = PatternType.fromString(acl.patternType.toUpperCase(Locale.ROOT));
+        if (pattern != PatternType.LITERAL && pattern != PatternType.PREFIXED) {
+            throw CommandException.usage("--resource-pattern-type must be literal or prefixed, but got "
+                    + acl.patternType);
+        }
+        return new MirrorAclsAction(add ? MirrorAclsAction.Kind.ADD : MirrorAclsAction.Kind.REMOVE,
+                Optional.of(mirror), pattern, grantees, operations);
+    }
+
+    /** A principal as Kafka writes one, TYPE:NAME (kafka-acls' check). */
+    private static String principal(String value) {
+        int colon = value.indexOf(':');
+        if (colon <= 0 || colon == value.length() - 1) {
+            throw CommandException.usage("A principal is TYPE:NAME, e.g. User:alice, but got '" + value + "'");
+        }
+        return value;
     }
 
     private static String requireMirror(String action, Selection s) {

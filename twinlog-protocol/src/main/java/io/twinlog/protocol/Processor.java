@@ -188,7 +188,9 @@ final class Processor implements Request.ResponseSink {
             try {
                 ByteBuffer body = payload.duplicate();
                 CustomApiHeader header = CustomApiHeader.parse(body);
-                return new Request(header, body.slice(), connectionId, time.nanoseconds(), size, this);
+                CustomRequestContext sender = new CustomRequestContext(header, channel.principal(),
+                        channel.socketAddress(), listenerName, securityProtocol);
+                return new Request(header, body.slice(), connectionId, sender, time.nanoseconds(), size, this);
             } catch (InvalidRequestException e) {
                 log.info("Closing connection {}: {}", connectionId, e.getMessage());
                 selector.close(connectionId);

@@ -6,6 +6,7 @@ import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.AbstractResponse;
 import org.apache.kafka.common.requests.RequestContext;
+import org.apache.kafka.server.authorizer.AuthorizableRequestContext;
 import org.apache.kafka.common.requests.RequestHeader;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -35,6 +36,8 @@ public final class Request {
     private final CustomApiHeader customHeader;
     private final ByteBuffer customBody;
     private final String connectionId;
+    /** Who sent it, for the authorizer: the Kafka request's context, or a Twinlog API request's own. */
+    private final AuthorizableRequestContext authorizationContext;
 
     Request(RequestContext context, AbstractRequest body, long receivedNanos, int sizeInBytes, ResponseSink sink) {
         this.context = context;
@@ -45,11 +48,12 @@ public final class Request {
         this.customHeader = null;
         this.customBody = null;
         this.connectionId = context.connectionId;
+        this.authorizationContext = context;
     }
 
     /** A request of a Twinlog API (not a Kafka API key): header parsed, body left for the handler to decode. */
-    Request(CustomApiHeader header, ByteBuffer body, String connectionId, long receivedNanos, int sizeInBytes,
-            ResponseSink sink) {
+    Request(CustomApiHeader header, ByteBuffer body, String connectionId, AuthorizableRequestContext sender,
+            long receivedNanos, int sizeInBytes, ResponseSink sink) {
         this.context = null;
         this.body = null;
         this.receivedNanos = receivedNanos;
@@ -58,6 +62,7 @@ public final class Request {
         this.customHeader = header;
         this.customBody = body;
         this.connectionId = connectionId;
+        this.authorizationContext = sender;
     }
 
     public boolean isCustom() {
@@ -85,6 +90,11 @@ public final class Request {
             }
             sink.send(this, send);
         }
+    }
+
+    /** Who sent the request, as Kafka's authorizer reads it (a Kafka API request's or a Twinlog API request's). */
+    public AuthorizableRequestContext authorizationContext() {
+        return authorizationContext;
     }
 
     public RequestContext context() {

@@ -252,9 +252,10 @@ public final class BrokerServer implements AutoCloseable {
                         () -> watcher.image().brokers().size()),
                 controller::isActive, () -> LocalClientConfigs.of(config, watcher.image(), config.brokerId()),
                 config.mirrorStateTimeoutMs(), time);
-        mirrorApiHandlers = new MirrorApiHandlers(mirrorStore, watcher, config.brokerId());
+        mirrorApiHandlers = new MirrorApiHandlers(mirrorStore, watcher, authorization, config.brokerId());
         mirrorApiHandlers.register(registryBuilder);
-        mirrorTopicHandlers = new MirrorTopicHandlers(mirrorStore, watcher, mirrorRuntime.topicStarter());
+        mirrorTopicHandlers = new MirrorTopicHandlers(mirrorStore, watcher, mirrorRuntime.topicStarter(),
+                authorization);
         mirrorTopicHandlers.register(registryBuilder);
         groupApis = new GroupApis(groupCoordinator, topicAdmin, watcher::image, authorization);
         groupApis.register(registryBuilder);

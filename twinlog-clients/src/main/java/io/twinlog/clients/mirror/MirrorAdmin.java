@@ -4,7 +4,26 @@ import io.twinlog.clients.mirror.internals.MirrorNetworkClient;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.acl.AccessControlEntryFilter;
+import org.apache.kafka.common.acl.AclBindingFilter;
+import org.apache.kafka.common.acl.AclOperation;
+import org.apache.kafka.common.acl.AclPermissionType;
+import org.apache.kafka.common.message.CreateAclsRequestData;
+import org.apache.kafka.common.message.CreateAclsResponseData;
+import org.apache.kafka.common.message.DeleteAclsRequestData;
+import org.apache.kafka.common.message.DeleteAclsResponseData;
+import org.apache.kafka.common.message.DescribeAclsResponseData;
+import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.protocol.types.Struct;
+import org.apache.kafka.common.requests.CreateAclsRequest;
+import org.apache.kafka.common.requests.CreateAclsResponse;
+import org.apache.kafka.common.requests.DeleteAclsRequest;
+import org.apache.kafka.common.requests.DeleteAclsResponse;
+import org.apache.kafka.common.requests.DescribeAclsRequest;
+import org.apache.kafka.common.requests.DescribeAclsResponse;
+import org.apache.kafka.common.resource.PatternType;
+import org.apache.kafka.common.resource.ResourcePatternFilter;
+import org.apache.kafka.common.resource.ResourceType;
 import org.apache.kafka.common.utils.Time;
 
 import java.io.IOException;
@@ -16,6 +35,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Properties;
 
 /**
@@ -31,6 +51,8 @@ import java.util.Properties;
  * <p>Not thread-safe: one call at a time (calls are serialized by this object's monitor).
  */
 public final class MirrorAdmin implements AutoCloseable {
+    /** The ACL APIs' version Twinlog brokers serve (Kafka 4.4's latest; flexible, with the pattern type). */
+    private static final short ACL_API_VERSION = 3;
     private final MirrorNetworkClient client;
 
     private MirrorAdmin(MirrorNetworkClient client) {
@@ -166,6 +188,9 @@ public final class MirrorAdmin implements AutoCloseable {
     /**
      * Asks this cluster (the one a failback will pull from) for the last mirrored epochs it recorded for the given
      * partitions, restricted to mirrors whose source is {@code requesterClusterId} (null: any).
+     *
+     * @throws MirrorException for a partition the cluster refused (CLUSTER_MIRROR_AUTHORIZATION_FAILED: the
+     *         principal may not describe the cluster mirror that recorded it)
      */
     public synchronized Map<TopicPartition, LastMirrored> lastMirroredEpochs(
             String requesterClusterId, Map<String, List<Integer>> partitions) throws IOException {
@@ -186,6 +211,10 @@ public final class MirrorAdmin implements AutoCloseable {
             Struct t = (Struct) o;
             for (Object p : t.getArray("partitions")) {
                 Struct ps = (Struct) p;
+                if (ps.getShort("error_code") != Errors.NONE.code()) {
+                    throw new MirrorException(ps.getShort("error_code"), "LastMirroredEpochs refused for "
+                            + t.getString("topic_name") + "-" + ps.getInt("partition_index"));
+                }
                 out.put(new TopicPartition(t.getString("topic_name"), ps.getInt("partition_index")),
                         new LastMirrored(ps.getInt("last_mirrored_epoch"), ps.getLong("last_mirrored_offset")));
             }
@@ -310,6 +339,87 @@ public final class MirrorAdmin implements AutoCloseable {
             out.add((String) o);
         }
         return out;
+    }
+
+    /**
+     * Creates ClusterMirror ACLs with Kafka's CreateAcls (resource type {@value ClusterMirrorResource#CODE}); needs
+     * ALTER on the cluster, as every ACL change.
+     *
+     * @throws MirrorException with the first ACL the broker refused
+     */
+    public synchronized void createMirrorAcls(List<MirrorAcl> acls) throws IOException {
+        CreateAclsRequestData data = new CreateAclsRequestData();
+        for (MirrorAcl acl : acls) {
+            data.creations().add(new CreateAclsRequestData.AclCreation()
+                    .setResourceType(ClusterMirrorResource.CODE).setResourceName(acl.mirror())
+                    .setResourcePatternType(acl.patternType().code()).setPrincipal(acl.principal())
+                    .setHost(acl.host()).setOperation(acl.operation().code())
+                    .setPermissionType(acl.permission().code()));
+        }
+        CreateAclsResponse response = (CreateAclsResponse) client.send(
+                new CreateAclsRequest.Builder(data).build(ACL_API_VERSION));
+        for (CreateAclsResponseData.AclCreationResult result : response.results()) {
+            if (result.errorCode() != Errors.NONE.code()) {
+                throw new MirrorException(result.errorCode(), result.errorMessage());
+            }
+        }
+    }
+
+    /**
+     * The ClusterMirror ACLs, all of them or those that apply to the mirror named {@code mirror} (literal, prefixed
+     * or wildcard ACLs matching it, as {@code kafka-acls --list} shows for a resource); needs DESCRIBE on the cluster.
+     */
+    public synchronized List<MirrorAcl> describeMirrorAcls(Optional<String> mirror) throws IOException {
+        AclBindingFilter filter = new AclBindingFilter(new ResourcePatternFilter(ResourceType.TOPIC,
+                mirror.orElse(null), mirror.isPresent() ? PatternType.MATCH : PatternType.ANY),
+                AccessControlEntryFilter.ANY);
+        DescribeAclsRequest request = new DescribeAclsRequest.Builder(filter).build(ACL_API_VERSION);
+        request.data().setResourceTypeFilter(ClusterMirrorResource.CODE);
+        DescribeAclsResponse response = (DescribeAclsResponse) client.send(request);
+        if (response.error().isFailure()) {
+            throw new MirrorException(response.error().error().code(), response.error().message());
+        }
+        List<MirrorAcl> acls = new ArrayList<>();
+        for (DescribeAclsResponseData.DescribeAclsResource resource : response.acls()) {
+            if (resource.resourceType() != ClusterMirrorResource.CODE) {
+                continue;
+            }
+            for (DescribeAclsResponseData.AclDescription acl : resource.acls()) {
+                acls.add(new MirrorAcl(resource.resourceName(), PatternType.fromCode(resource.patternType()),
+                        acl.principal(), acl.host(), AclOperation.fromCode(acl.operation()),
+                        AclPermissionType.fromCode(acl.permissionType())));
+            }
+        }
+        return acls;
+    }
+
+    /**
+     * Deletes the ClusterMirror ACLs matching {@code acl}, where {@code null} principal, host or operation mean any;
+     * needs ALTER on the cluster. Returns those deleted.
+     */
+    public synchronized List<MirrorAcl> deleteMirrorAcls(String mirror, PatternType patternType, String principal,
+                                                         String host, AclOperation operation,
+                                                         AclPermissionType permission) throws IOException {
+        DeleteAclsRequestData data = new DeleteAclsRequestData();
+        data.filters().add(new DeleteAclsRequestData.DeleteAclsFilter()
+                .setResourceTypeFilter(ClusterMirrorResource.CODE).setResourceNameFilter(mirror)
+                .setPatternTypeFilter(patternType.code()).setPrincipalFilter(principal).setHostFilter(host)
+                .setOperation((operation == null ? AclOperation.ANY : operation).code())
+                .setPermissionType(permission.code()));
+        DeleteAclsResponse response = (DeleteAclsResponse) client.send(
+                new DeleteAclsRequest.Builder(data).build(ACL_API_VERSION));
+        List<MirrorAcl> deleted = new ArrayList<>();
+        for (DeleteAclsResponseData.DeleteAclsFilterResult result : response.filterResults()) {
+            if (result.errorCode() != Errors.NONE.code()) {
+                throw new MirrorException(result.errorCode(), result.errorMessage());
+            }
+            for (DeleteAclsResponseData.DeleteAclsMatchingAcl acl : result.matchingAcls()) {
+                deleted.add(new MirrorAcl(acl.resourceName(), PatternType.fromCode(acl.patternType()),
+                        acl.principal(), acl.host(), AclOperation.fromCode(acl.operation()),
+                        AclPermissionType.fromCode(acl.permissionType())));
+            }
+        }
+        return deleted;
     }
 
     private static Struct checkError(Struct response) {

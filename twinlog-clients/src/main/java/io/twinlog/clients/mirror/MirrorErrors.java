@@ -19,7 +19,8 @@ public enum MirrorErrors {
     MIRROR_TOPIC_NOT_PAUSED(7107, "The mirror topic is not paused."),
     MIRROR_TOPIC_BEING_STOPPED(7108, "The mirror topic is being stopped."),
     INVALID_MIRROR_STATE(7109, "The mirror topic's state does not allow this operation."),
-    SOURCE_CLUSTER_UNREACHABLE(7110, "The source cluster could not be reached.");
+    SOURCE_CLUSTER_UNREACHABLE(7110, "The source cluster could not be reached."),
+    CLUSTER_MIRROR_AUTHORIZATION_FAILED(7111, "The principal is not authorized to access this cluster mirror.");
 
     public final short code;
     public final String defaultMessage;

@@ -1,6 +1,5 @@
 package io.twinlog.mirror.runtime;
 
-import io.twinlog.clients.mirror.MirrorAdmin;
 import io.twinlog.common.mirror.DesiredMirrorState;
 import io.twinlog.common.mirror.MirrorPartitionState;
 import io.twinlog.common.mirror.MirrorTopicConfigs;
@@ -402,7 +401,7 @@ public final class MirrorManager implements AutoCloseable {
                 .map(t -> List.copyOf(t.partitions().keySet())).orElse(List.of());
         try {
             return new PeerAnswer(PeerLastMirrored.lookup(def, metadata.image().clusterId(), topic, partitions), null);
-        } catch (MirrorAdmin.UnreachableException e) {
+        } catch (IOException e) {
             return new PeerAnswer(Map.of(), e);
         }
     }

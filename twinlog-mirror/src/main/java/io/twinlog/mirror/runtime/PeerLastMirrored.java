@@ -1,6 +1,8 @@
 package io.twinlog.mirror.runtime;
 
 import io.twinlog.clients.mirror.MirrorAdmin;
+import io.twinlog.clients.mirror.MirrorErrors;
+import io.twinlog.clients.mirror.MirrorException;
 import io.twinlog.mirror.LastMirroredTruncation.LastMirrored;
 import io.twinlog.mirror.store.MirrorDefinition;
 import org.apache.kafka.clients.admin.AdminClientConfig;
@@ -12,6 +14,7 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * Asks a mirror's source (the peer) for the last epoch and offset it mirrored from this cluster before it failed
@@ -31,11 +34,13 @@ final class PeerLastMirrored {
      * The peer's records for the given partitions of one topic (one request); partitions it has no record of are
      * absent.
      *
-     * @throws MirrorAdmin.UnreachableException when no source broker accepts a connection (retry later: cutting
-     *         to 0 now would throw away what a failback could keep)
+     * @throws IOException when no source broker accepts a connection ({@link MirrorAdmin.UnreachableException}),
+     *         or the source refuses to say because the mirror's principal there may not describe the cluster mirror
+     *         that recorded them (CLUSTER_MIRROR_AUTHORIZATION_FAILED): ask again later, since cutting to 0 now
+     *         would throw away what a failback could keep
      */
     static Map<Integer, LastMirrored> lookup(MirrorDefinition mirror, String localClusterId, String topic,
-                                             List<Integer> partitions) throws MirrorAdmin.UnreachableException {
+                                             List<Integer> partitions) throws IOException {
         Map<String, Object> configs = new HashMap<>(mirror.sourceClientConfigs());
         configs.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, (int) TIMEOUT.toMillis());
         configs.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, (int) TIMEOUT.toMillis());
@@ -49,6 +54,14 @@ final class PeerLastMirrored {
             return out;
         } catch (MirrorAdmin.UnreachableException e) {
             throw e;
+        } catch (MirrorException e) {
+            if (e.mirrorError().equals(Optional.of(MirrorErrors.CLUSTER_MIRROR_AUTHORIZATION_FAILED))) {
+                throw new IOException("the source refused LastMirroredEpochs for " + topic + ": the mirror's principal "
+                        + "there needs DESCRIBE on the cluster mirror that mirrored it (" + e.getMessage() + ")", e);
+            }
+            log.info("[Mirror {}] the source answers LastMirroredEpochs for {} with {}; mirroring everything again",
+                    mirror.name(), topic, e.getMessage());
+            return Map.of();
         } catch (IOException | RuntimeException e) {
             // it answered, but not this API: an Apache Kafka source (migration), or an older Twinlog
             log.info("[Mirror {}] the source does not answer LastMirroredEpochs for {} ({}); mirroring everything "

@@ -1,9 +1,11 @@
 package io.twinlog.server.handlers;
 
+import io.twinlog.clients.mirror.ClusterMirrorResource;
 import io.twinlog.protocol.Request;
 import io.twinlog.protocol.RequestHandler;
 import io.twinlog.server.security.AclStore;
 import io.twinlog.server.security.BrokerAuthorization;
+import org.apache.kafka.common.acl.AccessControlEntry;
 import org.apache.kafka.common.acl.AclBinding;
 import org.apache.kafka.common.acl.AclBindingFilter;
 import org.apache.kafka.common.acl.AclOperation;
@@ -22,11 +24,15 @@ import org.apache.kafka.common.requests.DescribeAclsRequest;
 import org.apache.kafka.common.requests.DescribeAclsResponse;
 import org.apache.kafka.common.resource.PatternType;
 import org.apache.kafka.common.resource.Resource;
+import org.apache.kafka.common.resource.ResourcePattern;
+import org.apache.kafka.common.resource.ResourcePatternFilter;
 import org.apache.kafka.common.resource.ResourceType;
 import org.apache.kafka.common.utils.internals.SecurityUtils;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * CreateAcls, DescribeAcls and DeleteAcls (issue 13, point 3), what Kafka's {@code kafka-acls} uses. Without an
@@ -55,8 +61,17 @@ public final class AclsHandler {
                 data.setErrorCode(Errors.CLUSTER_AUTHORIZATION_FAILED.code());
             } else {
                 DescribeAclsRequest body = request.body();
-                data.setResources(DescribeAclsResponse.aclsResources(
-                        authorization.authorizer().orElseThrow().acls(body.filter())));
+                byte type = body.data().resourceTypeFilter();
+                List<DescribeAclsResponseData.DescribeAclsResource> resources = new ArrayList<>();
+                if (type != ClusterMirrorResource.CODE) {
+                    resources.addAll(DescribeAclsResponse.aclsResources(
+                            authorization.authorizer().orElseThrow().acls(body.filter())));
+                }
+                if (type == ResourceType.ANY.code() || type == ClusterMirrorResource.CODE) {
+                    DescribeAclsResponse.aclsResources(authorization.mirrorAcls(asMirrorFilter(body.filter())))
+                            .forEach(r -> resources.add(r.setResourceType(ClusterMirrorResource.CODE)));
+                }
+                data.setResources(resources);
             }
             request.respond(new DescribeAclsResponse(data, request.apiVersion()));
         };
@@ -75,7 +90,9 @@ public final class AclsHandler {
                 } else if (!allowed) {
                     result.setErrorCode(Errors.CLUSTER_AUTHORIZATION_FAILED.code());
                 } else {
-                    ApiError error = create(CreateAclsRequest.aclBinding(creation), store());
+                    boolean mirror = creation.resourceType() == ClusterMirrorResource.CODE;
+                    ApiError error = mirror ? createMirrorAcl(creation, store())
+                            : create(CreateAclsRequest.aclBinding(creation), false, store());
                     result.setErrorCode(error.error().code()).setErrorMessage(error.message());
                 }
                 data.results().add(result);
@@ -90,7 +107,10 @@ public final class AclsHandler {
             DeleteAclsRequest body = request.body();
             DeleteAclsResponseData data = new DeleteAclsResponseData();
             boolean allowed = authorization.enabled() && clusterAllowed(request, AclOperation.ALTER);
-            for (AclBindingFilter filter : body.filters()) {
+            List<AclBindingFilter> filters = body.filters();
+            for (int i = 0; i < filters.size(); i++) {
+                AclBindingFilter filter = filters.get(i);
+                byte type = body.data().filters().get(i).resourceTypeFilter();
                 DeleteAclsResponseData.DeleteAclsFilterResult result = new DeleteAclsResponseData.DeleteAclsFilterResult();
                 if (!authorization.enabled()) {
                     result.setErrorCode(Errors.SECURITY_DISABLED.code()).setErrorMessage(DISABLED);
@@ -98,8 +118,16 @@ public final class AclsHandler {
                     result.setErrorCode(Errors.CLUSTER_AUTHORIZATION_FAILED.code());
                 } else {
                     try {
-                        for (AclBinding deleted : store().delete(filter)) {
-                            result.matchingAcls().add(DeleteAclsResponse.matchingAcl(deleted, ApiError.NONE));
+                        if (type != ClusterMirrorResource.CODE) {
+                            for (AclBinding deleted : store().delete(filter, false)) {
+                                result.matchingAcls().add(DeleteAclsResponse.matchingAcl(deleted, ApiError.NONE));
+                            }
+                        }
+                        if (type == ResourceType.ANY.code() || type == ClusterMirrorResource.CODE) {
+                            for (AclBinding deleted : store().delete(asMirrorFilter(filter), true)) {
+                                result.matchingAcls().add(DeleteAclsResponse.matchingAcl(deleted, ApiError.NONE)
+                                        .setResourceType(ClusterMirrorResource.CODE));
+                            }
                         }
                     } catch (Exception e) {
                         log.error("Could not delete the ACLs matching {}", filter, e);
@@ -121,8 +149,27 @@ public final class AclsHandler {
         return authorization.allowed(request.context(), operation, ResourceType.CLUSTER, Resource.CLUSTER_NAME);
     }
 
+    /** A filter on ClusterMirror ACLs, which the mirror authorizer holds as TOPIC ACLs (decision 49). */
+    private static AclBindingFilter asMirrorFilter(AclBindingFilter filter) {
+        return new AclBindingFilter(new ResourcePatternFilter(ResourceType.TOPIC, filter.patternFilter().name(),
+                filter.patternFilter().patternType()), filter.entryFilter());
+    }
+
+    /** A ClusterMirror ACL: only the KIP's operations; then Kafka's checks and the write, as a TOPIC binding. */
+    private static ApiError createMirrorAcl(CreateAclsRequestData.AclCreation creation, AclStore store) {
+        AclOperation operation = AclOperation.fromCode(creation.operation());
+        if (!ClusterMirrorResource.OPERATIONS.contains(operation)) {
+            return new ApiError(Errors.INVALID_REQUEST, "Invalid operation " + operation + " for a "
+                    + ClusterMirrorResource.NAME + " ACL: one of " + ClusterMirrorResource.OPERATIONS);
+        }
+        AclBinding binding = new AclBinding(new ResourcePattern(ResourceType.TOPIC, creation.resourceName(),
+                PatternType.fromCode(creation.resourcePatternType())), new AccessControlEntry(creation.principal(),
+                creation.host(), operation, AclPermissionType.fromCode(creation.permissionType())));
+        return create(binding, true, store);
+    }
+
     /** Kafka's checks of an ACL to create, then the write. */
-    private static ApiError create(AclBinding binding, AclStore store) {
+    private static ApiError create(AclBinding binding, boolean mirror, AclStore store) {
         ResourceType type = binding.pattern().resourceType();
         if (type == ResourceType.ANY || type == ResourceType.UNKNOWN) {
             return new ApiError(Errors.INVALID_REQUEST, "Invalid resource type " + type);
@@ -149,8 +196,8 @@ public final class AclsHandler {
             return new ApiError(Errors.INVALID_REQUEST, "Invalid principal " + binding.entry().principal());
         }
         try {
-            store.create(binding);
-            log.info("ACL created: {}", binding);
+            store.create(binding, mirror);
+            log.info("{} ACL created: {}", mirror ? ClusterMirrorResource.NAME : "Kafka", binding);
             return ApiError.NONE;
         } catch (Exception e) {
             log.error("Could not create the ACL {}", binding, e);

@@ -19,12 +19,15 @@ import io.twinlog.mirror.store.MirrorProgress;
 import io.twinlog.mirror.store.MirrorStore;
 import io.twinlog.mirror.store.MirrorTruncation;
 import io.twinlog.protocol.ApiRegistry;
+import io.twinlog.server.security.BrokerAuthorization;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.protocol.types.BoundField;
 import org.apache.kafka.common.protocol.types.CompactArrayOf;
 import org.apache.kafka.common.protocol.types.Struct;
+import org.apache.kafka.server.authorizer.AuthorizableRequestContext;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -55,9 +58,12 @@ public final class MirrorApiHandlers implements AutoCloseable {
     private final MirrorStore store;
     private final MetadataWatcher metadata;
     private final ExecutorService apiThreads;
+    private final BrokerAuthorization authorization;
 
-    public MirrorApiHandlers(MirrorStore store, MetadataWatcher metadata, int brokerId) {
+    public MirrorApiHandlers(MirrorStore store, MetadataWatcher metadata, BrokerAuthorization authorization,
+                             int brokerId) {
         this.store = store;
+        this.authorization = authorization;
         this.metadata = metadata;
         AtomicInteger count = new AtomicInteger();
         this.apiThreads = Executors.newFixedThreadPool(API_THREADS, r -> {
@@ -82,8 +88,11 @@ public final class MirrorApiHandlers implements AutoCloseable {
         MirrorApiRegistration.add(registry, MirrorApi.LAST_MIRRORED_EPOCHS, apiThreads, this::lastMirroredEpochs);
     }
 
-    private Struct create(Struct req) throws Exception {
+    private Struct create(AuthorizableRequestContext ctx, Struct req) throws Exception {
         String name = req.getString("mirror_name");
+        if (!authorization.allowedOnMirror(ctx, AclOperation.CREATE, name)) {
+            return denied(MirrorApi.CREATE_CLUSTER_MIRROR, AclOperation.CREATE, name);
+        }
         Map<String, String> configs = new LinkedHashMap<>();
         for (Object o : req.getArray("configs")) {
             Struct c = (Struct) o;
@@ -138,8 +147,12 @@ public final class MirrorApiHandlers implements AutoCloseable {
      * Changes a mirror's configs (null value: remove the key). The same rules as at creation apply; the brokers pick
      * the change up at their next step (a new source address restarts the mirror's fetcher).
      */
-    private Struct alter(Struct req) throws Exception {
+    private Struct alter(AuthorizableRequestContext ctx, Struct req) throws Exception {
         String name = req.getString("mirror_name");
+        // KIP-1279: a mirror's configs are its config resource, changed with ALTER_CONFIGS on the mirror
+        if (!authorization.allowedOnMirror(ctx, AclOperation.ALTER_CONFIGS, name)) {
+            return denied(MirrorApi.ALTER_CLUSTER_MIRROR, AclOperation.ALTER_CONFIGS, name);
+        }
         for (int attempt = 0; attempt < 5; attempt++) {
             Optional<MirrorDefinition> current = store.get(name);
             if (current.isEmpty()) {
@@ -189,8 +202,11 @@ public final class MirrorApiHandlers implements AutoCloseable {
         return out;
     }
 
-    private Struct delete(Struct req) throws Exception {
+    private Struct delete(AuthorizableRequestContext ctx, Struct req) throws Exception {
         String name = req.getString("mirror_name");
+        if (!authorization.allowedOnMirror(ctx, AclOperation.DELETE, name)) {
+            return denied(MirrorApi.DELETE_CLUSTER_MIRROR, AclOperation.DELETE, name);
+        }
         if (store.get(name).isEmpty()) {
             return error(MirrorApi.DELETE_CLUSTER_MIRROR, MirrorErrors.UNKNOWN_CLUSTER_MIRROR.code,
                     "No cluster mirror named '" + name + "'");
@@ -209,11 +225,14 @@ public final class MirrorApiHandlers implements AutoCloseable {
         return MirrorMessages.response(MirrorApi.DELETE_CLUSTER_MIRROR, Errors.NONE.code(), null);
     }
 
-    private Struct list(Struct req) throws Exception {
+    private Struct list(AuthorizableRequestContext ctx, Struct req) throws Exception {
         boolean includeTopics = (Boolean) req.get("include_topic_names");
         Struct response = MirrorMessages.response(MirrorApi.LIST_CLUSTER_MIRRORS, Errors.NONE.code(), null);
         List<Struct> mirrors = new ArrayList<>();
         for (MirrorDefinition m : store.list()) {
+            if (!authorization.allowedOnMirror(ctx, AclOperation.DESCRIBE, m.name())) {
+                continue; // KIP-1279: listed only with DESCRIBE on the mirror
+            }
             Map<String, DesiredMirrorState> topics = store.topics(m.name());
             Struct s = MirrorMessages.element(response, "mirrors");
             s.set("mirror_name", m.name());
@@ -228,23 +247,29 @@ public final class MirrorApiHandlers implements AutoCloseable {
         return response;
     }
 
-    private Struct describe(Struct req) throws Exception {
+    private Struct describe(AuthorizableRequestContext ctx, Struct req) throws Exception {
         List<String> names = new ArrayList<>();
         for (Object o : req.getArray("mirror_names")) {
             names.add((String) o);
         }
         if (names.isEmpty()) {
-            store.list().forEach(m -> names.add(m.name()));
+            // all mirrors: those the principal may describe
+            store.list().stream().map(MirrorDefinition::name)
+                    .filter(name -> authorization.allowedOnMirror(ctx, AclOperation.DESCRIBE, name))
+                    .forEach(names::add);
         }
         Struct response = MirrorMessages.response(MirrorApi.DESCRIBE_CLUSTER_MIRRORS, Errors.NONE.code(), null);
         List<Struct> mirrors = new ArrayList<>();
         for (String name : names) {
             Struct s = MirrorMessages.element(response, "mirrors");
             s.set("mirror_name", name);
-            Optional<MirrorDefinition> m = store.get(name);
+            boolean allowed = authorization.allowedOnMirror(ctx, AclOperation.DESCRIBE, name);
+            Optional<MirrorDefinition> m = allowed ? store.get(name) : Optional.empty();
             if (m.isEmpty()) {
-                s.set("error_code", MirrorErrors.UNKNOWN_CLUSTER_MIRROR.code);
-                s.set("error_message", "No cluster mirror named '" + name + "'");
+                s.set("error_code", allowed ? MirrorErrors.UNKNOWN_CLUSTER_MIRROR.code
+                        : MirrorErrors.CLUSTER_MIRROR_AUTHORIZATION_FAILED.code);
+                s.set("error_message", allowed ? "No cluster mirror named '" + name + "'"
+                        : "Not authorized to describe cluster mirror '" + name + "'");
                 s.set("state", "");
                 s.set("state_reason", null);
                 s.set("source_bootstrap", "");
@@ -386,7 +411,7 @@ public final class MirrorApiHandlers implements AutoCloseable {
      * failed the partition over — only from mirrors whose source is the requesting cluster (the failback relation),
      * or from any mirror when the requester does not say who it is. -1/-1 when there is none.
      */
-    private Struct lastMirroredEpochs(Struct req) throws Exception {
+    private Struct lastMirroredEpochs(AuthorizableRequestContext ctx, Struct req) throws Exception {
         String requester = req.getString("requester_cluster_id");
         Map<String, String> mirrorSource = new HashMap<>();
         for (MirrorDefinition d : store.list()) {
@@ -403,15 +428,18 @@ public final class MirrorApiHandlers implements AutoCloseable {
             tr.set("topic_id", t.get("topic_id"));
             MirrorImage.MirrorTopic mt = mirrors.topics().get(topic);
             boolean related = mt != null && (requester == null || requester.equals(mirrorSource.get(mt.mirror())));
+            // KIP-1279: the failback lookup needs DESCRIBE on the mirror that recorded the partitions
+            boolean allowed = mt == null || authorization.allowedOnMirror(ctx, AclOperation.DESCRIBE, mt.mirror());
             List<Struct> parts = new ArrayList<>();
             for (Object p : t.getArray("partitions")) {
                 int partition = (Integer) p;
                 Struct pr = MirrorMessages.element(tr, "partitions");
                 pr.set("partition_index", partition);
-                pr.set("error_code", Errors.NONE.code());
+                pr.set("error_code", allowed ? Errors.NONE.code()
+                        : MirrorErrors.CLUSTER_MIRROR_AUTHORIZATION_FAILED.code);
                 int lme = -1;
                 long lmo = -1L;
-                MirrorImage.MirrorPartition mp = related
+                MirrorImage.MirrorPartition mp = related && allowed
                         ? mirrors.partitions().get(new TopicPartition(topic, partition)) : null;
                 if (mp != null) {
                     MirrorPartitionRecord rec =
@@ -428,6 +456,11 @@ public final class MirrorApiHandlers implements AutoCloseable {
         }
         response.set("topics", topics.toArray());
         return response;
+    }
+
+    private static Struct denied(MirrorApi api, AclOperation operation, String mirror) {
+        return error(api, MirrorErrors.CLUSTER_MIRROR_AUTHORIZATION_FAILED.code, "Not authorized: " + operation
+                + " on cluster mirror '" + mirror + "' is needed");
     }
 
     private static Struct error(MirrorApi api, short code, String message) {

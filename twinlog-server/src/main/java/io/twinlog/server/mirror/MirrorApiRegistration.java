@@ -4,6 +4,7 @@ import io.twinlog.clients.mirror.MirrorApi;
 import io.twinlog.clients.mirror.MirrorMessages;
 import io.twinlog.protocol.ApiRegistry;
 import org.apache.kafka.common.protocol.types.Struct;
+import org.apache.kafka.server.authorizer.AuthorizableRequestContext;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -17,10 +18,10 @@ final class MirrorApiRegistration {
     private MirrorApiRegistration() {
     }
 
-    /** A mirror API handler: decoded request in, response struct out. */
+    /** A mirror API handler: decoded request (and who sent it, for authorization) in, response struct out. */
     @FunctionalInterface
     interface Handler {
-        Struct handle(Struct request) throws Exception;
+        Struct handle(AuthorizableRequestContext context, Struct request) throws Exception;
     }
 
     /**
@@ -29,7 +30,7 @@ final class MirrorApiRegistration {
      */
     @FunctionalInterface
     interface AsyncHandler {
-        CompletableFuture<Struct> handle(Struct request) throws Exception;
+        CompletableFuture<Struct> handle(AuthorizableRequestContext context, Struct request) throws Exception;
     }
 
     /**
@@ -42,7 +43,7 @@ final class MirrorApiRegistration {
                     request.customBody());
             CompletableFuture<Struct> answer;
             try {
-                answer = handler.handle(body);
+                answer = handler.handle(request.authorizationContext(), body);
             } catch (RejectedExecutionException e) {
                 log.info("{} from {} refused: the broker is shutting down; closing the connection", api.name,
                         request.connectionId());
@@ -67,11 +68,11 @@ final class MirrorApiRegistration {
      * shuts down.
      */
     static void add(ApiRegistry.Builder registry, MirrorApi api, Executor executor, Handler handler) {
-        addAsync(registry, api, body -> {
+        addAsync(registry, api, (context, body) -> {
             CompletableFuture<Struct> answer = new CompletableFuture<>();
             executor.execute(() -> {
                 try {
-                    answer.complete(handler.handle(body));
+                    answer.complete(handler.handle(context, body));
                 } catch (Throwable t) {
                     answer.completeExceptionally(t);
                 }

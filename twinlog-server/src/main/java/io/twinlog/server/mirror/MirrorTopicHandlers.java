@@ -18,10 +18,14 @@ import io.twinlog.mirror.store.MirrorDefinition;
 import io.twinlog.mirror.store.MirrorPartitionRecord;
 import io.twinlog.mirror.store.MirrorStore;
 import io.twinlog.protocol.ApiRegistry;
+import io.twinlog.server.security.BrokerAuthorization;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.protocol.types.Struct;
+import org.apache.kafka.common.resource.ResourceType;
+import org.apache.kafka.server.authorizer.AuthorizableRequestContext;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -57,14 +61,17 @@ public final class MirrorTopicHandlers implements AutoCloseable {
     private final MetadataWatcher metadata;
     private final MirrorTopicStarter starter;
     /** ZooKeeper writes and source lookups of the topic APIs, one at a time, off the request threads. */
+    private final BrokerAuthorization authorization;
     private final ExecutorService adminThread = Executors.newSingleThreadExecutor(r -> {
         Thread t = new Thread(r, "twinlog-mirror-admin");
         t.setDaemon(true);
         return t;
     });
 
-    public MirrorTopicHandlers(MirrorStore store, MetadataWatcher metadata, MirrorTopicStarter starter) {
+    public MirrorTopicHandlers(MirrorStore store, MetadataWatcher metadata, MirrorTopicStarter starter,
+                               BrokerAuthorization authorization) {
         this.store = store;
+        this.authorization = authorization;
         this.metadata = metadata;
         this.starter = starter;
     }
@@ -76,13 +83,13 @@ public final class MirrorTopicHandlers implements AutoCloseable {
      */
     public void register(ApiRegistry.Builder registry) {
         MirrorApiRegistration.addAsync(registry, MirrorApi.START_MIRROR_TOPICS,
-                req -> onAdminThread(MirrorApi.START_MIRROR_TOPICS, () -> start(req), answer -> answer));
+                (ctx, req) -> onAdminThread(MirrorApi.START_MIRROR_TOPICS, () -> start(ctx, req), answer -> answer));
         MirrorApiRegistration.addAsync(registry, MirrorApi.STOP_MIRROR_TOPICS,
-                req -> setDesired(MirrorApi.STOP_MIRROR_TOPICS, req, DesiredMirrorState.STOPPED));
+                (ctx, req) -> setDesired(MirrorApi.STOP_MIRROR_TOPICS, ctx, req, DesiredMirrorState.STOPPED));
         MirrorApiRegistration.addAsync(registry, MirrorApi.PAUSE_MIRROR_TOPICS,
-                req -> setDesired(MirrorApi.PAUSE_MIRROR_TOPICS, req, DesiredMirrorState.PAUSED));
+                (ctx, req) -> setDesired(MirrorApi.PAUSE_MIRROR_TOPICS, ctx, req, DesiredMirrorState.PAUSED));
         MirrorApiRegistration.addAsync(registry, MirrorApi.RESUME_MIRROR_TOPICS,
-                req -> setDesired(MirrorApi.RESUME_MIRROR_TOPICS, req, DesiredMirrorState.MIRRORING));
+                (ctx, req) -> setDesired(MirrorApi.RESUME_MIRROR_TOPICS, ctx, req, DesiredMirrorState.MIRRORING));
     }
 
     /**
@@ -117,8 +124,12 @@ public final class MirrorTopicHandlers implements AutoCloseable {
         adminThread.shutdownNow();
     }
 
-    private Struct start(Struct req) throws Exception {
+    private Struct start(AuthorizableRequestContext ctx, Struct req) throws Exception {
         String name = req.getString("mirror_name");
+        if (!authorization.allowedOnMirror(ctx, AclOperation.ALTER, name)) {
+            return topLevel(MirrorApi.START_MIRROR_TOPICS, MirrorErrors.CLUSTER_MIRROR_AUTHORIZATION_FAILED.code,
+                    notAuthorized(name));
+        }
         Optional<MirrorDefinition> def = store.get(name);
         if (def.isEmpty()) {
             return topLevel(MirrorApi.START_MIRROR_TOPICS, MirrorErrors.UNKNOWN_CLUSTER_MIRROR.code,
@@ -144,7 +155,8 @@ public final class MirrorTopicHandlers implements AutoCloseable {
                 }
             }
             for (String topic : wanted) {
-                results.put(topic, starter.startTopic(name, topic, source));
+                Optional<TopicResult> denied = topicDenied(ctx, topic);
+                results.put(topic, denied.isPresent() ? denied.get() : starter.startTopic(name, topic, source));
             }
         } catch (Exception e) {
             return topLevel(MirrorApi.START_MIRROR_TOPICS, MirrorErrors.SOURCE_CLUSTER_UNREACHABLE.code,
@@ -153,15 +165,21 @@ public final class MirrorTopicHandlers implements AutoCloseable {
         return topicsResponse(MirrorApi.START_MIRROR_TOPICS, results);
     }
 
-    private CompletableFuture<Struct> setDesired(MirrorApi api, Struct req, DesiredMirrorState desired) {
-        return onAdminThread(api, () -> setDesiredNow(api, req, desired), answer -> new Outcome(answer, null))
+    private CompletableFuture<Struct> setDesired(MirrorApi api, AuthorizableRequestContext ctx, Struct req,
+                                                 DesiredMirrorState desired) {
+        return onAdminThread(api, () -> setDesiredNow(api, ctx, req, desired), answer -> new Outcome(answer, null))
                 .thenCompose(o -> o.stopping() == null ? CompletableFuture.completedFuture(o.answer())
                         : awaitStopped(api, o.stopping()));
     }
 
     /** Sets the desired state of the matching topics (on the admin thread). */
-    private Outcome setDesiredNow(MirrorApi api, Struct req, DesiredMirrorState desired) throws Exception {
+    private Outcome setDesiredNow(MirrorApi api, AuthorizableRequestContext ctx, Struct req, DesiredMirrorState desired)
+            throws Exception {
         String name = req.getString("mirror_name");
+        if (!authorization.allowedOnMirror(ctx, AclOperation.ALTER, name)) {
+            return new Outcome(topLevel(api, MirrorErrors.CLUSTER_MIRROR_AUTHORIZATION_FAILED.code,
+                    notAuthorized(name)), null);
+        }
         if (store.get(name).isEmpty()) {
             return new Outcome(topLevel(api, MirrorErrors.UNKNOWN_CLUSTER_MIRROR.code, "No cluster mirror named '"
                     + name + "'"), null);
@@ -182,7 +200,10 @@ public final class MirrorTopicHandlers implements AutoCloseable {
         List<String> changing = new ArrayList<>();
         for (String topic : wanted) {
             DesiredMirrorState current = mirrorTopics.get(topic);
-            if (current == null) {
+            Optional<TopicResult> denied = topicDenied(ctx, topic);
+            if (denied.isPresent()) {
+                results.put(topic, denied.get());
+            } else if (current == null) {
                 results.put(topic, new TopicResult(MirrorErrors.TOPIC_NOT_IN_CLUSTER_MIRROR.code, "Topic '" + topic
                         + "' is not mirrored by cluster mirror '" + name + "'"));
             } else if (desired == DesiredMirrorState.MIRRORING && current != DesiredMirrorState.PAUSED
@@ -276,6 +297,19 @@ public final class MirrorTopicHandlers implements AutoCloseable {
             }
         }
         return Optional.empty();
+    }
+
+    /** KIP-1279: starting, stopping, pausing or resuming a topic also needs ALTER_CONFIGS on the topic. */
+    private Optional<TopicResult> topicDenied(AuthorizableRequestContext ctx, String topic) {
+        if (authorization.allowed(ctx, AclOperation.ALTER_CONFIGS, ResourceType.TOPIC, topic)) {
+            return Optional.empty();
+        }
+        return Optional.of(new TopicResult(Errors.TOPIC_AUTHORIZATION_FAILED.code(), "Not authorized: "
+                + "ALTER_CONFIGS on topic '" + topic + "' is needed"));
+    }
+
+    private static String notAuthorized(String mirror) {
+        return "Not authorized: ALTER on cluster mirror '" + mirror + "' is needed";
     }
 
     private static Struct topicsResponse(MirrorApi api, Map<String, TopicResult> results) {

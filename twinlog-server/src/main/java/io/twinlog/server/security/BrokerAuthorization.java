@@ -1,14 +1,18 @@
 package io.twinlog.server.security;
 
+import io.twinlog.clients.mirror.ClusterMirrorResource;
+import io.twinlog.clients.mirror.MirrorApi;
 import io.twinlog.common.BrokerConfig;
 import org.apache.curator.framework.CuratorFramework;
+import org.apache.kafka.common.acl.AclBinding;
+import org.apache.kafka.common.acl.AclBindingFilter;
 import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.metrics.Metrics;
 import org.apache.kafka.common.metrics.internals.PluginMetricsImpl;
+import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.Errors;
-import org.apache.kafka.common.requests.RequestContext;
 import org.apache.kafka.common.resource.PatternType;
 import org.apache.kafka.common.resource.Resource;
 import org.apache.kafka.common.resource.ResourcePattern;
@@ -17,8 +21,12 @@ import org.apache.kafka.common.utils.Utils;
 import org.apache.kafka.metadata.authorizer.StandardAuthorizer;
 import org.apache.kafka.security.authorizer.AclEntry;
 import org.apache.kafka.server.authorizer.Action;
+import org.apache.kafka.server.authorizer.AuthorizableRequestContext;
 import org.apache.kafka.server.authorizer.AuthorizationResult;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -35,12 +43,18 @@ import java.util.Set;
 public final class BrokerAuthorization implements AutoCloseable {
     public static final String STANDARD_AUTHORIZER = StandardAuthorizer.class.getName();
     private static final String AUTHORIZER_CONFIG = "authorizer.class.name";
+    /** Kafka's authorizer audit logger: the decisions on Twinlog's own APIs go to it too. */
+    private static final Logger AUDIT = LoggerFactory.getLogger("kafka.authorizer.logger");
 
     private final Optional<StandardAuthorizer> authorizer;
+    /** ClusterMirror ACLs, with the mirror's name as a TOPIC resource (see {@link AclStore}). */
+    private final Optional<StandardAuthorizer> mirrorAuthorizer;
     private final Optional<AclStore> store;
 
-    private BrokerAuthorization(Optional<StandardAuthorizer> authorizer, Optional<AclStore> store) {
+    private BrokerAuthorization(Optional<StandardAuthorizer> authorizer, Optional<StandardAuthorizer> mirrorAuthorizer,
+                                Optional<AclStore> store) {
         this.authorizer = authorizer;
+        this.mirrorAuthorizer = mirrorAuthorizer;
         this.store = store;
     }
 
@@ -48,12 +62,20 @@ public final class BrokerAuthorization implements AutoCloseable {
     public static BrokerAuthorization start(BrokerConfig config, CuratorFramework zk) {
         String className = config.authorizerClassName();
         if (className.isBlank()) {
-            return new BrokerAuthorization(Optional.empty(), Optional.empty());
+            return new BrokerAuthorization(Optional.empty(), Optional.empty(), Optional.empty());
         }
         if (!className.equals(STANDARD_AUTHORIZER)) {
             throw new ConfigException(BrokerConfig.AUTHORIZER_CLASS_NAME, className, "Twinlog hosts Kafka's "
                     + STANDARD_AUTHORIZER + " (ACLs kept in ZooKeeper); other authorizers are not supported");
         }
+        StandardAuthorizer authorizer = newAuthorizer(config, "kafka");
+        StandardAuthorizer mirrorAuthorizer = newAuthorizer(config, "cluster-mirror");
+        AclStore store = new AclStore(zk, authorizer, mirrorAuthorizer);
+        store.start();
+        return new BrokerAuthorization(Optional.of(authorizer), Optional.of(mirrorAuthorizer), Optional.of(store));
+    }
+
+    private static StandardAuthorizer newAuthorizer(BrokerConfig config, String role) {
         StandardAuthorizer authorizer = new StandardAuthorizer();
         Map<String, Object> configs = new HashMap<>(config.originals());
         configs.put("node.id", Integer.toString(config.brokerId()));
@@ -62,10 +84,8 @@ public final class BrokerAuthorization implements AutoCloseable {
         // metrics registry comes with issue 14
         Metrics metrics = new Metrics();
         authorizer.withPluginMetrics(new PluginMetricsImpl(metrics, Map.of("config", AUTHORIZER_CONFIG,
-                "class", StandardAuthorizer.class.getSimpleName())));
-        AclStore store = new AclStore(zk, authorizer);
-        store.start();
-        return new BrokerAuthorization(Optional.of(authorizer), Optional.of(store));
+                "class", StandardAuthorizer.class.getSimpleName(), "role", role)));
+        return authorizer;
     }
 
     public boolean enabled() {
@@ -83,16 +103,55 @@ public final class BrokerAuthorization implements AutoCloseable {
     }
 
     /** Whether the request's principal may {@code operation} the literal resource; always without an authorizer. */
-    public boolean allowed(RequestContext context, AclOperation operation, ResourceType type, String name) {
-        if (authorizer.isEmpty()) {
-            return true;
+    public boolean allowed(AuthorizableRequestContext context, AclOperation operation, ResourceType type, String name) {
+        return authorizer.isEmpty() || decide(authorizer.get(), context, operation,
+                new ResourcePattern(type, name, PatternType.LITERAL), type.name());
+    }
+
+    /**
+     * Whether the principal may {@code operation} the cluster mirror named {@code mirror} (KIP-1279's ClusterMirror
+     * resource); always without an authorizer.
+     */
+    public boolean allowedOnMirror(AuthorizableRequestContext context, AclOperation operation, String mirror) {
+        return mirrorAuthorizer.isEmpty() || decide(mirrorAuthorizer.get(), context, operation,
+                new ResourcePattern(ResourceType.TOPIC, mirror, PatternType.LITERAL), ClusterMirrorResource.NAME);
+    }
+
+    /**
+     * One decision. Kafka's authorizer writes its audit line (logger {@code kafka.authorizer.logger}) naming the
+     * request by its Kafka API key; for a Twinlog API (mirror APIs, keys 7000+) it cannot, so the line is written
+     * here, in the same form, with the mirror API's name.
+     */
+    private static boolean decide(StandardAuthorizer authorizer, AuthorizableRequestContext context,
+                                  AclOperation operation, ResourcePattern resource, String resourceType) {
+        boolean kafkaRequest = ApiKeys.hasId(context.requestType());
+        Action action = new Action(operation, resource, 1, kafkaRequest, kafkaRequest);
+        boolean allowed = authorizer.authorize(context, List.of(action)).get(0) == AuthorizationResult.ALLOWED;
+        if (!kafkaRequest && (!allowed || AUDIT.isDebugEnabled())) {
+            String request = MirrorApi.forId((short) context.requestType()).map(api -> api.name)
+                    .orElse("API " + context.requestType());
+            String line = "Principal = " + context.principal() + " is " + (allowed ? "Allowed" : "Denied")
+                    + " operation = " + operation + " from host = " + context.clientAddress().getHostAddress()
+                    + " on resource = " + resourceType + ":" + resource.patternType() + ":" + resource.name()
+                    + " for request = " + request;
+            if (allowed) {
+                AUDIT.debug(line);
+            } else {
+                AUDIT.info(line);
+            }
         }
-        Action action = new Action(operation, new ResourcePattern(type, name, PatternType.LITERAL), 1, true, true);
-        return authorizer.get().authorize(context, List.of(action)).get(0) == AuthorizationResult.ALLOWED;
+        return allowed;
+    }
+
+    /** The ClusterMirror ACLs {@code filter} (on TOPIC, standing for ClusterMirror) matches; none without one. */
+    public List<AclBinding> mirrorAcls(AclBindingFilter filter) {
+        List<AclBinding> found = new ArrayList<>();
+        mirrorAuthorizer.ifPresent(a -> a.acls(filter).forEach(found::add));
+        return found;
     }
 
     /** Whether the principal may {@code operation} the cluster (Kafka's single resource named kafka-cluster). */
-    public boolean allowedOnCluster(RequestContext context, AclOperation operation) {
+    public boolean allowedOnCluster(AuthorizableRequestContext context, AclOperation operation) {
         return allowed(context, operation, ResourceType.CLUSTER, Resource.CLUSTER_NAME);
     }
 
@@ -101,8 +160,8 @@ public final class BrokerAuthorization implements AutoCloseable {
      * topic, a broker's and its loggers' by the cluster, a group's by the group. The error to answer with when the
      * principal may not; empty when it may (or the resource type is one Kafka does not authorize).
      */
-    public Optional<Errors> configsDenied(RequestContext context, AclOperation operation, ConfigResource.Type type,
-                                          String name) {
+    public Optional<Errors> configsDenied(AuthorizableRequestContext context, AclOperation operation,
+                                          ConfigResource.Type type, String name) {
         return switch (type) {
             case TOPIC -> allowed(context, operation, ResourceType.TOPIC, name) ? Optional.empty()
                     : Optional.of(Errors.TOPIC_AUTHORIZATION_FAILED);
@@ -119,7 +178,7 @@ public final class BrokerAuthorization implements AutoCloseable {
      * {@code includeAuthorizedOperations}: the operations Kafka supports on that resource type which the principal
      * may perform; all of them without an authorizer.
      */
-    public int authorizedOperations(RequestContext context, ResourceType type, String name) {
+    public int authorizedOperations(AuthorizableRequestContext context, ResourceType type, String name) {
         List<AclOperation> supported = List.copyOf(AclEntry.supportedOperations(type));
         Set<Byte> codes = new HashSet<>();
         if (authorizer.isEmpty()) {
@@ -142,7 +201,7 @@ public final class BrokerAuthorization implements AutoCloseable {
      * Whether the principal may {@code operation} some resource of {@code type} (Kafka's authorizeByResourceType: an
      * idempotent producer needs WRITE on any topic); always without an authorizer.
      */
-    public boolean allowedOnAny(RequestContext context, AclOperation operation, ResourceType type) {
+    public boolean allowedOnAny(AuthorizableRequestContext context, AclOperation operation, ResourceType type) {
         return authorizer.isEmpty()
                 || authorizer.get().authorizeByResourceType(context, operation, type) == AuthorizationResult.ALLOWED;
     }
@@ -154,6 +213,9 @@ public final class BrokerAuthorization implements AutoCloseable {
         }
         if (authorizer.isPresent()) {
             authorizer.get().close();
+        }
+        if (mirrorAuthorizer.isPresent()) {
+            mirrorAuthorizer.get().close();
         }
     }
 }

@@ -211,9 +211,18 @@ class MirrorsCommandTest {
         String b = "--bootstrap-server";
         String[][] cases = {
             {"Exactly one action is needed: --create, --alter, --list, --describe, --delete, --start/--add, --stop/--remove, "
-                    + "--pause or --resume", b, CLOSED_PORT},
+                    + "--pause, --resume, --verify, --add-acl, --remove-acl or --list-acls", b, CLOSED_PORT},
             {"Exactly one action is needed: --create, --alter, --list, --describe, --delete, --start/--add, --stop/--remove, "
-                    + "--pause or --resume"},
+                    + "--pause, --resume, --verify, --add-acl, --remove-acl or --list-acls"},
+            {"--add-acl needs --operation", b, CLOSED_PORT, "--add-acl", "--mirror", "m", "--allow-principal",
+                "User:a"},
+            {"--add-acl needs --allow-principal or --deny-principal", b, CLOSED_PORT, "--add-acl", "--mirror", "m",
+                "--operation", "Alter"},
+            {"--operation Read does not apply to a cluster mirror: use Create, Alter, Describe, Delete, AlterConfigs, "
+                    + "DescribeConfigs or All", b, CLOSED_PORT, "--add-acl", "--mirror", "m", "--allow-principal",
+                "User:a", "--operation", "Read"},
+            {"A principal is TYPE:NAME, e.g. User:alice, but got 'alice'", b, CLOSED_PORT, "--add-acl", "--mirror",
+                "m", "--allow-principal", "alice", "--operation", "Alter"},
             {"Only one action at a time, but got --create and --list", b, CLOSED_PORT, "--list", "--create"},
             {"Only one action at a time, but got --stop and --remove", b, CLOSED_PORT, "--stop", "--remove",
                 "--mirror", "m", "--topic", "t"},

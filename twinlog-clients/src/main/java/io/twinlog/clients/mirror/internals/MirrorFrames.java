@@ -3,10 +3,12 @@ package io.twinlog.clients.mirror.internals;
 import io.twinlog.clients.mirror.MirrorApi;
 import io.twinlog.clients.mirror.MirrorMessages;
 import org.apache.kafka.common.message.RequestHeaderData;
+import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.ByteBufferAccessor;
 import org.apache.kafka.common.protocol.ObjectSerializationCache;
 import org.apache.kafka.common.protocol.types.SchemaException;
 import org.apache.kafka.common.protocol.types.Struct;
+import org.apache.kafka.common.requests.AbstractResponse;
 import org.apache.kafka.common.requests.ResponseHeader;
 
 import java.io.IOException;
@@ -59,6 +61,26 @@ public final class MirrorFrames {
                         + " does not match request " + correlationId);
             }
             return MirrorMessages.decode(api.responseSchema(version), payload);
+        } catch (SchemaException | IllegalArgumentException | BufferUnderflowException e) {
+            throw new MalformedResponseException("Could not read the " + api.name + " response: " + e.getMessage());
+        }
+    }
+
+    /**
+     * The body of the response to a Kafka API request (the ACL APIs, which carry ClusterMirror ACLs), sent at
+     * {@code version} with {@code correlationId}.
+     *
+     * @throws MalformedResponseException as {@link #response(MirrorApi, short, int, ByteBuffer)}
+     */
+    public static AbstractResponse kafkaResponse(ApiKeys api, short version, int correlationId, ByteBuffer payload)
+            throws MalformedResponseException {
+        try {
+            ResponseHeader header = ResponseHeader.parse(payload, api.responseHeaderVersion(version));
+            if (header.correlationId() != correlationId) {
+                throw new MalformedResponseException("Response correlation id " + header.correlationId()
+                        + " does not match request " + correlationId);
+            }
+            return AbstractResponse.parseResponse(api, new ByteBufferAccessor(payload), version);
         } catch (SchemaException | IllegalArgumentException | BufferUnderflowException e) {
             throw new MalformedResponseException("Could not read the " + api.name + " response: " + e.getMessage());
         }

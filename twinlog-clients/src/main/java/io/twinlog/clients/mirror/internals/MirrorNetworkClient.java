@@ -14,7 +14,11 @@ import org.apache.kafka.common.network.ChannelState;
 import org.apache.kafka.common.network.NetworkReceive;
 import org.apache.kafka.common.network.NetworkSend;
 import org.apache.kafka.common.network.Selector;
+import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.types.Struct;
+import org.apache.kafka.common.requests.AbstractRequest;
+import org.apache.kafka.common.requests.AbstractResponse;
+import org.apache.kafka.common.requests.RequestHeader;
 import org.apache.kafka.common.utils.Time;
 import org.apache.kafka.common.utils.Utils;
 import org.apache.kafka.common.utils.internals.LogContext;
@@ -22,9 +26,11 @@ import org.apache.kafka.common.utils.internals.LogContext;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.SocketTimeoutException;
+import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.function.IntFunction;
 
 /**
  * One request at a time to any broker of a cluster, on Kafka's client networking: a {@link Selector} whose
@@ -97,13 +103,38 @@ public final class MirrorNetworkClient implements AutoCloseable {
      *                              failed authentication), or the answer was not a mirror API response
      */
     public Struct send(MirrorApi api, Struct request) throws IOException {
+        return call(api.name,
+                correlation -> MirrorFrames.request(api, MirrorApi.LATEST_VERSION, correlation, clientId, request),
+                (correlation, payload) -> MirrorFrames.response(api, MirrorApi.LATEST_VERSION, correlation, payload));
+    }
+
+    /**
+     * Sends a Kafka API request at the version it was built for (Twinlog's brokers serve the ACL APIs at their
+     * latest versions) and returns its response, with the same connection handling and errors as
+     * {@link #send(MirrorApi, Struct)}.
+     */
+    public AbstractResponse send(AbstractRequest request) throws IOException {
+        ApiKeys api = request.apiKey();
+        short version = request.version();
+        return call(api.name,
+                correlation -> request.serializeWithHeader(new RequestHeader(api, version, clientId, correlation)),
+                (correlation, payload) -> MirrorFrames.kafkaResponse(api, version, correlation, payload));
+    }
+
+    /** Reads the answer to the request sent with a correlation id. */
+    @FunctionalInterface
+    private interface ResponseReader<T> {
+        T read(int correlationId, ByteBuffer payload) throws MirrorFrames.MalformedResponseException;
+    }
+
+    private <T> T call(String apiName, IntFunction<ByteBuffer> frame, ResponseReader<T> read) throws IOException {
         long deadlineMs = time.milliseconds() + apiTimeoutMs;
         Failures failures = new Failures();
         if (connectionId != null) {
             // a connection from an earlier call: the broker may have closed it while idle, so a failure here still
             // leaves every bootstrap server (this one included) to try afresh
             try {
-                return exchange(api, request, deadlineMs);
+                return exchange(apiName, frame, read, deadlineMs);
             } catch (RequestFailedException e) {
                 failures.requestFailed(e);
             }
@@ -120,12 +151,12 @@ public final class MirrorNetworkClient implements AutoCloseable {
                 continue;
             }
             try {
-                return exchange(api, request, deadlineMs);
+                return exchange(apiName, frame, read, deadlineMs);
             } catch (RequestFailedException e) {
                 failures.requestFailed(e);
             }
         }
-        throw failures.toException(api, bootstrapServers);
+        throw failures.toException(apiName, bootstrapServers);
     }
 
     /** The bootstrap addresses, resolved now, starting one further along than the previous round. */
@@ -190,13 +221,12 @@ public final class MirrorNetworkClient implements AutoCloseable {
         }
     }
 
-    private Struct exchange(MirrorApi api, Struct request, long deadlineMs)
+    private <T> T exchange(String apiName, IntFunction<ByteBuffer> frame, ResponseReader<T> read, long deadlineMs)
             throws IOException, RequestFailedException {
         String id = connectionId;
         InetSocketAddress address = connectedTo;
         int correlation = ++correlationId;
-        selector.send(new NetworkSend(id, ByteBufferSend.sizePrefixed(
-                MirrorFrames.request(api, MirrorApi.LATEST_VERSION, correlation, clientId, request))));
+        selector.send(new NetworkSend(id, ByteBufferSend.sizePrefixed(frame.apply(correlation))));
         long timeoutMs = Math.max(0, Math.min(requestTimeoutMs, deadlineMs - time.milliseconds()));
         long requestDeadlineMs = time.milliseconds() + timeoutMs;
         while (true) {
@@ -204,13 +234,13 @@ public final class MirrorNetworkClient implements AutoCloseable {
             if (remainingMs <= 0) {
                 closeConnection();
                 throw new RequestFailedException(new SocketTimeoutException(address + " did not answer "
-                        + api.name + " within " + timeoutMs + " ms"));
+                        + apiName + " within " + timeoutMs + " ms"));
             }
             selector.poll(remainingMs);
             for (NetworkReceive receive : selector.completedReceives()) {
                 if (receive.source().equals(id)) {
                     try {
-                        return MirrorFrames.response(api, MirrorApi.LATEST_VERSION, correlation, receive.payload());
+                        return read.read(correlation, receive.payload());
                     } catch (MirrorFrames.MalformedResponseException e) {
                         closeConnection(); // the stream is out of step with us; nothing more can be read from it
                         throw e;
@@ -279,13 +309,13 @@ public final class MirrorNetworkClient implements AutoCloseable {
             }
         }
 
-        IOException toException(MirrorApi api, List<String> bootstrapServers) {
+        IOException toException(String apiName, List<String> bootstrapServers) {
             String reason = last == null ? "no address" : last.getMessage();
             if (!anyConnected) {
                 return new UnreachableException("Could not connect to any of " + bootstrapServers + ": " + reason,
                         last);
             }
-            return new IOException(api.name + " failed: the broker closed the connection or did not answer ("
+            return new IOException(apiName + " failed: the broker closed the connection or did not answer ("
                     + reason + "); is it a Twinlog broker of this version?", last);
         }
     }
