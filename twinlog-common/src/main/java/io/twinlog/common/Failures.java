@@ -14,6 +14,6 @@ public final class Failures {
         while (c.getCause() != null) {
             c = c.getCause();
         }
-        return c.getMessage() == null ? c.toString() : c.getMessage();
+        return c.getMessage() == null || c.getMessage().isBlank() ? c.toString() : c.getMessage();
     }
 }

@@ -27,8 +27,9 @@ import java.util.regex.Pattern;
 /**
  * Keeps each mirror's topics in step with its source, on the controller broker only (one writer): new source
  * topics matching the mirror's include patterns (and no exclude pattern) start mirroring by themselves, partition
- * increases on the source are followed, and source topic config changes are copied (local-only configs excepted),
- * every {@code mirror.metadata.refresh.interval.ms} (default 30 s). On the same thread, at each mirror's own
+ * increases on the source are followed, source topic config changes are copied (local-only configs excepted), and
+ * the source ACLs {@code mirror.acls.include} selects are created ({@link MirrorAclSync}), every
+ * {@code mirror.metadata.refresh.interval.ms} (default 30 s). On the same thread, at each mirror's own
  * interval, {@link MirrorGroupOffsetSync} copies consumer group offsets from the source. One mirror's failure does
  * not hold the others.
  *
@@ -47,6 +48,7 @@ public final class MirrorMetadataSync implements AutoCloseable {
     private final ScheduledExecutorService thread;
     private final Map<String, Long> lastSyncMs = new HashMap<>();
     private final MirrorGroupOffsetSync groupOffsets;
+    private final MirrorAclSync acls;
 
     /**
      * @param isController whether this broker is the active controller now (only it syncs: one writer)
@@ -56,6 +58,7 @@ public final class MirrorMetadataSync implements AutoCloseable {
                        MirrorTopicStarter topics, BooleanSupplier isController, int brokerId,
                        Supplier<Optional<Map<String, Object>>> localClients) {
         this.groupOffsets = new MirrorGroupOffsetSync(store, metadata, localClients, Time.SYSTEM);
+        this.acls = new MirrorAclSync(localClients);
         this.store = store;
         this.metadata = metadata;
         this.localTopics = localTopics;
@@ -110,6 +113,7 @@ public final class MirrorMetadataSync implements AutoCloseable {
                     followPartitionsAndConfigs(def, source, t.getKey());
                 }
             }
+            acls.maybeSync(def, source);
         } catch (Exception e) {
             log.info("[Mirror {}] metadata sync with the source skipped: {}", def.name(), e.toString());
         }

@@ -4,12 +4,12 @@ import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import com.fasterxml.jackson.annotation.JsonPropertyOrder;
 import io.twinlog.controller.zk.Json;
+import io.twinlog.mirror.acl.AclSyncRule;
 import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.ConfigException;
 
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -44,6 +44,8 @@ public record MirrorDefinition(String name, Map<String, String> configs, Optiona
     public static final String GROUPS_INCLUDE = "mirror.groups.include";
     public static final String GROUPS_EXCLUDE = "mirror.groups.exclude";
     public static final String GROUPS_SYNC_INTERVAL_MS = "mirror.groups.sync.interval.ms";
+    /** Source ACLs copied to the destination (KIP-1279 rules; empty, the default: none). */
+    public static final String ACLS_INCLUDE = "mirror.acls.include";
     public static final String DEFAULT_GROUPS_INCLUDE = ".*";
     public static final long DEFAULT_GROUPS_SYNC_INTERVAL_MS = 30_000;
     /** How often the controller broker follows the source's topics, partitions and configs. */
@@ -130,10 +132,16 @@ public record MirrorDefinition(String name, Map<String, String> configs, Optiona
         return out;
     }
 
-    /** Empty if the mirror's own numeric settings are valid; else why not (for INVALID_CONFIG). */
+    /** The rules selecting the source ACLs to copy; empty (no ACL sync) unless {@value #ACLS_INCLUDE} is set. */
+    public List<AclSyncRule> aclSyncRules() {
+        return AclSyncRule.parse(ACLS_INCLUDE, configs.get(ACLS_INCLUDE));
+    }
+
+    /** Empty if the mirror's own settings (intervals, ACL sync rules) are valid; else why not (for INVALID_CONFIG). */
     public Optional<String> validateSettings() {
         try {
             settings();
+            aclSyncRules();
             return Optional.empty();
         } catch (ConfigException e) {
             return Optional.of(e.getMessage());

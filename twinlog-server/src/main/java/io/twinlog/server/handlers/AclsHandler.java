@@ -58,7 +58,8 @@ public final class AclsHandler {
             if (!authorization.enabled()) {
                 data.setErrorCode(Errors.SECURITY_DISABLED.code()).setErrorMessage(DISABLED);
             } else if (!clusterAllowed(request, AclOperation.DESCRIBE)) {
-                data.setErrorCode(Errors.CLUSTER_AUTHORIZATION_FAILED.code());
+                data.setErrorCode(Errors.CLUSTER_AUTHORIZATION_FAILED.code())
+                        .setErrorMessage("Not authorized: DescribeAcls needs DESCRIBE on the cluster");
             } else {
                 DescribeAclsRequest body = request.body();
                 byte type = body.data().resourceTypeFilter();
@@ -88,7 +89,8 @@ public final class AclsHandler {
                 if (!authorization.enabled()) {
                     result.setErrorCode(Errors.SECURITY_DISABLED.code()).setErrorMessage(DISABLED);
                 } else if (!allowed) {
-                    result.setErrorCode(Errors.CLUSTER_AUTHORIZATION_FAILED.code());
+                    result.setErrorCode(Errors.CLUSTER_AUTHORIZATION_FAILED.code())
+                            .setErrorMessage("Not authorized: changing ACLs needs ALTER on the cluster");
                 } else {
                     boolean mirror = creation.resourceType() == ClusterMirrorResource.CODE;
                     ApiError error = mirror ? createMirrorAcl(creation, store())
@@ -115,7 +117,8 @@ public final class AclsHandler {
                 if (!authorization.enabled()) {
                     result.setErrorCode(Errors.SECURITY_DISABLED.code()).setErrorMessage(DISABLED);
                 } else if (!allowed) {
-                    result.setErrorCode(Errors.CLUSTER_AUTHORIZATION_FAILED.code());
+                    result.setErrorCode(Errors.CLUSTER_AUTHORIZATION_FAILED.code())
+                            .setErrorMessage("Not authorized: changing ACLs needs ALTER on the cluster");
                 } else {
                     try {
                         if (type != ClusterMirrorResource.CODE) {

@@ -50,7 +50,7 @@ public final class CreateTopicsHandler implements RequestHandler {
             }
         }
         // Kafka's rule: CREATE on the cluster, or on each topic; the effective configs only with DESCRIBE_CONFIGS
-        boolean clusterCreate = ctx.authorization().allowedOnCluster(request.context(), AclOperation.CREATE);
+        boolean clusterCreate = ctx.authorization().allowedOnClusterQuietly(request.context(), AclOperation.CREATE);
         for (CreateTopicsRequestData.CreatableTopic t : data.topics()) {
             CreateTopicsResponseData.CreatableTopicResult result = new CreateTopicsResponseData.CreatableTopicResult()
                     .setName(t.name()).setNumPartitions(-1).setReplicationFactor((short) -1);

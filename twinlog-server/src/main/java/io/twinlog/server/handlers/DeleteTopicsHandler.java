@@ -39,7 +39,7 @@ public final class DeleteTopicsHandler implements RequestHandler {
         DeleteTopicsResponseData response = new DeleteTopicsResponseData();
         // Kafka's rule: DELETE on the cluster, or on each topic; a topic the principal may not describe is not
         // revealed (by ID it is answered without its name)
-        boolean clusterDelete = ctx.authorization().allowedOnCluster(request.context(), AclOperation.DELETE);
+        boolean clusterDelete = ctx.authorization().allowedOnClusterQuietly(request.context(), AclOperation.DELETE);
         for (DeleteTopicsRequestData.DeleteTopicState t : targets) {
             DeleteTopicsResponseData.DeletableTopicResult r = new DeleteTopicsResponseData.DeletableTopicResult()
                     .setName(t.name()).setTopicId(t.topicId() == null ? Uuid.ZERO_UUID : t.topicId());

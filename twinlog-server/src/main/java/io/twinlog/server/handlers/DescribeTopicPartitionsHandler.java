@@ -42,7 +42,7 @@ public final class DescribeTopicPartitionsHandler implements RequestHandler {
         BrokerAuthorization auth = ctx.authorization();
         if (data.topics().isEmpty()) {
             image.topics().keySet().stream().filter(name -> auth.allowed(request.context(), AclOperation.DESCRIBE,
-                    ResourceType.TOPIC, name)).forEach(names::add);
+                    ResourceType.TOPIC, name, false)).forEach(names::add);
         } else {
             data.topics().forEach(t -> names.add(t.name()));
         }

@@ -8,7 +8,6 @@ import org.apache.kafka.common.message.InitProducerIdResponseData;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.InitProducerIdRequest;
 import org.apache.kafka.common.requests.InitProducerIdResponse;
-import org.apache.kafka.common.resource.Resource;
 import org.apache.kafka.common.resource.ResourceType;
 
 import java.util.OptionalLong;
@@ -34,8 +33,7 @@ public final class InitProducerIdHandler implements RequestHandler {
             // non-retriable code (this response has no message field)
             TransactionsRefused.log("InitProducerId", body.data().transactionalId());
             data.setErrorCode(Errors.UNSUPPORTED_VERSION.code());
-        } else if (!ctx.authorization().allowed(request.context(), AclOperation.IDEMPOTENT_WRITE,
-                ResourceType.CLUSTER, Resource.CLUSTER_NAME)
+        } else if (!ctx.authorization().allowedOnClusterQuietly(request.context(), AclOperation.IDEMPOTENT_WRITE)
                 && !ctx.authorization().allowedOnAny(request.context(), AclOperation.WRITE, ResourceType.TOPIC)) {
             // Kafka's rule for an idempotent producer: IDEMPOTENT_WRITE on the cluster, or WRITE on some topic
             data.setErrorCode(Errors.CLUSTER_AUTHORIZATION_FAILED.code());

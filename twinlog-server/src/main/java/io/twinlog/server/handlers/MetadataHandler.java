@@ -66,14 +66,14 @@ public final class MetadataHandler implements RequestHandler {
         if (body.isAllTopics()) {
             // Kafka's rule: a topic the principal may not DESCRIBE is left out
             for (TopicImage t : image.topics().values()) {
-                if (auth.allowed(request.context(), AclOperation.DESCRIBE, ResourceType.TOPIC, t.name())) {
+                if (auth.allowed(request.context(), AclOperation.DESCRIBE, ResourceType.TOPIC, t.name(), false)) {
                     topics.add(topicResponse(t, image));
                 }
             }
         } else {
             boolean allowAutoCreate = data.allowAutoTopicCreation() && ctx.config().autoCreateTopicsEnable();
-            boolean mayCreateAny = auth.allowed(request.context(), AclOperation.CREATE, ResourceType.CLUSTER,
-                    Resource.CLUSTER_NAME);
+            boolean mayCreateAny = allowAutoCreate
+                    && auth.allowedOnClusterQuietly(request.context(), AclOperation.CREATE);
             for (MetadataRequestData.MetadataRequestTopic rt : data.topics()) {
                 if (rt.name() == null && rt.topicId() != null && !Uuid.ZERO_UUID.equals(rt.topicId())) {
                     Optional<TopicImage> t = image.topic(rt.topicId());

@@ -33,7 +33,7 @@ public final class OffsetsForLeaderEpochHandler implements RequestHandler {
         OffsetsForLeaderEpochRequest body = request.body();
         OffsetForLeaderEpochResponseData response = new OffsetForLeaderEpochResponseData();
         // Kafka's rule: replicas need CLUSTER_ACTION; consumers checking for truncation (KIP-320) DESCRIBE on the topic
-        boolean clusterAction = ctx.authorization().allowedOnCluster(request.context(), AclOperation.CLUSTER_ACTION);
+        boolean clusterAction = ctx.authorization().allowedOnClusterQuietly(request.context(), AclOperation.CLUSTER_ACTION);
         for (OffsetForLeaderEpochRequestData.OffsetForLeaderTopic t : body.data().topics()) {
             OffsetForLeaderEpochResponseData.OffsetForLeaderTopicResult tr =
                     new OffsetForLeaderEpochResponseData.OffsetForLeaderTopicResult().setTopic(t.topic());

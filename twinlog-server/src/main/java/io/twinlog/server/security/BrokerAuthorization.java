@@ -104,8 +104,24 @@ public final class BrokerAuthorization implements AutoCloseable {
 
     /** Whether the request's principal may {@code operation} the literal resource; always without an authorizer. */
     public boolean allowed(AuthorizableRequestContext context, AclOperation operation, ResourceType type, String name) {
+        return allowed(context, operation, type, name, true);
+    }
+
+    /**
+     * As {@link #allowed(AuthorizableRequestContext, AclOperation, ResourceType, String)}; with {@code logIfDenied}
+     * false a denial is not written to the audit log, as Kafka does where a denial is not a failure: one of several
+     * ways to be allowed (CREATE on the cluster, else on the topic), or a listing that leaves out what the principal
+     * may not see.
+     */
+    public boolean allowed(AuthorizableRequestContext context, AclOperation operation, ResourceType type, String name,
+                           boolean logIfDenied) {
         return authorizer.isEmpty() || decide(authorizer.get(), context, operation,
-                new ResourcePattern(type, name, PatternType.LITERAL), type.name());
+                new ResourcePattern(type, name, PatternType.LITERAL), type.name(), logIfDenied);
+    }
+
+    /** {@code operation} on the cluster as one of several ways to be allowed: a denial is not logged. */
+    public boolean allowedOnClusterQuietly(AuthorizableRequestContext context, AclOperation operation) {
+        return allowed(context, operation, ResourceType.CLUSTER, Resource.CLUSTER_NAME, false);
     }
 
     /**
@@ -114,7 +130,7 @@ public final class BrokerAuthorization implements AutoCloseable {
      */
     public boolean allowedOnMirror(AuthorizableRequestContext context, AclOperation operation, String mirror) {
         return mirrorAuthorizer.isEmpty() || decide(mirrorAuthorizer.get(), context, operation,
-                new ResourcePattern(ResourceType.TOPIC, mirror, PatternType.LITERAL), ClusterMirrorResource.NAME);
+                new ResourcePattern(ResourceType.TOPIC, mirror, PatternType.LITERAL), ClusterMirrorResource.NAME, true);
     }
 
     /**
@@ -123,11 +139,12 @@ public final class BrokerAuthorization implements AutoCloseable {
      * here, in the same form, with the mirror API's name.
      */
     private static boolean decide(StandardAuthorizer authorizer, AuthorizableRequestContext context,
-                                  AclOperation operation, ResourcePattern resource, String resourceType) {
+                                  AclOperation operation, ResourcePattern resource, String resourceType,
+                                  boolean logIfDenied) {
         boolean kafkaRequest = ApiKeys.hasId(context.requestType());
-        Action action = new Action(operation, resource, 1, kafkaRequest, kafkaRequest);
+        Action action = new Action(operation, resource, 1, kafkaRequest, kafkaRequest && logIfDenied);
         boolean allowed = authorizer.authorize(context, List.of(action)).get(0) == AuthorizationResult.ALLOWED;
-        if (!kafkaRequest && (!allowed || AUDIT.isDebugEnabled())) {
+        if (!kafkaRequest && ((!allowed && logIfDenied) || AUDIT.isDebugEnabled())) {
             String request = MirrorApi.forId((short) context.requestType()).map(api -> api.name)
                     .orElse("API " + context.requestType());
             String line = "Principal = " + context.principal() + " is " + (allowed ? "Allowed" : "Denied")

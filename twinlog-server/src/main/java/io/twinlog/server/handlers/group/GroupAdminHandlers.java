@@ -55,8 +55,9 @@ final class GroupAdminHandlers {
         return groups.<ListGroupsRequest, ListGroupsResponseData>handler(
                 (request, body) -> groups.host().coordinator().listGroups(request.context(), body.data()),
                 (request, data) -> {
-                    if (!authorization().allowedOnCluster(request.context(), AclOperation.DESCRIBE)) {
-                        data.groups().removeIf(g -> !mayGroup(request, AclOperation.DESCRIBE).test(g.groupId()));
+                    if (!authorization().allowedOnClusterQuietly(request.context(), AclOperation.DESCRIBE)) {
+                        data.groups().removeIf(g -> !authorization().allowed(request.context(), AclOperation.DESCRIBE,
+                                ResourceType.GROUP, g.groupId(), false));
                     }
                     return new ListGroupsResponse(data);
                 });
