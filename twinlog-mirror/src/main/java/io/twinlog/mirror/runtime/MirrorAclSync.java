@@ -5,7 +5,6 @@ import io.twinlog.mirror.acl.AclSyncPlan;
 import io.twinlog.mirror.acl.AclSyncRule;
 import io.twinlog.mirror.store.MirrorDefinition;
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.common.acl.AclBinding;
 import org.apache.kafka.common.acl.AclBindingFilter;
 import org.apache.kafka.common.errors.SecurityDisabledException;
@@ -13,7 +12,6 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.Collection;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -74,10 +72,6 @@ final class MirrorAclSync {
     }
 
     private static Admin localAdmin(String mirror, Map<String, Object> local) {
-        Map<String, Object> props = new HashMap<>(local);
-        props.put(AdminClientConfig.CLIENT_ID_CONFIG, "twinlog-mirror-acls-" + mirror);
-        props.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, TIMEOUT_MS);
-        props.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, TIMEOUT_MS);
-        return new ShortLivedAdmin(props);
+        return ShortLivedAdmin.local("twinlog-mirror-acls-" + mirror, local, TIMEOUT_MS);
     }
 }

@@ -12,7 +12,6 @@ import io.twinlog.mirror.store.GroupSyncRecord;
 import io.twinlog.mirror.store.MirrorDefinition;
 import io.twinlog.mirror.store.MirrorStore;
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.ConsumerGroupDescription;
 import org.apache.kafka.clients.admin.GroupListing;
 import org.apache.kafka.clients.admin.ListConsumerGroupOffsetsResult;
@@ -366,10 +365,6 @@ final class MirrorGroupOffsetSync {
     }
 
     private static Admin localAdmin(String mirror, Map<String, Object> local) {
-        Map<String, Object> props = new HashMap<>(local);
-        props.put(AdminClientConfig.CLIENT_ID_CONFIG, "twinlog-mirror-groups-" + mirror);
-        props.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, TIMEOUT_MS);
-        props.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, TIMEOUT_MS);
-        return new ShortLivedAdmin(props);
+        return ShortLivedAdmin.local("twinlog-mirror-groups-" + mirror, local, TIMEOUT_MS);
     }
 }

@@ -1,8 +1,11 @@
 package io.twinlog.mirror.runtime;
 
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.ForwardingAdmin;
 
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.Map;
 
 /**
@@ -15,6 +18,15 @@ final class ShortLivedAdmin extends ForwardingAdmin {
 
     ShortLivedAdmin(Map<String, Object> configs) {
         super(configs);
+    }
+
+    /** A client of this broker's own cluster ({@code local}: address and security) named {@code clientId}. */
+    static Admin local(String clientId, Map<String, Object> local, int timeoutMs) {
+        Map<String, Object> props = new HashMap<>(local);
+        props.put(AdminClientConfig.CLIENT_ID_CONFIG, clientId);
+        props.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, timeoutMs);
+        props.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, timeoutMs);
+        return new ShortLivedAdmin(props);
     }
 
     @Override
