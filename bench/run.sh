@@ -5,7 +5,7 @@
 # and (only with --phases groups) consumer groups: offset commits and time to a stable assignment.
 #
 #   bench/run.sh [--records N] [--replicated-records N] [--warmup-records N] [--record-size N]
-#                [--systems twinlog,kafka] [--phases single,replicated,failover,mirror,groups]
+#                [--systems twinlog,kafka] [--phases single,sasl-ssl,replicated,failover,mirror,groups]
 #                [--mirror-setups twinlog,mm2-twinlog,mm2-kafka] [--group-commits N] [--group-repetitions N]
 #                [--session-timeout-ms N] [--rounds N] [--seed N] [--output FILE]
 #

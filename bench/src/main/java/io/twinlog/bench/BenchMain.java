@@ -60,6 +60,7 @@ public final class BenchMain {
                     try {
                         results.runs.add(switch (phase) {
                             case SINGLE -> runSingle(system, round, options, payloads, results);
+                            case SASL_SSL -> runSaslSsl(system, round, options, payloads, results);
                             case REPLICATED -> runReplicated(system, round, options, payloads, results);
                             case FAILOVER -> runFailover(system, round, options, payloads, results);
                             case MIRROR -> runMirror(system, round, options, payloads, results);
@@ -90,6 +91,16 @@ public final class BenchMain {
             CpuAccounting.Snapshot before = CpuAccounting.snapshot();
             results.single.addAll(new SystemBenchmark(cluster, round, options, payloads).run());
             return finished(system, Phase.SINGLE, round, startupMs, before);
+        }
+    }
+
+    private static Results.SystemRun runSaslSsl(String system, int round, BenchOptions options, Payloads payloads,
+                                                Results results) throws Exception {
+        try (ClusterUnderTest cluster = createSingle(system, true)) {
+            long startupMs = start(system, cluster::start, cluster::bootstrapServers);
+            CpuAccounting.Snapshot before = CpuAccounting.snapshot();
+            results.saslSsl.addAll(new SystemBenchmark(cluster, round, options, payloads).run());
+            return finished(system, Phase.SASL_SSL, round, startupMs, before);
         }
     }
 
@@ -241,9 +252,13 @@ public final class BenchMain {
     }
 
     private static ClusterUnderTest createSingle(String system) {
+        return createSingle(system, false);
+    }
+
+    private static ClusterUnderTest createSingle(String system, boolean saslSsl) {
         return switch (system) {
-            case "twinlog" -> new TwinlogCluster(TempDirectories.create(system));
-            case "kafka" -> new KafkaCluster(TempDirectories.create(system));
+            case "twinlog" -> new TwinlogCluster(TempDirectories.create(system), saslSsl);
+            case "kafka" -> new KafkaCluster(TempDirectories.create(system), saslSsl);
             default -> throw new IllegalArgumentException("Unknown system " + system);
         };
     }

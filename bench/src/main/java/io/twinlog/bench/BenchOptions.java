@@ -44,7 +44,7 @@ record BenchOptions(int records, int replicatedRecords, int warmUpRecords, int r
     static final List<String> KNOWN_SYSTEMS = List.of("twinlog", "kafka");
 
     static final String USAGE = "Usage: bench/run.sh [--records N] [--replicated-records N] [--warmup-records N] "
-            + "[--record-size N] [--systems twinlog,kafka] [--phases single,replicated,failover,mirror,mirror-scale,groups,failback] "
+            + "[--record-size N] [--systems twinlog,kafka] [--phases single,sasl-ssl,replicated,failover,mirror,mirror-scale,groups,failback] "
             + "[--mirror-setups twinlog,mm2-twinlog,mm2-kafka] [--group-commits N] [--group-repetitions N] "
             + "[--mirror-partitions N] [--mirror-topic-partitions N] [--mirror-replication-factor N] "
             + "[--mirror-steady-seconds N] [--mirror-replica-fetchers N] [--failback-prefix-mib N] "

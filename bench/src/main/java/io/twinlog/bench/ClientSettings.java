@@ -5,6 +5,7 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 
+import java.util.Map;
 import java.util.Properties;
 
 /**
@@ -20,7 +21,13 @@ final class ClientSettings {
     }
 
     static Properties producer(String bootstrapServers, Acks acks) {
+        return producer(bootstrapServers, acks, Map.of());
+    }
+
+    /** @param security TLS and SASL settings of a secured system (empty for PLAINTEXT) */
+    static Properties producer(String bootstrapServers, Acks acks, Map<String, Object> security) {
         Properties p = new Properties();
+        p.putAll(security);
         p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
         p.put(ProducerConfig.CLIENT_ID_CONFIG, "bench-producer");
         p.put(ProducerConfig.ACKS_CONFIG, acks.config());
@@ -35,7 +42,12 @@ final class ClientSettings {
 
     /** No {@code group.id}: partitions are assigned manually, so no group coordinator is involved. */
     static Properties consumer(String bootstrapServers) {
+        return consumer(bootstrapServers, Map.of());
+    }
+
+    static Properties consumer(String bootstrapServers, Map<String, Object> security) {
         Properties p = new Properties();
+        p.putAll(security);
         p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
         p.put(ConsumerConfig.CLIENT_ID_CONFIG, "bench-consumer");
         p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");

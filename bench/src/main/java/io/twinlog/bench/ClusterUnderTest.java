@@ -1,5 +1,7 @@
 package io.twinlog.bench;
 
+import java.util.Map;
+
 /**
  * One single-node system the benchmark measures, started in this JVM on loopback. The benchmark starts one system,
  * measures it, and closes it before starting the next, so two systems never compete for the two cores.
@@ -14,6 +16,11 @@ public interface ClusterUnderTest extends AutoCloseable {
 
     /** {@code host:port} of the node; valid after {@link #start()}. */
     String bootstrapServers();
+
+    /** What a client needs to connect besides the address: nothing, or TLS and SASL settings. */
+    default Map<String, Object> clientSecurity() {
+        return Map.of();
+    }
 
     /** Stops the system and deletes its data. Idempotent. */
     @Override

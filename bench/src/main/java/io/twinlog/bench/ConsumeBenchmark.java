@@ -23,16 +23,24 @@ final class ConsumeBenchmark {
 
     private final String bootstrapServers;
     private final Duration stallTimeout;
+    private final Map<String, Object> security;
 
     ConsumeBenchmark(String bootstrapServers, Duration stallTimeout) {
+        this(bootstrapServers, stallTimeout, Map.of());
+    }
+
+    /** @param security the system's client TLS and SASL settings (empty for PLAINTEXT) */
+    ConsumeBenchmark(String bootstrapServers, Duration stallTimeout, Map<String, Object> security) {
         this.bootstrapServers = bootstrapServers;
         this.stallTimeout = stallTimeout;
+        this.security = security;
     }
 
     Throughput run(String topic, int partitions, long expectedRecords) {
         List<TopicPartition> assignment = IntStream.range(0, partitions)
                 .mapToObj(p -> new TopicPartition(topic, p)).toList();
-        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(ClientSettings.consumer(bootstrapServers))) {
+        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(
+                ClientSettings.consumer(bootstrapServers, security))) {
             Map<TopicPartition, Long> endOffsets = consumer.endOffsets(assignment, Duration.ofSeconds(30));
             long totalRecords = endOffsets.values().stream().mapToLong(Long::longValue).sum();
             if (totalRecords != expectedRecords) {

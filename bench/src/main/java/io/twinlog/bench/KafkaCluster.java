@@ -1,10 +1,16 @@
 package io.twinlog.bench;
 
+import org.apache.kafka.clients.CommonClientConfigs;
+import org.apache.kafka.common.config.SaslConfigs;
+import org.apache.kafka.common.security.auth.SecurityProtocol;
+import org.apache.kafka.common.test.JaasUtils;
 import org.apache.kafka.common.test.KafkaClusterTestKit;
 import org.apache.kafka.common.test.TestKitNodes;
 
 import java.io.PrintStream;
 import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.Map;
 
 /**
  * One Apache Kafka 4.4.0 node in KRaft combined mode (broker and controller in one process), started with Kafka's
@@ -13,10 +19,21 @@ import java.nio.file.Path;
  */
 public final class KafkaCluster implements ClusterUnderTest {
     private final Path baseDirectory;
+    private final boolean saslSsl;
     private KafkaClusterTestKit cluster;
 
     public KafkaCluster(Path baseDirectory) {
+        this(baseDirectory, false);
+    }
+
+    /**
+     * @param saslSsl the broker listener is SASL_SSL, set up by Kafka's test kit itself: SASL/PLAIN with its JAAS
+     *                users, TLS with the certificate its {@code SslManager} generates (the controller listener stays
+     *                PLAINTEXT; clients never use it)
+     */
+    public KafkaCluster(Path baseDirectory, boolean saslSsl) {
         this.baseDirectory = baseDirectory;
+        this.saslSsl = saslSsl;
     }
 
     @Override
@@ -31,6 +48,7 @@ public final class KafkaCluster implements ClusterUnderTest {
                 .setNumBrokerNodes(1)
                 .setNumControllerNodes(1)
                 .setBaseDirectory(baseDirectory)
+                .setBrokerSecurityProtocol(saslSsl ? SecurityProtocol.SASL_SSL : SecurityProtocol.PLAINTEXT)
                 .build();
         cluster = new KafkaClusterTestKit.Builder(nodes)
                 .setConfigProp("num.partitions", "1")
@@ -58,6 +76,20 @@ public final class KafkaCluster implements ClusterUnderTest {
     @Override
     public String bootstrapServers() {
         return cluster.bootstrapServers();
+    }
+
+    @Override
+    public Map<String, Object> clientSecurity() {
+        if (!saslSsl) {
+            return Map.of();
+        }
+        Map<String, Object> security = new HashMap<>(cluster.sslManager().createClientSslConfig());
+        security.put(CommonClientConfigs.SECURITY_PROTOCOL_CONFIG, "SASL_SSL");
+        security.put(SaslConfigs.SASL_MECHANISM, "PLAIN");
+        security.put(SaslConfigs.SASL_JAAS_CONFIG, "org.apache.kafka.common.security.plain.PlainLoginModule "
+                + "required username=\"" + JaasUtils.KAFKA_PLAIN_ADMIN + "\" password=\""
+                + JaasUtils.KAFKA_PLAIN_ADMIN_PASSWORD + "\";");
+        return security;
     }
 
     @Override

@@ -8,6 +8,11 @@ import java.util.Optional;
 enum Phase {
     /** One broker per system: produce (acks=1, acks=all) and consume, 1 and 8 partitions. */
     SINGLE("single"),
+    /**
+     * As {@link #SINGLE} with every connection over SASL_SSL (SASL/PLAIN over TLS), not in the default set: the cost
+     * of security in each system (issue 13, point 9).
+     */
+    SASL_SSL("sasl-ssl"),
     /** Three brokers per system: produce with acks=all to topics with replication factor 3. */
     REPLICATED("replicated"),
     /** Three brokers per system: time for a partition to get a new leader after its leader is stopped. */

@@ -5,6 +5,7 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -23,10 +24,17 @@ final class ProduceBenchmark {
 
     private final String bootstrapServers;
     private final Payloads payloads;
+    private final Map<String, Object> security;
 
     ProduceBenchmark(String bootstrapServers, Payloads payloads) {
+        this(bootstrapServers, payloads, Map.of());
+    }
+
+    /** @param security the system's client TLS and SASL settings (empty for PLAINTEXT) */
+    ProduceBenchmark(String bootstrapServers, Payloads payloads, Map<String, Object> security) {
         this.bootstrapServers = bootstrapServers;
         this.payloads = payloads;
+        this.security = security;
     }
 
     Result run(String topic, Acks acks, int records) {
@@ -35,7 +43,8 @@ final class ProduceBenchmark {
         AtomicLong failed = new AtomicLong();
         long valueBytes = 0;
         long elapsedNanos;
-        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(ClientSettings.producer(bootstrapServers, acks))) {
+        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(
+                ClientSettings.producer(bootstrapServers, acks, security))) {
             // Load the topic's metadata (and, with idempotence, a producer ID) before the clock starts.
             producer.partitionsFor(topic);
             long startNanos = System.nanoTime();

@@ -40,6 +40,9 @@ final class Report {
         if (!results.single.isEmpty()) {
             out.append("\n").append(singleSection());
         }
+        if (!results.saslSsl.isEmpty()) {
+            out.append("\n").append(saslSslSection());
+        }
         if (!results.replicated.isEmpty()) {
             out.append("\n").append(replicatedSection());
         }
@@ -109,6 +112,21 @@ final class Report {
             if (options.rounds() > 1) {
                 out.append("\nPer-round ratios in round order (").append(roundOrder()).append(").\n");
             }
+        }
+        return out.toString();
+    }
+
+    private String saslSslSection() {
+        StringBuilder out = new StringBuilder("### Single node over SASL_SSL: produce/consume\n\n");
+        out.append("- As the single-node phase, with every connection (clients and the broker's own) over one "
+                + "SASL_SSL listener, SASL/PLAIN over TLS (JDK TLS provider, the protocol and cipher suite both "
+                + "sides negotiate by default). Twinlog: a keytool RSA-2048 certificate; Kafka: the certificate "
+                + "of its test kit's SslManager, its JAAS users.\n\n");
+        Map<String, Map<String, Aggregate>> byWorkload = aggregate(results.saslSsl);
+        out.append(resultsTable(byWorkload).render());
+        if (options.comparesBoth()) {
+            out.append("\nTwinlog / Kafka over SASL_SSL:\n\n");
+            out.append(ratioTable(byWorkload, results.saslSsl).render());
         }
         return out.toString();
     }

@@ -7,6 +7,7 @@ import java.util.Optional;
 /** Everything one benchmark run collected, for {@link Report}. */
 final class Results {
     final List<Measurement> single = new ArrayList<>();
+    final List<Measurement> saslSsl = new ArrayList<>();
     final List<Measurement> replicated = new ArrayList<>();
     final List<FailoverResult> failovers = new ArrayList<>();
     final List<SystemRun> runs = new ArrayList<>();

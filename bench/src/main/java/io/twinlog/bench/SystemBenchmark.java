@@ -7,6 +7,7 @@ import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -39,10 +40,13 @@ final class SystemBenchmark {
     List<Measurement> run() throws Exception {
         String bootstrapServers = cluster.bootstrapServers();
         List<Measurement> measurements = new ArrayList<>();
-        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers))) {
+        Map<String, Object> adminConfigs = new HashMap<>(cluster.clientSecurity());
+        adminConfigs.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
+        try (Admin admin = Admin.create(adminConfigs)) {
             BenchTopics topics = new BenchTopics(admin);
-            ProduceBenchmark produce = new ProduceBenchmark(bootstrapServers, payloads);
-            ConsumeBenchmark consume = new ConsumeBenchmark(bootstrapServers, CONSUME_STALL_TIMEOUT);
+            ProduceBenchmark produce = new ProduceBenchmark(bootstrapServers, payloads, cluster.clientSecurity());
+            ConsumeBenchmark consume = new ConsumeBenchmark(bootstrapServers, CONSUME_STALL_TIMEOUT,
+                    cluster.clientSecurity());
 
             if (options.warmUpRecords() > 0) {
                 String warmUpTopic = topicPrefix() + "-warmup";

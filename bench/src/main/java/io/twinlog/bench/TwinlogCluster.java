@@ -2,9 +2,15 @@ package io.twinlog.bench;
 
 import io.twinlog.common.BrokerConfig;
 import io.twinlog.server.BrokerServer;
+import io.twinlog.testkit.TestCertificates;
+import org.apache.kafka.clients.CommonClientConfigs;
+import org.apache.kafka.common.config.SaslConfigs;
+import org.apache.kafka.common.config.SslConfigs;
 import org.apache.kafka.common.utils.Time;
 
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Map;
 import java.util.Properties;
 
 /**
@@ -14,11 +20,24 @@ import java.util.Properties;
  * (consumer groups, e.g. MirrorMaker 2's Connect workers, need it) and no initial rebalance delay.
  */
 public final class TwinlogCluster implements ClusterUnderTest {
+    /** The SASL/PLAIN user of the SASL_SSL set-up (the broker's own login and the clients'). */
+    static final String USER = "bench";
+    private static final String PASSWORD = "bench-secret";
+    private static final String PLAIN = "org.apache.kafka.common.security.plain.PlainLoginModule required";
+
     private final Path baseDirectory;
+    private final boolean saslSsl;
+    private TestCertificates certificates;
     private BrokerServer broker;
 
     public TwinlogCluster(Path baseDirectory) {
+        this(baseDirectory, false);
+    }
+
+    /** @param saslSsl serve one SASL_SSL listener (SASL/PLAIN over TLS with a keytool certificate) */
+    public TwinlogCluster(Path baseDirectory, boolean saslSsl) {
         this.baseDirectory = baseDirectory;
+        this.saslSsl = saslSsl;
     }
 
     @Override
@@ -30,7 +49,23 @@ public final class TwinlogCluster implements ClusterUnderTest {
     public void start() throws Exception {
         Properties props = new Properties();
         props.setProperty("broker.id", "0");
-        props.setProperty("listeners", "PLAINTEXT://127.0.0.1:0");
+        props.setProperty("listeners", (saslSsl ? "SASL_SSL" : "PLAINTEXT") + "://127.0.0.1:0");
+        if (saslSsl) {
+            Files.createDirectories(baseDirectory);
+            certificates = TestCertificates.generate(baseDirectory);
+            props.setProperty("inter.broker.listener.name", "SASL_SSL");
+            props.setProperty("sasl.enabled.mechanisms", "PLAIN");
+            props.setProperty("sasl.mechanism.inter.broker.protocol", "PLAIN");
+            props.setProperty("listener.name.sasl_ssl.plain.sasl.jaas.config", PLAIN + " username=\"" + USER
+                    + "\" password=\"" + PASSWORD + "\" user_" + USER + "=\"" + PASSWORD + "\";");
+            props.setProperty("ssl.keystore.location", certificates.keystore().getPath());
+            props.setProperty("ssl.keystore.password", certificates.password());
+            props.setProperty("ssl.key.password", certificates.password());
+            props.setProperty("ssl.keystore.type", "PKCS12");
+            props.setProperty("ssl.truststore.location", certificates.truststore().getPath());
+            props.setProperty("ssl.truststore.password", certificates.password());
+            props.setProperty("ssl.truststore.type", "PKCS12");
+        }
         props.setProperty("log.dirs", baseDirectory.resolve("logs").toString());
         props.setProperty("zookeeper.embedded.port", "0");
         props.setProperty("zookeeper.embedded.data.dir", baseDirectory.resolve("zk").toString());
@@ -44,6 +79,19 @@ public final class TwinlogCluster implements ClusterUnderTest {
     @Override
     public String bootstrapServers() {
         return broker.bootstrapServers();
+    }
+
+    @Override
+    public Map<String, Object> clientSecurity() {
+        if (!saslSsl) {
+            return Map.of();
+        }
+        return Map.of(CommonClientConfigs.SECURITY_PROTOCOL_CONFIG, "SASL_SSL",
+                SaslConfigs.SASL_MECHANISM, "PLAIN",
+                SaslConfigs.SASL_JAAS_CONFIG, PLAIN + " username=\"" + USER + "\" password=\"" + PASSWORD + "\";",
+                SslConfigs.SSL_TRUSTSTORE_LOCATION_CONFIG, certificates.truststore().getPath(),
+                SslConfigs.SSL_TRUSTSTORE_PASSWORD_CONFIG, certificates.password(),
+                SslConfigs.SSL_TRUSTSTORE_TYPE_CONFIG, "PKCS12");
     }
 
     @Override

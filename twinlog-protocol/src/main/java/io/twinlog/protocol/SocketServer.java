@@ -53,6 +53,16 @@ public final class SocketServer implements AutoCloseable {
         }
     }
 
+    /**
+     * Connections of this listener closed because the client failed to authenticate (Kafka's selector metric
+     * {@code failed-authentication-total}, summed over the network threads), since the broker started.
+     */
+    public long failedAuthentications() {
+        return Math.round(metrics.metrics().entrySet().stream()
+                .filter(e -> e.getKey().name().equals("failed-authentication-total"))
+                .mapToDouble(e -> ((Number) e.getValue().metricValue()).doubleValue()).sum());
+    }
+
     /** Binds the listener; requests are not read until {@link #startProcessing()}. */
     public void bind() throws IOException {
         serverChannel = ServerSocketChannel.open();

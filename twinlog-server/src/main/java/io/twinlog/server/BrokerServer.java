@@ -490,6 +490,11 @@ public final class BrokerServer implements AutoCloseable {
     }
 
     /** The bound port of a listener (useful with port 0). */
+    /** Failed authentications on every listener since start-up (issue 13, point 7; exported with issue 14). */
+    public long failedAuthentications() {
+        return socketServers.stream().mapToLong(SocketServer::failedAuthentications).sum();
+    }
+
     public int boundPort(String listenerName) {
         Integer p = boundPorts.get(listenerName);
         if (p == null) {

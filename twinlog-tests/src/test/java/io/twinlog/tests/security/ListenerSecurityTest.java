@@ -104,11 +104,14 @@ class ListenerSecurityTest {
         Map<String, Object> wrong = client("SASL_PLAINTEXT", "alice", "not-her-password");
         wrong.put(CommonClientConfigs.REQUEST_TIMEOUT_MS_CONFIG, 5_000);
         wrong.put(CommonClientConfigs.DEFAULT_API_TIMEOUT_MS_CONFIG, 10_000);
+        long failedBefore = cluster.broker(0).failedAuthentications();
         try (Admin admin = Admin.create(wrong)) {
             ExecutionException e = assertThrows(ExecutionException.class,
                     () -> admin.describeCluster().nodes().get());
             assertTrue(e.getCause() instanceof SaslAuthenticationException, e.toString());
         }
+        Waits.waitUntil("the failed authentication counted",
+                () -> cluster.broker(0).failedAuthentications() > failedBefore);
         try (Admin admin = Admin.create(client("SASL_SSL", "alice", ALICE_PASSWORD))) {
             assertEquals(1, admin.describeCluster().nodes().get().size(), "the broker serves everyone else");
         }
