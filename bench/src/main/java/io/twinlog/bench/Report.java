@@ -120,8 +120,9 @@ final class Report {
         StringBuilder out = new StringBuilder("### Single node over SASL_SSL: produce/consume\n\n");
         out.append("- As the single-node phase, with every connection (clients and the broker's own) over one "
                 + "SASL_SSL listener, SASL/PLAIN over TLS (JDK TLS provider, the protocol and cipher suite both "
-                + "sides negotiate by default). Twinlog: a keytool RSA-2048 certificate; Kafka: the certificate "
-                + "of its test kit's SslManager, its JAAS users.\n\n");
+                + "sides negotiate by default), and Kafka's StandardAuthorizer with the clients' user a super user "
+                + "(as Kafka's test kit sets SASL up). Twinlog: a keytool RSA-2048 certificate; Kafka: the "
+                + "certificate of its test kit's SslManager and its JAAS users.\n\n");
         Map<String, Map<String, Aggregate>> byWorkload = aggregate(results.saslSsl);
         out.append(resultsTable(byWorkload).render());
         if (options.comparesBoth()) {

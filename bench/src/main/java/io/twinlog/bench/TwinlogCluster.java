@@ -47,6 +47,9 @@ public final class TwinlogCluster implements ClusterUnderTest {
 
     @Override
     public void start() throws Exception {
+        // Kafka's test kit, run earlier in this JVM for SASL, points java.security.auth.login.config at its JAAS
+        // file; ZooKeeper's client would then try SASL with a 'Client' section the embedded server does not use
+        System.setProperty("zookeeper.sasl.client", "false");
         Properties props = new Properties();
         props.setProperty("broker.id", "0");
         props.setProperty("listeners", (saslSsl ? "SASL_SSL" : "PLAINTEXT") + "://127.0.0.1:0");
@@ -65,6 +68,9 @@ public final class TwinlogCluster implements ClusterUnderTest {
             props.setProperty("ssl.truststore.location", certificates.truststore().getPath());
             props.setProperty("ssl.truststore.password", certificates.password());
             props.setProperty("ssl.truststore.type", "PKCS12");
+            // as Kafka's test kit does with SASL: the authorizer on, the clients' user a super user
+            props.setProperty("authorizer.class.name", "org.apache.kafka.metadata.authorizer.StandardAuthorizer");
+            props.setProperty("super.users", "User:" + USER);
         }
         props.setProperty("log.dirs", baseDirectory.resolve("logs").toString());
         props.setProperty("zookeeper.embedded.port", "0");
