@@ -35,6 +35,41 @@ public record TestCertificates(File keystore, File truststore, String password) 
         return new TestCertificates(keystore, truststore, password);
     }
 
+    /**
+     * A broker certificate that expired yesterday (valid for one day from 3 days ago), signed by a test CA that is
+     * still valid; the truststore holds the CA only. (A self-signed certificate would not do: a trust anchor's own
+     * dates are not checked, so clients trusting it directly accept it expired.)
+     */
+    public static TestCertificates generateExpired(Path dir) throws IOException, InterruptedException {
+        String password = "test-store-password";
+        File ca = dir.resolve("ca.p12").toFile();
+        File caPem = dir.resolve("ca.pem").toFile();
+        File keystore = dir.resolve("broker.p12").toFile();
+        File request = dir.resolve("broker.csr").toFile();
+        File signed = dir.resolve("broker-signed.pem").toFile();
+        File truststore = dir.resolve("trust.p12").toFile();
+        keytool("-genkeypair", "-alias", "ca", "-keyalg", "RSA", "-keysize", "2048", "-validity", "10",
+                "-ext", "bc:c", "-dname", "CN=twinlog-test-ca", "-keystore", ca.getPath(), "-storetype", "PKCS12",
+                "-storepass", password, "-keypass", password);
+        keytool("-exportcert", "-rfc", "-alias", "ca", "-keystore", ca.getPath(), "-storepass", password, "-file",
+                caPem.getPath());
+        keytool("-genkeypair", "-alias", "broker", "-keyalg", "RSA", "-keysize", "2048", "-validity", "10",
+                "-dname", "CN=localhost", "-keystore", keystore.getPath(), "-storetype", "PKCS12", "-storepass",
+                password, "-keypass", password);
+        keytool("-certreq", "-alias", "broker", "-keystore", keystore.getPath(), "-storepass", password, "-file",
+                request.getPath());
+        keytool("-gencert", "-rfc", "-alias", "ca", "-keystore", ca.getPath(), "-storepass", password, "-infile",
+                request.getPath(), "-outfile", signed.getPath(), "-startdate", "-3d", "-validity", "1", "-ext",
+                "SAN=IP:127.0.0.1,DNS:localhost");
+        keytool("-importcert", "-noprompt", "-alias", "ca", "-file", caPem.getPath(), "-keystore",
+                keystore.getPath(), "-storepass", password);
+        keytool("-importcert", "-alias", "broker", "-file", signed.getPath(), "-keystore", keystore.getPath(),
+                "-storepass", password);
+        keytool("-importcert", "-noprompt", "-alias", "ca", "-file", caPem.getPath(), "-keystore",
+                truststore.getPath(), "-storetype", "PKCS12", "-storepass", password);
+        return new TestCertificates(keystore, truststore, password);
+    }
+
     private static void keytool(String... args) throws IOException, InterruptedException {
         List<String> command = new ArrayList<>();
         command.add(Path.of(System.getProperty("java.home"), "bin", "keytool").toString());

@@ -17,6 +17,9 @@ import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.common.config.SaslConfigs;
 import org.apache.kafka.common.config.SslConfigs;
 import org.apache.kafka.common.errors.SaslAuthenticationException;
+import org.apache.kafka.common.errors.SslAuthenticationException;
+import org.apache.kafka.common.errors.TimeoutException;
+import org.apache.kafka.common.errors.UnsupportedSaslMechanismException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.utils.Time;
@@ -27,6 +30,7 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -38,6 +42,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -114,6 +119,72 @@ class ListenerSecurityTest {
                 () -> cluster.broker(0).failedAuthentications() > failedBefore);
         try (Admin admin = Admin.create(client("SASL_SSL", "alice", ALICE_PASSWORD))) {
             assertEquals(1, admin.describeCluster().nodes().get().size(), "the broker serves everyone else");
+        }
+    }
+
+    /**
+     * Point 7: an unknown user, a SASL mechanism the listener does not enable, a TLS client that does not trust the
+     * broker's certificate, and a plaintext client on a TLS port each fail with Kafka's client error (or, for the
+     * plaintext client, a connection the broker closes); the failed authentications are counted and the broker
+     * serves everyone else.
+     */
+    @Test
+    void badClientsAreRefusedOneByOneAndEveryoneElseIsServed() throws Exception {
+        long failedBefore = cluster.broker(0).failedAuthentications();
+        assertInstanceOf(SaslAuthenticationException.class, describeFails(client("SASL_PLAINTEXT", "mallory",
+                "guess")), "an unknown user");
+        Map<String, Object> scram = client("SASL_SSL", "alice", ALICE_PASSWORD);
+        scram.put(SaslConfigs.SASL_MECHANISM, "SCRAM-SHA-256");
+        scram.put(SaslConfigs.SASL_JAAS_CONFIG, "org.apache.kafka.common.security.scram.ScramLoginModule required "
+                + "username=\"alice\" password=\"" + ALICE_PASSWORD + "\";");
+        assertInstanceOf(UnsupportedSaslMechanismException.class, describeFails(scram),
+                "a mechanism the listener does not enable");
+        TestCertificates stranger = TestCertificates.generate(Files.createDirectories(certificates.resolve("other")));
+        Map<String, Object> untrusting = client("SSL", null, null);
+        untrusting.put(SslConfigs.SSL_TRUSTSTORE_LOCATION_CONFIG, stranger.truststore().getPath());
+        assertInstanceOf(SslAuthenticationException.class, describeFails(untrusting),
+                "a certificate the client does not trust");
+        Map<String, Object> plaintextOnTls = client("PLAINTEXT", null, null);
+        plaintextOnTls.put(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:"
+                + cluster.broker(0).boundPort("SSL"));
+        assertInstanceOf(TimeoutException.class, describeFails(plaintextOnTls),
+                "a plaintext client on a TLS port gets no answer: the broker closes its connection");
+
+        Waits.waitUntil("the failed authentications counted",
+                () -> cluster.broker(0).failedAuthentications() >= failedBefore + 3);
+        for (String listener : List.of("SSL", "SASL_PLAINTEXT", "SASL_SSL")) {
+            try (Admin admin = Admin.create(client(listener, "alice", ALICE_PASSWORD))) {
+                assertEquals(1, admin.describeCluster().nodes().get().size(), listener + " still serves");
+            }
+        }
+    }
+
+    /** A broker whose certificate has expired: clients refuse the TLS handshake. */
+    @Test
+    void anExpiredCertificateIsRefusedByClients() throws Exception {
+        TestCertificates expired = TestCertificates.generateExpired(Files.createDirectories(
+                certificates.resolve("expired")));
+        try (TestCluster b = TestCluster.builder().brokers(1)
+                .brokerProperty(BrokerConfig.LISTENERS, "PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0")
+                .brokerProperty(BrokerConfig.INTER_BROKER_LISTENER_NAME, "PLAINTEXT")
+                .brokerProperty("listener.name.ssl." + SslConfigs.SSL_KEYSTORE_LOCATION_CONFIG,
+                        expired.keystore().getPath())
+                .brokerProperty("listener.name.ssl." + SslConfigs.SSL_KEYSTORE_PASSWORD_CONFIG, expired.password())
+                .brokerProperty("listener.name.ssl." + SslConfigs.SSL_KEY_PASSWORD_CONFIG, expired.password())
+                .brokerProperty("listener.name.ssl." + SslConfigs.SSL_KEYSTORE_TYPE_CONFIG, "PKCS12")
+                .build().start()) {
+            Map<String, Object> tls = client(b, "SSL", null, null);
+            tls.put(SslConfigs.SSL_TRUSTSTORE_LOCATION_CONFIG, expired.truststore().getPath());
+            assertInstanceOf(SslAuthenticationException.class, describeFails(tls));
+        }
+    }
+
+    /** The cause of a failed describeCluster with short timeouts. */
+    private static Throwable describeFails(Map<String, Object> configs) {
+        configs.put(CommonClientConfigs.REQUEST_TIMEOUT_MS_CONFIG, 3_000);
+        configs.put(CommonClientConfigs.DEFAULT_API_TIMEOUT_MS_CONFIG, 6_000);
+        try (Admin admin = Admin.create(configs)) {
+            return assertThrows(ExecutionException.class, () -> admin.describeCluster().nodes().get()).getCause();
         }
     }
 
