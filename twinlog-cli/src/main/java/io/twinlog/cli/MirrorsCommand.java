@@ -12,6 +12,7 @@ import io.twinlog.cli.internals.MirrorAclsAction;
 import io.twinlog.cli.internals.MirrorAction;
 import io.twinlog.cli.internals.MirrorTopicsAction;
 import io.twinlog.cli.internals.MirrorTopicsAction.Operation;
+import io.twinlog.cli.internals.PropertiesFiles;
 import io.twinlog.cli.internals.SourceConfigs;
 import io.twinlog.cli.internals.Table;
 import io.twinlog.cli.internals.VerifyMirror;
@@ -70,7 +71,7 @@ import java.util.concurrent.Callable;
             "  --describe [--mirror NAME]",
             "  --delete --mirror NAME",
             "  --start|--add|--stop|--remove|--pause|--resume --mirror NAME --topic REGEX [--topic REGEX]...",
-            "  --verify --mirror NAME [--topic REGEX]... [--full]",
+            "  --verify --mirror NAME [--topic REGEX]... [--full] [--source-command-config FILE]",
             "  --add-acl|--remove-acl --mirror NAME (--allow-principal P|--deny-principal P)... [--operation OP]...",
             "           [--allow-host H] [--deny-host H] [--resource-pattern-type literal|prefixed]",
             "  --list-acls [--mirror NAME]",
@@ -198,6 +199,12 @@ public final class MirrorsCommand implements Callable<Integer> {
 
         @Option(names = "--full", order = 22, description = "With --verify: compare every batch, not a binary search.")
         boolean full;
+
+        @Option(names = "--source-command-config", paramLabel = "FILE", order = 22, description = "With --verify: "
+                + "Kafka client configs for reading the source (security.protocol, sasl.*, ssl.*), needed when the "
+                + "mirror's own source credentials are secret (they are never shown back, so the tool cannot reuse "
+                + "them); they override the mirror's source configs.")
+        Path sourceCommandConfig;
 
         @Option(names = "--add-acl", order = 23, description = "Add ACLs on the cluster mirror --mirror NAME (or, "
                 + "with --resource-pattern-type prefixed, on the mirrors whose names start with NAME): "
@@ -468,6 +475,9 @@ public final class MirrorsCommand implements Callable<Integer> {
         if (a.full && !action.equals("--verify")) {
             throw CommandException.usage("--full is only valid with --verify");
         }
+        if (a.sourceCommandConfig != null && !action.equals("--verify")) {
+            throw CommandException.usage("--source-command-config is only valid with --verify");
+        }
         AclOptions acl = aclOptions == null ? new AclOptions() : aclOptions;
         if (acl.anyGiven() && !action.equals("--add-acl") && !action.equals("--remove-acl")) {
             throw CommandException.usage("--allow-principal, --deny-principal, --allow-host, --deny-host, --operation "
@@ -496,7 +506,9 @@ public final class MirrorsCommand implements Callable<Integer> {
             case "--delete":
                 return new DeleteMirror(requireMirror(action, s));
             case "--verify":
-                return new VerifyMirror(requireMirror(action, s), s.topics, a.full, Map.of());
+                return new VerifyMirror(requireMirror(action, s), s.topics, a.full, Map.of(),
+                        a.sourceCommandConfig == null ? Map.of()
+                                : PropertiesFiles.read("--source-command-config", a.sourceCommandConfig));
             case "--list-acls":
                 return new MirrorAclsAction(MirrorAclsAction.Kind.LIST, Optional.ofNullable(s.mirror),
                         PatternType.ANY, List.of(), List.of());

@@ -39,19 +39,25 @@ public final class VerifyMirror implements MirrorAction {
     private final List<String> topicPatterns;
     private final boolean full;
     private final Map<String, Object> destinationConfigs;
+    private final Map<String, String> sourceCommandConfigs;
     private boolean differs;
 
+    /**
+     * @param sourceCommandConfigs client configs for the source given on the command line
+     *                             ({@code --source-command-config}); they override the mirror's own
+     */
     public VerifyMirror(String mirror, List<String> topicPatterns, boolean full,
-                        Map<String, Object> destinationConfigs) {
+                        Map<String, Object> destinationConfigs, Map<String, String> sourceCommandConfigs) {
         this.mirror = mirror;
         this.topicPatterns = List.copyOf(topicPatterns);
         this.full = full;
         this.destinationConfigs = Map.copyOf(destinationConfigs);
+        this.sourceCommandConfigs = Map.copyOf(sourceCommandConfigs);
     }
 
     /** This verification reading this cluster with {@code configs} (the command's admin client configs). */
     public VerifyMirror reading(Map<String, Object> configs) {
-        return new VerifyMirror(mirror, topicPatterns, full, configs);
+        return new VerifyMirror(mirror, topicPatterns, full, configs, sourceCommandConfigs);
     }
 
     /** Whether some partition differs where the two clusters should agree (exit status 1). */
@@ -68,10 +74,14 @@ public final class VerifyMirror implements MirrorAction {
                 sourceConfigs.put(k, v);
             }
         });
-        if (!d.sensitiveConfigs().isEmpty()) {
-            throw CommandException.failed("--verify cannot reach a source that needs credentials yet (the mirror's "
-                    + String.join(", ", d.sensitiveConfigs()) + " are never shown back)");
+        List<String> secretsMissing = d.sensitiveConfigs().stream()
+                .filter(k -> !sourceCommandConfigs.containsKey(k)).sorted().toList();
+        if (!secretsMissing.isEmpty()) {
+            throw CommandException.failed("--verify needs the source's credentials: the mirror's "
+                    + String.join(", ", secretsMissing) + " are never shown back; give them with "
+                    + "--source-command-config FILE");
         }
+        sourceConfigs.putAll(sourceCommandConfigs);
         sourceConfigs.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, d.sourceBootstrap());
         List<String> topics = d.topics().keySet().stream()
                 .filter(t -> topicPatterns.isEmpty() || topicPatterns.stream().anyMatch(p -> Pattern.matches(p, t)))

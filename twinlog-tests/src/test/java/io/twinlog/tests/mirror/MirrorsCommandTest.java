@@ -214,6 +214,8 @@ class MirrorsCommandTest {
                     + "--pause, --resume, --verify, --add-acl, --remove-acl or --list-acls", b, CLOSED_PORT},
             {"Exactly one action is needed: --create, --alter, --list, --describe, --delete, --start/--add, --stop/--remove, "
                     + "--pause, --resume, --verify, --add-acl, --remove-acl or --list-acls"},
+            {"--source-command-config is only valid with --verify", b, CLOSED_PORT, "--list",
+                "--source-command-config", "x.properties"},
             {"--add-acl needs --operation", b, CLOSED_PORT, "--add-acl", "--mirror", "m", "--allow-principal",
                 "User:a"},
             {"--add-acl needs --allow-principal or --deny-principal", b, CLOSED_PORT, "--add-acl", "--mirror", "m",

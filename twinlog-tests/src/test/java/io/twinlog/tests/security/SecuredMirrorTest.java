@@ -1,5 +1,6 @@
 package io.twinlog.tests.security;
 
+import io.twinlog.cli.MirrorsCommand;
 import io.twinlog.clients.mirror.MirrorAcl;
 import io.twinlog.clients.mirror.MirrorAdmin;
 import io.twinlog.clients.mirror.MirrorErrors;
@@ -35,8 +36,12 @@ import org.apache.kafka.common.resource.ResourceType;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
 
+import java.io.PrintWriter;
+import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Collection;
@@ -127,7 +132,32 @@ class SecuredMirrorTest {
             assertEquals(5, back.truncatedOffsets(), "the last mirrored epoch lookup over SASL_SSL found offset 100: "
                     + "only A's 5 own records were cut (a lookup that failed would have cut all 105)");
             assertTrue(back.state().equals("MIRRORING"), back.toString());
+
+            // --verify reads the secured source with the credentials the operator gives it
+            Path destinationConfig = writeProperties("a.properties", mirrorAdminConfigs(a, "broker",
+                    BROKER_PASSWORD, "PLAIN"));
+            Map<String, Object> sourceCredentials = new HashMap<>(source(b, certs));
+            sourceCredentials.remove("bootstrap.servers");
+            Path sourceConfig = writeProperties("b-source.properties", sourceCredentials);
+            StringWriter out = new StringWriter();
+            StringWriter err = new StringWriter();
+            CommandLine verify = MirrorsCommand.newCommandLine();
+            verify.setOut(new PrintWriter(out));
+            verify.setErr(new PrintWriter(err));
+            int exit = verify.execute("--bootstrap-server", a.bootstrapServers(), "--command-config",
+                    destinationConfig.toString(), "--verify", "--mirror", "from-b", "--source-command-config",
+                    sourceConfig.toString());
+            assertEquals(0, exit, out + "\n" + err);
+            assertTrue(out.toString().startsWith(TOPIC + " 0 identical up to "), out.toString());
         }
+    }
+
+    private static Path writeProperties(String name, Map<String, ?> configs) throws Exception {
+        Path file = certificates.resolve(name);
+        StringBuilder text = new StringBuilder();
+        configs.forEach((k, v) -> text.append(k).append('=').append(v).append('\n'));
+        Files.writeString(file, text.toString());
+        return file;
     }
 
     /**
