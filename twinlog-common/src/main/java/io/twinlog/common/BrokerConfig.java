@@ -4,6 +4,7 @@ import org.apache.kafka.common.config.AbstractConfig;
 import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.TopicConfig;
 import org.apache.kafka.common.config.internals.BrokerSecurityConfigs;
+import org.apache.kafka.common.config.types.Password;
 import org.apache.kafka.network.SocketServerConfigs;
 import org.apache.kafka.server.config.ReplicationConfigs;
 import org.apache.kafka.server.config.ServerConfigs;
@@ -19,6 +20,7 @@ import java.nio.file.Path;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
@@ -98,6 +100,8 @@ public final class BrokerConfig {
      * goes FAILED with the reason.
      */
     public static final String MIRROR_STATE_TIMEOUT_MS = "mirror.state.timeout.ms";
+    public static final String PASSWORD_ENCODER_SECRET = "password.encoder.secret";
+    public static final String PASSWORD_ENCODER_OLD_SECRET = "password.encoder.old.secret";
     public static final String REPLICA_FETCH_WAIT_MAX_MS = ReplicationConfigs.REPLICA_FETCH_WAIT_MAX_MS_CONFIG;
     public static final String NUM_REPLICA_FETCHERS = ReplicationConfigs.NUM_REPLICA_FETCHERS_CONFIG;
     public static final String REPLICA_FETCH_MIN_BYTES = ReplicationConfigs.REPLICA_FETCH_MIN_BYTES_CONFIG;
@@ -331,6 +335,16 @@ public final class BrokerConfig {
         return values.getLong(MIRROR_STATE_TIMEOUT_MS);
     }
 
+    /** The secret mirror credentials are encrypted with in ZooKeeper; empty: they are stored as given. */
+    public Optional<String> passwordEncoderSecret() {
+        return Optional.ofNullable(values.getPassword(PASSWORD_ENCODER_SECRET)).map(Password::value);
+    }
+
+    /** The secret before the last rotation: values written with it still decrypt. */
+    public Optional<String> passwordEncoderOldSecret() {
+        return Optional.ofNullable(values.getPassword(PASSWORD_ENCODER_OLD_SECRET)).map(Password::value);
+    }
+
     public int numReplicaFetchers() {
         return values.getInt(NUM_REPLICA_FETCHERS);
     }
@@ -420,6 +434,24 @@ public final class BrokerConfig {
     /** Every key the operator set, by name (for logging the configuration at start-up). */
     public Map<String, String> originals() {
         return originals;
+    }
+
+    /**
+     * Every key the operator set, by name, with secrets as {@code [hidden]} as Kafka logs its configuration:
+     * password-typed configs, and any key naming a password, a secret or a JAAS config (per-listener overrides
+     * included), so that start-up logs never hold credentials.
+     */
+    public Map<String, String> loggable() {
+        Map<String, String> out = new TreeMap<>();
+        originals.forEach((k, v) -> out.put(k, isSecret(k) ? "[hidden]" : v));
+        return out;
+    }
+
+    private static boolean isSecret(String key) {
+        ConfigDef.ConfigKey defined = CONFIG_DEF.configKeys().get(key);
+        String lower = key.toLowerCase(Locale.ROOT);
+        return (defined != null && defined.type == ConfigDef.Type.PASSWORD) || lower.contains("password")
+                || lower.contains("secret") || lower.endsWith("jaas.config");
     }
 
     /** Keys the operator set that {@link #CONFIG_DEF} does not define, by name. */

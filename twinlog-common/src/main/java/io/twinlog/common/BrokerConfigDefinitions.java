@@ -180,6 +180,14 @@ final class BrokerConfigDefinitions {
                 "How long a mirror partition may wait for the controller to raise its leader epoch (EPOCH_FENCING, "
                         + "or a failover whose leader epoch is not yet above the last mirrored epoch), or without a "
                         + "leader on the source, before it goes FAILED with the reason, in milliseconds.");
+        def.define(BrokerConfig.PASSWORD_ENCODER_SECRET, Type.PASSWORD, null, Importance.MEDIUM,
+                "The secret that cluster mirrors' secret source configs (passwords, JAAS configs, keys) are encrypted "
+                        + "with in ZooKeeper (AES-256-GCM, key derived with PBKDF2-HMAC-SHA512), as Kafka's ZooKeeper "
+                        + "brokers encrypted dynamic passwords: the same on every broker. Without it they are stored "
+                        + "as given (never shown back by describe, but readable in ZooKeeper).");
+        def.define(BrokerConfig.PASSWORD_ENCODER_OLD_SECRET, Type.PASSWORD, null, Importance.LOW,
+                "The previous password.encoder.secret while rotating it: values it encrypted still decrypt, and are "
+                        + "encrypted with the new secret when their mirror is next changed.");
         def.define(BrokerConfig.INTER_BROKER_ENDPOINT_OVERRIDES, Type.LIST, List.of(),
                 BrokerConfigValidators.brokerEndpointOverrides(), Importance.LOW,
                 "Addresses to use for other brokers instead of the ones they registered (broker.id=host:port,...): "

@@ -13,6 +13,7 @@ import io.twinlog.group.GroupCoordinatorHost;
 import io.twinlog.mirror.runtime.AppliedTruncations;
 import io.twinlog.mirror.runtime.MirrorRuntime;
 import io.twinlog.mirror.store.MirrorStore;
+import io.twinlog.mirror.store.SecretCodec;
 import io.twinlog.protocol.AdminExecutor;
 import io.twinlog.protocol.ApiRegistry;
 import io.twinlog.protocol.ListenerChannels;
@@ -156,7 +157,7 @@ public final class BrokerServer implements AutoCloseable {
 
     public void start() throws Exception {
         long startMs = time.milliseconds();
-        log.info("Starting Twinlog broker {} with configuration {}", config.brokerId(), config.originals());
+        log.info("Starting Twinlog broker {} with configuration {}", config.brokerId(), config.loggable());
         BrokerConfigCheck.validateHostedKeys(config);
         BrokerConfigCheck.undefinedKeysWarning(config).ifPresent(log::warn);
         String connect;
@@ -245,7 +246,8 @@ public final class BrokerServer implements AutoCloseable {
         ApiRegistry.Builder registryBuilder = ApiRegistry.builder();
         ScramCredentialsHandlers scram = new ScramCredentialsHandlers(scramUsers);
         AclsHandler acls = new AclsHandler(authorization);
-        MirrorStore mirrorStore = new MirrorStore(zk);
+        MirrorStore mirrorStore = new MirrorStore(zk, config.passwordEncoderSecret()
+                .map(secret -> new SecretCodec(secret, config.passwordEncoderOldSecret())));
         mirrorRuntime = new MirrorRuntime(config.brokerId(), mirrorStore, zk, watcher,
                 new BrokerMirrorPartitions(replicaManager),
                 new BrokerMirrorTopics(topicAdmin, config.numPartitions(), config.defaultReplicationFactor(),

@@ -186,25 +186,67 @@ public record MirrorDefinition(String name, Map<String, String> configs, Optiona
     /**
      * The definition as stored at {@code /mirrors/<name>} (the name is the node's):
      * {@code {"version":1,"configs":{...sorted...},"sourceClusterId":"...","state":"ACTIVE","stateReason":"..."}},
-     * where {@code sourceClusterId} and {@code stateReason} are absent until known.
+     * where {@code sourceClusterId} and {@code stateReason} are absent until known. With
+     * {@code password.encoder.secret}, secret configs are in {@code encryptedConfigs} instead of {@code configs}.
      */
-    @JsonPropertyOrder({"version", "configs", "sourceClusterId", "state", "stateReason"})
+    @JsonPropertyOrder({"version", "configs", "encryptedConfigs", "sourceClusterId", "state", "stateReason"})
     @JsonInclude(JsonInclude.Include.NON_NULL)
     public record Document(@JsonProperty("version") int version, @JsonProperty("configs") Map<String, String> configs,
+                           @JsonProperty("encryptedConfigs") Map<String, String> encryptedConfigs,
                            @JsonProperty("sourceClusterId") String sourceClusterId,
                            @JsonProperty("state") State state, @JsonProperty("stateReason") String stateReason) {
     }
 
     public Document toJson() {
-        return new Document(1, new TreeMap<>(configs), sourceClusterId.orElse(null), state, stateReason.orElse(null));
+        return toJson(Optional.empty());
+    }
+
+    /**
+     * The stored form; with a codec, the secret configs ({@link #isSensitive}) are written encrypted, in
+     * {@code encryptedConfigs}, and never in clear.
+     */
+    public Document toJson(Optional<SecretCodec> codec) {
+        Map<String, String> clear = new TreeMap<>(configs);
+        Map<String, String> encrypted = null;
+        if (codec.isPresent()) {
+            encrypted = new TreeMap<>();
+            for (String key : configs.keySet()) {
+                if (isSensitive(key)) {
+                    encrypted.put(key, codec.get().encrypt(clear.remove(key)));
+                }
+            }
+            encrypted = encrypted.isEmpty() ? null : encrypted;
+        }
+        return new Document(1, clear, encrypted, sourceClusterId.orElse(null), state, stateReason.orElse(null));
     }
 
     /** @param path where the definition was read, for the error if it is corrupt */
     public static MirrorDefinition fromJson(String name, byte[] data, String path) {
+        return fromJson(name, data, path, Optional.empty());
+    }
+
+    /**
+     * @param codec decrypts the secret configs when the definition holds encrypted ones
+     * @throws IllegalStateException when it holds encrypted secrets this broker cannot decrypt (no
+     *         {@code password.encoder.secret}, or another one)
+     */
+    public static MirrorDefinition fromJson(String name, byte[] data, String path, Optional<SecretCodec> codec) {
         Document d = Json.decode(data, path, Document.class);
-        return new MirrorDefinition(name, d.configs() == null ? Map.of() : new TreeMap<>(d.configs()),
-                Optional.ofNullable(d.sourceClusterId()), d.state() == null ? State.ACTIVE : d.state(),
-                Optional.ofNullable(d.stateReason()));
+        Map<String, String> configs = d.configs() == null ? new TreeMap<>() : new TreeMap<>(d.configs());
+        if (d.encryptedConfigs() != null && !d.encryptedConfigs().isEmpty()) {
+            if (codec.isEmpty()) {
+                throw new IllegalStateException("Cluster mirror " + name + " has encrypted source credentials ("
+                        + String.join(", ", d.encryptedConfigs().keySet()) + ") but this broker has no "
+                        + "password.encoder.secret: set the same one as the other brokers");
+            }
+            try {
+                d.encryptedConfigs().forEach((k, v) -> configs.put(k, codec.get().decrypt(v)));
+            } catch (IllegalArgumentException e) {
+                throw new IllegalStateException("Cluster mirror " + name + ": " + e.getMessage(), e);
+            }
+        }
+        return new MirrorDefinition(name, configs, Optional.ofNullable(d.sourceClusterId()),
+                d.state() == null ? State.ACTIVE : d.state(), Optional.ofNullable(d.stateReason()));
     }
 
     static List<String> split(String csv) {

@@ -43,9 +43,16 @@ public final class MirrorStore {
     private static final Logger log = LoggerFactory.getLogger(MirrorStore.class);
 
     private final CuratorFramework zk;
+    private final Optional<SecretCodec> secrets;
 
     public MirrorStore(CuratorFramework zk) {
+        this(zk, Optional.empty());
+    }
+
+    /** @param secrets encrypts the mirrors' secret configs in ZooKeeper ({@code password.encoder.secret}) */
+    public MirrorStore(CuratorFramework zk, Optional<SecretCodec> secrets) {
         this.zk = zk;
+        this.secrets = secrets;
     }
 
     public static String mirrorPath(String name) {
@@ -101,7 +108,8 @@ public final class MirrorStore {
 
     public void create(MirrorDefinition definition) throws Exception {
         try {
-            zk.create().creatingParentsIfNeeded().forPath(mirrorPath(definition.name()), Json.encode(definition.toJson()));
+            zk.create().creatingParentsIfNeeded().forPath(mirrorPath(definition.name()),
+                    Json.encode(definition.toJson(secrets)));
             zk.create().forPath(topicsPath(definition.name()));
         } catch (KeeperException.NodeExistsException e) {
             throw new MirrorExistsException(definition.name());
@@ -114,7 +122,7 @@ public final class MirrorStore {
     public Optional<MirrorDefinition> get(String name) throws Exception {
         try {
             String path = mirrorPath(name);
-            return Optional.of(MirrorDefinition.fromJson(name, zk.getData().forPath(path), path));
+            return Optional.of(MirrorDefinition.fromJson(name, zk.getData().forPath(path), path, secrets));
         } catch (KeeperException.NoNodeException e) {
             return Optional.empty();
         }
@@ -129,11 +137,12 @@ public final class MirrorStore {
         } catch (KeeperException.NoNodeException e) {
             return false;
         }
-        if (!MirrorDefinition.fromJson(expected.name(), data, mirrorPath(expected.name())).equals(expected)) {
+        if (!MirrorDefinition.fromJson(expected.name(), data, mirrorPath(expected.name()), secrets).equals(expected)) {
             return false;
         }
         try {
-            zk.setData().withVersion(stat.getVersion()).forPath(mirrorPath(expected.name()), Json.encode(next.toJson()));
+            zk.setData().withVersion(stat.getVersion()).forPath(mirrorPath(expected.name()),
+                    Json.encode(next.toJson(secrets)));
             return true;
         } catch (KeeperException.BadVersionException e) {
             return false;

@@ -10,6 +10,9 @@ import io.twinlog.testkit.MirrorSteps;
 import io.twinlog.testkit.TestCertificates;
 import io.twinlog.testkit.TestCluster;
 import io.twinlog.testkit.Waits;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.retry.RetryOneTime;
 import org.apache.kafka.clients.CommonClientConfigs;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
@@ -108,6 +111,13 @@ class SecuredMirrorTest {
             fromA.put("mirror.metadata.refresh.interval.ms", "300");
             fromA.put("mirror.groups.sync.interval.ms", "300");
             Waits.waitUntil("the operator's ACLs applied on B", () -> createdAs(onB, "from-a", fromA));
+            // point 6: the mirror's source password is encrypted in ZooKeeper (password.encoder.secret)
+            try (CuratorFramework zk = CuratorFrameworkFactory.newClient(b.zookeeperConnect(),
+                    new RetryOneTime(100))) {
+                zk.start();
+                String stored = new String(zk.getData().forPath("/mirrors/from-a"), StandardCharsets.UTF_8);
+                assertTrue(stored.contains("encryptedConfigs") && !stored.contains(MIRROR_PASSWORD), stored);
+            }
             assertEquals(Map.of(), onB.startMirrorTopics("from-a", List.of(TOPIC), List.of(), List.of()));
             Waits.waitUntil("B mirrors A's 100 records over SASL_SSL", () -> bAdmin.listOffsets(Map.of(TP,
                     OffsetSpec.latest())).all().get().get(TP).offset() == 100,
@@ -247,7 +257,8 @@ class SecuredMirrorTest {
                 .brokerProperty("listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config",
                         "org.apache.kafka.common.security.scram.ScramLoginModule required;")
                 .brokerProperty("authorizer.class.name", "org.apache.kafka.metadata.authorizer.StandardAuthorizer")
-                .brokerProperty("super.users", "User:broker");
+                .brokerProperty("super.users", "User:broker")
+                .brokerProperty("password.encoder.secret", "encoder-secret");
         tls(certs).forEach(builder::clientProperty);
         builder.clientProperty(SaslConfigs.SASL_MECHANISM, "PLAIN");
         builder.clientProperty(SaslConfigs.SASL_JAAS_CONFIG, "org.apache.kafka.common.security.plain.PlainLoginModule "
