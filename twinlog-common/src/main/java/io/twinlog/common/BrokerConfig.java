@@ -451,7 +451,7 @@ public final class BrokerConfig {
         ConfigDef.ConfigKey defined = CONFIG_DEF.configKeys().get(key);
         String lower = key.toLowerCase(Locale.ROOT);
         return (defined != null && defined.type == ConfigDef.Type.PASSWORD) || lower.contains("password")
-                || lower.contains("secret") || lower.endsWith("jaas.config");
+                || lower.contains("secret") || lower.endsWith("jaas.config") || lower.endsWith("keystore.key");
     }
 
     /** Keys the operator set that {@link #CONFIG_DEF} does not define, by name. */

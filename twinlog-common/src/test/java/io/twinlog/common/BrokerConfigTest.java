@@ -42,11 +42,12 @@ class BrokerConfigTest {
         BrokerConfig c = config("listeners", "SASL_SSL://127.0.0.1:9093", "sasl.enabled.mechanisms", "PLAIN",
                 "listener.name.sasl_ssl.plain.sasl.jaas.config", "PlainLoginModule required password=\"p1\";",
                 "listener.name.sasl_ssl.ssl.keystore.password", "p2", "ssl.key.password", "p3",
-                "password.encoder.secret", "p4", "log.dirs", "/data");
+                "password.encoder.secret", "p4", "listener.name.sasl_ssl.ssl.keystore.key", "p5",
+                "log.dirs", "/data");
         Map<String, String> logged = c.loggable();
         assertEquals("/data", logged.get("log.dirs"));
         assertEquals("SASL_SSL://127.0.0.1:9093", logged.get("listeners"));
-        for (String secret : List.of("p1", "p2", "p3", "p4")) {
+        for (String secret : List.of("p1", "p2", "p3", "p4", "p5")) {
             assertFalse(logged.toString().contains(secret), logged.toString());
         }
         assertEquals("[hidden]", logged.get("password.encoder.secret"));

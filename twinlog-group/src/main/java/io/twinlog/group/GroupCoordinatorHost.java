@@ -5,6 +5,7 @@ import io.twinlog.controller.metadata.TopicImage;
 import io.twinlog.replication.Partition;
 import io.twinlog.replication.ReplicaManager;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.internals.Plugin;
 import org.apache.kafka.common.internals.Topic;
 import org.apache.kafka.common.metrics.Metrics;
 import org.apache.kafka.common.utils.Time;
@@ -17,6 +18,7 @@ import org.apache.kafka.coordinator.group.GroupCoordinatorService;
 import org.apache.kafka.coordinator.group.metrics.GroupCoordinatorMetrics;
 import org.apache.kafka.coordinator.group.metrics.GroupCoordinatorRuntimeMetrics;
 import org.apache.kafka.coordinator.group.modern.share.ShareGroupConfig;
+import org.apache.kafka.server.authorizer.Authorizer;
 import org.apache.kafka.server.share.persister.NoOpStatePersister;
 import org.apache.kafka.server.util.PartitionMetadataClient;
 import org.apache.kafka.server.util.timer.SystemTimer;
@@ -71,9 +73,11 @@ public final class GroupCoordinatorHost implements AutoCloseable {
      * @param brokerProperties the broker's configuration; Kafka's group coordinator keys ({@code offsets.*},
      *                         {@code group.*}) keep Kafka's names and defaults, except that the coordinator runs one
      *                         thread and one background thread unless configured otherwise
+     * @param authorizer       the broker's authorizer, if any: the coordinator resolves a member's regex
+     *                         subscription only to the topics its principal may describe, as Kafka's does
      */
     public GroupCoordinatorHost(int brokerId, Map<String, ?> brokerProperties, ReplicaManager replicaManager,
-                                Time time) {
+                                Optional<Authorizer> authorizer, Time time) {
         this.brokerId = brokerId;
         this.replicaManager = replicaManager;
         this.time = time;
@@ -100,7 +104,7 @@ public final class GroupCoordinatorHost implements AutoCloseable {
                         metrics))
                 .withGroupConfigManager(groupConfigs)
                 .withPersister(new NoOpStatePersister())
-                .withAuthorizerPlugin(Optional.empty())
+                .withAuthorizerPlugin(authorizer.map(a -> Plugin.wrapInstance(a, null, "authorizer.class.name")))
                 .withPartitionMetadataClient(new NoShareGroupOffsets())
                 .build();
         this.events = Executors.newSingleThreadExecutor(r -> {

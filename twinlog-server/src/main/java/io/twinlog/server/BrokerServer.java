@@ -77,6 +77,7 @@ import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.security.authenticator.CredentialCache;
 import org.apache.kafka.common.utils.Time;
 import org.apache.kafka.metadata.ConfigRepository;
+import org.apache.kafka.server.authorizer.Authorizer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -227,13 +228,15 @@ public final class BrokerServer implements AutoCloseable {
         applier = new PartitionApplier(config.brokerId(), replicaManager, logStore, topicConfigs, appliedTruncations);
         watcher.addListener(applier::onImage);
         // after the applier: the coordinator follows the leaderships the applier has just applied
-        groupCoordinator = new GroupCoordinatorHost(config.brokerId(), config.originals(), replicaManager, time);
+        // before the group coordinator: it resolves regex subscriptions with the authorizer
+        authorization = BrokerAuthorization.start(config, zk);
+        groupCoordinator = new GroupCoordinatorHost(config.brokerId(), config.originals(), replicaManager,
+                authorization.authorizer().map(Authorizer.class::cast), time);
         watcher.addListener((previous, next, delta) -> groupCoordinator.onImage(previous, next));
         watcher.refresh(60_000);
 
         TopicAdmin topicAdmin = new TopicAdmin(store, watcher, topicConfigs, new SecureRandom());
         producerIds = new ProducerIdManager(config.brokerId(), store);
-        authorization = BrokerAuthorization.start(config, zk);
         if (authorization.enabled()) {
             log.info("{} authorizes every request with the ACLs kept in ZooKeeper (super users: {})",
                     config.authorizerClassName(), config.get(BrokerConfig.SUPER_USERS).orElse("none"));
@@ -491,12 +494,12 @@ public final class BrokerServer implements AutoCloseable {
         return config;
     }
 
-    /** The bound port of a listener (useful with port 0). */
     /** Failed authentications on every listener since start-up (issue 13, point 7; exported with issue 14). */
     public long failedAuthentications() {
         return socketServers.stream().mapToLong(SocketServer::failedAuthentications).sum();
     }
 
+    /** The bound port of a listener (useful with port 0). */
     public int boundPort(String listenerName) {
         Integer p = boundPorts.get(listenerName);
         if (p == null) {

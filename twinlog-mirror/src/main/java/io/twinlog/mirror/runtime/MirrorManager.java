@@ -356,6 +356,8 @@ public final class MirrorManager implements AutoCloseable {
     private MirrorDefinition definition(String name) {
         try {
             return store.get(name).orElse(null);
+        } catch (MirrorStore.UnreadableMirrorException e) {
+            return null; // reported once by the store
         } catch (Exception e) {
             if (!closed) { // an interrupted read while the broker shuts down is expected
                 log.warn("Could not read cluster mirror {}", name, e);

@@ -21,7 +21,9 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Cluster mirror definitions in ZooKeeper, on the destination cluster:
@@ -44,6 +46,7 @@ public final class MirrorStore {
 
     private final CuratorFramework zk;
     private final Optional<SecretCodec> secrets;
+    private final Set<String> reportedUnreadable = ConcurrentHashMap.newKeySet();
 
     public MirrorStore(CuratorFramework zk) {
         this(zk, Optional.empty());
@@ -99,6 +102,16 @@ public final class MirrorStore {
         return bytes.toString(java.nio.charset.StandardCharsets.UTF_8);
     }
 
+    /**
+     * A mirror this broker cannot read: its secrets were encrypted with a {@code password.encoder.secret} this broker
+     * does not have. Reported once per mirror (ERROR); the other mirrors are not held up by it.
+     */
+    public static final class UnreadableMirrorException extends IllegalStateException {
+        UnreadableMirrorException(String message, Throwable cause) {
+            super(message, cause);
+        }
+    }
+
     /** Thrown when a definition with this name exists already. */
     public static final class MirrorExistsException extends Exception {
         public MirrorExistsException(String name) {
@@ -122,7 +135,7 @@ public final class MirrorStore {
     public Optional<MirrorDefinition> get(String name) throws Exception {
         try {
             String path = mirrorPath(name);
-            return Optional.of(MirrorDefinition.fromJson(name, zk.getData().forPath(path), path, secrets));
+            return Optional.of(decode(name, zk.getData().forPath(path), path));
         } catch (KeeperException.NoNodeException e) {
             return Optional.empty();
         }
@@ -137,7 +150,7 @@ public final class MirrorStore {
         } catch (KeeperException.NoNodeException e) {
             return false;
         }
-        if (!MirrorDefinition.fromJson(expected.name(), data, mirrorPath(expected.name()), secrets).equals(expected)) {
+        if (!decode(expected.name(), data, mirrorPath(expected.name())).equals(expected)) {
             return false;
         }
         try {
@@ -158,9 +171,31 @@ public final class MirrorStore {
             return out;
         }
         for (String n : new TreeMap<>(toMap(names)).keySet()) {
-            get(n).ifPresent(out::add);
+            try {
+                get(n).ifPresent(out::add);
+            } catch (UnreadableMirrorException e) {
+                // reported by decode; the mirrors this broker can read go on
+            }
         }
         return out;
+    }
+
+    /** Whether a mirror of this name exists (readable or not). */
+    public boolean exists(String name) throws Exception {
+        return zk.checkExists().forPath(mirrorPath(name)) != null;
+    }
+
+    private MirrorDefinition decode(String name, byte[] data, String path) {
+        try {
+            MirrorDefinition definition = MirrorDefinition.fromJson(name, data, path, secrets);
+            reportedUnreadable.remove(name);
+            return definition;
+        } catch (IllegalStateException e) {
+            if (reportedUnreadable.add(name)) {
+                log.error("Cluster mirror {} cannot be used on this broker: {}", name, e.getMessage());
+            }
+            throw new UnreadableMirrorException(e.getMessage(), e);
+        }
     }
 
     /** Mirror topics of a mirror and their desired states (MIRRORING, PAUSED, STOPPED). */

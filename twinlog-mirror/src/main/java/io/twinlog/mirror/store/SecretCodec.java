@@ -1,5 +1,6 @@
 package io.twinlog.mirror.store;
 
+import javax.crypto.AEADBadTagException;
 import javax.crypto.Cipher;
 import javax.crypto.SecretKeyFactory;
 import javax.crypto.spec.GCMParameterSpec;
@@ -10,7 +11,9 @@ import java.security.GeneralSecurityException;
 import java.security.SecureRandom;
 import java.util.Base64;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Encrypts a mirror's secret configs (passwords, JAAS configs, keys) before they are written to ZooKeeper, with the
@@ -32,6 +35,12 @@ public final class SecretCodec {
     private final char[] secret;
     private final Optional<char[]> oldSecret;
     private final SecureRandom random = new SecureRandom();
+    /**
+     * Values already decrypted: brokers read mirror definitions every half second, and each key derivation costs
+     * milliseconds. Bounded (cleared when full); the values are in memory in the definitions anyway.
+     */
+    private final Map<String, String> decrypted = new ConcurrentHashMap<>();
+    private static final int MAX_CACHED = 1024;
 
     public SecretCodec(String secret, Optional<String> oldSecret) {
         if (secret == null || secret.isEmpty()) {
@@ -63,6 +72,19 @@ public final class SecretCodec {
      *         (brokers with different {@code password.encoder.secret}s)
      */
     public String decrypt(String encoded) {
+        String cached = decrypted.get(encoded);
+        if (cached != null) {
+            return cached;
+        }
+        String plain = decryptNow(encoded);
+        if (decrypted.size() >= MAX_CACHED) {
+            decrypted.clear();
+        }
+        decrypted.put(encoded, plain);
+        return plain;
+    }
+
+    private String decryptNow(String encoded) {
         String[] parts = encoded.split(":");
         if (parts.length != 4 || !parts[0].equals(VERSION)) {
             throw new IllegalArgumentException("Not an encrypted mirror secret (expected " + VERSION
@@ -77,8 +99,10 @@ public final class SecretCodec {
                 Cipher cipher = Cipher.getInstance(CIPHER);
                 cipher.init(Cipher.DECRYPT_MODE, key(candidate, salt), new GCMParameterSpec(TAG_BITS, iv));
                 return new String(cipher.doFinal(encrypted), StandardCharsets.UTF_8);
+            } catch (AEADBadTagException e) {
+                // the authentication tag does not match: another secret encrypted it (or the value was altered)
             } catch (GeneralSecurityException e) {
-                // the authentication tag does not match: another secret encrypted it
+                throw new IllegalStateException("Could not decrypt a mirror secret: " + e.getMessage(), e);
             }
         }
         throw new IllegalArgumentException("A mirror secret does not decrypt with this broker's "

@@ -81,7 +81,7 @@ public final class CreateTopicsHandler implements RequestHandler {
                 result.setNumPartitions(plan.assignment().size())
                         .setReplicationFactor((short) plan.replicationFactor());
                 if (request.apiVersion() >= 5 && !ctx.authorization().allowed(request.context(),
-                        AclOperation.DESCRIBE_CONFIGS, ResourceType.TOPIC, t.name())) {
+                        AclOperation.DESCRIBE_CONFIGS, ResourceType.TOPIC, t.name(), false)) {
                     result.setTopicConfigErrorCode(Errors.TOPIC_AUTHORIZATION_FAILED.code());
                 } else if (request.apiVersion() >= 5) {
                     for (DescribeConfigsResponseData.DescribeConfigsResourceResult c

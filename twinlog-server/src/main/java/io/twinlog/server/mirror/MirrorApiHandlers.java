@@ -102,6 +102,10 @@ public final class MirrorApiHandlers implements AutoCloseable {
         if (invalid.isPresent()) {
             return error(MirrorApi.CREATE_CLUSTER_MIRROR, MirrorErrors.INVALID_CLUSTER_MIRROR_NAME.code, invalid.get());
         }
+        Optional<Struct> aclSyncDenied = aclSyncDenied(ctx, MirrorApi.CREATE_CLUSTER_MIRROR, configs.keySet());
+        if (aclSyncDenied.isPresent()) {
+            return aclSyncDenied.get();
+        }
         String bootstrap = configs.get(MirrorDefinition.BOOTSTRAP_SERVERS);
         if (bootstrap == null || bootstrap.isBlank()) {
             return error(MirrorApi.CREATE_CLUSTER_MIRROR, Errors.INVALID_CONFIG.code(),
@@ -121,7 +125,7 @@ public final class MirrorApiHandlers implements AutoCloseable {
         if (badClientConfigs.isPresent()) {
             return error(MirrorApi.CREATE_CLUSTER_MIRROR, Errors.INVALID_CONFIG.code(), badClientConfigs.get());
         }
-        if (store.get(name).isPresent()) {
+        if (store.exists(name)) {
             return error(MirrorApi.CREATE_CLUSTER_MIRROR, MirrorErrors.CLUSTER_MIRROR_ALREADY_EXISTS.code,
                     "Cluster mirror '" + name + "' already exists");
         }
@@ -153,8 +157,21 @@ public final class MirrorApiHandlers implements AutoCloseable {
         if (!authorization.allowedOnMirror(ctx, AclOperation.ALTER_CONFIGS, name)) {
             return denied(MirrorApi.ALTER_CLUSTER_MIRROR, AclOperation.ALTER_CONFIGS, name);
         }
+        List<String> changed = new ArrayList<>();
+        for (Object o : req.getArray("configs")) {
+            changed.add(((Struct) o).getString("name"));
+        }
+        Optional<Struct> aclSyncDenied = aclSyncDenied(ctx, MirrorApi.ALTER_CLUSTER_MIRROR, changed);
+        if (aclSyncDenied.isPresent()) {
+            return aclSyncDenied.get();
+        }
         for (int attempt = 0; attempt < 5; attempt++) {
-            Optional<MirrorDefinition> current = store.get(name);
+            Optional<MirrorDefinition> current;
+            try {
+                current = store.get(name);
+            } catch (MirrorStore.UnreadableMirrorException e) {
+                return error(MirrorApi.ALTER_CLUSTER_MIRROR, Errors.INVALID_CONFIG.code(), e.getMessage());
+            }
             if (current.isEmpty()) {
                 return error(MirrorApi.ALTER_CLUSTER_MIRROR, MirrorErrors.UNKNOWN_CLUSTER_MIRROR.code,
                         "No cluster mirror named '" + name + "'");
@@ -207,7 +224,7 @@ public final class MirrorApiHandlers implements AutoCloseable {
         if (!authorization.allowedOnMirror(ctx, AclOperation.DELETE, name)) {
             return denied(MirrorApi.DELETE_CLUSTER_MIRROR, AclOperation.DELETE, name);
         }
-        if (store.get(name).isEmpty()) {
+        if (!store.exists(name)) {
             return error(MirrorApi.DELETE_CLUSTER_MIRROR, MirrorErrors.UNKNOWN_CLUSTER_MIRROR.code,
                     "No cluster mirror named '" + name + "'");
         }
@@ -264,12 +281,22 @@ public final class MirrorApiHandlers implements AutoCloseable {
             Struct s = MirrorMessages.element(response, "mirrors");
             s.set("mirror_name", name);
             boolean allowed = authorization.allowedOnMirror(ctx, AclOperation.DESCRIBE, name);
-            Optional<MirrorDefinition> m = allowed ? store.get(name) : Optional.empty();
+            Optional<MirrorDefinition> m = Optional.empty();
+            short code = MirrorErrors.CLUSTER_MIRROR_AUTHORIZATION_FAILED.code;
+            String message = "Not authorized to describe cluster mirror '" + name + "'";
+            if (allowed) {
+                try {
+                    m = store.get(name);
+                    code = MirrorErrors.UNKNOWN_CLUSTER_MIRROR.code;
+                    message = "No cluster mirror named '" + name + "'";
+                } catch (MirrorStore.UnreadableMirrorException e) {
+                    code = Errors.INVALID_CONFIG.code();
+                    message = e.getMessage();
+                }
+            }
             if (m.isEmpty()) {
-                s.set("error_code", allowed ? MirrorErrors.UNKNOWN_CLUSTER_MIRROR.code
-                        : MirrorErrors.CLUSTER_MIRROR_AUTHORIZATION_FAILED.code);
-                s.set("error_message", allowed ? "No cluster mirror named '" + name + "'"
-                        : "Not authorized to describe cluster mirror '" + name + "'");
+                s.set("error_code", code);
+                s.set("error_message", message);
                 s.set("state", "");
                 s.set("state_reason", null);
                 s.set("source_bootstrap", "");
@@ -428,8 +455,10 @@ public final class MirrorApiHandlers implements AutoCloseable {
             tr.set("topic_id", t.get("topic_id"));
             MirrorImage.MirrorTopic mt = mirrors.topics().get(topic);
             boolean related = mt != null && (requester == null || requester.equals(mirrorSource.get(mt.mirror())));
-            // KIP-1279: the failback lookup needs DESCRIBE on the mirror that recorded the partitions
-            boolean allowed = mt == null || authorization.allowedOnMirror(ctx, AclOperation.DESCRIBE, mt.mirror());
+            // KIP-1279: the failback lookup needs DESCRIBE on the mirror that recorded the partitions; a topic no
+            // mirror of the requester's recorded is answered -1/-1 alike for everyone (nothing to reveal, and a
+            // chained mirror's unrelated record must not hold a failback)
+            boolean allowed = !related || authorization.allowedOnMirror(ctx, AclOperation.DESCRIBE, mt.mirror());
             List<Struct> parts = new ArrayList<>();
             for (Object p : t.getArray("partitions")) {
                 int partition = (Integer) p;
@@ -456,6 +485,20 @@ public final class MirrorApiHandlers implements AutoCloseable {
         }
         response.set("topics", topics.toArray());
         return response;
+    }
+
+    /**
+     * ACL sync creates ACLs on this cluster with the broker's own rights, so setting or changing
+     * {@code mirror.acls.include} needs what creating ACLs needs: ALTER on the cluster (decision 50). Without it,
+     * CREATE on a mirror would let a principal copy any ACL from a cluster it controls.
+     */
+    private Optional<Struct> aclSyncDenied(AuthorizableRequestContext ctx, MirrorApi api, Collection<String> keys) {
+        if (!keys.contains(MirrorDefinition.ACLS_INCLUDE)
+                || authorization.allowedOnCluster(ctx, AclOperation.ALTER)) {
+            return Optional.empty();
+        }
+        return Optional.of(error(api, Errors.CLUSTER_AUTHORIZATION_FAILED.code(), "Not authorized: "
+                + MirrorDefinition.ACLS_INCLUDE + " creates ACLs on this cluster, which needs ALTER on the cluster"));
     }
 
     private static Struct denied(MirrorApi api, AclOperation operation, String mirror) {

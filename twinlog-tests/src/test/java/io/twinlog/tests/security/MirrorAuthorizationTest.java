@@ -160,6 +160,10 @@ class MirrorAuthorizationTest {
             for (int i : List.of(7, 8, 9)) { // rows that act on a mirrored topic
                 assertEquals(Map.of(), admin.startMirrorTopics("m" + i, List.of("t" + i), List.of(), List.of()));
             }
+            // LastMirroredEpochs answers from the broker's metadata image: wait until it holds t9's mirror state
+            Waits.waitUntil("t9 mirroring in the destination's image", () -> admin.describeClusterMirrors(
+                    List.of("m9")).get("m9").topics().get("t9").partitions().stream()
+                    .anyMatch(p -> p.state().equals("MIRRORING")));
         }
         // the ACLs, with the tools: ClusterMirror ACLs with twinlog-mirrors.sh, topic ACLs with the Admin API
         List<AclBinding> topicAcls = new ArrayList<>();

@@ -32,6 +32,7 @@ import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.acl.AclPermissionType;
 import org.apache.kafka.common.config.SaslConfigs;
 import org.apache.kafka.common.config.SslConfigs;
+import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.resource.PatternType;
 import org.apache.kafka.common.resource.ResourcePattern;
 import org.apache.kafka.common.resource.ResourcePatternFilter;
@@ -55,6 +56,7 @@ import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -107,10 +109,15 @@ class SecuredMirrorTest {
 
             Map<String, String> fromA = source(a, certs);
             fromA.put("mirror.groups.include", GROUP);
-            fromA.put("mirror.acls.include", "Topic;" + TOPIC + ";*;*;User:app");
             fromA.put("mirror.metadata.refresh.interval.ms", "300");
             fromA.put("mirror.groups.sync.interval.ms", "300");
             Waits.waitUntil("the operator's ACLs applied on B", () -> createdAs(onB, "from-a", fromA));
+            // ACL sync creates ACLs with the broker's rights: setting it needs ALTER on the cluster, as creating ACLs
+            Map<String, String> aclSync = Map.of("mirror.acls.include", "Topic;" + TOPIC + ";*;*;User:app");
+            MirrorException refused = assertThrows(MirrorException.class,
+                    () -> onB.alterClusterMirror("from-a", aclSync));
+            assertEquals(Errors.CLUSTER_AUTHORIZATION_FAILED.code(), refused.errorCode(), refused.toString());
+            superOnB.alterClusterMirror("from-a", aclSync);
             // point 6: the mirror's source password is encrypted in ZooKeeper (password.encoder.secret)
             try (CuratorFramework zk = CuratorFrameworkFactory.newClient(b.zookeeperConnect(),
                     new RetryOneTime(100))) {
@@ -199,8 +206,8 @@ class SecuredMirrorTest {
     /**
      * On a cluster that is a mirror's source and hosts the mirror {@code hosted} (which will mirror the topic back):
      * the mirror principal reads the topic and its configs and describes the synced group, and describes
-     * {@code hosted}, whose last mirrored epochs a failback from here asks for; the operator creates and alters
-     * {@code hosted} and alters the topic's configs (start, failover).
+     * {@code hosted}, whose last mirrored epochs a failback from here asks for; the operator creates, starts and
+     * fails over, and changes the configs of {@code hosted}, and alters the topic's configs (start, failover).
      */
     private static void grantLeastPrivileges(Admin admin, MirrorAdmin superUser, String hosted) throws Exception {
         admin.createAcls(List.of(
@@ -211,6 +218,7 @@ class SecuredMirrorTest {
         superUser.createMirrorAcls(List.of(
                 mirrorAcl(hosted, "operator", AclOperation.CREATE),
                 mirrorAcl(hosted, "operator", AclOperation.ALTER),
+                mirrorAcl(hosted, "operator", AclOperation.ALTER_CONFIGS),
                 mirrorAcl(hosted, "mirror", AclOperation.DESCRIBE)));
     }
 
