@@ -1,15 +1,20 @@
 package io.twinlog.common;
 
+import io.twinlog.common.metrics.BrokerMetrics;
 import org.apache.kafka.common.config.AbstractConfig;
 import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.TopicConfig;
 import org.apache.kafka.common.config.internals.BrokerSecurityConfigs;
 import org.apache.kafka.common.config.types.Password;
+import org.apache.kafka.common.metrics.MetricConfig;
+import org.apache.kafka.common.metrics.MetricsReporter;
+import org.apache.kafka.common.utils.Time;
 import org.apache.kafka.network.SocketServerConfigs;
 import org.apache.kafka.server.config.ReplicationConfigs;
 import org.apache.kafka.server.config.ServerConfigs;
 import org.apache.kafka.server.config.ServerLogConfigs;
 import org.apache.kafka.server.config.ServerTopicConfigSynonyms;
+import org.apache.kafka.server.metrics.MetricConfigs;
 import org.apache.kafka.storage.internals.log.CleanerConfig;
 
 import java.io.File;
@@ -101,6 +106,11 @@ public final class BrokerConfig {
      */
     public static final String MIRROR_STATE_TIMEOUT_MS = "mirror.state.timeout.ms";
     public static final String PASSWORD_ENCODER_SECRET = "password.encoder.secret";
+    public static final String METRIC_REPORTERS = MetricConfigs.METRIC_REPORTER_CLASSES_CONFIG;
+    public static final String METRICS_NUM_SAMPLES = MetricConfigs.METRIC_NUM_SAMPLES_CONFIG;
+    public static final String METRICS_SAMPLE_WINDOW_MS = MetricConfigs.METRIC_SAMPLE_WINDOW_MS_CONFIG;
+    public static final String METRICS_RECORDING_LEVEL = MetricConfigs.METRIC_RECORDING_LEVEL_CONFIG;
+    public static final String METRICS_PROMETHEUS_LISTENER = "metrics.prometheus.listener";
     public static final String PASSWORD_ENCODER_OLD_SECRET = "password.encoder.old.secret";
     public static final String REPLICA_FETCH_WAIT_MAX_MS = ReplicationConfigs.REPLICA_FETCH_WAIT_MAX_MS_CONFIG;
     public static final String NUM_REPLICA_FETCHERS = ReplicationConfigs.NUM_REPLICA_FETCHERS_CONFIG;
@@ -329,6 +339,25 @@ public final class BrokerConfig {
 
     public long replicaLagTimeMaxMs() {
         return values.getLong(REPLICA_LAG_TIME_MAX_MS);
+    }
+
+    /**
+     * This broker's metrics as {@code metric.reporters} and Kafka's sampling keys describe them; the reporters are
+     * instantiated and configured with every broker key, as Kafka does.
+     */
+    public BrokerMetrics newMetrics(Time time) {
+        List<MetricsReporter> reporters = values.getConfiguredInstances(METRIC_REPORTERS, MetricsReporter.class,
+                Map.of(BROKER_ID, brokerId()));
+        MetricConfig metricConfig = BrokerMetrics.metricConfig(values.getInt(METRICS_NUM_SAMPLES),
+                values.getLong(METRICS_SAMPLE_WINDOW_MS), values.getString(METRICS_RECORDING_LEVEL));
+        return new BrokerMetrics(brokerId(), metricConfig, reporters, values.originals(), time);
+    }
+
+    /** Where to serve metrics in Prometheus' text format; empty: nowhere. */
+    public Optional<HttpListener> prometheusListener() {
+        String v = values.getString(METRICS_PROMETHEUS_LISTENER);
+        return v == null || v.isBlank() ? Optional.empty()
+                : Optional.of(HttpListener.parse(METRICS_PROMETHEUS_LISTENER, v));
     }
 
     public long mirrorStateTimeoutMs() {

@@ -6,6 +6,7 @@ import org.apache.kafka.common.config.ConfigDef.Range;
 import org.apache.kafka.common.config.ConfigDef.Type;
 import org.apache.kafka.common.config.internals.BrokerSecurityConfigs;
 import org.apache.kafka.network.SocketServerConfigs;
+import org.apache.kafka.server.metrics.MetricConfigs;
 import org.apache.kafka.server.config.ReplicationConfigs;
 import org.apache.kafka.server.config.ServerConfigs;
 import org.apache.kafka.server.config.ServerLogConfigs;
@@ -46,6 +47,7 @@ final class BrokerConfigDefinitions {
         defineReplication(def);
         defineTwinlog(def);
         defineSecurity(def);
+        defineMetrics(def);
         return def;
     }
 
@@ -72,6 +74,22 @@ final class BrokerConfigDefinitions {
                 def.define(key);
             }
         }
+    }
+
+    /**
+     * Metrics with Kafka's keys ({@code metric.reporters}, sampling) and Twinlog's Prometheus endpoint (issue 14):
+     * Kafka's {@code JmxReporter} in {@code metric.reporters} exports both metric libraries over JMX
+     * ({@code BrokerMetrics}).
+     */
+    private static void defineMetrics(ConfigDef def) {
+        kafka(def, MetricConfigs.CONFIG_DEF, BrokerConfig.METRIC_REPORTERS);
+        kafka(def, MetricConfigs.CONFIG_DEF, BrokerConfig.METRICS_NUM_SAMPLES);
+        kafka(def, MetricConfigs.CONFIG_DEF, BrokerConfig.METRICS_SAMPLE_WINDOW_MS);
+        kafka(def, MetricConfigs.CONFIG_DEF, BrokerConfig.METRICS_RECORDING_LEVEL);
+        def.define(BrokerConfig.METRICS_PROMETHEUS_LISTENER, Type.STRING, null, BrokerConfigValidators.httpListener(),
+                Importance.MEDIUM, "Where the broker serves its metrics in Prometheus' text format, as "
+                        + "http://host:port (the path is /metrics; port 0 picks a free port): the same metrics as "
+                        + "JMX, with Prometheus naming (docs/operations.md). Not set: no endpoint.");
     }
 
     private static void defineBroker(ConfigDef def) {

@@ -32,6 +32,15 @@ final class BrokerConfigValidators {
         }, () -> "a comma-separated list of broker.id=host:port");
     }
 
+    /** {@code http://host:port} ({@link HttpListener}); null passes (the server is off). */
+    static ConfigDef.Validator httpListener() {
+        return ConfigDef.LambdaValidator.with((name, value) -> {
+            if (value != null && !String.valueOf(value).isBlank()) {
+                HttpListener.parse(name, String.valueOf(value));
+            }
+        }, () -> "http://host:port, or empty for none");
+    }
+
     /** At least one non-blank entry; null passes when the key has no default (another key then applies). */
     static ConfigDef.Validator nonEmptyList() {
         return ConfigDef.LambdaValidator.with((name, value) -> {

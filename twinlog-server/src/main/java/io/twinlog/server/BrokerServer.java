@@ -2,6 +2,7 @@ package io.twinlog.server;
 
 import io.twinlog.common.BrokerConfig;
 import io.twinlog.common.Endpoint;
+import io.twinlog.common.metrics.BrokerMetrics;
 import io.twinlog.controller.Controller;
 import io.twinlog.controller.metadata.BrokerRegistration;
 import io.twinlog.controller.zk.ControllerZkClient;
@@ -134,6 +135,7 @@ public final class BrokerServer implements AutoCloseable {
     private volatile LogDirFailureHandler logDirFailureHandler;
     private volatile ScramUsers scramUsers;
     private volatile BrokerAuthorization authorization;
+    private volatile BrokerMetrics metrics;
     private final List<SocketServer> socketServers = new java.util.concurrent.CopyOnWriteArrayList<>();
     private final Map<String, Integer> boundPorts = new LinkedHashMap<>();
     private final Object registrationLock = new Object();
@@ -156,11 +158,17 @@ public final class BrokerServer implements AutoCloseable {
         return ClusterAuthorized.require(authorization, operation, handler);
     }
 
+    /** This broker's metrics (JMX, Prometheus); null before {@link #start}. */
+    public BrokerMetrics metrics() {
+        return metrics;
+    }
+
     public void start() throws Exception {
         long startMs = time.milliseconds();
         log.info("Starting Twinlog broker {} with configuration {}", config.brokerId(), config.loggable());
         BrokerConfigCheck.validateHostedKeys(config);
         BrokerConfigCheck.undefinedKeysWarning(config).ifPresent(log::warn);
+        metrics = config.newMetrics(time);
         String connect;
         if (config.zookeeperConnect().isPresent()) {
             connect = config.zookeeperConnect().get();
@@ -614,6 +622,7 @@ public final class BrokerServer implements AutoCloseable {
         closeQuietly("log store", logStore);
         closeQuietly("ZooKeeper client", zk);
         closeQuietly("embedded ZooKeeper", embeddedZooKeeper);
+        closeQuietly("metrics", metrics);
         log.info("Twinlog broker {} shut down in {} ms", config.brokerId(), time.milliseconds() - startMs);
         shutdownComplete.countDown();
     }

@@ -119,6 +119,8 @@ public final class LocalClusterMain implements Callable<Integer> {
             p.put(BrokerConfig.DEFAULT_REPLICATION_FACTOR, Integer.toString(Math.min(3, brokers)));
             p.put(BrokerConfig.NUM_NETWORK_THREADS, "2");
             p.put(BrokerConfig.NUM_IO_THREADS, "4");
+            // brokers sharing a JVM cannot share JMX names: each serves its metrics over Prometheus instead
+            p.put(BrokerConfig.METRIC_REPORTERS, "");
             p.putAll(overrides);
             BrokerServer broker = new BrokerServer(new BrokerConfig(p), Time.SYSTEM);
             broker.start();

@@ -161,6 +161,8 @@ public final class TestCluster implements AutoCloseable {
         p.put(BrokerConfig.ZOOKEEPER_SESSION_TIMEOUT_MS, "6000");
         p.put(BrokerConfig.NUM_IO_THREADS, "4");
         p.put(BrokerConfig.NUM_NETWORK_THREADS, "2");
+        // brokers sharing a JVM cannot share JMX names; a test that reads JMX sets metric.reporters back
+        p.put(BrokerConfig.METRIC_REPORTERS, "");
         // groups: as a Kafka test cluster sets them (a small cluster cannot have 3 offsets-topic replicas; tests
         // should not wait the 3 s initial rebalance delay); a test can override any of them
         p.put("offsets.topic.replication.factor", Integer.toString(Math.min(3, numBrokers)));
