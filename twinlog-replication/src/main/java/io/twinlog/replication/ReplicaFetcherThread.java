@@ -1,5 +1,6 @@
 package io.twinlog.replication;
 
+import io.twinlog.common.progress.ProgressReporter;
 import io.twinlog.protocol.client.InterBrokerClient;
 import io.twinlog.protocol.client.SinglePartitionOffsets;
 import org.apache.kafka.common.Node;
@@ -64,10 +65,15 @@ final class ReplicaFetcherThread implements Runnable {
                          Function<String, ChannelBuilder> channels) {
     }
 
+    /** A follower further behind the leader's high watermark than this reports its catch-up (a new replica). */
+    static final long CATCH_UP_REPORT_MIN_LAG = 10_000;
+
     private static final class FetchState {
         final Uuid topicId;
         final int leaderEpoch;
         long delayedUntilMs;
+        /** How far a large backlog is fetched (a replica added by a reassignment, a long-stopped one); or null. */
+        ProgressReporter catchUp;
 
         FetchState(Uuid topicId, int leaderEpoch) {
             this.topicId = topicId;
@@ -236,6 +242,7 @@ final class ReplicaFetcherThread implements Runnable {
                     }
                     partition.updateFollowerHighWatermark(data.highWatermark(), data.logStartOffset());
                     replicaManager.completeDelayedRequests(tp);
+                    maybeReportCatchUp(tp, s, partition.log().logEndOffset(), data.highWatermark());
                 }
                 case OFFSET_OUT_OF_RANGE -> handleOutOfRange(tp, s, partition, leader);
                 case FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH, NOT_LEADER_OR_FOLLOWER, UNKNOWN_TOPIC_OR_PARTITION,
@@ -256,6 +263,27 @@ final class ReplicaFetcherThread implements Runnable {
         } catch (Exception e) {
             log.error("Could not apply fetched data of {} from leader {}; backing off", tp, leaderId, e);
             s.delayedUntilMs = time.milliseconds() + PARTITION_BACKOFF_MS;
+        }
+    }
+
+    /**
+     * A replica far behind its leader (one a reassignment adds, one back after a long stop) says how far it is: the
+     * percentage of the backlog fetched, the rate and the time left, at most every 30 s, and once that it caught up
+     * with the leader's high watermark (the leader then adds it to the ISR). Nothing for a backlog fetched in 30 s.
+     */
+    private void maybeReportCatchUp(TopicPartition tp, FetchState s, long logEndOffset, long leaderHighWatermark) {
+        long lag = Math.max(0, leaderHighWatermark - logEndOffset);
+        if (s.catchUp == null && lag > CATCH_UP_REPORT_MIN_LAG) {
+            s.catchUp = new ProgressReporter(log, "[Partition " + tp + " broker=" + localBrokerId + "] catching up "
+                    + "with leader " + leaderId + " in epoch " + s.leaderEpoch + " from offset " + logEndOffset,
+                    "records", time);
+        }
+        if (s.catchUp != null) {
+            s.catchUp.update(logEndOffset, leaderHighWatermark);
+            if (lag == 0) {
+                s.catchUp.finish("caught up with the leader's high watermark " + leaderHighWatermark);
+                s.catchUp = null;
+            }
         }
     }
 

@@ -3,6 +3,7 @@ package io.twinlog.mirror.runtime;
 import io.twinlog.common.mirror.DesiredMirrorState;
 import io.twinlog.common.mirror.MirrorPartitionState;
 import io.twinlog.common.mirror.MirrorTopicConfigs;
+import io.twinlog.common.progress.ProgressReporter;
 import io.twinlog.controller.metadata.MetadataDelta;
 import io.twinlog.controller.metadata.MetadataImage;
 import io.twinlog.controller.metadata.MirrorImage;
@@ -66,7 +67,6 @@ import java.util.concurrent.atomic.AtomicBoolean;
 public final class MirrorManager implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(MirrorManager.class);
     private static final long TICK_MS = 500;
-    private static final long CATCH_UP_REPORT_MS = 30_000;
     private static final long CATCH_UP_REPORT_MIN_LAG = 10_000;
 
     private final int brokerId;
@@ -109,8 +109,8 @@ public final class MirrorManager implements AutoCloseable {
     /** The manager's memory of one partition it leads. */
     private final class MirrorPartitionContext {
         private final MirrorPartitionDriver driver = new MirrorPartitionDriver(machine);
-        /** When a backlog was first seen or last reported, while one is being copied. */
-        private Long catchUpReportedMs;
+        /** How far a backlog is copied, while one is (see {@link #maybeReportCatchUp}). */
+        private ProgressReporter catchUp;
         /** A deferred write of the current pass was refused. */
         private boolean refused;
     }
@@ -367,30 +367,36 @@ public final class MirrorManager implements AutoCloseable {
     }
 
     /**
-     * A long copy (a new mirror of a big topic, re-mirroring after a truncation) says how far it is: every
-     * {@value #CATCH_UP_REPORT_MS} ms while the partition is more than {@value #CATCH_UP_REPORT_MIN_LAG} records
-     * behind its source, and once when it has caught up.
+     * A long copy (a new mirror of a big topic, re-mirroring after a truncation) says how far it is: once a partition
+     * is more than {@value #CATCH_UP_REPORT_MIN_LAG} records behind its source, a {@link ProgressReporter} logs the
+     * percentage of the backlog copied, the rate and the time left at most every 30 s, and once that it caught up
+     * (nothing for a backlog copied within 30 s). A partition leaving MIRRORING ends its report.
      */
     private void maybeReportCatchUp(TopicPartition tp, MirrorDefinition def, MirrorLocalPartition partition,
-                                    MirrorPartitionContext ctx) {
+                                    MirrorPartitionContext ctx, MirrorPartitionState state) {
+        if (state != MirrorPartitionState.MIRRORING) {
+            if (ctx.catchUp != null) {
+                ctx.catchUp.finish("interrupted in state " + state);
+                ctx.catchUp = null;
+            }
+            return;
+        }
         Long sourceHw = sourceHighWatermarks.get(tp);
         if (sourceHw == null) {
             return;
         }
         long end = partition.logEndOffset();
         long lag = Math.max(0, sourceHw - end);
-        long now = time.milliseconds();
-        if (lag > CATCH_UP_REPORT_MIN_LAG) {
-            if (ctx.catchUpReportedMs == null) {
-                ctx.catchUpReportedMs = now; // first sight of a backlog: report only if it lasts
-            } else if (now - ctx.catchUpReportedMs >= CATCH_UP_REPORT_MS) {
-                ctx.catchUpReportedMs = now;
-                log.info("[Mirror {} {}] catching up: {} of the source's {} records mirrored, {} to go", def.name(),
-                        tp, end, sourceHw, lag);
+        if (ctx.catchUp == null && lag > CATCH_UP_REPORT_MIN_LAG) {
+            ctx.catchUp = new ProgressReporter(log, "[Mirror " + def.name() + " " + tp + "] catching up with the "
+                    + "source from offset " + end, "records", time);
+        }
+        if (ctx.catchUp != null) {
+            ctx.catchUp.update(end, sourceHw);
+            if (lag == 0) {
+                ctx.catchUp.finish("caught up with the source at offset " + end);
+                ctx.catchUp = null;
             }
-        } else if (ctx.catchUpReportedMs != null && lag == 0) {
-            ctx.catchUpReportedMs = null;
-            log.info("[Mirror {} {}] caught up with the source at offset {}", def.name(), tp, end);
         }
     }
 
@@ -425,9 +431,7 @@ public final class MirrorManager implements AutoCloseable {
             } else {
                 awaitingHighWatermark.remove(tp);
             }
-            if (state == MirrorPartitionState.MIRRORING) {
-                maybeReportCatchUp(tp, def, partition, ctx);
-            }
+            maybeReportCatchUp(tp, def, partition, ctx, state);
         }
     }
 
