@@ -4,6 +4,7 @@ import io.twinlog.cli.internals.AdminConfigs;
 import io.twinlog.cli.internals.AlterMirror;
 import io.twinlog.cli.internals.BootstrapServers;
 import io.twinlog.cli.internals.CommandException;
+import io.twinlog.cli.internals.ConsoleProgress;
 import io.twinlog.cli.internals.CreateMirror;
 import io.twinlog.cli.internals.DeleteMirror;
 import io.twinlog.cli.internals.DescribeMirrors;
@@ -394,7 +395,7 @@ public final class MirrorsCommand implements Callable<Integer> {
             Map<String, Object> adminConfigs = AdminConfigs.build(Optional.ofNullable(commandConfig),
                     bootstrapServer.trim(), timeoutGiven() ? OptionalInt.of(timeoutMs) : OptionalInt.empty());
             if (action instanceof VerifyMirror v) {
-                action = v.reading(adminConfigs);
+                action = v.reading(adminConfigs).showingProgress(ConsoleProgress.on(err));
             }
             try (MirrorAdmin admin = newAdmin(adminConfigs)) {
                 action.run(admin, out);

@@ -2,15 +2,22 @@ package io.twinlog.cli.internals;
 
 import io.twinlog.clients.mirror.MirrorAdmin;
 import io.twinlog.common.mirror.BatchIdentity;
+import io.twinlog.common.progress.Progress;
+import io.twinlog.common.progress.ProgressReporter;
 import io.twinlog.protocol.client.ClusterBatches;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.utils.Time;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.UncheckedIOException;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
@@ -33,14 +40,27 @@ import java.util.regex.Pattern;
  * </pre>
  * A failed-over partition is expected to differ from its last mirrored offset on; anything else that differs
  * makes the exit status 1, and for a topic still mirroring a last line says how to repair it ({@code --start}).
+ *
+ * <p>{@code --full} reads every batch of both clusters, which takes long on a large topic: it shows its progress on
+ * stderr ({@link ConsoleProgress}: in place on a terminal, a plain line every 10 s otherwise) with the percentage of
+ * the offsets to compare, the batches and bytes compared, the rate and the time left, and ends with a summary line.
  */
 public final class VerifyMirror implements MirrorAction {
+    private static final Logger log = LoggerFactory.getLogger(VerifyMirror.class);
     private final String mirror;
     private final List<String> topicPatterns;
     private final boolean full;
     private final Map<String, Object> destinationConfigs;
     private final Map<String, String> sourceCommandConfigs;
     private boolean differs;
+    private ConsoleProgress console;
+    /** With {@code --full}: how far the comparison is, in offsets of all the partitions to compare. */
+    private ProgressReporter progress;
+    /** Offsets both clusters hold, summed over the partitions to compare. */
+    private long offsetsToCompare;
+    /** Offsets of the partitions already compared (their whole common range). */
+    private long offsetsCompared;
+    private long batchesCompared;
 
     /**
      * @param sourceCommandConfigs client configs for the source given on the command line
@@ -58,6 +78,12 @@ public final class VerifyMirror implements MirrorAction {
     /** This verification reading this cluster with {@code configs} (the command's admin client configs). */
     public VerifyMirror reading(Map<String, Object> configs) {
         return new VerifyMirror(mirror, topicPatterns, full, configs, sourceCommandConfigs);
+    }
+
+    /** Shows the progress of {@code --full} on {@code console}. */
+    public VerifyMirror showingProgress(ConsoleProgress console) {
+        this.console = console;
+        return this;
     }
 
     /** Whether some partition differs where the two clusters should agree (exit status 1). */
@@ -92,6 +118,20 @@ public final class VerifyMirror implements MirrorAction {
         Set<String> toRepair = new TreeSet<>();
         try (ClusterBatches here = new ClusterBatches("this cluster", destinationConfigs);
              ClusterBatches source = new ClusterBatches("the source", sourceConfigs)) {
+            // every partition's offsets first: the total a --full comparison reports its progress against
+            Map<TopicPartition, Ranges> ranges = new LinkedHashMap<>();
+            for (String topic : topics) {
+                for (MirrorAdmin.PartitionDescription p : d.topics().get(topic).partitions()) {
+                    TopicPartition tp = new TopicPartition(topic, p.partition());
+                    ranges.put(tp, new Ranges(here.range(tp), source.range(tp)));
+                }
+            }
+            if (full) {
+                progress = new ProgressReporter(log, "[Verify " + mirror + "] comparing every batch", "offsets",
+                        Time.SYSTEM);
+                offsetsToCompare = ranges.values().stream().mapToLong(Ranges::inCommon).sum();
+                progress.update(0, offsetsToCompare);
+            }
             for (String topic : topics) {
                 MirrorAdmin.TopicDescription t = d.topics().get(topic);
                 for (MirrorAdmin.PartitionDescription p : t.partitions()) {
@@ -99,12 +139,27 @@ public final class VerifyMirror implements MirrorAction {
                     long failedOverAt = p.state().equals("STOPPED") ? p.lastMirroredOffset() : -1;
                     boolean before = differs;
                     differs = false;
-                    out.println(compare(tp, here, source, failedOverAt));
+                    Ranges r = ranges.get(tp);
+                    String line = compare(tp, here, source, r, failedOverAt);
+                    offsetsCompared += r.inCommon(); // the rest of a partition that differs is not read
+                    if (console != null) {
+                        console.clear();
+                    }
+                    out.println(line);
                     out.flush();
                     if (differs && p.state().equals("MIRRORING")) {
                         toRepair.add(topic);
                     }
                     differs |= before;
+                }
+            }
+            if (progress != null) {
+                Progress p = progress.finish("done");
+                if (console != null) {
+                    console.done("Compared " + ranges.size() + " partition(s): " + String.format(Locale.ROOT,
+                            "%,d", batchesCompared) + " batches, " + Progress.formatBytes(here.bytesFetched()
+                            + source.bytesFetched()) + " read from both clusters, in "
+                            + Progress.formatDuration(p.elapsedMs()));
                 }
             }
         }
@@ -115,11 +170,25 @@ public final class VerifyMirror implements MirrorAction {
         }
     }
 
-    private String compare(TopicPartition tp, ClusterBatches here, ClusterBatches source, long failedOverAt) throws IOException {
-        ClusterBatches.Range h = here.range(tp);
-        ClusterBatches.Range s = source.range(tp);
-        long lo = Math.max(h.start(), s.start());
-        long hi = Math.min(h.end(), s.end());
+    /** One partition's readable offsets on both clusters; [lo, hi) is what both hold. */
+    private record Ranges(ClusterBatches.Range here, ClusterBatches.Range source) {
+        long lo() {
+            return Math.max(here.start(), source.start());
+        }
+
+        long hi() {
+            return Math.min(here.end(), source.end());
+        }
+
+        long inCommon() {
+            return Math.max(0, hi() - lo());
+        }
+    }
+
+    private String compare(TopicPartition tp, ClusterBatches here, ClusterBatches source, Ranges r,
+                           long failedOverAt) throws IOException {
+        long lo = r.lo();
+        long hi = r.hi();
         String name = tp.topic() + " " + tp.partition();
         if (hi <= lo) {
             return name + " identical up to " + lo + " (no offset in common to compare)";
@@ -159,8 +228,8 @@ public final class VerifyMirror implements MirrorAction {
         }
     }
 
-    /** Every batch in [lo, hi), one after the other; the first that differs. */
-    private static Optional<Long> linear(TopicPartition tp, ClusterBatches here, ClusterBatches source, long lo, long hi)
+    /** Every batch in [lo, hi), one after the other; the first that differs. Reports its progress per batch. */
+    private Optional<Long> linear(TopicPartition tp, ClusterBatches here, ClusterBatches source, long lo, long hi)
             throws IOException {
         long offset = lo;
         while (offset < hi) {
@@ -170,6 +239,13 @@ public final class VerifyMirror implements MirrorAction {
                 return Optional.of(offset);
             }
             offset = a.get().lastOffset() + 1;
+            batchesCompared++;
+            progress.update(offsetsCompared + Math.min(offset, hi) - lo, offsetsToCompare);
+            if (console != null) {
+                console.show("Comparing " + tp + ": " + progress.snapshot().format() + ", "
+                        + String.format(Locale.ROOT, "%,d", batchesCompared) + " batches, "
+                        + Progress.formatBytes(here.bytesFetched() + source.bytesFetched()) + " read");
+            }
         }
         return Optional.empty();
     }

@@ -48,6 +48,8 @@ public final class ClusterBatches implements AutoCloseable {
     private final Admin admin;
     private final InterBrokerClient fetcher;
     private final Map<String, TopicDescription> topics = new TreeMap<>();
+    /** Record bytes fetched so far, for a progress report. */
+    private long bytesFetched;
 
     /**
      * @param what    how messages name this cluster ("the source")
@@ -74,6 +76,11 @@ public final class ClusterBatches implements AutoCloseable {
             Thread.currentThread().interrupt();
             throw new IOException("Interrupted", e);
         }
+    }
+
+    /** The record bytes the fetches of {@link #batchAt} read so far. */
+    public long bytesFetched() {
+        return bytesFetched;
     }
 
     /** The batch holding {@code offset}, read from the partition's leader; empty if it holds none there. */
@@ -114,6 +121,7 @@ public final class ClusterBatches implements AutoCloseable {
                     + error);
         }
         Records records = FetchResponse.recordsOrFail(partition);
+        bytesFetched += records.sizeInBytes();
         for (RecordBatch batch : records.batches()) {
             if (batch.lastOffset() >= offset) {
                 return Optional.of(new BatchIdentity(batch.baseOffset(), batch.lastOffset(),

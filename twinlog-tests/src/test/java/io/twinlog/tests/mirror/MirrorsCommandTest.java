@@ -325,8 +325,12 @@ class MirrorsCommandTest {
             Result verified = mirrors("--verify", "--mirror", "checked", "--topic", "verif.*");
             verified.assertSuccess();
             Result full = mirrors("--verify", "--mirror", "checked", "--full");
-            full.assertSuccess();
+            assertEquals(0, full.exitCode(), "exit code; stderr: " + full.err());
             assertEquals(verified.outLines(), full.outLines());
+            // its progress goes to stderr (not a terminal here: plain lines, none within 10 s), then a summary
+            assertEquals(1, full.errLines().size(), full.err());
+            assertTrue(full.errLines().get(0).matches("Compared 2 partition\\(s\\): \\d+ batches, [\\d.]+ K?B "
+                    + "read from both clusters, in \\d+ (ms|s)"), full.err());
 
             // a start of a mirroring topic: every leader compares with the source again (and would repair)
             mirrors("--start", "--mirror", "checked", "--topic", "verified").assertSuccess();
