@@ -10,6 +10,7 @@ import java.net.Socket;
 import java.nio.file.Files;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -27,6 +28,8 @@ public final class BrokerProcess implements AutoCloseable {
     private final Map<String, String> extraProperties;
     private final int port;
     private final int zooKeeperPort;
+    private final List<String> jvmOptions = new ArrayList<>();
+    private final Map<String, String> environment = new HashMap<>();
     private Process process;
 
     public BrokerProcess(File dataDir, Map<String, String> extraProperties) throws IOException {
@@ -34,6 +37,21 @@ public final class BrokerProcess implements AutoCloseable {
         this.extraProperties = Map.copyOf(extraProperties);
         this.port = freePort();
         this.zooKeeperPort = freePort();
+    }
+
+    /**
+     * Starts the JVM with these options too ({@code -Dlog4j2.configurationFile=...}) and these environment variables
+     * ({@code TWINLOG_LOG_FORMAT}); call before {@link #start()}.
+     */
+    public BrokerProcess withJvm(List<String> options, Map<String, String> variables) {
+        jvmOptions.addAll(options);
+        environment.putAll(variables);
+        return this;
+    }
+
+    /** What the broker wrote to stdout and stderr. */
+    public File logFile() {
+        return new File(dataDir, "broker.log");
     }
 
     public File logDir() {
@@ -64,11 +82,14 @@ public final class BrokerProcess implements AutoCloseable {
         List<String> cmd = new ArrayList<>();
         cmd.add(new File(System.getProperty("java.home"), "bin/java").getAbsolutePath());
         cmd.add("-Xmx384m");
+        cmd.addAll(jvmOptions);
         cmd.add("-cp");
         cmd.add(System.getProperty("java.class.path"));
         cmd.add("io.twinlog.server.Main");
         cmd.add(config.getAbsolutePath());
-        process = new ProcessBuilder(cmd).redirectErrorStream(true)
+        ProcessBuilder builder = new ProcessBuilder(cmd);
+        builder.environment().putAll(environment);
+        process = builder.redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.appendTo(new File(dataDir, "broker.log"))).start();
         Waits.waitUntil("broker process to accept connections on " + bootstrapServers() + "; log tail:\n"
                 + "(see " + new File(dataDir, "broker.log") + ")", () -> {
