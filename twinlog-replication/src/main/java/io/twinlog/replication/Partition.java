@@ -644,7 +644,9 @@ public final class Partition {
             }
         }
         if (expandTo != null) {
-            log.info("{}Expanding ISR {} -> {}: follower {} caught up to offset {} (high watermark {})", logPrefix,
+            // a proposal: the controller logs the change it commits ("ISR of ..."), this line says why
+            log.info("{}Proposing ISR {} -> {} to the controller: follower {} caught up to offset {} (high "
+                    + "watermark {})", logPrefix,
                     isr, expandTo, replicaId, fetchOffset, log_.highWatermark());
             isrChanges.submit(this, leaderEpoch, partitionEpoch, expandTo);
         }
@@ -687,7 +689,8 @@ public final class Partition {
                 }
             }
             if (shrinkTo != null) {
-                log.info("{}Shrinking ISR {} -> {}: followers {} not caught up for {} ms (leader end offset {}, "
+                log.info("{}Proposing ISR {} -> {} to the controller: followers {} not caught up for {} ms "
+                        + "(leader end offset {}, "
                         + "high watermark {}, follower states {})", logPrefix, isr, shrinkTo, lagging, maxLagMs,
                         log_.logEndOffset(), log_.highWatermark(), followerStates());
                 isrChanges.submit(this, leaderEpoch, partitionEpoch, shrinkTo);

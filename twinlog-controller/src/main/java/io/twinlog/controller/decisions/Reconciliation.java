@@ -57,8 +57,8 @@ public record Reconciliation(List<StateChange> stateChanges, List<AssignmentChan
     public static Reconciliation decide(MetadataImage image, ClusterView cluster,
                                         Predicate<String> uncleanElectionAllowed, Set<TopicPartition> inFlight) {
         Set<Integer> available = cluster.available();
-        String reason = cluster.restarted().isEmpty() ? "broker change"
-                : "brokers " + cluster.restarted() + " restarted";
+        Optional<String> restarted = cluster.restarted().isEmpty() ? Optional.empty()
+                : Optional.of("brokers " + cluster.restarted() + " restarted");
         List<StateChange> changes = new ArrayList<>();
         for (TopicImage topic : image.topics().values()) {
             boolean unclean = uncleanElectionAllowed.test(topic.name());
@@ -70,8 +70,10 @@ public record Reconciliation(List<StateChange> stateChanges, List<AssignmentChan
                 // replicas in a failed log dir count as on a dead broker
                 Set<Integer> eligible = EligibleReplicas.of(available, image.brokers(),
                         new TopicIdPartition(topic.topicId(), tp));
+                String reason = eligible != available ? reason(available, eligible)
+                        : restarted.orElseGet(() -> brokersReason(p.replicas(), eligible, cluster.shuttingDown()));
                 partitionChange(tp, p, image.mirrors().partitions().get(tp), eligible, cluster.shuttingDown(),
-                        unclean, eligible == available ? reason : reason(available, eligible))
+                        unclean, reason)
                         .ifPresent(changes::add);
             }
         }
@@ -85,6 +87,24 @@ public record Reconciliation(List<StateChange> stateChanges, List<AssignmentChan
             }
         }
         return new Reconciliation(changes, steps);
+    }
+
+    /**
+     * Why the brokers changed a partition's leadership or ISR, in its own replicas: "replicas [0] unavailable",
+     * "replicas [2] in controlled shutdown", or "replicas [0, 1, 2] all available" (a leader elected as one came back).
+     */
+    static String brokersReason(List<Integer> replicas, Set<Integer> eligible, Set<Integer> shuttingDown) {
+        List<Integer> unavailable = replicas.stream().filter(r -> !eligible.contains(r)).toList();
+        List<Integer> leaving = replicas.stream().filter(r -> eligible.contains(r) && shuttingDown.contains(r))
+                .toList();
+        List<String> parts = new ArrayList<>();
+        if (!unavailable.isEmpty()) {
+            parts.add("replicas " + unavailable + " unavailable");
+        }
+        if (!leaving.isEmpty()) {
+            parts.add("replicas " + leaving + " in controlled shutdown");
+        }
+        return parts.isEmpty() ? "replicas " + replicas + " all available" : String.join(", ", parts);
     }
 
     private static String reason(Set<Integer> available, Set<Integer> eligible) {

@@ -9,6 +9,7 @@ import org.junit.jupiter.api.Timeout;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 
 import static io.twinlog.controller.decisions.TestImages.state;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -50,6 +51,19 @@ class ReconciliationTest {
         assertEquals(state(0, 5, List.of(0), 11), c.next());
         assertEquals(10, c.expectedVersion());
         assertEquals("brokers [1] restarted", c.reason());
+    }
+
+    @Test
+    void aChangeBecauseOfTheBrokersNamesTheReplicasGoneOrLeaving() {
+        MetadataImage image = TestImages.builder().broker(0, 100)
+                .partition(A0, List.of(1, 0), state(1, 8, List.of(1, 0), 9), 9).build();
+        StateChange c = decide(image, Map.of()).stateChanges().get(0);
+        assertEquals(state(0, 9, List.of(0), 10), c.next());
+        assertEquals("replicas [1] unavailable", c.reason());
+        assertEquals("replicas [2] unavailable, replicas [0] in controlled shutdown",
+                Reconciliation.brokersReason(List.of(0, 1, 2), Set.of(0, 1), Set.of(0)));
+        assertEquals("replicas [0, 1] all available",
+                Reconciliation.brokersReason(List.of(0, 1), Set.of(0, 1), Set.of()));
     }
 
     @Test

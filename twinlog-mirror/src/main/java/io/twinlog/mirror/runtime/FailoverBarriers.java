@@ -105,7 +105,8 @@ final class FailoverBarriers implements AutoCloseable {
         }
         if (steps.barrier) {
             long barrier = steps.partition.appendProducerStateBarrier(time.milliseconds());
-            log.info("[Mirror {} {}] producer-state barrier written at offset {}", steps.mirror, tp, barrier);
+            // the partition logs the barrier at INFO once, with what it forgot ("Applied the producer-state barrier")
+            log.debug("[Mirror {} {}] producer-state barrier written at offset {}", steps.mirror, tp, barrier);
         }
     }
 
