@@ -264,7 +264,7 @@ public final class BrokerServer implements AutoCloseable {
                 new BrokerMirrorTopics(topicAdmin, config.numPartitions(), config.defaultReplicationFactor(),
                         () -> watcher.image().brokers().size()),
                 controller::isActive, () -> LocalClientConfigs.of(config, watcher.image(), config.brokerId()),
-                config.mirrorStateTimeoutMs(), time);
+                config.mirrorStateTimeoutMs(), metrics, time);
         mirrorApiHandlers = new MirrorApiHandlers(mirrorStore, watcher, authorization, config.brokerId());
         mirrorApiHandlers.register(registryBuilder);
         mirrorTopicHandlers = new MirrorTopicHandlers(mirrorStore, watcher, mirrorRuntime.topicStarter(),

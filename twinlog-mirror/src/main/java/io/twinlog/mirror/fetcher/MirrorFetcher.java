@@ -47,6 +47,7 @@ public final class MirrorFetcher implements Runnable {
     private final String mirrorName;
     private final List<Node> bootstrap;
     private final MirrorFetchListener listener;
+    private final MirrorFetchMetrics metrics;
     private final Time time;
     private final Map<String, String> sourceClientConfigs;
     /** Made on this thread at first use, so configs that cannot make a channel fail the partitions, with why. */
@@ -77,13 +78,15 @@ public final class MirrorFetcher implements Runnable {
      * @param sourceClientConfigs {@code bootstrap.servers} and the Kafka client configs for the source
      * @param leaderlessReportMs  how long a partition may have no leader on the source before it is reported
      *                            FAILED (retriable), so an offline source partition shows in describe with why
+     * @param metrics             where the fetch threads record what they fetch and append
      */
     public MirrorFetcher(String mirrorName, Map<String, String> sourceClientConfigs, long leaderlessReportMs,
-                         MirrorFetchListener listener, Time time) {
+                         MirrorFetchListener listener, MirrorFetchMetrics metrics, Time time) {
         this.mirrorName = mirrorName;
         this.leaderlessReportMs = leaderlessReportMs;
         this.bootstrap = parseBootstrap(sourceClientConfigs.getOrDefault("bootstrap.servers", ""));
         this.listener = listener;
+        this.metrics = metrics;
         this.time = time;
         this.sourceClientConfigs = Map.copyOf(sourceClientConfigs);
         this.thread = new Thread(this, "twinlog-mirror-fetcher-" + mirrorName);
@@ -290,6 +293,10 @@ public final class MirrorFetcher implements Runnable {
 
     MirrorFetchListener listener() {
         return listener;
+    }
+
+    MirrorFetchMetrics metrics() {
+        return metrics;
     }
 
     Time time() {

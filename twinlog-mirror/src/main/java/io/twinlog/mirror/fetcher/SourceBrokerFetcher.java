@@ -9,6 +9,8 @@ import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.message.FetchResponseData;
+import org.apache.kafka.common.message.ListOffsetsRequestData;
+import org.apache.kafka.common.message.ListOffsetsResponseData;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.record.internal.MemoryRecords;
@@ -40,6 +42,11 @@ import java.util.Optional;
  *
  * <p>Before appending, each batch's epoch is checked against the local leader epoch (DLE ≥ SLE): a batch whose epoch
  * reaches the local one is not appended; the manager fences (raises the local epoch) and fetching resumes.
+ *
+ * <p>Metrics ({@link MirrorFetchMetrics}): every fetch, and per partition the source's high watermark and what was
+ * appended; for partitions behind their source, the source's newest record timestamp (ListOffsets max timestamp, at
+ * most every {@value #TIMESTAMP_PROBE_INTERVAL_MS} ms per partition, one request for all of them), from which the
+ * lag in seconds is computed.
  */
 final class SourceBrokerFetcher implements Runnable {
     private static final Logger log = LoggerFactory.getLogger(SourceBrokerFetcher.class);
@@ -47,6 +54,7 @@ final class SourceBrokerFetcher implements Runnable {
     private static final int PARTITION_MAX_BYTES = 1 << 20;
     private static final int MAX_BYTES = 8 << 20;
     private static final long NOT_LEADER_RETRY_MS = 100;
+    static final long TIMESTAMP_PROBE_INTERVAL_MS = 5_000;
 
     /** What the mirror fetcher hands over for one partition: the source topic ID and the leader epoch it knows. */
     record Assigned(Uuid topicId, int leaderEpoch) {
@@ -60,6 +68,12 @@ final class SourceBrokerFetcher implements Runnable {
     /** Replaced by the owner's thread at each assignment; read by this thread. */
     private volatile Map<TopicPartition, Assigned> assigned = Map.of();
     private final Map<TopicPartition, Long> delayedUntil = new HashMap<>();
+    /** When each partition behind its source may next have the source's newest timestamp looked up. */
+    private final Map<TopicPartition, Long> nextTimestampProbeMs = new HashMap<>();
+    /** Partitions of the current response that are behind and due for a probe; this thread only. */
+    private final List<TopicPartition> timestampProbes = new ArrayList<>();
+    private final MirrorFetchMetrics.FetchCounter fetches;
+    private boolean timestampProbeFailureReported;
     private volatile boolean running = true;
     private volatile InterBrokerClient client;
     private int consecutiveFailures;
@@ -71,6 +85,7 @@ final class SourceBrokerFetcher implements Runnable {
         this.session = new FetchSessionHandler(new LogContext("[" + name + "] "), node.id());
         this.thread = new Thread(this, name);
         this.thread.setDaemon(true);
+        this.fetches = owner.metrics().fetcherStarted(node);
     }
 
     Node node() {
@@ -119,6 +134,7 @@ final class SourceBrokerFetcher implements Runnable {
         long now = owner.time().milliseconds();
         Map<TopicPartition, Assigned> current = assigned;
         delayedUntil.keySet().retainAll(current.keySet());
+        nextTimestampProbeMs.keySet().retainAll(current.keySet());
         FetchSessionHandler.Builder builder = session.newBuilder();
         Map<TopicPartition, Long> fetchOffsets = new HashMap<>();
         current.forEach((tp, a) -> {
@@ -156,11 +172,64 @@ final class SourceBrokerFetcher implements Runnable {
             return;
         }
         consecutiveFailures = 0;
+        fetches.onFetch();
+        timestampProbes.clear();
         for (Map.Entry<TopicPartition, FetchResponseData.PartitionData> e
                 : response.responseData(session.sessionTopicNames(), version).entrySet()) {
             Long fetchOffset = fetchOffsets.get(e.getKey());
             if (fetchOffset != null) {
                 handle(e.getKey(), fetchOffset, e.getValue());
+            }
+        }
+        if (!timestampProbes.isEmpty()) {
+            probeSourceNewestTimestamps(current, now);
+        }
+    }
+
+    /**
+     * The source's newest record timestamp of the partitions behind it (ListOffsets max timestamp, KIP-734), for
+     * the lag in seconds. A source that cannot answer (before ListOffsets v7) leaves the lag to its fallback
+     * ({@code PartitionLag}); said once at INFO, then at DEBUG.
+     */
+    private void probeSourceNewestTimestamps(Map<TopicPartition, Assigned> current, long now) {
+        Map<String, ListOffsetsRequestData.ListOffsetsTopic> topics = new HashMap<>();
+        for (TopicPartition tp : timestampProbes) {
+            Assigned a = current.get(tp);
+            if (a == null) {
+                continue;
+            }
+            nextTimestampProbeMs.put(tp, now + TIMESTAMP_PROBE_INTERVAL_MS);
+            topics.computeIfAbsent(tp.topic(), t -> new ListOffsetsRequestData.ListOffsetsTopic().setName(t))
+                    .partitions().add(new ListOffsetsRequestData.ListOffsetsPartition()
+                            .setPartitionIndex(tp.partition()).setTimestamp(ListOffsetsRequest.MAX_TIMESTAMP)
+                            .setCurrentLeaderEpoch(a.leaderEpoch()));
+        }
+        timestampProbes.clear();
+        if (topics.isEmpty()) {
+            return;
+        }
+        ListOffsetsResponse response;
+        try {
+            response = client.send(node, ListOffsetsRequest.Builder
+                    .forConsumer(false, IsolationLevel.READ_UNCOMMITTED, true, false, false, false)
+                    .setTargetTimes(List.copyOf(topics.values())));
+        } catch (IOException | RuntimeException e) {
+            String message = "[Mirror {}] source broker {} did not give its newest record timestamps ({}); the lag "
+                    + "in seconds falls back to the age of the newest record mirrored";
+            if (timestampProbeFailureReported) {
+                log.debug(message, owner.mirrorName(), node.id(), e.toString());
+            } else {
+                timestampProbeFailureReported = true;
+                log.info(message, owner.mirrorName(), node.id(), e.toString());
+            }
+            return;
+        }
+        for (ListOffsetsResponseData.ListOffsetsTopicResponse t : response.data().topics()) {
+            for (ListOffsetsResponseData.ListOffsetsPartitionResponse p : t.partitions()) {
+                if (p.errorCode() == Errors.NONE.code() && p.timestamp() >= 0) {
+                    owner.metrics().onSourceNewestTimestamp(new TopicPartition(t.name(), p.partitionIndex()),
+                            p.timestamp());
+                }
             }
         }
     }
@@ -201,11 +270,17 @@ final class SourceBrokerFetcher implements Runnable {
                         if (sink == null || !sink.isLeader()) {
                             return; // removed (a failover, a lost leadership) while the fetch was in flight
                         }
+                        int appendedBytes = 0;
+                        int appendedOffsets = 0;
+                        long newestTimestamp = -1;
                         if (records.sizeInBytes() > 0) {
                             MemoryRecords memory = (MemoryRecords) records;
                             int maxEpoch = -1;
+                            int offsets = 0;
                             for (RecordBatch b : memory.batches()) {
                                 maxEpoch = Math.max(maxEpoch, b.partitionLeaderEpoch());
+                                offsets += (int) (b.lastOffset() - b.baseOffset() + 1);
+                                newestTimestamp = b.maxTimestamp();
                             }
                             if (maxEpoch >= sink.leaderEpoch()) {
                                 owner.removePartitionForFencing(tp, maxEpoch);
@@ -213,9 +288,17 @@ final class SourceBrokerFetcher implements Runnable {
                             }
                             if (sink.logEndOffset() == fetchOffset) {
                                 sink.appendMirrored(memory);
+                                appendedBytes = memory.sizeInBytes();
+                                appendedOffsets = offsets;
                             }
                         }
                         end = sink.logEndOffset();
+                        owner.metrics().onFetched(tp, data.highWatermark(), appendedBytes, appendedOffsets,
+                                appendedOffsets > 0 ? newestTimestamp : -1);
+                    }
+                    if (data.highWatermark() > end
+                            && nextTimestampProbeMs.getOrDefault(tp, 0L) <= owner.time().milliseconds()) {
+                        timestampProbes.add(tp);
                     }
                     listener.onProgress(tp, data.highWatermark(), end);
                 }
@@ -287,6 +370,7 @@ final class SourceBrokerFetcher implements Runnable {
 
     void shutdown() {
         running = false;
+        fetches.close();
         InterBrokerClient c = client;
         if (c != null) {
             c.wakeup();

@@ -31,9 +31,11 @@ final class MirrorAclSync {
     private static final int TIMEOUT_MS = MirrorRuntime.SOURCE_TIMEOUT_MS;
 
     private final Supplier<Optional<Map<String, Object>>> localClients;
+    private final MirrorMetrics metrics;
 
-    MirrorAclSync(Supplier<Optional<Map<String, Object>>> localClients) {
+    MirrorAclSync(Supplier<Optional<Map<String, Object>>> localClients, MirrorMetrics metrics) {
         this.localClients = localClients;
+        this.metrics = metrics;
     }
 
     /** One pass for {@code mirror}; a failure is logged (with why) and the next pass tries again. */
@@ -59,6 +61,7 @@ final class MirrorAclSync {
                         missing.size(), missing);
             }
         } catch (ExecutionException e) {
+            metrics.onAclSyncError(mirror.name());
             if (e.getCause() instanceof SecurityDisabledException) {
                 log.warn("[Mirror {}] ACL sync skipped: {} (mirror.acls.include needs an authorizer on both "
                         + "clusters)", mirror.name(), e.getCause().getMessage());
@@ -66,6 +69,7 @@ final class MirrorAclSync {
                 log.warn("[Mirror {}] ACL sync failed: {}", mirror.name(), Failures.rootMessage(e));
             }
         } catch (TimeoutException e) {
+            metrics.onAclSyncError(mirror.name());
             log.warn("[Mirror {}] ACL sync skipped: a cluster did not answer within {} ms", mirror.name(),
                     TIMEOUT_MS);
         }

@@ -76,6 +76,7 @@ final class MirrorGroupOffsetSync {
     private final MirrorStore store;
     private final MetadataWatcher metadata;
     private final Supplier<Optional<Map<String, Object>>> localClients;
+    private final MirrorMetrics metrics;
     private final Time time;
     private final Map<String, Long> lastPassMs = new HashMap<>();
     /** Per mirror, groups skipped in the last pass because they are active here: logged at INFO when this changes. */
@@ -86,10 +87,11 @@ final class MirrorGroupOffsetSync {
      *                     client that writes the offsets; empty while not known yet
      */
     MirrorGroupOffsetSync(MirrorStore store, MetadataWatcher metadata,
-                          Supplier<Optional<Map<String, Object>>> localClients, Time time) {
+                          Supplier<Optional<Map<String, Object>>> localClients, MirrorMetrics metrics, Time time) {
         this.store = store;
         this.metadata = metadata;
         this.localClients = localClients;
+        this.metrics = metrics;
         this.time = time;
     }
 
@@ -116,30 +118,39 @@ final class MirrorGroupOffsetSync {
         }
         try (Admin source = SourceClusters.admin(mirror, TIMEOUT_MS);
              Admin destination = localAdmin(mirror.name(), local.get())) {
-            syncOnce(mirror, selection, source, destination);
+            if (syncOnce(mirror, selection, source, destination)) {
+                metrics.onGroupOffsetSync(mirror.name());
+            } else {
+                metrics.onGroupOffsetSyncError(mirror.name());
+            }
         } catch (ExecutionException e) {
+            metrics.onGroupOffsetSyncError(mirror.name());
             log.info("[Mirror {}] group offset sync skipped: {}", mirror.name(),
                     Failures.rootMessage(e));
         } catch (java.util.concurrent.TimeoutException e) {
+            metrics.onGroupOffsetSyncError(mirror.name());
             log.info("[Mirror {}] group offset sync skipped: a cluster did not answer within {} ms", mirror.name(),
                     TIMEOUT_MS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } catch (Exception e) {
             // ZooKeeper errors on the sync records (Curator declares Exception): the next pass rewrites them
+            metrics.onGroupOffsetSyncError(mirror.name());
             log.warn("[Mirror {}] group offset sync failed: {}", mirror.name(), e.toString());
         }
     }
 
-    private void syncOnce(MirrorDefinition mirror, GroupSelection selection, Admin source, Admin destination)
+    /** One pass; false if it could not be made or a group's offsets could not be read or written. */
+    private boolean syncOnce(MirrorDefinition mirror, GroupSelection selection, Admin source, Admin destination)
             throws Exception {
         String sourceClusterId = source.describeCluster().clusterId().get(TIMEOUT_MS, TimeUnit.MILLISECONDS);
         if (!sourceClusterId.equals(mirror.sourceClusterId().get())) {
             // The fetcher's check fails the mirror with the reason; offsets from another cluster are never copied.
             log.info("[Mirror {}] group offset sync skipped: the source answers as cluster {}, not {}", mirror.name(),
                     sourceClusterId, mirror.sourceClusterId().get());
-            return;
+            return false;
         }
+        boolean complete = true;
         Set<String> groups = selectedGroups(mirror, selection, source);
         Set<String> stale = store.groupSyncIds(mirror.name());
         stale.removeAll(groups);
@@ -158,6 +169,7 @@ final class MirrorGroupOffsetSync {
                 } catch (ExecutionException e) {
                     log.info("[Mirror {}] could not read the source offsets of group {}: {}", mirror.name(), group,
                             Failures.rootMessage(e));
+                    complete = false;
                     continue;
                 }
                 Map<TopicPartition, CommittedOffset> relevant = OffsetSyncPlan.relevantOffsets(toCommitted(offsets),
@@ -168,7 +180,7 @@ final class MirrorGroupOffsetSync {
             }
         }
         if (sourceOffsets.isEmpty()) {
-            return;
+            return complete;
         }
         Map<TopicPartition, DestinationPartition> held = destinationPartitions(destination, sourceOffsets);
         int written = 0;
@@ -181,13 +193,25 @@ final class MirrorGroupOffsetSync {
                 }
                 GroupPlan plan = OffsetSyncPlan.planGroup(group, sourceOffsets.get(group), syncable,
                         destinationGroups.get(group), held);
-                if (apply(mirror.name(), plan, destination)) {
-                    written += plan.writes().size();
+                try {
+                    if (apply(mirror.name(), plan, destination)) {
+                        written += plan.writes().size();
+                    }
+                } catch (GroupWriteFailed e) {
+                    complete = false; // logged with why; the group keeps its previous record
                 }
             }
         }
         log.debug("[Mirror {}] group offset sync: {} group(s) with offsets for synced topics, {} offset(s) written",
                 mirror.name(), sourceOffsets.size(), written);
+        return complete;
+    }
+
+    /** A group's offsets could not be written (other than because it gained members here). */
+    private static final class GroupWriteFailed extends Exception {
+        GroupWriteFailed(String group, Throwable cause) {
+            super("could not write the offsets of group " + group, cause, false, false);
+        }
     }
 
     /** Writes a SYNC plan's offsets and records the sync; false if the group was skipped or the write refused. */
@@ -222,11 +246,11 @@ final class MirrorGroupOffsetSync {
                 if (e.getCause() instanceof UnknownMemberIdException) {
                     log.info("[Mirror {}] group {} gained members on this cluster; its offsets are theirs now", mirror,
                             plan.groupId());
-                } else {
-                    log.info("[Mirror {}] could not write the offsets of group {}: {}", mirror, plan.groupId(),
-                            Failures.rootMessage(e));
+                    return false;
                 }
-                return false;
+                log.info("[Mirror {}] could not write the offsets of group {}: {}", mirror, plan.groupId(),
+                        Failures.rootMessage(e));
+                throw new GroupWriteFailed(plan.groupId(), e.getCause());
             }
             Map<String, Long> written = new java.util.TreeMap<>();
             plan.writes().forEach((tp, o) -> written.put(tp.toString(), o.offset()));

@@ -50,6 +50,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.stream.Collectors;
 
 /**
  * The shell around the mirror partition state machine ({@link MirrorPartitionMachine}) for the mirror partitions
@@ -104,6 +105,8 @@ public final class MirrorManager implements AutoCloseable {
     private final PeerComparison comparison = new PeerComparison();
     /** Where a leader's cut records go first (issue 12, point 5). */
     private final MirrorQuarantine quarantine;
+    /** Partition states, lag, failovers and the other mirror metrics of this broker. */
+    private final MirrorMetrics metrics;
     private volatile boolean closed;
 
     /** The manager's memory of one partition it leads. */
@@ -121,8 +124,10 @@ public final class MirrorManager implements AutoCloseable {
      *                       (retried with backoff)
      */
     MirrorManager(int brokerId, MirrorStore store, CuratorFramework zk, MetadataWatcher metadata,
-                  LocalPartitions partitions, MirrorQuarantine quarantine, long stateTimeoutMs, Time time) {
+                  LocalPartitions partitions, MirrorQuarantine quarantine, MirrorMetrics metrics, long stateTimeoutMs,
+                  Time time) {
         this.quarantine = quarantine;
+        this.metrics = metrics;
         this.brokerId = brokerId;
         this.stateTimeoutMs = stateTimeoutMs;
         this.store = store;
@@ -227,6 +232,9 @@ public final class MirrorManager implements AutoCloseable {
         // partitions no longer mirrored (topic deleted, mirror gone): nothing of them lingers
         contexts.keySet().removeIf(tp -> !image.mirrors().topics().containsKey(tp.topic()));
         awaitingHighWatermark.removeIf(tp -> !contexts.containsKey(tp));
+        metrics.retainPartitions(contexts.keySet());
+        metrics.retainMirrors(image.mirrors().topics().values().stream().map(MirrorImage.MirrorTopic::mirror)
+                .collect(Collectors.toSet()));
     }
 
     /** A pass over some mirror partitions (those a new image changed). */
@@ -313,6 +321,7 @@ public final class MirrorManager implements AutoCloseable {
         contexts.remove(tp);
         awaitingHighWatermark.remove(tp);
         sourceHighWatermarks.remove(tp);
+        metrics.removePartition(tp);
         fetcherFor(def).removePartition(tp);
     }
 
@@ -426,6 +435,7 @@ public final class MirrorManager implements AutoCloseable {
                     sourceHw == null ? OptionalLong.empty() : OptionalLong.of(sourceHw), time.milliseconds());
         } finally { // a pass that stopped early (a queued barrier) still waits on the high watermark
             MirrorPartitionState state = ctx.driver.current(host, partition.leaderEpoch()).record().state();
+            metrics.onPartitionState(def.name(), tp, partition, state);
             if (state == MirrorPartitionState.STOPPING) {
                 awaitingHighWatermark.add(tp);
             } else {
@@ -576,6 +586,7 @@ public final class MirrorManager implements AutoCloseable {
                 logTransition(w);
                 if (!w.decision().progressOnly()) {
                     written.add(w.tp());
+                    metrics.onTransition(w.def().name(), w.from().record().state(), w.decision().write().get().state());
                 }
             }
         }
@@ -620,21 +631,32 @@ public final class MirrorManager implements AutoCloseable {
         } else if (action instanceof MirrorAction.AskPeer) {
             PeerAnswer answer = peerAnswers.computeIfAbsent(def.name() + "/" + tp.topic(),
                     k -> askPeer(def, tp.topic()));
-            return answer.unreachable() != null ? new PeerLookup.Unreachable(answer.unreachable().getMessage())
-                    : new PeerLookup.Answered(Optional.ofNullable(answer.records().get(tp.partition())));
+            if (answer.unreachable() != null) {
+                return new PeerLookup.Unreachable(answer.unreachable().getMessage());
+            }
+            Optional<LastMirroredTruncation.LastMirrored> lastMirrored =
+                    Optional.ofNullable(answer.records().get(tp.partition()));
+            if (lastMirrored.isPresent()) {
+                metrics.onFailback(def.name()); // the source mirrored this log before: mirroring back
+            }
+            return new PeerLookup.Answered(lastMirrored);
         } else if (action instanceof MirrorAction.ComparePeer compare) {
             Optional<LastMirroredTruncation.LastMirrored> answer = peer instanceof PeerLookup.Answered a
                     ? a.lastMirrored() : Optional.empty();
             try {
-                return new PeerLookup.Compared(answer, comparison.firstDifference(def, tp, partition, compare.upTo()));
+                OptionalLong differ = comparison.firstDifference(def, tp, partition, compare.upTo());
+                metrics.onReconciliation(def.name(), true, differ.isEmpty() || differ.getAsLong() >= compare.upTo());
+                return new PeerLookup.Compared(answer, differ);
             } catch (IOException e) {
+                metrics.onReconciliation(def.name(), false, false);
                 return new PeerLookup.Unreachable("cannot compare this log with the source's: " + e.getMessage());
             }
         } else if (action instanceof MirrorAction.ApplyTruncationPoint point) {
             long end = partition.logEndOffset();
             // nothing is cut before it is kept: a copy that fails throws, and the next pass decides again
-            quarantine.copy(def.name(), tp, partition, point.offset(), point.reason());
+            MirrorQuarantine.Copied copied = quarantine.copy(def.name(), tp, partition, point.offset(), point.reason());
             partition.applyTruncationPoint(point.id(), point.offset(), "mirror " + def.name() + ": " + point.reason());
+            metrics.onTruncation(def.name(), end - point.offset(), copied.records());
             log.debug("[Mirror {} {}] truncation point {} at offset {} applied on the leader (log end was {}); every "
                     + "replica that must take part applies it next: {}", def.name(), tp, point.id(), point.offset(),
                     end, point.reason());
@@ -664,7 +686,7 @@ public final class MirrorManager implements AutoCloseable {
         }
         return fetchers.computeIfAbsent(def.name(), name -> {
             MirrorFetcher f = new MirrorFetcher(name, clientConfigs, stateTimeoutMs, new Listener(def),
-                    time);
+                    metrics.fetchMetrics(name), time);
             f.start();
             return f;
         });

@@ -22,6 +22,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
+import java.util.stream.Collectors;
 import java.util.regex.Pattern;
 
 /**
@@ -49,6 +50,7 @@ public final class MirrorMetadataSync implements AutoCloseable {
     private final Map<String, Long> lastSyncMs = new HashMap<>();
     private final MirrorGroupOffsetSync groupOffsets;
     private final MirrorAclSync acls;
+    private final MirrorMetrics metrics;
 
     /**
      * @param isController whether this broker is the active controller now (only it syncs: one writer)
@@ -56,9 +58,10 @@ public final class MirrorMetadataSync implements AutoCloseable {
      */
     MirrorMetadataSync(MirrorStore store, MetadataWatcher metadata, LocalTopics localTopics,
                        MirrorTopicStarter topics, BooleanSupplier isController, int brokerId,
-                       Supplier<Optional<Map<String, Object>>> localClients) {
-        this.groupOffsets = new MirrorGroupOffsetSync(store, metadata, localClients, Time.SYSTEM);
-        this.acls = new MirrorAclSync(localClients);
+                       Supplier<Optional<Map<String, Object>>> localClients, MirrorMetrics metrics) {
+        this.groupOffsets = new MirrorGroupOffsetSync(store, metadata, localClients, metrics, Time.SYSTEM);
+        this.acls = new MirrorAclSync(localClients, metrics);
+        this.metrics = metrics;
         this.store = store;
         this.metadata = metadata;
         this.localTopics = localTopics;
@@ -77,6 +80,7 @@ public final class MirrorMetadataSync implements AutoCloseable {
 
     private void tick() {
         if (!isController.getAsBoolean()) {
+            metrics.syncedMirrors(Set.of());
             return;
         }
         List<MirrorDefinition> definitions;
@@ -86,6 +90,7 @@ public final class MirrorMetadataSync implements AutoCloseable {
             log.warn("Mirror metadata sync could not list the mirrors", e);
             return;
         }
+        metrics.syncedMirrors(definitions.stream().map(MirrorDefinition::name).collect(Collectors.toSet()));
         for (MirrorDefinition def : definitions) {
             if (def.state() == MirrorDefinition.State.FAILED) {
                 continue;
@@ -99,6 +104,7 @@ public final class MirrorMetadataSync implements AutoCloseable {
                 groupOffsets.maybeSync(def);
             } catch (Exception e) {
                 // one mirror's failure (a setting stored before it was validated, say) does not hold the others
+                metrics.onTopicMetadataRefreshError(def.name());
                 log.warn("[Mirror {}] metadata sync failed", def.name(), e);
             }
         }
@@ -114,8 +120,21 @@ public final class MirrorMetadataSync implements AutoCloseable {
                 }
             }
             acls.maybeSync(def, source);
+        } catch (TopicConfigSyncException e) {
+            metrics.onTopicConfigSyncError(def.name());
+            log.info("[Mirror {}] metadata sync with the source skipped: {}", def.name(), e.getMessage());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt(); // closing
         } catch (Exception e) {
+            metrics.onTopicMetadataRefreshError(def.name());
             log.info("[Mirror {}] metadata sync with the source skipped: {}", def.name(), e.toString());
+        }
+    }
+
+    /** Copying a topic's configs from the source failed (counted apart from the metadata refresh's failures). */
+    private static final class TopicConfigSyncException extends Exception {
+        TopicConfigSyncException(String topic, Exception cause) {
+            super("syncing the configs of " + topic + " failed: " + cause, cause);
         }
     }
 
@@ -159,12 +178,18 @@ public final class MirrorMetadataSync implements AutoCloseable {
             log.info("[Mirror {}] {}: followed the source's partition increase {} -> {}", def.name(), topic,
                     localPartitions, sourcePartitions);
         }
-        Map<String, String> wanted = new HashMap<>(metadata.image().topicConfig(topic));
-        wanted.keySet().retainAll(MirrorTopicStarter.LOCAL_ONLY_CONFIGS);
-        wanted.putAll(MirrorTopicStarter.copiedConfigs(source, topic, SOURCE_TIMEOUT_MS));
-        if (!wanted.equals(metadata.image().topicConfig(topic))) {
-            localTopics.setConfigs(topic, wanted);
-            log.info("[Mirror {}] {}: synced topic configs from the source: {}", def.name(), topic, wanted);
+        try {
+            Map<String, String> wanted = new HashMap<>(metadata.image().topicConfig(topic));
+            wanted.keySet().retainAll(MirrorTopicStarter.LOCAL_ONLY_CONFIGS);
+            wanted.putAll(MirrorTopicStarter.copiedConfigs(source, topic, SOURCE_TIMEOUT_MS));
+            if (!wanted.equals(metadata.image().topicConfig(topic))) {
+                localTopics.setConfigs(topic, wanted);
+                log.info("[Mirror {}] {}: synced topic configs from the source: {}", def.name(), topic, wanted);
+            }
+        } catch (InterruptedException e) {
+            throw e;
+        } catch (Exception e) {
+            throw new TopicConfigSyncException(topic, e);
         }
     }
 

@@ -1,5 +1,6 @@
 package io.twinlog.mirror.runtime;
 
+import io.twinlog.common.metrics.BrokerMetrics;
 import io.twinlog.controller.zk.MetadataWatcher;
 import io.twinlog.mirror.store.MirrorStore;
 import org.apache.curator.framework.CuratorFramework;
@@ -28,6 +29,7 @@ public final class MirrorRuntime implements AutoCloseable {
     private final MirrorMetadataSync metadataSync;
     private final MirrorTopicStarter topicStarter;
     private final MirrorQuarantine quarantine;
+    private final MirrorMetrics metrics;
 
     /**
      * @param localClients   the configs with which this broker's own clients reach its cluster (address and
@@ -35,16 +37,19 @@ public final class MirrorRuntime implements AutoCloseable {
      *                       sync's admin
      * @param stateTimeoutMs how long a partition may wait for the controller's epoch bump or a source leader before
      *                       it goes FAILED (retried with backoff)
+     * @param brokerMetrics  the broker's registry, where the mirror metrics go ({@link MirrorMetrics})
      */
     public MirrorRuntime(int brokerId, MirrorStore store, CuratorFramework zk, MetadataWatcher metadata,
                          LocalPartitions partitions, LocalTopics topics, BooleanSupplier isController,
-                         Supplier<Optional<Map<String, Object>>> localClients, long stateTimeoutMs, Time time) {
+                         Supplier<Optional<Map<String, Object>>> localClients, long stateTimeoutMs,
+                         BrokerMetrics brokerMetrics, Time time) {
+        this.metrics = new MirrorMetrics(brokerMetrics, time);
         this.topicStarter = new MirrorTopicStarter(store, metadata, topics, SOURCE_TIMEOUT_MS);
         this.quarantine = new MirrorQuarantine(localClients, topics, metadata);
-        this.manager = new MirrorManager(brokerId, store, zk, metadata, partitions, quarantine, stateTimeoutMs,
-                time);
+        this.manager = new MirrorManager(brokerId, store, zk, metadata, partitions, quarantine, metrics,
+                stateTimeoutMs, time);
         this.metadataSync = new MirrorMetadataSync(store, metadata, topics, topicStarter, isController, brokerId,
-                localClients);
+                localClients, metrics);
     }
 
     /** Starting a source topic's mirroring, for the StartMirrorTopics API. */
@@ -63,6 +68,7 @@ public final class MirrorRuntime implements AutoCloseable {
         closeQuietly("mirror metadata sync", metadataSync);
         closeQuietly("mirror manager", manager);
         closeQuietly("mirror quarantine", quarantine);
+        closeQuietly("mirror metrics", metrics); // after the threads that record them
     }
 
     private static void closeQuietly(String what, AutoCloseable c) {

@@ -1,0 +1,58 @@
+package io.twinlog.mirror.fetcher;
+
+import org.apache.kafka.common.Node;
+import org.apache.kafka.common.TopicPartition;
+
+/**
+ * What one mirror's fetcher threads record for the broker's metrics (the runtime's {@code MirrorMetrics}). Called
+ * on the fetch path, once per partition per fetch response: implementations neither block nor allocate.
+ */
+public interface MirrorFetchMetrics {
+    /** Records nothing (tools and tests that run a fetcher alone). */
+    MirrorFetchMetrics NONE = new MirrorFetchMetrics() {
+        @Override
+        public FetchCounter fetcherStarted(Node sourceBroker) {
+            return FetchCounter.NONE;
+        }
+
+        @Override
+        public void onFetched(TopicPartition partition, long sourceHighWatermark, int bytes, int offsets,
+                              long newestTimestamp) {
+        }
+
+        @Override
+        public void onSourceNewestTimestamp(TopicPartition partition, long timestamp) {
+        }
+    };
+
+    /** The fetch thread of source broker {@code sourceBroker} started; its fetches are counted until closed. */
+    FetchCounter fetcherStarted(Node sourceBroker);
+
+    /**
+     * A fetch response for {@code partition}: the source's high watermark, and what was appended from it
+     * ({@code bytes} and {@code offsets} 0 and {@code newestTimestamp} -1 when nothing was); {@code newestTimestamp}
+     * is the max timestamp of the last batch appended.
+     */
+    void onFetched(TopicPartition partition, long sourceHighWatermark, int bytes, int offsets, long newestTimestamp);
+
+    /** The source's newest record timestamp of a partition that is behind (ListOffsets max timestamp). */
+    void onSourceNewestTimestamp(TopicPartition partition, long timestamp);
+
+    /** Counts one fetch thread's fetch requests. */
+    interface FetchCounter extends AutoCloseable {
+        FetchCounter NONE = new FetchCounter() {
+            @Override
+            public void onFetch() {
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+
+        void onFetch();
+
+        @Override
+        void close();
+    }
+}
