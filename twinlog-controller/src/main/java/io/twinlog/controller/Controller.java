@@ -1,5 +1,6 @@
 package io.twinlog.controller;
 
+import io.twinlog.common.metrics.BrokerMetrics;
 import io.twinlog.controller.decisions.AssignmentChange;
 import io.twinlog.controller.decisions.ClusterView;
 import io.twinlog.controller.decisions.ControllerResult;
@@ -71,6 +72,8 @@ public final class Controller implements AutoCloseable {
     private final KafkaEventQueue queue;
     private final String logPrefix;
     private volatile MetadataImage image = MetadataImage.EMPTY;
+    /** Set once by {@link #enableMetrics} before the controller starts; null in tests without metrics. */
+    private volatile ControllerMetrics metrics;
     private volatile Optional<ControllerEpoch> epoch = Optional.empty();
     /** Broker epochs at the last complete reconciliation, to notice restarts (event thread only). */
     private Map<Integer, Long> knownBrokerEpochs = new HashMap<>();
@@ -100,6 +103,11 @@ public final class Controller implements AutoCloseable {
     }
 
     /** Starts competing for the controllership, deciding from the latest image given to {@link #onImage}. */
+    /** Reports Kafka's controller metrics in {@code brokerMetrics}. */
+    public void enableMetrics(BrokerMetrics brokerMetrics) {
+        metrics = new ControllerMetrics(brokerMetrics, this::isActive, () -> image);
+    }
+
     public void start() {
         started = true;
         run("elect", this::maybeElect);
@@ -275,9 +283,11 @@ public final class Controller implements AutoCloseable {
         if (changes.isEmpty()) {
             return true;
         }
+        long startNanos = System.nanoTime();
         boolean written = writeFenced("partition states", () -> store.writeStates(epoch.orElseThrow(),
                 changes.stream().map(StateChange::write).toList()));
         if (written) {
+            recordElections(changes, System.nanoTime() - startNanos);
             MetadataImage decidedFrom = image;
             for (StateChange c : changes) {
                 decidedFrom.topic(c.partition().topic()).ifPresent(t -> unseenWrites.put(c.partition(),
@@ -287,6 +297,19 @@ public final class Controller implements AutoCloseable {
             changes.forEach(this::logChange);
         }
         return written;
+    }
+
+    private void recordElections(List<StateChange> changes, long elapsedNanos) {
+        ControllerMetrics m = metrics;
+        if (m == null) {
+            return;
+        }
+        for (StateChange c : changes) {
+            if (c.kind() == StateChange.Kind.LEADERSHIP
+                    && c.previous().map(from -> from.leader() != c.next().leader()).orElse(false)) {
+                m.leaderElected(c.unclean(), elapsedNanos);
+            }
+        }
     }
 
     private boolean writeAssignment(AssignmentChange change) {

@@ -1,5 +1,6 @@
 package io.twinlog.group;
 
+import io.twinlog.common.metrics.BrokerMetrics;
 import io.twinlog.controller.metadata.MetadataImage;
 import io.twinlog.controller.metadata.TopicImage;
 import io.twinlog.replication.Partition;
@@ -60,7 +61,7 @@ public final class GroupCoordinatorHost implements AutoCloseable {
     private final Time time;
     private final GroupCoordinatorConfig config;
     private final GroupCoordinatorService service;
-    private final Metrics metrics = new Metrics();
+    private final Metrics metrics;
     private final GroupConfigManager groupConfigs;
     private final KafkaImageBridge bridge = new KafkaImageBridge();
     private final ExecutorService events;
@@ -77,8 +78,9 @@ public final class GroupCoordinatorHost implements AutoCloseable {
      *                         subscription only to the topics its principal may describe, as Kafka's does
      */
     public GroupCoordinatorHost(int brokerId, Map<String, ?> brokerProperties, ReplicaManager replicaManager,
-                                Optional<Authorizer> authorizer, Time time) {
+                                Optional<Authorizer> authorizer, BrokerMetrics brokerMetrics, Time time) {
         this.brokerId = brokerId;
+        this.metrics = brokerMetrics.kafkaMetrics();
         this.replicaManager = replicaManager;
         this.time = time;
         Map<String, Object> props = new HashMap<>(brokerProperties);
@@ -99,9 +101,8 @@ public final class GroupCoordinatorHost implements AutoCloseable {
                         new GroupCoordinatorRecordSerde(), config.offsetsLoadBufferSize(),
                         CoordinatorLoaderImpl.DEFAULT_COMMIT_INTERVAL_OFFSETS))
                 .withCoordinatorRuntimeMetrics(new GroupCoordinatorRuntimeMetrics(metrics))
-                // a registry of its own: brokers sharing a JVM (tests) must not share gauges
-                .withGroupCoordinatorMetrics(new GroupCoordinatorMetrics(new com.yammer.metrics.core.MetricsRegistry(),
-                        metrics))
+                // the broker's registry, not Kafka's JVM-wide one: brokers sharing a JVM must not share gauges
+                .withGroupCoordinatorMetrics(new GroupCoordinatorMetrics(brokerMetrics.registry(), metrics))
                 .withGroupConfigManager(groupConfigs)
                 .withPersister(new NoOpStatePersister())
                 .withAuthorizerPlugin(authorizer.map(a -> Plugin.wrapInstance(a, null, "authorizer.class.name")))
@@ -211,7 +212,6 @@ public final class GroupCoordinatorHost implements AutoCloseable {
             service.shutdown(); // also closes the timer and the loader
         }
         groupConfigs.close();
-        metrics.close();
     }
 
     /** Share groups are not hosted: nothing asks for their partitions' offsets. */

@@ -26,6 +26,7 @@ import java.io.IOException;
 import java.net.Socket;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -63,12 +64,16 @@ final class Processor implements Request.ResponseSink {
     private long connectionIndex;
 
     private final Predicate<Short> customApis;
+    private final RequestMetrics requestMetrics;
+    /** The request whose response is being written, per connection (one at a time: the connection is muted). */
+    private final Map<String, Request> sending = new HashMap<>();
     private final SecurityProtocol securityProtocol;
 
     /** @param channelBuilder configured for the listener's security; the selector closes it */
     Processor(int brokerId, int id, Endpoint endpoint, SecurityProtocol securityProtocol, ChannelBuilder channelBuilder,
-              int maxRequestSize, long connectionsMaxIdleMs, RequestChannel requestChannel, Metrics metrics, Time time,
-              Predicate<Short> customApis) {
+              int maxRequestSize, long connectionsMaxIdleMs, RequestChannel requestChannel, Metrics metrics,
+              RequestMetrics requestMetrics, Time time, Predicate<Short> customApis) {
+        this.requestMetrics = requestMetrics;
         this.customApis = customApis;
         this.brokerId = brokerId;
         this.id = id;
@@ -77,7 +82,8 @@ final class Processor implements Request.ResponseSink {
         this.listenerName = new ListenerName(endpoint.listenerName());
         this.securityProtocol = securityProtocol;
         this.selector = new org.apache.kafka.common.network.Selector(maxRequestSize, connectionsMaxIdleMs, metrics,
-                time, "twinlog-processor-" + id, Map.of("processor", Integer.toString(id)), false,
+                time, "socket-server", Map.of("listener", endpoint.listenerName(), "networkProcessor",
+                        Integer.toString(id)), false,
                 channelBuilder, new LogContext("[Processor broker=" + brokerId + " id=" + id + "] "));
         this.thread = new Thread(this::runLoop, "twinlog-network-" + brokerId + "-" + id);
         this.thread.setDaemon(true);
@@ -151,15 +157,20 @@ final class Processor implements Request.ResponseSink {
             if (channel == null) {
                 continue; // the client went away while its request was being handled
             }
+            a.request.markResponseDequeued();
             if (a.close) {
+                requestMetrics.record(a.request, System.nanoTime());
                 selector.close(connectionId);
             } else if (a.send == null) {
+                requestMetrics.record(a.request, System.nanoTime());
                 unmuteIfOpen(connectionId);
             } else {
                 try {
+                    sending.put(connectionId, a.request);
                     selector.send(new NetworkSend(connectionId, a.send));
                 } catch (RuntimeException e) {
                     // the channel cannot take it (e.g. a send still in progress): the client must not wait forever
+                    sending.remove(connectionId);
                     a.request.closeAfterUnwritableResponse(e);
                 }
             }
@@ -269,6 +280,10 @@ final class Processor implements Request.ResponseSink {
     private void processCompletedSends() {
         for (NetworkSend send : selector.completedSends()) {
             String connectionId = send.destinationId();
+            Request request = sending.remove(connectionId);
+            if (request != null) {
+                requestMetrics.record(request, System.nanoTime());
+            }
             if (closeAfterSend.remove(connectionId)) {
                 selector.close(connectionId);
             } else {
@@ -287,6 +302,7 @@ final class Processor implements Request.ResponseSink {
     private void processDisconnected() {
         for (String connectionId : selector.disconnected().keySet()) {
             closeAfterSend.remove(connectionId);
+            sending.remove(connectionId);
             log.debug("Connection {} closed", connectionId);
         }
     }

@@ -3,15 +3,18 @@ package io.twinlog.protocol;
 import org.apache.kafka.common.network.ByteBufferSend;
 import org.apache.kafka.common.network.Send;
 import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.AbstractResponse;
+import org.apache.kafka.common.requests.FetchRequest;
 import org.apache.kafka.common.requests.RequestContext;
-import org.apache.kafka.server.authorizer.AuthorizableRequestContext;
 import org.apache.kafka.common.requests.RequestHeader;
+import org.apache.kafka.server.authorizer.AuthorizableRequestContext;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.nio.ByteBuffer;
+import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -38,6 +41,13 @@ public final class Request {
     private final String connectionId;
     /** Who sent it, for the authorizer: the Kafka request's context, or a Twinlog API request's own. */
     private final AuthorizableRequestContext authorizationContext;
+    // when each stage ended (System.nanoTime, 0 until reached), for RequestMetrics
+    private volatile long dequeuedNanos;
+    private volatile long localCompleteNanos;
+    private volatile long responseReadyNanos;
+    private volatile long responseDequeuedNanos;
+    private volatile Map<Errors, Integer> errorCounts;
+    private volatile String customName;
 
     Request(RequestContext context, AbstractRequest body, long receivedNanos, int sizeInBytes, ResponseSink sink) {
         this.context = context;
@@ -81,6 +91,7 @@ public final class Request {
     /** Answers a Twinlog API request with an encoded response body (the header is added here). */
     public void respondCustom(ByteBuffer responseBody) {
         if (answered.compareAndSet(false, true)) {
+            markResponseReady();
             Send send;
             try {
                 send = new ByteBufferSend(customHeader.responseFrame(responseBody));
@@ -137,6 +148,8 @@ public final class Request {
     /** Sends the response; later calls are ignored (a delayed operation may race with its own expiry). */
     public void respond(AbstractResponse response) {
         if (answered.compareAndSet(false, true)) {
+            markResponseReady();
+            errorCounts = response.errorCounts();
             Send send;
             try {
                 send = context.buildResponseSend(response);
@@ -173,6 +186,7 @@ public final class Request {
     /** For requests that carry no response (acks=0 produce): lets the connection read its next request. */
     public void noResponse() {
         if (answered.compareAndSet(false, true)) {
+            markResponseReady();
             sink.noResponse(this);
         }
     }
@@ -180,8 +194,77 @@ public final class Request {
     /** Closes the connection without answering, for requests the broker cannot answer safely. */
     public void closeConnection() {
         if (answered.compareAndSet(false, true)) {
+            markResponseReady();
             sink.close(this);
         }
+    }
+
+    private void markResponseReady() {
+        long now = System.nanoTime();
+        responseReadyNanos = now;
+        if (localCompleteNanos == 0) {
+            localCompleteNanos = now; // answered from its handler: no time spent waiting on others
+        }
+    }
+
+    void markDequeued() {
+        dequeuedNanos = System.nanoTime();
+    }
+
+    /** Its handler returned: what follows until the response is ready is remote time (purgatory, other brokers). */
+    void markLocalComplete() {
+        if (localCompleteNanos == 0) {
+            localCompleteNanos = System.nanoTime();
+        }
+    }
+
+    void markResponseDequeued() {
+        responseDequeuedNanos = System.nanoTime();
+    }
+
+    void customName(String name) {
+        customName = name;
+    }
+
+    long dequeuedNanos() {
+        return dequeuedNanos;
+    }
+
+    long localCompleteNanos() {
+        return localCompleteNanos;
+    }
+
+    long responseReadyNanos() {
+        return responseReadyNanos;
+    }
+
+    long responseDequeuedNanos() {
+        return responseDequeuedNanos;
+    }
+
+    /** The errors its response carried, by count (Kafka's {@code errorCounts}); null without a Kafka response. */
+    Map<Errors, Integer> errorCounts() {
+        return errorCounts;
+    }
+
+    /** The request type in metrics: Kafka's API name ({@code Produce}), or a Twinlog API's registered name. */
+    String metricsName() {
+        if (isCustom()) {
+            return customName != null ? customName : "TwinlogApi" + customHeader.apiKey();
+        }
+        return apiKey().name;
+    }
+
+    /** {@code FetchFollower} or {@code FetchConsumer} for a fetch, as Kafka also counts them; null otherwise. */
+    String fetchKind() {
+        if (isCustom() || apiKey() != ApiKeys.FETCH) {
+            return null;
+        }
+        return ((FetchRequest) body).replicaId() >= 0 ? "FetchFollower" : "FetchConsumer";
+    }
+
+    short versionForMetrics() {
+        return isCustom() ? customHeader.apiVersion() : apiVersion();
     }
 
     /** Kafka's error response for this request and the given error. */

@@ -45,7 +45,9 @@ public final class RequestHandlerPool implements AutoCloseable {
                 return;
             }
             if (request != null) {
+                request.markDequeued();
                 dispatch(request);
+                request.markLocalComplete();
             }
         }
     }
@@ -82,6 +84,9 @@ public final class RequestHandlerPool implements AutoCloseable {
     private void dispatchCustom(Request request) {
         CustomApiHeader h = request.customHeader();
         ApiRegistry.CustomRegistration r = registry.customRegistration(h.apiKey());
+        if (r != null) {
+            request.customName(r.name());
+        }
         try {
             if (r == null || h.apiVersion() < r.minVersion() || h.apiVersion() > r.maxVersion()) {
                 log.info("Closing connection {}: {} (unsupported version)", request.connectionId(), request);

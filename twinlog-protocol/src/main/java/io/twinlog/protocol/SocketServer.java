@@ -1,6 +1,7 @@
 package io.twinlog.protocol;
 
 import io.twinlog.common.Endpoint;
+import io.twinlog.common.metrics.BrokerMetrics;
 import org.apache.kafka.common.metrics.Metrics;
 import org.apache.kafka.common.utils.Time;
 import org.slf4j.Logger;
@@ -30,7 +31,7 @@ public final class SocketServer implements AutoCloseable {
 
     private final Endpoint endpoint;
     private final List<Processor> processors = new ArrayList<>();
-    private final Metrics metrics = new Metrics();
+    private final Metrics metrics;
     private ServerSocketChannel serverChannel;
     private Selector acceptSelector;
     private Thread acceptor;
@@ -44,12 +45,13 @@ public final class SocketServer implements AutoCloseable {
      */
     public SocketServer(int brokerId, Endpoint endpoint, int numProcessors, int maxRequestSize,
                         long connectionsMaxIdleMs, RequestChannel channel, Time time, Predicate<Short> customApis,
-                        ListenerChannels channels) {
+                        ListenerChannels channels, BrokerMetrics brokerMetrics, RequestMetrics requestMetrics) {
         this.endpoint = endpoint;
+        this.metrics = brokerMetrics.kafkaMetrics();
         for (int i = 0; i < numProcessors; i++) {
             processors.add(new Processor(brokerId, i, endpoint, channels.protocol(endpoint.listenerName()),
                     channels.server(endpoint.listenerName(), i), maxRequestSize, connectionsMaxIdleMs, channel,
-                    metrics, time, customApis));
+                    metrics, requestMetrics, time, customApis));
         }
     }
 
@@ -59,7 +61,8 @@ public final class SocketServer implements AutoCloseable {
      */
     public long failedAuthentications() {
         return Math.round(metrics.metrics().entrySet().stream()
-                .filter(e -> e.getKey().name().equals("failed-authentication-total"))
+                .filter(e -> e.getKey().name().equals("failed-authentication-total")
+                        && endpoint.listenerName().equals(e.getKey().tags().get("listener")))
                 .mapToDouble(e -> ((Number) e.getValue().metricValue()).doubleValue()).sum());
     }
 

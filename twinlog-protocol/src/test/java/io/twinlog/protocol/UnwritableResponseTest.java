@@ -1,6 +1,7 @@
 package io.twinlog.protocol;
 
 import io.twinlog.common.BrokerConfig;
+import io.twinlog.common.metrics.BrokerMetrics;
 import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.message.ApiVersionsResponseData;
 import org.apache.kafka.common.message.ListOffsetsRequestData;
@@ -44,6 +45,7 @@ class UnwritableResponseTest {
 
     private SocketServer server;
     private RequestHandlerPool handlers;
+    private final BrokerMetrics metrics = BrokerMetrics.unreported(1, Time.SYSTEM);
 
     @BeforeEach
     void start() throws IOException {
@@ -57,7 +59,8 @@ class UnwritableResponseTest {
         BrokerConfig config = new BrokerConfig(Map.of(BrokerConfig.LISTENERS, "PLAINTEXT://127.0.0.1:0"));
         server = new SocketServer(1, config.listeners().get(0), 1, 1 << 20, 600_000, channel, Time.SYSTEM,
                 registry::isCustomApi, new ListenerChannels(config, ListenerChannels.newCredentialCache(),
-                        v -> new ApiVersionsResponse(new ApiVersionsResponseData()), Time.SYSTEM));
+                        v -> new ApiVersionsResponse(new ApiVersionsResponseData()), Time.SYSTEM),
+                metrics, new RequestMetrics(metrics));
         server.bind();
         handlers.start();
         server.startProcessing();
@@ -67,6 +70,7 @@ class UnwritableResponseTest {
     void stop() throws Exception {
         server.close();
         handlers.close();
+        metrics.close();
     }
 
     private static void answerWithLeaderEpoch(Request request) {

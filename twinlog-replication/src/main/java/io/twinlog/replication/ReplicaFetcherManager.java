@@ -82,6 +82,15 @@ public final class ReplicaFetcherManager implements AutoCloseable {
         fetcherOf.put(tp, key);
     }
 
+    /** Kafka's {@code MaxLag}: the largest lag in records of any partition this broker follows. */
+    public synchronized long maxLag() {
+        long max = 0;
+        for (ReplicaFetcherThread f : fetchers.values()) {
+            max = Math.max(max, f.maxLag());
+        }
+        return max;
+    }
+
     public synchronized void removePartition(TopicPartition tp) {
         FetcherKey key = fetcherOf.remove(tp);
         if (key == null) {

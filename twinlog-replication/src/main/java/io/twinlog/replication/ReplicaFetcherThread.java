@@ -72,6 +72,8 @@ final class ReplicaFetcherThread implements Runnable {
         final Uuid topicId;
         final int leaderEpoch;
         long delayedUntilMs;
+        /** Records behind the leader's high watermark at the last fetch (Kafka's fetcher lag). */
+        volatile long lag;
         /** How far a large backlog is fetched (a replica added by a reassignment, a long-stopped one); or null. */
         ProgressReporter catchUp;
 
@@ -111,6 +113,15 @@ final class ReplicaFetcherThread implements Runnable {
 
     void removePartition(TopicPartition tp) {
         partitions.remove(tp);
+    }
+
+    /** The largest lag of this fetcher's partitions, in records. */
+    long maxLag() {
+        long max = 0;
+        for (FetchState s : partitions.values()) {
+            max = Math.max(max, s.lag);
+        }
+        return max;
     }
 
     boolean isEmpty() {
@@ -242,6 +253,7 @@ final class ReplicaFetcherThread implements Runnable {
                     }
                     partition.updateFollowerHighWatermark(data.highWatermark(), data.logStartOffset());
                     replicaManager.completeDelayedRequests(tp);
+                    s.lag = Math.max(0, data.highWatermark() - partition.log().logEndOffset());
                     maybeReportCatchUp(tp, s, partition.log().logEndOffset(), data.highWatermark());
                 }
                 case OFFSET_OUT_OF_RANGE -> handleOutOfRange(tp, s, partition, leader);

@@ -1,5 +1,6 @@
 package io.twinlog.replication;
 
+import io.twinlog.common.metrics.BrokerMetrics;
 import io.twinlog.common.mirror.TruncationPoints;
 import io.twinlog.storage.LogStore;
 import org.apache.kafka.common.TopicIdPartition;
@@ -72,6 +73,8 @@ public final class ReplicaManager implements AutoCloseable {
     private final Time time;
     private final long replicaLagTimeMaxMs;
     private final ScheduledExecutorService isrScheduler;
+    /** Set once by {@link #enableMetrics}, before partitions are applied; null in tests without metrics. */
+    private volatile ReplicaManagerMetrics metrics;
 
     /**
      * @param replicaLagTimeMaxMs a follower not caught up for this long leaves the ISR
@@ -107,6 +110,12 @@ public final class ReplicaManager implements AutoCloseable {
                 log.error("ISR check of {} failed", p.topicPartition(), e);
             }
         }
+    }
+
+    /** Reports this replica manager's and its logs' metrics (Kafka's names) in {@code brokerMetrics}. */
+    public void enableMetrics(BrokerMetrics brokerMetrics) {
+        metrics = new ReplicaManagerMetrics(this, fetcherManager, brokerMetrics);
+        partitions.keySet().forEach(metrics::hosted);
     }
 
     public int localBrokerId() {
@@ -178,7 +187,9 @@ public final class ReplicaManager implements AutoCloseable {
                 offline.put(tp, id);
             });
             fetcherManager.removePartition(tp);
-            partitions.remove(tp);
+            if (partitions.remove(tp) != null && metrics != null) {
+                metrics.removed(tp);
+            }
             completeDelayedRequests(tp);
         }
         log.warn("Broker {} stopped serving {} partitions in the failed log dir {}: {}", localBrokerId,
@@ -238,6 +249,9 @@ public final class ReplicaManager implements AutoCloseable {
             partition = new Partition(tp, topicId, localBrokerId, unifiedLog, this::onHighWatermarkUpdated);
             partition.recoverProducerStateBarrier(logStore.loadedAfterCrash(unifiedLog));
             partitions.put(tp, partition);
+            if (metrics != null) {
+                metrics.hosted(tp);
+            }
             log.info("Hosting {} (topic ID {}): log start {}, log end {}, high watermark {}", tp, topicId,
                     unifiedLog.logStartOffset(), unifiedLog.logEndOffset(), unifiedLog.highWatermark());
         }
@@ -247,8 +261,12 @@ public final class ReplicaManager implements AutoCloseable {
             // offset no longer matches the log end) and the next fetch starts at the cut
             partition.applyTruncationPoints(truncation.get());
         }
+        List<Integer> isrBefore = partition.isr();
         Partition.Transition t = partition.applyLeadership(leaderId, leaderEpoch, partitionEpoch, replicas, isr,
                 time.milliseconds());
+        if (t == Partition.Transition.ISR_CHANGED && partition.isLeader() && metrics != null) {
+            metrics.isrChanged(isrBefore, partition.isr());
+        }
         switch (t) {
             case BECAME_LEADER -> fetcherManager.removePartition(tp);
             case BECAME_FOLLOWER -> {
@@ -296,6 +314,9 @@ public final class ReplicaManager implements AutoCloseable {
         }
         fetcherManager.removePartition(tp);
         Partition removed = partitions.remove(tp);
+        if (removed != null && metrics != null) {
+            metrics.removed(tp);
+        }
         if (removed != null) {
             completeDelayedRequests(tp);
             log.info("Stopped hosting {}{}", tp, deleteLog ? " and deleted its log" : "");

@@ -2,6 +2,7 @@ package io.twinlog.server;
 
 import io.twinlog.common.BrokerConfig;
 import io.twinlog.common.Endpoint;
+import io.twinlog.common.HttpListener;
 import io.twinlog.common.metrics.BrokerMetrics;
 import io.twinlog.controller.Controller;
 import io.twinlog.controller.metadata.BrokerRegistration;
@@ -21,6 +22,7 @@ import io.twinlog.protocol.ListenerChannels;
 import io.twinlog.protocol.RequestChannel;
 import io.twinlog.protocol.RequestHandler;
 import io.twinlog.protocol.RequestHandlerPool;
+import io.twinlog.protocol.RequestMetrics;
 import io.twinlog.protocol.SocketServer;
 import io.twinlog.replication.ReplicaFetcherManager;
 import io.twinlog.replication.ReplicaManager;
@@ -53,6 +55,9 @@ import io.twinlog.server.handlers.SaslHandlers;
 import io.twinlog.server.handlers.ScramCredentialsHandlers;
 import io.twinlog.server.handlers.group.GroupApis;
 import io.twinlog.server.metadata.PartitionApplier;
+import io.twinlog.server.metrics.BrokerTopicMetrics;
+import io.twinlog.server.metrics.NetworkMetrics;
+import io.twinlog.server.metrics.PrometheusEndpoint;
 import io.twinlog.server.metadata.TopicAdmin;
 import io.twinlog.server.metadata.TopicConfigs;
 import io.twinlog.server.mirror.BrokerMirrorPartitions;
@@ -82,6 +87,7 @@ import org.apache.kafka.server.authorizer.Authorizer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.io.IOException;
 import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -136,6 +142,7 @@ public final class BrokerServer implements AutoCloseable {
     private volatile ScramUsers scramUsers;
     private volatile BrokerAuthorization authorization;
     private volatile BrokerMetrics metrics;
+    private volatile PrometheusEndpoint prometheus;
     private final List<SocketServer> socketServers = new java.util.concurrent.CopyOnWriteArrayList<>();
     private final Map<String, Integer> boundPorts = new LinkedHashMap<>();
     private final Object registrationLock = new Object();
@@ -210,6 +217,7 @@ public final class BrokerServer implements AutoCloseable {
         ListenerChannels channels = new ListenerChannels(config, credentials,
                 version -> ApiVersionsHandler.beforeAuthentication(registryRef.get()), time);
         controller = new Controller(config.brokerId(), new ControllerZkClient(zk), this::uncleanElectionEnabled, time);
+        controller.enableMetrics(metrics);
         // first listener: the controller decides from the images the metadata thread delivers
         controller.onImage(watcher.image());
         watcher.addListener((previous, next, delta) -> controller.onImage(next));
@@ -225,6 +233,7 @@ public final class BrokerServer implements AutoCloseable {
                 config.replicaSocketTimeoutMs(), channels::interBroker, time);
         replicaManager = new ReplicaManager(config.brokerId(), logStore, fetcherManager, alterPartitionManager,
                 config.replicaLagTimeMaxMs(), time);
+        replicaManager.enableMetrics(metrics);
         // mirror partitions keep the source's leader-epoch history until failover
         replicaManager.setSourceEpochPolicy(tp -> watcher.image().mirrors().keepsSourceEpochs(tp));
         logDirFailureHandler = new LogDirFailureHandler(config.brokerId(), logStore, replicaManager,
@@ -237,9 +246,9 @@ public final class BrokerServer implements AutoCloseable {
         watcher.addListener(applier::onImage);
         // after the applier: the coordinator follows the leaderships the applier has just applied
         // before the group coordinator: it resolves regex subscriptions with the authorizer
-        authorization = BrokerAuthorization.start(config, zk);
+        authorization = BrokerAuthorization.start(config, zk, metrics);
         groupCoordinator = new GroupCoordinatorHost(config.brokerId(), config.originals(), replicaManager,
-                authorization.authorizer().map(Authorizer.class::cast), time);
+                authorization.authorizer().map(Authorizer.class::cast), metrics, time);
         watcher.addListener((previous, next, delta) -> groupCoordinator.onImage(previous, next));
         watcher.refresh(60_000);
 
@@ -249,8 +258,15 @@ public final class BrokerServer implements AutoCloseable {
             log.info("{} authorizes every request with the ACLs kept in ZooKeeper (super users: {})",
                     config.authorizerClassName(), config.get(BrokerConfig.SUPER_USERS).orElse("none"));
         }
+        BrokerTopicMetrics topicMetrics = new BrokerTopicMetrics(metrics);
+        watcher.addListener((previous, next, delta) -> {
+            if (previous.topics() != next.topics()) {
+                previous.topics().keySet().stream().filter(topic -> !next.topics().containsKey(topic))
+                        .forEach(topicMetrics::removeTopic);
+            }
+        });
         BrokerContext ctx = new BrokerContext(config, watcher, replicaManager, logStore, topicAdmin, topicConfigs,
-                producerIds, authorization, time);
+                producerIds, authorization, topicMetrics, time);
         adminExecutor = new AdminExecutor("twinlog-admin-" + config.brokerId(), ADMIN_THREADS);
         AlterConfigsHandler alterConfigs = new AlterConfigsHandler(ctx);
         ReassignmentsHandler reassignments = new ReassignmentsHandler(ctx, controller, controllerChannel);
@@ -315,13 +331,15 @@ public final class BrokerServer implements AutoCloseable {
 
         abortIfClosed();
         RequestChannel channel = new RequestChannel(config.queuedMaxRequests());
+        RequestMetrics requestMetrics = new RequestMetrics(metrics);
+        NetworkMetrics.register(metrics, channel);
         handlerPool = new RequestHandlerPool(config.brokerId(), config.numIoThreads(), channel, registry);
         for (Endpoint ep : config.listeners()) {
             SocketServer server;
             try {
                 server = new SocketServer(config.brokerId(), ep, config.numNetworkThreads(),
                         config.socketRequestMaxBytes(), config.connectionsMaxIdleMs(), channel, time,
-                        registry::isCustomApi, channels);
+                        registry::isCustomApi, channels, metrics, requestMetrics);
             } catch (KafkaException e) {
                 // Kafka's builders wrap the cause (a keystore that cannot be read, a JAAS section missing): say it
                 throw new ConfigException("listener " + ep.listenerName() + ": " + innermostMessage(e));
@@ -345,9 +363,26 @@ public final class BrokerServer implements AutoCloseable {
         alterPartitionManager.start();
         controller.start();
         mirrorRuntime.start();
+        if (config.prometheusListener().isPresent()) {
+            prometheus = startPrometheus(config.prometheusListener().get());
+        }
         started = true;
         log.info("Twinlog broker {} started in {} ms, serving {} on cluster {}", config.brokerId(),
                 time.milliseconds() - startMs, registration.endpoints(), clusterId);
+    }
+
+    private PrometheusEndpoint startPrometheus(HttpListener listener) {
+        try {
+            return PrometheusEndpoint.start(listener, metrics);
+        } catch (IOException e) {
+            throw new ConfigException(BrokerConfig.METRICS_PROMETHEUS_LISTENER + ": cannot serve on "
+                    + listener.host() + ":" + listener.port() + ": " + e.getMessage());
+        }
+    }
+
+    /** Where this broker serves its metrics for Prometheus, when it does. */
+    public Optional<String> prometheusUrl() {
+        return Optional.ofNullable(prometheus).map(PrometheusEndpoint::url);
     }
 
     private void abortIfClosed() {
@@ -600,6 +635,7 @@ public final class BrokerServer implements AutoCloseable {
         if (started && controlled) {
             controlledShutdown();
         }
+        closeQuietly("Prometheus endpoint", prometheus);
         closeQuietly("log dir failure handler", logDirFailureHandler);
         closeQuietly("mirror runtime", mirrorRuntime);
         closeQuietly("truncation confirmations", appliedTruncations);

@@ -7,6 +7,7 @@ import io.twinlog.replication.ReplicaManager;
 import io.twinlog.server.ProducerIdManager;
 import io.twinlog.server.metadata.TopicAdmin;
 import io.twinlog.server.metadata.TopicConfigs;
+import io.twinlog.server.metrics.BrokerTopicMetrics;
 import io.twinlog.server.security.BrokerAuthorization;
 import io.twinlog.storage.LogStore;
 import org.apache.kafka.common.utils.Time;
@@ -17,7 +18,7 @@ import org.apache.kafka.common.utils.Time;
  */
 public record BrokerContext(BrokerConfig config, MetadataWatcher metadata, ReplicaManager replicaManager, LogStore logStore,
                             TopicAdmin topicAdmin, TopicConfigs topicConfigs, ProducerIdManager producerIds,
-                            BrokerAuthorization authorization, Time time) {
+                            BrokerAuthorization authorization, BrokerTopicMetrics topicMetrics, Time time) {
 
     public int brokerId() {
         return config.brokerId();

@@ -91,6 +91,8 @@ public final class FetchHandler implements RequestHandler {
         ctx.replicaManager().fetchMessages(params, valid, results -> {
             LinkedHashMap<TopicIdPartition, FetchResponseData.PartitionData> all = new LinkedHashMap<>(results);
             all.putAll(errors);
+            all.forEach((tip, data) -> ctx.topicMetrics().fetched(tip.topic(), follower,
+                    Errors.forCode(data.errorCode()), data.records() == null ? 0 : data.records().sizeInBytes()));
             request.respond(FetchResponse.of(Errors.NONE, 0, FetchMetadata.INVALID_SESSION_ID, all, List.of()));
         });
     }

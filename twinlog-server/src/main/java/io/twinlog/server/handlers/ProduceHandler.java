@@ -123,6 +123,8 @@ public final class ProduceHandler implements RequestHandler {
         ctx.replicaManager().appendRecords(data.timeoutMs(), acks, toAppend, results -> {
             Map<TopicIdPartition, AppendResult> all = new LinkedHashMap<>(early);
             results.forEach((tip, r) -> all.put(idOrName.getOrDefault(tip, tip), r));
+            early.forEach((tip, r) -> ctx.topicMetrics().produced(tip.topic(), r.error(), null));
+            results.forEach((tip, r) -> ctx.topicMetrics().produced(tip.topic(), r.error(), toAppend.get(tip)));
             if (acks == 0) {
                 boolean anyError = all.values().stream().anyMatch(r -> r.error() != Errors.NONE);
                 if (anyError) {

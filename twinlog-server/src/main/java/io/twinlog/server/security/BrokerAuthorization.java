@@ -3,6 +3,7 @@ package io.twinlog.server.security;
 import io.twinlog.clients.mirror.ClusterMirrorResource;
 import io.twinlog.clients.mirror.MirrorApi;
 import io.twinlog.common.BrokerConfig;
+import io.twinlog.common.metrics.BrokerMetrics;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.kafka.common.acl.AclBinding;
 import org.apache.kafka.common.acl.AclBindingFilter;
@@ -59,7 +60,7 @@ public final class BrokerAuthorization implements AutoCloseable {
     }
 
     /** @throws ConfigException for an authorizer other than Kafka's StandardAuthorizer */
-    public static BrokerAuthorization start(BrokerConfig config, CuratorFramework zk) {
+    public static BrokerAuthorization start(BrokerConfig config, CuratorFramework zk, BrokerMetrics metrics) {
         String className = config.authorizerClassName();
         if (className.isBlank()) {
             return new BrokerAuthorization(Optional.empty(), Optional.empty(), Optional.empty());
@@ -68,21 +69,20 @@ public final class BrokerAuthorization implements AutoCloseable {
             throw new ConfigException(BrokerConfig.AUTHORIZER_CLASS_NAME, className, "Twinlog hosts Kafka's "
                     + STANDARD_AUTHORIZER + " (ACLs kept in ZooKeeper); other authorizers are not supported");
         }
-        StandardAuthorizer authorizer = newAuthorizer(config, "kafka");
-        StandardAuthorizer mirrorAuthorizer = newAuthorizer(config, "cluster-mirror");
+        StandardAuthorizer authorizer = newAuthorizer(config, "kafka", metrics.kafkaMetrics());
+        StandardAuthorizer mirrorAuthorizer = newAuthorizer(config, "cluster-mirror", metrics.kafkaMetrics());
         AclStore store = new AclStore(zk, authorizer, mirrorAuthorizer);
         store.start();
         return new BrokerAuthorization(Optional.of(authorizer), Optional.of(mirrorAuthorizer), Optional.of(store));
     }
 
-    private static StandardAuthorizer newAuthorizer(BrokerConfig config, String role) {
+    private static StandardAuthorizer newAuthorizer(BrokerConfig config, String role, Metrics metrics) {
         StandardAuthorizer authorizer = new StandardAuthorizer();
         Map<String, Object> configs = new HashMap<>(config.originals());
         configs.put("node.id", Integer.toString(config.brokerId()));
         authorizer.configure(configs);
-        // the authorizer counts its decisions (a Monitorable plugin, as Kafka's broker hosts it); the broker's own
-        // metrics registry comes with issue 14
-        Metrics metrics = new Metrics();
+        // the authorizer counts its decisions (a Monitorable plugin, as Kafka's broker hosts it), in the broker's
+        // metrics: kafka.server:type=plugins,config=authorizer.class.name,... over JMX and Prometheus
         authorizer.withPluginMetrics(new PluginMetricsImpl(metrics, Map.of("config", AUTHORIZER_CONFIG,
                 "class", StandardAuthorizer.class.getSimpleName(), "role", role)));
         return authorizer;
