@@ -23,6 +23,10 @@ public interface MirrorFetchMetrics {
         @Override
         public void onSourceNewestTimestamp(TopicPartition partition, long timestamp) {
         }
+
+        @Override
+        public void onSourceNewestTimestampUnavailable(TopicPartition partition) {
+        }
     };
 
     /** The fetch thread of source broker {@code sourceBroker} started; its fetches are counted until closed. */
@@ -37,6 +41,9 @@ public interface MirrorFetchMetrics {
 
     /** The source's newest record timestamp of a partition that is behind (ListOffsets max timestamp). */
     void onSourceNewestTimestamp(TopicPartition partition, long timestamp);
+
+    /** The source could not say what its newest record timestamp is (a source before ListOffsets v7). */
+    void onSourceNewestTimestampUnavailable(TopicPartition partition);
 
     /** Counts one fetch thread's fetch requests. */
     interface FetchCounter extends AutoCloseable {

@@ -193,11 +193,13 @@ final class SourceBrokerFetcher implements Runnable {
      */
     private void probeSourceNewestTimestamps(Map<TopicPartition, Assigned> current, long now) {
         Map<String, ListOffsetsRequestData.ListOffsetsTopic> topics = new HashMap<>();
+        List<TopicPartition> probed = new ArrayList<>(timestampProbes.size());
         for (TopicPartition tp : timestampProbes) {
             Assigned a = current.get(tp);
             if (a == null) {
                 continue;
             }
+            probed.add(tp);
             nextTimestampProbeMs.put(tp, now + TIMESTAMP_PROBE_INTERVAL_MS);
             topics.computeIfAbsent(tp.topic(), t -> new ListOffsetsRequestData.ListOffsetsTopic().setName(t))
                     .partitions().add(new ListOffsetsRequestData.ListOffsetsPartition()
@@ -222,6 +224,7 @@ final class SourceBrokerFetcher implements Runnable {
                 timestampProbeFailureReported = true;
                 log.info(message, owner.mirrorName(), node.id(), e.toString());
             }
+            probed.forEach(owner.metrics()::onSourceNewestTimestampUnavailable);
             return;
         }
         for (ListOffsetsResponseData.ListOffsetsTopicResponse t : response.data().topics()) {

@@ -227,6 +227,11 @@ public final class MirrorMetrics implements AutoCloseable {
                     led.sourceNewestTimestamp = timestamp;
                 }
             }
+
+            @Override
+            public void onSourceNewestTimestampUnavailable(TopicPartition tp) {
+                onSourceNewestTimestamp(tp, PartitionLag.UNAVAILABLE);
+            }
         };
     }
 
@@ -398,7 +403,7 @@ public final class MirrorMetrics implements AutoCloseable {
         private volatile List<MetricName> lagGauges;
         // written by the fetch thread that appends to the partition, read by gauges
         private volatile long sourceHighWatermark = -1;
-        private volatile long sourceNewestTimestamp = -1;
+        private volatile long sourceNewestTimestamp = PartitionLag.NOT_ASKED;
         private volatile long mirroredNewestTimestamp = -1;
         private volatile long bytesMirrored;
         private volatile long offsetsMirrored;

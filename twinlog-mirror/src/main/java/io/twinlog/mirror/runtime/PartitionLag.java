@@ -11,13 +11,19 @@ package io.twinlog.mirror.runtime;
  *       mirrored of the partition (bytes appended over offsets appended, batch headers included); 0 before anything
  *       was mirrored.</li>
  *   <li><b>time</b>: the RPO a failover would cost now, 0 when caught up; otherwise the source's newest record
- *       timestamp (ListOffsets max timestamp) minus the max timestamp of the newest batch mirrored, at least 0. When
- *       the source's newest timestamp is not known (not asked yet, or a source without ListOffsets v7), the age of
- *       the newest batch mirrored ({@code now} minus its max timestamp), an upper bound when the source is
- *       being written to. 0 before anything was mirrored.</li>
+ *       timestamp (ListOffsets max timestamp, looked up when the partition falls behind and every few seconds while
+ *       it stays behind) minus the max timestamp of the newest batch mirrored, at least 0. From a source that cannot
+ *       say ({@link #UNAVAILABLE}: before ListOffsets v7), the age of the newest batch mirrored ({@code now} minus
+ *       its max timestamp), an upper bound while the source is being written to. 0 before anything was mirrored,
+ *       and during the one round trip before the source's first answer.</li>
  * </ul>
  */
 final class PartitionLag {
+    /** The source's newest timestamp was not asked for yet. */
+    static final long NOT_ASKED = -1;
+    /** The source could not say what its newest timestamp is. */
+    static final long UNAVAILABLE = -2;
+
     private PartitionLag() {
     }
 
@@ -34,10 +40,10 @@ final class PartitionLag {
     }
 
     static long millis(long lagRecords, long sourceNewestTimestamp, long mirroredNewestTimestamp, long nowMs) {
-        if (lagRecords <= 0 || mirroredNewestTimestamp < 0) {
+        if (lagRecords <= 0 || mirroredNewestTimestamp < 0 || sourceNewestTimestamp == NOT_ASKED) {
             return 0;
         }
-        if (sourceNewestTimestamp < 0) {
+        if (sourceNewestTimestamp == UNAVAILABLE) {
             return Math.max(0, nowMs - mirroredNewestTimestamp);
         }
         return Math.max(0, sourceNewestTimestamp - mirroredNewestTimestamp);

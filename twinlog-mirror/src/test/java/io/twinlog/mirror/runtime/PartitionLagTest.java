@@ -48,8 +48,14 @@ class PartitionLagTest {
     }
 
     @Test
-    void timeFallsBackToTheAgeOfTheNewestMirroredWhenTheSourcesIsUnknown() {
-        assertEquals(8_000, PartitionLag.millis(10, -1, NOW - 8_000, NOW));
+    void timeFallsBackToTheAgeOfTheNewestMirroredWhenTheSourceCannotSay() {
+        assertEquals(8_000, PartitionLag.millis(10, PartitionLag.UNAVAILABLE, NOW - 8_000, NOW));
+    }
+
+    @Test
+    void timeIsZeroUntilTheSourceIsAsked() {
+        // one round trip: the wall clock would make old records look minutes behind
+        assertEquals(0, PartitionLag.millis(10, PartitionLag.NOT_ASKED, NOW - 300_000, NOW));
     }
 
     @Test
