@@ -12,6 +12,9 @@ Twinlog quickstart: two 3-broker clusters with a cluster mirror between them, da
   source      bootstrap servers: 127.0.0.1:9092,127.0.0.1:9093,127.0.0.1:9094   (ZooKeeper 127.0.0.1:2181)
   destination bootstrap servers: 127.0.0.1:9192,127.0.0.1:9193,127.0.0.1:9194   (ZooKeeper 127.0.0.1:2182)
 
+Mirror dashboard (when the log says both clusters are up; failover/pause/resume buttons enabled):
+  destination http://127.0.0.1:8080/    source http://127.0.0.1:8081/    JSON: http://127.0.0.1:8080/api/v1/mirrors
+
 When the log says both clusters are up, in another terminal (Kafka's tools from a Kafka 4.x distribution):
   # 1. a topic with data on the source, and an application reading it with a consumer group
   kafka-topics.sh --bootstrap-server :9092 --create --topic orders --partitions 3 --replication-factor 3
@@ -30,4 +33,4 @@ When the log says both clusters are up, in another terminal (Kafka's tools from 
 
 MSG
 exec "$TWINLOG_HOME/bin/twinlog-run-class.sh" io.twinlog.server.LocalClusterMain --brokers 3 --first-port 9092 \
-  --zookeeper-port 2181 --data "$DATA" --mirror quickstart "$@"
+  --zookeeper-port 2181 --data "$DATA" --mirror quickstart --dashboard-port 8080 --dashboard-actions "$@"

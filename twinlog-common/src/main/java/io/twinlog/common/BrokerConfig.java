@@ -111,6 +111,8 @@ public final class BrokerConfig {
     public static final String METRICS_SAMPLE_WINDOW_MS = MetricConfigs.METRIC_SAMPLE_WINDOW_MS_CONFIG;
     public static final String METRICS_RECORDING_LEVEL = MetricConfigs.METRIC_RECORDING_LEVEL_CONFIG;
     public static final String METRICS_PROMETHEUS_LISTENER = "metrics.prometheus.listener";
+    public static final String DASHBOARD_LISTENER = "dashboard.listener";
+    public static final String DASHBOARD_ACTIONS_ENABLE = "dashboard.actions.enable";
     public static final String PASSWORD_ENCODER_OLD_SECRET = "password.encoder.old.secret";
     public static final String REPLICA_FETCH_WAIT_MAX_MS = ReplicationConfigs.REPLICA_FETCH_WAIT_MAX_MS_CONFIG;
     public static final String NUM_REPLICA_FETCHERS = ReplicationConfigs.NUM_REPLICA_FETCHERS_CONFIG;
@@ -358,6 +360,17 @@ public final class BrokerConfig {
         String v = values.getString(METRICS_PROMETHEUS_LISTENER);
         return v == null || v.isBlank() ? Optional.empty()
                 : Optional.of(HttpListener.parse(METRICS_PROMETHEUS_LISTENER, v));
+    }
+
+    /** Where to serve the mirror dashboard and its JSON API; empty: nowhere. */
+    public Optional<HttpListener> dashboardListener() {
+        String v = values.getString(DASHBOARD_LISTENER);
+        return v == null || v.isBlank() ? Optional.empty() : Optional.of(HttpListener.parse(DASHBOARD_LISTENER, v));
+    }
+
+    /** Whether the dashboard offers failover, pause and resume (through the mirror admin API). */
+    public boolean dashboardActionsEnable() {
+        return values.getBoolean(DASHBOARD_ACTIONS_ENABLE);
     }
 
     public long mirrorStateTimeoutMs() {

@@ -48,6 +48,7 @@ final class BrokerConfigDefinitions {
         defineTwinlog(def);
         defineSecurity(def);
         defineMetrics(def);
+        defineDashboard(def);
         return def;
     }
 
@@ -90,6 +91,20 @@ final class BrokerConfigDefinitions {
                 Importance.MEDIUM, "Where the broker serves its metrics in Prometheus' text format, as "
                         + "http://host:port (the path is /metrics; port 0 picks a free port): the same metrics as "
                         + "JMX, with Prometheus naming (docs/operations.md). Not set: no endpoint.");
+    }
+
+    /** The mirror dashboard (issue 14): a web page and JSON API on an HTTP listener of its own, read-only by default. */
+    private static void defineDashboard(ConfigDef def) {
+        def.define(BrokerConfig.DASHBOARD_LISTENER, Type.STRING, null, BrokerConfigValidators.httpListener(),
+                Importance.MEDIUM, "Where the broker serves the mirror dashboard, as http://host:port (the page is "
+                        + "/, the JSON API /api/v1/mirrors; port 0 picks a free port): mirrors, partition states, "
+                        + "lag charts, the failover and failback commands (docs/operations.md). It has no login of "
+                        + "its own for reading: bind it to loopback or a trusted network. Not set: no dashboard.");
+        def.define(BrokerConfig.DASHBOARD_ACTIONS_ENABLE, Type.BOOLEAN, false, Importance.MEDIUM,
+                "Whether the dashboard offers failover, pause and resume buttons. Each action is sent as a mirror "
+                        + "admin request to this broker's inter-broker listener; when that listener uses SASL, "
+                        + "the operator's HTTP Basic credentials are the SASL login, so the broker's authorizer "
+                        + "decides (docs/operations.md).");
     }
 
     private static void defineBroker(ConfigDef def) {

@@ -6,6 +6,7 @@ import io.twinlog.common.HttpListener;
 import io.twinlog.common.metrics.BrokerMetrics;
 import io.twinlog.controller.Controller;
 import io.twinlog.controller.metadata.BrokerRegistration;
+import io.twinlog.controller.metadata.MetadataImage;
 import io.twinlog.controller.zk.ControllerZkClient;
 import io.twinlog.controller.zk.EmbeddedZooKeeper;
 import io.twinlog.controller.zk.MetadataStore;
@@ -28,6 +29,7 @@ import io.twinlog.replication.ReplicaFetcherManager;
 import io.twinlog.replication.ReplicaManager;
 import io.twinlog.server.controller.AlterPartitionManager;
 import io.twinlog.server.controller.ControllerChannel;
+import io.twinlog.server.dashboard.DashboardServer;
 import io.twinlog.server.handlers.AclsHandler;
 import io.twinlog.server.handlers.AlterConfigsHandler;
 import io.twinlog.server.handlers.AlterPartitionHandler;
@@ -142,6 +144,7 @@ public final class BrokerServer implements AutoCloseable {
     private volatile ScramUsers scramUsers;
     private volatile BrokerAuthorization authorization;
     private volatile BrokerMetrics metrics;
+    private volatile DashboardServer dashboard;
     private volatile PrometheusEndpoint prometheus;
     private final List<SocketServer> socketServers = new java.util.concurrent.CopyOnWriteArrayList<>();
     private final Map<String, Integer> boundPorts = new LinkedHashMap<>();
@@ -363,6 +366,7 @@ public final class BrokerServer implements AutoCloseable {
         alterPartitionManager.start();
         controller.start();
         mirrorRuntime.start();
+        startDashboard();
         if (config.prometheusListener().isPresent()) {
             prometheus = startPrometheus(config.prometheusListener().get());
         }
@@ -383,6 +387,46 @@ public final class BrokerServer implements AutoCloseable {
     /** Where this broker serves its metrics for Prometheus, when it does. */
     public Optional<String> prometheusUrl() {
         return Optional.ofNullable(prometheus).map(PrometheusEndpoint::url);
+    }
+
+    /** The mirror dashboard on {@code dashboard.listener}, after the mirror runtime (it describes the mirrors). */
+    private void startDashboard() throws IOException {
+        if (config.dashboardListener().isEmpty()) {
+            return;
+        }
+        String clientListener = config.advertisedListeners().get(0).listenerName();
+        dashboard = DashboardServer.start(config.dashboardListener().get(), config.dashboardActionsEnable(),
+                new DashboardServer.Broker() {
+                    @Override
+                    public int brokerId() {
+                        return config.brokerId();
+                    }
+
+                    @Override
+                    public MetadataImage image() {
+                        return watcher.image();
+                    }
+
+                    @Override
+                    public String clientListener() {
+                        return clientListener;
+                    }
+
+                    @Override
+                    public Optional<Map<String, Object>> localClientConfigs() {
+                        return LocalClientConfigs.of(config, watcher.image(), config.brokerId());
+                    }
+
+                    @Override
+                    public boolean authorizerEnabled() {
+                        return authorization.enabled();
+                    }
+                }, metrics.registry(), time);
+    }
+
+    /** The mirror dashboard's URL ({@code dashboard.listener}); empty when it is off or not started. */
+    public Optional<String> dashboardUrl() {
+        return Optional.ofNullable(dashboard).map(DashboardServer::url);
     }
 
     private void abortIfClosed() {
@@ -636,6 +680,7 @@ public final class BrokerServer implements AutoCloseable {
             controlledShutdown();
         }
         closeQuietly("Prometheus endpoint", prometheus);
+        closeQuietly("dashboard", dashboard);
         closeQuietly("log dir failure handler", logDirFailureHandler);
         closeQuietly("mirror runtime", mirrorRuntime);
         closeQuietly("truncation confirmations", appliedTruncations);

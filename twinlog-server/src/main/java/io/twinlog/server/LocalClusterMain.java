@@ -46,6 +46,14 @@ public final class LocalClusterMain implements Callable<Integer> {
     @Option(names = "--mirror", description = "Also run a destination cluster (ports +100) mirroring the first")
     private String mirror;
 
+    @Option(names = "--dashboard-port", defaultValue = "0", description = "Serve the mirror dashboard on this port "
+            + "from the first broker of the destination (of the only cluster without --mirror), and on the next port "
+            + "from the source's first broker; 0: no dashboard")
+    private int dashboardPort;
+
+    @Option(names = "--dashboard-actions", description = "Enable the dashboards' failover, pause and resume buttons")
+    private boolean dashboardActions;
+
     @Option(names = "--override", paramLabel = "KEY=VALUE", description = "Broker property for every broker")
     private Map<String, String> overrides = Map.of();
 
@@ -87,9 +95,10 @@ public final class LocalClusterMain implements Callable<Integer> {
         File base = data.getAbsoluteFile();
         boolean twoClusters = mirror != null;
         clusters.add(startCluster(twoClusters ? "source" : "cluster", new File(base, twoClusters ? "source" : ""),
-                firstPort, zookeeperPort));
+                firstPort, zookeeperPort, dashboardPort == 0 ? 0 : twoClusters ? dashboardPort + 1 : dashboardPort));
         if (twoClusters) {
-            clusters.add(startCluster("destination", new File(base, "destination"), firstPort + 100, zookeeperPort + 1));
+            clusters.add(startCluster("destination", new File(base, "destination"), firstPort + 100, zookeeperPort + 1,
+                    dashboardPort));
             try (MirrorAdmin admin = MirrorAdmin.create(clusters.get(1).bootstrap(), Duration.ofSeconds(60))) {
                 if (admin.listClusterMirrors(false).stream().noneMatch(m -> m.name().equals(mirror))) {
                     // groups synced every 5 s (default 30 s) so a demo failover finds them up to date
@@ -102,11 +111,15 @@ public final class LocalClusterMain implements Callable<Integer> {
         for (LocalCluster c : clusters) {
             System.out.println("READY " + c.name() + " bootstrap.servers=" + c.bootstrap());
         }
+        for (LocalCluster c : clusters) {
+            c.brokers().get(0).dashboardUrl().ifPresent(url -> System.out.println("DASHBOARD " + c.name() + " " + url));
+        }
         stopped.await();
         return 0;
     }
 
-    private LocalCluster startCluster(String name, File dir, int port, int zkPort) throws Exception {
+    /** {@code dashboard}: the port of the first broker's mirror dashboard, 0 for none. */
+    private LocalCluster startCluster(String name, File dir, int port, int zkPort, int dashboard) throws Exception {
         EmbeddedZooKeeper zooKeeper = EmbeddedZooKeeper.start(new File(dir, "zookeeper"), zkPort);
         List<BrokerServer> running = new ArrayList<>();
         LocalCluster cluster = new LocalCluster(name, zooKeeper, running);
@@ -121,6 +134,10 @@ public final class LocalClusterMain implements Callable<Integer> {
             p.put(BrokerConfig.NUM_IO_THREADS, "4");
             // brokers sharing a JVM cannot share JMX names: each serves its metrics over Prometheus instead
             p.put(BrokerConfig.METRIC_REPORTERS, "");
+            if (i == 1 && dashboard > 0) {
+                p.put(BrokerConfig.DASHBOARD_LISTENER, "http://127.0.0.1:" + dashboard);
+                p.put(BrokerConfig.DASHBOARD_ACTIONS_ENABLE, Boolean.toString(dashboardActions));
+            }
             p.putAll(overrides);
             BrokerServer broker = new BrokerServer(new BrokerConfig(p), Time.SYSTEM);
             broker.start();

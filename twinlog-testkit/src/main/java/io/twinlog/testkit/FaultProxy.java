@@ -12,7 +12,8 @@ import java.util.concurrent.ConcurrentHashMap;
 /**
  * A loopback TCP proxy that a test can cut and heal: between two brokers (replication, controller requests) or
  * between a broker and ZooKeeper (session loss). Cutting closes every open connection and refuses new ones until
- * {@link #heal()}; a peer sees exactly what a network partition followed by resets looks like.
+ * {@link #heal()}; a peer sees exactly what a network partition followed by resets looks like. It can also
+ * {@link #throttle} the bandwidth, as a slow link between two data centres would (a mirror falls behind its source).
  *
  * <p>Threads: one acceptor, two pump threads per connection (blocking I/O keeps it simple and it is test-only).
  */
@@ -23,6 +24,8 @@ public final class FaultProxy implements AutoCloseable {
     private final Set<Socket> open = ConcurrentHashMap.newKeySet();
     private final Thread acceptor;
     private volatile boolean cut;
+    /** Bytes per second in each direction of each connection; 0: unlimited. */
+    private volatile long bytesPerSecond;
     private volatile boolean closed;
 
     public FaultProxy(String name, String targetHost, int targetPort) throws IOException {
@@ -62,6 +65,14 @@ public final class FaultProxy implements AutoCloseable {
             closeQuietly(s);
         }
         open.clear();
+    }
+
+    /** Limits each direction of each connection to {@code bytesPerSecond} (0: unlimited again), open ones too. */
+    public void throttle(long bytesPerSecond) {
+        if (bytesPerSecond < 0) {
+            throw new IllegalArgumentException("bytesPerSecond must be at least 0, not " + bytesPerSecond);
+        }
+        this.bytesPerSecond = bytesPerSecond;
     }
 
     public boolean isCut() {
@@ -106,9 +117,16 @@ public final class FaultProxy implements AutoCloseable {
                     }
                     out.write(buf, 0, n);
                     out.flush();
+                    long rate = bytesPerSecond;
+                    if (rate > 0) {
+                        // the link's speed, simulated: the pump is the wire, not a test waiting for a state
+                        Thread.sleep(n * 1000L / rate);
+                    }
                 }
             } catch (IOException ignored) {
                 // the other side closed, or the proxy was cut
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
             } finally {
                 closeQuietly(from);
                 closeQuietly(to);

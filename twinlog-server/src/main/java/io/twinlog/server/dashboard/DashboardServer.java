@@ -1,0 +1,404 @@
+package io.twinlog.server.dashboard;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpServer;
+import io.twinlog.clients.mirror.MirrorAdmin;
+import io.twinlog.clients.mirror.MirrorAdmin.MirrorDescription;
+import io.twinlog.clients.mirror.MirrorErrors;
+import io.twinlog.clients.mirror.MirrorException;
+import io.twinlog.common.Endpoint;
+import io.twinlog.common.HttpListener;
+import io.twinlog.controller.metadata.BrokerRegistration;
+import io.twinlog.controller.metadata.MetadataImage;
+import io.twinlog.controller.metadata.PartitionImage;
+import io.twinlog.controller.metadata.TopicImage;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.SaslAuthenticationException;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.utils.Time;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.URLDecoder;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
+
+/**
+ * The mirror dashboard of one broker ({@code dashboard.listener}): a page served from this jar ({@code /}, with its
+ * script and style sheet) that polls the JSON document {@code GET /api/v1/mirrors} every few seconds, and, with
+ * {@code dashboard.actions.enable}, {@code POST /api/v1/mirrors/{mirror}/topics/{topic}/{failover|pause|resume}}.
+ *
+ * <p>Data and actions go through the mirror admin API ({@link MirrorAdmin}) against this cluster's inter-broker
+ * listener, as {@code twinlog-mirrors.sh} would: the document is DescribeClusterMirrors' answer (read with the
+ * broker's own login, so the dashboard listener must be trusted, like a JMX port), an action is the same request as
+ * the command's, sent with the operator's login ({@link ActionLogin}) so the broker's authorizer decides.
+ *
+ * <p>Threads: the JDK server's dispatcher and {@value #THREADS} request threads with a bounded queue (when it is
+ * full the dispatcher serves the request itself, which slows accepting). The document is rebuilt at most once per
+ * {@value #SNAPSHOT_MAX_AGE_MS} ms whatever the number of open pages. Every request ends with an answer: bad ones
+ * with a 4xx and a one-line JSON {@code {"error": ...}}, failures with a 5xx, logged.
+ */
+public final class DashboardServer implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(DashboardServer.class);
+    private static final int THREADS = 2;
+    private static final int QUEUED_REQUESTS = 16;
+    private static final long SNAPSHOT_MAX_AGE_MS = 1_000;
+    private static final Duration ADMIN_TIMEOUT = Duration.ofSeconds(15);
+    private static final int MAX_BODY_BYTES = 4_096;
+    private static final String API = "/api/v1/mirrors";
+    private static final String RESOURCES = "/io/twinlog/server/dashboard/";
+    private static final Map<String, String> STATIC = Map.of(
+            "/", "index.html", "/index.html", "index.html", "/dashboard.js", "dashboard.js",
+            "/dashboard.css", "dashboard.css");
+    private static final ObjectMapper MAPPER = new ObjectMapper();
+
+    /** What the dashboard reads from its broker. */
+    public interface Broker {
+        int brokerId();
+
+        MetadataImage image();
+
+        /** The listener name clients use (the first advertised listener); its endpoints make the bootstrap list. */
+        String clientListener();
+
+        /** The broker's own client configs for its inter-broker listener; empty before any broker registered. */
+        Optional<Map<String, Object>> localClientConfigs();
+
+        boolean authorizerEnabled();
+    }
+
+    private final HttpListener listener;
+    private final boolean actionsEnabled;
+    private final Broker broker;
+    private final LagGauges gauges;
+    private final Time time;
+    private final HttpServer server;
+    private final ThreadPoolExecutor executor;
+    private final Object snapshotLock = new Object();
+    // guarded by snapshotLock
+    private byte[] snapshot;
+    private long snapshotTimeMs;
+
+    private DashboardServer(HttpListener listener, boolean actionsEnabled, Broker broker,
+                            com.yammer.metrics.core.MetricsRegistry registry, Time time) throws IOException {
+        this.listener = listener;
+        this.actionsEnabled = actionsEnabled;
+        this.broker = broker;
+        this.gauges = new LagGauges(registry);
+        this.time = time;
+        AtomicInteger count = new AtomicInteger();
+        this.executor = new ThreadPoolExecutor(THREADS, THREADS, 60, TimeUnit.SECONDS,
+                new ArrayBlockingQueue<>(QUEUED_REQUESTS), r -> {
+                    Thread t = new Thread(r, "twinlog-dashboard-" + broker.brokerId() + "-" + count.getAndIncrement());
+                    t.setDaemon(true);
+                    return t;
+                }, new ThreadPoolExecutor.CallerRunsPolicy());
+        this.server = HttpServer.create(new InetSocketAddress(listener.host(), listener.port()), 50);
+        server.createContext("/", this::handle);
+        server.setExecutor(executor);
+    }
+
+    /** Binds and starts serving. */
+    public static DashboardServer start(HttpListener listener, boolean actionsEnabled, Broker broker,
+                                        com.yammer.metrics.core.MetricsRegistry registry, Time time)
+            throws IOException {
+        DashboardServer s = new DashboardServer(listener, actionsEnabled, broker, registry, time);
+        s.server.start();
+        log.info("[Dashboard broker={}] serving the mirror dashboard at {} (actions {})", broker.brokerId(), s.url(),
+                actionsEnabled ? "enabled" : "disabled: read-only");
+        return s;
+    }
+
+    /** The page's URL, with the bound port. */
+    public String url() {
+        return listener.url(server.getAddress().getPort(), "/");
+    }
+
+    public int boundPort() {
+        return server.getAddress().getPort();
+    }
+
+    @Override
+    public void close() {
+        server.stop(0);
+        executor.shutdownNow();
+    }
+
+    private void handle(HttpExchange exchange) throws IOException {
+        try (exchange) {
+            String path = exchange.getRequestURI().getRawPath();
+            String method = exchange.getRequestMethod();
+            try {
+                if (STATIC.containsKey(path)) {
+                    requireMethod(method, "GET");
+                    serveResource(exchange, STATIC.get(path));
+                } else if (path.equals(API)) {
+                    requireMethod(method, "GET");
+                    sendBytes(exchange, 200, "application/json", snapshot());
+                } else if (path.startsWith(API + "/")) {
+                    requireMethod(method, "POST");
+                    act(exchange, path.substring(API.length() + 1));
+                } else {
+                    throw new HttpError(404, "No such page: " + path);
+                }
+            } catch (HttpError e) {
+                log.debug("[Dashboard broker={}] {} {}: {} {}", broker.brokerId(), method, path, e.status,
+                        e.getMessage());
+                if (e.status == 401) {
+                    exchange.getResponseHeaders().set("WWW-Authenticate",
+                            "Basic realm=\"Twinlog cluster\", charset=\"UTF-8\"");
+                }
+                if (e.status == 405) {
+                    exchange.getResponseHeaders().set("Allow", e.allow);
+                }
+                sendError(exchange, e.status, e.getMessage());
+            } catch (RuntimeException e) {
+                log.warn("[Dashboard broker={}] {} {} failed", broker.brokerId(), method, path, e);
+                sendError(exchange, 500, "Internal error: " + e);
+            }
+        }
+    }
+
+    private static void requireMethod(String method, String allowed) {
+        if (!method.equals(allowed)) {
+            HttpError e = new HttpError(405, "Method " + method + " not allowed here; use " + allowed);
+            e.allow = allowed;
+            throw e;
+        }
+    }
+
+    private void serveResource(HttpExchange exchange, String name) throws IOException {
+        try (InputStream in = DashboardServer.class.getResourceAsStream(RESOURCES + name)) {
+            if (in == null) {
+                throw new IllegalStateException("Dashboard resource " + name + " missing from the jar");
+            }
+            String type = name.endsWith(".html") ? "text/html; charset=utf-8"
+                    : name.endsWith(".js") ? "text/javascript; charset=utf-8" : "text/css; charset=utf-8";
+            sendBytes(exchange, 200, type, in.readAllBytes());
+        }
+    }
+
+    /** The JSON document, rebuilt when older than {@value #SNAPSHOT_MAX_AGE_MS} ms. */
+    private byte[] snapshot() throws IOException {
+        synchronized (snapshotLock) {
+            long now = time.milliseconds();
+            if (snapshot == null || now - snapshotTimeMs >= SNAPSHOT_MAX_AGE_MS) {
+                snapshot = MAPPER.writeValueAsBytes(buildDocument(now));
+                snapshotTimeMs = now;
+            }
+            return snapshot;
+        }
+    }
+
+    private ObjectNode buildDocument(long nowMs) throws IOException {
+        MetadataImage image = broker.image();
+        Map<String, Object> configs = broker.localClientConfigs()
+                .orElseThrow(() -> new HttpError(503, "This broker has not registered yet"));
+        Map<String, MirrorDescription> mirrors;
+        try (MirrorAdmin admin = MirrorAdmin.create(withTimeouts(configs))) {
+            mirrors = admin.describeClusterMirrors(List.of());
+        } catch (MirrorException e) {
+            throw new HttpError(502, "DescribeClusterMirrors failed: " + e.getMessage());
+        } catch (IOException e) {
+            throw new HttpError(503, "This cluster did not answer DescribeClusterMirrors: " + e.getMessage());
+        }
+        DashboardView.Cluster cluster = cluster(image);
+        return DashboardView.build(cluster, mirrors, gauges::value,
+                new MirrorCommands("bin/twinlog-mirrors.sh", cluster.bootstrapServers()), actionsEnabled, nowMs);
+    }
+
+    private DashboardView.Cluster cluster(MetadataImage image) {
+        List<DashboardView.Broker> brokers = new ArrayList<>();
+        List<String> bootstrap = new ArrayList<>();
+        for (BrokerRegistration b : image.brokers().values()) {
+            Optional<Endpoint> ep = b.endpoint(broker.clientListener());
+            String address = ep.map(e -> (e.host().contains(":") ? "[" + e.host() + "]" : e.host()) + ":" + e.port())
+                    .orElse("");
+            ep.ifPresent(e -> bootstrap.add(address));
+            brokers.add(new DashboardView.Broker(b.id(), address, b.rack().orElse(null)));
+        }
+        Map<TopicPartition, Integer> leaders = new HashMap<>();
+        for (TopicImage t : image.topics().values()) {
+            for (PartitionImage p : t.partitions().values()) {
+                leaders.put(new TopicPartition(t.name(), p.partition()), p.leader());
+            }
+        }
+        return new DashboardView.Cluster(image.clusterId(), broker.brokerId(), image.controllerId(), brokers,
+                String.join(",", bootstrap), leaders);
+    }
+
+    /** {@code {mirror}/topics/{topic}/{action}}: the same admin request as the command line's, as the operator. */
+    private void act(HttpExchange exchange, String rest) throws IOException {
+        String[] parts = rest.split("/", -1);
+        if (parts.length != 4 || !parts[1].equals("topics")) {
+            throw new HttpError(404, "Expected POST " + API + "/{mirror}/topics/{topic}/{failover|pause|resume}");
+        }
+        String mirror = decode(parts[0]);
+        String topic = decode(parts[2]);
+        Action action = Action.parse(parts[3]);
+        if (!actionsEnabled) {
+            throw new HttpError(403, "Dashboard actions are disabled on this broker (dashboard.actions.enable=false): "
+                    + "use bin/twinlog-mirrors.sh");
+        }
+        // a cross-site form cannot send this content type without a CORS preflight, which is never answered
+        String contentType = exchange.getRequestHeaders().getFirst("Content-Type");
+        if (contentType == null || !contentType.toLowerCase().startsWith("application/json")) {
+            throw new HttpError(415, "Actions take Content-Type: application/json");
+        }
+        readBody(exchange);
+        if (mirror.isEmpty() || topic.isEmpty()) {
+            throw new HttpError(400, "A mirror and a topic are needed");
+        }
+        Map<String, Object> local = broker.localClientConfigs()
+                .orElseThrow(() -> new HttpError(503, "This broker has not registered yet"));
+        Optional<ActionLogin.Credentials> operator = ActionLogin.Credentials.fromHeader(
+                exchange.getRequestHeaders().getFirst("Authorization"));
+        ActionLogin.Decision decision = ActionLogin.decide(local, operator, broker.authorizerEnabled());
+        if (decision instanceof ActionLogin.Refused refused) {
+            throw new HttpError(refused.status(), refused.message());
+        }
+        Map<String, Object> configs = withTimeouts(((ActionLogin.Allowed) decision).clientConfigs());
+        String who = operator.map(ActionLogin.Credentials::username).orElse("anonymous");
+        log.info("[Dashboard broker={}] {} of topic {} on mirror {} asked by {} from {}", broker.brokerId(), action,
+                topic, mirror, who, exchange.getRemoteAddress());
+        Map<String, MirrorException> errors;
+        try (MirrorAdmin admin = MirrorAdmin.create(configs)) {
+            errors = switch (action) {
+                case FAILOVER -> admin.stopMirrorTopics(mirror, List.of(topic), List.of());
+                case PAUSE -> admin.pauseMirrorTopics(mirror, List.of(topic), List.of());
+                case RESUME -> admin.resumeMirrorTopics(mirror, List.of(topic), List.of());
+            };
+        } catch (MirrorException e) {
+            throw new HttpError(statusOf(e.errorCode()), e.getMessage());
+        } catch (IOException e) {
+            if (e.getCause() instanceof SaslAuthenticationException refused) {
+                // the client ends the call at the first refused login (MirrorNetworkClient)
+                throw new HttpError(401, "Login refused by the cluster: " + refused.getMessage());
+            }
+            throw new HttpError(503, "This cluster did not answer: " + e.getMessage());
+        }
+        if (!errors.isEmpty()) {
+            Map.Entry<String, MirrorException> first = errors.entrySet().iterator().next();
+            throw new HttpError(statusOf(first.getValue().errorCode()), first.getKey() + ": " + first.getValue().getMessage());
+        }
+        synchronized (snapshotLock) {
+            snapshot = null; // the next poll shows the change
+        }
+        ObjectNode ok = MAPPER.createObjectNode();
+        ok.put("mirror", mirror);
+        ok.put("topic", topic);
+        ok.put("action", action.path);
+        ok.put("result", "accepted");
+        sendBytes(exchange, 200, "application/json", MAPPER.writeValueAsBytes(ok));
+    }
+
+    private static int statusOf(short code) {
+        if (code == MirrorErrors.CLUSTER_MIRROR_AUTHORIZATION_FAILED.code
+                || code == Errors.CLUSTER_AUTHORIZATION_FAILED.code()
+                || code == Errors.TOPIC_AUTHORIZATION_FAILED.code()) {
+            return 403;
+        }
+        if (code == MirrorErrors.UNKNOWN_CLUSTER_MIRROR.code || code == Errors.UNKNOWN_TOPIC_OR_PARTITION.code()) {
+            return 404;
+        }
+        if (code == Errors.SASL_AUTHENTICATION_FAILED.code()) {
+            return 401;
+        }
+        return 409;
+    }
+
+    private static Map<String, Object> withTimeouts(Map<String, Object> configs) {
+        Map<String, Object> out = new HashMap<>(configs);
+        out.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, (int) ADMIN_TIMEOUT.toMillis());
+        out.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, (int) ADMIN_TIMEOUT.toMillis());
+        out.put(AdminClientConfig.CLIENT_ID_CONFIG, "twinlog-dashboard");
+        return out;
+    }
+
+    private static String decode(String segment) {
+        try {
+            return URLDecoder.decode(segment, StandardCharsets.UTF_8);
+        } catch (IllegalArgumentException e) {
+            throw new HttpError(400, "Malformed path segment: " + segment);
+        }
+    }
+
+    /** Reads (and bounds) the body; actions take no parameters beyond the path, so it must be a JSON value. */
+    private static void readBody(HttpExchange exchange) throws IOException {
+        byte[] body = exchange.getRequestBody().readNBytes(MAX_BODY_BYTES + 1);
+        if (body.length > MAX_BODY_BYTES) {
+            throw new HttpError(413, "Request body over " + MAX_BODY_BYTES + " bytes");
+        }
+        if (body.length > 0) {
+            try {
+                MAPPER.readTree(body);
+            } catch (IOException e) {
+                throw new HttpError(400, "Request body is not JSON: " + e.getMessage());
+            }
+        }
+    }
+
+    private static void sendError(HttpExchange exchange, int status, String message) throws IOException {
+        ObjectNode error = MAPPER.createObjectNode();
+        error.put("error", message == null ? "" : message.replace('\n', ' '));
+        sendBytes(exchange, status, "application/json", MAPPER.writeValueAsBytes(error));
+    }
+
+    private static void sendBytes(HttpExchange exchange, int status, String type, byte[] body) throws IOException {
+        exchange.getResponseHeaders().set("Content-Type", type);
+        exchange.getResponseHeaders().set("Cache-Control", "no-store");
+        exchange.getResponseHeaders().set("X-Content-Type-Options", "nosniff");
+        exchange.sendResponseHeaders(status, body.length == 0 ? -1 : body.length);
+        try (OutputStream out = exchange.getResponseBody()) {
+            out.write(body);
+        }
+    }
+
+    /** The actions the page offers, by the last path segment. */
+    enum Action {
+        FAILOVER("failover"), PAUSE("pause"), RESUME("resume");
+
+        final String path;
+
+        Action(String path) {
+            this.path = path;
+        }
+
+        static Action parse(String segment) {
+            for (Action a : values()) {
+                if (a.path.equals(segment)) {
+                    return a;
+                }
+            }
+            throw new HttpError(404, "Unknown action '" + segment + "': failover, pause or resume");
+        }
+    }
+
+    /** An answer other than 200, with its one-line message. */
+    private static final class HttpError extends RuntimeException {
+        final int status;
+        String allow = "";
+
+        HttpError(int status, String message) {
+            super(message, null, false, false);
+            this.status = status;
+        }
+    }
+}

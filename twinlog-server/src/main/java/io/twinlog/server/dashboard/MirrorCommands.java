@@ -1,0 +1,66 @@
+package io.twinlog.server.dashboard;
+
+import java.util.List;
+import java.util.regex.Pattern;
+
+/**
+ * The exact {@code twinlog-mirrors.sh} commands an operator runs for what the dashboard shows (the syntax of
+ * docs/operator-guide.md): fail a topic (or every topic of a mirror) over on this cluster, and fail it back to the
+ * source once the source is back. Pure: strings from names and addresses.
+ *
+ * @param tool            the command, e.g. {@code bin/twinlog-mirrors.sh}
+ * @param thisCluster     bootstrap servers of the cluster serving the dashboard (the mirror's destination)
+ */
+public record MirrorCommands(String tool, String thisCluster) {
+    /** Characters a POSIX shell passes through unquoted. */
+    private static final Pattern SHELL_SAFE = Pattern.compile("[A-Za-z0-9._:,/@%+=-]+");
+    /** Every topic of a mirror, as {@code --topic} takes it (a regex). */
+    public static final String ALL_TOPICS = ".*";
+
+    /** Stops mirroring {@code topic} (a name or regex) and makes it writable on this cluster. */
+    public String failover(String mirror, String topic) {
+        return tool + " --bootstrap-server " + quote(thisCluster) + " --remove --topic " + quote(topic)
+                + " --mirror " + quote(mirror);
+    }
+
+    public String pause(String mirror, String topic) {
+        return tool + " --bootstrap-server " + quote(thisCluster) + " --pause --topic " + quote(topic)
+                + " --mirror " + quote(mirror);
+    }
+
+    public String resume(String mirror, String topic) {
+        return tool + " --bootstrap-server " + quote(thisCluster) + " --resume --topic " + quote(topic)
+                + " --mirror " + quote(mirror);
+    }
+
+    /**
+     * Failback of {@code topic} after a failover, as the operator guide describes it: the source becomes the
+     * destination of a mirror {@code <mirror>-back} from this cluster, is verified identical, fails over back, and
+     * this cluster mirrors the source again.
+     */
+    public List<String> failback(String mirror, String sourceBootstrap, String topic) {
+        String back = backMirror(mirror);
+        String source = quote(sourceBootstrap);
+        return List.of(
+                tool + " --bootstrap-server " + source + " --create --mirror " + quote(back)
+                        + " --source-bootstrap-server " + quote(thisCluster),
+                tool + " --bootstrap-server " + source + " --start --mirror " + quote(back) + " --topic " + quote(topic),
+                tool + " --bootstrap-server " + source + " --verify --mirror " + quote(back) + " --topic " + quote(topic),
+                tool + " --bootstrap-server " + source + " --remove --mirror " + quote(back) + " --topic " + quote(topic),
+                tool + " --bootstrap-server " + quote(thisCluster) + " --start --mirror " + quote(mirror) + " --topic "
+                        + quote(topic));
+    }
+
+    /** The name of the reverse mirror a failback creates on the source; mirror names allow 249 characters. */
+    static String backMirror(String mirror) {
+        String back = mirror + "-back";
+        return back.length() <= 249 ? back : mirror.substring(0, 244) + "-back";
+    }
+
+    static String quote(String value) {
+        if (SHELL_SAFE.matcher(value).matches()) {
+            return value;
+        }
+        return "'" + value.replace("'", "'\\''") + "'";
+    }
+}
