@@ -15,6 +15,9 @@ Twinlog quickstart: two 3-broker clusters with a cluster mirror between them, da
 Mirror dashboard (when the log says both clusters are up; failover/pause/resume buttons enabled):
   destination http://127.0.0.1:8080/    source http://127.0.0.1:8081/    JSON: http://127.0.0.1:8080/api/v1/mirrors
 
+Metrics for Prometheus (Kafka's names, docs/operations.md), one endpoint per broker:
+  source http://127.0.0.1:9404/metrics (9404-9406)    destination http://127.0.0.1:9504/metrics (9504-9506)
+
 When the log says both clusters are up, in another terminal (Kafka's tools from a Kafka 4.x distribution):
   # 1. a topic with data on the source, and an application reading it with a consumer group
   kafka-topics.sh --bootstrap-server :9092 --create --topic orders --partitions 3 --replication-factor 3
@@ -33,4 +36,5 @@ When the log says both clusters are up, in another terminal (Kafka's tools from 
 
 MSG
 exec "$TWINLOG_HOME/bin/twinlog-run-class.sh" io.twinlog.server.LocalClusterMain --brokers 3 --first-port 9092 \
-  --zookeeper-port 2181 --data "$DATA" --mirror quickstart --dashboard-port 8080 --dashboard-actions "$@"
+  --zookeeper-port 2181 --data "$DATA" --mirror quickstart --dashboard-port 8080 --dashboard-actions \
+  --metrics-port 9404 "$@"

@@ -1,11 +1,14 @@
 package io.twinlog.protocol;
 
+import com.yammer.metrics.core.Meter;
+import io.twinlog.common.metrics.BrokerMetrics;
 import org.apache.kafka.common.errors.UnsupportedVersionException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 
 /**
  * {@code num.io.threads} threads that take requests from the {@link RequestChannel} and run their handler.
@@ -21,10 +24,17 @@ public final class RequestHandlerPool implements AutoCloseable {
     private final ApiRegistry registry;
     private final List<Thread> threads = new ArrayList<>();
     private volatile boolean running = true;
+    private final int numThreads;
+    private final Meter idle;
 
-    public RequestHandlerPool(int brokerId, int numThreads, RequestChannel channel, ApiRegistry registry) {
+    public RequestHandlerPool(int brokerId, int numThreads, RequestChannel channel, ApiRegistry registry,
+                              BrokerMetrics metrics) {
         this.channel = channel;
         this.registry = registry;
+        this.numThreads = numThreads;
+        // Kafka's: idle nanoseconds over all handler threads, read per nanosecond, i.e. the average idle fraction
+        this.idle = metrics.group("kafka.server", "KafkaRequestHandlerPool")
+                .newMeter("RequestHandlerAvgIdlePercent", "percent", TimeUnit.NANOSECONDS);
         for (int i = 0; i < numThreads; i++) {
             Thread t = new Thread(this::runLoop, "twinlog-request-handler-" + brokerId + "-" + i);
             t.setDaemon(true);
@@ -39,11 +49,13 @@ public final class RequestHandlerPool implements AutoCloseable {
     private void runLoop() {
         while (running) {
             Request request;
+            long waitStart = System.nanoTime();
             try {
                 request = channel.poll(300);
             } catch (InterruptedException e) {
                 return;
             }
+            idle.mark((System.nanoTime() - waitStart) / numThreads);
             if (request != null) {
                 request.markDequeued();
                 dispatch(request);

@@ -336,7 +336,7 @@ public final class BrokerServer implements AutoCloseable {
         RequestChannel channel = new RequestChannel(config.queuedMaxRequests());
         RequestMetrics requestMetrics = new RequestMetrics(metrics);
         NetworkMetrics.register(metrics, channel);
-        handlerPool = new RequestHandlerPool(config.brokerId(), config.numIoThreads(), channel, registry);
+        handlerPool = new RequestHandlerPool(config.brokerId(), config.numIoThreads(), channel, registry, metrics);
         for (Endpoint ep : config.listeners()) {
             SocketServer server;
             try {

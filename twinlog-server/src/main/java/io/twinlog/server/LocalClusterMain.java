@@ -54,6 +54,11 @@ public final class LocalClusterMain implements Callable<Integer> {
     @Option(names = "--dashboard-actions", description = "Enable the dashboards' failover, pause and resume buttons")
     private boolean dashboardActions;
 
+    @Option(names = "--metrics-port", defaultValue = "0", description = "Serve each broker's metrics for Prometheus "
+            + "from this port on (the broker's offset from --first-port added: 9404-9406 and 9504-9506 for the "
+            + "quickstart); 0: none")
+    private int metricsPort;
+
     @Option(names = "--override", paramLabel = "KEY=VALUE", description = "Broker property for every broker")
     private Map<String, String> overrides = Map.of();
 
@@ -112,6 +117,12 @@ public final class LocalClusterMain implements Callable<Integer> {
             System.out.println("READY " + c.name() + " bootstrap.servers=" + c.bootstrap());
         }
         for (LocalCluster c : clusters) {
+            List<String> urls = c.brokers().stream().flatMap(b -> b.prometheusUrl().stream()).toList();
+            if (!urls.isEmpty()) {
+                System.out.println("METRICS " + c.name() + " " + String.join(" ", urls));
+            }
+        }
+        for (LocalCluster c : clusters) {
             c.brokers().get(0).dashboardUrl().ifPresent(url -> System.out.println("DASHBOARD " + c.name() + " " + url));
         }
         stopped.await();
@@ -134,6 +145,10 @@ public final class LocalClusterMain implements Callable<Integer> {
             p.put(BrokerConfig.NUM_IO_THREADS, "4");
             // brokers sharing a JVM cannot share JMX names: each serves its metrics over Prometheus instead
             p.put(BrokerConfig.METRIC_REPORTERS, "");
+            if (metricsPort > 0) {
+                p.put(BrokerConfig.METRICS_PROMETHEUS_LISTENER, "http://127.0.0.1:" + (metricsPort + port - firstPort
+                        + i - 1));
+            }
             if (i == 1 && dashboard > 0) {
                 p.put(BrokerConfig.DASHBOARD_LISTENER, "http://127.0.0.1:" + dashboard);
                 p.put(BrokerConfig.DASHBOARD_ACTIONS_ENABLE, Boolean.toString(dashboardActions));

@@ -58,6 +58,14 @@ public final class MetricsGroup {
         return registry.newMeter(metricName(name, tags), eventType, TimeUnit.SECONDS);
     }
 
+    /**
+     * A meter whose rate is per {@code rateUnit}: Kafka's idle-percent meters mark idle nanoseconds and are read per
+     * nanosecond, which makes their rates the idle fraction.
+     */
+    public Meter newMeter(String name, String eventType, TimeUnit rateUnit) {
+        return registry.newMeter(metricName(name, Map.of()), eventType, rateUnit);
+    }
+
     /** A histogram with Kafka's reservoir (biased: exponentially decaying, as Kafka's request time histograms). */
     public Histogram newHistogram(String name, Map<String, String> tags) {
         return registry.newHistogram(metricName(name, tags), true);

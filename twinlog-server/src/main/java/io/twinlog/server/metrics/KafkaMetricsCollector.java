@@ -22,6 +22,7 @@ import org.slf4j.LoggerFactory;
 
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 
 /**
  * One broker's metrics, both libraries, as Prometheus families, named the way the usual JMX-exporter rules for
@@ -31,7 +32,8 @@ import java.util.Map;
  *   counter {@code kafka_server_brokertopicmetrics_messagesin_total{topic="t"}} (its count; "PerSec" dropped,
  *   Prometheus takes the rate); a gauge {@code kafka_server_replicamanager_underreplicatedpartitions}; a timer or
  *   histogram ({@code kafka.network:type=RequestMetrics,name=TotalTimeMs,request=Produce}) a summary with
- *   quantiles, {@code _count} and {@code _sum}. Every MBean key but type and name is a label, in order.</li>
+ *   quantiles, {@code _count} and {@code _sum}; an idle-percent meter ({@code RequestHandlerAvgIdlePercent}) the
+ *   gauge of its one-minute rate, the idle fraction. Every MBean key but type and name is a label, in order.</li>
  *   <li>kafka-clients {@code failed-authentication-total} of group {@code socket-server-metrics}: the counter
  *   {@code kafka_server_socket_server_metrics_failed_authentication_total}; other numeric metrics gauges.</li>
  * </ul>
@@ -76,6 +78,9 @@ final class KafkaMetricsCollector implements MultiCollector {
                 }
                 long count = metric instanceof Timer t ? t.count() : ((Histogram) metric).count();
                 families.summary(base, help, labels, count, ((Summarizable) metric).sum(), quantiles.build());
+            } else if (metric instanceof Metered meter && meter.rateUnit() == TimeUnit.NANOSECONDS) {
+                // an idle-percent meter (idle nanoseconds read per nanosecond): its rate is the fraction
+                families.gauge(base, help, labels, meter.oneMinuteRate());
             } else if (metric instanceof Metered meter) {
                 String counter = PrometheusFamilies.name(name.getGroup(), name.getType(),
                         stripSuffix(name.getName(), "PerSec"));

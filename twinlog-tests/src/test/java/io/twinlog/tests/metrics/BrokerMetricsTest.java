@@ -172,6 +172,8 @@ class BrokerMetricsTest {
                 () -> names(series, "kafka_network_requestmetrics_totaltimems"));
         assertTrue(series.get("kafka_network_requestmetrics_totaltimems_count{request=\"Produce\"}") >= RECORDS);
         assertTrue(series.containsKey("kafka_controller_kafkacontroller_activecontrollercount"));
+        double handlerIdle = value(series, "kafka_server_kafkarequesthandlerpool_requesthandleravgidlepercent");
+        assertTrue(handlerIdle >= 0 && handlerIdle <= 1, "request handlers' idle fraction " + handlerIdle);
         assertTrue(series.keySet().stream().anyMatch(k -> k.startsWith(
                 "kafka_server_socket_server_metrics_connection_count{")), () -> names(series, "kafka_server_socket"));
         assertTrue(series.keySet().stream().anyMatch(k -> k.startsWith("jvm_memory_used_bytes")), "JVM metrics");

@@ -84,6 +84,8 @@ class JmxMetricsTest {
                     "99thPercentile");
             jmx.getAttribute(new ObjectName("kafka.network:type=SocketServer,name=NetworkProcessorAvgIdlePercent"),
                     "Value");
+            jmx.getAttribute(new ObjectName("kafka.server:type=KafkaRequestHandlerPool,"
+                    + "name=RequestHandlerAvgIdlePercent"), "OneMinuteRate");
             assertTrue(number(jmx, "kafka.server:type=socket-server-metrics,listener=PLAINTEXT,networkProcessor=0",
                     "connection-creation-total") >= 1, "kafka-clients metrics under kafka.server");
         }
