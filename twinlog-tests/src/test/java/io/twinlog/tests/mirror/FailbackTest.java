@@ -62,7 +62,21 @@ class FailbackTest {
             assertEquals(130, values.size());
             assertTrue(values.stream().noneMatch(v -> v.startsWith("lost")), "A's own tail is cut");
             assertEquals("b-29", values.get(129));
+
+            // the brokers' mirror metrics: B's failover; on A the failback, its one cut with the 20 records
+            // quarantined first, and the shared prefix found identical to B's
+            assertEquals(1, count(b, "Failovers", "from-a"));
+            assertEquals(1, count(a, "Failbacks", "from-b"));
+            assertEquals(1, count(a, "Truncations", "from-b"));
+            assertEquals(20, count(a, "RecordsQuarantined", "from-b"));
+            assertTrue(count(a, "ReconciliationsMatched", "from-b") >= 1);
+            assertEquals(0, count(a, "ReconciliationsRepaired", "from-b"));
         }
+    }
+
+    private static long count(TestCluster cluster, String meter, String mirror) {
+        return MirrorMetricsTest.meter(cluster.broker(0),
+                "kafka.server:type=ClusterMirror,name=" + meter + ",mirror=" + mirror).count();
     }
 
     @Test

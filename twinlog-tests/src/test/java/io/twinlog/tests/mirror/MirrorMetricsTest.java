@@ -175,7 +175,7 @@ class MirrorMetricsTest {
         return find(broker, mbean).map(m -> ((Gauge<?>) m).value());
     }
 
-    private static Meter meter(BrokerServer broker, String mbean) {
+    static Meter meter(BrokerServer broker, String mbean) {
         return (Meter) find(broker, mbean).orElseThrow(() -> new AssertionError(mbean + " is not registered"));
     }
 
