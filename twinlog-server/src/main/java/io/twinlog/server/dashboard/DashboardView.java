@@ -120,8 +120,11 @@ final class DashboardView {
         pn.put("sourceLogEndOffset", p.sourceLogEndOffset());
         pn.put("destinationLogEndOffset", p.destinationLogEndOffset());
         pn.put("lagRecords", p.lag());
-        putGauge(pn, "lagSeconds", gauges.value(LagGauges.LAG_SECONDS, mirror, tp));
-        putGauge(pn, "lagBytes", gauges.value(LagGauges.LAG_BYTES, mirror, tp));
+        // a partition recorded as caught up costs nothing to fail over, whichever broker leads it; otherwise the
+        // seconds and bytes come from the leader's gauges (null when another broker leads it)
+        boolean caughtUp = p.lag() == 0 && "MIRRORING".equals(p.state());
+        putGauge(pn, "lagSeconds", caughtUp ? OptionalDouble.of(0) : gauges.value(LagGauges.LAG_SECONDS, mirror, tp));
+        putGauge(pn, "lagBytes", caughtUp ? OptionalDouble.of(0) : gauges.value(LagGauges.LAG_BYTES, mirror, tp));
         pn.put("retryAttempt", p.retryAttempt());
         pn.put("lastError", p.lastError());
         pn.put("lastMirroredEpoch", p.lastMirroredEpoch());
