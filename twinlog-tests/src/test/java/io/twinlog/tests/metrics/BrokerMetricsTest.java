@@ -177,6 +177,11 @@ class BrokerMetricsTest {
         assertTrue(series.keySet().stream().anyMatch(k -> k.startsWith(
                 "kafka_server_socket_server_metrics_connection_count{")), () -> names(series, "kafka_server_socket"));
         assertTrue(series.keySet().stream().anyMatch(k -> k.startsWith("jvm_memory_used_bytes")), "JVM metrics");
+        // the hosted group coordinator's own metrics, in the broker's registries
+        assertTrue(series.containsKey("kafka_coordinator_group_groupmetadatamanager_numoffsets"),
+                () -> names(series, "kafka_coordinator"));
+        assertTrue(series.keySet().stream().anyMatch(k -> k.startsWith(
+                "kafka_server_group_coordinator_metrics_group_count")), () -> names(series, "kafka_server_group"));
     }
 
     private static double value(Map<String, Double> series, String key) {
