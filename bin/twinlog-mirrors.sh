@@ -4,7 +4,7 @@
 # stderr, one line each, with exit code 1.
 #   bin/twinlog-mirrors.sh --bootstrap-server :9192 --list
 set -euo pipefail
-TWINLOG_HOME="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-export TWINLOG_HEAP_OPTS="${TWINLOG_HEAP_OPTS:--Xmx256m}"
 export TWINLOG_LOG4J="${TWINLOG_LOG4J:-classpath:twinlog-cli-log4j2.properties}"
-exec "$TWINLOG_HOME/bin/twinlog-run-class.sh" io.twinlog.cli.MirrorsCommand "$@"
+# the full JIT, not the quick-start default of a tool: --verify --full reads and compares whole logs
+export TWINLOG_JVM_PERFORMANCE_OPTS="${TWINLOG_JVM_PERFORMANCE_OPTS:--XX:+UseSerialGC -Djava.awt.headless=true}"
+exec "$(dirname "${BASH_SOURCE[0]}")/twinlog-run-class.sh" -tool io.twinlog.cli.MirrorsCommand "$@"

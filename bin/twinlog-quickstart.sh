@@ -18,21 +18,22 @@ Mirror dashboard (when the log says both clusters are up; failover/pause/resume 
 Metrics for Prometheus (Kafka's names, docs/operations.md), one endpoint per broker:
   source http://127.0.0.1:9404/metrics (9404-9406)    destination http://127.0.0.1:9504/metrics (9504-9506)
 
-When the log says both clusters are up, in another terminal (Kafka's tools from a Kafka 4.x distribution):
+When the log says both clusters are up, in another terminal (Apache Kafka's own tools, shipped in bin/):
+  cd $TWINLOG_HOME
   # 1. a topic with data on the source, and an application reading it with a consumer group
-  kafka-topics.sh --bootstrap-server :9092 --create --topic orders --partitions 3 --replication-factor 3
-  kafka-console-producer.sh --bootstrap-server :9092 --topic orders
-  kafka-console-consumer.sh --bootstrap-server :9092 --topic orders --group billing --from-beginning
+  bin/kafka-topics.sh --bootstrap-server :9092 --create --topic orders --partitions 3 --replication-factor 3
+  bin/kafka-console-producer.sh --bootstrap-server :9092 --topic orders
+  bin/kafka-console-consumer.sh --bootstrap-server :9092 --topic orders --group billing --from-beginning
   # 2. mirror it: same topic ID, offsets and epochs on the destination (read-only there); the group's
   #    committed offsets are synced every 5 s while it has no members on the destination
-  $TWINLOG_HOME/bin/twinlog-mirrors.sh --bootstrap-server :9192 --start --mirror quickstart --topic orders
-  $TWINLOG_HOME/bin/twinlog-mirrors.sh --bootstrap-server :9192 --describe --mirror quickstart
-  kafka-console-consumer.sh --bootstrap-server :9192 --topic orders --partition 0 --offset earliest
+  bin/twinlog-mirrors.sh --bootstrap-server :9192 --start --mirror quickstart --topic orders
+  bin/twinlog-mirrors.sh --bootstrap-server :9192 --describe --mirror quickstart
+  bin/kafka-console-consumer.sh --bootstrap-server :9192 --topic orders --partition 0 --offset earliest
   # 3. fail over (works with the source down too): the destination topic becomes writable, and the
   #    application moves over with its group, resuming where it was (stop it on the source first)
-  $TWINLOG_HOME/bin/twinlog-mirrors.sh --bootstrap-server :9192 --remove --topic '.*' --mirror quickstart
-  kafka-console-producer.sh --bootstrap-server :9192 --topic orders
-  kafka-console-consumer.sh --bootstrap-server :9192 --topic orders --group billing
+  bin/twinlog-mirrors.sh --bootstrap-server :9192 --remove --topic '.*' --mirror quickstart
+  bin/kafka-console-producer.sh --bootstrap-server :9192 --topic orders
+  bin/kafka-console-consumer.sh --bootstrap-server :9192 --topic orders --group billing
 
 MSG
 exec "$TWINLOG_HOME/bin/twinlog-run-class.sh" io.twinlog.server.LocalClusterMain --brokers 3 --first-port 9092 \
