@@ -3,6 +3,8 @@ package io.twinlog.server;
 import io.twinlog.clients.mirror.MirrorAdmin;
 import io.twinlog.common.BrokerConfig;
 import io.twinlog.controller.zk.EmbeddedZooKeeper;
+import io.twinlog.server.demo.DemoLogs;
+import io.twinlog.server.demo.QuickstartDemo;
 import org.apache.kafka.common.utils.Time;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -11,6 +13,7 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 import java.io.File;
+import java.nio.file.Files;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -59,6 +62,14 @@ public final class LocalClusterMain implements Callable<Integer> {
             + "quickstart); 0: none")
     private int metricsPort;
 
+    @Option(names = "--demo", description = "Walk through mirroring, failover and failback on a new topic, printing "
+            + "each step and its checks, then stop the clusters; exit status 0 only if every check held (implies "
+            + "--mirror quickstart unless given; the brokers' log goes to DATA/demo.log)")
+    private boolean demo;
+
+    @Option(names = "--keep", description = "With --demo: keep the clusters running after the demo (Ctrl-C stops them)")
+    private boolean keep;
+
     @Option(names = "--override", paramLabel = "KEY=VALUE", description = "Broker property for every broker")
     private Map<String, String> overrides = Map.of();
 
@@ -92,12 +103,17 @@ public final class LocalClusterMain implements Callable<Integer> {
         List<LocalCluster> clusters = new ArrayList<>();
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            for (int i = clusters.size() - 1; i >= 0; i--) {
-                clusters.get(i).close();
-            }
+            closeAll(clusters);
             stopped.countDown();
         }, "twinlog-local-cluster-shutdown"));
         File base = data.getAbsoluteFile();
+        if (demo) {
+            mirror = mirror == null ? "quickstart" : mirror;
+            File demoLog = new File(base, "demo.log");
+            Files.createDirectories(base.toPath());
+            DemoLogs.toFile(demoLog);
+            System.out.println("Starting the two clusters for the demo (about 10 s); their log goes to " + demoLog);
+        }
         boolean twoClusters = mirror != null;
         clusters.add(startCluster(twoClusters ? "source" : "cluster", new File(base, twoClusters ? "source" : ""),
                 firstPort, zookeeperPort, dashboardPort == 0 ? 0 : twoClusters ? dashboardPort + 1 : dashboardPort));
@@ -125,8 +141,30 @@ public final class LocalClusterMain implements Callable<Integer> {
         for (LocalCluster c : clusters) {
             c.brokers().get(0).dashboardUrl().ifPresent(url -> System.out.println("DASHBOARD " + c.name() + " " + url));
         }
+        int status = 0;
+        if (demo) {
+            boolean held = QuickstartDemo.run(clusters.get(0).bootstrap(), clusters.get(1).bootstrap(), mirror,
+                    Math.min(3, brokers), System.out);
+            if (!keep) {
+                System.out.println("Stopping the two clusters (--demo --keep leaves them running); their data stays in "
+                        + base);
+                closeAll(clusters);
+                return held ? 0 : 1;
+            }
+            System.out.println("The clusters keep running (--keep); Ctrl-C stops them.");
+            status = held ? 0 : 1;
+        }
         stopped.await();
-        return 0;
+        return status;
+    }
+
+    /** Closes the clusters, the last started first; once (the demo's end and the shutdown hook both call it). */
+    private static void closeAll(List<LocalCluster> clusters) {
+        synchronized (clusters) {
+            while (!clusters.isEmpty()) {
+                clusters.remove(clusters.size() - 1).close();
+            }
+        }
     }
 
     /** {@code dashboard}: the port of the first broker's mirror dashboard, 0 for none. */
