@@ -5,6 +5,7 @@ import io.twinlog.clients.mirror.MirrorAdmin.PartitionDescription;
 import io.twinlog.clients.mirror.MirrorException;
 import io.twinlog.common.Deadline;
 import io.twinlog.common.mirror.BatchIdentity;
+import io.twinlog.common.mirror.MirrorPartitionState;
 import io.twinlog.server.demo.ClusterView.PartitionView;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.TopicDescription;
@@ -336,14 +337,7 @@ public final class QuickstartDemo {
                 + topic + " --mirror " + mirror);
         console.say("KIP-1279's failover (RemoveTopicsFromMirror); with --topic '.*' every topic of the mirror fails "
                 + "over at once. It works with the source down too.");
-        Map<String, MirrorException> errors = destination.mirrors().stopMirrorTopics(mirror, List.of(topic),
-                List.of());
-        if (!errors.isEmpty()) {
-            throw new DemoFailure("the destination refused to fail " + topic + " over: " + errors);
-        }
-        List<PartitionDescription> stopped = polls.await("every partition of " + topic + " STOPPED on the "
-                        + "destination", WAIT, () -> destination.mirrorPartitions(mirror, topic),
-                ps -> ps.size() == PARTITIONS && ps.stream().allMatch(p -> p.state().equals("STOPPED")));
+        List<PartitionDescription> stopped = failOverTo(destination, mirror);
         Map<Integer, Long> ends = destination.endOffsets(topic, PARTITIONS);
         for (PartitionDescription p : stopped) {
             console.detail(topic + "-" + p.partition() + ": " + p.state() + ", last mirrored offset (LMO) "
@@ -484,14 +478,7 @@ public final class QuickstartDemo {
         console.say("(c) Fail over back to the source, which serves the topic again:");
         console.command("bin/twinlog-mirrors.sh --bootstrap-server " + source.address() + " --remove --topic " + topic
                 + " --mirror " + FAILBACK_MIRROR);
-        Map<String, MirrorException> errors = source.mirrors().stopMirrorTopics(FAILBACK_MIRROR, List.of(topic),
-                List.of());
-        if (!errors.isEmpty()) {
-            throw new DemoFailure("the source refused to fail " + topic + " over: " + errors);
-        }
-        polls.await("every partition of " + topic + " STOPPED on the source", WAIT,
-                () -> source.mirrorPartitions(FAILBACK_MIRROR, topic),
-                ps -> ps.size() == PARTITIONS && ps.stream().allMatch(p -> p.state().equals("STOPPED")));
+        failOverTo(source, FAILBACK_MIRROR);
         console.check(true, "every partition of " + topic + " is STOPPED on the source: writable there again (its "
                 + "log end offsets are now " + perPartition(source.endOffsets(topic, PARTITIONS)) + ": the source "
                 + "wrote its own producer-state barrier)");
@@ -552,6 +539,18 @@ public final class QuickstartDemo {
         }
     }
 
+    /** Fails {@link #topic} over to {@code cluster} and waits until every partition is STOPPED (writable). */
+    private List<PartitionDescription> failOverTo(ClusterView cluster, String mirrorName) throws Exception {
+        Map<String, MirrorException> errors = cluster.mirrors().stopMirrorTopics(mirrorName, List.of(topic),
+                List.of());
+        if (!errors.isEmpty()) {
+            throw new DemoFailure("the " + cluster.name() + " refused to fail " + topic + " over: " + errors);
+        }
+        return polls.await("every partition of " + topic + " STOPPED on the " + cluster.name(), WAIT,
+                () -> cluster.mirrorPartitions(mirrorName, topic), ps -> ps.size() == PARTITIONS && ps.stream()
+                        .allMatch(p -> p.state().equals(MirrorPartitionState.STOPPED.name())));
+    }
+
     /** Waits until every partition of the topic is MIRRORING on {@code cluster} and it holds {@code ends}. */
     private List<PartitionDescription> awaitCaughtUp(ClusterView cluster, String mirrorName, ClusterView from,
                                                      Map<Integer, Long> ends) throws DemoFailure {
@@ -568,7 +567,8 @@ public final class QuickstartDemo {
                     return new Progress(ps.stream().map(PartitionDescription::state).toList(),
                             cluster.endOffsets(topic, PARTITIONS), ps);
                 },
-                s -> s.states().size() == PARTITIONS && s.states().stream().allMatch("MIRRORING"::equals)
+                s -> s.states().size() == PARTITIONS && s.states().stream()
+                        .allMatch(MirrorPartitionState.MIRRORING.name()::equals)
                         && s.ends().equals(ends));
         return caughtUp.partitions();
     }
