@@ -8,7 +8,9 @@ import java.net.URISyntaxException;
 /**
  * An HTTP address a broker serves besides its Kafka listeners ({@code metrics.prometheus.listener},
  * {@code dashboard.listener}): {@code http://host:port}, port 0 for any free port. A path, if given, is ignored:
- * each server has its own fixed paths ({@code /metrics}, {@code /}).
+ * each server has its own fixed paths ({@code /metrics}, {@code /}). An IPv6 address is written in brackets
+ * ({@code http://[::1]:8080}) and held without them ({@code host} is {@code ::1}, as {@code InetSocketAddress} takes
+ * it); {@link #url} puts them back.
  */
 public record HttpListener(String host, int port) {
 
@@ -24,7 +26,12 @@ public record HttpListener(String host, int port) {
                 || uri.getPort() > 65_535) {
             throw new ConfigException(name, value, "expected http://host:port (for example http://127.0.0.1:9404)");
         }
-        return new HttpListener(uri.getHost(), uri.getPort());
+        // URI.getHost() keeps an IPv6 literal's brackets; url() adds them back
+        String host = uri.getHost();
+        if (host.startsWith("[") && host.endsWith("]")) {
+            host = host.substring(1, host.length() - 1);
+        }
+        return new HttpListener(host, uri.getPort());
     }
 
     /** The URL of {@code path} on this listener, once bound to {@code boundPort}. */
