@@ -7,7 +7,10 @@ set -euo pipefail
 TWINLOG_HOME="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 DATA="${TWINLOG_DATA:-$PWD/data}"
 mkdir -p "$DATA"
-cat <<MSG
+# --demo walks through everything itself: the instructions below are for trying it by hand
+DEMO=false
+for arg in "$@"; do [[ "$arg" == "--demo" ]] && DEMO=true; done
+$DEMO || cat <<MSG
 Twinlog quickstart: two 3-broker clusters with a cluster mirror between them, data in $DATA
   source      bootstrap servers: 127.0.0.1:9092,127.0.0.1:9093,127.0.0.1:9094   (ZooKeeper 127.0.0.1:2181)
   destination bootstrap servers: 127.0.0.1:9192,127.0.0.1:9193,127.0.0.1:9194   (ZooKeeper 127.0.0.1:2182)

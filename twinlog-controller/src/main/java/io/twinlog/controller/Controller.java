@@ -102,12 +102,12 @@ public final class Controller implements AutoCloseable {
         this.logPrefix = "[Controller broker=" + brokerId + "] ";
     }
 
-    /** Starts competing for the controllership, deciding from the latest image given to {@link #onImage}. */
     /** Reports Kafka's controller metrics in {@code brokerMetrics}. */
     public void enableMetrics(BrokerMetrics brokerMetrics) {
         metrics = new ControllerMetrics(brokerMetrics, this::isActive, () -> image);
     }
 
+    /** Starts competing for the controllership, deciding from the latest image given to {@link #onImage}. */
     public void start() {
         started = true;
         run("elect", this::maybeElect);
@@ -299,16 +299,29 @@ public final class Controller implements AutoCloseable {
         return written;
     }
 
+    /**
+     * Kafka's election metrics for one written batch of states: one timed event for the batch when it moved at least
+     * one leadership to a new leader (as Kafka times a controller event that elects), and one unclean election per
+     * partition elected uncleanly. A partition left without a leader is not an election.
+     */
     private void recordElections(List<StateChange> changes, long elapsedNanos) {
         ControllerMetrics m = metrics;
         if (m == null) {
             return;
         }
+        boolean elected = false;
         for (StateChange c : changes) {
-            if (c.kind() == StateChange.Kind.LEADERSHIP
-                    && c.previous().map(from -> from.leader() != c.next().leader()).orElse(false)) {
-                m.leaderElected(c.unclean(), elapsedNanos);
+            boolean newLeader = c.kind() == StateChange.Kind.LEADERSHIP && c.next().leader() != PartitionState.NO_LEADER
+                    && c.previous().map(from -> from.leader() != c.next().leader()).orElse(false);
+            if (newLeader) {
+                elected = true;
+                if (c.unclean()) {
+                    m.uncleanElection();
+                }
             }
+        }
+        if (elected) {
+            m.electionEvent(elapsedNanos);
         }
     }
 

@@ -16,9 +16,9 @@ import java.util.function.ToIntFunction;
  * Kafka's controller metrics under Kafka's names: {@code kafka.controller:type=KafkaController} (ActiveControllerCount
  * 1 on the active controller, 0 elsewhere; OfflinePartitionsCount, GlobalTopicCount and GlobalPartitionCount
  * reported by the active controller only, as Kafka does, so a sum over brokers counts each once) and
- * {@code kafka.controller:type=ControllerStats} (LeaderElectionRateAndTimeMs: one event per partition whose leader
- * the controller changed, timed from the write of its new state until ZooKeeper took it;
- * UncleanLeaderElectionsPerSec).
+ * {@code kafka.controller:type=ControllerStats} (LeaderElectionRateAndTimeMs: one event per written batch of states
+ * that gave at least one partition a new leader, timed from the write until ZooKeeper took it, as Kafka times a
+ * controller event that elects; UncleanLeaderElectionsPerSec, per partition elected uncleanly).
  */
 final class ControllerMetrics {
     private final Timer leaderElections;
@@ -46,10 +46,12 @@ final class ControllerMetrics {
         return n;
     }
 
-    void leaderElected(boolean unclean, long elapsedNanos) {
+    /** A controller event that elected leaders, and how long it took. */
+    void electionEvent(long elapsedNanos) {
         leaderElections.update(TimeUnit.NANOSECONDS.toMillis(elapsedNanos), TimeUnit.MILLISECONDS);
-        if (unclean) {
-            uncleanElections.mark();
-        }
+    }
+
+    void uncleanElection() {
+        uncleanElections.mark();
     }
 }

@@ -201,7 +201,7 @@ final class Processor implements Request.ResponseSink {
                 CustomApiHeader header = CustomApiHeader.parse(body);
                 CustomRequestContext sender = new CustomRequestContext(header, channel.principal(),
                         channel.socketAddress(), listenerName, securityProtocol);
-                return new Request(header, body.slice(), connectionId, sender, time.nanoseconds(), size, this);
+                return new Request(header, body.slice(), connectionId, sender, System.nanoTime(), size, this);
             } catch (InvalidRequestException e) {
                 log.info("Closing connection {}: {}", connectionId, e.getMessage());
                 selector.close(connectionId);
@@ -248,7 +248,7 @@ final class Processor implements Request.ResponseSink {
         }
         try {
             RequestAndSize parsed = context.parseRequest(payload);
-            return new Request(context, parsed.request, time.nanoseconds(), size, this);
+            return new Request(context, parsed.request, System.nanoTime(), size, this);
         } catch (RuntimeException e) {
             log.info("Closing connection {}: malformed {} v{} request: {}", connectionId, header.apiKey(),
                     header.apiVersion(), e.getMessage());

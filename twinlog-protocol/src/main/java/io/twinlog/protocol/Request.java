@@ -41,13 +41,15 @@ public final class Request {
     private final String connectionId;
     /** Who sent it, for the authorizer: the Kafka request's context, or a Twinlog API request's own. */
     private final AuthorizableRequestContext authorizationContext;
-    // when each stage ended (System.nanoTime, 0 until reached), for RequestMetrics
+    // when it was read and when each later stage ended (System.nanoTime, one clock for every stamp; 0 until
+    // reached), for RequestMetrics
     private volatile long dequeuedNanos;
     private volatile long localCompleteNanos;
     private volatile long responseReadyNanos;
     private volatile long responseDequeuedNanos;
     private volatile Map<Errors, Integer> errorCounts;
     private volatile String customName;
+    private volatile boolean unsupportedVersion;
 
     Request(RequestContext context, AbstractRequest body, long receivedNanos, int sizeInBytes, ResponseSink sink) {
         this.context = context;
@@ -263,8 +265,20 @@ public final class Request {
         return ((FetchRequest) body).replicaId() >= 0 ? "FetchFollower" : "FetchConsumer";
     }
 
-    short versionForMetrics() {
-        return isCustom() ? customHeader.apiVersion() : apiVersion();
+    /**
+     * The version as a metric tag; a Twinlog API version this broker does not serve is "unsupported", so that a client
+     * cannot create a meter per version number it makes up.
+     */
+    String versionForMetrics() {
+        if (isCustom()) {
+            return unsupportedVersion ? "unsupported" : Short.toString(customHeader.apiVersion());
+        }
+        return Short.toString(apiVersion());
+    }
+
+    /** The dispatcher found no handler for this Twinlog API version (the connection is closed). */
+    void markUnsupportedVersion() {
+        unsupportedVersion = true;
     }
 
     /** Kafka's error response for this request and the given error. */

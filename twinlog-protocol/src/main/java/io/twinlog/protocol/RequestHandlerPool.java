@@ -101,6 +101,7 @@ public final class RequestHandlerPool implements AutoCloseable {
         }
         try {
             if (r == null || h.apiVersion() < r.minVersion() || h.apiVersion() > r.maxVersion()) {
+                request.markUnsupportedVersion();
                 log.info("Closing connection {}: {} (unsupported version)", request.connectionId(), request);
                 request.closeConnection();
                 return;

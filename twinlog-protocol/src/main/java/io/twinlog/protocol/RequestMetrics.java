@@ -9,7 +9,6 @@ import org.apache.kafka.common.protocol.Errors;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
 
 /**
  * Kafka's {@code kafka.network:type=RequestMetrics} per request type: {@code RequestsPerSec} (also per version),
@@ -48,8 +47,9 @@ public final class RequestMetrics {
     }
 
     private void record(String name, Request request, long completedNanos) {
-        requests.computeIfAbsent(name + '\0' + request.versionForMetrics(), k -> group.newMeter("RequestsPerSec",
-                "requests", tags(name, "version", Short.toString(request.versionForMetrics())))).mark();
+        String version = request.versionForMetrics();
+        requests.computeIfAbsent(name + '\0' + version, k -> group.newMeter("RequestsPerSec", "requests",
+                tags(name, "version", version))).mark();
         Stages s = stages.computeIfAbsent(name, this::newStages);
         long received = request.receivedNanos();
         long dequeued = atLeast(request.dequeuedNanos(), received);
@@ -77,8 +77,9 @@ public final class RequestMetrics {
         return stamp == 0 ? previous : Math.max(stamp, previous);
     }
 
+    /** Rounded, as Kafka does: a stage of 0.6 ms reads 1, not 0. */
     private static long ms(long nanos) {
-        return TimeUnit.NANOSECONDS.toMillis(nanos);
+        return Math.round(nanos / 1_000_000.0);
     }
 
     private static Map<String, String> tags(String request, String key, String value) {

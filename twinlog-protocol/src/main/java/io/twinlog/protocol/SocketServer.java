@@ -134,7 +134,7 @@ public final class SocketServer implements AutoCloseable {
         } catch (IOException | InterruptedException e) {
             log.warn("Error closing listener {}: {}", endpoint, e.toString());
         }
+        // each processor's selector removes its own metrics; the registry is the broker's, closed with the broker
         processors.forEach(Processor::close);
-        metrics.close();
     }
 }

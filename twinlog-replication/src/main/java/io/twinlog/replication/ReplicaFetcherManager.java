@@ -11,6 +11,7 @@ import org.slf4j.LoggerFactory;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
 
@@ -32,7 +33,8 @@ public final class ReplicaFetcherManager implements AutoCloseable {
     private final int fetchersPerLeader;
     private final ReplicaFetcherThread.FetchSettings settings;
     private final Time time;
-    private final Map<FetcherKey, ReplicaFetcherThread> fetchers = new HashMap<>();
+    // concurrent: the MaxLag gauge reads it without the monitor, which a fetcher's shutdown (a join) may hold for long
+    private final Map<FetcherKey, ReplicaFetcherThread> fetchers = new ConcurrentHashMap<>();
     private final Map<TopicPartition, FetcherKey> fetcherOf = new HashMap<>();
     private ReplicaManager replicaManager;
 
@@ -83,7 +85,7 @@ public final class ReplicaFetcherManager implements AutoCloseable {
     }
 
     /** Kafka's {@code MaxLag}: the largest lag in records of any partition this broker follows. */
-    public synchronized long maxLag() {
+    public long maxLag() {
         long max = 0;
         for (ReplicaFetcherThread f : fetchers.values()) {
             max = Math.max(max, f.maxLag());

@@ -42,6 +42,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 import java.util.function.Predicate;
 
@@ -338,6 +339,16 @@ public final class ReplicaManager implements AutoCloseable {
      */
     public void appendRecords(long timeoutMs, short requiredAcks, Map<TopicIdPartition, MemoryRecords> entries,
                               Consumer<Map<TopicIdPartition, AppendResult>> callback) {
+        appendRecords(timeoutMs, requiredAcks, entries, (tip, result) -> { }, callback);
+    }
+
+    /**
+     * {@link #appendRecords} that also tells {@code onLocalAppend} each partition's outcome on this broker's log as
+     * soon as it is known, before acks=all waits for the ISR: what Kafka's broker topic metrics count.
+     */
+    public void appendRecords(long timeoutMs, short requiredAcks, Map<TopicIdPartition, MemoryRecords> entries,
+                              BiConsumer<TopicIdPartition, AppendResult> onLocalAppend,
+                              Consumer<Map<TopicIdPartition, AppendResult>> callback) {
         LinkedHashMap<TopicIdPartition, AppendResult> results = new LinkedHashMap<>();
         if (requiredAcks != -1 && requiredAcks != 0 && requiredAcks != 1) {
             // As Kafka: any other acks value is refused for every partition before anything is appended, since no
@@ -350,7 +361,9 @@ public final class ReplicaManager implements AutoCloseable {
             return;
         }
         for (Map.Entry<TopicIdPartition, MemoryRecords> e : entries.entrySet()) {
-            results.put(e.getKey(), appendToLocalLog(e.getKey().topicPartition(), e.getValue(), requiredAcks));
+            AppendResult local = appendToLocalLog(e.getKey().topicPartition(), e.getValue(), requiredAcks);
+            results.put(e.getKey(), local);
+            onLocalAppend.accept(e.getKey(), local);
         }
         if (requiredAcks != -1 || results.values().stream().noneMatch(r -> r.error() == Errors.NONE)) {
             callback.accept(results);

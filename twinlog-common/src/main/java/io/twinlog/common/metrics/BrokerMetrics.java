@@ -25,7 +25,7 @@ import java.util.function.Predicate;
  * {@link JmxReporter} (Kafka 4's default), with {@code metrics.jmx.include}/{@code exclude} applied to both, and both
  * are read by the Prometheus endpoint.
  *
- * <p>The registry is the broker's own rather than Kafka's JVM-wide default (decision 52): several brokers share a
+ * <p>The registry is the broker's own rather than Kafka's JVM-wide default (decision 53): several brokers share a
  * JVM in the quickstart and the tests, and each must report its own. Such a JVM turns JMX off
  * ({@code metric.reporters=}), since JMX names have no room for the broker.
  */

@@ -91,7 +91,9 @@ public final class FetchHandler implements RequestHandler {
         ctx.replicaManager().fetchMessages(params, valid, results -> {
             LinkedHashMap<TopicIdPartition, FetchResponseData.PartitionData> all = new LinkedHashMap<>(results);
             all.putAll(errors);
-            all.forEach((tip, data) -> ctx.topicMetrics().fetched(tip.topic(), follower,
+            // Kafka's broker topic metrics count the partitions read from a log (topics that exist), not the
+            // ones refused before it: a client's unknown topic must not create meters
+            results.forEach((tip, data) -> ctx.topicMetrics().fetched(tip.topic(), follower,
                     Errors.forCode(data.errorCode()), data.records() == null ? 0 : data.records().sizeInBytes()));
             request.respond(FetchResponse.of(Errors.NONE, 0, FetchMetadata.INVALID_SESSION_ID, all, List.of()));
         });

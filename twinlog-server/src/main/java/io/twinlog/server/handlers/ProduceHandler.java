@@ -120,11 +120,18 @@ public final class ProduceHandler implements RequestHandler {
                 }
             }
         }
-        ctx.replicaManager().appendRecords(data.timeoutMs(), acks, toAppend, results -> {
+        // Kafka's broker topic metrics: partitions of topics that exist, counted when their local append is done
+        // (before acks=all waits), and those refused before the log (read-only mirror topic, bad records)
+        idOrName.forEach((resolved, tip) -> {
+            AppendResult refused = early.get(tip);
+            if (refused != null) {
+                ctx.topicMetrics().produced(resolved.topic(), refused.error(), null);
+            }
+        });
+        ctx.replicaManager().appendRecords(data.timeoutMs(), acks, toAppend,
+                (tip, local) -> ctx.topicMetrics().produced(tip.topic(), local.error(), toAppend.get(tip)), results -> {
             Map<TopicIdPartition, AppendResult> all = new LinkedHashMap<>(early);
             results.forEach((tip, r) -> all.put(idOrName.getOrDefault(tip, tip), r));
-            early.forEach((tip, r) -> ctx.topicMetrics().produced(tip.topic(), r.error(), null));
-            results.forEach((tip, r) -> ctx.topicMetrics().produced(tip.topic(), r.error(), toAppend.get(tip)));
             if (acks == 0) {
                 boolean anyError = all.values().stream().anyMatch(r -> r.error() != Errors.NONE);
                 if (anyError) {

@@ -17,12 +17,14 @@ import java.util.concurrent.ConcurrentHashMap;
  * tag), with Kafka's meanings: records and bytes appended by producers (MessagesInPerSec, BytesInPerSec, counted
  * once the append succeeded), bytes sent to consumers (BytesOutPerSec; followers count as ReplicationBytesOutPerSec
  * instead, for all topics only), produce and fetch requests per partition (Total...RequestsPerSec) and those that
- * failed. As in Kafka, "failed" means the broker could not do what a valid request asked: an error a client with
- * stale metadata or bad input gets (NOT_LEADER_OR_FOLLOWER, an unknown topic, a record too large or corrupt, an
- * offset out of range, ...) is not a failed request, while NOT_ENOUGH_REPLICAS, a sequence or epoch error, a
- * storage error or an unexpected one is; a partition refused by the authorizer is not counted at all. A write refused
- * because the topic is a mirror topic counts as failed. Records a mirror copies are counted by the mirror's own
- * metrics, not here.
+ * failed. As in Kafka, "failed" counts what Kafka's ReplicaManager counts: an error a client with stale metadata or
+ * bad input gets (NOT_LEADER_OR_FOLLOWER, a record too large or corrupt, an offset out of range, ...) and a storage
+ * error (counted by the log dir's own handling) are not failed requests, while NOT_ENOUGH_REPLICAS, a sequence or
+ * epoch error, an invalid record or an unexpected error are. Only partitions of topics that exist are counted (a
+ * client's unknown topic creates no meters); a partition refused by the authorizer is not counted at all. A write
+ * refused because the topic is a mirror topic counts as failed. Produce outcomes are counted when the local append
+ * is done, before acks=all waits for the ISR, as Kafka does. Records a mirror copies are counted by the mirror's
+ * own metrics, not here.
  */
 public final class BrokerTopicMetrics {
     /** Kafka's produce errors that are not failures of the broker (ReplicaManager.appendToLocalLog). */

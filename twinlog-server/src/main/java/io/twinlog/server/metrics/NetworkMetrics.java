@@ -33,6 +33,7 @@ public final class NetworkMetrics {
                 n++;
             }
         }
-        return n == 0 ? 0.0 : sum / n;
+        // no network thread yet (start-up) or any more (shutdown): idle, as Kafka reports it, not saturated
+        return n == 0 ? 1.0 : sum / n;
     }
 }

@@ -7,8 +7,10 @@ import com.yammer.metrics.core.Metric;
 import com.yammer.metrics.core.MetricName;
 import com.yammer.metrics.core.Timer;
 import io.twinlog.server.BrokerServer;
+import io.twinlog.testkit.RawKafkaConnection;
 import io.twinlog.testkit.TestCluster;
 import io.twinlog.testkit.Waits;
+import io.twinlog.tests.KafkaRequests;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -18,8 +20,12 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.TopicPartitionInfo;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.requests.ProduceResponse;
 import org.apache.kafka.server.metrics.KafkaYammerMetrics;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -31,6 +37,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -44,6 +51,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * the controller's counts and an election; and the same metrics come out of the Prometheus endpoint in a text
  * format a strict reader accepts, with the usual JMX-exporter names.
  */
+@Timeout(300)
 class BrokerMetricsTest {
     private static final Duration TIMEOUT = Duration.ofSeconds(30);
     private static final String TOPIC = "metered";
@@ -57,11 +65,12 @@ class BrokerMetricsTest {
                 .brokerProperty("metrics.prometheus.listener", "http://127.0.0.1:0").build().start();
              Admin admin = cluster.admin()) {
             admin.createTopics(List.of(new NewTopic(TOPIC, Map.of(0, List.of(0, 1, 2)))
-                    .configs(Map.of("min.insync.replicas", "3")))).all().get();
+                    .configs(Map.of("min.insync.replicas", "3")))).all().get(30, TimeUnit.SECONDS);
             awaitIsr(admin, Set.of(0, 1, 2));
             try (KafkaProducer<byte[], byte[]> producer = cluster.producer(Map.of(ProducerConfig.ACKS_CONFIG, "all"))) {
                 for (int i = 0; i < RECORDS; i++) {
-                    producer.send(new ProducerRecord<>(TOPIC, 0, null, ("record-" + i).getBytes())).get();
+                    producer.send(new ProducerRecord<>(TOPIC, 0, null, ("record-" + i).getBytes()))
+                            .get(30, TimeUnit.SECONDS);
                 }
             }
             consumeAll(cluster);
@@ -77,7 +86,8 @@ class BrokerMetricsTest {
                     meterCount(leader, server("BrokerTopicMetrics", "BytesOutPerSec", topicTag())) > RECORDS * 8
                             && meterCount(leader, server("BrokerTopicMetrics", "ReplicationBytesOutPerSec", Map.of()))
                             > RECORDS * 8);
-            assertEquals(0, meterCount(leader, server("BrokerTopicMetrics", "FailedProduceRequestsPerSec", topicTag())));
+            assertEquals(0, meterCount(leader, server("BrokerTopicMetrics", "FailedProduceRequestsPerSec",
+                    topicTag())));
             Waits.waitUntil("request metrics of produce and both kinds of fetch", () ->
                     timedCount(leader, network("TotalTimeMs", "Produce")) >= RECORDS
                             && timedCount(leader, network("RequestQueueTimeMs", "FetchConsumer")) > 0
@@ -113,6 +123,18 @@ class BrokerMetricsTest {
 
             checkPrometheus(leader);
 
+            // a client naming topics that do not exist creates no meters (Kafka counts only topics it has)
+            try (RawKafkaConnection raw = RawKafkaConnection.to(cluster.bootstrapServers())) {
+                ProduceResponse refused = raw.send(KafkaRequests.produce((short) 11, "no-such-topic", Uuid.ZERO_UUID,
+                        0, (short) 1, KafkaRequests.records(1, "x")));
+                assertEquals(Errors.UNKNOWN_TOPIC_OR_PARTITION.code(),
+                        KafkaRequests.onlyPartition(refused).errorCode());
+            }
+            for (int id = 0; id < 3; id++) {
+                assertTrue(cluster.broker(id).metrics().registry().allMetrics().keySet().stream()
+                        .noneMatch(n -> n.getMBeanName().contains("topic=no-such-topic")), "broker " + id);
+            }
+
             // a replica goes away: under-replicated and under min ISR, an ISR shrink, acks=all refused
             cluster.stopBroker(2);
             Waits.waitUntil("the ISR shrinks without broker 2", () ->
@@ -124,7 +146,8 @@ class BrokerMetricsTest {
                     ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 3_000, ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, 2_000,
                     ProducerConfig.LINGER_MS_CONFIG, 0))) {
                 assertThrows(ExecutionException.class, () ->
-                        producer.send(new ProducerRecord<>(TOPIC, 0, null, "refused".getBytes())).get());
+                        producer.send(new ProducerRecord<>(TOPIC, 0, null, "refused".getBytes()))
+                                .get(30, TimeUnit.SECONDS));
             }
             assertTrue(meterCount(leader, server("BrokerTopicMetrics", "FailedProduceRequestsPerSec", topicTag())) >= 1,
                     "NOT_ENOUGH_REPLICAS is a failed produce request");
@@ -139,7 +162,7 @@ class BrokerMetricsTest {
 
             // a leader that is not the controller goes away: the controller elects another and times it
             admin.createTopics(List.of(new NewTopic("elected", Map.of(0, List.of(0, 1, 2), 1, List.of(1, 2, 0)))))
-                    .all().get();
+                    .all().get(30, TimeUnit.SECONDS);
             BrokerServer controller = activeController(cluster);
             int leaving = controller.config().brokerId() == 0 ? 1 : 0;
             Waits.waitUntil("broker " + leaving + " leads its partition of 'elected' with a full ISR", () ->
@@ -168,7 +191,8 @@ class BrokerMetricsTest {
         assertEquals(RECORDS, value(series, "kafka_server_brokertopicmetrics_messagesin_total{topic=\"metered\"}"));
         assertEquals(RECORDS, value(series, "kafka_log_log_logendoffset{partition=\"0\",topic=\"metered\"}"));
         assertEquals(0.0, value(series, "kafka_server_replicamanager_underreplicatedpartitions"));
-        assertTrue(series.containsKey("kafka_network_requestmetrics_totaltimems{request=\"Produce\",quantile=\"0.99\"}"),
+        assertTrue(series.containsKey(
+                "kafka_network_requestmetrics_totaltimems{request=\"Produce\",quantile=\"0.99\"}"),
                 () -> names(series, "kafka_network_requestmetrics_totaltimems"));
         assertTrue(series.get("kafka_network_requestmetrics_totaltimems_count{request=\"Produce\"}") >= RECORDS);
         assertTrue(series.containsKey("kafka_controller_kafkacontroller_activecontrollercount"));
@@ -211,7 +235,8 @@ class BrokerMetricsTest {
 
     private static void awaitIsr(Admin admin, Set<Integer> isr) {
         Waits.waitFor("ISR " + isr, () -> {
-            TopicPartitionInfo info = admin.describeTopics(List.of(TOPIC)).allTopicNames().get().get(TOPIC)
+            TopicPartitionInfo info = admin.describeTopics(List.of(TOPIC)).allTopicNames()
+                    .get(10, TimeUnit.SECONDS).get(TOPIC)
                     .partitions().get(0);
             return info.isr().stream().map(n -> n.id()).collect(Collectors.toSet());
         }, isr::equals, TIMEOUT);

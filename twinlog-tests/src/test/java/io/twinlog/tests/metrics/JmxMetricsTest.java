@@ -24,6 +24,7 @@ import java.io.IOException;
 import java.net.ServerSocket;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -57,14 +58,16 @@ class JmxMetricsTest {
                 "-Dcom.sun.management.jmxremote.ssl=false",
                 "-Djava.rmi.server.hostname=127.0.0.1"), Map.of());
         broker.start();
-        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers()))) {
-            admin.createTopics(List.of(new NewTopic("jmx", 1, (short) 1))).all().get();
+        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG,
+                broker.bootstrapServers()))) {
+            admin.createTopics(List.of(new NewTopic("jmx", 1, (short) 1))).all()
+                    .get(30, TimeUnit.SECONDS);
         }
         try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(Map.of(
                 ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers()),
                 new ByteArraySerializer(), new ByteArraySerializer())) {
             for (int i = 0; i < RECORDS; i++) {
-                producer.send(new ProducerRecord<>("jmx", 0, null, new byte[100])).get();
+                producer.send(new ProducerRecord<>("jmx", 0, null, new byte[100])).get(30, TimeUnit.SECONDS);
             }
         }
         JMXServiceURL url = new JMXServiceURL("service:jmx:rmi:///jndi/rmi://127.0.0.1:" + jmxPort + "/jmxrmi");

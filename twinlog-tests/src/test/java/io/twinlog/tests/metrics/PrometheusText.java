@@ -17,9 +17,12 @@ import java.util.regex.Pattern;
 final class PrometheusText {
     private static final String NAME = "[a-zA-Z_:][a-zA-Z0-9_:]*";
     private static final Pattern HELP = Pattern.compile("# HELP (" + NAME + ") (.*)");
-    private static final Pattern TYPE = Pattern.compile("# TYPE (" + NAME + ") (counter|gauge|summary|histogram|untyped)");
+    private static final Pattern TYPE = Pattern.compile("# TYPE (" + NAME
+            + ") (counter|gauge|summary|histogram|untyped)");
     private static final Pattern SAMPLE = Pattern.compile("(" + NAME + ")(\\{(.*)})? (\\S+)( -?\\d+)?");
-    private static final Pattern LABEL = Pattern.compile("([a-zA-Z_][a-zA-Z0-9_]*)=\"((?:[^\"\\\\\\n]|\\\\[\\\\\"n])*)\"(,|$)");
+    /** {@code name="value"}: a value escapes backslash, double quote and newline, and holds no raw newline. */
+    private static final Pattern LABEL = Pattern.compile(
+            "([a-zA-Z_][a-zA-Z0-9_]*)=\"((?:[^\"\\\\\\n]|\\\\[\\\\\"n])*)\"(,|$)");
 
     private PrometheusText() {
     }
