@@ -4,20 +4,13 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
+import com.yammer.metrics.core.MetricsRegistry;
 import io.twinlog.clients.mirror.MirrorAdmin;
 import io.twinlog.clients.mirror.MirrorAdmin.MirrorDescription;
-import io.twinlog.clients.mirror.MirrorErrors;
 import io.twinlog.clients.mirror.MirrorException;
-import io.twinlog.common.Endpoint;
 import io.twinlog.common.HttpListener;
-import io.twinlog.controller.metadata.BrokerRegistration;
 import io.twinlog.controller.metadata.MetadataImage;
-import io.twinlog.controller.metadata.PartitionImage;
-import io.twinlog.controller.metadata.TopicImage;
 import org.apache.kafka.clients.admin.AdminClientConfig;
-import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.errors.SaslAuthenticationException;
-import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.utils.Time;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -26,10 +19,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
-import java.net.URLDecoder;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -38,7 +28,6 @@ import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.Supplier;
 
 /**
  * The mirror dashboard of one broker ({@code dashboard.listener}): a page served from this jar ({@code /}, with its
@@ -47,8 +36,10 @@ import java.util.function.Supplier;
  *
  * <p>Data and actions go through the mirror admin API ({@link MirrorAdmin}) against this cluster's inter-broker
  * listener, as {@code twinlog-mirrors.sh} would: the document is DescribeClusterMirrors' answer (read with the
- * broker's own login, so the dashboard listener must be trusted, like a JMX port), an action is the same request as
- * the command's, sent with the operator's login ({@link ActionLogin}) so the broker's authorizer decides.
+ * broker's own login, so the dashboard listener must be trusted, like a JMX port) laid out by {@link DashboardView};
+ * an action ({@link DashboardActions}) is the same request as the command's, sent with the operator's login
+ * ({@link ActionLogin}) so the broker's authorizer decides. This class is the HTTP shell: threads, routing, the
+ * document's cache, answers.
  *
  * <p>Threads: the JDK server's dispatcher and {@value #THREADS} request threads with a bounded queue (when it is
  * full the dispatcher serves the request itself, which slows accepting). The document is rebuilt at most once per
@@ -61,8 +52,7 @@ public final class DashboardServer implements AutoCloseable {
     private static final int QUEUED_REQUESTS = 16;
     private static final long SNAPSHOT_MAX_AGE_MS = 1_000;
     private static final Duration ADMIN_TIMEOUT = Duration.ofSeconds(15);
-    private static final int MAX_BODY_BYTES = 4_096;
-    private static final String API = "/api/v1/mirrors";
+    static final String API = "/api/v1/mirrors";
     private static final String RESOURCES = "/io/twinlog/server/dashboard/";
     private static final Map<String, String> STATIC = Map.of(
             "/", "index.html", "/index.html", "index.html", "/dashboard.js", "dashboard.js",
@@ -88,6 +78,7 @@ public final class DashboardServer implements AutoCloseable {
     private final boolean actionsEnabled;
     private final Broker broker;
     private final LagGauges gauges;
+    private final DashboardActions actions;
     private final Time time;
     private final HttpServer server;
     private final ThreadPoolExecutor executor;
@@ -97,11 +88,12 @@ public final class DashboardServer implements AutoCloseable {
     private long snapshotTimeMs;
 
     private DashboardServer(HttpListener listener, boolean actionsEnabled, Broker broker,
-                            com.yammer.metrics.core.MetricsRegistry registry, Time time) throws IOException {
+                            MetricsRegistry registry, Time time) throws IOException {
         this.listener = listener;
         this.actionsEnabled = actionsEnabled;
         this.broker = broker;
         this.gauges = new LagGauges(registry);
+        this.actions = new DashboardActions(broker, actionsEnabled, this::invalidateSnapshot);
         this.time = time;
         AtomicInteger count = new AtomicInteger();
         this.executor = new ThreadPoolExecutor(THREADS, THREADS, 60, TimeUnit.SECONDS,
@@ -117,7 +109,7 @@ public final class DashboardServer implements AutoCloseable {
 
     /** Binds and starts serving. */
     public static DashboardServer start(HttpListener listener, boolean actionsEnabled, Broker broker,
-                                        com.yammer.metrics.core.MetricsRegistry registry, Time time)
+                                        MetricsRegistry registry, Time time)
             throws IOException {
         DashboardServer s = new DashboardServer(listener, actionsEnabled, broker, registry, time);
         s.server.start();
@@ -154,7 +146,8 @@ public final class DashboardServer implements AutoCloseable {
                     sendBytes(exchange, 200, "application/json", snapshot());
                 } else if (path.startsWith(API + "/")) {
                     requireMethod(method, "POST");
-                    act(exchange, path.substring(API.length() + 1));
+                    sendBytes(exchange, 200, "application/json",
+                            MAPPER.writeValueAsBytes(actions.act(exchange, path.substring(API.length() + 1))));
                 } else {
                     throw new HttpError(404, "No such page: " + path);
                 }
@@ -178,9 +171,7 @@ public final class DashboardServer implements AutoCloseable {
 
     private static void requireMethod(String method, String allowed) {
         if (!method.equals(allowed)) {
-            HttpError e = new HttpError(405, "Method " + method + " not allowed here; use " + allowed);
-            e.allow = allowed;
-            throw e;
+            throw HttpError.methodNotAllowed(method, allowed);
         }
     }
 
@@ -219,140 +210,25 @@ public final class DashboardServer implements AutoCloseable {
         } catch (IOException e) {
             throw new HttpError(503, "This cluster did not answer DescribeClusterMirrors: " + e.getMessage());
         }
-        DashboardView.Cluster cluster = cluster(image);
+        DashboardView.Cluster cluster = DashboardView.cluster(image, broker.brokerId(), broker.clientListener());
         return DashboardView.build(cluster, mirrors, gauges::value,
                 new MirrorCommands("bin/twinlog-mirrors.sh", cluster.bootstrapServers()), actionsEnabled, nowMs);
     }
 
-    private DashboardView.Cluster cluster(MetadataImage image) {
-        List<DashboardView.Broker> brokers = new ArrayList<>();
-        List<String> bootstrap = new ArrayList<>();
-        for (BrokerRegistration b : image.brokers().values()) {
-            Optional<Endpoint> ep = b.endpoint(broker.clientListener());
-            String address = ep.map(e -> (e.host().contains(":") ? "[" + e.host() + "]" : e.host()) + ":" + e.port())
-                    .orElse("");
-            ep.ifPresent(e -> bootstrap.add(address));
-            brokers.add(new DashboardView.Broker(b.id(), address, b.rack().orElse(null)));
-        }
-        Map<TopicPartition, Integer> leaders = new HashMap<>();
-        for (TopicImage t : image.topics().values()) {
-            for (PartitionImage p : t.partitions().values()) {
-                leaders.put(new TopicPartition(t.name(), p.partition()), p.leader());
-            }
-        }
-        return new DashboardView.Cluster(image.clusterId(), broker.brokerId(), image.controllerId(), brokers,
-                String.join(",", bootstrap), leaders);
-    }
-
-    /** {@code {mirror}/topics/{topic}/{action}}: the same admin request as the command line's, as the operator. */
-    private void act(HttpExchange exchange, String rest) throws IOException {
-        String[] parts = rest.split("/", -1);
-        if (parts.length != 4 || !parts[1].equals("topics")) {
-            throw new HttpError(404, "Expected POST " + API + "/{mirror}/topics/{topic}/{failover|pause|resume}");
-        }
-        String mirror = decode(parts[0]);
-        String topic = decode(parts[2]);
-        Action action = Action.parse(parts[3]);
-        if (!actionsEnabled) {
-            throw new HttpError(403, "Dashboard actions are disabled on this broker (dashboard.actions.enable=false): "
-                    + "use bin/twinlog-mirrors.sh");
-        }
-        // a cross-site form cannot send this content type without a CORS preflight, which is never answered
-        String contentType = exchange.getRequestHeaders().getFirst("Content-Type");
-        if (contentType == null || !contentType.toLowerCase().startsWith("application/json")) {
-            throw new HttpError(415, "Actions take Content-Type: application/json");
-        }
-        readBody(exchange);
-        if (mirror.isEmpty() || topic.isEmpty()) {
-            throw new HttpError(400, "A mirror and a topic are needed");
-        }
-        Map<String, Object> local = broker.localClientConfigs()
-                .orElseThrow(() -> new HttpError(503, "This broker has not registered yet"));
-        Optional<ActionLogin.Credentials> operator = ActionLogin.Credentials.fromHeader(
-                exchange.getRequestHeaders().getFirst("Authorization"));
-        ActionLogin.Decision decision = ActionLogin.decide(local, operator, broker.authorizerEnabled());
-        if (decision instanceof ActionLogin.Refused refused) {
-            throw new HttpError(refused.status(), refused.message());
-        }
-        Map<String, Object> configs = withTimeouts(((ActionLogin.Allowed) decision).clientConfigs());
-        String who = operator.map(ActionLogin.Credentials::username).orElse("anonymous");
-        log.info("[Dashboard broker={}] {} of topic {} on mirror {} asked by {} from {}", broker.brokerId(), action,
-                topic, mirror, who, exchange.getRemoteAddress());
-        Map<String, MirrorException> errors;
-        try (MirrorAdmin admin = MirrorAdmin.create(configs)) {
-            errors = switch (action) {
-                case FAILOVER -> admin.stopMirrorTopics(mirror, List.of(topic), List.of());
-                case PAUSE -> admin.pauseMirrorTopics(mirror, List.of(topic), List.of());
-                case RESUME -> admin.resumeMirrorTopics(mirror, List.of(topic), List.of());
-            };
-        } catch (MirrorException e) {
-            throw new HttpError(statusOf(e.errorCode()), e.getMessage());
-        } catch (IOException e) {
-            if (e.getCause() instanceof SaslAuthenticationException refused) {
-                // the client ends the call at the first refused login (MirrorNetworkClient)
-                throw new HttpError(401, "Login refused by the cluster: " + refused.getMessage());
-            }
-            throw new HttpError(503, "This cluster did not answer: " + e.getMessage());
-        }
-        if (!errors.isEmpty()) {
-            Map.Entry<String, MirrorException> first = errors.entrySet().iterator().next();
-            throw new HttpError(statusOf(first.getValue().errorCode()), first.getKey() + ": " + first.getValue().getMessage());
-        }
+    /** The document is stale after an action: the next poll shows its effect. */
+    private void invalidateSnapshot() {
         synchronized (snapshotLock) {
-            snapshot = null; // the next poll shows the change
+            snapshot = null;
         }
-        ObjectNode ok = MAPPER.createObjectNode();
-        ok.put("mirror", mirror);
-        ok.put("topic", topic);
-        ok.put("action", action.path);
-        ok.put("result", "accepted");
-        sendBytes(exchange, 200, "application/json", MAPPER.writeValueAsBytes(ok));
     }
 
-    private static int statusOf(short code) {
-        if (code == MirrorErrors.CLUSTER_MIRROR_AUTHORIZATION_FAILED.code
-                || code == Errors.CLUSTER_AUTHORIZATION_FAILED.code()
-                || code == Errors.TOPIC_AUTHORIZATION_FAILED.code()) {
-            return 403;
-        }
-        if (code == MirrorErrors.UNKNOWN_CLUSTER_MIRROR.code || code == Errors.UNKNOWN_TOPIC_OR_PARTITION.code()) {
-            return 404;
-        }
-        if (code == Errors.SASL_AUTHENTICATION_FAILED.code()) {
-            return 401;
-        }
-        return 409;
-    }
-
-    private static Map<String, Object> withTimeouts(Map<String, Object> configs) {
+    /** {@code configs} with the dashboard's client ID and a bound on every admin call. */
+    static Map<String, Object> withTimeouts(Map<String, Object> configs) {
         Map<String, Object> out = new HashMap<>(configs);
         out.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, (int) ADMIN_TIMEOUT.toMillis());
         out.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, (int) ADMIN_TIMEOUT.toMillis());
         out.put(AdminClientConfig.CLIENT_ID_CONFIG, "twinlog-dashboard");
         return out;
-    }
-
-    private static String decode(String segment) {
-        try {
-            return URLDecoder.decode(segment, StandardCharsets.UTF_8);
-        } catch (IllegalArgumentException e) {
-            throw new HttpError(400, "Malformed path segment: " + segment);
-        }
-    }
-
-    /** Reads (and bounds) the body; actions take no parameters beyond the path, so it must be a JSON value. */
-    private static void readBody(HttpExchange exchange) throws IOException {
-        byte[] body = exchange.getRequestBody().readNBytes(MAX_BODY_BYTES + 1);
-        if (body.length > MAX_BODY_BYTES) {
-            throw new HttpError(413, "Request body over " + MAX_BODY_BYTES + " bytes");
-        }
-        if (body.length > 0) {
-            try {
-                MAPPER.readTree(body);
-            } catch (IOException e) {
-                throw new HttpError(400, "Request body is not JSON: " + e.getMessage());
-            }
-        }
     }
 
     private static void sendError(HttpExchange exchange, int status, String message) throws IOException {
@@ -368,37 +244,6 @@ public final class DashboardServer implements AutoCloseable {
         exchange.sendResponseHeaders(status, body.length == 0 ? -1 : body.length);
         try (OutputStream out = exchange.getResponseBody()) {
             out.write(body);
-        }
-    }
-
-    /** The actions the page offers, by the last path segment. */
-    enum Action {
-        FAILOVER("failover"), PAUSE("pause"), RESUME("resume");
-
-        final String path;
-
-        Action(String path) {
-            this.path = path;
-        }
-
-        static Action parse(String segment) {
-            for (Action a : values()) {
-                if (a.path.equals(segment)) {
-                    return a;
-                }
-            }
-            throw new HttpError(404, "Unknown action '" + segment + "': failover, pause or resume");
-        }
-    }
-
-    /** An answer other than 200, with its one-line message. */
-    private static final class HttpError extends RuntimeException {
-        final int status;
-        String allow = "";
-
-        HttpError(int status, String message) {
-            super(message, null, false, false);
-            this.status = status;
         }
     }
 }

@@ -7,18 +7,26 @@ import io.twinlog.clients.mirror.MirrorAdmin.GroupSyncDescription;
 import io.twinlog.clients.mirror.MirrorAdmin.MirrorDescription;
 import io.twinlog.clients.mirror.MirrorAdmin.PartitionDescription;
 import io.twinlog.clients.mirror.MirrorAdmin.TopicDescription;
+import io.twinlog.common.Endpoint;
+import io.twinlog.controller.metadata.BrokerRegistration;
+import io.twinlog.controller.metadata.MetadataImage;
+import io.twinlog.controller.metadata.PartitionImage;
+import io.twinlog.controller.metadata.TopicImage;
 import io.twinlog.mirror.store.MirrorDefinition;
 import org.apache.kafka.common.TopicPartition;
 
+import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.OptionalDouble;
 import java.util.TreeMap;
 
 /**
  * The document {@code GET /api/v1/mirrors} answers (docs/operations.md, "Dashboard"): this cluster and its brokers,
  * and each mirror as DescribeClusterMirrors reports it, with the lag gauges this broker publishes, each group's
- * sync status and the failover and failback commands. Pure: descriptions, cluster facts and gauge readings in,
+ * sync status and the failover and failback commands. Pure: a metadata image, descriptions and gauge readings in,
  * JSON out; the page and scripts read the same document.
  */
 final class DashboardView {
@@ -36,6 +44,30 @@ final class DashboardView {
     /** This cluster as the dashboard's broker sees it in its metadata image. */
     record Cluster(String clusterId, int brokerId, int controllerId, List<Broker> brokers, String bootstrapServers,
                    Map<TopicPartition, Integer> leaders) {
+    }
+
+    /**
+     * This cluster from the broker's metadata image: each broker's address on {@code clientListener} (empty when it
+     * has none; an IPv6 host in brackets), the bootstrap list of those addresses, and each partition's leader.
+     */
+    static Cluster cluster(MetadataImage image, int brokerId, String clientListener) {
+        List<Broker> brokers = new ArrayList<>();
+        List<String> bootstrap = new ArrayList<>();
+        for (BrokerRegistration b : image.brokers().values()) {
+            Optional<Endpoint> ep = b.endpoint(clientListener);
+            String address = ep.map(e -> (e.host().contains(":") ? "[" + e.host() + "]" : e.host()) + ":" + e.port())
+                    .orElse("");
+            ep.ifPresent(e -> bootstrap.add(address));
+            brokers.add(new Broker(b.id(), address, b.rack().orElse(null)));
+        }
+        Map<TopicPartition, Integer> leaders = new HashMap<>();
+        for (TopicImage t : image.topics().values()) {
+            for (PartitionImage p : t.partitions().values()) {
+                leaders.put(new TopicPartition(t.name(), p.partition()), p.leader());
+            }
+        }
+        return new Cluster(image.clusterId(), brokerId, image.controllerId(), brokers, String.join(",", bootstrap),
+                leaders);
     }
 
     /** Reads a lag gauge ({@link LagGauges#LAG_SECONDS}, ...) of a partition: empty where this broker has none. */
