@@ -35,10 +35,11 @@ import java.util.function.ToLongFunction;
  *   <li>{@code kafka.server:type=MirrorFetcherManager,clientId=MirrorReplica}: {@code MaxLag},
  *       {@code MinFetchRate}, {@code FailedPartitionsCount}; each fetch thread's {@code kafka.server:type=FetcherStats,
  *       name=RequestsPerSec,clientId=MirrorReplica,mirror,brokerHost,brokerPort};</li>
- *   <li>{@code kafka.server:type=ClusterMirror,mirror=<m>}: lag (sum of records and bytes, max of seconds), what
- *       the fetchers appended, failovers, failbacks, truncations, records quarantined, reconciliation results;</li>
+ *   <li>{@code kafka.server:type=ClusterMirror,mirror=<m>}: lag (sum of records and bytes over the partitions whose
+ *       lag is known; max of seconds, -1 while any partition's is unknown), what the fetchers appended, failovers,
+ *       failbacks, truncations, records quarantined, reconciliation results;</li>
  *   <li>{@code kafka.server:type=ClusterMirrorPartition,mirror,topic,partition}: each led partition's lag
- *       ({@link PartitionLag}).</li>
+ *       ({@link PartitionLag}; -1 when unknown).</li>
  * </ul>
  * Partition metrics cover the mirror partitions this broker leads, per-partition lag only while they mirror (not
  * STOPPING, STOPPED or UNKNOWN); a partition's go when it stops mirroring or this broker stops leading it, a
@@ -272,7 +273,7 @@ public final class MirrorMetrics implements AutoCloseable {
         long max = 0;
         for (LedPartition p : partitions.values()) {
             if (p.lagGauges != null) {
-                max = Math.max(max, p.lagRecords());
+                max = Math.max(max, p.lagRecords()); // an unknown lag (-1) is left out
             }
         }
         return max;
@@ -357,15 +358,7 @@ public final class MirrorMetrics implements AutoCloseable {
             });
             gauge(names, clusterMirror, "LagRecords", tags, () -> sum(LedPartition::lagRecords));
             gauge(names, clusterMirror, "LagBytes", tags, () -> sum(LedPartition::lagBytes));
-            gauge(names, clusterMirror, "LagSeconds", tags, () -> {
-                long max = 0;
-                for (LedPartition p : partitions.values()) {
-                    if (p.mirror == this && p.lagGauges != null) {
-                        max = Math.max(max, p.lagMillis());
-                    }
-                }
-                return max / 1000.0;
-            });
+            gauge(names, clusterMirror, "LagSeconds", tags, this::lagSeconds);
             bytes = meter(names, clusterMirror, "MirrorBytesPerSec", "bytes", tags);
             messages = meter(names, clusterMirror, "MirrorMessagesPerSec", "messages", tags);
             failovers = meter(names, clusterMirror, "Failovers", "partitions", tags);
@@ -377,14 +370,33 @@ public final class MirrorMetrics implements AutoCloseable {
             reconciliationsFailed = meter(names, clusterMirror, "ReconciliationsFailed", "comparisons", tags);
         }
 
+        /** The sum over the partitions whose lag is known. */
         private long sum(ToLongFunction<LedPartition> lag) {
             long sum = 0;
             for (LedPartition p : partitions.values()) {
                 if (p.mirror == this && p.lagGauges != null) {
-                    sum += lag.applyAsLong(p);
+                    sum += Math.max(0, lag.applyAsLong(p));
                 }
             }
             return sum;
+        }
+
+        /**
+         * The RPO of failing the mirror over now: the max over its partitions, or -1 while any partition's is
+         * unknown (a partition that cannot say must not let the mirror claim less than it may lose).
+         */
+        private double lagSeconds() {
+            long max = 0;
+            for (LedPartition p : partitions.values()) {
+                if (p.mirror == this && p.lagGauges != null) {
+                    long millis = p.lagMillis();
+                    if (millis < 0) {
+                        return PartitionLag.UNKNOWN;
+                    }
+                    max = Math.max(max, millis);
+                }
+            }
+            return PartitionLag.seconds(max);
         }
 
         void remove() {
@@ -453,7 +465,7 @@ public final class MirrorMetrics implements AutoCloseable {
             List<MetricName> names = new ArrayList<>(3);
             gauge(names, clusterMirrorPartition, "LagRecords", tags, this::lagRecords);
             gauge(names, clusterMirrorPartition, "LagBytes", tags, this::lagBytes);
-            gauge(names, clusterMirrorPartition, "LagSeconds", tags, () -> lagMillis() / 1000.0);
+            gauge(names, clusterMirrorPartition, "LagSeconds", tags, () -> PartitionLag.seconds(lagMillis()));
             lagGauges = names;
         }
 

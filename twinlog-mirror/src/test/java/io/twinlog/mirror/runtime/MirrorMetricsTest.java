@@ -54,11 +54,9 @@ class MirrorMetricsTest {
 
     @Test
     void aMirroringPartitionIsCountedAndReportsItsLag() {
-        metrics.onPartitionState("m", TP, log, MIRRORING);
-        log.logEndOffset = 40;
-        MirrorFetchMetrics fetch = metrics.fetchMetrics("m");
-        fetch.onFetched(TP, 100, 4_000, 40, time.milliseconds() - 8_000);
-        fetch.onSourceNewestTimestamp(TP, time.milliseconds() - 1_000);
+        long now = time.milliseconds();
+        MirrorFetchMetrics fetch = sixtyBehind(now - 8_000);
+        fetch.onSourceNewestTimestamp(TP, now - 1_000);
 
         assertEquals(1, value(name("MirrorMetadataManager", "MirroringPartitionState", Map.of())));
         assertEquals(1, value(name("MirrorMetadataManager", "MirroringPartitionState", Map.of("mirror", "m"))));
@@ -74,6 +72,52 @@ class MirrorMetricsTest {
         log.logEndOffset = 100;
         assertEquals(0L, value(partitionName("LagRecords")));
         assertEquals(0.0, value(partitionName("LagSeconds")), "caught up");
+    }
+
+    @Test
+    void aPartitionNotFetchedSinceThisBrokerTookItReportsAnUnknownLag() {
+        // a new leader (or a restarted broker) whose source does not answer: nothing says a failover loses nothing
+        metrics.onPartitionState("m", TP, log, MirrorPartitionState.FAILED);
+        log.logEndOffset = 40;
+
+        assertEquals(-1L, value(partitionName("LagRecords")));
+        assertEquals(-1L, value(partitionName("LagBytes")));
+        assertEquals(-1.0, value(partitionName("LagSeconds")));
+        assertEquals(-1.0, value(name("ClusterMirror", "LagSeconds", Map.of("mirror", "m"))));
+        assertEquals(0L, value(name("ClusterMirror", "LagRecords", Map.of("mirror", "m"))), "nothing known to sum");
+        assertEquals(0L, value(name("MirrorFetcherManager", "MaxLag", Map.of("clientId", "MirrorReplica"))));
+    }
+
+    @Test
+    void theMirrorsSumsSkipUnknownPartitionsButItsSecondsAreUnknownWhileAnyPartitionsAre() {
+        TopicPartition other = new TopicPartition("orders", 1);
+        FakeLog otherLog = new FakeLog();
+        metrics.onPartitionState("m", other, otherLog, MIRRORING);
+        otherLog.logEndOffset = 10;
+        long now = time.milliseconds();
+        MirrorFetchMetrics fetch = sixtyBehind(now - 8_000);
+        fetch.onSourceNewestTimestamp(TP, now - 1_000);
+
+        MetricName mirrorSeconds = name("ClusterMirror", "LagSeconds", Map.of("mirror", "m"));
+        assertEquals(60L, value(name("ClusterMirror", "LagRecords", Map.of("mirror", "m"))));
+        assertEquals(6_000L, value(name("ClusterMirror", "LagBytes", Map.of("mirror", "m"))));
+        assertEquals(-1.0, value(mirrorSeconds), "orders-1 may be any time behind: not the 7 s of orders-0");
+        assertEquals(60L, value(name("MirrorFetcherManager", "MaxLag", Map.of("clientId", "MirrorReplica"))));
+
+        fetch.onFetched(other, 10, 0, 0, -1); // caught up
+        assertEquals(7.0, value(mirrorSeconds));
+    }
+
+    @Test
+    void aPartitionBehindIsUnknownInSecondsUntilTheSourceGivesItsNewestTimestamp() {
+        long now = time.milliseconds();
+        MirrorFetchMetrics fetch = sixtyBehind(now - 300_000);
+
+        assertEquals(60L, value(partitionName("LagRecords")));
+        assertEquals(-1.0, value(partitionName("LagSeconds")));
+        assertEquals(-1.0, value(name("ClusterMirror", "LagSeconds", Map.of("mirror", "m"))));
+        fetch.onSourceNewestTimestamp(TP, now - 290_000);
+        assertEquals(10.0, value(partitionName("LagSeconds")));
     }
 
     @Test
@@ -138,6 +182,18 @@ class MirrorMetricsTest {
         metrics.onPartitionState("m", TP, log, MIRRORING);
         metrics.close();
         assertEquals(Set.of(), broker.registry().allMetrics().keySet());
+    }
+
+    /**
+     * orders-0 mirroring, 60 records behind: its log ends at 40, the source's high watermark is 100, and 40 offsets
+     * of 4,000 bytes were mirrored, the newest batch stamped {@code newestMirroredTimestamp}.
+     */
+    private MirrorFetchMetrics sixtyBehind(long newestMirroredTimestamp) {
+        metrics.onPartitionState("m", TP, log, MIRRORING);
+        log.logEndOffset = 40;
+        MirrorFetchMetrics fetch = metrics.fetchMetrics("m");
+        fetch.onFetched(TP, 100, 4_000, 40, newestMirroredTimestamp);
+        return fetch;
     }
 
     private MetricName partitionName(String name) {

@@ -14,8 +14,14 @@ class PartitionLagTest {
     }
 
     @Test
-    void recordsAreZeroWhileTheSourceHighWatermarkIsUnknownOrBehind() {
-        assertEquals(0, PartitionLag.records(-1, 40));
+    void recordsAreUnknownWhileTheSourceHighWatermarkIs() {
+        // a new leader or a restarted broker whose source does not answer: 0 would say a failover loses nothing
+        assertEquals(PartitionLag.UNKNOWN, PartitionLag.records(-1, 40));
+        assertEquals(PartitionLag.UNKNOWN, PartitionLag.records(-1, 0));
+    }
+
+    @Test
+    void recordsAreZeroWhenTheLogEndIsPastTheHighWatermarkLastSeen() {
         assertEquals(0, PartitionLag.records(30, 40), "a log end past the high watermark last seen is not behind");
     }
 
@@ -26,9 +32,15 @@ class PartitionLagTest {
     }
 
     @Test
-    void bytesAreZeroWhenCaughtUpOrBeforeAnythingWasMirrored() {
+    void bytesAreZeroWhenCaughtUp() {
         assertEquals(0, PartitionLag.bytes(0, 4_000, 40));
-        assertEquals(0, PartitionLag.bytes(60, 0, 0));
+        assertEquals(0, PartitionLag.bytes(0, 0, 0));
+    }
+
+    @Test
+    void bytesAreUnknownWhenTheRecordsAreOrWhenNothingWasMirroredToEstimateFrom() {
+        assertEquals(PartitionLag.UNKNOWN, PartitionLag.bytes(PartitionLag.UNKNOWN, 4_000, 40));
+        assertEquals(PartitionLag.UNKNOWN, PartitionLag.bytes(60, 0, 0), "60 records behind are not 0 bytes");
     }
 
     @Test
@@ -53,13 +65,34 @@ class PartitionLagTest {
     }
 
     @Test
-    void timeIsZeroUntilTheSourceIsAsked() {
-        // one round trip: the wall clock would make old records look minutes behind
-        assertEquals(0, PartitionLag.millis(10, PartitionLag.NOT_ASKED, NOW - 300_000, NOW));
+    void timeIsUnknownWhenTheRecordsAre() {
+        // the source has not answered since this broker took the partition: nothing says it is caught up
+        assertEquals(PartitionLag.UNKNOWN, PartitionLag.millis(PartitionLag.UNKNOWN, NOW, NOW - 8_000, NOW));
+        assertEquals(PartitionLag.UNKNOWN, PartitionLag.millis(PartitionLag.UNKNOWN, PartitionLag.NOT_ASKED, -1,
+                NOW));
     }
 
     @Test
-    void timeIsZeroBeforeAnythingWasMirrored() {
-        assertEquals(0, PartitionLag.millis(10, NOW, -1, NOW));
+    void timeIsUnknownWhileBehindUntilTheSourceAnswers() {
+        // one round trip; not the wall clock either, which would make old records look minutes behind
+        assertEquals(PartitionLag.UNKNOWN, PartitionLag.millis(10, PartitionLag.NOT_ASKED, NOW - 300_000, NOW));
+    }
+
+    @Test
+    void timeIsUnknownWhileBehindBeforeAnythingWasMirrored() {
+        assertEquals(PartitionLag.UNKNOWN, PartitionLag.millis(10, NOW, -1, NOW));
+        assertEquals(PartitionLag.UNKNOWN, PartitionLag.millis(10, PartitionLag.UNAVAILABLE, -1, NOW));
+    }
+
+    @Test
+    void timeIsZeroWhenCaughtUpBeforeAnythingWasMirroredOrAsked() {
+        assertEquals(0, PartitionLag.millis(0, PartitionLag.NOT_ASKED, -1, NOW));
+    }
+
+    @Test
+    void secondsKeepUnknownAsMinusOne() {
+        assertEquals(-1.0, PartitionLag.seconds(PartitionLag.UNKNOWN));
+        assertEquals(7.5, PartitionLag.seconds(7_500));
+        assertEquals(0.0, PartitionLag.seconds(0));
     }
 }

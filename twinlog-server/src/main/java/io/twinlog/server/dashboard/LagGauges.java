@@ -15,7 +15,7 @@ import java.util.OptionalDouble;
  * A mirror partition's lag gauges as this broker publishes them in its Yammer registry
  * ({@code kafka.server:type=ClusterMirrorPartition,name=LagSeconds|LagRecords|LagBytes,mirror=M,topic=T,partition=P}).
  * They exist on the partition's destination leader only: for other partitions the value is absent and the dashboard
- * says which broker has it.
+ * says which broker has it. A gauge that reads -1 (the lag is not known) is absent too.
  */
 final class LagGauges {
     static final String GROUP = "kafka.server";
@@ -36,7 +36,7 @@ final class LagGauges {
         tags.put("partition", Integer.toString(tp.partition()));
         MetricName metricName = KafkaYammerMetrics.getMetricName(GROUP, TYPE, name, new LinkedHashMap<>(tags));
         Metric metric = registry.allMetrics().get(metricName);
-        if (metric instanceof Gauge<?> gauge && gauge.value() instanceof Number n) {
+        if (metric instanceof Gauge<?> gauge && gauge.value() instanceof Number n && n.doubleValue() >= 0) {
             return OptionalDouble.of(n.doubleValue());
         }
         return OptionalDouble.empty();
