@@ -18,6 +18,7 @@ import org.slf4j.LoggerFactory;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.HashMap;
@@ -25,9 +26,13 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The mirror dashboard of one broker ({@code dashboard.listener}): a page served from this jar ({@code /}, with its
@@ -41,15 +46,24 @@ import java.util.concurrent.atomic.AtomicInteger;
  * ({@link ActionLogin}) so the broker's authorizer decides. This class is the HTTP shell: threads, routing, the
  * document's cache, answers.
  *
- * <p>Threads: the JDK server's dispatcher and {@value #THREADS} request threads with a bounded queue (when it is
- * full the dispatcher serves the request itself, which slows accepting). The document is rebuilt at most once per
- * {@value #SNAPSHOT_MAX_AGE_MS} ms whatever the number of open pages. Every request ends with an answer: bad ones
- * with a 4xx and a one-line JSON {@code {"error": ...}}, failures with a 5xx, logged.
+ * <p>Threads: the JDK server's dispatcher accepts and reads requests, {@value #THREADS} request threads answer them,
+ * with {@value #QUEUED_REQUESTS} waiting at most; beyond that the dispatcher closes the connection unanswered (it
+ * never runs a handler itself, so closing the server never waits for one). At most {@value #CLUSTER_CALLS} requests
+ * wait on the cluster at once (the document's rebuild, actions; each bounded by the admin timeout), so a thread is
+ * always left for the page, the cached document and refusals; an action beyond that is answered 503 at once.
+ *
+ * <p>The document: one request at a time rebuilds it, when the last one is older than {@value #SNAPSHOT_MAX_AGE_MS}
+ * ms or an action changed something; requests meanwhile get the last one (a 503 "not ready" before the first). A
+ * failed rebuild (503 cluster not answering, 502) is kept as long as a document, so open pages do not repeat it.
+ *
+ * <p>Every request taken ends with an answer: bad ones with a 4xx and a one-line JSON {@code {"error": ...}}, failures
+ * with a 5xx, logged.
  */
 public final class DashboardServer implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(DashboardServer.class);
-    private static final int THREADS = 2;
+    private static final int THREADS = 4;
     private static final int QUEUED_REQUESTS = 16;
+    private static final int CLUSTER_CALLS = THREADS - 1;
     private static final long SNAPSHOT_MAX_AGE_MS = 1_000;
     private static final Duration ADMIN_TIMEOUT = Duration.ofSeconds(15);
     static final String API = "/api/v1/mirrors";
@@ -82,10 +96,18 @@ public final class DashboardServer implements AutoCloseable {
     private final Time time;
     private final HttpServer server;
     private final ThreadPoolExecutor executor;
-    private final Object snapshotLock = new Object();
-    // guarded by snapshotLock
-    private byte[] snapshot;
-    private long snapshotTimeMs;
+    /** Permits to wait on the cluster: the document's rebuild and actions. */
+    private final Semaphore clusterCalls = new Semaphore(CLUSTER_CALLS);
+    /** Set while one request rebuilds the document. */
+    private final AtomicBoolean refreshing = new AtomicBoolean();
+    /** Bumped by each accepted action: a document built before it is stale. */
+    private final AtomicLong changes = new AtomicLong();
+    private final AtomicLong rejected = new AtomicLong();
+    private volatile Snapshot snapshot;
+
+    /** The answer to {@code GET /api/v1/mirrors} as last built: the document, or why it could not be. */
+    private record Snapshot(int status, byte[] body, long builtMs, long changes) {
+    }
 
     private DashboardServer(HttpListener listener, boolean actionsEnabled, Broker broker,
                             MetricsRegistry registry, Time time) throws IOException {
@@ -101,10 +123,23 @@ public final class DashboardServer implements AutoCloseable {
                     Thread t = new Thread(r, "twinlog-dashboard-" + broker.brokerId() + "-" + count.getAndIncrement());
                     t.setDaemon(true);
                     return t;
-                }, new ThreadPoolExecutor.CallerRunsPolicy());
+                }, this::onRejected);
         this.server = HttpServer.create(new InetSocketAddress(listener.host(), listener.port()), 50);
         server.createContext("/", this::handle);
         server.setExecutor(executor);
+    }
+
+    /**
+     * The queue is full: the dispatcher closes the connection unanswered on this exception (answering would mean
+     * reading the request on the dispatcher thread). Logged at the 1st, 2nd, 4th, 8th... refusal.
+     */
+    private void onRejected(Runnable exchange, ThreadPoolExecutor executor) {
+        long n = rejected.incrementAndGet();
+        if (Long.bitCount(n) == 1) {
+            log.warn("[Dashboard broker={}] {} request(s) refused so far: {} waiting, {} being answered",
+                    broker.brokerId(), n, executor.getQueue().size(), executor.getActiveCount());
+        }
+        throw new RejectedExecutionException("Dashboard busy");
     }
 
     /** Binds and starts serving. */
@@ -143,11 +178,20 @@ public final class DashboardServer implements AutoCloseable {
                     serveResource(exchange, STATIC.get(path));
                 } else if (path.equals(API)) {
                     requireMethod(method, "GET");
-                    sendBytes(exchange, 200, "application/json", snapshot());
+                    Snapshot s = snapshot();
+                    sendBytes(exchange, s.status(), "application/json", s.body());
                 } else if (path.startsWith(API + "/")) {
                     requireMethod(method, "POST");
-                    sendBytes(exchange, 200, "application/json",
-                            MAPPER.writeValueAsBytes(actions.act(exchange, path.substring(API.length() + 1))));
+                    if (!clusterCalls.tryAcquire()) {
+                        throw new HttpError(503, "Busy: " + CLUSTER_CALLS + " requests to the cluster are in "
+                                + "progress; try again in a moment");
+                    }
+                    try {
+                        sendBytes(exchange, 200, "application/json",
+                                MAPPER.writeValueAsBytes(actions.act(exchange, path.substring(API.length() + 1))));
+                    } finally {
+                        clusterCalls.release();
+                    }
                 } else {
                     throw new HttpError(404, "No such page: " + path);
                 }
@@ -186,16 +230,70 @@ public final class DashboardServer implements AutoCloseable {
         }
     }
 
-    /** The JSON document, rebuilt when older than {@value #SNAPSHOT_MAX_AGE_MS} ms. */
-    private byte[] snapshot() throws IOException {
-        synchronized (snapshotLock) {
-            long now = time.milliseconds();
-            if (snapshot == null || now - snapshotTimeMs >= SNAPSHOT_MAX_AGE_MS) {
-                snapshot = MAPPER.writeValueAsBytes(buildDocument(now));
-                snapshotTimeMs = now;
-            }
-            return snapshot;
+    /**
+     * The answer to {@code GET /api/v1/mirrors}: the last one while it is fresh or while another request rebuilds
+     * it; else rebuilt here (if a cluster call is free).
+     */
+    private Snapshot snapshot() {
+        Snapshot last = snapshot;
+        if (isFresh(last)) {
+            return last;
         }
+        if (!refreshing.compareAndSet(false, true)) {
+            return lastOrNotReady(last);
+        }
+        try {
+            last = snapshot; // another request may have rebuilt it since
+            if (isFresh(last)) {
+                return last;
+            }
+            if (!clusterCalls.tryAcquire()) {
+                return lastOrNotReady(last);
+            }
+            try {
+                Snapshot built = rebuild();
+                snapshot = built;
+                return built;
+            } finally {
+                clusterCalls.release();
+            }
+        } finally {
+            refreshing.set(false);
+        }
+    }
+
+    private boolean isFresh(Snapshot s) {
+        return s != null && s.changes() == changes.get() && time.milliseconds() - s.builtMs() < SNAPSHOT_MAX_AGE_MS;
+    }
+
+    private static Snapshot lastOrNotReady(Snapshot last) {
+        if (last == null) {
+            throw new HttpError(503, "The dashboard is reading this cluster's mirrors: not ready yet, try again in "
+                    + "a moment");
+        }
+        return last;
+    }
+
+    /** Builds the document, or the answer saying why it could not; either is kept for the same time. */
+    private Snapshot rebuild() {
+        long changesBefore = changes.get();
+        long startMs = time.milliseconds();
+        int status;
+        byte[] body;
+        try {
+            body = MAPPER.writeValueAsBytes(buildDocument(startMs));
+            status = 200;
+        } catch (HttpError e) {
+            log.debug("[Dashboard broker={}] the mirrors document: {} {}", broker.brokerId(), e.status,
+                    e.getMessage());
+            status = e.status;
+            body = errorBody(e.getMessage());
+        } catch (IOException | RuntimeException e) {
+            log.warn("[Dashboard broker={}] building the mirrors document failed", broker.brokerId(), e);
+            status = 500;
+            body = errorBody("Internal error: " + e);
+        }
+        return new Snapshot(status, body, time.milliseconds(), changesBefore);
     }
 
     private ObjectNode buildDocument(long nowMs) throws IOException {
@@ -217,9 +315,7 @@ public final class DashboardServer implements AutoCloseable {
 
     /** The document is stale after an action: the next poll shows its effect. */
     private void invalidateSnapshot() {
-        synchronized (snapshotLock) {
-            snapshot = null;
-        }
+        changes.incrementAndGet();
     }
 
     /** {@code configs} with the dashboard's client ID and a bound on every admin call. */
@@ -232,9 +328,18 @@ public final class DashboardServer implements AutoCloseable {
     }
 
     private static void sendError(HttpExchange exchange, int status, String message) throws IOException {
+        sendBytes(exchange, status, "application/json", errorBody(message));
+    }
+
+    /** {@code {"error": message}} on one line. */
+    private static byte[] errorBody(String message) {
         ObjectNode error = MAPPER.createObjectNode();
         error.put("error", message == null ? "" : message.replace('\n', ' '));
-        sendBytes(exchange, status, "application/json", MAPPER.writeValueAsBytes(error));
+        try {
+            return MAPPER.writeValueAsBytes(error);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e); // a one-field object always serializes
+        }
     }
 
     private static void sendBytes(HttpExchange exchange, int status, String type, byte[] body) throws IOException {

@@ -15,25 +15,44 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The dashboard's HTTP shell without a cluster: its page and assets come from the jar, and every bad request gets a
- * 4xx with a one-line JSON error while the server goes on serving.
+ * 4xx with a one-line JSON error while the server goes on serving; one request at a time reads the cluster, the
+ * others are answered at once, and a failed read is kept like a document.
  */
 @Timeout(30)
 class DashboardServerTest {
     private static final ObjectMapper MAPPER = new ObjectMapper();
+    private static final long SNAPSHOT_MAX_AGE_MS = 1_000;
     private final HttpClient http = HttpClient.newHttpClient();
+    private final List<DashboardServer> servers = new ArrayList<>();
     private DashboardServer readOnly;
     private DashboardServer withActions;
 
     /** A broker that has not registered yet: no client configs. */
     private static DashboardServer.Broker unregistered() {
+        return unregistered(Optional::empty);
+    }
+
+    /** A broker that has not registered yet, whose {@code localClientConfigs} answers with {@code configs}. */
+    private static DashboardServer.Broker unregistered(Supplier<Optional<Map<String, Object>>> configs) {
         return new DashboardServer.Broker() {
             @Override
             public int brokerId() {
@@ -52,7 +71,7 @@ class DashboardServerTest {
 
             @Override
             public Optional<Map<String, Object>> localClientConfigs() {
-                return Optional.empty();
+                return configs.get();
             }
 
             @Override
@@ -64,26 +83,40 @@ class DashboardServerTest {
 
     @BeforeEach
     void start() throws Exception {
-        HttpListener any = new HttpListener("127.0.0.1", 0);
-        readOnly = DashboardServer.start(any, false, unregistered(), new MetricsRegistry(), Time.SYSTEM);
-        withActions = DashboardServer.start(any, true, unregistered(), new MetricsRegistry(), Time.SYSTEM);
+        readOnly = start(false, unregistered(), Time.SYSTEM);
+        withActions = start(true, unregistered(), Time.SYSTEM);
+    }
+
+    private DashboardServer start(boolean actions, DashboardServer.Broker broker, Time time) throws Exception {
+        DashboardServer server = DashboardServer.start(new HttpListener("127.0.0.1", 0), actions, broker,
+                new MetricsRegistry(), time);
+        servers.add(server);
+        return server;
     }
 
     @AfterEach
     void stop() {
-        readOnly.close();
-        withActions.close();
+        servers.forEach(DashboardServer::close);
     }
 
     private HttpResponse<String> send(DashboardServer server, String method, String path, String contentType)
             throws Exception {
+        return http.send(request(server, method, path, contentType), HttpResponse.BodyHandlers.ofString());
+    }
+
+    private CompletableFuture<HttpResponse<String>> sendAsync(DashboardServer server, String method, String path,
+                                                              String contentType) {
+        return http.sendAsync(request(server, method, path, contentType), HttpResponse.BodyHandlers.ofString());
+    }
+
+    private static HttpRequest request(DashboardServer server, String method, String path, String contentType) {
         HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(server.url()).resolve(path));
         if (contentType != null) {
             b.header("Content-Type", contentType);
         }
         b.method(method, method.equals("POST") ? HttpRequest.BodyPublishers.ofString("{}")
                 : HttpRequest.BodyPublishers.noBody());
-        return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+        return b.build();
     }
 
     private void assertError(HttpResponse<String> response, int status, String fragment) throws Exception {
@@ -122,5 +155,137 @@ class DashboardServerTest {
     @Test
     void aBrokerNotRegisteredYetAnswers503() throws Exception {
         assertError(send(readOnly, "GET", "/api/v1/mirrors", null), 503, "not registered yet");
+    }
+
+    @Test
+    void aFailedReadOfTheClusterIsKeptAsLongAsADocument() throws Exception {
+        ManualTime time = new ManualTime();
+        GatedBroker broker = new GatedBroker();
+        broker.open();
+        DashboardServer server = start(false, broker.broker(), time);
+
+        assertError(send(server, "GET", "/api/v1/mirrors", null), 503, "not registered yet");
+        assertError(send(server, "GET", "/api/v1/mirrors", null), 503, "not registered yet");
+        time.advance(SNAPSHOT_MAX_AGE_MS - 1);
+        assertError(send(server, "GET", "/api/v1/mirrors", null), 503, "not registered yet");
+        assertEquals(1, broker.reads(), "the failure is answered again without asking the broker");
+
+        time.advance(1);
+        assertError(send(server, "GET", "/api/v1/mirrors", null), 503, "not registered yet");
+        assertEquals(2, broker.reads(), "read again once as old as a document may be");
+    }
+
+    @Test
+    void whileOneRequestReadsTheClusterTheOthersAreAnsweredAtOnce() throws Exception {
+        ManualTime time = new ManualTime();
+        GatedBroker broker = new GatedBroker();
+        DashboardServer server = start(false, broker.broker(), time);
+
+        // nothing read yet: the reader waits on the cluster, another poll is told the page is not ready
+        CompletableFuture<HttpResponse<String>> first = sendAsync(server, "GET", "/api/v1/mirrors", null);
+        broker.awaitWaiting(1);
+        assertError(send(server, "GET", "/api/v1/mirrors", null), 503, "not ready yet");
+        assertEquals(200, send(server, "GET", "/", null).statusCode(), "the page is served meanwhile");
+        broker.open();
+        assertError(first.get(10, TimeUnit.SECONDS), 503, "not registered yet");
+        assertEquals(1, broker.reads());
+
+        // stale: one request reads again, the others get the last answer without waiting for it
+        broker.close();
+        time.advance(SNAPSHOT_MAX_AGE_MS);
+        CompletableFuture<HttpResponse<String>> rereading = sendAsync(server, "GET", "/api/v1/mirrors", null);
+        broker.awaitWaiting(1);
+        assertError(send(server, "GET", "/api/v1/mirrors", null), 503, "not registered yet");
+        assertEquals(2, broker.reads(), "only the one rebuilding asked the broker");
+        broker.open();
+        assertError(rereading.get(10, TimeUnit.SECONDS), 503, "not registered yet");
+    }
+
+    @Test
+    void requestsBeyondTheClusterCallsAreRefusedAndClosingDoesNotWaitForThem() throws Exception {
+        GatedBroker broker = new GatedBroker();
+        DashboardServer server = start(true, broker.broker(), Time.SYSTEM);
+        String failover = "/api/v1/mirrors/dr/topics/orders/failover";
+        // three requests wait on the cluster: the document's rebuild and two actions
+        sendAsync(server, "GET", "/api/v1/mirrors", null);
+        sendAsync(server, "POST", failover, "application/json");
+        sendAsync(server, "POST", failover, "application/json");
+        broker.awaitWaiting(3);
+
+        assertError(send(server, "POST", failover, "application/json"), 503, "Busy");
+        assertError(send(server, "GET", "/api/v1/mirrors", null), 503, "not ready yet");
+        assertEquals(200, send(server, "GET", "/dashboard.js", null).statusCode(), "a thread is left for the rest");
+        assertTimeoutPreemptively(Duration.ofSeconds(5), server::close,
+                "closing does not wait for the requests waiting on the cluster");
+    }
+
+    /** A clock that moves only when told. */
+    private static final class ManualTime implements Time {
+        private final AtomicLong nowMs = new AtomicLong(1_000_000);
+
+        void advance(long ms) {
+            nowMs.addAndGet(ms);
+        }
+
+        @Override
+        public long milliseconds() {
+            return nowMs.get();
+        }
+
+        @Override
+        public long nanoseconds() {
+            return TimeUnit.MILLISECONDS.toNanos(nowMs.get());
+        }
+
+        @Override
+        public void sleep(long ms) {
+            advance(ms);
+        }
+
+        @Override
+        public void waitObject(Object obj, Supplier<Boolean> condition, long deadlineMs) {
+            throw new UnsupportedOperationException("not used");
+        }
+    }
+
+    /**
+     * An unregistered broker whose reads of its client configs (where the dashboard would then call the cluster)
+     * wait while the gate is closed: a cluster that is slow to answer.
+     */
+    private static final class GatedBroker {
+        private final AtomicInteger reads = new AtomicInteger();
+        private final Semaphore waiting = new Semaphore(0);
+        private volatile CountDownLatch gate = new CountDownLatch(1);
+
+        DashboardServer.Broker broker() {
+            return unregistered(() -> {
+                reads.incrementAndGet();
+                waiting.release();
+                try {
+                    gate.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new IllegalStateException("interrupted while the cluster was slow", e);
+                }
+                return Optional.empty();
+            });
+        }
+
+        void open() {
+            gate.countDown();
+        }
+
+        void close() {
+            gate = new CountDownLatch(1);
+        }
+
+        int reads() {
+            return reads.get();
+        }
+
+        void awaitWaiting(int requests) throws InterruptedException {
+            assertTrue(waiting.tryAcquire(requests, 10, TimeUnit.SECONDS),
+                    requests + " request(s) waiting on the cluster; " + waiting.availablePermits() + " are");
+        }
     }
 }
