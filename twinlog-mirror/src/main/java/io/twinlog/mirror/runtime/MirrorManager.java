@@ -450,6 +450,8 @@ public final class MirrorManager implements AutoCloseable {
         private final TopicPartition tp;
         private final MirrorLocalPartition partition;
         private final MirrorDefinition def;
+        /** The peer's answer as the driver has it in this pass: what the decision written next was made with. */
+        private PeerLookup peer = PeerLookup.NOT_ASKED;
 
         BrokerHost(TopicPartition tp, MirrorLocalPartition partition, MirrorDefinition def) {
             this.tp = tp;
@@ -483,6 +485,7 @@ public final class MirrorManager implements AutoCloseable {
                 }
             }
             PeerLookup after = MirrorManager.this.execute(action, tp, partition, def, peer);
+            this.peer = after;
             if (action instanceof MirrorAction.AppendProducerStateBarrier) {
                 throw new FailoverStepsQueued(tp); // nothing to decide on before the barrier is in the log
             }
@@ -491,7 +494,8 @@ public final class MirrorManager implements AutoCloseable {
 
         @Override
         public int write(VersionedRecord current, MirrorDecision decision) {
-            return defer(tp, partition, def, current, decision);
+            return defer(tp, partition, def, current, decision,
+                    MirrorMetrics.isFailback(current.record().state(), decision, peer));
         }
     }
 
@@ -509,9 +513,12 @@ public final class MirrorManager implements AutoCloseable {
         }
     }
 
-    /** A decision's record, written with the others of the same pass at its end. */
+    /**
+     * A decision's record, written with the others of the same pass at its end; {@code failback}: it records the
+     * truncation point of a failback ({@link MirrorMetrics#isFailback}), counted once written.
+     */
     private record DeferredWrite(TopicPartition tp, MirrorLocalPartition partition, MirrorDefinition def,
-                                 VersionedRecord from, MirrorDecision decision) {
+                                 VersionedRecord from, MirrorDecision decision, boolean failback) {
     }
 
     /**
@@ -520,11 +527,11 @@ public final class MirrorManager implements AutoCloseable {
      * progress-only decision keeps its version; a partition's second decision in a pass joins its first write.
      */
     private int defer(TopicPartition tp, MirrorLocalPartition partition, MirrorDefinition def, VersionedRecord from,
-                      MirrorDecision d) {
+                      MirrorDecision d, boolean failback) {
         DeferredWrite earlier = deferred.get(tp);
         DeferredWrite write;
         if (earlier == null) {
-            write = new DeferredWrite(tp, partition, def, from, d);
+            write = new DeferredWrite(tp, partition, def, from, d, failback);
         } else {
             // a second decision of the same pass (STOPPING, then its last mirrored offset): one write of the last
             // record, from the version the first found
@@ -532,7 +539,7 @@ public final class MirrorManager implements AutoCloseable {
             String reason = first.reason().isEmpty() ? d.reason()
                     : d.reason().isEmpty() ? first.reason() : first.reason() + "; " + d.reason();
             write = new DeferredWrite(tp, partition, def, earlier.from(), new MirrorDecision(d.actions(), d.write(),
-                    reason, first.progressOnly() && d.progressOnly(), d.timers()));
+                    reason, first.progressOnly() && d.progressOnly(), d.timers()), earlier.failback() || failback);
         }
         deferred.put(tp, write);
         VersionedRecord base = write.from();
@@ -588,6 +595,9 @@ public final class MirrorManager implements AutoCloseable {
                     written.add(w.tp());
                     metrics.onTransition(w.def().name(), w.from().record().state(), w.decision().write().get().state());
                 }
+                if (w.failback()) {
+                    metrics.onFailback(w.def().name()); // the source mirrored this log before: mirroring back
+                }
             }
         }
         try {
@@ -634,12 +644,8 @@ public final class MirrorManager implements AutoCloseable {
             if (answer.unreachable() != null) {
                 return new PeerLookup.Unreachable(answer.unreachable().getMessage());
             }
-            Optional<LastMirroredTruncation.LastMirrored> lastMirrored =
-                    Optional.ofNullable(answer.records().get(tp.partition()));
-            if (lastMirrored.isPresent()) {
-                metrics.onFailback(def.name()); // the source mirrored this log before: mirroring back
-            }
-            return new PeerLookup.Answered(lastMirrored);
+            // a failback (the source mirrored this log before) is counted once its point is written (flush)
+            return new PeerLookup.Answered(Optional.ofNullable(answer.records().get(tp.partition())));
         } else if (action instanceof MirrorAction.ComparePeer compare) {
             Optional<LastMirroredTruncation.LastMirrored> answer = peer instanceof PeerLookup.Answered a
                     ? a.lastMirrored() : Optional.empty();

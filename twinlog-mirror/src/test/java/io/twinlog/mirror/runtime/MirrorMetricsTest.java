@@ -6,8 +6,23 @@ import com.yammer.metrics.core.Metric;
 import com.yammer.metrics.core.MetricName;
 import io.twinlog.common.metrics.BrokerMetrics;
 import io.twinlog.common.mirror.MirrorPartitionState;
+import io.twinlog.common.mirror.DesiredMirrorState;
+import io.twinlog.mirror.LastMirroredTruncation.LastMirrored;
 import io.twinlog.mirror.MirrorPartitionSink;
 import io.twinlog.mirror.fetcher.MirrorFetchMetrics;
+import io.twinlog.mirror.partition.EpochHistory;
+import io.twinlog.mirror.partition.MirrorAction;
+import io.twinlog.mirror.partition.MirrorDecision;
+import io.twinlog.mirror.partition.MirrorEvent;
+import io.twinlog.mirror.partition.MirrorPartitionDriver;
+import io.twinlog.mirror.partition.MirrorPartitionHost;
+import io.twinlog.mirror.partition.MirrorPartitionMachine;
+import io.twinlog.mirror.partition.MirrorSettings;
+import io.twinlog.mirror.partition.MirrorTimers;
+import io.twinlog.mirror.partition.PartitionView;
+import io.twinlog.mirror.partition.PeerLookup;
+import io.twinlog.mirror.partition.VersionedRecord;
+import io.twinlog.mirror.store.MirrorPartitionRecord;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.record.internal.MemoryRecords;
@@ -19,8 +34,13 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.Random;
 import java.util.Set;
+import java.util.concurrent.TimeUnit;
 
+import static io.twinlog.common.mirror.MirrorPartitionState.EPOCH_FENCING;
+import static io.twinlog.common.mirror.MirrorPartitionState.LOG_TRUNCATION;
 import static io.twinlog.common.mirror.MirrorPartitionState.MIRRORING;
 import static io.twinlog.common.mirror.MirrorPartitionState.STOPPED;
 import static io.twinlog.common.mirror.MirrorPartitionState.STOPPING;
@@ -185,6 +205,47 @@ class MirrorMetricsTest {
     }
 
     /**
+     * A failback's LOG_TRUNCATION in which the source is asked three times — the comparison fails (FAILED, retried
+     * after the backoff), then the recorded point is refused (the record changed concurrently) — counts one
+     * failback: when its point is written.
+     */
+    @Test
+    void aFailbackIsCountedOnceWhenItsPointIsRecordedNotPerQuestionToTheSource() throws Exception {
+        FailbackLeader leader = new FailbackLeader();
+        MirrorPartitionDriver driver = new MirrorPartitionDriver(new MirrorPartitionMachine(
+                MirrorSettings.defaults(TimeUnit.HOURS.toMillis(1)), new Random(7)));
+        long nowMs = 0;
+        for (int pass = 0; pass < 5; pass++, nowMs += 60_000) { // a minute apart: past any retry backoff
+            driver.pass(leader.new Pass(), DesiredMirrorState.MIRRORING, MirrorEvent.TICK, Optional.empty(),
+                    OptionalLong.empty(), nowMs);
+        }
+
+        assertEquals(3, leader.asked, "asked again after the failed comparison and after the refused write");
+        assertEquals(EPOCH_FENCING, leader.stored.record().state(), "the point recorded and applied: fencing");
+        assertEquals(1, meter(name("ClusterMirror", "Failbacks", Map.of("mirror", "m"))).count());
+    }
+
+    @Test
+    void onlyAPointDecidedFromTheSourcesLastMirroredRecordIsAFailback() {
+        MirrorPartitionRecord truncating = MirrorPartitionRecord.initial(6).transitionTo(LOG_TRUNCATION, 6);
+        MirrorDecision point = new MirrorDecision(List.of(new MirrorAction.ApplyTruncationPoint(1, 100, "why")),
+                Optional.of(truncating), "point", false, MirrorTimers.NONE);
+        PeerLookup lastMirrored = new PeerLookup.Compared(Optional.of(new LastMirrored(3, 100)),
+                OptionalLong.empty());
+
+        assertTrue(MirrorMetrics.isFailback(LOG_TRUNCATION, point, lastMirrored));
+        assertTrue(MirrorMetrics.isFailback(LOG_TRUNCATION, point,
+                new PeerLookup.Answered(Optional.of(new LastMirrored(3, 0)))));
+        assertFalse(MirrorMetrics.isFailback(LOG_TRUNCATION, point, new PeerLookup.Answered(Optional.empty())),
+                "no record of this cluster: a first start, everything mirrored again");
+        assertFalse(MirrorMetrics.isFailback(LOG_TRUNCATION, point, PeerLookup.NOT_ASKED), "an empty log");
+        assertFalse(MirrorMetrics.isFailback(MirrorPartitionState.ULE_RECOVERY, point, lastMirrored));
+        MirrorDecision asking = new MirrorDecision(List.of(new MirrorAction.ComparePeer(100)), Optional.empty(),
+                "", false, MirrorTimers.NONE);
+        assertFalse(MirrorMetrics.isFailback(LOG_TRUNCATION, asking, lastMirrored));
+    }
+
+    /**
      * orders-0 mirroring, 60 records behind: its log ends at 40, the source's high watermark is 100, and 40 offsets
      * of 4,000 bytes were mirrored, the newest batch stamped {@code newestMirroredTimestamp}.
      */
@@ -220,6 +281,69 @@ class MirrorMetricsTest {
 
     private Meter meter(MetricName name) {
         return (Meter) broker.registry().allMetrics().get(name);
+    }
+
+    /**
+     * A leader in LOG_TRUNCATION with 150 records, epoch 3 from offset 50, and a source that mirrored this log up
+     * to offset 100 in epoch 3: the first comparison fails, the first record of a point is refused. Each pass has
+     * its own host, like {@code MirrorManager}'s, which counts a failback once a point's record is accepted.
+     */
+    private final class FailbackLeader {
+        private final LastMirrored lastMirrored = new LastMirrored(3, 100);
+        private VersionedRecord stored = new VersionedRecord(
+                MirrorPartitionRecord.initial(6).transitionTo(LOG_TRUNCATION, 6), 0);
+        private long logEndOffset = 150;
+        private Map<Integer, Long> truncationsApplied = Map.of();
+        private int asked;
+        private int compared;
+        private boolean pointRefused;
+
+        private final class Pass implements MirrorPartitionHost {
+            /** The peer's answer in this pass, as the driver has it. */
+            private PeerLookup peer = PeerLookup.NOT_ASKED;
+
+            @Override
+            public Optional<VersionedRecord> stored() {
+                return Optional.of(stored);
+            }
+
+            @Override
+            public PartitionView view() {
+                return new PartitionView(6, logEndOffset, logEndOffset, EpochHistory.EMPTY.appended(0, 0)
+                        .appended(3, 50), OptionalLong.empty(), List.of(0), List.of(0))
+                        .withCluster(false, truncationsApplied);
+            }
+
+            @Override
+            public PeerLookup execute(MirrorAction action, PeerLookup before) {
+                peer = before;
+                if (action instanceof MirrorAction.AskPeer) {
+                    asked++;
+                    peer = new PeerLookup.Answered(Optional.of(lastMirrored));
+                } else if (action instanceof MirrorAction.ComparePeer) {
+                    peer = compared++ == 0 ? new PeerLookup.Unreachable("connection refused")
+                            : new PeerLookup.Compared(Optional.of(lastMirrored), OptionalLong.empty());
+                } else if (action instanceof MirrorAction.ApplyTruncationPoint point) {
+                    logEndOffset = Math.min(logEndOffset, point.offset());
+                    truncationsApplied = Map.of(0, point.id());
+                }
+                return peer;
+            }
+
+            @Override
+            public int write(VersionedRecord current, MirrorDecision decision) {
+                boolean failback = MirrorMetrics.isFailback(current.record().state(), decision, peer);
+                if (failback && !pointRefused) {
+                    pointRefused = true; // changed concurrently: the next pass starts from the stored record
+                    return -1;
+                }
+                stored = new VersionedRecord(decision.write().orElseThrow(), current.version() + 1);
+                if (failback) {
+                    metrics.onFailback("m");
+                }
+                return stored.version();
+            }
+        }
     }
 
     /** A destination log whose end the test sets. */
