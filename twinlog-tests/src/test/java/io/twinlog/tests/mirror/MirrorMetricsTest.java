@@ -17,6 +17,7 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 import java.time.Duration;
 import java.util.HashMap;
@@ -37,6 +38,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * resume, in records and seconds (from the source's record timestamps), back to 0 once caught up; what the fetcher
  * appended; the failover counted; the partition's lag gauges gone once it stopped mirroring.
  */
+@Timeout(300)
 class MirrorMetricsTest {
     private static final String MIRROR = "m";
     private static final String TOPIC = "orders";
@@ -62,7 +64,7 @@ class MirrorMetricsTest {
              Admin sourceAdmin = source.admin();
              MirrorAdmin mirrors = MirrorAdmin.create(destination.bootstrapServers(), Duration.ofSeconds(60))) {
             BrokerServer broker = destination.broker(0);
-            sourceAdmin.createTopics(List.of(new NewTopic(TOPIC, 1, (short) 1))).all().get();
+            sourceAdmin.createTopics(List.of(new NewTopic(TOPIC, 1, (short) 1))).all().get(30, TimeUnit.SECONDS);
             long firstTimestamp = System.currentTimeMillis() - TimeUnit.MINUTES.toMillis(5);
             produce(source, 0, 100, firstTimestamp);
 
