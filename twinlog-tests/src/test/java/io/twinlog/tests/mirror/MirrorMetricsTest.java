@@ -36,7 +36,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * The destination broker's mirror metrics, read from its registry by their MBean names (docs/operations.md, "Mirror
  * metrics"): partitions per state while mirroring, paused and after failover; the lag of a backlog copied after a
  * resume, in records and seconds (from the source's record timestamps), back to 0 once caught up; what the fetcher
- * appended; the failover counted; the partition's lag gauges gone once it stopped mirroring.
+ * appended; the failover counted; the partition's lag gauges gone once it stopped mirroring. A destination broker
+ * restarted while the source is down reports the lag as unknown (-1), not 0.
  */
 @Timeout(300)
 class MirrorMetricsTest {
@@ -52,6 +53,7 @@ class MirrorMetricsTest {
     private static final String PARTITION_LAG_BYTES = "kafka.server:type=ClusterMirrorPartition,name=LagBytes"
             + PARTITION_TAGS;
     private static final String MIRROR_LAG_RECORDS = "kafka.server:type=ClusterMirror,name=LagRecords,mirror=" + MIRROR;
+    private static final String MIRROR_LAG_SECONDS = "kafka.server:type=ClusterMirror,name=LagSeconds,mirror=" + MIRROR;
     private static final String MAX_LAG = "kafka.server:type=MirrorFetcherManager,name=MaxLag,clientId=MirrorReplica";
     /** A backlog of 1 KiB records many times the fetcher's 1 MiB per partition and fetch: copied over many fetches. */
     private static final int BACKLOG = 16_000;
@@ -110,6 +112,29 @@ class MirrorMetricsTest {
                 assertFalse(find(broker, gone).isPresent(), gone + " is removed once the partition stopped mirroring");
             }
             assertEquals(0L, gaugeValue(broker, MAX_LAG).orElseThrow());
+        }
+    }
+
+    @Test
+    void aBrokerThatTookThePartitionWhileTheSourceIsDownReportsTheLagAsUnknown() throws Exception {
+        try (TestCluster source = TestCluster.builder().brokers(1).build().start();
+             TestCluster destination = TestCluster.builder().brokers(1).build().start();
+             Admin sourceAdmin = source.admin();
+             MirrorAdmin mirrors = MirrorAdmin.create(destination.bootstrapServers(), Duration.ofSeconds(60))) {
+            sourceAdmin.createTopics(List.of(new NewTopic(TOPIC, 1, (short) 1))).all().get(30, TimeUnit.SECONDS);
+            produce(source, 0, 10, System.currentTimeMillis());
+            MirrorSteps.startMirroring(mirrors, MIRROR, source, TOPIC);
+            MirrorInvariants.awaitMirrored(source, destination, TP);
+            awaitGauge(destination.broker(0), PARTITION_LAG_SECONDS, 0.0);
+
+            source.stopBroker(0);
+            destination.stopBroker(0);
+            BrokerServer restarted = destination.startBroker(0);
+            // it knows nothing of the source since it took the partition: 0 would say a failover loses nothing
+            awaitGauge(restarted, PARTITION_LAG_RECORDS, -1L);
+            assertEquals(-1.0, gaugeValue(restarted, PARTITION_LAG_SECONDS).orElseThrow());
+            assertEquals(-1.0, gaugeValue(restarted, MIRROR_LAG_SECONDS).orElseThrow());
+            assertEquals(0L, gaugeValue(restarted, MIRROR_LAG_RECORDS).orElseThrow(), "unknown partitions left out");
         }
     }
 
