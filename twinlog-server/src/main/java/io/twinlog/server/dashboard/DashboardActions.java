@@ -22,7 +22,7 @@ import java.util.Optional;
  * The dashboard's actions, {@code POST /api/v1/mirrors/{mirror}/topics/{topic}/{failover|pause|resume}}: checks the
  * request, then sends the very admin request {@code twinlog-mirrors.sh} sends (StopMirrorTopics, PauseMirrorTopics,
  * ResumeMirrorTopics) to this cluster with the operator's login ({@link ActionLogin}), so the broker's authorizer
- * decides. Runs on a dashboard request thread and blocks it for the admin call (at most the admin timeout); a refusal
+ * decides. Only requests to the dashboard's own address from its own page are taken ({@link ActionOrigin}). Runs on a dashboard request thread and blocks it for the admin call (at most the admin timeout); a refusal
  * is an {@link HttpError}.
  */
 final class DashboardActions {
@@ -33,17 +33,26 @@ final class DashboardActions {
 
     private final DashboardServer.Broker broker;
     private final boolean actionsEnabled;
+    private final ActionOrigin origin;
     private final Runnable onChange;
 
     /** @param onChange called after the cluster accepted an action, so the next poll shows its effect */
-    DashboardActions(DashboardServer.Broker broker, boolean actionsEnabled, Runnable onChange) {
+    DashboardActions(DashboardServer.Broker broker, boolean actionsEnabled, ActionOrigin origin, Runnable onChange) {
         this.broker = broker;
         this.actionsEnabled = actionsEnabled;
+        this.origin = origin;
         this.onChange = onChange;
     }
 
     /** {@code {mirror}/topics/{topic}/{action}}: the same admin request as the command line's, as the operator. */
     ObjectNode act(HttpExchange exchange, String rest) throws IOException {
+        Optional<String> foreign = origin.refusal(exchange.getRequestHeaders().getFirst("Host"),
+                exchange.getRequestHeaders().getFirst("Origin"));
+        if (foreign.isPresent()) {
+            log.warn("[Dashboard broker={}] action refused, from {}: {}", broker.brokerId(),
+                    exchange.getRemoteAddress(), foreign.get());
+            throw new HttpError(403, foreign.get());
+        }
         String[] parts = rest.split("/", -1);
         if (parts.length != 4 || !parts[1].equals("topics")) {
             throw new HttpError(404, "Expected POST " + PATH);

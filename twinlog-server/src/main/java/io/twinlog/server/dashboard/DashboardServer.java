@@ -115,7 +115,6 @@ public final class DashboardServer implements AutoCloseable {
         this.actionsEnabled = actionsEnabled;
         this.broker = broker;
         this.gauges = new LagGauges(registry);
-        this.actions = new DashboardActions(broker, actionsEnabled, this::invalidateSnapshot);
         this.time = time;
         AtomicInteger count = new AtomicInteger();
         this.executor = new ThreadPoolExecutor(THREADS, THREADS, 60, TimeUnit.SECONDS,
@@ -125,6 +124,8 @@ public final class DashboardServer implements AutoCloseable {
                     return t;
                 }, this::onRejected);
         this.server = HttpServer.create(new InetSocketAddress(listener.host(), listener.port()), 50);
+        this.actions = new DashboardActions(broker, actionsEnabled,
+                new ActionOrigin(listener.host(), server.getAddress().getPort()), this::invalidateSnapshot);
         server.createContext("/", this::handle);
         server.setExecutor(executor);
     }

@@ -11,10 +11,14 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -150,6 +154,35 @@ class DashboardServerTest {
                 "application/json");
         // still serving after all of them
         assertEquals(200, send(readOnly, "GET", "/", null).statusCode());
+    }
+
+    @Test
+    void anActionAddressedToAnotherHostOrFromAnotherPageIsRefused() throws Exception {
+        String failover = "/api/v1/mirrors/dr/topics/orders/failover";
+        int port = withActions.boundPort();
+        String rebinding = rawPost(withActions, failover, "attacker.example:" + port, null);
+        assertTrue(rebinding.startsWith("HTTP/1.1 403 "), rebinding);
+        assertTrue(rebinding.contains("{\"error\":\"Refused: Host 'attacker.example:" + port + "'"), rebinding);
+        String crossSite = rawPost(withActions, failover, "127.0.0.1:" + port, "http://attacker.example");
+        assertTrue(crossSite.startsWith("HTTP/1.1 403 "), crossSite);
+        assertTrue(crossSite.contains("comes from the page of http://attacker.example"), crossSite);
+        // the dashboard's own page, by another spelling of loopback, gets past the check (to the unregistered broker)
+        String own = rawPost(withActions, failover, "localhost:" + port, "http://localhost:" + port);
+        assertTrue(own.startsWith("HTTP/1.1 503 "), own);
+    }
+
+    /** A POST with the given {@code Host} and {@code Origin} (which java.net.http does not let a caller set). */
+    private static String rawPost(DashboardServer server, String path, String host, String origin) throws Exception {
+        try (Socket socket = new Socket("127.0.0.1", server.boundPort())) {
+            OutputStream out = socket.getOutputStream();
+            out.write(("POST " + path + " HTTP/1.1\r\nHost: " + host + "\r\n"
+                    + (origin == null ? "" : "Origin: " + origin + "\r\n")
+                    + "Content-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}")
+                    .getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            InputStream in = socket.getInputStream();
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        }
     }
 
     @Test
