@@ -12,6 +12,7 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.openqa.selenium.By;
 import org.openqa.selenium.WebElement;
 import org.openqa.selenium.chrome.ChromeDriver;
@@ -25,6 +26,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -37,12 +39,17 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * with the link cut, the partitions show FAILED with the reason describe reports; with actions enabled, the
  * failover button (confirmed) fails the topic over and it becomes writable. Screenshots of every step go to
  * target/dashboard-screenshots/.
+ *
+ * <p>The page rebuilds its mirrors every 2 s, so an element found once goes stale: every look at a rebuilt element
+ * finds it again inside a polled wait ({@link Waits} takes a stale element as "not yet").
  */
+@Timeout(300)
 class DashboardBrowserTest {
     private static final String MIRROR = "dr";
     private static final String TOPIC = "orders";
     private static final Path SCREENSHOTS = Path.of("target", "dashboard-screenshots");
     private static final Duration PAGE_WAIT = Duration.ofSeconds(60);
+    private static final long SEND_TIMEOUT_SECONDS = 30;
 
     @Test
     void dashboardFollowsLagAndFailuresAndFailsATopicOver() throws Exception {
@@ -62,7 +69,8 @@ class DashboardBrowserTest {
              MirrorAdmin mirrors = MirrorAdmin.create(destination.bootstrapServers(), Duration.ofSeconds(60));
              HeadlessChromium browser = HeadlessChromium.start(SCREENSHOTS)) {
             link.retarget("127.0.0.1", source.broker(0).boundPort("MIRROR"));
-            sourceAdmin.createTopics(List.of(new NewTopic(TOPIC, 2, (short) 1))).all().get();
+            sourceAdmin.createTopics(List.of(new NewTopic(TOPIC, 2, (short) 1))).all()
+                    .get(SEND_TIMEOUT_SECONDS, TimeUnit.SECONDS);
             produce(source, 0, 50);
             produce(source, 1, 50);
             mirrors.createClusterMirror(MIRROR, Map.of("bootstrap.servers", link.address()));
@@ -75,7 +83,8 @@ class DashboardBrowserTest {
             awaitStates(page, "MIRRORING", "MIRRORING");
             String failover = "bin/twinlog-mirrors.sh --bootstrap-server " + destination.bootstrapServers()
                     + " --remove --topic " + TOPIC + " --mirror " + MIRROR;
-            assertTrue(commands(page).contains(failover), "the page shows " + failover + "; it has " + commands(page));
+            Waits.waitFor("the page shows " + failover, () -> commands(page), shown -> shown.contains(failover),
+                    PAGE_WAIT);
             assertEquals(List.of(), browser.consoleErrors(), "no console errors on load");
             browser.screenshot("01-mirroring");
 
@@ -98,8 +107,7 @@ class DashboardBrowserTest {
             String reason = mirrors.describeClusterMirrors(List.of(MIRROR)).get(MIRROR).topics().get(TOPIC)
                     .partitions().get(0).lastError();
             assertTrue(reason != null && !reason.isBlank(), "describe gives a reason: " + reason);
-            WebElement failedRow = row(page, 0);
-            Waits.waitFor("partition 0's row shows the reason", () -> failedRow.findElement(By.className("reason"))
+            Waits.waitFor("partition 0's row shows the reason", () -> row(page, 0).findElement(By.className("reason"))
                     .getText(), text -> text.startsWith(reason.substring(0, Math.min(20, reason.length()))), PAGE_WAIT);
             assertTrue(page.findElement(By.id("failed-summary")).isDisplayed(), "the FAILED summary is shown");
             browser.screenshot("04-failed");
@@ -107,7 +115,10 @@ class DashboardBrowserTest {
             awaitStates(page, "MIRRORING", "MIRRORING");
 
             // 4. the failover button, confirmed, fails the topic over: STOPPED and writable on the destination
-            page.findElement(By.cssSelector("button[data-action='failover'][data-topic='" + TOPIC + "']")).click();
+            Waits.waitUntil("a click on the failover button", () -> {
+                page.findElement(By.cssSelector("button[data-action='failover'][data-topic='" + TOPIC + "']")).click();
+                return true;
+            }, PAGE_WAIT);
             Waits.waitFor("the confirmation dialog", () -> page.switchTo().alert(), a -> true, PAGE_WAIT).accept();
             Waits.waitUntil("describe shows every partition STOPPED", () -> mirrors.describeClusterMirrors(
                     List.of(MIRROR)).get(MIRROR).topics().get(TOPIC).partitions().stream()
@@ -115,8 +126,8 @@ class DashboardBrowserTest {
             awaitStates(page, "STOPPED", "STOPPED");
             RecordMetadata written = produce(destination, 0, 1);
             assertTrue(written.offset() >= 3_050, "written on the destination after the mirrored records: " + written);
-            assertTrue(page.findElement(By.id("action-result")).getText().contains("accepted"),
-                    page.findElement(By.id("action-result")).getText());
+            Waits.waitFor("the page reports the failover accepted", () -> page.findElement(By.id("action-result"))
+                    .getText(), text -> text.contains("accepted"), PAGE_WAIT);
             browser.screenshot("05-failed-over");
             assertEquals(List.of(), browser.consoleErrors(), "no console errors through every step");
         }
@@ -164,7 +175,8 @@ class DashboardBrowserTest {
         }
         RecordMetadata last = null;
         for (Future<RecordMetadata> f : sent) {
-            last = f.get(); // every send acknowledged, or the test fails with the producer's error
+            // every send acknowledged, or the test fails with the producer's error
+            last = f.get(SEND_TIMEOUT_SECONDS, TimeUnit.SECONDS);
         }
         return last;
     }
