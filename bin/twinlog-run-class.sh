@@ -15,6 +15,7 @@
 #   TWINLOG_JVM_PERFORMANCE_OPTS  GC and JIT options (default G1 with a 20 ms pause goal, tools the serial GC)
 #   TWINLOG_OPTS                  anything else for the JVM: system properties, JMX, agents
 #   TWINLOG_LOG4J                 Log4j 2 configuration (default config/log4j2.properties, tools config/tools-log4j2.properties)
+#   TWINLOG_LOG_FORMAT            text (default) or json, in any case; -Dtwinlog.log.format in TWINLOG_OPTS wins over it
 #   LOG_DIR                       directory of -daemon's files (default $TWINLOG_HOME/logs); given to Log4j as
 #                                 ${sys:twinlog.logs.dir} for configurations that write files
 set -euo pipefail
@@ -66,6 +67,28 @@ if (( JAVA_MAJOR < 17 )); then
   exit 1
 fi
 
+# Log format (not for tools, whose configuration has one): config/log4j2.properties names its appender after it, so
+# any value but text or json (JSON, Json, a typo) would match none and the broker would log nothing at all
+LOG_FORMAT_OPTS=()
+if ! $TOOL; then
+  LOG_FORMAT="${TWINLOG_LOG_FORMAT:-}"
+  LOG_FORMAT_FROM="TWINLOG_LOG_FORMAT"
+  read -r -a OPTS <<<"${TWINLOG_OPTS:-}"
+  for OPT in ${OPTS[@]+"${OPTS[@]}"}; do
+    if [[ "$OPT" == -Dtwinlog.log.format=* ]]; then
+      LOG_FORMAT="${OPT#-Dtwinlog.log.format=}"
+      LOG_FORMAT_FROM="-Dtwinlog.log.format in TWINLOG_OPTS"
+    fi
+  done
+  case "$(printf '%s' "$LOG_FORMAT" | tr '[:upper:]' '[:lower:]')" in
+    "" | text) LOG_FORMAT_OPTS=("-Dtwinlog.log.format=text") ;;
+    json) LOG_FORMAT_OPTS=("-Dtwinlog.log.format=json") ;;
+    *)
+      echo "twinlog: unknown log format '$LOG_FORMAT' ($LOG_FORMAT_FROM): use text or json" >&2
+      exit 1 ;;
+  esac
+fi
+
 if [[ -d "$TWINLOG_HOME/libs" ]]; then
   CLASSPATH="$TWINLOG_HOME/libs/*"
 elif [[ -f "$TWINLOG_HOME/pom.xml" ]]; then
@@ -96,11 +119,13 @@ else
   LOG4J="${TWINLOG_LOG4J:-$TWINLOG_HOME/config/log4j2.properties}"
 fi
 
-# -Dtwinlog.home names this installation on the command line: bin/twinlog-server-stop.sh stops only its own processes
+# -Dtwinlog.home names this installation on the command line: bin/twinlog-server-stop.sh stops only its own processes;
+# the checked log format comes after TWINLOG_OPTS, so it is the one the JVM keeps
 # (word splitting of the *_OPTS variables is intended: each holds several JVM options)
 # shellcheck disable=SC2206
-COMMAND=("$JAVA" $HEAP_OPTS $PERFORMANCE_OPTS ${TWINLOG_OPTS:-} "-Dtwinlog.home=$TWINLOG_HOME"
-  "-Dtwinlog.logs.dir=$LOG_DIR" "-Dlog4j2.configurationFile=$LOG4J" -cp "$CLASSPATH" "$CLASS" "$@")
+COMMAND=("$JAVA" $HEAP_OPTS $PERFORMANCE_OPTS ${TWINLOG_OPTS:-} ${LOG_FORMAT_OPTS[@]+"${LOG_FORMAT_OPTS[@]}"}
+  "-Dtwinlog.home=$TWINLOG_HOME" "-Dtwinlog.logs.dir=$LOG_DIR" "-Dlog4j2.configurationFile=$LOG4J" -cp "$CLASSPATH"
+  "$CLASS" "$@")
 
 if $DAEMON; then
   NAME="${NAME:-${CLASS##*.}}"
