@@ -165,8 +165,11 @@ public final class VerifyMirror implements MirrorAction {
         }
         for (String topic : toRepair) {
             // a start of a mirroring topic has its leaders compare again and repair (issue 12 point 4c)
-            out.println("To repair " + topic + ": twinlog-mirrors.sh --start --mirror " + mirror + " --topic " + topic
-                    + " (its leaders compare again, cut what differs into the quarantine and mirror it again)");
+            // a name with '.' is escaped: --topic takes a regular expression, and 'a.b' would also start 'a-b'
+            String topicArg = topic.contains(".") ? "'" + topic.replace(".", "\\.") + "'" : topic;
+            out.println("To repair " + topic + ": twinlog-mirrors.sh --start --mirror " + mirror + " --topic "
+                    + topicArg + " (its leaders compare again, cut what differs into the quarantine and mirror it "
+                    + "again)");
         }
     }
 
