@@ -37,6 +37,14 @@ When the log says both clusters are up, in another terminal (Apache Kafka's own 
   bin/twinlog-mirrors.sh --bootstrap-server :9192 --remove --topic '.*' --mirror quickstart
   bin/kafka-console-producer.sh --bootstrap-server :9192 --topic orders
   bin/kafka-console-consumer.sh --bootstrap-server :9192 --topic orders --group billing
+  # 4. fail back: the source mirrors the destination, keeping what both share (cut at the last mirrored
+  #    epoch; its own later records go to __twinlog_quarantine), then serves again
+  bin/twinlog-mirrors.sh --bootstrap-server :9092 --create --mirror back --source-bootstrap-server 127.0.0.1:9192
+  bin/twinlog-mirrors.sh --bootstrap-server :9092 --start --mirror back --topic orders
+  bin/twinlog-mirrors.sh --bootstrap-server :9092 --verify --mirror back
+  bin/twinlog-mirrors.sh --bootstrap-server :9092 --remove --topic orders --mirror back
+
+Or let bin/twinlog-quickstart.sh --demo walk through all of it by itself (about a minute, every step checked).
 
 MSG
 exec "$TWINLOG_HOME/bin/twinlog-run-class.sh" io.twinlog.server.LocalClusterMain --brokers 3 --first-port 9092 \
