@@ -262,12 +262,7 @@ public final class BrokerServer implements AutoCloseable {
                     config.authorizerClassName(), config.get(BrokerConfig.SUPER_USERS).orElse("none"));
         }
         BrokerTopicMetrics topicMetrics = new BrokerTopicMetrics(metrics);
-        watcher.addListener((previous, next, delta) -> {
-            if (previous.topics() != next.topics()) {
-                previous.topics().keySet().stream().filter(topic -> !next.topics().containsKey(topic))
-                        .forEach(topicMetrics::removeTopic);
-            }
-        });
+        watcher.addListener((previous, next, delta) -> delta.deletedTopics().forEach(topicMetrics::removeTopic));
         BrokerContext ctx = new BrokerContext(config, watcher, replicaManager, logStore, topicAdmin, topicConfigs,
                 producerIds, authorization, topicMetrics, time);
         adminExecutor = new AdminExecutor("twinlog-admin-" + config.brokerId(), ADMIN_THREADS);

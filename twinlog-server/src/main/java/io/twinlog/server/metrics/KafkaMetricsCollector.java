@@ -105,7 +105,7 @@ final class KafkaMetricsCollector implements MultiCollector {
         if (!(value instanceof Number n)) {
             return;
         }
-        org.apache.kafka.common.MetricName name = metric.metricName();
+        var name = metric.metricName(); // Kafka's MetricName; the Yammer one is imported
         Labels labels = PrometheusFamilies.labels(name.tags());
         String help = name.description() == null || name.description().isEmpty() ? name.name() : name.description();
         if (name.name().endsWith("-total")) {

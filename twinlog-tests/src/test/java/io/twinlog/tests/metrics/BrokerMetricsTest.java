@@ -134,6 +134,16 @@ class BrokerMetricsTest {
                 assertTrue(cluster.broker(id).metrics().registry().allMetrics().keySet().stream()
                         .noneMatch(n -> n.getMBeanName().contains("topic=no-such-topic")), "broker " + id);
             }
+            // a deleted topic's meters go with it
+            admin.createTopics(List.of(new NewTopic("deleted", Map.of(0, List.of(0))))).all().get(30, TimeUnit.SECONDS);
+            try (KafkaProducer<byte[], byte[]> producer = cluster.producer(Map.of())) {
+                producer.send(new ProducerRecord<>("deleted", 0, null, "x".getBytes())).get(30, TimeUnit.SECONDS);
+            }
+            MetricName deletedIn = server("BrokerTopicMetrics", "MessagesInPerSec", Map.of("topic", "deleted"));
+            assertEquals(1, meterCount(leader, deletedIn));
+            admin.deleteTopics(List.of("deleted")).all().get(30, TimeUnit.SECONDS);
+            Waits.waitUntil("the deleted topic's meters removed", () ->
+                    !leader.metrics().registry().allMetrics().containsKey(deletedIn));
 
             // a replica goes away: under-replicated and under min ISR, an ISR shrink, acks=all refused
             cluster.stopBroker(2);
