@@ -3,6 +3,7 @@ package io.twinlog.testkit;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
@@ -12,7 +13,9 @@ import java.util.concurrent.ConcurrentHashMap;
 /**
  * A loopback TCP proxy that a test can cut and heal: between two brokers (replication, controller requests) or
  * between a broker and ZooKeeper (session loss). Cutting closes every open connection and refuses new ones until
- * {@link #heal()}; a peer sees exactly what a network partition followed by resets looks like. It can also
+ * {@link #heal()}; a peer sees exactly what a network partition followed by resets looks like. {@link #blackhole()}
+ * is the other kind of partition: connections stay open (and new ones are accepted) but no byte crosses in either
+ * direction, so a peer sees a timeout, never a refusal, as behind a firewall that drops packets. It can also
  * {@link #throttle} the bandwidth, as a slow link between two data centres would (a mirror falls behind its source).
  *
  * <p>Threads: one acceptor, two pump threads per connection (blocking I/O keeps it simple and it is test-only).
@@ -24,6 +27,7 @@ public final class FaultProxy implements AutoCloseable {
     private final Set<Socket> open = ConcurrentHashMap.newKeySet();
     private final Thread acceptor;
     private volatile boolean cut;
+    private volatile boolean blackholed;
     /** Bytes per second in each direction of each connection; 0: unlimited. */
     private volatile long bytesPerSecond;
     private volatile boolean closed;
@@ -31,7 +35,7 @@ public final class FaultProxy implements AutoCloseable {
     public FaultProxy(String name, String targetHost, int targetPort) throws IOException {
         this.name = name;
         this.target = new InetSocketAddress(targetHost, targetPort);
-        this.server = new ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress());
+        this.server = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
         this.acceptor = new Thread(this::acceptLoop, "fault-proxy-" + name);
         this.acceptor.setDaemon(true);
         this.acceptor.start();
@@ -54,8 +58,19 @@ public final class FaultProxy implements AutoCloseable {
         open.clear();
     }
 
+    /**
+     * Silently drops every byte, in both directions, on open connections and on new ones, which are accepted and then
+     * held: a peer's requests time out instead of failing at once. {@link #heal()} ends it; bytes dropped meanwhile
+     * stay dropped, so connections opened before usually fail afterwards (their protocol is out of step).
+     */
+    public void blackhole() {
+        blackholed = true;
+    }
+
+    /** Ends a {@link #cut()} or a {@link #blackhole()}. */
     public void heal() {
         cut = false;
+        blackholed = false;
     }
 
     /** Points new connections at another address and drops the open ones (a DNS change, a rebuilt peer). */
@@ -91,6 +106,11 @@ public final class FaultProxy implements AutoCloseable {
                 closeQuietly(client);
                 continue;
             }
+            if (blackholed) {
+                open.add(client);
+                drain(client);
+                continue;
+            }
             try {
                 Socket upstream = new Socket();
                 upstream.connect(target, 5_000);
@@ -115,6 +135,9 @@ public final class FaultProxy implements AutoCloseable {
                     if (cut) {
                         break;
                     }
+                    if (blackholed) {
+                        continue; // dropped on the wire
+                    }
                     out.write(buf, 0, n);
                     out.flush();
                     long rate = bytesPerSecond;
@@ -138,6 +161,29 @@ public final class FaultProxy implements AutoCloseable {
         t.start();
     }
 
+    /** A connection accepted while blackholed: read and dropped until it is closed (by the peer, cut or close). */
+    private void drain(Socket client) {
+        Thread t = new Thread(() -> {
+            byte[] buf = new byte[64 * 1024];
+            try (InputStream in = client.getInputStream()) {
+                while (in.read(buf) >= 0 && !cut) {
+                    // dropped on the wire
+                }
+            } catch (IOException ignored) {
+                // the peer closed, or the proxy was cut
+            } finally {
+                closeQuietly(client);
+                open.remove(client);
+            }
+        }, "fault-proxy-" + name + "-blackhole");
+        t.setDaemon(true);
+        t.start();
+    }
+
+    public boolean isBlackholed() {
+        return blackholed;
+    }
+
     @Override
     public void close() {
         closed = true;
@@ -159,6 +205,6 @@ public final class FaultProxy implements AutoCloseable {
 
     @Override
     public String toString() {
-        return "FaultProxy(" + name + " -> " + target + (cut ? ", CUT" : "") + ")";
+        return "FaultProxy(" + name + " -> " + target + (cut ? ", CUT" : "") + (blackholed ? ", BLACKHOLED" : "") + ")";
     }
 }
