@@ -69,6 +69,7 @@ import io.twinlog.server.mirror.MirrorTopicHandlers;
 import io.twinlog.server.security.BrokerAuthorization;
 import io.twinlog.server.security.LocalClientConfigs;
 import io.twinlog.server.security.ScramUsers;
+import io.twinlog.storage.LogDirIdentity;
 import io.twinlog.storage.LogStore;
 import io.twinlog.storage.LogStoreConfig;
 import org.apache.curator.framework.CuratorFramework;
@@ -108,7 +109,9 @@ import java.util.concurrent.atomic.AtomicReference;
  * One Twinlog broker: wires ZooKeeper metadata, the log store, the replica manager, request handlers and the
  * network server, and runs their lifecycle.
  *
- * <p>Start-up order: ZooKeeper (embedded when {@code zookeeper.connect} is absent), metadata image, logs (so topic
+ * <p>Start-up order: the log dirs' identity ({@link LogDirIdentity}: a dir of another broker or cluster refuses the
+ * start before anything is loaded, deleted or written), ZooKeeper (embedded when {@code zookeeper.connect} is absent),
+ * the cluster id checked against the dirs', metadata image, logs (so topic
  * config overrides are known when logs load), partitions, listeners, and last the broker registration, so clients
  * only learn of a broker that can serve. Shutdown runs in reverse: the registration goes first, logs are flushed
  * and checkpointed (recovery points, high watermarks) before ZooKeeper is closed.
@@ -179,14 +182,21 @@ public final class BrokerServer implements AutoCloseable {
         BrokerConfigCheck.validateHostedKeys(config);
         BrokerConfigCheck.undefinedKeysWarning(config).ifPresent(log::warn);
         metrics = config.newMetrics(time);
+        // before ZooKeeper and before any log is loaded: a dir of another broker is refused with nothing touched
+        LogDirIdentity identity = LogDirIdentity.load(config.logDirs());
+        identity.checkBrokerId(config.brokerId());
         String connect;
+        String zooKeeperName;
         if (config.zookeeperConnect().isPresent()) {
             connect = config.zookeeperConnect().get();
+            zooKeeperName = "ZooKeeper at " + connect;
         } else {
             embeddedZooKeeper = EmbeddedZooKeeper.start(config.zookeeperEmbeddedDataDir(), config.zookeeperEmbeddedPort());
             connect = embeddedZooKeeper.connectString();
             log.info("zookeeper.connect is not set: using an embedded ZooKeeper at {} (data in {})", connect,
                     config.zookeeperEmbeddedDataDir());
+            zooKeeperName = "the embedded ZooKeeper at " + connect + " (zookeeper.connect is not set; data in "
+                    + config.zookeeperEmbeddedDataDir() + ")";
         }
         zk = CuratorFrameworkFactory.builder().connectString(connect)
                 .sessionTimeoutMs(config.zookeeperSessionTimeoutMs())
@@ -199,8 +209,7 @@ public final class BrokerServer implements AutoCloseable {
         }
         abortIfClosed();
         store = new MetadataStore(zk);
-        store.ensureLayout();
-        String clusterId = store.getOrCreateClusterId();
+        String clusterId = joinCluster(identity, zooKeeperName);
         log.info("Connected to ZooKeeper at {}; cluster ID {}", connect, clusterId);
 
         abortIfClosed();
@@ -245,7 +254,8 @@ public final class BrokerServer implements AutoCloseable {
 
         TopicConfigs topicConfigs = new TopicConfigs(config);
         appliedTruncations = new AppliedTruncations(config.brokerId(), zk);
-        applier = new PartitionApplier(config.brokerId(), replicaManager, logStore, topicConfigs, appliedTruncations);
+        applier = new PartitionApplier(config.brokerId(), clusterId, replicaManager, logStore, topicConfigs,
+                appliedTruncations);
         watcher.addListener(applier::onImage);
         // after the applier: the coordinator follows the leaderships the applier has just applied
         // before the group coordinator: it resolves regex subscriptions with the authorizer
@@ -559,6 +569,27 @@ public final class BrokerServer implements AutoCloseable {
             p.putAll(watcher.image().topicConfig(resource.name()));
         }
         return p;
+    }
+
+    /**
+     * The cluster this broker belongs to. Log dirs that record a cluster id are checked against ZooKeeper's before
+     * anything is written there: a ZooKeeper without {@code /cluster/id} (an empty ensemble or chroot) is refused
+     * rather than given a new cluster only to refuse it then, as a ZooKeeper-mode Kafka broker would (it creates the
+     * id, then throws InconsistentClusterIdException). Only dirs with no identity let the broker create the cluster.
+     * Dirs without {@code meta.properties} get one once the id is known.
+     */
+    private String joinCluster(LogDirIdentity identity, String zooKeeperName) throws Exception {
+        String clusterId;
+        if (identity.clusterId().isPresent()) {
+            identity.checkClusterId(store.clusterId(), zooKeeperName);
+            clusterId = identity.clusterId().get();
+            store.ensureLayout();
+        } else {
+            store.ensureLayout();
+            clusterId = store.getOrCreateClusterId();
+        }
+        identity.writeMissing(clusterId, config.brokerId());
+        return clusterId;
     }
 
     private LogStoreConfig logStoreConfig() {

@@ -3,6 +3,8 @@ package io.twinlog.server;
 import io.twinlog.common.BrokerConfig;
 import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.common.utils.Time;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -24,6 +26,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 @Command(name = "twinlog-server-start", mixinStandardHelpOptions = true,
         description = "Runs one Twinlog broker in the foreground from a Kafka-style properties file.")
 public final class Main implements Callable<Integer> {
+    private static final Logger log = LoggerFactory.getLogger(Main.class);
     @Parameters(index = "0", paramLabel = "CONFIG", description = "server.properties file")
     private File configFile;
 
@@ -73,18 +76,26 @@ public final class Main implements Callable<Integer> {
                 });
             } catch (IllegalArgumentException e) {
                 // reserved by the JVM (-Xrs) or the OS: the shutdown hook still stops the broker cleanly
-                org.slf4j.LoggerFactory.getLogger(Main.class).warn("Cannot handle SIG{}: {}", signal, e.getMessage());
+                log.warn("Cannot handle SIG{}: {}", signal, e.getMessage());
             }
         }
         Runtime.getRuntime().addShutdownHook(new Thread(broker::close, "twinlog-shutdown"));
         try {
             broker.start();
+        } catch (ConfigException e) {
+            // a refusal that names its cause and its remedy (log dirs of another cluster, ...): one line, no trace
+            log.error("Broker {} refused to start: {}", config.brokerId(),
+                    e.getMessage());
+            System.err.println("twinlog-server-start: broker " + config.brokerId() + " refused to start: "
+                    + e.getMessage());
+            broker.close();
+            return 1;
         } catch (Exception e) {
             if (stopRequested.get()) {
                 stopped.await();
                 return 0;
             }
-            org.slf4j.LoggerFactory.getLogger(Main.class).error("Broker {} failed to start", config.brokerId(), e);
+            log.error("Broker {} failed to start", config.brokerId(), e);
             System.err.println("twinlog-server-start: broker failed to start: " + e.getMessage());
             broker.close();
             return 1;

@@ -142,6 +142,15 @@ public final class TestCluster implements AutoCloseable {
 
     /** Starts (or restarts, with its data) broker {@code id}; a restarted broker keeps its port. */
     public BrokerServer startBroker(int id) throws Exception {
+        return startBroker(id, Map.of());
+    }
+
+    /**
+     * Starts broker {@code id} with these properties over the cluster's ({@code zookeeper.connect} of another
+     * ensemble, another {@code broker.id} on the same log dirs, ...). A broker that fails to start is closed and the
+     * failure thrown.
+     */
+    public BrokerServer startBroker(int id, Map<String, String> properties) throws Exception {
         Properties p = new Properties();
         p.put(BrokerConfig.BROKER_ID, Integer.toString(id));
         p.put(BrokerConfig.LISTENERS, "PLAINTEXT://127.0.0.1:" + ports.getOrDefault(id, 0));
@@ -169,8 +178,14 @@ public final class TestCluster implements AutoCloseable {
         p.put("offsets.topic.num.partitions", "5");
         p.put("group.initial.rebalance.delay.ms", "0");
         p.putAll(brokerProperties);
+        p.putAll(properties);
         BrokerServer broker = new BrokerServer(new BrokerConfig(p), Time.SYSTEM);
-        broker.start();
+        try {
+            broker.start();
+        } catch (Exception e) {
+            broker.close();
+            throw e;
+        }
         brokers.put(id, broker);
         ports.put(id, broker.boundPort(broker.config().listeners().get(0).listenerName()));
         return broker;

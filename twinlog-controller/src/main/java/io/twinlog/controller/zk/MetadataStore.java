@@ -54,6 +54,19 @@ public final class MetadataStore {
         }
     }
 
+    /**
+     * The cluster ID if this ZooKeeper (and chroot) holds one; creates nothing, so a broker whose log dirs belong to
+     * another cluster can refuse to start without leaving a cluster behind in an ensemble it was wrongly pointed at.
+     */
+    public Optional<String> clusterId() throws Exception {
+        try {
+            return Optional.of((String) Json.decode(zk.getData().forPath(ZkPaths.CLUSTER_ID), ZkPaths.CLUSTER_ID)
+                    .get("id"));
+        } catch (KeeperException.NoNodeException e) {
+            return Optional.empty();
+        }
+    }
+
     /** The cluster ID, created on first start of the first broker and the same forever after. */
     public String getOrCreateClusterId() throws Exception {
         try {
@@ -64,7 +77,8 @@ public final class MetadataStore {
         } catch (KeeperException.NodeExistsException ignored) {
             // the normal case after the first start
         }
-        return (String) Json.decode(zk.getData().forPath(ZkPaths.CLUSTER_ID), ZkPaths.CLUSTER_ID).get("id");
+        return clusterId().orElseThrow(() -> new IllegalStateException(ZkPaths.CLUSTER_ID + " vanished after it was "
+                + "created"));
     }
 
     /**

@@ -27,7 +27,8 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * Turns metadata image changes into local actions, on the metadata thread: host the partitions assigned to this
  * broker with their current leadership, stop hosting (and delete) the ones removed, apply topic config changes to
- * the logs, and on the first image delete stray logs left on disk by topics deleted while this broker was down.
+ * the logs, and on the first image delete stray logs left on disk by topics deleted while this broker was down
+ * (only when that image is of the log dirs' cluster and lists any topic at all: {@link StrayLogs}).
  *
  * <p>Deltas: after the first image only the partitions whose record changed ({@link MetadataDelta}, see
  * {@link #partitionsToApply}) are applied, so an unchanged partition's leader/ISR lock is never taken for another
@@ -37,6 +38,8 @@ public final class PartitionApplier {
     private static final Logger log = LoggerFactory.getLogger(PartitionApplier.class);
 
     private final int brokerId;
+    /** The cluster id in this broker's log dirs' meta.properties: stray logs are deleted only for that cluster. */
+    private final String logDirClusterId;
     private final ReplicaManager replicaManager;
     private final LogStore logStore;
     private final TopicConfigs topicConfigs;
@@ -47,10 +50,14 @@ public final class PartitionApplier {
     /** Partitions handed to {@link ReplicaManager#applyPartition} since start (each takes the partition's lock). */
     private final AtomicLong partitionsApplied = new AtomicLong();
 
-    /** @param appliedTruncations where this broker says which mirror truncation points its replicas applied */
-    public PartitionApplier(int brokerId, ReplicaManager replicaManager, LogStore logStore, TopicConfigs topicConfigs,
-                            AppliedTruncations appliedTruncations) {
+    /**
+     * @param logDirClusterId    the cluster id the log dirs record (checked against ZooKeeper's at start)
+     * @param appliedTruncations where this broker says which mirror truncation points its replicas applied
+     */
+    public PartitionApplier(int brokerId, String logDirClusterId, ReplicaManager replicaManager, LogStore logStore,
+                            TopicConfigs topicConfigs, AppliedTruncations appliedTruncations) {
         this.brokerId = brokerId;
+        this.logDirClusterId = logDirClusterId;
         this.replicaManager = replicaManager;
         this.logStore = logStore;
         this.topicConfigs = topicConfigs;
@@ -132,13 +139,28 @@ public final class PartitionApplier {
         }
         if (!strayLogsChecked) {
             strayLogsChecked = true;
-            for (UnifiedLog l : logStore.allLogs()) {
-                if (!hostedHere(brokerId, next, l.topicPartition())) {
-                    log.info("Deleting stray log {}: its topic was deleted or moved while this broker was down",
-                            l.topicPartition());
-                    logStore.deleteLog(l.topicPartition());
-                }
-            }
+            handleStrayLogs(next);
+        }
+    }
+
+    private void handleStrayLogs(MetadataImage image) {
+        List<TopicPartition> logs = logStore.allLogs().stream().map(UnifiedLog::topicPartition).toList();
+        StrayLogs strays = StrayLogs.decide(brokerId, logDirClusterId, image, logs);
+        switch (strays.verdict()) {
+            case NONE -> { }
+            case DELETE -> strays.strays().forEach(tp -> {
+                log.info("Deleting stray log {}: its topic was deleted or moved while broker {} was down", tp,
+                        brokerId);
+                logStore.deleteLog(tp);
+            });
+            case KEEP_METADATA_EMPTY -> log.warn("The first metadata image lists no topic at all, but broker {} has "
+                    + "{} partition logs ({}): keeping them all, unserved. Deleting them would lose a cluster's data "
+                    + "to a ZooKeeper that lost its metadata; restore the metadata and restart the broker, or delete "
+                    + "the logs by hand if they are no longer wanted", brokerId, strays.strays().size(),
+                    strays.summary());
+            case KEEP_OTHER_CLUSTER -> log.error("The metadata image is of cluster {} but broker {}'s log dirs belong "
+                    + "to cluster {}: keeping its {} partition logs the image does not list ({})", image.clusterId(),
+                    brokerId, logDirClusterId, strays.strays().size(), strays.summary());
         }
     }
 
@@ -197,7 +219,7 @@ public final class PartitionApplier {
         return out;
     }
 
-    private static boolean hostedHere(int brokerId, MetadataImage image, TopicPartition tp) {
+    static boolean hostedHere(int brokerId, MetadataImage image, TopicPartition tp) {
         return image.partition(tp).map(p -> p.replicas().contains(brokerId) && p.state() != null).orElse(false);
     }
 }
