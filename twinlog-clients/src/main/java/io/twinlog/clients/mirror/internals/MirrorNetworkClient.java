@@ -1,5 +1,6 @@
 package io.twinlog.clients.mirror.internals;
 
+import io.twinlog.clients.mirror.MirrorAdmin.DisconnectedException;
 import io.twinlog.clients.mirror.MirrorAdmin.UnreachableException;
 import io.twinlog.clients.mirror.MirrorApi;
 import org.apache.kafka.clients.ClientDnsLookup;
@@ -207,8 +208,8 @@ public final class MirrorNetworkClient implements AutoCloseable {
             long remainingMs = setupDeadlineMs - time.milliseconds();
             if (remainingMs <= 0) {
                 closeConnection();
-                throw new ConnectFailedException(address + ": connection not set up within " + setupTimeoutMs
-                        + " ms", null);
+                String message = address + ": connection not set up within " + setupTimeoutMs + " ms";
+                throw new ConnectFailedException(message, new SocketTimeoutException(message));
             }
             selector.poll(remainingMs);
             established |= selector.connected().contains(id);
@@ -216,7 +217,8 @@ public final class MirrorNetworkClient implements AutoCloseable {
             if (closed != null) {
                 forgetConnection();
                 throwIfAuthenticationFailed(address, closed);
-                throw new ConnectFailedException(address + ": connection refused or closed", null);
+                String message = address + ": connection refused or closed";
+                throw new ConnectFailedException(message, new DisconnectedException(message));
             }
         }
     }
@@ -251,7 +253,7 @@ public final class MirrorNetworkClient implements AutoCloseable {
             if (closed != null) {
                 forgetConnection();
                 throwIfAuthenticationFailed(address, closed);
-                throw new RequestFailedException(new IOException(address + " closed the connection"));
+                throw new RequestFailedException(new DisconnectedException(address + " closed the connection"));
             }
         }
     }
