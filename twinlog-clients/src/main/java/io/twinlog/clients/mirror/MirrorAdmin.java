@@ -8,19 +8,25 @@ import org.apache.kafka.common.acl.AccessControlEntryFilter;
 import org.apache.kafka.common.acl.AclBindingFilter;
 import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.acl.AclPermissionType;
+import org.apache.kafka.common.message.ApiVersionsResponseData;
 import org.apache.kafka.common.message.CreateAclsRequestData;
 import org.apache.kafka.common.message.CreateAclsResponseData;
 import org.apache.kafka.common.message.DeleteAclsRequestData;
 import org.apache.kafka.common.message.DeleteAclsResponseData;
 import org.apache.kafka.common.message.DescribeAclsResponseData;
+import org.apache.kafka.common.message.MetadataRequestData;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.protocol.types.Struct;
+import org.apache.kafka.common.requests.ApiVersionsRequest;
+import org.apache.kafka.common.requests.ApiVersionsResponse;
 import org.apache.kafka.common.requests.CreateAclsRequest;
 import org.apache.kafka.common.requests.CreateAclsResponse;
 import org.apache.kafka.common.requests.DeleteAclsRequest;
 import org.apache.kafka.common.requests.DeleteAclsResponse;
 import org.apache.kafka.common.requests.DescribeAclsRequest;
 import org.apache.kafka.common.requests.DescribeAclsResponse;
+import org.apache.kafka.common.requests.MetadataRequest;
+import org.apache.kafka.common.requests.MetadataResponse;
 import org.apache.kafka.common.resource.PatternType;
 import org.apache.kafka.common.resource.ResourcePatternFilter;
 import org.apache.kafka.common.resource.ResourceType;
@@ -53,10 +59,15 @@ import java.util.Properties;
 public final class MirrorAdmin implements AutoCloseable {
     /** The ACL APIs' version Twinlog brokers serve (Kafka 4.4's latest; flexible, with the pattern type). */
     private static final short ACL_API_VERSION = 3;
+    /** Versions every broker of Kafka 4.x and Twinlog serves (Metadata's cluster ID came with v2). */
+    private static final short METADATA_VERSION = 12;
+    private static final short API_VERSIONS_VERSION = 3;
     private final MirrorNetworkClient client;
+    private final List<String> bootstrapServers;
 
-    private MirrorAdmin(MirrorNetworkClient client) {
+    private MirrorAdmin(MirrorNetworkClient client, List<String> bootstrapServers) {
         this.client = client;
+        this.bootstrapServers = bootstrapServers;
     }
 
     /**
@@ -86,7 +97,9 @@ public final class MirrorAdmin implements AutoCloseable {
         if (bootstrap == null || bootstrap.toString().isBlank()) {
             throw new IllegalArgumentException("No bootstrap servers given");
         }
-        return new MirrorAdmin(new MirrorNetworkClient(new AdminClientConfig(configs), Time.SYSTEM));
+        AdminClientConfig config = new AdminClientConfig(configs);
+        return new MirrorAdmin(new MirrorNetworkClient(config, Time.SYSTEM),
+                config.getList(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG));
     }
 
     /** {@link #create(Map)} from properties, e.g. a tool's {@code --command-config} file. */
@@ -220,6 +233,36 @@ public final class MirrorAdmin implements AutoCloseable {
             }
         }
         return out;
+    }
+
+    /**
+     * The cluster's ID, from a Metadata request that names no topic (any broker answers it, Apache Kafka's too): who
+     * is really at the address, before one trusts what it says it recorded.
+     */
+    public synchronized String clusterId() throws IOException {
+        MetadataRequest request = new MetadataRequest.Builder(new MetadataRequestData().setTopics(List.of())
+                .setAllowAutoTopicCreation(false)).build(METADATA_VERSION);
+        MetadataResponse response = (MetadataResponse) client.send(request);
+        if (response.clusterId() == null) {
+            throw new IOException("The cluster at " + bootstrapServers + " did not say its cluster ID");
+        }
+        return response.clusterId();
+    }
+
+    /**
+     * Whether the broker that answers advertises {@code api} at this client's version in its ApiVersions answer: an
+     * Apache Kafka broker (or an older Twinlog) does not, and a mirror API sent to it only gets the connection
+     * closed, which cannot be told apart from a network fault. Ask this first to know.
+     */
+    public synchronized boolean advertises(MirrorApi api) throws IOException {
+        ApiVersionsResponse response = (ApiVersionsResponse) client.send(new ApiVersionsRequest.Builder()
+                .build(API_VERSIONS_VERSION));
+        if (response.data().errorCode() != Errors.NONE.code()) {
+            throw new MirrorException(response.data().errorCode(), "ApiVersions refused");
+        }
+        ApiVersionsResponseData.ApiVersion advertised = response.data().apiKeys().find(api.id);
+        return advertised != null && advertised.minVersion() <= MirrorApi.LATEST_VERSION
+                && MirrorApi.LATEST_VERSION <= advertised.maxVersion();
     }
 
     /** One mirror in a listing. */
@@ -432,6 +475,16 @@ public final class MirrorAdmin implements AutoCloseable {
 
     private Struct send(MirrorApi api, Struct request) throws IOException {
         return client.send(api, request);
+    }
+
+    /**
+     * A broker refused or closed the connection (the cause of the {@link IOException} or
+     * {@link UnreachableException} a call throws, when that is what happened on the last broker tried).
+     */
+    public static final class DisconnectedException extends IOException {
+        public DisconnectedException(String message) {
+            super(message);
+        }
     }
 
     /** No broker of the cluster accepted a connection (as opposed to one that answered or closed it). */

@@ -35,7 +35,9 @@ import static io.twinlog.common.mirror.MirrorPartitionState.UNKNOWN;
  * <p>The rules, per state (KIP-1279; mirroring.md "What happens per partition"):
  * <ul>
  *   <li>LOG_TRUNCATION: a non-empty log asks the source what it last mirrored from this cluster; the point is the
- *       end of that epoch, never past that offset, or 0 without such a record ({@link LastMirroredTruncation}). It
+ *       end of that epoch, never past that offset, or 0 without such a record ({@link LastMirroredTruncation}); a
+ *       failure to ask or compare ({@link PeerLookup.Failed}) decides nothing and cuts nothing: the partition stays
+ *       in LOG_TRUNCATION with the error recorded and asks again after the retry backoff. It
  *       is applied on the leader, recorded, and applied by every replica that must take part (the ISR, or with
  *       {@code mirror.support.unclean.leader.election} every replica) before EPOCH_FENCING with a target epoch above
  *       every epoch held (decision 38).</li>
@@ -142,12 +144,13 @@ public final class MirrorPartitionMachine {
         String why = "the leader's log is empty";
         if (end > 0) {
             if (in.peer() instanceof PeerLookup.NotAsked) {
+                if (in.timers().retryAtMs() >= 0 && in.nowMs() < in.timers().retryAtMs()) {
+                    return MirrorDecision.nothing(in.timers()); // backing off after a doubt
+                }
                 return MirrorDecision.act(in.timers(), new MirrorAction.AskPeer());
             }
-            if (in.peer() instanceof PeerLookup.Unreachable unreachable) {
-                String reason = "Cannot ask the source for its last mirrored epoch before truncating: "
-                        + unreachable.reason();
-                return transition(in, rec.failed(reason, true, view.leaderEpoch()), reason);
+            if (in.peer() instanceof PeerLookup.Failed failed) {
+                return doubt(in, failed);
             }
             Optional<LastMirrored> peer = in.peer() instanceof PeerLookup.Compared c ? c.lastMirrored()
                     : ((PeerLookup.Answered) in.peer()).lastMirrored();
@@ -171,7 +174,25 @@ public final class MirrorPartitionMachine {
                 to = differ;
             }
         }
-        return recordPoint(in, rec, to, why);
+        return recordPoint(in, rec.withoutError(), to, why);
+    }
+
+    /**
+     * The peer could not be asked, or compared with, in a way one can trust (a timeout, a dropped connection, an
+     * authentication or authorization failure, another cluster at the address, any error): no truncation point is
+     * decided and nothing is cut. The partition stays in LOG_TRUNCATION with the error in its record (what
+     * {@code --describe} shows, with the attempt) and asks again after the retry backoff, growing per attempt.
+     * Cutting to 0 on a doubt would throw away the prefix both clusters share (issue 25, point 2).
+     */
+    private MirrorDecision doubt(MirrorInput in, PeerLookup.Failed failed) {
+        MirrorPartitionRecord next = in.record().withError("Failback waits for the source (" + failed.failure()
+                + "): " + failed.reason() + "; nothing is cut until it answers");
+        long backoffMs = backoffMs(next.retryAttempt());
+        MirrorDecision d = transition(in, next, "no truncation point decided, nothing cut: " + failed.failure() + ": "
+                + failed.reason() + "; asking the source again in " + backoffMs + " ms (attempt "
+                + next.retryAttempt() + ")");
+        return new MirrorDecision(d.actions(), d.write(), d.reason(), false,
+                d.timers().retryAt(in.nowMs() + backoffMs));
     }
 
     /**
@@ -345,9 +366,9 @@ public final class MirrorPartitionMachine {
             return Optional.of(MirrorDecision.act(in.timers(), new MirrorAction.RemoveFetcher(),
                     new MirrorAction.ComparePeer(end)));
         }
-        if (in.peer() instanceof PeerLookup.Unreachable unreachable) {
-            String reason = "A leader compares its log with the source's before it mirrors: "
-                    + unreachable.reason();
+        if (in.peer() instanceof PeerLookup.Failed failed) {
+            String reason = "A leader compares its log with the source's before it mirrors (" + failed.failure()
+                    + "): " + failed.reason();
             return Optional.of(transition(in, in.record().failed(reason, true, in.view().leaderEpoch()), reason,
                     new MirrorAction.RemoveFetcher()));
         }

@@ -409,8 +409,8 @@ public final class MirrorManager implements AutoCloseable {
         }
     }
 
-    /** The peer's last-mirrored records for one topic, or why it could not be asked. */
-    private record PeerAnswer(Map<Integer, LastMirroredTruncation.LastMirrored> records, IOException unreachable) {
+    /** The peer's last-mirrored records for one topic, or why they could not be had (a doubt: nothing is cut). */
+    private record PeerAnswer(Map<Integer, LastMirroredTruncation.LastMirrored> records, IOException failure) {
     }
 
     private PeerAnswer askPeer(MirrorDefinition def, String topic) {
@@ -641,8 +641,8 @@ public final class MirrorManager implements AutoCloseable {
         } else if (action instanceof MirrorAction.AskPeer) {
             PeerAnswer answer = peerAnswers.computeIfAbsent(def.name() + "/" + tp.topic(),
                     k -> askPeer(def, tp.topic()));
-            if (answer.unreachable() != null) {
-                return new PeerLookup.Unreachable(answer.unreachable().getMessage());
+            if (answer.failure() != null) {
+                return PeerFailures.failed("asking the source for its last mirrored epoch", answer.failure());
             }
             // a failback (the source mirrored this log before) is counted once its point is written (flush)
             return new PeerLookup.Answered(Optional.ofNullable(answer.records().get(tp.partition())));
@@ -655,7 +655,7 @@ public final class MirrorManager implements AutoCloseable {
                 return new PeerLookup.Compared(answer, differ);
             } catch (IOException e) {
                 metrics.onReconciliation(def.name(), false, false);
-                return new PeerLookup.Unreachable("cannot compare this log with the source's: " + e.getMessage());
+                return PeerFailures.failed("comparing this log with the source's", e);
             }
         } else if (action instanceof MirrorAction.ApplyTruncationPoint point) {
             long end = partition.logEndOffset();

@@ -19,7 +19,8 @@ import java.util.Optional;
  * @param minLeaderEpoch     EPOCH_FENCING: the controller raises the partition's leader epoch to at least this
  * @param lastMirroredEpoch  LME: epoch of the last mirrored batch, recorded at failover (-1 if none)
  * @param lastMirroredOffset LMO: the log end offset at failover (-1 if none)
- * @param retryAttempt       FAILED: retries so far; -1 means not retriable
+ * @param retryAttempt       FAILED: retries so far; -1 means not retriable. LOG_TRUNCATION: how many times the
+ *                           source could not be asked (with {@code lastError}, the last reason)
  * @param previousState      FAILED: the state to retry
  * @param progress           the source high watermark and destination log end the leader last recorded
  * @param truncation         the latest partition-wide truncation point ({@link MirrorTruncation#NONE} if none yet)
@@ -47,6 +48,25 @@ public record MirrorPartitionRecord(MirrorPartitionState state, int writerLeader
         return new MirrorPartitionRecord(MirrorPartitionState.FAILED, leaderEpoch, minLeaderEpoch, lastMirroredEpoch,
                 lastMirroredOffset, retriable ? Math.max(0, retryAttempt) + 1 : -1, Optional.of(reason),
                 state == MirrorPartitionState.FAILED ? previousState : state, progress, truncation, reconcileRequests);
+    }
+
+    /**
+     * The same state with {@code reason} as its error and one more attempt: a step that waits on something that
+     * may pass (LOG_TRUNCATION when the source cannot be asked) and retries without leaving its state.
+     */
+    public MirrorPartitionRecord withError(String reason) {
+        return new MirrorPartitionRecord(state, writerLeaderEpoch, minLeaderEpoch, lastMirroredEpoch,
+                lastMirroredOffset, Math.max(0, retryAttempt) + 1, Optional.of(reason), previousState, progress,
+                truncation, reconcileRequests);
+    }
+
+    /** The same state without an error (a step that had to wait succeeded). */
+    public MirrorPartitionRecord withoutError() {
+        if (lastError.isEmpty() && retryAttempt == 0) {
+            return this;
+        }
+        return new MirrorPartitionRecord(state, writerLeaderEpoch, minLeaderEpoch, lastMirroredEpoch,
+                lastMirroredOffset, 0, Optional.empty(), previousState, progress, truncation, reconcileRequests);
     }
 
     /**

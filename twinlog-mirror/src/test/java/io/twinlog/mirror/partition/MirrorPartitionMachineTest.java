@@ -8,6 +8,8 @@ import io.twinlog.mirror.store.MirrorPartitionRecord;
 import io.twinlog.mirror.store.MirrorTruncation;
 import io.twinlog.mirror.store.MirrorProgress;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 import java.util.List;
 import java.util.Map;
@@ -198,14 +200,74 @@ class MirrorPartitionMachineTest {
         assertEquals(EPOCH_FENCING, fencing.state(), "every replica (the only one) applied it: mirroring goes on");
     }
 
+    /**
+     * Every way the peer can fail is a doubt (issue 25, point 2): the partition stays in LOG_TRUNCATION with the
+     * error recorded for describe, decides no truncation point, cuts nothing, and asks again only after a backoff
+     * that grows with each attempt.
+     */
+    @ParameterizedTest
+    @EnumSource(PeerLookup.Failure.class)
+    void aPeerThatFailsInAnyWayCutsNothingAndIsAskedAgainAfterAGrowingBackoff(PeerLookup.Failure failure) {
+        MirrorInput asking = input(record(LOG_TRUNCATION, 6), view(6, 150, history(0, 0, 3, 50)),
+                DesiredMirrorState.MIRRORING);
+        PeerLookup failed = new PeerLookup.Failed(failure, "what went wrong");
+        MirrorDecision first = machine.decide(with(asking, failed));
+        assertDoubt(first, failure, 1);
+        assertTrue(first.timers().retryAtMs() >= 800 && first.timers().retryAtMs() <= 1200,
+                "1 s ± 20 %: " + first.timers().retryAtMs());
+
+        MirrorInput early = at(written(first), asking.view(), first.timers(), first.timers().retryAtMs() - 1);
+        MirrorDecision waiting = machine.decide(early);
+        assertTrue(waiting.actions().isEmpty() && waiting.write().isEmpty(), "not asked before the backoff ends");
+
+        MirrorInput due = at(written(first), asking.view(), first.timers(), first.timers().retryAtMs());
+        assertEquals(List.of(new MirrorAction.AskPeer()), machine.decide(due).actions(), "asked again once due");
+        MirrorDecision second = machine.decide(with(due, failed));
+        assertDoubt(second, failure, 2);
+        long backoff = second.timers().retryAtMs() - due.nowMs();
+        assertTrue(backoff >= 1600 && backoff <= 2400, "2 s ± 20 %: " + backoff);
+    }
+
+    @ParameterizedTest
+    @EnumSource(PeerLookup.Failure.class)
+    void aComparisonThatFailsInAnyWayCutsNothingEither(PeerLookup.Failure failure) {
+        MirrorInput asking = input(record(LOG_TRUNCATION, 6), view(6, 150, history(0, 0, 3, 50)),
+                DesiredMirrorState.MIRRORING);
+        MirrorDecision compare = machine.decide(with(asking, new PeerLookup.Answered(Optional.of(
+                new LastMirrored(3, 100)))));
+        assertEquals(List.of(new MirrorAction.ComparePeer(100)), compare.actions());
+        assertDoubt(machine.decide(with(asking, new PeerLookup.Failed(failure, "comparing failed"))), failure, 1);
+    }
+
     @Test
-    void anUnreachablePeerFailsThePartitionRetriablyWithABackoff() {
-        MirrorInput in = with(input(record(LOG_TRUNCATION, 6), view(6, 150, history(0, 0)),
-                DesiredMirrorState.MIRRORING), new PeerLookup.Unreachable("connection refused"));
-        MirrorDecision d = machine.decide(in);
-        assertEquals(FAILED, written(d).state());
-        assertEquals(1, written(d).retryAttempt());
-        assertTrue(d.timers().retryAtMs() >= 800 && d.timers().retryAtMs() <= 1200, "1 s ± 20 %");
+    void onceThePeerAnswersAfterADoubtTheCutIsAtTheLastMirroredPointAndTheErrorIsCleared() {
+        MirrorInput asking = input(record(LOG_TRUNCATION, 6), view(6, 150, history(0, 0, 3, 50)),
+                DesiredMirrorState.MIRRORING);
+        MirrorDecision doubt = machine.decide(with(asking, new PeerLookup.Failed(PeerLookup.Failure.TIMEOUT,
+                "no answer")));
+        MirrorInput again = with(at(written(doubt), asking.view(), doubt.timers(), doubt.timers().retryAtMs()),
+                new PeerLookup.Compared(Optional.of(new LastMirrored(3, 100)), OptionalLong.empty()));
+        MirrorPartitionRecord cut = written(machine.decide(again));
+        assertEquals(100, cut.truncation().latest().offset(), "the shared prefix is kept, not cut to 0");
+        assertEquals(Optional.empty(), cut.lastError());
+        assertEquals(0, cut.retryAttempt());
+    }
+
+    /** What a doubt must be: same state, the error and attempt recorded, no truncation point, no cut. */
+    private static void assertDoubt(MirrorDecision d, PeerLookup.Failure failure, int attempt) {
+        MirrorPartitionRecord rec = written(d);
+        assertEquals(LOG_TRUNCATION, rec.state(), "stays in LOG_TRUNCATION");
+        assertEquals(attempt, rec.retryAttempt());
+        assertTrue(rec.lastError().orElseThrow().contains(failure.name()), rec.lastError().toString());
+        assertTrue(rec.lastError().orElseThrow().contains("nothing is cut"), rec.lastError().toString());
+        assertEquals(MirrorTruncation.NONE, rec.truncation(), "no truncation point decided");
+        assertTrue(d.actions().stream().noneMatch(a -> a instanceof MirrorAction.ApplyTruncationPoint),
+                d.actions().toString());
+    }
+
+    private static MirrorInput at(MirrorPartitionRecord record, PartitionView view, MirrorTimers timers, long nowMs) {
+        return new MirrorInput(record, view, DesiredMirrorState.MIRRORING, MirrorEvent.TICK, PeerLookup.NOT_ASKED,
+                Optional.empty(), OptionalLong.empty(), timers, nowMs);
     }
 
     @Test
@@ -397,7 +459,7 @@ class MirrorPartitionMachineTest {
     @Test
     void aNewLeaderThatCannotReachTheSourceToCompareRetriesLater() {
         MirrorDecision d = machine.decide(with(input(record(MIRRORING, 4), view(7, 80, history(0, 0)),
-                DesiredMirrorState.MIRRORING), new PeerLookup.Unreachable("connection refused")));
+                DesiredMirrorState.MIRRORING), new PeerLookup.Failed(PeerLookup.Failure.DISCONNECTED, "connection refused")));
         assertEquals(FAILED, written(d).state());
         assertTrue(written(d).retryAttempt() >= 0, "retriable");
         assertEquals(-1, d.timers().reconciledAt());

@@ -321,7 +321,8 @@ class MirrorMetricsTest {
                     asked++;
                     peer = new PeerLookup.Answered(Optional.of(lastMirrored));
                 } else if (action instanceof MirrorAction.ComparePeer) {
-                    peer = compared++ == 0 ? new PeerLookup.Unreachable("connection refused")
+                    peer = compared++ == 0 ? new PeerLookup.Failed(PeerLookup.Failure.DISCONNECTED,
+                            "connection refused")
                             : new PeerLookup.Compared(Optional.of(lastMirrored), OptionalLong.empty());
                 } else if (action instanceof MirrorAction.ApplyTruncationPoint point) {
                     logEndOffset = Math.min(logEndOffset, point.offset());

@@ -57,6 +57,8 @@ final class MirrorSimulation {
     private long nowMs;
     private long nextId = 1;
     private boolean linkUp = true;
+    /** How the peer fails while the link is down (drawn when it is cut): every kind must leave the log uncut. */
+    private PeerLookup.Failure linkFailure = PeerLookup.Failure.TIMEOUT;
     private boolean knownGap;
     private int step;
 
@@ -132,7 +134,12 @@ final class MirrorSimulation {
             note(c.name + ": controller " + (c.controllerUp ? "back" : "stops acting"));
         } else if (dice < 50) {
             linkUp = !linkUp;
-            note("link between the clusters " + (linkUp ? "restored" : "cut"));
+            if (!linkUp) {
+                PeerLookup.Failure[] kinds = PeerLookup.Failure.values();
+                linkFailure = kinds[random.nextInt(kinds.length)];
+            }
+            note("link between the clusters " + (linkUp ? "restored" : "cut (the peer fails with " + linkFailure
+                    + ")"));
         } else if (dice < 53) {
             command(c);
         }
@@ -357,7 +364,7 @@ final class MirrorSimulation {
                 d.fetching = false;
             } else if (action instanceof MirrorAction.AskPeer) {
                 if (!linkUp) {
-                    return new PeerLookup.Unreachable("link down");
+                    return new PeerLookup.Failed(linkFailure, "link down");
                 }
                 SimCluster s = d.mirrorSource;
                 boolean related = s.mirrorSource == d && s.stored != null
@@ -367,7 +374,7 @@ final class MirrorSimulation {
                         : Optional.empty());
             } else if (action instanceof MirrorAction.ComparePeer compare) {
                 if (!linkUp || !d.mirrorSource.hasLeader()) {
-                    return new PeerLookup.Unreachable("link down");
+                    return new PeerLookup.Failed(linkUp ? PeerLookup.Failure.ERROR : linkFailure, "link down");
                 }
                 // the broker's search over batch identities; here a batch's identity is its offset, epoch and id
                 SimLog source = d.mirrorSource.leaderLog();
@@ -379,6 +386,8 @@ final class MirrorSimulation {
                 return new PeerLookup.Compared(peer instanceof PeerLookup.Answered a ? a.lastMirrored() : Optional.empty(),
                         first);
             } else if (action instanceof MirrorAction.ApplyTruncationPoint point) {
+                check(!(peer instanceof PeerLookup.Failed), d.name + ": a truncation point decided on a doubt ("
+                        + peer + ")");
                 note(d.name + ": leader applies truncation point " + point.id() + ", cuts its log from "
                         + log.logEnd() + " to " + point.offset());
                 if (point.offset() < log.logEnd()) {

@@ -78,6 +78,19 @@ public final class ClusterBatches implements AutoCloseable {
         }
     }
 
+    /** The cluster's ID, as it says (DescribeCluster): which cluster is really at the address. */
+    public String clusterId() throws IOException {
+        try {
+            return admin.describeCluster().clusterId().get(REQUEST_TIMEOUT_MS, TimeUnit.MILLISECONDS);
+        } catch (ExecutionException | TimeoutException e) {
+            throw new IOException("Could not read the cluster ID of " + what + ": "
+                    + (e.getCause() == null ? e : e.getCause()), e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("Interrupted", e);
+        }
+    }
+
     /** The record bytes the fetches of {@link #batchAt} read so far. */
     public long bytesFetched() {
         return bytesFetched;

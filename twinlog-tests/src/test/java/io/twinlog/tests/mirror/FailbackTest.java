@@ -32,7 +32,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * batch for batch, and A keeps the prefix it shared with B instead of copying it again.
  */
 class FailbackTest {
-    private static final String TOPIC = "accounts";
+    static final String TOPIC = "accounts";
     private static final TopicPartition TP = new TopicPartition(TOPIC, 0);
 
     @Test
@@ -147,7 +147,8 @@ class FailbackTest {
         return c.broker(0).logStore().log(TP).map(l -> l.logEndOffset()).orElse(-1L);
     }
 
-    private static void produce(TestCluster cluster, String prefix, int count) throws Exception {
+    /** {@code count} records {@code prefix-i} to partition 0 of {@value #TOPIC}. */
+    static void produce(TestCluster cluster, String prefix, int count) throws Exception {
         try (KafkaProducer<byte[], byte[]> p = cluster.producer(Map.of("linger.ms", 5))) {
             for (int i = 0; i < count; i++) {
                 p.send(new ProducerRecord<>(TOPIC, 0, null, (prefix + "-" + i).getBytes(StandardCharsets.UTF_8)));
@@ -157,6 +158,11 @@ class FailbackTest {
     }
 
     private static List<String> readAll(TestCluster cluster) {
+        return readAll(cluster, end(cluster));
+    }
+
+    /** The values of partition 0 of {@value #TOPIC} up to {@code end}, read with a plain consumer. */
+    static List<String> readAll(TestCluster cluster, long end) {
         List<String> out = new ArrayList<>();
         try (KafkaConsumer<byte[], byte[]> c = cluster.consumer(Map.of())) {
             c.assign(List.of(TP));
@@ -164,7 +170,7 @@ class FailbackTest {
                 for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(100))) {
                     out.add(new String(r.value(), StandardCharsets.UTF_8));
                 }
-                return c.position(TP) >= end(cluster);
+                return c.position(TP) >= end;
             });
         }
         return out;

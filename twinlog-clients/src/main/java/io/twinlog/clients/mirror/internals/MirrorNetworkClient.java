@@ -1,5 +1,6 @@
 package io.twinlog.clients.mirror.internals;
 
+import io.twinlog.clients.mirror.MirrorAdmin.DisconnectedException;
 import io.twinlog.clients.mirror.MirrorAdmin.UnreachableException;
 import io.twinlog.clients.mirror.MirrorApi;
 import org.apache.kafka.clients.ClientDnsLookup;
@@ -103,7 +104,7 @@ public final class MirrorNetworkClient implements AutoCloseable {
      *                              failed authentication), or the answer was not a mirror API response
      */
     public Struct send(MirrorApi api, Struct request) throws IOException {
-        return call(api.name,
+        return call(api.name, true,
                 correlation -> MirrorFrames.request(api, MirrorApi.LATEST_VERSION, correlation, clientId, request),
                 (correlation, payload) -> MirrorFrames.response(api, MirrorApi.LATEST_VERSION, correlation, payload));
     }
@@ -116,7 +117,7 @@ public final class MirrorNetworkClient implements AutoCloseable {
     public AbstractResponse send(AbstractRequest request) throws IOException {
         ApiKeys api = request.apiKey();
         short version = request.version();
-        return call(api.name,
+        return call(api.name, false,
                 correlation -> request.serializeWithHeader(new RequestHeader(api, version, clientId, correlation)),
                 (correlation, payload) -> MirrorFrames.kafkaResponse(api, version, correlation, payload));
     }
@@ -127,7 +128,9 @@ public final class MirrorNetworkClient implements AutoCloseable {
         T read(int correlationId, ByteBuffer payload) throws MirrorFrames.MalformedResponseException;
     }
 
-    private <T> T call(String apiName, IntFunction<ByteBuffer> frame, ResponseReader<T> read) throws IOException {
+    /** {@code mirrorApi}: a Twinlog API, which a broker that does not know it answers by closing the connection. */
+    private <T> T call(String apiName, boolean mirrorApi, IntFunction<ByteBuffer> frame, ResponseReader<T> read)
+            throws IOException {
         long deadlineMs = time.milliseconds() + apiTimeoutMs;
         Failures failures = new Failures();
         if (connectionId != null) {
@@ -156,7 +159,7 @@ public final class MirrorNetworkClient implements AutoCloseable {
                 failures.requestFailed(e);
             }
         }
-        throw failures.toException(apiName, bootstrapServers);
+        throw failures.toException(apiName, mirrorApi, bootstrapServers);
     }
 
     /** The bootstrap addresses, resolved now, starting one further along than the previous round. */
@@ -207,8 +210,8 @@ public final class MirrorNetworkClient implements AutoCloseable {
             long remainingMs = setupDeadlineMs - time.milliseconds();
             if (remainingMs <= 0) {
                 closeConnection();
-                throw new ConnectFailedException(address + ": connection not set up within " + setupTimeoutMs
-                        + " ms", null);
+                String message = address + ": connection not set up within " + setupTimeoutMs + " ms";
+                throw new ConnectFailedException(message, new SocketTimeoutException(message));
             }
             selector.poll(remainingMs);
             established |= selector.connected().contains(id);
@@ -216,7 +219,8 @@ public final class MirrorNetworkClient implements AutoCloseable {
             if (closed != null) {
                 forgetConnection();
                 throwIfAuthenticationFailed(address, closed);
-                throw new ConnectFailedException(address + ": connection refused or closed", null);
+                String message = address + ": connection refused or closed";
+                throw new ConnectFailedException(message, new DisconnectedException(message));
             }
         }
     }
@@ -251,7 +255,7 @@ public final class MirrorNetworkClient implements AutoCloseable {
             if (closed != null) {
                 forgetConnection();
                 throwIfAuthenticationFailed(address, closed);
-                throw new RequestFailedException(new IOException(address + " closed the connection"));
+                throw new RequestFailedException(new DisconnectedException(address + " closed the connection"));
             }
         }
     }
@@ -309,14 +313,14 @@ public final class MirrorNetworkClient implements AutoCloseable {
             }
         }
 
-        IOException toException(String apiName, List<String> bootstrapServers) {
+        IOException toException(String apiName, boolean mirrorApi, List<String> bootstrapServers) {
             String reason = last == null ? "no address" : last.getMessage();
             if (!anyConnected) {
                 return new UnreachableException("Could not connect to any of " + bootstrapServers + ": " + reason,
                         last);
             }
             return new IOException(apiName + " failed: the broker closed the connection or did not answer ("
-                    + reason + "); is it a Twinlog broker of this version?", last);
+                    + reason + ")" + (mirrorApi ? "; is it a Twinlog broker of this version?" : ""), last);
         }
     }
 
