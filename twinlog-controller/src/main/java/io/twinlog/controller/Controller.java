@@ -19,6 +19,7 @@ import io.twinlog.controller.store.ControllerMovedException;
 import io.twinlog.controller.store.ControllerStore;
 import io.twinlog.controller.store.StaleStateException;
 import io.twinlog.controller.store.StateWrite;
+import io.twinlog.controller.store.StateWriteResult;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.protocol.Errors;
@@ -177,8 +178,9 @@ public final class Controller implements AutoCloseable {
         unseenWrites.entrySet().removeIf(w -> w.getValue().shownOrGone(current, w.getKey()));
         Reconciliation decision = Reconciliation.decide(current, cluster, uncleanElectionEnabled,
                 Set.copyOf(unseenWrites.keySet()));
-        if (!write(decision.stateChanges())) {
-            return;
+        Set<TopicPartition> written = write(decision.stateChanges());
+        if (written.size() < decision.stateChanges().size()) {
+            return; // the rest is decided again once the failure is handled
         }
         for (AssignmentChange step : decision.reassignmentSteps()) {
             if (!writeAssignment(step)) {
@@ -245,10 +247,9 @@ public final class Controller implements AutoCloseable {
                     ControllerResult<Map<TopicPartition, IsrChangeResult>> decision =
                             IsrChangeDecisions.decide(image, fromBroker, brokerEpoch, changes);
                     Map<TopicPartition, IsrChangeResult> out = new HashMap<>(decision.response());
-                    if (!write(decision.changes())) {
-                        decision.changes().forEach(c -> out.put(c.partition(),
-                                IsrChangeResult.error(Errors.INVALID_UPDATE_VERSION)));
-                    }
+                    Set<TopicPartition> written = write(decision.changes());
+                    decision.changes().stream().filter(c -> !written.contains(c.partition()))
+                            .forEach(c -> out.put(c.partition(), IsrChangeResult.error(Errors.INVALID_UPDATE_VERSION)));
                     result.complete(out);
                 });
         return result;
@@ -268,35 +269,59 @@ public final class Controller implements AutoCloseable {
                     ControllerResult<Map<TopicPartition, ElectionResult>> decision =
                             ElectionDecisions.decide(image, unclean, partitions);
                     Map<TopicPartition, ElectionResult> out = new HashMap<>(decision.response());
-                    if (!write(decision.changes())) {
-                        decision.changes().forEach(c -> out.put(c.partition(), new ElectionResult(
-                                Errors.REQUEST_TIMED_OUT, "The partition changed during the election; retry",
-                                Optional.empty())));
-                    }
+                    Set<TopicPartition> written = write(decision.changes());
+                    decision.changes().stream().filter(c -> !written.contains(c.partition()))
+                            .forEach(c -> out.put(c.partition(), new ElectionResult(Errors.REQUEST_TIMED_OUT,
+                                    "The partition changed during the election; retry", Optional.empty())));
                     result.complete(out);
                 });
         return result;
     }
 
-    /** Writes fenced, then logs each change; false (after arranging what follows) if the write failed. */
-    private boolean write(List<StateChange> changes) {
+    /**
+     * Writes fenced, then records and logs each change that committed; returns the partitions whose change did. A
+     * write split into several transactions may commit in part: the committed changes are done (never reported as
+     * failed), and for the rest this arranges what follows (resign, or decide again from fresh metadata).
+     */
+    private Set<TopicPartition> write(List<StateChange> changes) {
         if (changes.isEmpty()) {
-            return true;
+            return Set.of();
         }
         long startNanos = System.nanoTime();
-        boolean written = writeFenced("partition states", () -> store.writeStates(epoch.orElseThrow(),
-                changes.stream().map(StateChange::write).toList()));
-        if (written) {
-            recordElections(changes, System.nanoTime() - startNanos);
+        StateWriteResult result = store.writeStates(epoch.orElseThrow(),
+                changes.stream().map(StateChange::write).toList());
+        Set<TopicPartition> committed = result.committed().stream().map(StateWrite::partition)
+                .collect(Collectors.toSet());
+        List<StateChange> done = changes.stream().filter(c -> committed.contains(c.partition())).toList();
+        if (!done.isEmpty()) {
+            recordElections(done, System.nanoTime() - startNanos);
             MetadataImage decidedFrom = image;
-            for (StateChange c : changes) {
+            for (StateChange c : done) {
                 decidedFrom.topic(c.partition().topic()).ifPresent(t -> unseenWrites.put(c.partition(),
                         new UnseenWrite(t.topicId(), c.expectedVersion() == StateWrite.CREATE ? 0
                                 : c.expectedVersion() + 1)));
             }
-            changes.forEach(this::logChange);
+            done.forEach(this::logChange);
         }
-        return written;
+        result.worstFailure().ifPresent(failure -> onStatesNotWritten(result, failure));
+        return committed;
+    }
+
+    /** A lost controllership resigns; a lost version race decides again soon; any other failure later. */
+    private void onStatesNotWritten(StateWriteResult result, StateWriteResult.Batch failure) {
+        switch (failure.outcome()) {
+            case FENCED -> resignLocally(failure.reason());
+            case STALE -> {
+                log.info("{}Partition states: {}; deciding the rest again from fresh metadata", logPrefix,
+                        result.summary());
+                schedule("reconcile-retry", RETRY_DELAY_MS, this::scheduleReconcile);
+            }
+            default -> {
+                log.warn("{}Could not write partition states: {}; retrying in {} ms", logPrefix, result.summary(),
+                        RETRY_DELAY_MS * 5, failure.cause().orElse(null));
+                schedule("reconcile-retry", RETRY_DELAY_MS * 5, this::scheduleReconcile);
+            }
+        }
     }
 
     /**

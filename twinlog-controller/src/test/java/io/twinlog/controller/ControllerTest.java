@@ -150,6 +150,27 @@ class ControllerTest {
     }
 
     @Test
+    void anAlterPartitionWhoseFirstTransactionCommittedIsAnsweredSoForThosePartitions() throws Exception {
+        TopicPartition orders1 = new TopicPartition("orders", 1);
+        store.createTopic("orders", Map.of(0, List.of(0, 1), 1, List.of(0, 1)));
+        PartitionState s0 = awaitState(ORDERS_0, x -> true);
+        PartitionState s1 = awaitState(orders1, x -> true);
+        store.statesPerTransaction(1);
+        store.failNextWrite(null); // the first transaction goes through
+        store.failNextWrite(new StaleStateException("state changed since it was read"));
+
+        Map<TopicPartition, IsrChangeResult> r = controller.alterPartition(0, 100, List.of(
+                new IsrChange(ORDERS_0, s0.leaderEpoch(), s0.partitionEpoch(), List.of(0)),
+                new IsrChange(orders1, s1.leaderEpoch(), s1.partitionEpoch(), List.of(0))))
+                .get(WAIT_MS, TimeUnit.MILLISECONDS);
+
+        assertEquals(Errors.NONE, r.get(ORDERS_0).error(), "its transaction committed: it must not be called failed");
+        assertEquals(List.of(0), store.state(ORDERS_0).orElseThrow().isr());
+        assertEquals(Errors.INVALID_UPDATE_VERSION, r.get(orders1).error());
+        assertEquals(List.of(0, 1), store.state(orders1).orElseThrow().isr());
+    }
+
+    @Test
     void anExceptionInATaskCompletesTheCallersFutureAndTheControllerGoesOn() throws Exception {
         store.createTopic("orders", Map.of(0, List.of(0, 1)));
         PartitionState s = awaitState(ORDERS_0, x -> true);

@@ -13,6 +13,9 @@ import io.twinlog.controller.store.ControllerMovedException;
 import io.twinlog.controller.store.ControllerStore;
 import io.twinlog.controller.store.StaleStateException;
 import io.twinlog.controller.store.StateWrite;
+import io.twinlog.controller.store.StateWriteResult;
+import io.twinlog.controller.store.StateWriteResult.Batch;
+import io.twinlog.controller.store.StateWriteResult.Outcome;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
 
@@ -28,7 +31,7 @@ import java.util.function.Consumer;
 
 /**
  * A working in-memory {@link ControllerStore} with the same fencing as the ZooKeeper one (controller epoch, record
- * versions, all-or-nothing writes), plus the cluster around it (registered brokers, topics) so it can build the
+ * versions, all-or-nothing transactions), plus the cluster around it (registered brokers, topics) so it can build the
  * {@link MetadataImage} the controller decides from. After every change it hands the new image to the listener,
  * as the metadata watcher does. Failures can be injected for the next writes. Thread-safe (the controller writes
  * from its event thread, the test reads from its own).
@@ -41,11 +44,13 @@ final class InMemoryControllerStore implements ControllerStore {
     private final Map<String, Versioned<TopicAssignment>> topics = new TreeMap<>();
     private final Map<TopicPartition, Versioned<PartitionState>> states = new HashMap<>();
     private final Map<TopicPartition, MirrorImage.MirrorPartition> mirrorPartitions = new HashMap<>();
+    private static final Exception NO_FAILURE = new Exception("no failure");
     private final Deque<Exception> injectedFailures = new ArrayDeque<>();
     private int controllerId = -1;
     private int controllerEpoch;
     private int controllerEpochVersion = -1;
     private int writeAttempts;
+    private int statesPerTransaction = Integer.MAX_VALUE;
     private int staleWrites;
     private Consumer<MetadataImage> listener = image -> { };
 
@@ -83,9 +88,17 @@ final class InMemoryControllerStore implements ControllerStore {
         });
     }
 
-    /** The next store write fails with {@code failure} (StaleStateException: a lost race; others: ZooKeeper down). */
+    /** Splits later state writes into transactions of {@code states} (as ZooKeeper's 1 MiB limit does). */
+    synchronized void statesPerTransaction(int states) {
+        statesPerTransaction = states;
+    }
+
+    /**
+     * The next store transaction fails with {@code failure} (StaleStateException: a lost race; others: ZooKeeper
+     * down); null lets it through, so that a later one of the same write fails.
+     */
     synchronized void failNextWrite(Exception failure) {
-        injectedFailures.add(failure);
+        injectedFailures.add(failure == null ? NO_FAILURE : failure);
     }
 
     synchronized int writeAttempts() {
@@ -120,12 +133,27 @@ final class InMemoryControllerStore implements ControllerStore {
         return Optional.of(claimed);
     }
 
+    /** Each transaction is all or nothing; a write of more states is split, as the ZooKeeper store splits it. */
     @Override
-    public synchronized void writeStates(ControllerEpoch epoch, List<StateWrite> writes) throws Exception {
-        checkBeforeWrite(epoch);
-        checkVersions(writes);
-        writes.forEach(this::apply);
-        publish();
+    public synchronized StateWriteResult writeStates(ControllerEpoch epoch, List<StateWrite> writes) {
+        StateWriteResult result = StateWriteResult.inTransactions(writes, statesPerTransaction, batch -> {
+            try {
+                checkBeforeWrite(epoch);
+                checkVersions(batch);
+                batch.forEach(this::apply);
+                return Batch.committed(batch);
+            } catch (ControllerMovedException e) {
+                return new Batch(batch, Outcome.FENCED, e.getMessage());
+            } catch (StaleStateException e) {
+                return new Batch(batch, Outcome.STALE, e.getMessage());
+            } catch (Exception e) {
+                return Batch.failed(batch, e);
+            }
+        });
+        if (!result.committed().isEmpty()) {
+            publish();
+        }
+        return result;
     }
 
     @Override
@@ -152,7 +180,7 @@ final class InMemoryControllerStore implements ControllerStore {
     private void checkBeforeWrite(ControllerEpoch epoch) throws Exception {
         writeAttempts++;
         Exception injected = injectedFailures.poll();
-        if (injected != null) {
+        if (injected != null && injected != NO_FAILURE) {
             throw injected;
         }
         if (epoch.zkVersion() != controllerEpochVersion) {

@@ -1,6 +1,9 @@
 package io.twinlog.protocol;
 
 import org.apache.kafka.common.errors.BrokerNotAvailableException;
+import org.apache.kafka.common.errors.TimeoutException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -12,9 +15,11 @@ import java.util.concurrent.atomic.AtomicInteger;
  * Threads for requests that must wait — on ZooKeeper writes, on the metadata image showing them, on another broker
  * (topic and config changes, forwarding to the controller) — so the request handler threads that serve produce and
  * fetch never do. A handler wrapped by {@link #offRequestThreads} runs here unchanged and answers when it is done;
- * a failure is answered with its error code as on a request thread.
+ * a failure is answered with its error code as on a request thread. A request still queued when its
+ * {@link AdminDeadline} passes is answered REQUEST_TIMED_OUT when a thread takes it, and not executed.
  */
 public final class AdminExecutor implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(AdminExecutor.class);
     private final ExecutorService pool;
 
     /** @param threads how many admin requests may wait at once; the others queue in order */
@@ -48,6 +53,14 @@ public final class AdminExecutor implements AutoCloseable {
     }
 
     private static void run(RequestHandler handler, Request request) {
+        AdminDeadline deadline = AdminDeadline.of(request);
+        long now = System.nanoTime();
+        if (deadline.hasPassed(now)) {
+            TimeoutException timedOut = deadline.exception(now);
+            log.info("{} not executed: {}", request, timedOut.getMessage());
+            request.respond(request.errorResponse(timedOut));
+            return;
+        }
         try {
             handler.handle(request);
         } catch (Throwable t) {

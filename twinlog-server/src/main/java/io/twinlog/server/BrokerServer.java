@@ -134,7 +134,8 @@ public final class BrokerServer implements AutoCloseable {
     private volatile AppliedTruncations appliedTruncations;
     private volatile RequestHandlerPool handlerPool;
     private volatile Controller controller;
-    private volatile ControllerChannel controllerChannel;
+    private volatile ControllerChannel alterPartitionChannel;
+    private volatile ControllerChannel forwardingChannel;
     private volatile AlterPartitionManager alterPartitionManager;
     private volatile MirrorRuntime mirrorRuntime;
     private volatile MirrorTopicHandlers mirrorTopicHandlers;
@@ -233,11 +234,15 @@ public final class BrokerServer implements AutoCloseable {
         // first listener: the controller decides from the images the metadata thread delivers
         controller.onImage(watcher.image());
         watcher.addListener((previous, next, delta) -> controller.onImage(next));
-        controllerChannel = new ControllerChannel(config.brokerId(), watcher,
+        // ISR changes on a channel of their own: never behind a forwarded election waiting for its answer
+        alterPartitionChannel = new ControllerChannel(ControllerChannel.ALTER_PARTITION, config.brokerId(), watcher,
+                id -> brokerNode(id, interBrokerListener), config.replicaSocketTimeoutMs(), channels::interBroker,
+                time);
+        forwardingChannel = new ControllerChannel(ControllerChannel.FORWARDING, config.brokerId(), watcher,
                 id -> brokerNode(id, interBrokerListener), config.replicaSocketTimeoutMs(), channels::interBroker,
                 time);
         alterPartitionManager = new AlterPartitionManager(config.brokerId(), this::brokerEpoch, watcher, controller,
-                controllerChannel);
+                alterPartitionChannel);
         ReplicaFetcherManager fetcherManager = new ReplicaFetcherManager(config.brokerId(),
                 id -> brokerNode(id, interBrokerListener), this::brokerEpoch, config.numReplicaFetchers(),
                 config.replicaFetchWaitMaxMs(),
@@ -277,7 +282,7 @@ public final class BrokerServer implements AutoCloseable {
                 producerIds, authorization, topicMetrics, time);
         adminExecutor = new AdminExecutor("twinlog-admin-" + config.brokerId(), ADMIN_THREADS);
         AlterConfigsHandler alterConfigs = new AlterConfigsHandler(ctx);
-        ReassignmentsHandler reassignments = new ReassignmentsHandler(ctx, controller, controllerChannel);
+        ReassignmentsHandler reassignments = new ReassignmentsHandler(ctx, controller, forwardingChannel);
         ApiRegistry.Builder registryBuilder = ApiRegistry.builder();
         ScramCredentialsHandlers scram = new ScramCredentialsHandlers(scramUsers);
         AclsHandler acls = new AclsHandler(authorization);
@@ -320,7 +325,7 @@ public final class BrokerServer implements AutoCloseable {
                 .add(ApiKeys.ALTER_PARTITION, cluster(AclOperation.CLUSTER_ACTION, new AlterPartitionHandler(ctx, controller)))
                 // on a broker that is not the controller these forward to it, and wait for its answer
                 .add(ApiKeys.ELECT_LEADERS, cluster(AclOperation.ALTER, adminExecutor.offRequestThreads(
-                        new ElectLeadersHandler(ctx, controller, controllerChannel))))
+                        new ElectLeadersHandler(ctx, controller, forwardingChannel))))
                 .add(ApiKeys.ALTER_PARTITION_REASSIGNMENTS, cluster(AclOperation.ALTER,
                         adminExecutor.offRequestThreads(reassignments.alter())))
                 .add(ApiKeys.LIST_PARTITION_REASSIGNMENTS, cluster(AclOperation.DESCRIBE, reassignments.list()))
@@ -724,7 +729,8 @@ public final class BrokerServer implements AutoCloseable {
         closeQuietly("group APIs", groupApis);
         closeQuietly("group coordinator", groupCoordinator);
         closeQuietly("ISR change sender", alterPartitionManager);
-        closeQuietly("controller channel", controllerChannel);
+        closeQuietly("AlterPartition channel", alterPartitionChannel);
+        closeQuietly("forwarding channel", forwardingChannel);
         closeQuietly("replica manager", replicaManager);
         closeQuietly("log store", logStore);
         closeQuietly("ZooKeeper client", zk);

@@ -10,7 +10,8 @@ import java.util.Optional;
  * is fenced twice: by the controller epoch this controller claimed (a deposed controller's write fails with
  * {@link ControllerMovedException}) and by the version of each record as the controller read it (a write based on
  * a stale read fails with {@link StaleStateException}, and the controller decides again from fresh metadata).
- * Nothing is written partially.
+ * An assignment write is one transaction, all or nothing. A partition-state write may be split into several
+ * transactions, each all or nothing: its {@link StateWriteResult} says which committed.
  *
  * <p>Implementations: {@code ControllerZkClient} (ZooKeeper transactions) and an in-memory one for the
  * controller's unit tests. Called only from the controller's event thread; calls may block.
@@ -24,8 +25,11 @@ public interface ControllerStore {
      */
     Optional<ControllerEpoch> tryClaim(int brokerId) throws Exception;
 
-    /** Writes partition states; a write with expected version -1 creates the state (new partition). */
-    void writeStates(ControllerEpoch epoch, List<StateWrite> writes) throws Exception;
+    /**
+     * Writes partition states; a write with expected version -1 creates the state (new partition). Never throws:
+     * every failure is reported in the result, per transaction, next to what did commit.
+     */
+    StateWriteResult writeStates(ControllerEpoch epoch, List<StateWrite> writes);
 
     /** Rewrites a topic's assignment record together with some of its partition states, atomically. */
     void writeAssignment(ControllerEpoch epoch, String topic, TopicAssignment assignment, int expectedVersion,

@@ -7,33 +7,49 @@ import io.twinlog.controller.store.ControllerMovedException;
 import io.twinlog.controller.store.ControllerStore;
 import io.twinlog.controller.store.StaleStateException;
 import io.twinlog.controller.store.StateWrite;
+import io.twinlog.controller.store.StateWriteResult;
+import io.twinlog.controller.store.StateWriteResult.Batch;
+import io.twinlog.controller.store.StateWriteResult.Outcome;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.api.transaction.CuratorOp;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.OpResult;
 import org.apache.zookeeper.data.Stat;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
 /**
- * The controller's ZooKeeper writes ({@link ControllerStore} on ZooKeeper). Every partition-state write is one transaction that first checks the version
- * of {@code /controller_epoch} (the epoch this controller claimed) and then sets each state node at the version the
- * controller read: a deposed controller's write fails on the first check, a write based on a stale read fails on
- * the second. Nothing is written partially.
+ * The controller's ZooKeeper writes ({@link ControllerStore} on ZooKeeper). Every transaction first checks the
+ * version of {@code /controller_epoch} (the epoch this controller claimed) and then sets each node at the version
+ * the controller read: a deposed controller's write fails on the first check, a write based on a stale read fails
+ * on the second.
+ *
+ * <p>Partition states are written {@value #MAX_OPS_PER_TRANSACTION} per transaction (ZooKeeper caps a request at
+ * 1 MiB), so a large write can commit in part: each transaction is all or nothing, and {@link #writeStates}
+ * returns each one's outcome. An assignment write is a single transaction.
  */
 public final class ControllerZkClient implements ControllerStore {
     /** Partitions per transaction, well inside ZooKeeper's 1 MiB request limit. */
-    private static final int MAX_OPS_PER_TRANSACTION = 400;
+    static final int MAX_OPS_PER_TRANSACTION = 400;
 
     private final CuratorFramework zk;
+    private final int opsPerTransaction;
 
     public ControllerZkClient(CuratorFramework zk) {
+        this(zk, MAX_OPS_PER_TRANSACTION);
+    }
+
+    /** With smaller transactions, for tests of writes that span several. */
+    ControllerZkClient(CuratorFramework zk, int opsPerTransaction) {
         this.zk = zk;
+        this.opsPerTransaction = opsPerTransaction;
     }
 
     /** Creates the ephemeral /controller node, then claims the next controller epoch. */
@@ -69,9 +85,13 @@ public final class ControllerZkClient implements ControllerStore {
     }
 
     @Override
-    public void writeStates(ControllerEpoch epoch, List<StateWrite> writes) throws Exception {
-        for (int from = 0; from < writes.size(); from += MAX_OPS_PER_TRANSACTION) {
-            List<StateWrite> batch = writes.subList(from, Math.min(writes.size(), from + MAX_OPS_PER_TRANSACTION));
+    public StateWriteResult writeStates(ControllerEpoch epoch, List<StateWrite> writes) {
+        return StateWriteResult.inTransactions(writes, opsPerTransaction, batch -> writeBatch(epoch, batch));
+    }
+
+    /** One transaction: the controller-epoch check, then each state at the version the controller read. */
+    private Batch writeBatch(ControllerEpoch epoch, List<StateWrite> batch) {
+        try {
             for (StateWrite w : batch) {
                 if (w.creates()) {
                     ensurePartitionNode(w.partition());
@@ -90,16 +110,72 @@ public final class ControllerZkClient implements ControllerStore {
             }
             try {
                 zk.transaction().forOperations(ops);
+                return Batch.committed(batch);
             } catch (KeeperException.BadVersionException | KeeperException.NodeExistsException
                      | KeeperException.NoNodeException e) {
-                Stat stat = zk.checkExists().forPath(ZkPaths.CONTROLLER_EPOCH);
-                if (stat == null || stat.getVersion() != epoch.zkVersion()) {
-                    throw new ControllerMovedException("Controller epoch " + epoch.epoch()
-                            + " is no longer current; another broker became controller");
+                return refused(epoch, batch, e);
+            }
+        } catch (StaleStateException e) {
+            return new Batch(batch, Outcome.STALE, e.getMessage());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return Batch.failed(batch, e);
+        } catch (Exception e) {
+            return Batch.failed(batch, e);
+        }
+    }
+
+    /**
+     * Why ZooKeeper refused a transaction: the controller epoch moved (FENCED), or a state changed since it was
+     * read (STALE) — unless every state already holds what this batch writes. That is this very transaction,
+     * committed on a first attempt whose answer was lost with the connection and then refused when Curator sent
+     * it again: reported as committed, since it is.
+     */
+    private Batch refused(ControllerEpoch epoch, List<StateWrite> batch, KeeperException e) throws Exception {
+        Stat stat = zk.checkExists().forPath(ZkPaths.CONTROLLER_EPOCH);
+        if (stat == null || stat.getVersion() != epoch.zkVersion()) {
+            return new Batch(batch, Outcome.FENCED, "controller epoch " + epoch.epoch()
+                    + " is no longer current; another broker became controller");
+        }
+        if (alreadyWritten(batch)) {
+            return Batch.committed(batch);
+        }
+        return new Batch(batch, Outcome.STALE, refusedOp(batch, e) + " changed since it was read ("
+                + e.code() + ")");
+    }
+
+    /** True if every state of the batch is at the version and holds the data this batch writes. */
+    private boolean alreadyWritten(List<StateWrite> batch) throws Exception {
+        for (StateWrite w : batch) {
+            Stat stat = new Stat();
+            try {
+                byte[] data = zk.getData().storingStatIn(stat)
+                        .forPath(ZkPaths.partitionState(w.partition().topic(), w.partition().partition()));
+                int writtenVersion = w.creates() ? 0 : w.expectedVersion() + 1;
+                if (stat.getVersion() != writtenVersion || !Arrays.equals(data, Json.encode(w.state().toJson()))) {
+                    return false;
                 }
-                throw new StaleStateException("A partition state changed since it was read (" + e.getMessage() + ")");
+            } catch (KeeperException.NoNodeException gone) {
+                return false;
             }
         }
+        return true;
+    }
+
+    /** The state whose operation ZooKeeper refused (op 0 is the epoch check, op i the batch's write i - 1). */
+    private static String refusedOp(List<StateWrite> batch, KeeperException e) {
+        List<OpResult> results = e.getResults();
+        if (results != null) {
+            for (int i = 1; i < results.size() && i <= batch.size(); i++) {
+                if (results.get(i) instanceof OpResult.ErrorResult error
+                        && error.getErr() != KeeperException.Code.OK.intValue()
+                        && error.getErr() != KeeperException.Code.RUNTIMEINCONSISTENCY.intValue()) {
+                    StateWrite w = batch.get(i - 1);
+                    return "the state of " + w.partition() + " (expected at version " + w.expectedVersion() + ")";
+                }
+            }
+        }
+        return "a partition state of the batch";
     }
 
     /** One transaction: the epoch check, the assignment record at its version, the states at theirs. */

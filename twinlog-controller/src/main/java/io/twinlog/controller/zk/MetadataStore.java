@@ -6,6 +6,7 @@ import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.api.transaction.CuratorOp;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.errors.InvalidPartitionsException;
+import org.apache.kafka.common.errors.InvalidUpdateVersionException;
 import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.apache.zookeeper.CreateMode;
@@ -20,6 +21,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.UnaryOperator;
 
 /**
  * Every write Twinlog makes to ZooKeeper, with the version checks that keep concurrent writers from overwriting
@@ -240,28 +242,55 @@ public final class MetadataStore {
         return done;
     }
 
-    /** Replaces a topic's config overrides. */
-    public void setTopicConfig(String topic, Map<String, String> configs) throws Exception {
-        String path = ZkPaths.topicConfig(topic);
-        try {
-            zk.setData().forPath(path, configJson(configs));
-        } catch (KeeperException.NoNodeException e) {
-            zk.create().creatingParentsIfNeeded().forPath(path, configJson(configs));
-        }
-        log.info("Topic {} config overrides are now {}", topic, configs);
+    /** A topic's config overrides as written, and the write's zxid (to wait for the metadata image to show it). */
+    public record ConfigUpdate(Map<String, String> configs, long zxid) {
     }
 
-    /** Reads a topic's config overrides straight from ZooKeeper (for read-modify-write updates). */
-    @SuppressWarnings("unchecked")
-    public Map<String, String> readTopicConfig(String topic) throws Exception {
+    /**
+     * Changes a topic's config overrides read-modify-write on the node's version: {@code change} gets the current
+     * overrides and returns the new ones (it may throw to refuse them). A concurrent writer's change makes the
+     * write fail on the version; it is then read, changed and written again, so two alters of different keys both
+     * survive. Up to {@value #MAX_CAS_ATTEMPTS} attempts.
+     */
+    public ConfigUpdate updateTopicConfig(String topic, UnaryOperator<Map<String, String>> change) throws Exception {
         String path = ZkPaths.topicConfig(topic);
+        for (int attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt++) {
+            Stat read = new Stat();
+            Optional<Map<String, String>> current = readTopicConfig(path, read);
+            Map<String, String> next = change.apply(new LinkedHashMap<>(current.orElse(Map.of())));
+            try {
+                Stat written;
+                if (current.isPresent()) {
+                    written = zk.setData().withVersion(read.getVersion()).forPath(path, configJson(next));
+                } else {
+                    zk.create().creatingParentsIfNeeded().forPath(path, configJson(next));
+                    written = zk.checkExists().forPath(path); // a later change has a later zxid: waiting still ends
+                }
+                log.info("Topic {} config overrides are now {}", topic, next);
+                return new ConfigUpdate(next, written == null ? 0 : written.getMzxid());
+            } catch (KeeperException.BadVersionException | KeeperException.NodeExistsException
+                     | KeeperException.NoNodeException raced) {
+                log.debug("Topic {} configs changed concurrently (attempt {}); reading them again", topic, attempt + 1);
+            }
+        }
+        throw new InvalidUpdateVersionException("The configs of topic " + topic + " changed concurrently "
+                + MAX_CAS_ATTEMPTS + " times in a row; try again");
+    }
+
+    /** A topic's config overrides straight from ZooKeeper (empty map when it has none). */
+    public Map<String, String> readTopicConfig(String topic) throws Exception {
+        return readTopicConfig(ZkPaths.topicConfig(topic), new Stat()).orElseGet(LinkedHashMap::new);
+    }
+
+    @SuppressWarnings("unchecked")
+    private Optional<Map<String, String>> readTopicConfig(String path, Stat stat) throws Exception {
         try {
-            Map<String, Object> json = Json.decode(zk.getData().forPath(path), path);
+            Map<String, Object> json = Json.decode(zk.getData().storingStatIn(stat).forPath(path), path);
             Map<String, String> out = new LinkedHashMap<>();
             ((Map<String, Object>) json.getOrDefault("config", Map.of())).forEach((k, v) -> out.put(k, String.valueOf(v)));
-            return out;
+            return Optional.of(out);
         } catch (KeeperException.NoNodeException e) {
-            return new LinkedHashMap<>();
+            return Optional.empty();
         }
     }
 

@@ -66,6 +66,13 @@ public final class MetadataWatcher implements AutoCloseable {
      */
     private final Map<String, Long> appliedZxids = new HashMap<>();
     private final Map<String, CuratorCache> appliedCaches = new HashMap<>();
+    /** The nodes the last build decoded, with their mzxid ({@link #DELETED} if gone); metadata thread only. */
+    private Map<String, Long> builtZxids = new HashMap<>();
+    /**
+     * The mzxid of every node as of the image the listeners have applied (published with it, under versionLock),
+     * for {@link #shows}: a writer waits for its own write by zxid, which a later write of the same node supersedes.
+     */
+    private final Map<String, Long> shownZxids = new ConcurrentHashMap<>();
     /** Differences the last resync saw (node → its cached mzxid, or {@link #DELETED}); metadata thread only. */
     private Map<String, Long> suspects = Map.of();
     private final List<MetadataListener> listeners = new CopyOnWriteArrayList<>();
@@ -291,6 +298,14 @@ public final class MetadataWatcher implements AutoCloseable {
         List<PendingWait> satisfied = new ArrayList<>();
         synchronized (versionLock) {
             appliedImage = next;
+            builtZxids.forEach((path, zxid) -> {
+                if (zxid == DELETED) {
+                    shownZxids.remove(path);
+                } else {
+                    shownZxids.put(path, zxid);
+                }
+            });
+            builtZxids = new HashMap<>();
             version++;
             versionLock.notifyAll();
             for (PendingWait w : pendingWaits) {
@@ -317,9 +332,11 @@ public final class MetadataWatcher implements AutoCloseable {
                 if (node.isPresent() && node.get().getStat() != null) {
                     appliedZxids.put(path, node.get().getStat().getMzxid());
                     appliedCaches.put(path, cache);
+                    builtZxids.put(path, node.get().getStat().getMzxid());
                 } else {
                     appliedZxids.remove(path);
                     appliedCaches.remove(path);
+                    builtZxids.put(path, DELETED);
                 }
             }
         }
@@ -374,6 +391,16 @@ public final class MetadataWatcher implements AutoCloseable {
                     + "session?); applying them", missed);
             scheduleRebuild();
         }
+    }
+
+    /**
+     * True once the image the listeners have applied holds node {@code path} as modified at {@code mzxid} or later
+     * (a write of this broker, or a later one that replaced it). For conditions of {@link #awaitApplied} after a
+     * write whose effect the image alone cannot tell apart from a concurrent writer's.
+     */
+    public boolean shows(String path, long mzxid) {
+        Long shown = shownZxids.get(path);
+        return shown != null && shown >= mzxid;
     }
 
     public Optional<BrokerRegistration> broker(int id) {

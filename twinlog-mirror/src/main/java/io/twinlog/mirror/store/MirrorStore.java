@@ -218,11 +218,12 @@ public final class MirrorStore {
         return out;
     }
 
-    /** Sets a mirror topic's desired state (creating its entry on first start). */
     /**
      * Sets the desired state of many mirror topics of one mirror, in ZooKeeper transactions of up to 500 (a failover
      * of every topic is one write, not one per topic); a transaction refused because a topic's node is missing is
-     * written topic by topic.
+     * written topic by topic. Each transaction is all or nothing, not the call: if a later one fails (ZooKeeper
+     * lost), the earlier ones stay written and the exception reaches the caller. The desired state is absolute, not
+     * a change, so calling again with the same arguments is safe and completes the rest.
      */
     public void setTopics(String name, List<String> topics, DesiredMirrorState desiredState) throws Exception {
         for (int from = 0; from < topics.size(); from += 500) {

@@ -14,21 +14,36 @@ import java.util.Optional;
 import java.util.function.Function;
 
 /**
- * Requests from this broker to the current controller (AlterPartition, forwarded ElectLeaders), over the
- * inter-broker listener. The controller is looked up in the metadata image on every call, so a controller
- * failover is followed without extra state. Calls are serialized: one request in flight.
+ * One connection from this broker to the current controller, over the inter-broker listener, for one purpose. The
+ * controller is looked up in the metadata image on every call, so a controller failover is followed without extra
+ * state. Calls are serialized: one request in flight, and the caller's thread waits for its answer.
+ *
+ * <p>Since a call holds the channel until its answer, each purpose has a channel of its own, as Kafka's brokers
+ * have a channel manager per purpose: {@link #ALTER_PARTITION} carries only the ISR changes acks=all produce waits
+ * for, {@link #FORWARDING} the admin requests forwarded to the controller (ElectLeaders, reassignments), whose
+ * answers may take as long as the election or the metadata they wait for. A slow forwarded election then never
+ * holds back an ISR change.
  */
 public final class ControllerChannel implements AutoCloseable {
+    /** ISR changes from this broker's leaders (the {@code AlterPartitionManager}'s thread). */
+    public static final String ALTER_PARTITION = "alter-partition";
+    /** Admin requests forwarded to the controller, from the admin threads. */
+    public static final String FORWARDING = "forwarding";
+
     private final MetadataWatcher metadata;
     private final Function<Integer, Optional<Node>> brokerNodes;
     private final InterBrokerClient client;
 
-    /** @param channels a configured channel builder for the inter-broker listener's security, by client id */
-    public ControllerChannel(int brokerId, MetadataWatcher metadata, Function<Integer, Optional<Node>> brokerNodes,
-                             int requestTimeoutMs, Function<String, ChannelBuilder> channels, Time time) {
+    /**
+     * @param purpose  {@link #ALTER_PARTITION} or {@link #FORWARDING}: names the client id and the thread's log lines
+     * @param channels a configured channel builder for the inter-broker listener's security, by client id
+     */
+    public ControllerChannel(String purpose, int brokerId, MetadataWatcher metadata,
+                             Function<Integer, Optional<Node>> brokerNodes, int requestTimeoutMs,
+                             Function<String, ChannelBuilder> channels, Time time) {
         this.metadata = metadata;
         this.brokerNodes = brokerNodes;
-        String clientId = "controller-channel-" + brokerId;
+        String clientId = "controller-" + purpose + "-channel-" + brokerId;
         this.client = new InterBrokerClient(clientId, channels.apply(clientId), requestTimeoutMs, 1 << 20, 50, 1_000,
                 time);
     }

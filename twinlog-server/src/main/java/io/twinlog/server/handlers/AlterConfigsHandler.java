@@ -28,11 +28,14 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.UnaryOperator;
 
 /**
  * IncrementalAlterConfigs (SET, DELETE, APPEND, SUBTRACT) and the legacy AlterConfigs (replace all overrides) for
  * topic configs. The complete resulting set is validated with Kafka's rules before anything is written; validateOnly
- * stops there. Changes apply to the logs on every broker through the metadata image.
+ * stops there. An incremental change is applied to the overrides ZooKeeper holds and written compare-and-set on the
+ * node's version, applied again to the new overrides if another alter (from any broker) wrote first. Changes apply
+ * to the logs on every broker through the metadata image.
  */
 public final class AlterConfigsHandler {
     private static final Logger log = LoggerFactory.getLogger(AlterConfigsHandler.class);
@@ -66,13 +69,18 @@ public final class AlterConfigsHandler {
             }
             try {
                 String topic = topicResource(res.resourceType(), res.resourceName());
-                Map<String, String> overrides = new LinkedHashMap<>(ctx.topicAdmin().currentOverrides(topic));
-                for (IncrementalAlterConfigsRequestData.AlterableConfig c : res.configs()) {
-                    applyOp(overrides, c);
-                }
-                ctx.topicConfigs().validate(overrides);
-                if (!data.validateOnly()) {
-                    ctx.topicAdmin().setConfigs(topic, overrides);
+                UnaryOperator<Map<String, String>> change = current -> {
+                    Map<String, String> overrides = new LinkedHashMap<>(current);
+                    for (IncrementalAlterConfigsRequestData.AlterableConfig c : res.configs()) {
+                        applyOp(overrides, c);
+                    }
+                    return overrides;
+                };
+                if (data.validateOnly()) {
+                    ctx.topicConfigs().validate(change.apply(ctx.topicAdmin().currentOverrides(topic)));
+                } else {
+                    // applied to what ZooKeeper holds, again if another alter wrote first: no update is lost
+                    ctx.topicAdmin().alterConfigs(topic, change);
                 }
             } catch (ApiException e) {
                 r.setErrorCode(Errors.forException(e).code()).setErrorMessage(e.getMessage());

@@ -5,6 +5,7 @@ import io.twinlog.controller.metadata.ReplicaAssignor;
 import io.twinlog.controller.metadata.TopicImage;
 import io.twinlog.controller.zk.MetadataStore;
 import io.twinlog.controller.zk.MetadataWatcher;
+import io.twinlog.controller.zk.ZkPaths;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.errors.InvalidPartitionsException;
 import org.apache.kafka.common.errors.InvalidReplicaAssignmentException;
@@ -21,6 +22,7 @@ import java.util.Map;
 import java.util.Random;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.function.UnaryOperator;
 
 /**
  * Topic lifecycle writes on behalf of admin requests and auto-creation: validates against Kafka's rules, computes
@@ -168,13 +170,32 @@ public final class TopicAdmin {
 
     /** Replaces a topic's overrides after validating the complete new set. */
     public MetadataImage setConfigs(String topic, Map<String, String> overrides) throws Exception {
+        return alterConfigs(topic, current -> overrides).image();
+    }
+
+    /** The overrides an alter wrote, and the first image of this broker that shows them (or a later change). */
+    public record AlteredConfigs(Map<String, String> configs, MetadataImage image) {
+    }
+
+    /**
+     * Changes a topic's overrides: {@code change} turns the current overrides into the new ones, the complete new
+     * set is validated, and the write is compare-and-set on the node's version, read and changed again if another
+     * broker or client changed it meanwhile (so concurrent alters of different keys all survive). Waits until this
+     * broker's image shows the write, so a describe right after the answer sees it.
+     */
+    public AlteredConfigs alterConfigs(String topic, UnaryOperator<Map<String, String>> change) throws Exception {
         if (watcher.image().topic(topic).isEmpty()) {
             throw new UnknownTopicOrPartitionException("Topic '" + topic + "' does not exist.");
         }
-        topicConfigs.validate(overrides);
-        store.setTopicConfig(topic, overrides);
-        return watcher.awaitApplied("new configs of " + topic, image -> image.topicConfig(topic).equals(overrides),
-                IMAGE_REFRESH_TIMEOUT_MS);
+        MetadataStore.ConfigUpdate update = store.updateTopicConfig(topic, current -> {
+            Map<String, String> next = change.apply(current);
+            topicConfigs.validate(next);
+            return next;
+        });
+        String path = ZkPaths.topicConfig(topic);
+        MetadataImage image = watcher.awaitApplied("new configs of " + topic,
+                shown -> watcher.shows(path, update.zxid()) || shown.topic(topic).isEmpty(), IMAGE_REFRESH_TIMEOUT_MS);
+        return new AlteredConfigs(update.configs(), image);
     }
 
     public Map<String, String> currentOverrides(String topic) throws Exception {

@@ -24,8 +24,6 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.protocol.Errors;
-import org.apache.kafka.common.protocol.types.BoundField;
-import org.apache.kafka.common.protocol.types.CompactArrayOf;
 import org.apache.kafka.common.protocol.types.Struct;
 import org.apache.kafka.server.authorizer.AuthorizableRequestContext;
 import org.slf4j.Logger;
@@ -507,14 +505,7 @@ public final class MirrorApiHandlers implements AutoCloseable {
     }
 
     private static Struct error(MirrorApi api, short code, String message) {
-        Struct s = MirrorMessages.response(api, code, message);
-        // responses with extra fields need them set even on error
-        for (BoundField f : s.schema().fields()) {
-            if (s.get(f) == null && f.def.type instanceof CompactArrayOf) {
-                s.set(f, new Object[0]);
-            }
-        }
-        return s;
+        return MirrorApiRegistration.errorResponse(api, code, message);
     }
 
 }

@@ -2,7 +2,12 @@ package io.twinlog.server.mirror;
 
 import io.twinlog.clients.mirror.MirrorApi;
 import io.twinlog.clients.mirror.MirrorMessages;
+import io.twinlog.protocol.AdminDeadline;
 import io.twinlog.protocol.ApiRegistry;
+import io.twinlog.protocol.Request;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.protocol.types.BoundField;
+import org.apache.kafka.common.protocol.types.CompactArrayOf;
 import org.apache.kafka.common.protocol.types.Struct;
 import org.apache.kafka.server.authorizer.AuthorizableRequestContext;
 import org.slf4j.Logger;
@@ -38,12 +43,62 @@ final class MirrorApiRegistration {
      * and the connection closed, so the client never waits for an answer that will not come.
      */
     static void addAsync(ApiRegistry.Builder registry, MirrorApi api, AsyncHandler handler) {
+        register(registry, api, (request, body) -> handler.handle(request.authorizationContext(), body));
+    }
+
+    /**
+     * Decodes the request with the API's schema for its version (on the request thread: it is only parsing), runs
+     * the handler on {@code executor} (it reads ZooKeeper, may ask the source), encodes the answer. A request still
+     * queued when its {@link AdminDeadline} passes (the mirror APIs carry no timeout: kafka-clients' default) is
+     * answered REQUEST_TIMED_OUT and not executed. A handler that throws is logged with its stack trace and the
+     * connection closed; so is a request arriving while the broker shuts down.
+     */
+    static void add(ApiRegistry.Builder registry, MirrorApi api, Executor executor, Handler handler) {
+        register(registry, api, (request, body) -> {
+            AdminDeadline deadline = AdminDeadline.of(request);
+            CompletableFuture<Struct> answer = new CompletableFuture<>();
+            executor.execute(() -> {
+                long now = System.nanoTime();
+                if (deadline.hasPassed(now)) {
+                    log.info("{} from {} not executed: {}", api.name, request.connectionId(),
+                            deadline.exception(now).getMessage());
+                    answer.complete(errorResponse(api, Errors.REQUEST_TIMED_OUT.code(),
+                            deadline.exception(now).getMessage()));
+                    return;
+                }
+                try {
+                    answer.complete(handler.handle(request.authorizationContext(), body));
+                } catch (Throwable t) {
+                    answer.completeExceptionally(t);
+                }
+            });
+            return answer;
+        });
+    }
+
+    /** A top-level error answer of {@code api}, its arrays present and empty (the schema requires them). */
+    static Struct errorResponse(MirrorApi api, short code, String message) {
+        Struct s = MirrorMessages.response(api, code, message);
+        for (BoundField f : s.schema().fields()) {
+            if (s.get(f) == null && f.def.type instanceof CompactArrayOf) {
+                s.set(f, new Object[0]);
+            }
+        }
+        return s;
+    }
+
+    /** A decoded request in, its answer (later) out. */
+    private interface Dispatch {
+        CompletableFuture<Struct> handle(Request request, Struct body) throws Exception;
+    }
+
+    private static void register(ApiRegistry.Builder registry, MirrorApi api, Dispatch dispatch) {
         registry.addCustom(api.id, api.name, (short) 0, MirrorApi.LATEST_VERSION, request -> {
             Struct body = MirrorMessages.decode(api.requestSchema(request.customHeader().apiVersion()),
                     request.customBody());
             CompletableFuture<Struct> answer;
             try {
-                answer = handler.handle(request.authorizationContext(), body);
+                answer = dispatch.handle(request, body);
             } catch (RejectedExecutionException e) {
                 log.info("{} from {} refused: the broker is shutting down; closing the connection", api.name,
                         request.connectionId());
@@ -58,26 +113,6 @@ final class MirrorApiRegistration {
                     request.closeConnection();
                 }
             });
-        });
-    }
-
-    /**
-     * Decodes the request with the API's schema for its version (on the request thread: it is only parsing), runs
-     * the handler on {@code executor} (it reads ZooKeeper, may ask the source), encodes the answer. A handler that
-     * throws is logged with its stack trace and the connection closed; so is a request arriving while the broker
-     * shuts down.
-     */
-    static void add(ApiRegistry.Builder registry, MirrorApi api, Executor executor, Handler handler) {
-        addAsync(registry, api, (context, body) -> {
-            CompletableFuture<Struct> answer = new CompletableFuture<>();
-            executor.execute(() -> {
-                try {
-                    answer.complete(handler.handle(context, body));
-                } catch (Throwable t) {
-                    answer.completeExceptionally(t);
-                }
-            });
-            return answer;
         });
     }
 }

@@ -1,0 +1,157 @@
+package io.twinlog.tests;
+
+import io.twinlog.testkit.TestCluster;
+import io.twinlog.testkit.Waits;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.AlterConfigOp;
+import org.apache.kafka.clients.admin.Config;
+import org.apache.kafka.clients.admin.ConfigEntry;
+import org.apache.kafka.clients.admin.CreateTopicsOptions;
+import org.apache.kafka.clients.admin.CreateTopicsResult;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.errors.TimeoutException;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Admin requests have deadlines, and config changes lose no update: a CreateTopics still queued for an admin thread
+ * when its timeout passes is never executed, and concurrent IncrementalAlterConfigs from two clients on two brokers
+ * of three, each setting keys of its own on one topic, all survive.
+ */
+@Timeout(value = 180, unit = TimeUnit.SECONDS)
+class AdminDeadlinesTest {
+    private static final String ADMIN_THREAD_PREFIX = "twinlog-admin-0-";
+
+    @Test
+    void aCreateTopicsQueuedPastItsTimeoutIsNotExecutedLater() throws Exception {
+        try (TestCluster cluster = TestCluster.builder().brokers(1).withFaultProxies()
+                .brokerProperty("zookeeper.session.timeout.ms", "30000").build().start();
+             Admin holder = longWaitingAdmin(cluster);
+             Admin secondHolder = longWaitingAdmin(cluster);
+             Admin late = longWaitingAdmin(cluster)) {
+            cluster.cutZooKeeper(0);
+            // both admin threads wait on ZooKeeper with these (two clients: a connection sends its next request
+            // only once the previous one is answered)
+            List<CreateTopicsResult> held = List.of(
+                    holder.createTopics(List.of(new NewTopic("held-0", 1, (short) 1))),
+                    secondHolder.createTopics(List.of(new NewTopic("held-1", 1, (short) 1))));
+            Waits.waitUntil("both admin threads are busy with the held creations", () -> busyAdminThreads() == 2);
+
+            CreateTopicsResult queued = late.createTopics(List.of(new NewTopic("late-0", 1, (short) 1)),
+                    new CreateTopicsOptions().timeoutMs(1_500));
+            ExecutionException timedOut = assertThrows(ExecutionException.class,
+                    () -> queued.all().get(30, TimeUnit.SECONDS));
+            assertTrue(timedOut.getCause() instanceof TimeoutException,
+                    timedOut.toString());
+
+            cluster.healZooKeeper(0);
+            for (CreateTopicsResult r : held) {
+                r.all().get(60, TimeUnit.SECONDS);
+            }
+            // admin requests are taken in order: once this one is answered, late-0 has been taken too
+            holder.createTopics(List.of(new NewTopic("after", 1, (short) 1))).all().get(60, TimeUnit.SECONDS);
+            Set<String> topics = holder.listTopics().names().get(30, TimeUnit.SECONDS);
+            assertTrue(topics.containsAll(Set.of("held-0", "held-1", "after")), topics.toString());
+            assertFalse(topics.contains("late-0"), "a creation whose client gave up was executed later: " + topics);
+        }
+    }
+
+    @Test
+    void concurrentAltersOfOneTopicFromTwoBrokersAllSurvive() throws Exception {
+        try (TestCluster cluster = TestCluster.builder().brokers(3).build().start();
+             Admin setup = cluster.admin();
+             Admin onBroker1 = adminOf(cluster, 1);
+             Admin onBroker2 = adminOf(cluster, 2)) {
+            setup.createTopics(List.of(new NewTopic("shared", 1, (short) 3))).all().get(60, TimeUnit.SECONDS);
+            ConfigResource topic = new ConfigResource(ConfigResource.Type.TOPIC, "shared");
+            for (int round = 0; round < 3; round++) {
+                // every alter at once, one key each: client 1 its keys through broker 1, client 2 its own through
+                // broker 2; a lost update leaves a key missing or at the previous round's value
+                List<CompletableFuture<Void>> alters = new ArrayList<>();
+                for (int i = 0; i < KEYS.size(); i++) {
+                    alters.add(set(i < KEYS.size() / 2 ? onBroker1 : onBroker2, topic, KEYS.get(i), value(round, i)));
+                }
+                for (CompletableFuture<Void> f : alters) {
+                    f.get(120, TimeUnit.SECONDS);
+                }
+                int r = round;
+                Map<String, String> overrides = Waits.waitFor("round " + round + " visible on broker 0",
+                        () -> overrides(setup, topic), o -> o.size() == KEYS.size(), Duration.ofSeconds(30));
+                for (int i = 0; i < KEYS.size(); i++) {
+                    assertEquals(value(r, i), overrides.get(KEYS.get(i)), "round " + r + ": " + overrides);
+                }
+            }
+        }
+    }
+
+    /**
+     * Topic configs that accept any large number and are checked against no other config (Twinlog validates the
+     * complete set with Kafka's rules); the first half set by one client, the second by the other.
+     */
+    private static final List<String> KEYS = List.of("retention.ms", "retention.bytes", "segment.ms",
+            "segment.bytes", "segment.jitter.ms", "flush.messages", "flush.ms", "max.message.bytes",
+            "index.interval.bytes", "delete.retention.ms", "max.compaction.lag.ms", "file.delete.delay.ms",
+            "message.timestamp.before.max.ms", "message.timestamp.after.max.ms");
+
+    private static String value(int round, int key) {
+        return Integer.toString(10_000_000 + round * 1_000 + key);
+    }
+
+    private static CompletableFuture<Void> set(Admin admin, ConfigResource topic, String name, String value) {
+        Collection<AlterConfigOp> ops = List.of(new AlterConfigOp(new ConfigEntry(name, value),
+                AlterConfigOp.OpType.SET));
+        return admin.incrementalAlterConfigs(Map.of(topic, ops)).all().toCompletionStage().toCompletableFuture();
+    }
+
+    private static Map<String, String> overrides(Admin admin, ConfigResource topic) throws Exception {
+        Config config = admin.describeConfigs(List.of(topic)).all().get(30, TimeUnit.SECONDS).get(topic);
+        Map<String, String> out = new TreeMap<>();
+        for (ConfigEntry e : config.entries()) {
+            if (e.source() == ConfigEntry.ConfigSource.DYNAMIC_TOPIC_CONFIG) {
+                out.put(e.name(), e.value());
+            }
+        }
+        return out;
+    }
+
+    private static Admin adminOf(TestCluster cluster, int brokerId) {
+        Map<String, Object> p = new HashMap<>(cluster.clientProperties());
+        p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.broker(brokerId).bootstrapServers());
+        return Admin.create(p);
+    }
+
+    private static Admin longWaitingAdmin(TestCluster cluster) {
+        return Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrapServers(),
+                AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 90_000,
+                AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 90_000));
+    }
+
+    /** Admin threads of broker 0 inside a CreateTopics handler. */
+    private static long busyAdminThreads() {
+        return Thread.getAllStackTraces().entrySet().stream()
+                .filter(e -> e.getKey().getName().startsWith(ADMIN_THREAD_PREFIX))
+                .filter(e -> Arrays.stream(e.getValue())
+                        .anyMatch(frame -> frame.getClassName().endsWith("CreateTopicsHandler")))
+                .count();
+    }
+}
