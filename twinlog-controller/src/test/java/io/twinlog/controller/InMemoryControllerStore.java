@@ -83,6 +83,15 @@ final class InMemoryControllerStore implements ControllerStore {
         });
     }
 
+    /** The controller's node goes away (its session expired, or an operator deleted it); the epoch stays. */
+    void controllerNodeGone() {
+        change(() -> controllerId = -1);
+    }
+
+    synchronized int controllerEpoch() {
+        return controllerEpoch;
+    }
+
     /** The next store write fails with {@code failure} (StaleStateException: a lost race; others: ZooKeeper down). */
     synchronized void failNextWrite(Exception failure) {
         injectedFailures.add(failure);
@@ -118,6 +127,11 @@ final class InMemoryControllerStore implements ControllerStore {
         ControllerEpoch claimed = new ControllerEpoch(controllerEpoch, controllerEpochVersion);
         publish();
         return Optional.of(claimed);
+    }
+
+    @Override
+    public synchronized boolean holdsControllership(int brokerId) {
+        return controllerId == brokerId;
     }
 
     @Override
