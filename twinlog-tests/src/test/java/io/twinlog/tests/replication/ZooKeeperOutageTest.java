@@ -1,6 +1,9 @@
 package io.twinlog.tests.replication;
 
+import io.twinlog.clients.mirror.MirrorAdmin;
 import io.twinlog.testkit.BrokerProcess;
+import io.twinlog.testkit.MirrorSteps;
+import io.twinlog.testkit.TestCluster;
 import io.twinlog.testkit.TestDirectories;
 import io.twinlog.testkit.Waits;
 import io.twinlog.testkit.ZooKeeperProcess;
@@ -36,6 +39,7 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.NavigableMap;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
@@ -49,7 +53,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * JVM, which is killed under steady acks=all producers and started again on its data. While it is away the
  * leaders keep serving (acks go on); afterwards every broker is registered again, every partition has a leader with
  * its full ISR, the producers went on by themselves without a failed send, every acknowledged record is in the log,
- * and no two brokers acted as controller at once (from the brokers' own logs).
+ * and no two brokers acted as controller at once (from the brokers' own logs). In the first case a mirror from a
+ * source cluster (written to throughout) runs into those brokers across the outage, and ends with every record the
+ * source acknowledged at its offset.
  *
  * <p>With {@code zookeeper.session.timeout.ms} at 6 s the long outage (13 s) expires every session; the short one
  * (2 s, and ZooKeeper's start) expires none of the 15 s sessions.
@@ -57,6 +63,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 @Timeout(value = 6, unit = TimeUnit.MINUTES)
 class ZooKeeperOutageTest {
     private static final int PARTITIONS = 3;
+    private static final TopicPartition MIRRORED = new TopicPartition("events", 0);
     private static final int SHORT_SESSION_TIMEOUT_MS = 6_000;
     private static final int LONG_SESSION_TIMEOUT_MS = 15_000;
     private static final Pattern BECAME = Pattern.compile(
@@ -68,6 +75,8 @@ class ZooKeeperOutageTest {
     private ZooKeeperProcess zooKeeper;
     private final List<BrokerProcess> brokers = new ArrayList<>();
     private final List<ProducerLoop> producers = new ArrayList<>();
+    private TestCluster source;
+    private ProducerLoop sourceProducer;
 
     @RegisterExtension
     final TestWatcher dumpLogsOnFailure = new TestWatcher() {
@@ -83,6 +92,12 @@ class ZooKeeperOutageTest {
     @AfterEach
     void cleanUp() throws InterruptedException {
         producers.forEach(ProducerLoop::close);
+        if (sourceProducer != null) {
+            sourceProducer.close();
+        }
+        if (source != null) {
+            source.close();
+        }
         for (BrokerProcess b : brokers) {
             b.close();
         }
@@ -93,23 +108,27 @@ class ZooKeeperOutageTest {
     }
 
     @Test
-    void threeBrokersOutliveAnOutageLongerThanTheSessionTimeout() throws Exception {
-        runOutage(3, Duration.ofSeconds(13), SHORT_SESSION_TIMEOUT_MS, true);
+    void threeBrokersAndAMirrorOutliveAnOutageLongerThanTheSessionTimeout() throws Exception {
+        runOutage(3, Duration.ofSeconds(13), SHORT_SESSION_TIMEOUT_MS, true, true);
     }
 
     @Test
     void threeBrokersOutliveAnOutageShorterThanTheSessionTimeout() throws Exception {
         // killed for 2 s, then ZooKeeper's own start (a JVM, a few seconds here) is part of the outage too
-        runOutage(3, Duration.ofSeconds(2), LONG_SESSION_TIMEOUT_MS, false);
+        runOutage(3, Duration.ofSeconds(2), LONG_SESSION_TIMEOUT_MS, false, false);
     }
 
     @Test
     void oneBrokerOutlivesAnOutageLongerThanTheSessionTimeout() throws Exception {
-        runOutage(1, Duration.ofSeconds(13), SHORT_SESSION_TIMEOUT_MS, true);
+        runOutage(1, Duration.ofSeconds(13), SHORT_SESSION_TIMEOUT_MS, true, false);
     }
 
-    private void runOutage(int brokerCount, Duration outage, int sessionTimeoutMs, boolean sessionsExpire)
-            throws Exception {
+    /**
+     * @param withMirror also mirror a topic from a source cluster (in this JVM, with its own ZooKeeper) into the
+     *                   brokers whose ZooKeeper goes away, while the source is written to
+     */
+    private void runOutage(int brokerCount, Duration outage, int sessionTimeoutMs, boolean sessionsExpire,
+                           boolean withMirror) throws Exception {
         dir = TestDirectories.create("zk-outage");
         zooKeeper = new ZooKeeperProcess(new File(dir, "zookeeper"));
         zooKeeper.start();
@@ -117,12 +136,14 @@ class ZooKeeperOutageTest {
             BrokerProcess broker = new BrokerProcess(new File(dir, "broker-" + id), Map.of(
                     "broker.id", Integer.toString(id),
                     "zookeeper.connect", zooKeeper.connectString(),
-                    "zookeeper.session.timeout.ms", Integer.toString(sessionTimeoutMs)));
+                    "zookeeper.session.timeout.ms", Integer.toString(sessionTimeoutMs),
+                    "default.replication.factor", Integer.toString(brokerCount)));
             broker.start();
             brokers.add(broker);
         }
         String bootstrap = brokers.get(0).bootstrapServers();
-        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap))) {
+        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap));
+             MirrorAdmin mirrors = MirrorAdmin.create(bootstrap, Duration.ofSeconds(60))) {
             Waits.waitUntil(brokerCount + " brokers registered",
                     () -> admin.describeCluster().nodes().get().size() == brokerCount);
             admin.createTopics(List.of(new NewTopic("steady", PARTITIONS, (short) brokerCount)
@@ -135,6 +156,9 @@ class ZooKeeperOutageTest {
                         .start());
             }
             producers.forEach(loop -> loop.awaitMoreAcked(200, Duration.ofSeconds(30)));
+            if (withMirror) {
+                startMirror(mirrors);
+            }
             zooKeeper.kill();
             long killedAtNanos = System.nanoTime();
             // leaders keep serving while ZooKeeper is away: every partition's acks go on, through the whole outage
@@ -160,12 +184,21 @@ class ZooKeeperOutageTest {
             awaitEveryPartitionLedWithFullIsr(admin, brokerCount);
             // the producers go on by themselves after ZooKeeper is back, too
             producers.forEach(loop -> loop.awaitMoreAcked(500, Duration.ofSeconds(30)));
+            if (withMirror) {
+                awaitMirrorCaughtUp(mirrors, bootstrap);
+            }
         }
         producers.forEach(ProducerLoop::stop);
         for (ProducerLoop loop : producers) {
             assertEquals(List.of(), loop.errors(), "no send failed");
         }
-        assertEveryAckedRecordInTheLog(bootstrap);
+        for (int p = 0; p < PARTITIONS; p++) {
+            assertAckedAtTheirOffsets(bootstrap, new TopicPartition("steady", p), producers.get(p).acked());
+        }
+        if (withMirror) {
+            // the mirror kept the source's offsets: every record the source acknowledged is at its offset
+            assertAckedAtTheirOffsets(bootstrap, MIRRORED, sourceProducer.acked());
+        }
         assertOneControllerAtATime(sessionsExpire);
     }
 
@@ -186,7 +219,42 @@ class ZooKeeperOutageTest {
                 Duration.ofSeconds(60));
     }
 
-    private void assertEveryAckedRecordInTheLog(String bootstrap) {
+    /** A source cluster writing to {@link #MIRRORED}, mirrored as mirror {@code m}; returns once it is MIRRORING. */
+    private void startMirror(MirrorAdmin mirrors) throws Exception {
+        source = TestCluster.builder().brokers(1).build().start();
+        try (Admin sourceAdmin = source.admin()) {
+            sourceAdmin.createTopics(List.of(new NewTopic(MIRRORED.topic(), 1, (short) 1))).all().get();
+        }
+        sourceProducer = new ProducerLoop(source, MIRRORED, "source", Map.<String, Object>of(ProducerConfig.ACKS_CONFIG, "all"))
+                .start();
+        sourceProducer.awaitMoreAcked(200, Duration.ofSeconds(30));
+        MirrorSteps.startMirroring(mirrors, "m", source, MIRRORED.topic());
+        awaitMirroring(mirrors);
+    }
+
+    private static void awaitMirroring(MirrorAdmin mirrors) {
+        Waits.waitUntil("mirror m's partition MIRRORING", () -> mirrors.describeClusterMirrors(List.of("m"))
+                .get("m").topics().get(MIRRORED.topic()).partitions().stream()
+                .allMatch(p -> p.state().equals("MIRRORING")), Duration.ofSeconds(60));
+    }
+
+    /** The mirror goes on after the outage: MIRRORING, and up to the source's end once the source stops. */
+    private void awaitMirrorCaughtUp(MirrorAdmin mirrors, String bootstrap) {
+        sourceProducer.awaitMoreAcked(200, Duration.ofSeconds(30));
+        sourceProducer.stop();
+        assertEquals(List.of(), sourceProducer.errors(), "no send to the source failed");
+        awaitMirroring(mirrors);
+        long sourceEnd = sourceProducer.acked().lastKey() + 1;
+        Map<String, Object> config = Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(config, new ByteArrayDeserializer(),
+                new ByteArrayDeserializer())) {
+            Waits.waitFor("the mirrored partition's end at the source's end " + sourceEnd,
+                    () -> consumer.endOffsets(List.of(MIRRORED)).get(MIRRORED), end -> end == sourceEnd,
+                    Duration.ofSeconds(60));
+        }
+    }
+
+    private void assertAckedAtTheirOffsets(String bootstrap, TopicPartition tp, NavigableMap<Long, String> acked) {
         Map<String, Object> config = new HashMap<>();
         config.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         config.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
@@ -194,30 +262,26 @@ class ZooKeeperOutageTest {
         config.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 10_000);
         try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(config, new ByteArrayDeserializer(),
                 new ByteArrayDeserializer())) {
-            for (int p = 0; p < PARTITIONS; p++) {
-                TopicPartition tp = new TopicPartition("steady", p);
-                Map<Long, String> acked = producers.get(p).acked();
-                long end = producers.get(p).acked().lastKey() + 1;
-                consumer.assign(List.of(tp));
-                consumer.seekToBeginning(List.of(tp));
-                Map<Long, String> log = new HashMap<>();
-                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-                while (consumer.position(tp) < end) {
-                    assertTrue(System.nanoTime() < deadline, "read " + tp + " up to offset " + end + " within 60 s; at "
-                            + consumer.position(tp));
-                    for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(500))) {
-                        log.put(r.offset(), new String(r.value(), StandardCharsets.UTF_8));
-                    }
+            long end = acked.lastKey() + 1;
+            consumer.assign(List.of(tp));
+            consumer.seekToBeginning(List.of(tp));
+            Map<Long, String> log = new HashMap<>();
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            while (consumer.position(tp) < end) {
+                assertTrue(System.nanoTime() < deadline, "read " + tp + " up to offset " + end + " within 60 s; at "
+                        + consumer.position(tp));
+                for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(500))) {
+                    log.put(r.offset(), new String(r.value(), StandardCharsets.UTF_8));
                 }
-                List<String> missing = new ArrayList<>();
-                acked.forEach((offset, value) -> {
-                    if (!value.equals(log.get(offset))) {
-                        missing.add(offset + "=" + value + " (log: " + log.get(offset) + ")");
-                    }
-                });
-                assertEquals(List.of(), missing.subList(0, Math.min(10, missing.size())),
-                        acked.size() + " acknowledged records of " + tp + " at their offsets");
             }
+            List<String> missing = new ArrayList<>();
+            acked.forEach((offset, value) -> {
+                if (!value.equals(log.get(offset))) {
+                    missing.add(offset + "=" + value + " (log: " + log.get(offset) + ")");
+                }
+            });
+            assertEquals(List.of(), missing.subList(0, Math.min(10, missing.size())),
+                    acked.size() + " acknowledged records of " + tp + " at their offsets");
         }
     }
 
