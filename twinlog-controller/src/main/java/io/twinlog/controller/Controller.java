@@ -10,6 +10,7 @@ import io.twinlog.controller.decisions.IsrChangeDecisions;
 import io.twinlog.controller.decisions.IsrChangeResult;
 import io.twinlog.controller.decisions.ReassignmentDecisions;
 import io.twinlog.controller.decisions.Reconciliation;
+import io.twinlog.controller.decisions.ReregistrationGrace;
 import io.twinlog.controller.decisions.StateChange;
 import io.twinlog.controller.election.PartitionChanges.ElectionResult;
 import io.twinlog.controller.metadata.MetadataImage;
@@ -32,6 +33,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -39,6 +41,7 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 import java.util.function.Predicate;
 import java.util.stream.Collectors;
@@ -86,6 +89,21 @@ public final class Controller implements AutoCloseable {
      */
     private final Map<TopicPartition, UnseenWrite> unseenWrites = new HashMap<>();
     private boolean reconcileScheduled;
+    /**
+     * How long a controller that has just come through a ZooKeeper disconnection waits for brokers named in
+     * partition states to register again before it moves leadership or ISR membership away from them (0: never).
+     */
+    private final long reregistrationGraceMs;
+    /** When this broker's ZooKeeper connection was last re-established (-1: never); any thread writes. */
+    private volatile long reconnectedAtMs = -1;
+    /** When this controllership began (event thread). */
+    private long activeSinceMs;
+    /** Brokers the current grace waits for, to log the wait once (event thread). */
+    private Set<Integer> awaitedBrokers = Set.of();
+    /** ZooKeeper sessions lost so far; a claim made before the latest loss is void (any thread increments). */
+    private final AtomicInteger sessionLosses = new AtomicInteger();
+    /** {@link #sessionLosses} when the current epoch was claimed (event thread writes). */
+    private volatile int claimedAfterLosses;
     private volatile boolean started;
     private volatile boolean closed;
 
@@ -94,7 +112,18 @@ public final class Controller implements AutoCloseable {
      *                               default), read at each decision so a dynamic change takes effect
      */
     public Controller(int brokerId, ControllerStore store, Predicate<String> uncleanElectionEnabled, Time time) {
+        this(brokerId, store, uncleanElectionEnabled, 0, time);
+    }
+
+    /**
+     * @param reregistrationGraceMs after a ZooKeeper reconnection, how long to wait for brokers to register again on
+     *                              their new sessions before treating the missing ones as failed (the broker's
+     *                              session timeout: what a re-registration can take)
+     */
+    public Controller(int brokerId, ControllerStore store, Predicate<String> uncleanElectionEnabled,
+                      long reregistrationGraceMs, Time time) {
         this.brokerId = brokerId;
+        this.reregistrationGraceMs = reregistrationGraceMs;
         this.store = store;
         this.uncleanElectionEnabled = uncleanElectionEnabled;
         this.time = time;
@@ -114,9 +143,29 @@ public final class Controller implements AutoCloseable {
         run("elect", this::maybeElect);
     }
 
-    /** True while this broker holds the controllership. */
+    /** True while this broker holds the controllership (false from the moment its ZooKeeper session is lost). */
     public boolean isActive() {
-        return epoch.isPresent();
+        return epoch.isPresent() && claimedAfterLosses == sessionLosses.get();
+    }
+
+    /**
+     * This broker's ZooKeeper session expired: its ephemeral {@code /controller} is gone or about to go, and
+     * another broker may claim the controllership, so this one stops acting as controller at once
+     * ({@link #isActive} turns false on the caller's thread) and resigns on its event thread.
+     */
+    public void onSessionLost() {
+        int loss = sessionLosses.incrementAndGet();
+        run("session lost", () -> {
+            if (epoch.isPresent() && claimedAfterLosses < loss) {
+                resignLocally("its ZooKeeper session was lost");
+            }
+        });
+    }
+
+    /** This broker's ZooKeeper connection was re-established (same session or a new one). */
+    public void onReconnected() {
+        reconnectedAtMs = time.milliseconds();
+        run("reconnected", this::scheduleReconcile);
     }
 
     /**
@@ -130,10 +179,14 @@ public final class Controller implements AutoCloseable {
         }
         run("metadata change", () -> {
             MetadataImage current = image;
-            if (current.controllerId() == -1 && epoch.isEmpty()) {
+            if (epoch.isEmpty() && (current.controllerId() == -1 || current.controllerId() == brokerId)) {
+                // no controller, or our own node of this session without an epoch: claim (again)
                 maybeElect();
             } else if (epoch.isPresent() && current.controllerId() != brokerId && current.controllerId() != -1) {
                 resignLocally("another broker (" + current.controllerId() + ") holds /controller");
+            } else if (epoch.isPresent() && current.controllerId() == -1) {
+                resignIfNotHolder();
+                maybeElect(); // after a resignation: compete again, with a new epoch
             }
             scheduleReconcile();
         });
@@ -144,9 +197,13 @@ public final class Controller implements AutoCloseable {
             return;
         }
         try {
+            int losses = sessionLosses.get();
             Optional<ControllerEpoch> claimed = store.tryClaim(brokerId);
             if (claimed.isPresent()) {
+                claimedAfterLosses = losses;
                 epoch = claimed;
+                activeSinceMs = time.milliseconds();
+                awaitedBrokers = Set.of();
                 knownBrokerEpochs = new HashMap<>();
                 log.info("{}Became the controller with controller epoch {}", logPrefix, claimed.get().epoch());
                 scheduleReconcile();
@@ -176,8 +233,9 @@ public final class Controller implements AutoCloseable {
         }
         ClusterView cluster = ClusterView.of(current.brokers(), knownBrokerEpochs);
         unseenWrites.entrySet().removeIf(w -> w.getValue().shownOrGone(current, w.getKey()));
-        Reconciliation decision = Reconciliation.decide(current, cluster, uncleanElectionEnabled,
-                Set.copyOf(unseenWrites.keySet()));
+        Set<TopicPartition> leftAlone = new HashSet<>(unseenWrites.keySet());
+        leftAlone.addAll(awaitingReregistration(current));
+        Reconciliation decision = Reconciliation.decide(current, cluster, uncleanElectionEnabled, leftAlone);
         Set<TopicPartition> written = write(decision.stateChanges());
         if (written.size() < decision.stateChanges().size()) {
             return; // the rest is decided again once the failure is handled
@@ -190,6 +248,46 @@ public final class Controller implements AutoCloseable {
         knownBrokerEpochs = cluster.brokerEpochs();
         if (!cluster.restarted().isEmpty()) {
             scheduleReconcile(); // second round: the restarted brokers count as live again
+        }
+    }
+
+    /**
+     * The partitions to leave alone while brokers may still be registering again after a ZooKeeper outage: those
+     * whose leader or an ISR member is not registered, during the grace ({@link ReregistrationGrace}). Every broker's
+     * session expires in an outage longer than the session timeout, and the new sessions' registrations arrive one
+     * by one; deciding on each absence would move every leadership to whichever broker registered first, or leave
+     * partitions without a leader, for brokers that are alive and serving. Schedules a round at the grace's end.
+     */
+    private Set<TopicPartition> awaitingReregistration(MetadataImage current) {
+        long now = time.milliseconds();
+        long graceLeftMs = ReregistrationGrace.remainingMs(reregistrationGraceMs, reconnectedAtMs, activeSinceMs, now);
+        if (graceLeftMs <= 0) {
+            awaitedBrokers = Set.of();
+            return Set.of();
+        }
+        ReregistrationGrace.Awaiting awaiting = ReregistrationGrace.awaiting(current);
+        if (awaiting.brokers().isEmpty()) {
+            return Set.of();
+        }
+        if (!awaiting.brokers().equals(awaitedBrokers)) {
+            awaitedBrokers = awaiting.brokers();
+            log.info("{}Brokers {} are named in {} partition states but not registered; waiting up to {} ms for them "
+                    + "to register again after the ZooKeeper reconnection before moving leadership or ISR membership "
+                    + "away from them", logPrefix, awaiting.brokers(), awaiting.partitions().size(), graceLeftMs);
+        }
+        schedule("reregistration-grace", graceLeftMs, this::scheduleReconcile);
+        return awaiting.partitions();
+    }
+
+    /** /controller shows no holder while this broker thinks it is active: ask ZooKeeper, resign if not the holder. */
+    private void resignIfNotHolder() {
+        try {
+            if (!store.holdsControllership(brokerId)) {
+                resignLocally("/controller is absent or not held by this broker's session");
+            }
+        } catch (Exception e) {
+            // ZooKeeper unreachable: a session loss resigns, and the next image asks again
+            log.warn("{}Could not check whether this broker still holds /controller", logPrefix, e);
         }
     }
 

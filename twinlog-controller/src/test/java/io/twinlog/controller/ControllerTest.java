@@ -200,6 +200,67 @@ class ControllerTest {
         assertEquals(Optional.of(s), store.state(ORDERS_0), "nothing written by the deposed controller");
     }
 
+    @Test
+    void aLostSessionEndsTheControllershipAtOnceAndTheControllerCompetesAgain() {
+        int before = store.controllerEpoch();
+        controller.onSessionLost();
+        assertFalse(controller.isActive(), "no longer acting as controller from the moment the session is lost");
+
+        store.controllerNodeGone(); // ZooKeeper expires the old session's /controller
+        waitUntil("the controllership claimed again", () -> controller.isActive() && store.controllerEpoch() > before,
+                () -> "epoch " + store.controllerEpoch());
+    }
+
+    @Test
+    void aControllerWhoseNodeIsGoneResignsAndClaimsANewEpoch() {
+        int before = store.controllerEpoch();
+        store.controllerNodeGone();
+        waitUntil("a new controller epoch", () -> controller.isActive() && store.controllerEpoch() > before,
+                () -> "epoch " + store.controllerEpoch());
+    }
+
+    @Test
+    void aControllerElectedAfterADisconnectionWaitsForBrokersToRegisterAgain() throws Exception {
+        store.createTopic("orders", Map.of(0, List.of(1, 2, 0)));
+        PartitionState initial = awaitState(ORDERS_0, s -> true);
+        long graceMs = 1_500;
+        restartControllerAfterReconnection(graceMs);
+        long activeSinceMs = System.currentTimeMillis();
+
+        store.unregisterBroker(1); // its expired session's node is gone; its new registration comes a moment later
+        drainEvents();
+        assertEquals(Optional.of(initial), store.state(ORDERS_0), "leader 1 kept while it may be re-registering");
+        store.registerBroker(1, 201);
+        waitUntil("the grace is over", () -> System.currentTimeMillis() > activeSinceMs + graceMs + 100, () -> "");
+        drainEvents();
+        assertEquals(Optional.of(initial), store.state(ORDERS_0), "nothing to change: broker 1 came back in time");
+    }
+
+    @Test
+    void aBrokerThatDoesNotRegisterAgainWithinTheGraceIsTreatedAsFailed() throws Exception {
+        store.createTopic("orders", Map.of(0, List.of(1, 2, 0)));
+        awaitState(ORDERS_0, s -> true);
+        long graceMs = 1_500;
+        restartControllerAfterReconnection(graceMs);
+        long activeSinceMs = System.currentTimeMillis();
+
+        store.unregisterBroker(1);
+        PartitionState after = awaitState(ORDERS_0, s -> s.leader() != 1);
+        assertTrue(System.currentTimeMillis() >= activeSinceMs + graceMs - 100, "moved only after the grace");
+        assertEquals(new PartitionState(2, 1, List.of(2, 0), 1), after);
+    }
+
+    /** The controller replaced by one that has just come through a ZooKeeper reconnection. */
+    private void restartControllerAfterReconnection(long graceMs) {
+        controller.close();
+        controller = new Controller(0, store, topic -> false, graceMs, Time.SYSTEM);
+        store.onChange(controller::onImage);
+        controller.onReconnected();
+        controller.onImage(store.image());
+        controller.start();
+        waitUntil("broker 0 is the controller again", controller::isActive, () -> "inactive");
+    }
+
     /**
      * Returns once every event queued before the call has run, and any round those queued: a request answers only
      * after the events ahead of it, and the second one after the rounds the first saw queued.

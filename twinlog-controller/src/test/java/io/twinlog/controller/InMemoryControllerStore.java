@@ -88,6 +88,15 @@ final class InMemoryControllerStore implements ControllerStore {
         });
     }
 
+    /** The controller's node goes away (its session expired, or an operator deleted it); the epoch stays. */
+    void controllerNodeGone() {
+        change(() -> controllerId = -1);
+    }
+
+    synchronized int controllerEpoch() {
+        return controllerEpoch;
+    }
+
     /** Splits later state writes into transactions of {@code states} (as ZooKeeper's 1 MiB limit does). */
     synchronized void statesPerTransaction(int states) {
         statesPerTransaction = states;
@@ -154,6 +163,11 @@ final class InMemoryControllerStore implements ControllerStore {
             publish();
         }
         return result;
+    }
+
+    @Override
+    public synchronized boolean holdsControllership(int brokerId) {
+        return controllerId == brokerId;
     }
 
     @Override

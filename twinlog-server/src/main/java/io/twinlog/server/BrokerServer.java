@@ -11,7 +11,6 @@ import io.twinlog.controller.zk.ControllerZkClient;
 import io.twinlog.controller.zk.EmbeddedZooKeeper;
 import io.twinlog.controller.zk.MetadataStore;
 import io.twinlog.controller.zk.MetadataWatcher;
-import io.twinlog.controller.zk.ZkPaths;
 import io.twinlog.group.GroupCoordinatorHost;
 import io.twinlog.mirror.runtime.AppliedTruncations;
 import io.twinlog.mirror.runtime.MirrorRuntime;
@@ -120,6 +119,8 @@ public final class BrokerServer implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(BrokerServer.class);
     /** Admin requests (topic and config changes, forwarded elections) that may wait at once; others queue. */
     private static final int ADMIN_THREADS = 2;
+    /** How long one attempt to publish offline log dirs waits for ZooKeeper before the handler retries. */
+    private static final long PUBLISH_TIMEOUT_MS = 30_000;
 
     private final BrokerConfig config;
     private final Time time;
@@ -152,11 +153,12 @@ public final class BrokerServer implements AutoCloseable {
     private volatile PrometheusEndpoint prometheus;
     private final List<SocketServer> socketServers = new java.util.concurrent.CopyOnWriteArrayList<>();
     private final Map<String, Integer> boundPorts = new LinkedHashMap<>();
-    private final Object registrationLock = new Object();
-    // guarded by registrationLock: what this broker registers, with its offline log dirs and replicas
-    private BrokerRegistration registration;
-    private List<String> offlineLogDirs = List.of();
-    private Set<TopicIdPartition> offlineReplicas = Set.of();
+    /** This broker's registration in ZooKeeper, kept on every session; null until the listeners are bound. */
+    private volatile BrokerRegistrar registrar;
+    /** Offline log dirs and replicas published before the registrar exists; the first registration carries them. */
+    private final Object offlineLock = new Object();
+    private List<String> offlineLogDirs = List.of(); // guarded by offlineLock
+    private Set<TopicIdPartition> offlineReplicas = Set.of(); // guarded by offlineLock
     private volatile boolean started;
     private volatile boolean stoppedOnFatalError;
     private final CountDownLatch shutdownComplete = new CountDownLatch(1);
@@ -229,7 +231,16 @@ public final class BrokerServer implements AutoCloseable {
         scramUsers.start();
         ListenerChannels channels = new ListenerChannels(config, credentials,
                 version -> ApiVersionsHandler.beforeAuthentication(registryRef.get()), time);
-        controller = new Controller(config.brokerId(), new ControllerZkClient(zk), this::uncleanElectionEnabled, time);
+        // waits up to a session timeout for brokers re-registering after a ZooKeeper outage (ReregistrationGrace)
+        controller = new Controller(config.brokerId(), new ControllerZkClient(zk), this::uncleanElectionEnabled,
+                config.zookeeperSessionTimeoutMs(), time);
+        zk.getConnectionStateListenable().addListener((client, state) -> {
+            if (state == ConnectionState.LOST) {
+                controller.onSessionLost();
+            } else if (state == ConnectionState.RECONNECTED) {
+                controller.onReconnected();
+            }
+        });
         controller.enableMetrics(metrics);
         // first listener: the controller decides from the images the metadata thread delivers
         controller.onImage(watcher.image());
@@ -365,12 +376,11 @@ public final class BrokerServer implements AutoCloseable {
         socketServers.forEach(SocketServer::startProcessing);
 
         abortIfClosed();
-        synchronized (registrationLock) {
-            registration = new BrokerRegistration(config.brokerId(), advertisedEndpoints(), config.get("broker.rack"))
-                    .withOffline(offlineLogDirs, offlineReplicas);
-            store.registerBroker(registration, config.zookeeperSessionTimeoutMs() * 2L);
+        synchronized (offlineLock) {
+            registrar = new BrokerRegistrar(config.brokerId(), store, new BrokerRegistration(config.brokerId(),
+                    advertisedEndpoints(), config.get("broker.rack")).withOffline(offlineLogDirs, offlineReplicas));
         }
-        zk.getConnectionStateListenable().addListener(this::onConnectionStateChange);
+        registrar.register(zk, config.zookeeperSessionTimeoutMs() * 2L);
         watcher.awaitApplied("broker " + config.brokerId() + " registered",
                 image -> image.brokers().containsKey(config.brokerId()), 60_000);
         alterPartitionManager.start();
@@ -382,7 +392,7 @@ public final class BrokerServer implements AutoCloseable {
         }
         started = true;
         log.info("Twinlog broker {} started in {} ms, serving {} on cluster {}", config.brokerId(),
-                time.milliseconds() - startMs, registration.endpoints(), clusterId);
+                time.milliseconds() - startMs, registrar.wanted().endpoints(), clusterId);
     }
 
     private PrometheusEndpoint startPrometheus(HttpListener listener) {
@@ -445,38 +455,22 @@ public final class BrokerServer implements AutoCloseable {
         }
     }
 
-    /** After a ZooKeeper session expiry our ephemeral registration is gone: register again once reconnected. */
-    private void onConnectionStateChange(CuratorFramework client, ConnectionState state) {
-        if (state == ConnectionState.LOST) {
-            log.warn("ZooKeeper session of broker {} lost; will re-register on reconnect", config.brokerId());
-        } else if (state == ConnectionState.RECONNECTED && !closed.get()) {
-            try {
-                synchronized (registrationLock) {
-                    if (store.exists(ZkPaths.broker(config.brokerId())).isPresent()) {
-                        return;
-                    }
-                    store.registerBroker(registration, 0);
-                    log.info("Broker {} re-registered in ZooKeeper after reconnecting", config.brokerId());
-                }
-            } catch (Exception e) {
-                log.error("Could not re-register broker {} in ZooKeeper", config.brokerId(), e);
-            }
-        }
-    }
-
     /**
      * Publishes this broker's failed log dirs and offline replicas in its registration, so the controller moves
      * leadership and ISR membership away from them (on the log dir failure handler thread). Before the broker has
      * registered they are only remembered: the registration is created with them.
      */
     private void publishOffline(List<String> logDirs, Set<TopicIdPartition> replicas) throws Exception {
-        synchronized (registrationLock) {
+        BrokerRegistrar current;
+        synchronized (offlineLock) {
             offlineLogDirs = List.copyOf(logDirs);
             offlineReplicas = Set.copyOf(replicas);
-            if (registration != null) {
-                registration = registration.withOffline(offlineLogDirs, offlineReplicas);
-                store.updateRegistration(registration);
-            }
+            current = registrar;
+        }
+        if (current != null) {
+            // waits for ZooKeeper on the log dir failure thread, holding no lock; a timeout is retried by the caller
+            current.update(r -> r.withOffline(List.copyOf(logDirs), Set.copyOf(replicas)))
+                    .get(PUBLISH_TIMEOUT_MS, TimeUnit.MILLISECONDS);
         }
     }
 
@@ -516,7 +510,7 @@ public final class BrokerServer implements AutoCloseable {
      * stops instead of after a session timeout.
      */
     private void controlledShutdown() {
-        if (!config.controlledShutdownEnable() || registration == null || store == null || watcher == null) {
+        if (!config.controlledShutdownEnable() || registrar == null || store == null || watcher == null) {
             return;
         }
         long start = time.milliseconds();
@@ -524,11 +518,7 @@ public final class BrokerServer implements AutoCloseable {
         log.info("Controlled shutdown of broker {}: asking the controller to move its leaderships (up to {} ms)",
                 config.brokerId(), timeoutMs);
         try {
-            CompletableFuture<Void> announced;
-            synchronized (registrationLock) {
-                registration = registration.withShuttingDown(true);
-                announced = store.updateRegistrationAsync(registration);
-            }
+            CompletableFuture<Void> announced = registrar.update(r -> r.withShuttingDown(true));
             // bounded: with ZooKeeper unreachable, Curator would retry the write for minutes
             announced.get(timeoutMs, TimeUnit.MILLISECONDS);
             watcher.awaitApplied("leaderships moved off broker " + config.brokerId(), image ->
@@ -710,6 +700,8 @@ public final class BrokerServer implements AutoCloseable {
         if (started && controlled) {
             controlledShutdown();
         }
+        // first: a registration written now would announce a broker that is going away
+        closeQuietly("broker registration", registrar);
         closeQuietly("Prometheus endpoint", prometheus);
         closeQuietly("dashboard", dashboard);
         closeQuietly("log dir failure handler", logDirFailureHandler);

@@ -35,6 +35,12 @@ public interface ControllerStore {
     void writeAssignment(ControllerEpoch epoch, String topic, TopicAssignment assignment, int expectedVersion,
                          List<StateWrite> states) throws Exception;
 
+    /**
+     * Whether this broker still holds the controllership in its current session (read from the store, not from an
+     * image, which may lag). Asked when an image shows no controller while this one thinks it is active.
+     */
+    boolean holdsControllership(int brokerId) throws Exception;
+
     /** Gives up the controllership (clean shutdown), if this broker still holds it. */
     void resign(int brokerId) throws Exception;
 }

@@ -62,7 +62,10 @@ public final class ControllerZkClient implements ControllerStore {
         try {
             zk.create().withMode(CreateMode.EPHEMERAL).forPath(ZkPaths.CONTROLLER, Json.encode(m));
         } catch (KeeperException.NodeExistsException e) {
-            return Optional.empty();
+            if (!holdsControllership(brokerId)) {
+                return Optional.empty();
+            }
+            // our own node in this session (a retried create, or kept after a local resignation): still ours
         }
         while (true) {
             Stat stat = new Stat();
@@ -214,6 +217,18 @@ public final class ControllerZkClient implements ControllerStore {
             // the usual case
         } catch (KeeperException.NoNodeException e) {
             throw new StaleStateException("Topic " + tp.topic() + " no longer exists");
+        }
+    }
+
+    @Override
+    public boolean holdsControllership(int brokerId) throws Exception {
+        Stat stat = new Stat();
+        try {
+            byte[] data = zk.getData().storingStatIn(stat).forPath(ZkPaths.CONTROLLER);
+            int holder = ((Number) Json.decode(data, ZkPaths.CONTROLLER).get("brokerId")).intValue();
+            return holder == brokerId && stat.getEphemeralOwner() == zk.getZookeeperClient().getZooKeeper().getSessionId();
+        } catch (KeeperException.NoNodeException e) {
+            return false;
         }
     }
 

@@ -16,11 +16,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.CompletableFuture;
 import java.util.function.UnaryOperator;
 
 /**
@@ -115,6 +115,57 @@ public final class MetadataStore {
                 org.apache.kafka.common.utils.Utils.sleep(200); // polling ZooKeeper for a session expiry
             }
         }
+    }
+
+    /** What {@link #syncRegistration} found and did. */
+    public enum RegistrationSync {
+        /** No node: created in this session. */
+        CREATED,
+        /** A node of an earlier, expired session of this broker (same endpoints): replaced in one transaction. */
+        REPLACED_STALE,
+        /** This session's node, with other data: overwritten at its version. */
+        UPDATED,
+        /** This session's node with this data already. */
+        UNCHANGED,
+        /** A node of another session with other endpoints: another broker with this id? Nothing written. */
+        HELD_BY_ANOTHER
+    }
+
+    /**
+     * Makes {@code /brokers/ids/<id>} this session's node with this data, whatever happened to the session. After a
+     * session expiry ZooKeeper may still hold the old session's node for a session timeout (a ZooKeeper restarted on
+     * its data restores every session); waiting for it to go would leave the broker unregistered meanwhile, and a
+     * check made before it went away would leave it unregistered for good. So a node of another session that names
+     * the same endpoints is this broker's own leftover and is replaced at once: delete at its version and create in
+     * one transaction, so readers see one change (a new broker epoch), never the broker missing.
+     */
+    public RegistrationSync syncRegistration(BrokerRegistration registration) throws Exception {
+        String path = ZkPaths.broker(registration.id());
+        byte[] data = Json.encode(registration.toJson());
+        long session = zk.getZookeeperClient().getZooKeeper().getSessionId();
+        Stat stat = new Stat();
+        byte[] current;
+        try {
+            current = zk.getData().storingStatIn(stat).forPath(path);
+        } catch (KeeperException.NoNodeException e) {
+            zk.create().creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL).forPath(path, data);
+            return RegistrationSync.CREATED;
+        }
+        if (stat.getEphemeralOwner() == session) {
+            if (Arrays.equals(current, data)) {
+                return RegistrationSync.UNCHANGED;
+            }
+            zk.setData().withVersion(stat.getVersion()).forPath(path, data);
+            return RegistrationSync.UPDATED;
+        }
+        BrokerRegistration held = BrokerRegistration.fromJson(registration.id(), stat.getCzxid(), current, path);
+        if (!held.endpoints().equals(registration.endpoints())) {
+            return RegistrationSync.HELD_BY_ANOTHER;
+        }
+        zk.transaction().forOperations(
+                zk.transactionOp().delete().withVersion(stat.getVersion()).forPath(path),
+                zk.transactionOp().create().withMode(CreateMode.EPHEMERAL).forPath(path, data));
+        return RegistrationSync.REPLACED_STALE;
     }
 
     /**
@@ -214,32 +265,6 @@ public final class MetadataStore {
                     + "' was changed concurrently; retry the partition increase.");
         }
         log.info("Added partitions {} to topic {}", newPartitions, topic);
-    }
-
-    /** Updates this broker's registration data (same session), e.g. to announce a controlled shutdown. */
-    public void updateRegistration(BrokerRegistration registration) throws Exception {
-        zk.setData().forPath(ZkPaths.broker(registration.id()), Json.encode(registration.toJson()));
-    }
-
-    /**
-     * {@link #updateRegistration} without blocking: the future completes when ZooKeeper answers (Curator retries
-     * a lost connection meanwhile), so a caller with a deadline, such as a controlled shutdown, can stop waiting.
-     */
-    public CompletableFuture<Void> updateRegistrationAsync(BrokerRegistration registration) {
-        CompletableFuture<Void> done = new CompletableFuture<>();
-        try {
-            zk.setData().inBackground((client, event) -> {
-                KeeperException.Code code = KeeperException.Code.get(event.getResultCode());
-                if (code == KeeperException.Code.OK) {
-                    done.complete(null);
-                } else {
-                    done.completeExceptionally(KeeperException.create(code, event.getPath()));
-                }
-            }).forPath(ZkPaths.broker(registration.id()), Json.encode(registration.toJson()));
-        } catch (Exception e) {
-            done.completeExceptionally(e);
-        }
-        return done;
     }
 
     /** A topic's config overrides as written, and the write's zxid (to wait for the metadata image to show it). */

@@ -92,6 +92,9 @@ public final class MirrorMetadataSync implements AutoCloseable {
         }
         metrics.syncedMirrors(definitions.stream().map(MirrorDefinition::name).collect(Collectors.toSet()));
         for (MirrorDefinition def : definitions) {
+            if (!isController.getAsBoolean()) {
+                return; // resigned during the pass (session lost, another controller): the new one syncs
+            }
             if (def.state() == MirrorDefinition.State.FAILED) {
                 continue;
             }

@@ -37,7 +37,12 @@ final class ProducerLoop implements AutoCloseable {
     private volatile boolean running = true;
 
     ProducerLoop(TestCluster cluster, TopicPartition tp, String prefix, Map<String, Object> producerConfig) {
-        this.producer = cluster.producer(producerConfig);
+        this(cluster.producer(producerConfig), tp, prefix);
+    }
+
+    /** With a producer of the caller's (brokers in other processes); closed with the loop. */
+    ProducerLoop(KafkaProducer<byte[], byte[]> producer, TopicPartition tp, String prefix) {
+        this.producer = producer;
         this.tp = tp;
         this.prefix = prefix;
         this.thread = new Thread(this::run, "producer-loop-" + prefix);
