@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.yammer.metrics.core.MetricsRegistry;
 import io.twinlog.common.HttpListener;
+import io.twinlog.common.tasks.TaskHealth;
 import io.twinlog.controller.metadata.MetadataImage;
 import org.apache.kafka.common.utils.Time;
 import org.junit.jupiter.api.AfterEach;
@@ -138,6 +139,50 @@ class DashboardServerTest {
         assertTrue(page.body().contains("<script src=\"dashboard.js\">"), page.body());
         assertEquals(200, send(readOnly, "GET", "/dashboard.js", null).statusCode());
         assertEquals(200, send(readOnly, "GET", "/dashboard.css", null).statusCode());
+    }
+
+    @Test
+    void servesTheBackgroundTasksFromMemoryBeforeTheBrokerRegistered() throws Exception {
+        DashboardServer.Broker base = unregistered();
+        DashboardServer server = start(false, new DashboardServer.Broker() {
+            @Override
+            public int brokerId() {
+                return base.brokerId();
+            }
+
+            @Override
+            public MetadataImage image() {
+                return base.image();
+            }
+
+            @Override
+            public String clientListener() {
+                return base.clientListener();
+            }
+
+            @Override
+            public Optional<Map<String, Object>> localClientConfigs() {
+                return base.localClientConfigs();
+            }
+
+            @Override
+            public boolean authorizerEnabled() {
+                return base.authorizerEnabled();
+            }
+
+            @Override
+            public List<TaskHealth> backgroundTasks() {
+                return List.of(new TaskHealth("metadata-resync", 2_000, 7_000, true, 3, 3, "boom"));
+            }
+        }, Time.SYSTEM);
+        // the mirrors document needs the cluster; the tasks do not
+        assertEquals(503, send(server, "GET", "/api/v1/mirrors", null).statusCode());
+        HttpResponse<String> tasks = send(server, "GET", "/api/v1/background-tasks", null);
+        assertEquals(200, tasks.statusCode());
+        JsonNode doc = MAPPER.readTree(tasks.body());
+        assertEquals("FAILING", doc.get("tasks").get(0).get("status").asText());
+        assertEquals("metadata-resync", doc.get("attention").get(0).asText());
+        assertError(send(server, "POST", "/api/v1/background-tasks", "application/json"), 405, "use GET");
     }
 
     @Test
