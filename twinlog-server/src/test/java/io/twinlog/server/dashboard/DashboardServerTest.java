@@ -58,6 +58,12 @@ class DashboardServerTest {
 
     /** A broker that has not registered yet, whose {@code localClientConfigs} answers with {@code configs}. */
     private static DashboardServer.Broker unregistered(Supplier<Optional<Map<String, Object>>> configs) {
+        return unregistered(configs, List.of());
+    }
+
+    /** ... and whose background tasks are {@code tasks}. */
+    private static DashboardServer.Broker unregistered(Supplier<Optional<Map<String, Object>>> configs,
+                                                       List<TaskHealth> tasks) {
         return new DashboardServer.Broker() {
             @Override
             public int brokerId() {
@@ -82,6 +88,11 @@ class DashboardServerTest {
             @Override
             public boolean authorizerEnabled() {
                 return false;
+            }
+
+            @Override
+            public List<TaskHealth> backgroundTasks() {
+                return tasks;
             }
         };
     }
@@ -143,38 +154,8 @@ class DashboardServerTest {
 
     @Test
     void servesTheBackgroundTasksFromMemoryBeforeTheBrokerRegistered() throws Exception {
-        DashboardServer.Broker base = unregistered();
-        DashboardServer server = start(false, new DashboardServer.Broker() {
-            @Override
-            public int brokerId() {
-                return base.brokerId();
-            }
-
-            @Override
-            public MetadataImage image() {
-                return base.image();
-            }
-
-            @Override
-            public String clientListener() {
-                return base.clientListener();
-            }
-
-            @Override
-            public Optional<Map<String, Object>> localClientConfigs() {
-                return base.localClientConfigs();
-            }
-
-            @Override
-            public boolean authorizerEnabled() {
-                return base.authorizerEnabled();
-            }
-
-            @Override
-            public List<TaskHealth> backgroundTasks() {
-                return List.of(new TaskHealth("metadata-resync", 2_000, 7_000, true, 3, 3, "boom"));
-            }
-        }, Time.SYSTEM);
+        DashboardServer server = start(false, unregistered(Optional::empty,
+                List.of(new TaskHealth("metadata-resync", 2_000, 7_000, true, 3, 3, "boom"))), Time.SYSTEM);
         // the mirrors document needs the cluster; the tasks do not
         assertEquals(503, send(server, "GET", "/api/v1/mirrors", null).statusCode());
         HttpResponse<String> tasks = send(server, "GET", "/api/v1/background-tasks", null);
