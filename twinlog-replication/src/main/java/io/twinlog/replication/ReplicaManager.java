@@ -2,6 +2,7 @@ package io.twinlog.replication;
 
 import io.twinlog.common.metrics.BrokerMetrics;
 import io.twinlog.common.mirror.TruncationPoints;
+import io.twinlog.common.tasks.BackgroundTask;
 import io.twinlog.storage.LogStore;
 import org.apache.kafka.common.TopicIdPartition;
 import org.apache.kafka.common.TopicPartition;
@@ -74,6 +75,8 @@ public final class ReplicaManager implements AutoCloseable {
     private final Time time;
     private final long replicaLagTimeMaxMs;
     private final ScheduledExecutorService isrScheduler;
+    /** The periodic ISR check, guarded (decision 63); its health is reported once {@link #enableMetrics} is. */
+    private final BackgroundTask isrExpiration;
     /** Set once by {@link #enableMetrics}, before partitions are applied; null in tests without metrics. */
     private volatile ReplicaManagerMetrics metrics;
 
@@ -99,23 +102,39 @@ public final class ReplicaManager implements AutoCloseable {
             return t;
         });
         long period = Math.max(100, replicaLagTimeMaxMs / 2);
-        isrScheduler.scheduleAtFixedRate(this::maybeShrinkIsrs, period, period, TimeUnit.MILLISECONDS);
+        this.isrExpiration = new BackgroundTask("isr-expiration", period, time, log, this::maybeShrinkIsrs);
+        isrScheduler.scheduleAtFixedRate(isrExpiration, period, period, TimeUnit.MILLISECONDS);
     }
 
+    /**
+     * Every partition is checked even when one fails; the run then fails with the first failure, so the task's
+     * health shows it and its log says it once per streak rather than once per partition and run.
+     */
     private void maybeShrinkIsrs() {
         long now = time.milliseconds();
+        int failed = 0;
+        TopicPartition firstFailed = null;
+        RuntimeException firstFailure = null;
         for (Partition p : partitions.values()) {
             try {
                 p.maybeShrinkIsr(now, replicaLagTimeMaxMs, isrChanges);
             } catch (RuntimeException e) {
-                log.error("ISR check of {} failed", p.topicPartition(), e);
+                if (failed++ == 0) {
+                    firstFailed = p.topicPartition();
+                    firstFailure = e;
+                }
             }
+        }
+        if (firstFailure != null) {
+            throw new IllegalStateException("The ISR check of " + failed + " partitions failed, the first of them "
+                    + firstFailed, firstFailure);
         }
     }
 
     /** Reports this replica manager's and its logs' metrics (Kafka's names) in {@code brokerMetrics}. */
     public void enableMetrics(BrokerMetrics brokerMetrics) {
         metrics = new ReplicaManagerMetrics(this, fetcherManager, brokerMetrics);
+        brokerMetrics.backgroundTasks().register(isrExpiration);
         partitions.keySet().forEach(metrics::hosted);
     }
 

@@ -4,6 +4,7 @@ import io.twinlog.common.BrokerConfig;
 import io.twinlog.common.Endpoint;
 import io.twinlog.common.HttpListener;
 import io.twinlog.common.metrics.BrokerMetrics;
+import io.twinlog.common.tasks.TaskHealth;
 import io.twinlog.controller.Controller;
 import io.twinlog.controller.metadata.BrokerRegistration;
 import io.twinlog.controller.metadata.MetadataImage;
@@ -217,12 +218,14 @@ public final class BrokerServer implements AutoCloseable {
 
         abortIfClosed();
         watcher = new MetadataWatcher(zk, clusterId, config.brokerId());
+        metrics.backgroundTasks().register(watcher.resyncTask());
         watcher.start();
 
         abortIfClosed();
         ConfigRepository topicConfigRepository = this::configFor;
         logStore = new LogStore(logStoreConfig(), topicConfigRepository, time);
         logStore.startup();
+        logStore.backgroundTasks().forEach(metrics.backgroundTasks()::register);
         String interBrokerListener = config.listenerSecurity().interBrokerListener();
         // the registry comes later; a SASL client asks for ApiVersions only once the listeners serve
         AtomicReference<ApiRegistry> registryRef = new AtomicReference<>();
@@ -440,6 +443,11 @@ public final class BrokerServer implements AutoCloseable {
                     @Override
                     public boolean authorizerEnabled() {
                         return authorization.enabled();
+                    }
+
+                    @Override
+                    public List<TaskHealth> backgroundTasks() {
+                        return metrics.backgroundTasks().health();
                     }
                 }, metrics.registry(), time);
     }

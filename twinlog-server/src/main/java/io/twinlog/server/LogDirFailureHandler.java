@@ -72,7 +72,7 @@ final class LogDirFailureHandler implements AutoCloseable {
                 handle(dir);
             } catch (InterruptedException e) {
                 return;
-            } catch (RuntimeException e) {
+            } catch (Throwable e) { // an Error too: escaping, it would end this thread and no later failure is handled
                 log.error("Broker {} could not take the failed log dir {} offline", brokerId, dir, e);
             }
         }

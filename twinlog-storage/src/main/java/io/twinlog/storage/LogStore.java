@@ -1,5 +1,7 @@
 package io.twinlog.storage;
 
+import io.twinlog.common.tasks.BackgroundTask;
+import io.twinlog.common.tasks.HealthRecordingScheduler;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.utils.Time;
@@ -49,7 +51,8 @@ public final class LogStore implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(LogStore.class);
 
     private final LogStoreConfig config;
-    private final KafkaScheduler scheduler;
+    /** Kafka's scheduler, every periodic task on it guarded and its health recorded (decision 63). */
+    private final HealthRecordingScheduler scheduler;
     private final LogDirFailureChannel logDirFailureChannel;
     private final BrokerTopicStats brokerTopicStats = new BrokerTopicStats();
     private final LogManager logManager;
@@ -61,7 +64,8 @@ public final class LogStore implements AutoCloseable {
 
     public LogStore(LogStoreConfig config, ConfigRepository topicConfigs, Time time) throws IOException {
         this.config = config;
-        this.scheduler = new KafkaScheduler(config.backgroundThreads(), true, "twinlog-log-" + config.brokerId() + "-");
+        this.scheduler = new HealthRecordingScheduler(new KafkaScheduler(config.backgroundThreads(), true,
+                "twinlog-log-" + config.brokerId() + "-"), time, log);
         this.logDirFailureChannel = new LogDirFailureChannel(config.logDirs().size());
         LogConfig defaults = new LogConfig(config.defaultTopicConfigs());
         CleanerConfig cleanerConfig = new CleanerConfig(1, 16L << 20, 0.9, 512 * 1024, defaults.maxMessageSize(),
@@ -95,6 +99,14 @@ public final class LogStore implements AutoCloseable {
                 (System.nanoTime() - start) / 1_000_000);
         scheduler.schedule("twinlog-highwatermark-checkpoint", this::checkpointHighWatermarks,
                 config.highWatermarkCheckpointIntervalMs(), config.highWatermarkCheckpointIntervalMs());
+    }
+
+    /**
+     * The periodic tasks of the logs (Kafka's retention, flusher, recovery-point and log-start-offset checkpoints;
+     * the high-watermark checkpoint), scheduled by {@link #startup}, for the broker's metrics.
+     */
+    public List<BackgroundTask> backgroundTasks() {
+        return scheduler.periodicTasks();
     }
 
     /**

@@ -1,6 +1,7 @@
 package io.twinlog.common.metrics;
 
 import com.yammer.metrics.core.MetricsRegistry;
+import io.twinlog.common.tasks.BackgroundTasks;
 import org.apache.kafka.common.metrics.JmxReporter;
 import org.apache.kafka.common.metrics.KafkaMetricsContext;
 import org.apache.kafka.common.metrics.MetricConfig;
@@ -38,6 +39,8 @@ public final class BrokerMetrics implements AutoCloseable {
     private final MetricsRegistry registry = new MetricsRegistry();
     private final Metrics kafkaMetrics;
     private final FilteringJmxReporter yammerJmx;
+    private final BackgroundTasks backgroundTasks = new BackgroundTasks(group(BackgroundTasks.GROUP,
+            BackgroundTasks.TYPE));
 
     /**
      * @param reporters the {@code metric.reporters} instances, configured; a {@link JmxReporter} among them also
@@ -81,6 +84,11 @@ public final class BrokerMetrics implements AutoCloseable {
     /** This broker's Yammer registry, for Kafka classes that take one and for exporters. */
     public MetricsRegistry registry() {
         return registry;
+    }
+
+    /** This broker's background tasks, each with the age of its last success (decision 63). */
+    public BackgroundTasks backgroundTasks() {
+        return backgroundTasks;
     }
 
     /** This broker's kafka-clients metrics, for Kafka classes that record into them (selectors, authorizer). */

@@ -1,5 +1,6 @@
 package io.twinlog.controller.zk;
 
+import io.twinlog.common.tasks.BackgroundTask;
 import io.twinlog.controller.metadata.BrokerRegistration;
 import io.twinlog.controller.metadata.MetadataDelta;
 import io.twinlog.controller.metadata.MetadataImage;
@@ -8,6 +9,7 @@ import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.recipes.cache.ChildData;
 import org.apache.curator.framework.recipes.cache.CuratorCache;
 import org.apache.curator.framework.recipes.cache.CuratorCacheListener;
+import org.apache.kafka.common.utils.Time;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -43,6 +45,9 @@ import java.util.function.Predicate;
 public final class MetadataWatcher implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(MetadataWatcher.class);
     private static final long RESYNC_MS = 2_000;
+    /** The periodic resync, guarded: whatever it throws, the next one runs (decision 63). */
+    private final BackgroundTask resyncTask = new BackgroundTask("metadata-resync", RESYNC_MS, Time.SYSTEM, log,
+            this::resync);
     private static final long DELETED = -1L;
 
     private final CuratorFramework zk;
@@ -163,11 +168,16 @@ public final class MetadataWatcher implements AutoCloseable {
         }
         scheduleRebuild();
         awaitImageVersion(1, 30_000);
-        eventThread.scheduleWithFixedDelay(this::resyncSafely, RESYNC_MS, RESYNC_MS, TimeUnit.MILLISECONDS);
+        eventThread.scheduleWithFixedDelay(resyncTask, RESYNC_MS, RESYNC_MS, TimeUnit.MILLISECONDS);
     }
 
     public MetadataImage image() {
         return image;
+    }
+
+    /** The periodic resync's health, for the broker's metrics. */
+    public BackgroundTask resyncTask() {
+        return resyncTask;
     }
 
     /** Listeners are called on the metadata thread with the previous image, the new one and what changed. */
@@ -349,14 +359,6 @@ public final class MetadataWatcher implements AutoCloseable {
      * not applied (changed or created without a notification) or that the cache no longer holds (deleted without
      * one), and rebuilds if there is any. Cheap: one comparison per node.
      */
-    private void resyncSafely() {
-        try {
-            resync();
-        } catch (RuntimeException e) {
-            log.error("Metadata resync failed; trying again in {} ms", RESYNC_MS, e);
-        }
-    }
-
     private void resync() {
         Map<String, Long> mismatched = new HashMap<>();
         Map<String, CuratorCache> owners = new HashMap<>();

@@ -151,7 +151,8 @@ public final class MirrorManager implements AutoCloseable {
                 queuePasses(Set.of(tp));
             }
         });
-        thread.scheduleWithFixedDelay(this::tickSafely, TICK_MS, TICK_MS, TimeUnit.MILLISECONDS);
+        thread.scheduleWithFixedDelay(metrics.backgroundTask("mirror-manager-tick", TICK_MS, log, this::tick),
+                TICK_MS, TICK_MS, TimeUnit.MILLISECONDS);
     }
 
     /**
@@ -206,14 +207,6 @@ public final class MirrorManager implements AutoCloseable {
             } catch (RejectedExecutionException ignored) {
                 // closing
             }
-        }
-    }
-
-    private void tickSafely() {
-        try {
-            tick();
-        } catch (Throwable e) { // an Error too: escaping, it would cancel every later tick without a word
-            log.error("Mirror manager tick failed", e);
         }
     }
 

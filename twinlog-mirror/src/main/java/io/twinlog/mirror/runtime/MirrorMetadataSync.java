@@ -75,7 +75,8 @@ public final class MirrorMetadataSync implements AutoCloseable {
     }
 
     public void start() {
-        thread.scheduleWithFixedDelay(this::tick, TICK_MS, TICK_MS, TimeUnit.MILLISECONDS);
+        thread.scheduleWithFixedDelay(metrics.backgroundTask("mirror-metadata-sync", TICK_MS, log, this::tick),
+                TICK_MS, TICK_MS, TimeUnit.MILLISECONDS);
     }
 
     private void tick() {

@@ -5,6 +5,7 @@ import com.yammer.metrics.core.MetricName;
 import io.twinlog.common.metrics.BrokerMetrics;
 import io.twinlog.common.metrics.MetricsGroup;
 import io.twinlog.common.mirror.MirrorPartitionState;
+import io.twinlog.common.tasks.BackgroundTask;
 import io.twinlog.mirror.LastMirroredTruncation;
 import io.twinlog.mirror.MirrorPartitionSink;
 import io.twinlog.mirror.fetcher.MirrorFetchMetrics;
@@ -14,6 +15,7 @@ import io.twinlog.mirror.partition.PeerLookup;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.utils.Time;
+import org.slf4j.Logger;
 
 import java.util.ArrayList;
 import java.util.Collection;
@@ -25,6 +27,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Supplier;
@@ -75,6 +78,7 @@ public final class MirrorMetrics implements AutoCloseable {
     private final AtomicIntegerArray stateCounts = new AtomicIntegerArray(STATES.length);
     private final Set<FetchThread> fetchThreads = ConcurrentHashMap.newKeySet();
     private final List<MetricName> brokerWide = new ArrayList<>();
+    private final List<BackgroundTask> backgroundTasks = new CopyOnWriteArrayList<>();
     /** The mirrors the controller's metadata sync listed last (empty on other brokers). */
     private volatile Set<String> syncedMirrors = Set.of();
 
@@ -332,8 +336,19 @@ public final class MirrorMetrics implements AutoCloseable {
         names.clear();
     }
 
+    /**
+     * {@code body}, to be run every {@code periodMs} by a mirror thread, guarded against any Throwable and with its
+     * last success's age in the broker's registry (decision 63); removed at {@link #close}.
+     */
+    BackgroundTask backgroundTask(String name, long periodMs, Logger log, Runnable body) {
+        BackgroundTask task = metrics.backgroundTasks().register(new BackgroundTask(name, periodMs, time, log, body));
+        backgroundTasks.add(task);
+        return task;
+    }
+
     @Override
     public void close() {
+        backgroundTasks.forEach(metrics.backgroundTasks()::remove);
         List.copyOf(partitions.keySet()).forEach(this::removePartition);
         mirrors.values().forEach(MirrorSet::remove);
         mirrors.clear();

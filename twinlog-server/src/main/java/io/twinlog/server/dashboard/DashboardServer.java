@@ -9,6 +9,7 @@ import io.twinlog.clients.mirror.MirrorAdmin;
 import io.twinlog.clients.mirror.MirrorAdmin.MirrorDescription;
 import io.twinlog.clients.mirror.MirrorException;
 import io.twinlog.common.HttpListener;
+import io.twinlog.common.tasks.TaskHealth;
 import io.twinlog.controller.metadata.MetadataImage;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.common.utils.Time;
@@ -38,6 +39,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * The mirror dashboard of one broker ({@code dashboard.listener}): a page served from this jar ({@code /}, with its
  * script and style sheet) that polls the JSON document {@code GET /api/v1/mirrors} every few seconds, and, with
  * {@code dashboard.actions.enable}, {@code POST /api/v1/mirrors/{mirror}/topics/{topic}/{failover|pause|resume}}.
+ * The page also polls {@code GET /api/v1/background-tasks} ({@link BackgroundTasksView}), this broker's periodic tasks,
+ * answered from memory without a cluster call, so a task that stopped working shows even while the cluster does not
+ * answer.
  *
  * <p>Data and actions go through the mirror admin API ({@link MirrorAdmin}) against this cluster's inter-broker
  * listener, as {@code twinlog-mirrors.sh} would: the document is DescribeClusterMirrors' answer (read with the
@@ -67,6 +71,7 @@ public final class DashboardServer implements AutoCloseable {
     private static final long SNAPSHOT_MAX_AGE_MS = 1_000;
     private static final Duration ADMIN_TIMEOUT = Duration.ofSeconds(15);
     static final String API = "/api/v1/mirrors";
+    static final String TASKS_API = "/api/v1/background-tasks";
     private static final String RESOURCES = "/io/twinlog/server/dashboard/";
     private static final Map<String, String> STATIC = Map.of(
             "/", "index.html", "/index.html", "index.html", "/dashboard.js", "dashboard.js",
@@ -86,6 +91,11 @@ public final class DashboardServer implements AutoCloseable {
         Optional<Map<String, Object>> localClientConfigs();
 
         boolean authorizerEnabled();
+
+        /** This broker's periodic tasks and their health (decision 63). */
+        default List<TaskHealth> backgroundTasks() {
+            return List.of();
+        }
     }
 
     private final HttpListener listener;
@@ -181,6 +191,11 @@ public final class DashboardServer implements AutoCloseable {
                     requireMethod(method, "GET");
                     Snapshot s = snapshot();
                     sendBytes(exchange, s.status(), "application/json", s.body());
+                } else if (path.equals(TASKS_API)) {
+                    requireMethod(method, "GET");
+                    sendBytes(exchange, 200, "application/json", MAPPER.writeValueAsBytes(
+                            BackgroundTasksView.build(broker.brokerId(), broker.backgroundTasks(),
+                                    time.milliseconds())));
                 } else if (path.startsWith(API + "/")) {
                     requireMethod(method, "POST");
                     if (!clusterCalls.tryAcquire()) {

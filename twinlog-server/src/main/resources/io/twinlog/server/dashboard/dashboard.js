@@ -1,4 +1,4 @@
-// Twinlog mirror dashboard: polls /api/v1/mirrors and redraws; lag history is kept in this page only.
+// Twinlog mirror dashboard: polls /api/v1/mirrors and /api/v1/background-tasks and redraws; lag history is kept in this page only.
 // No build step and no library: plain DOM and a small SVG line chart.
 'use strict';
 
@@ -8,6 +8,7 @@ const COLORS = ['#2b6cb0', '#c05621', '#2f855a', '#9b2c2c', '#6b46c1', '#b7791f'
 const history = new Map(); // "mirror/topic/partition" -> [{t, records, seconds}]
 const openDetails = new Set();
 let lastDocument = null;
+let lastTasks = null;
 
 function el(tag, attrs, ...children) {
   const node = document.createElement(tag);
@@ -266,6 +267,45 @@ function render(doc) {
   document.getElementById('no-mirrors').hidden = doc.mirrors.length > 0;
 }
 
+function seconds(ms) {
+  return ms < 1000 ? ms + ' ms' : formatNumber(ms / 1000) + ' s';
+}
+
+// This broker's periodic tasks: a warning list for those FAILING or STALE, and a table of all.
+function renderTasks(doc) {
+  const attention = [];
+  const rows = [];
+  for (const t of doc.tasks) {
+    const last = t.succeeded ? age(t.lastSuccessAgeMs) : 'never (for ' + seconds(t.lastSuccessAgeMs) + ')';
+    rows.push(el('tr', {'data-task': t.name, class: t.status === 'OK' ? null : 'failed'},
+        el('td', {text: t.name}), el('td', {}, badge(t.status)), el('td', {class: 'num', text: seconds(t.periodMs)}),
+        el('td', {text: last}), el('td', {class: 'num', text: t.consecutiveFailures}),
+        el('td', {class: 'num', text: t.failures}), el('td', {class: 'reason', text: t.lastError || ''})));
+    if (t.status === 'FAILING') {
+      attention.push(el('li', {'data-task': t.name}, t.name + ': failed ' + t.consecutiveFailures +
+          ' times in a row, last success ' + last + ': ', el('span', {class: 'reason', text: t.lastError})));
+    } else if (t.status === 'STALE') {
+      attention.push(el('li', {'data-task': t.name}, t.name + ': no success for ' + seconds(t.lastSuccessAgeMs) +
+          ' (it runs every ' + seconds(t.periodMs) + '): hung in a run, or no longer scheduled'));
+    }
+  }
+  document.querySelector('#tasks tbody').replaceChildren(...rows);
+  document.getElementById('tasks-attention-list').replaceChildren(...attention);
+  document.getElementById('tasks-attention').hidden = attention.length === 0;
+}
+
+async function pollTasks() {
+  try {
+    const response = await fetch('api/v1/background-tasks', {cache: 'no-store'});
+    if (response.ok) {
+      lastTasks = await response.json();
+      renderTasks(lastTasks);
+    }
+  } catch (e) {
+    // the mirrors poll reports an unreachable broker
+  }
+}
+
 function setStatus(text, ok) {
   const status = document.getElementById('status');
   status.textContent = text;
@@ -274,6 +314,7 @@ function setStatus(text, ok) {
 
 let timer = null;
 async function poll(schedule = true) {
+  await pollTasks();
   try {
     const response = await fetch('api/v1/mirrors', {cache: 'no-store'});
     const doc = await response.json();
@@ -297,6 +338,7 @@ async function poll(schedule = true) {
 // For scripts and tests: the last document and the kept lag history.
 window.twinlogDashboard = {
   lastDocument: () => lastDocument,
+  lastTasks: () => lastTasks,
   history: key => (history.get(key) || []).slice()
 };
 document.getElementById('poll-seconds').textContent = String(POLL_MS / 1000);

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.yammer.metrics.core.MetricsRegistry;
 import io.twinlog.common.HttpListener;
+import io.twinlog.common.tasks.TaskHealth;
 import io.twinlog.controller.metadata.MetadataImage;
 import org.apache.kafka.common.utils.Time;
 import org.junit.jupiter.api.AfterEach;
@@ -57,6 +58,12 @@ class DashboardServerTest {
 
     /** A broker that has not registered yet, whose {@code localClientConfigs} answers with {@code configs}. */
     private static DashboardServer.Broker unregistered(Supplier<Optional<Map<String, Object>>> configs) {
+        return unregistered(configs, List.of());
+    }
+
+    /** ... and whose background tasks are {@code tasks}. */
+    private static DashboardServer.Broker unregistered(Supplier<Optional<Map<String, Object>>> configs,
+                                                       List<TaskHealth> tasks) {
         return new DashboardServer.Broker() {
             @Override
             public int brokerId() {
@@ -81,6 +88,11 @@ class DashboardServerTest {
             @Override
             public boolean authorizerEnabled() {
                 return false;
+            }
+
+            @Override
+            public List<TaskHealth> backgroundTasks() {
+                return tasks;
             }
         };
     }
@@ -138,6 +150,20 @@ class DashboardServerTest {
         assertTrue(page.body().contains("<script src=\"dashboard.js\">"), page.body());
         assertEquals(200, send(readOnly, "GET", "/dashboard.js", null).statusCode());
         assertEquals(200, send(readOnly, "GET", "/dashboard.css", null).statusCode());
+    }
+
+    @Test
+    void servesTheBackgroundTasksFromMemoryBeforeTheBrokerRegistered() throws Exception {
+        DashboardServer server = start(false, unregistered(Optional::empty,
+                List.of(new TaskHealth("metadata-resync", 2_000, 7_000, true, 3, 3, "boom"))), Time.SYSTEM);
+        // the mirrors document needs the cluster; the tasks do not
+        assertEquals(503, send(server, "GET", "/api/v1/mirrors", null).statusCode());
+        HttpResponse<String> tasks = send(server, "GET", "/api/v1/background-tasks", null);
+        assertEquals(200, tasks.statusCode());
+        JsonNode doc = MAPPER.readTree(tasks.body());
+        assertEquals("FAILING", doc.get("tasks").get(0).get("status").asText());
+        assertEquals("metadata-resync", doc.get("attention").get(0).asText());
+        assertError(send(server, "POST", "/api/v1/background-tasks", "application/json"), 405, "use GET");
     }
 
     @Test

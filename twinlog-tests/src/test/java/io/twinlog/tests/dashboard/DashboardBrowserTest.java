@@ -29,6 +29,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -85,6 +86,11 @@ class DashboardBrowserTest {
                     + " --remove --topic " + TOPIC + " --mirror " + MIRROR;
             Waits.waitFor("the page shows " + failover, () -> commands(page), shown -> shown.contains(failover),
                     PAGE_WAIT);
+            // this broker's background tasks, each OK, and no warning about them
+            Waits.waitFor("the page lists the metadata resync task as OK", () -> page.findElements(
+                    By.cssSelector("#tasks tr[data-task='metadata-resync'] .badge")).stream()
+                    .map(WebElement::getText).toList(), badges -> badges.equals(List.of("OK")), PAGE_WAIT);
+            assertFalse(page.findElement(By.id("tasks-attention")).isDisplayed(), "no background task needs attention");
             assertEquals(List.of(), browser.consoleErrors(), "no console errors on load");
             browser.screenshot("01-mirroring");
 

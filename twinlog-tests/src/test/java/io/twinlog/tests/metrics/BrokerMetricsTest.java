@@ -216,6 +216,16 @@ class BrokerMetricsTest {
                 () -> names(series, "kafka_coordinator"));
         assertTrue(series.keySet().stream().anyMatch(k -> k.startsWith(
                 "kafka_server_group_coordinator_metrics_group_count")), () -> names(series, "kafka_server_group"));
+        // every periodic task of the broker, ours and those Kafka's LogManager schedules, with its last success's age
+        for (String task : List.of("metadata-resync", "isr-expiration", "mirror-manager-tick", "mirror-metadata-sync",
+                "twinlog-highwatermark-checkpoint", "kafka-log-retention", "kafka-recovery-point-checkpoint")) {
+            String labels = "{task=\"" + task + "\"}";
+            double ageMs = value(series, "kafka_server_backgroundtask_lastsuccessagems" + labels);
+            assertTrue(ageMs >= 0 && ageMs < TimeUnit.MINUTES.toMillis(10), task + " last succeeded " + ageMs
+                    + " ms ago");
+            assertEquals(0.0, value(series, "kafka_server_backgroundtask_consecutivefailures" + labels), task);
+            assertEquals(0.0, value(series, "kafka_server_backgroundtask_failures_total" + labels), task);
+        }
     }
 
     private static double value(Map<String, Double> series, String key) {
