@@ -44,12 +44,15 @@ import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Random;
 import java.util.Set;
+import java.util.concurrent.Callable;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
 import java.util.stream.Collectors;
 
 /**
@@ -59,11 +62,20 @@ import java.util.stream.Collectors;
  * writes the record it returns to ZooKeeper (version-checked) — the decisions themselves are pure and live in
  * {@code twinlog-mirror}.
  *
- * <p>Threading: one thread. Every half second, and after every metadata change, each led mirror partition gets a
- * pass; fetcher callbacks are handed to this thread as events. A failover's log steps (aborts, barriers) decided in
- * a pass run side by side on {@link FailoverBarriers}' threads at its end, while this thread waits. Per-partition memory (the last record written, the
- * state machine's clocks, catch-up reporting) is one {@link MirrorPartitionContext}, created when this broker
- * leads the partition and dropped when it stops, so a new leader starts from the durable record alone.
+ * <p>Threading: one thread for every mirror, which never waits on a mirror's peer. Every half second, and after
+ * every metadata change, each led mirror partition gets a pass; fetcher callbacks are handed to this thread as
+ * events. The calls that wait on a peer or a long copy — the last-mirrored lookup, the comparison with the peer's
+ * log, the quarantine copy before a cut — run on the mirror's own thread ({@link MirrorCalls}, one per mirror with a
+ * partition led here, closed once none is): the pass that needs one starts it and ends with the partition waiting;
+ * its outcome comes back to this thread as an event that gives the partition a pass, in which the state machine
+ * decides again and finds it ({@link PartitionCalls}: kept per partition on the leader epoch and record version it
+ * was asked on, so a leadership change or a new record makes it stale). A cut is applied only in a pass that found
+ * the quarantine copy of exactly that tail finished. So one mirror's slow or dead peer never delays another
+ * mirror's passes (issue 25, point 3). A failover's log steps (aborts, barriers) decided in a pass run side by side
+ * on {@link FailoverBarriers}' threads at its end, while this thread waits. Per-partition memory (the last record
+ * written, the state machine's clocks, its calls, catch-up reporting) is one {@link MirrorPartitionContext},
+ * created when this broker leads the partition and dropped when it stops, so a new leader starts from the durable
+ * record alone.
  */
 public final class MirrorManager implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(MirrorManager.class);
@@ -84,8 +96,12 @@ public final class MirrorManager implements AutoCloseable {
     private final Map<TopicPartition, MirrorPartitionContext> contexts = new HashMap<>();
     /** Written by the fetcher threads, read by the manager thread. */
     private final Map<TopicPartition, Long> sourceHighWatermarks = new ConcurrentHashMap<>();
-    /** Within one pass: the peer's last-mirrored records per mirror and topic (LOG_TRUNCATION of a failback). */
-    private final Map<String, PeerAnswer> peerAnswers = new HashMap<>();
+    /**
+     * Per mirror with a partition led here: the thread its peer lookups, comparisons and quarantine copies run on,
+     * created at its first call and closed once this broker leads none of the mirror's partitions; manager thread
+     * only.
+     */
+    private final Map<String, MirrorCalls> calls = new HashMap<>();
     /** The mirror definitions as read at the last tick (a pass between ticks does not read ZooKeeper for them). */
     private final Map<String, MirrorDefinition> definitions = new HashMap<>();
     /**
@@ -101,8 +117,6 @@ public final class MirrorManager implements AutoCloseable {
     private final Map<TopicPartition, DeferredWrite> deferred = new LinkedHashMap<>();
     /** Failover steps decided in the current pass, run together after its records are written. */
     private final FailoverBarriers barriers;
-    /** Where this log and its peer's first differ, for a failback's reconciliation (issue 12, point 4). */
-    private final PeerComparison comparison = new PeerComparison();
     /** Where a leader's cut records go first (issue 12, point 5). */
     private final MirrorQuarantine quarantine;
     /** Partition states, lag, failovers and the other mirror metrics of this broker. */
@@ -112,6 +126,10 @@ public final class MirrorManager implements AutoCloseable {
     /** The manager's memory of one partition it leads. */
     private final class MirrorPartitionContext {
         private final MirrorPartitionDriver driver = new MirrorPartitionDriver(machine);
+        /** Its calls off this thread (peer, comparison, quarantine), pending or answered. */
+        private final PartitionCalls calls = new PartitionCalls();
+        /** The mirror it was last passed under. */
+        private String mirror;
         /** How far a backlog is copied, while one is (see {@link #maybeReportCatchUp}). */
         private ProgressReporter catchUp;
         /** A deferred write of the current pass was refused. */
@@ -225,6 +243,7 @@ public final class MirrorManager implements AutoCloseable {
         // partitions no longer mirrored (topic deleted, mirror gone): nothing of them lingers
         contexts.keySet().removeIf(tp -> !image.mirrors().topics().containsKey(tp.topic()));
         awaitingHighWatermark.removeIf(tp -> !contexts.containsKey(tp));
+        closeIdleCalls();
         metrics.retainPartitions(contexts.keySet());
         metrics.retainMirrors(image.mirrors().topics().values().stream().map(MirrorImage.MirrorTopic::mirror)
                 .collect(Collectors.toSet()));
@@ -275,7 +294,6 @@ public final class MirrorManager implements AutoCloseable {
     }
 
     private void passOverDeferred(MetadataImage image, Map<String, Collection<Integer>> partitionsByTopic) {
-        peerAnswers.clear(); // asked at most once per mirror and topic per pass, for all its partitions at once
         for (Map.Entry<String, Collection<Integer>> e : partitionsByTopic.entrySet()) {
             String topic = e.getKey();
             MirrorImage.MirrorTopic mt = image.mirrors().topics().get(topic);
@@ -302,6 +320,8 @@ public final class MirrorManager implements AutoCloseable {
                     log.info("[Mirror {} {}] {}; deciding again at the next pass", def.name(), tp, ex.getMessage());
                 } catch (FailoverStepsQueued ex) {
                     // its barrier is appended at the end of this pass; the pass after it goes on
+                } catch (AwaitingCall ex) {
+                    // its call's outcome gives it a pass
                 } catch (Exception ex) {
                     log.warn("[Mirror {} {}] step failed; deciding again at the next pass", def.name(), tp, ex);
                 }
@@ -406,11 +426,11 @@ public final class MirrorManager implements AutoCloseable {
     private record PeerAnswer(Map<Integer, LastMirroredTruncation.LastMirrored> records, IOException failure) {
     }
 
-    private PeerAnswer askPeer(MirrorDefinition def, String topic) {
-        List<Integer> partitions = metadata.image().topic(topic)
-                .map(t -> List.copyOf(t.partitions().keySet())).orElse(List.of());
+    /** On the mirror's thread: asks the peer about every partition of {@code topic}; an I/O failure is the answer. */
+    private static PeerAnswer askPeer(MirrorDefinition def, String localClusterId, String topic,
+                                      List<Integer> partitions) {
         try {
-            return new PeerAnswer(PeerLastMirrored.lookup(def, metadata.image().clusterId(), topic, partitions), null);
+            return new PeerAnswer(PeerLastMirrored.lookup(def, localClusterId, topic, partitions), null);
         } catch (IOException e) {
             return new PeerAnswer(Map.of(), e);
         }
@@ -421,6 +441,7 @@ public final class MirrorManager implements AutoCloseable {
                      MirrorEvent event, Optional<String> sourceProblem) throws Exception {
         MirrorPartitionContext ctx = contexts.computeIfAbsent(tp, k -> new MirrorPartitionContext());
         ctx.refused = false;
+        ctx.mirror = def.name();
         Long sourceHw = sourceHighWatermarks.get(tp);
         BrokerHost host = new BrokerHost(tp, partition, def);
         try {
@@ -477,7 +498,7 @@ public final class MirrorManager implements AutoCloseable {
                     throw new ConcurrentRecordChange(tp);
                 }
             }
-            PeerLookup after = MirrorManager.this.execute(action, tp, partition, def, peer);
+            PeerLookup after = MirrorManager.this.execute(action, tp, partition, def, peer, this);
             this.peer = after;
             if (action instanceof MirrorAction.AppendProducerStateBarrier) {
                 throw new FailoverStepsQueued(tp); // nothing to decide on before the barrier is in the log
@@ -496,6 +517,16 @@ public final class MirrorManager implements AutoCloseable {
     private static final class ConcurrentRecordChange extends Exception {
         ConcurrentRecordChange(TopicPartition tp) {
             super("the state record of " + tp + " changed concurrently");
+        }
+    }
+
+    /**
+     * The partition waits on a call running on its mirror's thread ({@link MirrorCalls}): its pass stops here, and
+     * the call's outcome gives it another.
+     */
+    private static final class AwaitingCall extends Exception {
+        AwaitingCall(TopicPartition tp, String what) {
+            super(tp + " waits for " + what, null, false, false);
         }
     }
 
@@ -624,16 +655,26 @@ public final class MirrorManager implements AutoCloseable {
         }
     }
 
-    /** Runs one action; returns the peer's answer as known afterwards. */
+    /**
+     * Runs one action; returns the peer's answer as known afterwards. The peer lookup, the comparison and the
+     * quarantine copy run on the mirror's own thread: the first pass that needs one starts it and stops
+     * ({@link AwaitingCall}), and the pass its outcome brings finds it here.
+     */
     private PeerLookup execute(MirrorAction action, TopicPartition tp, MirrorLocalPartition partition, MirrorDefinition def,
-                               PeerLookup peer) throws IOException {
+                               PeerLookup peer, MirrorPartitionHost host) throws Exception {
         if (action instanceof MirrorAction.AddFetcher) {
             fetcherFor(def).addPartition(tp, partition);
         } else if (action instanceof MirrorAction.RemoveFetcher) {
             fetcherFor(def).removePartition(tp);
         } else if (action instanceof MirrorAction.AskPeer) {
-            PeerAnswer answer = peerAnswers.computeIfAbsent(def.name() + "/" + tp.topic(),
-                    k -> askPeer(def, tp.topic()));
+            String topic = tp.topic();
+            List<Integer> all = metadata.image().topic(topic)
+                    .map(t -> List.copyOf(t.partitions().keySet())).orElse(List.of());
+            String clusterId = metadata.image().clusterId();
+            // one lookup per mirror and topic in flight, for all its partitions at once
+            PeerAnswer answer = outcomeOf(tp, partition, host, new PartitionCalls.Key.AskPeer(), "ask/" + topic,
+                    "asking the source for the last mirrored epochs of " + topic,
+                    () -> askPeer(def, clusterId, topic, all), outcome -> { });
             if (answer.failure() != null) {
                 return PeerFailures.failed("asking the source for its last mirrored epoch", answer.failure());
             }
@@ -642,18 +683,30 @@ public final class MirrorManager implements AutoCloseable {
         } else if (action instanceof MirrorAction.ComparePeer compare) {
             Optional<LastMirroredTruncation.LastMirrored> answer = peer instanceof PeerLookup.Answered a
                     ? a.lastMirrored() : Optional.empty();
-            try {
-                OptionalLong differ = comparison.firstDifference(def, tp, partition, compare.upTo());
-                metrics.onReconciliation(def.name(), true, differ.isEmpty() || differ.getAsLong() >= compare.upTo());
-                return new PeerLookup.Compared(answer, differ);
-            } catch (IOException e) {
-                metrics.onReconciliation(def.name(), false, false);
-                return PeerFailures.failed("comparing this log with the source's", e);
+            MirrorCalls mirrorCalls = callsFor(def);
+            PeerComparison comparison = mirrorCalls.comparison();
+            CompareResult result = outcomeOf(tp, partition, host, new PartitionCalls.Key.ComparePeer(compare.upTo()),
+                    "compare/" + tp + "/" + compare.upTo(), "comparing " + tp + " with the source below offset "
+                            + compare.upTo(), () -> compareWithPeer(comparison, def, tp, partition, compare.upTo()),
+                    outcome -> {
+                        if (!outcome.isFailure()) { // counted once per comparison, not per pass that reads it
+                            metrics.onReconciliation(def.name(), outcome.value().failure() == null,
+                                    outcome.value().matchedBelow(compare.upTo()));
+                        }
+                    });
+            if (result.failure() != null) {
+                return PeerFailures.failed("comparing this log with the source's", result.failure());
             }
+            return new PeerLookup.Compared(answer, result.firstDifference());
         } else if (action instanceof MirrorAction.ApplyTruncationPoint point) {
             long end = partition.logEndOffset();
-            // nothing is cut before it is kept: a copy that fails throws, and the next pass decides again
-            MirrorQuarantine.Copied copied = quarantine.copy(def.name(), tp, partition, point.offset(), point.reason());
+            // nothing is cut before it is kept: the copy of exactly this tail (from the point to this log end) has
+            // been acknowledged, or the cut waits for it; a copy that failed throws, and the next pass copies again
+            MirrorQuarantine.Copied copied = outcomeOf(tp, partition, host,
+                    new PartitionCalls.Key.CopyToQuarantine(point.offset(), end), "copy/" + tp + "/" + point.offset()
+                            + "/" + end, "copying offsets " + point.offset() + " to " + end + " of " + tp
+                            + " to the quarantine",
+                    () -> quarantine.copy(def.name(), tp, partition, point.offset(), point.reason()), outcome -> { });
             partition.applyTruncationPoint(point.id(), point.offset(), "mirror " + def.name() + ": " + point.reason());
             metrics.onTruncation(def.name(), end - point.offset(), copied.records());
             log.debug("[Mirror {} {}] truncation point {} at offset {} applied on the leader (log end was {}); every "
@@ -669,6 +722,94 @@ public final class MirrorManager implements AutoCloseable {
         return peer;
     }
 
+    /** A comparison's result: where the logs first differ, or why they could not be compared. */
+    private record CompareResult(OptionalLong firstDifference, IOException failure) {
+        boolean matchedBelow(long upTo) {
+            return firstDifference.isEmpty() || firstDifference.getAsLong() >= upTo;
+        }
+    }
+
+    /** On the mirror's thread: an I/O failure of the comparison is its result. */
+    private static CompareResult compareWithPeer(PeerComparison comparison, MirrorDefinition def, TopicPartition tp,
+                                                 MirrorLocalPartition partition, long upTo) {
+        try {
+            return new CompareResult(comparison.firstDifference(def, tp, partition, upTo), null);
+        } catch (IOException e) {
+            return new CompareResult(OptionalLong.empty(), e);
+        }
+    }
+
+    /**
+     * The outcome of a call of this partition on the current leadership and record: its value once finished; else
+     * the call is started on the mirror's thread (or joins the one of the same {@code sharedKey} in flight), and
+     * {@link AwaitingCall} ends the pass. A call that threw is forgotten, so the next pass starts it again, and its
+     * error ends this pass. {@code onAccepted} sees the outcome once, on this thread, when the partition takes it.
+     */
+    @SuppressWarnings("unchecked")
+    private <T> T outcomeOf(TopicPartition tp, MirrorLocalPartition partition, MirrorPartitionHost host,
+                            PartitionCalls.Key key, String sharedKey, String what, Callable<T> work,
+                            Consumer<MirrorCalls.Outcome<T>> onAccepted) throws Exception {
+        MirrorPartitionContext ctx = contexts.get(tp);
+        int epoch = partition.leaderEpoch();
+        PartitionCalls.Basis basis = new PartitionCalls.Basis(epoch, ctx.driver.current(host, epoch).version());
+        PartitionCalls.Found found = ctx.calls.find(key, basis);
+        if (found instanceof PartitionCalls.Found.Finished finished) {
+            MirrorCalls.Outcome<?> outcome = finished.outcome();
+            if (outcome.isFailure()) {
+                ctx.calls.discard(key);
+                throw new ExecutionException(what + " failed", outcome.error());
+            }
+            return (T) outcome.value();
+        }
+        if (found instanceof PartitionCalls.Found.NotStarted) {
+            MirrorCalls mirrorCalls = callsFor(ctx.mirror);
+            long token = ctx.calls.started(key, basis, mirrorCalls);
+            boolean started = mirrorCalls.call(sharedKey, what, work, outcome -> {
+                if (contexts.get(tp) == ctx && ctx.calls.complete(key, token, outcome)) {
+                    onAccepted.accept(outcome);
+                    queuePasses(Set.of(tp)); // the partition decides again with the outcome in hand
+                } else {
+                    log.debug("[Mirror {} {}] dropped the outcome of {}: asked again since, or no longer led here",
+                            ctx.mirror, tp, what);
+                }
+            });
+            if (!started) {
+                ctx.calls.discard(key); // the next pass asks again
+            } else {
+                log.debug("[Mirror {} {}] {} on the mirror's thread", ctx.mirror, tp, what);
+            }
+        }
+        throw new AwaitingCall(tp, what);
+    }
+
+    private MirrorCalls callsFor(MirrorDefinition def) {
+        return callsFor(def.name());
+    }
+
+    private MirrorCalls callsFor(String mirror) {
+        MirrorCalls existing = calls.get(mirror);
+        if (existing != null && !existing.isClosed()) {
+            return existing;
+        }
+        MirrorCalls created = new MirrorCalls(brokerId, mirror, this::submit);
+        calls.put(mirror, created);
+        return created;
+    }
+
+    /** The threads of mirrors this broker leads no partition of any more (deleted, moved away) end. */
+    private void closeIdleCalls() {
+        Set<String> led = contexts.values().stream().map(c -> c.mirror).collect(Collectors.toSet());
+        for (Iterator<Map.Entry<String, MirrorCalls>> it = calls.entrySet().iterator(); it.hasNext(); ) {
+            Map.Entry<String, MirrorCalls> e = it.next();
+            if (!led.contains(e.getKey())) {
+                log.info("[Mirror {}] this broker leads none of its partitions now; its calls' thread ends",
+                        e.getKey());
+                e.getValue().close();
+                it.remove();
+            }
+        }
+    }
+
     private final Map<String, Map<String, String>> fetcherConfigs = new HashMap<>();
 
     private MirrorFetcher fetcherFor(MirrorDefinition def) {
@@ -681,6 +822,10 @@ public final class MirrorManager implements AutoCloseable {
                 log.info("[Mirror {}] source address or client configs changed; restarting its fetcher (now {})",
                         def.name(), def.sourceBootstrap());
                 old.shutdown();
+            }
+            MirrorCalls oldCalls = calls.remove(def.name());
+            if (oldCalls != null) {
+                oldCalls.close(); // their connections to the old source go; pending calls are asked again
             }
         }
         return fetchers.computeIfAbsent(def.name(), name -> {
@@ -730,6 +875,8 @@ public final class MirrorManager implements AutoCloseable {
                 run(tp, p.get(), def, mt.desired(), event, Optional.empty());
             } catch (FailoverStepsQueued e) {
                 // appended just below
+            } catch (AwaitingCall e) {
+                // its call's outcome gives it a pass
             } catch (Exception e) {
                 log.warn("[Mirror {} {}] could not record a fetcher event", def.name(), tp, e);
             } finally {
@@ -749,7 +896,8 @@ public final class MirrorManager implements AutoCloseable {
             Thread.currentThread().interrupt();
         }
         barriers.close();
-        comparison.close();
+        calls.values().forEach(MirrorCalls::close);
+        calls.clear();
         fetchers.values().forEach(MirrorFetcher::shutdown);
         fetchers.clear();
     }

@@ -60,6 +60,15 @@ public final class MirrorTopicStarter {
 
     /** Blocks on the source and ZooKeeper: call it from an admin or sync thread only. */
     public TopicResult startTopic(String mirror, String topic, Admin source) throws Exception {
+        return startTopic(mirror, topic, source, store.topicVersion(mirror, topic));
+    }
+
+    /**
+     * As {@link #startTopic(String, String, Admin)}, writing the desired state only if the topic's node is still at
+     * {@code expectedVersion} (read before the source was first contacted, -1 for none): a stop, pause or resume
+     * that came while this start waited on the source wins, and this topic's start is refused with the reason.
+     */
+    public TopicResult startTopic(String mirror, String topic, Admin source, int expectedVersion) throws Exception {
         if (Topic.isInternal(topic)) {
             // __consumer_offsets belongs to each cluster's own coordinator; groups move by offset sync instead
             return new TopicResult(Errors.INVALID_TOPIC_EXCEPTION.code(), "Internal topic '" + topic
@@ -93,7 +102,13 @@ public final class MirrorTopicStarter {
                     + local.get().topicId() + "; the source topic has ID " + sourceTopic.topicId());
         }
         // the desired state goes first, so the partitions' first leaders already keep the source's epochs
-        store.setTopic(mirror, topic, DesiredMirrorState.MIRRORING);
+        if (!store.setTopicAt(mirror, topic, DesiredMirrorState.MIRRORING, expectedVersion)) {
+            log.info("Mirror {}: the start of {} is not applied: its desired state changed while the start read the "
+                    + "source", mirror, topic);
+            return new TopicResult(MirrorErrors.INVALID_MIRROR_STATE.code, "The desired state of topic '" + topic
+                    + "' changed while this start read the source (a stop, pause, resume or another start meanwhile); "
+                    + "describe the mirror, and start the topic again if it should mirror");
+        }
         if (local.isEmpty()) {
             localTopics.createMirrorTopic(topic, sourceTopic.topicId(), sourceTopic.partitions().size(), configs);
             log.info("Mirror {}: created mirror topic {} with the source's topic ID {}, {} partitions, configs {}",

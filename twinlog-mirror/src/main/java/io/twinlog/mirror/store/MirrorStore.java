@@ -266,6 +266,37 @@ public final class MirrorStore {
         }
     }
 
+    /**
+     * The version of a mirror topic's desired-state node, -1 when it has none yet: what a start, which reads the
+     * source before it writes, compares against ({@link #setTopicAt}).
+     */
+    public int topicVersion(String name, String topic) throws Exception {
+        Stat stat = zk.checkExists().forPath(topicsPath(name) + "/" + topic);
+        return stat == null ? -1 : stat.getVersion();
+    }
+
+    /**
+     * Sets a mirror topic's desired state only if its node is still at {@code expectedVersion} (-1: it has none
+     * yet): false when a stop, pause, resume or another start wrote it meanwhile, so a start that waited on its
+     * source never undoes a later failover.
+     */
+    public boolean setTopicAt(String name, String topic, DesiredMirrorState desiredState, int expectedVersion)
+            throws Exception {
+        String path = topicsPath(name) + "/" + topic;
+        try {
+            if (expectedVersion < 0) {
+                zk.create().creatingParentsIfNeeded().forPath(path, desiredStateJson(desiredState));
+            } else {
+                zk.setData().withVersion(expectedVersion).forPath(path, desiredStateJson(desiredState));
+            }
+        } catch (KeeperException.NodeExistsException | KeeperException.BadVersionException
+                 | KeeperException.NoNodeException e) {
+            return false;
+        }
+        log.info("Cluster mirror {}: topic {} desired state is now {}", name, topic, desiredState);
+        return true;
+    }
+
     public void setTopic(String name, String topic, DesiredMirrorState desiredState) throws Exception {
         String path = topicsPath(name) + "/" + topic;
         try {

@@ -30,6 +30,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -60,13 +61,23 @@ public final class MirrorTopicHandlers implements AutoCloseable {
     private final MirrorStore store;
     private final MetadataWatcher metadata;
     private final MirrorTopicStarter starter;
-    /** ZooKeeper writes and source lookups of the topic APIs, one at a time, off the request threads. */
     private final BrokerAuthorization authorization;
-    private final ExecutorService adminThread = Executors.newSingleThreadExecutor(r -> {
-        Thread t = new Thread(r, "twinlog-mirror-admin");
-        t.setDaemon(true);
-        return t;
-    });
+    /**
+     * Stop, pause and resume: ZooKeeper reads and writes only, one at a time, off the request threads. Never behind
+     * a start, which may wait on an unreachable source for {@value #SOURCE_TIMEOUT_MS} ms per call (issue 25, point
+     * 3): a failover must not wait for the source it is failing over from.
+     */
+    private final ExecutorService adminThread = daemonThread("twinlog-mirror-admin");
+    /** Starts, one at a time: they read the source's topics and configs before they write. */
+    private final ExecutorService startThread = daemonThread("twinlog-mirror-start");
+
+    private static ExecutorService daemonThread(String name) {
+        return Executors.newSingleThreadExecutor(r -> {
+            Thread t = new Thread(r, name);
+            t.setDaemon(true);
+            return t;
+        });
+    }
 
     public MirrorTopicHandlers(MirrorStore store, MetadataWatcher metadata, MirrorTopicStarter starter,
                                BrokerAuthorization authorization) {
@@ -77,13 +88,15 @@ public final class MirrorTopicHandlers implements AutoCloseable {
     }
 
     /**
-     * The four topic APIs answer without holding a request thread: their ZooKeeper writes and source lookups run on
-     * this broker's mirror admin thread, and a failover's wait for STOPPED is a callback on the metadata image, so
+     * The four topic APIs answer without holding a request thread: a start's source lookups and writes run on this
+     * broker's mirror start thread, the others' ZooKeeper writes on its mirror admin thread (so a stop never waits
+     * for a start stuck on its source), and a failover's wait for STOPPED is a callback on the metadata image, so
      * concurrent failovers do not stall produce and fetch.
      */
     public void register(ApiRegistry.Builder registry) {
         MirrorApiRegistration.addAsync(registry, MirrorApi.START_MIRROR_TOPICS,
-                (ctx, req) -> onAdminThread(MirrorApi.START_MIRROR_TOPICS, () -> start(ctx, req), answer -> answer));
+                (ctx, req) -> onThread(startThread, MirrorApi.START_MIRROR_TOPICS, () -> start(ctx, req),
+                        answer -> answer));
         MirrorApiRegistration.addAsync(registry, MirrorApi.STOP_MIRROR_TOPICS,
                 (ctx, req) -> setDesired(MirrorApi.STOP_MIRROR_TOPICS, ctx, req, DesiredMirrorState.STOPPED));
         MirrorApiRegistration.addAsync(registry, MirrorApi.PAUSE_MIRROR_TOPICS,
@@ -93,13 +106,14 @@ public final class MirrorTopicHandlers implements AutoCloseable {
     }
 
     /**
-     * Runs {@code work} on the admin thread; a failure becomes the API's error answer (logged with its stack trace),
+     * Runs {@code work} on {@code thread}; a failure becomes the API's error answer (logged with its stack trace),
      * wrapped by {@code asResult}.
      */
-    private <T> CompletableFuture<T> onAdminThread(MirrorApi api, Callable<T> work, Function<Struct, T> asResult) {
+    private <T> CompletableFuture<T> onThread(ExecutorService thread, MirrorApi api, Callable<T> work,
+                                              Function<Struct, T> asResult) {
         CompletableFuture<T> result = new CompletableFuture<>();
         try {
-            adminThread.execute(() -> {
+            thread.execute(() -> {
                 try {
                     result.complete(work.call());
                 } catch (Exception e) {
@@ -122,6 +136,7 @@ public final class MirrorTopicHandlers implements AutoCloseable {
     @Override
     public void close() {
         adminThread.shutdownNow();
+        startThread.shutdownNow();
     }
 
     private Struct start(AuthorizableRequestContext ctx, Struct req) throws Exception {
@@ -144,6 +159,12 @@ public final class MirrorTopicHandlers implements AutoCloseable {
             return topLevel(MirrorApi.START_MIRROR_TOPICS, Errors.INVALID_REGULAR_EXPRESSION.code(), bad.get());
         }
         Map<String, TopicResult> results = new LinkedHashMap<>();
+        // the topics' desired-state versions before the source is contacted: a stop, pause or resume that comes
+        // while this start waits on the source wins over it (MirrorTopicStarter refuses to write over it)
+        Map<String, Integer> versions = new HashMap<>();
+        for (String topic : strings(req.getArray("topics"))) {
+            versions.put(topic, store.topicVersion(name, topic));
+        }
         try (Admin source = SourceClusters.admin(def.get(), SOURCE_TIMEOUT_MS)) {
             Set<String> wanted = new LinkedHashSet<>(strings(req.getArray("topics")));
             if (!patterns.isEmpty()) {
@@ -156,7 +177,9 @@ public final class MirrorTopicHandlers implements AutoCloseable {
             }
             for (String topic : wanted) {
                 Optional<TopicResult> denied = topicDenied(ctx, topic);
-                results.put(topic, denied.isPresent() ? denied.get() : starter.startTopic(name, topic, source));
+                Integer version = versions.get(topic);
+                results.put(topic, denied.isPresent() ? denied.get() : version == null
+                        ? starter.startTopic(name, topic, source) : starter.startTopic(name, topic, source, version));
             }
         } catch (Exception e) {
             return topLevel(MirrorApi.START_MIRROR_TOPICS, MirrorErrors.SOURCE_CLUSTER_UNREACHABLE.code,
@@ -167,7 +190,8 @@ public final class MirrorTopicHandlers implements AutoCloseable {
 
     private CompletableFuture<Struct> setDesired(MirrorApi api, AuthorizableRequestContext ctx, Struct req,
                                                  DesiredMirrorState desired) {
-        return onAdminThread(api, () -> setDesiredNow(api, ctx, req, desired), answer -> new Outcome(answer, null))
+        return onThread(adminThread, api, () -> setDesiredNow(api, ctx, req, desired),
+                answer -> new Outcome(answer, null))
                 .thenCompose(o -> o.stopping() == null ? CompletableFuture.completedFuture(o.answer())
                         : awaitStopped(api, o.stopping()));
     }

@@ -1,0 +1,176 @@
+package io.twinlog.mirror.runtime;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.Callable;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+
+/**
+ * The calls of one mirror that may wait on its source or on a long copy — the peer's last-mirrored lookup, the
+ * comparison of a log with the peer's, the quarantine copy before a cut — run on this mirror's own thread, off the
+ * mirror manager's, so that one mirror's slow or dead peer never delays another mirror's passes (issue 25, point 3).
+ * Each result is handed back to the manager's thread ({@code results}) as an event.
+ *
+ * <p>Threading: {@link #call} and {@link #close} are called on the manager thread, and every {@code onDone} runs
+ * there; the work itself runs on one thread per mirror (ended after {@value #IDLE_SECONDS} s without work, and by
+ * {@link #close}), fed by a queue of at most {@value #QUEUE_CAPACITY} calls. Calls with the same key while one is
+ * in flight join it: a topic's partitions share one lookup.
+ */
+final class MirrorCalls implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(MirrorCalls.class);
+    static final int QUEUE_CAPACITY = 1_000;
+    static final int IDLE_SECONDS = 30;
+
+    private final String mirror;
+    private final Executor results;
+    private final ThreadPoolExecutor thread;
+    /** For the comparisons of this mirror: used on this mirror's thread only, closed when it ends. */
+    private final PeerComparison comparison = new PeerComparison();
+    /** Calls in flight by key, with whoever waits on each; manager thread only. */
+    private final Map<String, List<Consumer<Outcome<?>>>> inFlight = new HashMap<>();
+    private volatile boolean closed;
+
+    /** A call's result: its value, or what it threw. */
+    record Outcome<T>(T value, Throwable error) {
+        static <T> Outcome<T> of(T value) {
+            return new Outcome<>(value, null);
+        }
+
+        static <T> Outcome<T> failed(Throwable error) {
+            return new Outcome<>(null, error);
+        }
+
+        boolean isFailure() {
+            return error != null;
+        }
+    }
+
+    /**
+     * @param results runs each call's {@code onDone} on the manager thread (drops it once the manager is closed)
+     */
+    MirrorCalls(int brokerId, String mirror, Executor results) {
+        this.mirror = mirror;
+        this.results = results;
+        this.thread = new ThreadPoolExecutor(1, 1, IDLE_SECONDS, TimeUnit.SECONDS,
+                new ArrayBlockingQueue<>(QUEUE_CAPACITY), r -> {
+                    Thread t = new Thread(r, "twinlog-mirror-calls-" + brokerId + "-" + mirror);
+                    t.setDaemon(true);
+                    return t;
+                }) {
+            @Override
+            protected void terminated() {
+                comparison.close(); // after the last call: nothing else uses it
+            }
+        };
+        this.thread.allowCoreThreadTimeOut(true);
+    }
+
+    String mirror() {
+        return mirror;
+    }
+
+    /** This mirror's comparisons with its source; for work running on this mirror's thread only. */
+    PeerComparison comparison() {
+        return comparison;
+    }
+
+    /**
+     * Runs {@code work} on this mirror's thread and {@code onDone} with its outcome on the manager thread; joins the
+     * call of the same {@code key} in flight, if there is one. A failure is logged with its stack trace and given to
+     * {@code onDone}.
+     *
+     * @return false when the call was not started: the queue is full or this mirror's calls are closed (the caller
+     *         asks again at its next pass)
+     */
+    @SuppressWarnings("unchecked")
+    <T> boolean call(String key, String what, Callable<T> work, Consumer<Outcome<T>> onDone) {
+        if (closed) {
+            return false;
+        }
+        List<Consumer<Outcome<?>>> waiting = inFlight.get(key);
+        Consumer<Outcome<?>> waiter = outcome -> onDone.accept((Outcome<T>) outcome);
+        if (waiting != null) {
+            waiting.add(waiter);
+            return true;
+        }
+        waiting = new ArrayList<>(List.of(waiter));
+        inFlight.put(key, waiting);
+        try {
+            thread.execute(() -> {
+                Outcome<?> outcome = run(what, work);
+                results.execute(() -> finished(key, outcome));
+            });
+            return true;
+        } catch (RejectedExecutionException e) {
+            inFlight.remove(key);
+            if (!closed) {
+                log.warn("[Mirror {}] {} not started: {} calls already wait on this mirror's thread; asked again at "
+                        + "the next pass", mirror, what, QUEUE_CAPACITY);
+            }
+            return false;
+        }
+    }
+
+    private Outcome<?> run(String what, Callable<?> work) {
+        try {
+            return Outcome.of(work.call());
+        } catch (Throwable e) { // an Error too: the waiting partitions must hear of it, not wait for ever
+            if (closed) {
+                log.debug("[Mirror {}] {} ended by the mirror's shutdown", mirror, what, e);
+            } else {
+                log.warn("[Mirror {}] {} failed", mirror, what, e);
+            }
+            return Outcome.failed(e);
+        }
+    }
+
+    /** On the manager thread: every waiter of the call hears its outcome. */
+    private void finished(String key, Outcome<?> outcome) {
+        List<Consumer<Outcome<?>>> waiting = inFlight.remove(key);
+        if (waiting == null || closed) {
+            return;
+        }
+        for (Consumer<Outcome<?>> waiter : waiting) {
+            try {
+                waiter.accept(outcome);
+            } catch (RuntimeException e) {
+                log.error("[Mirror {}] handling the outcome of {} failed", mirror, key, e);
+            }
+        }
+    }
+
+    boolean isClosed() {
+        return closed;
+    }
+
+    /** Whether this mirror's thread is running now (it ends when idle). */
+    boolean threadAlive() {
+        return thread.getPoolSize() > 0;
+    }
+
+    /**
+     * Ends this mirror's calls: the one running is interrupted, queued ones dropped, and no outcome is delivered
+     * afterwards (whoever waited on them asks again from a new instance, or is gone). Does not wait.
+     */
+    @Override
+    public void close() {
+        closed = true;
+        inFlight.clear();
+        thread.shutdownNow();
+    }
+
+    /** For tests: waits until this mirror's thread has ended after {@link #close}. */
+    boolean awaitTermination(long timeoutMs) throws InterruptedException {
+        return thread.awaitTermination(timeoutMs, TimeUnit.MILLISECONDS);
+    }
+}

@@ -1,0 +1,224 @@
+package io.twinlog.tests.mirror;
+
+import io.twinlog.clients.mirror.MirrorAdmin;
+import io.twinlog.testkit.FaultProxy;
+import io.twinlog.testkit.MirrorSteps;
+import io.twinlog.testkit.TestCluster;
+import io.twinlog.testkit.Waits;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.NewPartitionReassignment;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Mirrors are isolated from each other (issue 25, point 3): a peer that times out — the test kit's proxy
+ * blackholed, so connections are accepted and no byte crosses — delays only its own mirror. Its failback's peer
+ * lookups run on that mirror's own thread, so another mirror's failover on the same broker takes its usual time;
+ * and a {@code --start} waiting on an unreachable source does not hold a {@code --stop} behind it.
+ */
+@Timeout(300)
+class MirrorIsolationTest {
+    private static final List<String> FAILBACK_TOPICS = List.of("back-a", "back-b", "back-c");
+
+    /**
+     * Destination D (brokers 0 and 1) and one source X reached through two proxies, one per mirror. m2 mirrors two
+     * topics from X; m1 fails back three topics D once served and X failed over. Broker 1 leads every partition of
+     * both. With m1's proxy blackholed while its partitions ask X what it last mirrored from D (LastMirroredEpochs,
+     * 5 s per topic, one after the other), m2's failover of its second topic takes no longer than that of its first,
+     * measured without the fault.
+     */
+    @Test
+    void aBlackholedPeerOfOneMirrorDoesNotDelayAnotherMirrorsFailover() throws Exception {
+        try (TestCluster d = TestCluster.builder().brokers(2).build().start();
+             TestCluster x = TestCluster.builder().brokers(1).build().start();
+             FaultProxy m1Peer = new FaultProxy("m1-peer", "127.0.0.1", x.broker(0).boundPort("PLAINTEXT"));
+             FaultProxy m2Source = new FaultProxy("m2-source", "127.0.0.1", x.broker(0).boundPort("PLAINTEXT"));
+             Admin dAdmin = d.admin();
+             Admin xAdmin = x.admin();
+             MirrorAdmin onX = MirrorAdmin.create(x.bootstrapServers(), Duration.ofSeconds(60))) {
+            // D serves the topics m1 fails back later, on broker 1; X mirrors them and fails over
+            for (String topic : FAILBACK_TOPICS) {
+                dAdmin.createTopics(List.of(new NewTopic(topic, Map.of(0, List.of(1))))).all().get();
+                produce(d, topic, 50);
+            }
+            onX.createClusterMirror("back", Map.of("bootstrap.servers", d.bootstrapServers()));
+            assertEquals(Map.of(), onX.startMirrorTopics("back", FAILBACK_TOPICS, List.of(), List.of()));
+            for (String topic : FAILBACK_TOPICS) {
+                Waits.waitUntil("X holds " + topic, () -> end(x, 0, topic) == 50);
+                MirrorSteps.failOver(onX, "back", topic);
+                produce(x, topic, 10);
+            }
+            // m2: two topics of X mirrored to D, led by broker 1
+            xAdmin.createTopics(List.of(new NewTopic("m2-a", 1, (short) 1), new NewTopic("m2-b", 1, (short) 1)))
+                    .all().get();
+            produce(x, "m2-a", 20);
+            produce(x, "m2-b", 20);
+            try (MirrorAdmin onD = MirrorAdmin.create(d.bootstrapServers(), Duration.ofSeconds(60))) {
+                onD.createClusterMirror("m2", Map.of("bootstrap.servers", m2Source.address()));
+                assertEquals(Map.of(), onD.startMirrorTopics("m2", List.of("m2-a", "m2-b"), List.of(), List.of()));
+                for (String topic : List.of("m2-a", "m2-b")) {
+                    TopicPartition tp = new TopicPartition(topic, 0);
+                    Waits.waitUntil(topic + " exists on D", () -> dAdmin.listTopics().names().get().contains(topic));
+                    dAdmin.alterPartitionReassignments(Map.of(tp, Optional.of(new NewPartitionReassignment(
+                            List.of(1))))).all().get();
+                    Waits.waitUntil(topic + " led by broker 1 and mirrored", () -> leader(dAdmin, topic) == 1
+                            && end(d, 1, topic) == 20 && state(onD, "m2", topic).equals("MIRRORING"));
+                }
+                onD.createClusterMirror("m1", Map.of("bootstrap.servers", m1Peer.address()));
+
+                long usual = timeFailover(onD, "m2", "m2-a");
+
+                // m1's failback is started while broker 1 is away, so that its partitions ask the peer only once
+                // the peer is blackholed (the start itself reads X's topics through the same proxy)
+                d.stopBroker(1);
+                try (MirrorAdmin onBroker0 = MirrorAdmin.create(d.bootstrapServers(), Duration.ofSeconds(60))) {
+                    assertEquals(Map.of(), onBroker0.startMirrorTopics("m1", FAILBACK_TOPICS, List.of(), List.of()));
+                }
+                m1Peer.blackhole();
+                d.startBroker(1);
+                Waits.waitUntil("m1's partitions in LOG_TRUNCATION, asking the blackholed peer, and m2-b mirroring",
+                        () -> FAILBACK_TOPICS.stream().allMatch(t -> state(onD, "m1", t).equals("LOG_TRUNCATION"))
+                                && state(onD, "m2", "m2-b").equals("MIRRORING") && leader(dAdmin, "m2-b") == 1);
+
+                long withFault = timeFailover(onD, "m2", "m2-b");
+                System.out.printf("m2's failover: %d ms without the fault, %d ms with m1's peer blackholed%n", usual,
+                        withFault);
+                // before this change m2's failover waited behind m1's three lookups: 15,183 ms against 24 ms
+                assertTrue(withFault < 2 * usual + 1_000, "m2's failover took " + withFault + " ms with m1's peer "
+                        + "blackholed, " + usual + " ms without");
+                assertEquals("LOG_TRUNCATION", state(onD, "m1", FAILBACK_TOPICS.get(2)),
+                        "m1's last topic still waits on its peer: the fault held while m2 failed over");
+
+                // the peer back: m1's failback goes on from the lookups it retries
+                m1Peer.heal();
+                for (String topic : FAILBACK_TOPICS) {
+                    Waits.waitUntil("m1 mirrors " + topic + " again", () -> state(onD, "m1", topic)
+                            .equals("MIRRORING"), Duration.ofSeconds(90));
+                }
+            }
+        }
+    }
+
+    /**
+     * A start reads the source's topics before it writes; with the source blackholed it waits out its timeouts. A
+     * stop sent meanwhile to the same broker is answered at once, the topic failed over, and the start that
+     * finishes later does not undo it.
+     */
+    @Test
+    void aStopIsNotQueuedBehindAStartWaitingOnAnUnreachableSource() throws Exception {
+        try (TestCluster source = TestCluster.builder().brokers(1).build().start();
+             TestCluster destination = TestCluster.builder().brokers(1).build().start();
+             FaultProxy address = new FaultProxy("source-address", "127.0.0.1",
+                     source.broker(0).boundPort("PLAINTEXT"));
+             Admin sourceAdmin = source.admin();
+             MirrorAdmin starts = MirrorAdmin.create(destination.bootstrapServers(), Duration.ofSeconds(60));
+             MirrorAdmin stops = MirrorAdmin.create(destination.bootstrapServers(), Duration.ofSeconds(60))) {
+            sourceAdmin.createTopics(List.of(new NewTopic("orders", 1, (short) 1))).all().get();
+            produce(source, "orders", 20);
+            starts.createClusterMirror("m", Map.of("bootstrap.servers", address.address()));
+            assertEquals(Map.of(), starts.startMirrorTopics("m", List.of("orders"), List.of(), List.of()));
+            Waits.waitUntil("orders mirrored", () -> end(destination, 0, "orders") == 20
+                    && state(stops, "m", "orders").equals("MIRRORING"));
+
+            address.blackhole();
+            CompletableFuture<Object> pendingStart = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return starts.startMirrorTopics("m", List.of("orders"), List.of(), List.of());
+                } catch (Exception e) {
+                    return e;
+                }
+            });
+            Waits.waitUntil("the broker's start waits on the source", MirrorIsolationTest::startWaitsOnTheSource);
+
+            long began = System.nanoTime();
+            assertEquals(Map.of(), stops.stopMirrorTopics("m", List.of("orders"), List.of()));
+            long stopMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - began);
+            System.out.printf("--stop behind a pending --start: %d ms%n", stopMs);
+            assertTrue(stopMs < 2_000, "the stop took " + stopMs + " ms behind a start waiting on its source");
+            assertEquals("STOPPED", state(stops, "m", "orders"));
+            assertFalse(pendingStart.isDone(), "the start was still waiting on the source");
+            assertTrue(callsThreadAlive("m"), "the new leader compared its log with the source on m's own thread");
+
+            Object startOutcome = pendingStart.get(120, TimeUnit.SECONDS);
+            assertTrue(startOutcome instanceof Exception || !((Map<?, ?>) startOutcome).isEmpty(),
+                    "the start waiting on a blackholed source fails: " + startOutcome);
+            assertEquals("STOPPED", state(stops, "m", "orders"), "the late start did not undo the failover");
+            assertEquals("STOPPED", stops.describeClusterMirrors(List.of("m")).get("m").topics().get("orders")
+                    .desiredState());
+
+            // the mirror's own calls thread ends with the mirror (or, idle, 30 s after its last call)
+            stops.deleteClusterMirror("m");
+            Waits.waitUntil("m's calls thread ended with the mirror", () -> !callsThreadAlive("m"));
+        }
+    }
+
+    /** The broker's mirror start thread is inside a start, waiting (it runs in this JVM). */
+    private static boolean startWaitsOnTheSource() {
+        return Thread.getAllStackTraces().entrySet().stream().anyMatch(e -> e.getKey().getName()
+                .equals("twinlog-mirror-start") && Arrays.stream(e.getValue()).anyMatch(f -> f.getClassName()
+                .endsWith("MirrorTopicHandlers") && f.getMethodName().equals("start")));
+    }
+
+    /** Whether a broker of this JVM runs a calls thread for mirror {@code mirror} (it ends 30 s after its last call). */
+    private static boolean callsThreadAlive(String mirror) {
+        return Thread.getAllStackTraces().keySet().stream().anyMatch(t -> t.isAlive()
+                && t.getName().matches("twinlog-mirror-calls-\\d+-" + mirror));
+    }
+
+    /** A failover of {@code topic} as the operator runs it (stop, then every partition STOPPED), in ms. */
+    private static long timeFailover(MirrorAdmin admin, String mirror, String topic) throws Exception {
+        long began = System.nanoTime();
+        MirrorSteps.failOver(admin, mirror, topic);
+        return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - began);
+    }
+
+    private static String state(MirrorAdmin admin, String mirror, String topic) {
+        MirrorAdmin.TopicDescription description;
+        try {
+            description = admin.describeClusterMirrors(List.of(mirror)).get(mirror).topics().get(topic);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return description == null || description.partitions().isEmpty() ? "NONE"
+                : description.partitions().get(0).state();
+    }
+
+    private static int leader(Admin admin, String topic) throws Exception {
+        var leader = admin.describeTopics(List.of(topic)).allTopicNames().get().get(topic).partitions().get(0)
+                .leader();
+        return leader == null ? -1 : leader.id();
+    }
+
+    private static long end(TestCluster cluster, int broker, String topic) {
+        return cluster.broker(broker).logStore().log(new TopicPartition(topic, 0)).map(l -> l.logEndOffset())
+                .orElse(-1L);
+    }
+
+    private static void produce(TestCluster cluster, String topic, int count) throws Exception {
+        try (KafkaProducer<byte[], byte[]> p = cluster.producer(Map.of("linger.ms", 5))) {
+            for (int i = 0; i < count; i++) {
+                p.send(new ProducerRecord<>(topic, 0, null, (topic + "-" + i).getBytes(StandardCharsets.UTF_8)));
+            }
+            p.flush();
+        }
+    }
+}
