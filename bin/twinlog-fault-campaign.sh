@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The fault campaign over real processes (issue 25, point 11; docs/reliability.md):
-#   bin/twinlog-fault-campaign.sh [--seed S] [--duration 10m] [--work-dir DIR] [--keep-data]
+#   bin/twinlog-fault-campaign.sh [--seed S] [--duration 10m] [--faults KIND,...] [--work-dir DIR] [--keep-data]
 # Starts a 3-node ZooKeeper ensemble and two 3-broker Twinlog clusters as separate JVMs on loopback, mirrors a topic
 # between them under a steady acks=all producer and a consumer group, and injects seeded faults round after round,
 # checking the invariants after each. Prints its seed first; exits 1 with the seed, the round and what was seen when

@@ -13,7 +13,6 @@ import java.io.File;
 import java.io.PrintStream;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
@@ -45,6 +44,7 @@ final class FaultCampaign {
 
     private final long seed;
     private final Duration duration;
+    private final List<FaultKind> kinds;
     private final File workDir;
     private final boolean keepData;
     private final PrintStream out;
@@ -53,9 +53,15 @@ final class FaultCampaign {
     private final List<String> history = new ArrayList<>();
     private int round;
 
-    FaultCampaign(long seed, Duration duration, File workDir, boolean keepData, PrintStream out) {
+    /** @param kinds the faults to draw from (all, for the campaign; fewer to chase one finding) */
+    FaultCampaign(long seed, Duration duration, List<FaultKind> kinds, File workDir, boolean keepData,
+                  PrintStream out) {
+        if (kinds.isEmpty()) {
+            throw new IllegalArgumentException("The campaign needs at least one kind of fault");
+        }
         this.seed = seed;
         this.duration = duration;
+        this.kinds = List.copyOf(kinds);
         this.workDir = workDir;
         this.keepData = keepData;
         this.out = out;
@@ -64,8 +70,9 @@ final class FaultCampaign {
 
     Result run() throws Exception {
         out.println("Fault campaign: seed " + seed + ", duration " + duration + ", data in " + workDir
-                + " (replay: bin/twinlog-fault-campaign.sh --seed " + seed + " --duration " + duration.toMinutes()
-                + "m)");
+                + " (replay: bin/twinlog-fault-campaign.sh --seed " + seed + " --duration " + duration.toSeconds()
+                + "s" + (kinds.size() == FaultKind.values().length ? "" : " --faults " + String.join(",",
+                kinds.stream().map(Enum::name).toList())) + ")");
         long deadline = System.nanoTime() + duration.toNanos();
         String failure = null;
         try (ZooKeeperEnsemble zooKeeper = new ZooKeeperEnsemble(workDir)) {
@@ -84,13 +91,13 @@ final class FaultCampaign {
                 InvariantCheck check = new InvariantCheck(pair, stats);
                 out.println("Set up: ZooKeeper " + zooKeeper.connectString() + ", cluster a " + a.bootstrapServers()
                         + ", cluster b " + b.bootstrapServers() + "; " + b + " mirrors " + TOPIC + " from " + a);
-                List<FaultKind> firstRounds = new ArrayList<>(Arrays.asList(FaultKind.values()));
+                List<FaultKind> firstRounds = new ArrayList<>(kinds);
                 Collections.shuffle(firstRounds, random);
                 out.println("The first " + firstRounds.size() + " rounds take every fault once: " + firstRounds);
                 while (System.nanoTime() < deadline) {
                     round++;
                     FaultKind kind = round <= firstRounds.size() ? firstRounds.get(round - 1)
-                            : FaultKind.values()[random.nextInt(FaultKind.values().length)];
+                            : kinds.get(random.nextInt(kinds.size()));
                     long started = System.nanoTime();
                     try {
                         note(kind.name());
