@@ -1,0 +1,99 @@
+package io.twinlog.campaign;
+
+import java.io.File;
+import java.nio.file.Files;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * {@code bin/twinlog-fault-campaign.sh --seed S --duration 10m [--faults KIND,...] [--work-dir DIR] [--keep-data]}:
+ * runs the
+ * {@link FaultCampaign} and exits 0 when every invariant held, 1 when one broke (its seed and round printed, data
+ * kept), 2 on bad arguments. {@code --netns} is refused for now: every process shares loopback
+ * (docs/reliability.md).
+ */
+public final class CampaignMain {
+    private CampaignMain() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        long seed = System.currentTimeMillis();
+        Duration duration = Duration.ofMinutes(10);
+        File workDir = null;
+        boolean keepData = false;
+        List<FaultKind> kinds = List.of(FaultKind.values());
+        for (int i = 0; i < args.length; i++) {
+            switch (args[i]) {
+                case "--seed" -> seed = Long.parseLong(value(args, ++i, "--seed"));
+                case "--duration" -> duration = parseDuration(value(args, ++i, "--duration"));
+                case "--work-dir" -> workDir = new File(value(args, ++i, "--work-dir"));
+                case "--keep-data" -> keepData = true;
+                case "--faults" -> kinds = parseFaults(value(args, ++i, "--faults"));
+                case "--netns" -> usage("--netns is not supported yet: this first version runs every process on "
+                        + "loopback (see docs/reliability.md)");
+                case "-h", "--help" -> {
+                    System.out.println(USAGE);
+                    return;
+                }
+                default -> usage("unknown argument " + args[i]);
+            }
+        }
+        if (workDir == null) {
+            workDir = Files.createTempDirectory("twinlog-campaign-" + seed + "-").toFile();
+        }
+        FaultCampaign.Result result = new FaultCampaign(seed, duration, kinds, workDir, keepData,
+                System.out).run();
+        System.exit(result.passed() ? 0 : 1);
+    }
+
+    private static final String USAGE = "Usage: bin/twinlog-fault-campaign.sh [--seed S] [--duration 10m|90s|2h] "
+            + "[--faults KIND,KIND...] [--work-dir DIR] [--keep-data]\n  kinds: " + Arrays.toString(FaultKind.values());
+
+    /** {@code 90s}, {@code 10m}, {@code 2h}, or ISO-8601 ({@code PT10M}). */
+    static Duration parseDuration(String text) {
+        String t = text.trim().toLowerCase(Locale.ROOT);
+        try {
+            if (t.startsWith("pt")) {
+                return Duration.parse(t.toUpperCase(Locale.ROOT));
+            }
+            long n = Long.parseLong(t.substring(0, t.length() - 1));
+            return switch (t.charAt(t.length() - 1)) {
+                case 's' -> Duration.ofSeconds(n);
+                case 'm' -> Duration.ofMinutes(n);
+                case 'h' -> Duration.ofHours(n);
+                default -> throw new IllegalArgumentException();
+            };
+        } catch (RuntimeException e) {
+            throw new IllegalArgumentException("--duration takes 90s, 10m, 2h or PT10M, not '" + text + "'");
+        }
+    }
+
+    /** {@code BROKER_KILL,SEED_003}: the kinds to draw from, any case. */
+    static List<FaultKind> parseFaults(String text) {
+        List<FaultKind> out = new ArrayList<>();
+        for (String name : text.split(",")) {
+            try {
+                out.add(FaultKind.valueOf(name.trim().toUpperCase(Locale.ROOT)));
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("--faults: unknown kind '" + name.trim() + "'; kinds: "
+                        + Arrays.toString(FaultKind.values()));
+            }
+        }
+        return out;
+    }
+
+    private static String value(String[] args, int i, String option) {
+        if (i >= args.length) {
+            usage(option + " needs a value");
+        }
+        return args[i];
+    }
+
+    private static void usage(String problem) {
+        System.err.println("twinlog-fault-campaign: " + problem + "\n" + USAGE);
+        System.exit(2);
+    }
+}
