@@ -1,6 +1,7 @@
 package io.twinlog.tests.mirror;
 
 import io.twinlog.clients.mirror.MirrorAdmin;
+import io.twinlog.controller.metadata.MetadataImage;
 import io.twinlog.testkit.MirrorInvariants;
 import io.twinlog.testkit.ReplicaLogs;
 import io.twinlog.testkit.TestCluster;
@@ -22,6 +23,7 @@ import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -63,7 +65,9 @@ class SourceTopicLifecycleTest {
 
             Waits.waitUntil("the topic created again on the source", () -> {
                 try {
-                    sourceAdmin.createTopics(List.of(new NewTopic(TOPIC, 1, (short) 1))).all().get();
+                    // another topic under the name: more partitions, its own configs
+                    sourceAdmin.createTopics(List.of(new NewTopic(TOPIC, 2, (short) 1)
+                            .configs(Map.of("retention.ms", "3600000")))).all().get();
                     return true;
                 } catch (Exception e) {
                     return false; // still being deleted
@@ -79,6 +83,10 @@ class SourceTopicLifecycleTest {
             assertEquals(mirrored, ReplicaLogs.read(destination.broker(0), TP),
                     "nothing of the new topic appended onto the old mirror log");
             assertEquals("FAILED", partition(mirrors).state(), "still FAILED: not retried");
+            // the metadata sync (every second here) follows neither its partitions nor its configs
+            MetadataImage image = destination.broker(0).metadata().image();
+            assertEquals(1, image.topic(TOPIC).orElseThrow().partitions().size(), "the new topic's partition count");
+            assertNull(image.topicConfig(TOPIC).get("retention.ms"), "the new topic's configs");
 
             // the operator keeps the topic: a failover works with the source topic gone
             assertEquals(Map.of(), mirrors.stopMirrorTopics(MIRROR, List.of(TOPIC), List.of()));
@@ -138,7 +146,8 @@ class SourceTopicLifecycleTest {
                                          MirrorAdmin mirrors, short replicationFactor) throws Exception {
         sourceAdmin.createTopics(List.of(new NewTopic(TOPIC, 1, replicationFactor))).all().get();
         produce(source, 0, 100);
-        mirrors.createClusterMirror(MIRROR, Map.of("bootstrap.servers", source.bootstrapServers()));
+        mirrors.createClusterMirror(MIRROR, Map.of("bootstrap.servers", source.bootstrapServers(),
+                "mirror.metadata.refresh.interval.ms", "1000"));
         assertEquals(Map.of(), mirrors.startMirrorTopics(MIRROR, List.of(TOPIC), List.of(), List.of()));
         MirrorInvariants.awaitMirrored(source, destination, TP);
     }
