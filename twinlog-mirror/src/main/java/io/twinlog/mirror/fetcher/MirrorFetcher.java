@@ -1,6 +1,8 @@
 package io.twinlog.mirror.fetcher;
 
 import io.twinlog.mirror.MirrorPartitionSink;
+import io.twinlog.mirror.partition.SourceProblem;
+import io.twinlog.mirror.store.MirrorProgress;
 import io.twinlog.protocol.client.InterBrokerClient;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
@@ -17,6 +19,7 @@ import org.slf4j.LoggerFactory;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Iterator;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -31,6 +34,9 @@ import java.util.concurrent.ConcurrentHashMap;
  * {@link SourceBrokerFetcher} of its source leader: one thread, one connection and one fetch session per source
  * broker, as Kafka's fetcher manager does, so a long poll to an idle broker never delays the batches waiting on a
  * busy one. Partitions without a source leader are reported FAILED (retriable) after a while, so describe shows why.
+ * Whether each topic can be mirrored at all (the source topic deleted or created again with another topic ID, the
+ * source not answering) is kept by {@link SourceTopicStatus} and asked by the state machine at every pass
+ * ({@link #sourceProblem}); a partition is fetched only from the source topic with its destination topic's ID.
  *
  * <p>Threading: partitions are added and removed from the mirror manager's thread (concurrent maps); the metadata
  * and the assignment to broker fetchers are confined to this thread; each broker fetcher owns its session. Works
@@ -41,7 +47,7 @@ public final class MirrorFetcher implements Runnable {
     private static final Logger log = LoggerFactory.getLogger(MirrorFetcher.class);
     private static final long METADATA_MAX_AGE_MS = 30_000;
     static final long BACKOFF_MS = 500;
-    /** Consecutive failures to reach the source (or one source broker) before its partitions are reported FAILED. */
+    /** Consecutive failures to reach one source broker before its partitions are reported FAILED. */
     static final int FAILURES_BEFORE_REPORT = 3;
 
     private final String mirrorName;
@@ -61,7 +67,10 @@ public final class MirrorFetcher implements Runnable {
     private final Map<TopicPartition, Long> leaderlessSinceMs = new HashMap<>();
     private final Map<TopicPartition, Long> leaderlessRetryAt = new HashMap<>();
     /** How long a partition may have no source leader before it is reported FAILED (retriable). */
-    private final long leaderlessReportMs;
+    private final long stateTimeoutMs;
+    private final SourceTopicStatus topicStatus;
+    /** When the metadata is to be looked up again at the latest; this thread only. */
+    private long nextRefreshMs;
     private final Thread thread;
     private final Object wakeup = new Object();
     private volatile boolean running = true;
@@ -72,18 +81,21 @@ public final class MirrorFetcher implements Runnable {
      * old leader until the metadata ages out.
      */
     private volatile boolean metadataStale;
-    private int metadataFailures;
 
     /**
      * @param sourceClientConfigs {@code bootstrap.servers} and the Kafka client configs for the source
-     * @param leaderlessReportMs  how long a partition may have no leader on the source before it is reported
-     *                            FAILED (retriable), so an offline source partition shows in describe with why
+     * @param stateTimeoutMs      {@code mirror.state.timeout.ms}: how long a partition may have no leader on the
+     *                            source before it is reported FAILED (retriable), so an offline source partition
+     *                            shows in describe with why; how long the source may answer no metadata request
+     *                            before it is unreachable; twice how long a deletion must be seen before it is one
      * @param metrics             where the fetch threads record what they fetch and append
      */
-    public MirrorFetcher(String mirrorName, Map<String, String> sourceClientConfigs, long leaderlessReportMs,
+    public MirrorFetcher(String mirrorName, Map<String, String> sourceClientConfigs, long stateTimeoutMs,
                          MirrorFetchListener listener, MirrorFetchMetrics metrics, Time time) {
         this.mirrorName = mirrorName;
-        this.leaderlessReportMs = leaderlessReportMs;
+        this.stateTimeoutMs = stateTimeoutMs;
+        this.topicStatus = new SourceTopicStatus(sourceClientConfigs.getOrDefault("bootstrap.servers", ""),
+                stateTimeoutMs, time.milliseconds());
         this.bootstrap = parseBootstrap(sourceClientConfigs.getOrDefault("bootstrap.servers", ""));
         this.listener = listener;
         this.metrics = metrics;
@@ -117,6 +129,21 @@ public final class MirrorFetcher implements Runnable {
         return partitions.keySet();
     }
 
+    /**
+     * Why {@code topic}, whose destination topic has the ID {@code localTopicId} (the source's, given at its start),
+     * cannot be mirrored from the source now, if it cannot ({@link SourceTopicStatus}). Asked by the state machine's
+     * pass over each partition this broker leads; the topic is then looked up at every metadata refresh, fetched or
+     * not.
+     */
+    public Optional<SourceProblem> sourceProblem(String topic, Uuid localTopicId) {
+        long now = time.milliseconds();
+        if (topicStatus.watch(topic, localTopicId, now)) {
+            metadataStale = true; // look it up now, not at the next refresh
+            wake();
+        }
+        return topicStatus.problem(topic, now);
+    }
+
     /** The source cluster ID the last metadata reported, if any. */
     public Optional<String> sourceClusterId() {
         SourceMetadata m = metadata;
@@ -138,7 +165,9 @@ public final class MirrorFetcher implements Runnable {
     }
 
     private void doWork() {
-        if (partitions.isEmpty()) {
+        long now = time.milliseconds();
+        Set<String> topics = topicStatus.topics(fetchedTopics(), now);
+        if (topics.isEmpty()) {
             assign(Map.of());
             pause(200);
             return;
@@ -146,13 +175,17 @@ public final class MirrorFetcher implements Runnable {
         if (client == null && !connect()) {
             return;
         }
-        long now = time.milliseconds();
         SourceMetadata m = metadata;
-        if (m == null || metadataStale || now - m.fetchedAtMs() > METADATA_MAX_AGE_MS
+        if (m == null || metadataStale || now >= nextRefreshMs
                 || partitions.keySet().stream().anyMatch(tp -> !metadata.leaders().containsKey(tp))) {
-            if (!refreshMetadata()) {
+            if (!refreshMetadata(topics)) {
                 return;
             }
+        }
+        if (partitions.isEmpty()) {
+            assign(Map.of());
+            pause(200);
+            return;
         }
         assign(leadersNow(now));
         pause(200); // metadata problems and new partitions wake us early
@@ -165,6 +198,12 @@ public final class MirrorFetcher implements Runnable {
         for (TopicPartition tp : partitions.keySet()) {
             Optional<Node> leader = m.leaderNode(tp);
             Uuid topicId = m.topicIds().get(tp.topic());
+            if (m.unknownTopics().contains(tp.topic()) || !topicStatus.isMirroredTopic(tp.topic(), topicId)) {
+                // deleted, created again, or not asked about yet: the topic's status decides, nothing is fetched
+                leaderlessSinceMs.remove(tp);
+                leaderlessRetryAt.remove(tp);
+                continue;
+            }
             if (leader.isPresent() && topicId != null) {
                 leaderlessSinceMs.remove(tp);
                 leaderlessRetryAt.remove(tp);
@@ -172,13 +211,12 @@ public final class MirrorFetcher implements Runnable {
                 continue;
             }
             long since = leaderlessSinceMs.computeIfAbsent(tp, k -> now);
-            if (now - since > leaderlessReportMs) {
+            if (now - since > stateTimeoutMs) {
                 leaderlessSinceMs.remove(tp);
                 leaderlessRetryAt.remove(tp);
-                listener.onFailure(tp, topicId == null ? "The source topic " + tp.topic() + " is unknown to the "
-                        + "source cluster" : "The source partition " + tp + " has had no leader for "
+                fail(List.of(tp), topicId == null ? "The source topic " + tp.topic() + " cannot be described on "
+                        + "the source cluster" : "The source partition " + tp + " has had no leader for "
                         + (now - since) + " ms (offline on the source)", true);
-                removePartition(tp);
             } else if (leaderlessRetryAt.getOrDefault(tp, 0L) <= now) {
                 leaderlessRetryAt.put(tp, now + BACKOFF_MS);
                 metadataStale = true; // look again: a leader may have been elected meanwhile
@@ -218,13 +256,14 @@ public final class MirrorFetcher implements Runnable {
         } catch (RuntimeException e) {
             String reason = "Cannot connect to the source with the mirror's client configs: " + e.getMessage();
             log.error("[Mirror {}] {}", mirrorName, reason, e);
-            for (TopicPartition tp : new ArrayList<>(partitions.keySet())) {
-                listener.onFailure(tp, reason, true); // retried: an --alter of the configs makes a new fetcher
-                removePartition(tp);
-            }
+            fail(new ArrayList<>(partitions.keySet()), reason, true); // retried: an --alter makes a new fetcher
             pause(BACKOFF_MS);
             return false;
         }
+    }
+
+    private String bootstrapServers() {
+        return sourceClientConfigs.getOrDefault("bootstrap.servers", "");
     }
 
     InterBrokerClient newClient(String clientId) {
@@ -232,9 +271,14 @@ public final class MirrorFetcher implements Runnable {
                 30_000, 8 << 20, 500, 10_000, time);
     }
 
-    private boolean refreshMetadata() {
+    private Set<String> fetchedTopics() {
         Set<String> topics = new LinkedHashSet<>();
         partitions.keySet().forEach(tp -> topics.add(tp.topic()));
+        return topics;
+    }
+
+    /** Looks up {@code topics} on the source; the outcome, answered or not, goes to {@link #topicStatus}. */
+    private boolean refreshMetadata(Set<String> topics) {
         IOException last = null;
         List<Node> candidates = new ArrayList<>(bootstrap);
         if (metadata != null) {
@@ -244,20 +288,27 @@ public final class MirrorFetcher implements Runnable {
             try {
                 metadataStale = false; // before the request: a report arriving meanwhile asks again
                 MetadataResponse r = client.send(node, new MetadataRequest.Builder(List.copyOf(topics), false));
-                metadata = parse(r);
-                metadataFailures = 0;
+                SourceMetadata m = parse(r);
+                metadata = m;
+                if (topicStatus.isOutage()) {
+                    log.info("[Mirror {}] the source answers again (broker {})", mirrorName, node.id());
+                }
+                nextRefreshMs = m.fetchedAtMs() + topicStatus.onMetadata(m, m.fetchedAtMs(), METADATA_MAX_AGE_MS);
                 return true;
             } catch (IOException e) {
                 last = e;
             }
         }
         metadataStale = true;
-        String reason = "source cluster unreachable at " + bootstrap + ": " + (last == null ? "?" : last.getMessage());
-        metadataFailures++;
-        log.info("[Mirror {}] {} (attempt {})", mirrorName, reason, metadataFailures);
-        if (metadataFailures >= FAILURES_BEFORE_REPORT) {
-            metadataFailures = 0;
-            fail(new ArrayList<>(partitions.keySet()), reason, true);
+        String error = last == null ? "no source broker known" : last.getMessage();
+        // the partitions are failed by the state machine once the source has not answered for the bound
+        // (SourceTopicStatus), the same way in every run, not after a count of attempts of varying length
+        if (topicStatus.onNoAnswer(error)) {
+            log.info("[Mirror {}] no source broker answers metadata requests (bootstrap {}): {}; asking again every "
+                    + "{} ms, its partitions FAILED after {} ms (mirror.state.timeout.ms) without an answer", mirrorName,
+                    bootstrapServers(), error, BACKOFF_MS, stateTimeoutMs);
+        } else {
+            log.debug("[Mirror {}] no source broker answered a metadata request: {}", mirrorName, error);
         }
         pause(BACKOFF_MS);
         return false;
@@ -266,11 +317,15 @@ public final class MirrorFetcher implements Runnable {
     private SourceMetadata parse(MetadataResponse response) {
         Map<TopicPartition, SourceMetadata.Leader> leaders = new HashMap<>();
         Map<String, Uuid> ids = new HashMap<>();
+        Set<String> unknown = new HashSet<>();
         Map<Integer, Node> brokers = new HashMap<>();
         for (MetadataResponseData.MetadataResponseBroker b : response.data().brokers()) {
             brokers.put(b.nodeId(), new Node(b.nodeId(), b.host(), b.port()));
         }
         for (MetadataResponseData.MetadataResponseTopic t : response.data().topics()) {
+            if (t.errorCode() == Errors.UNKNOWN_TOPIC_OR_PARTITION.code()) {
+                unknown.add(t.name());
+            }
             if (t.errorCode() != Errors.NONE.code()) {
                 continue;
             }
@@ -282,7 +337,7 @@ public final class MirrorFetcher implements Runnable {
                 }
             }
         }
-        return new SourceMetadata(leaders, ids, brokers, response.data().clusterId(), time.milliseconds());
+        return new SourceMetadata(leaders, ids, brokers, unknown, response.data().clusterId(), time.milliseconds());
     }
 
     // --- what the broker fetchers report (from their threads) ---
@@ -309,10 +364,15 @@ public final class MirrorFetcher implements Runnable {
         wake();
     }
 
-    /** Reports partitions FAILED with why and stops fetching them; the manager decides when to retry. */
+    /**
+     * Reports partitions FAILED with why and stops fetching them; the manager decides when to retry. Their source
+     * end is reported unknown first, so the failure is not recorded with a lag against an old figure.
+     */
     void fail(List<TopicPartition> failed, String reason, boolean retriable) {
         for (TopicPartition tp : failed) {
-            if (partitions.containsKey(tp)) {
+            MirrorPartitionSink sink = partitions.get(tp);
+            if (sink != null) {
+                listener.onProgress(tp, MirrorProgress.UNKNOWN.sourceHighWatermark(), sink.logEndOffset());
                 listener.onFailure(tp, reason, retriable);
                 removePartition(tp);
             }

@@ -311,9 +311,10 @@ final class SourceBrokerFetcher implements Runnable {
                     delayedUntil.put(tp, owner.time().milliseconds() + NOT_LEADER_RETRY_MS);
                 }
                 case UNKNOWN_TOPIC_OR_PARTITION, UNKNOWN_TOPIC_ID -> {
+                    // deleted or created again on the source, or a broker that does not know it yet: the metadata
+                    // decides (SourceTopicStatus), and the state machine fails the partition with the reason
                     owner.metadataStale();
-                    owner.fail(List.of(tp), "The source topic partition " + tp + " does not exist (deleted or "
-                            + "recreated on the source?)", true);
+                    delayedUntil.put(tp, owner.time().milliseconds() + MirrorFetcher.BACKOFF_MS);
                 }
                 default -> {
                     log.warn("[Mirror {} {}] fetch failed with {}; backing off", owner.mirrorName(), tp, error);

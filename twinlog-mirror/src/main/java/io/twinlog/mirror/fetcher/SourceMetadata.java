@@ -6,13 +6,14 @@ import org.apache.kafka.common.Uuid;
 
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * What the mirror fetcher knows of the source cluster: partition leaders with their leader epochs, topic IDs, and
- * broker endpoints, as one Metadata response told it.
+ * broker endpoints, as one Metadata response told it, and the topics it answered UNKNOWN_TOPIC_OR_PARTITION for.
  */
 record SourceMetadata(Map<TopicPartition, Leader> leaders, Map<String, Uuid> topicIds, Map<Integer, Node> brokers,
-                      String clusterId, long fetchedAtMs) {
+                      Set<String> unknownTopics, String clusterId, long fetchedAtMs) {
 
     record Leader(int brokerId, int leaderEpoch) {
     }

@@ -3,6 +3,7 @@ package io.twinlog.mirror.groups;
 import io.twinlog.common.mirror.DesiredMirrorState;
 import io.twinlog.common.mirror.MirrorPartitionState;
 import io.twinlog.controller.metadata.MirrorImage;
+import io.twinlog.mirror.store.MirrorPartitionRecord;
 import org.apache.kafka.common.GroupState;
 import org.apache.kafka.common.TopicPartition;
 
@@ -114,7 +115,9 @@ public final class OffsetSyncPlan {
     /**
      * Topics of {@code mirror} whose group offsets may be synced: its mirror topics whose desired state is not
      * STOPPED and none of whose partitions has reached STOPPING or STOPPED (a failover in progress stops the sync for
-     * the whole topic). PAUSED topics are synced: their offsets are clamped to what the destination holds.
+     * the whole topic) or is FAILED for good (waiting for the operator: the source topic deleted or created again,
+     * whose groups' offsets are another topic's, or a source that diverged). PAUSED topics are synced: their
+     * offsets are clamped to what the destination holds.
      */
     public static Set<String> syncableTopics(String mirror, MirrorImage mirrors) {
         Set<String> out = new HashSet<>();
@@ -124,7 +127,9 @@ public final class OffsetSyncPlan {
             }
         });
         mirrors.partitions().forEach((tp, p) -> {
-            if (p.state() == MirrorPartitionState.STOPPING || p.state() == MirrorPartitionState.STOPPED) {
+            if (p.state() == MirrorPartitionState.STOPPING || p.state() == MirrorPartitionState.STOPPED
+                    || p.state() == MirrorPartitionState.FAILED && MirrorPartitionRecord.fromJson(p.json())
+                    .retryAttempt() < 0) {
                 out.remove(tp.topic());
             }
         });

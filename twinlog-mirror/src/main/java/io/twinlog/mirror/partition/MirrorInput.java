@@ -14,13 +14,13 @@ import java.util.OptionalLong;
  * @param desired             what the operator asked for the topic
  * @param event               why the decision is asked
  * @param peer                the source's last-mirrored answer, when the shell has asked it
- * @param sourceProblem       a reason mirroring must not go on (the source address now answers for another
- *                            cluster), or empty
+ * @param sourceProblem       why the source cannot be mirrored from now (its topic deleted or created again, the
+ *                            address answering for another cluster, no broker answering), or empty
  * @param sourceHighWatermark the source high watermark the fetcher last reported, if any
  * @param timers              the partition's in-memory clocks
  * @param nowMs               the time of the decision
  */
 public record MirrorInput(MirrorPartitionRecord record, PartitionView view, DesiredMirrorState desired,
-                          MirrorEvent event, PeerLookup peer, Optional<String> sourceProblem,
+                          MirrorEvent event, PeerLookup peer, Optional<SourceProblem> sourceProblem,
                           OptionalLong sourceHighWatermark, MirrorTimers timers, long nowMs) {
 }

@@ -49,7 +49,7 @@ public final class MirrorPartitionDriver {
      * @return false if it stopped early (the record changed concurrently, or the guard was reached)
      */
     public boolean pass(MirrorPartitionHost host, DesiredMirrorState desired, MirrorEvent event,
-                        Optional<String> sourceProblem, OptionalLong sourceHighWatermark, long nowMs)
+                        Optional<SourceProblem> sourceProblem, OptionalLong sourceHighWatermark, long nowMs)
             throws Exception {
         PeerLookup peer = PeerLookup.NOT_ASKED;
         MirrorEvent next = event;

@@ -53,6 +53,10 @@ import static io.twinlog.common.mirror.MirrorPartitionState.UNKNOWN;
  *       aborted and the producer-state barrier appended; once every in-sync replica holds the barrier, the
  *       partition is STOPPED (writable).</li>
  *   <li>FAILED: retried after an exponential backoff when the cause may pass; a stop is honoured at once.</li>
+ *   <li>A {@link SourceProblem} (every pass but a failover's): a source topic deleted or created again, or a source
+ *       answering for another cluster, fails the partition for good with the reason; a source no broker of which
+ *       has answered for {@code mirror.state.timeout.ms} fails a MIRRORING partition (retriable), and no FAILED
+ *       partition retries while the source does not answer.</li>
  * </ul>
  * Waiting for the controller (EPOCH_FENCING, STOPPING) longer than {@link MirrorSettings#stateTimeoutMs()} fails the
  * partition with the reason (retriable). Every record it returns is a legal transition ({@link MirrorTransitions}).
@@ -88,12 +92,10 @@ public final class MirrorPartitionMachine {
         MirrorPartitionState state = rec.state();
         boolean failingOver = in.desired() == DesiredMirrorState.STOPPED || state == STOPPING || state == STOPPED;
         if (in.sourceProblem().isPresent() && !failingOver) {
-            if (state == FAILED && rec.retryAttempt() < 0) {
-                return MirrorDecision.act(in.timers(), new MirrorAction.RemoveFetcher());
+            Optional<MirrorDecision> decided = sourceProblem(in, in.sourceProblem().get());
+            if (decided.isPresent()) {
+                return decided.get();
             }
-            String reason = in.sourceProblem().get();
-            return transition(in, rec.failed(reason, false, in.view().leaderEpoch()), reason,
-                    new MirrorAction.RemoveFetcher());
         }
         // a failover that timed out retries STOPPING on the backoff schedule, not at once on every pass
         boolean failedStopping = state == FAILED && rec.previousState() == STOPPING && rec.retryAttempt() >= 0;
@@ -461,6 +463,59 @@ public final class MirrorPartitionMachine {
                 "retry " + rec.retryAttempt() + " after the backoff", remove);
     }
 
+    /**
+     * What the source's condition means for this partition, at every pass but a failover's (which needs nothing of
+     * the source): a source that no longer holds the topic fails it for good with the reason (a newer reason
+     * replaces an older one: a deleted topic created again names both topic IDs); a source that has not answered
+     * for the bound fails a MIRRORING partition, retriably; while the source does not answer a FAILED partition
+     * does not retry into MIRRORING. Empty: the pass goes on as without a problem.
+     */
+    private Optional<MirrorDecision> sourceProblem(MirrorInput in, SourceProblem problem) {
+        MirrorPartitionRecord rec = in.record();
+        MirrorPartitionState state = rec.state();
+        MirrorAction remove = new MirrorAction.RemoveFetcher();
+        int epoch = in.view().leaderEpoch();
+        if (problem.kind() == SourceProblem.Kind.GONE) {
+            if (state == FAILED && rec.retryAttempt() < 0 && rec.lastError().equals(Optional.of(problem.reason()))) {
+                return Optional.of(MirrorDecision.act(in.timers(), remove));
+            }
+            return Optional.of(transition(in, rec.failed(problem.reason(), false, epoch), problem.reason()
+                    + " (not retried)", remove));
+        }
+        if (state == FAILED && rec.retryAttempt() >= 0) {
+            return Optional.of(failedWhileSourceAway(in, problem));
+        }
+        if (state == MIRRORING && problem.kind() == SourceProblem.Kind.UNREACHABLE) {
+            return Optional.of(transition(in, rec.failed(problem.reason(), true, epoch), problem.reason()
+                    + " (will retry once it answers)", remove));
+        }
+        return Optional.empty();
+    }
+
+    /**
+     * A retriable FAILED partition while the source is away stays FAILED: a retry that falls due is counted as an
+     * attempt (and the next one backs off further) rather than taken into MIRRORING, so describe shows FAILED with
+     * the source's reason throughout, in every run, and never a lag measured against a source it cannot see. The
+     * retry proper happens at the first due time after the source answers again ({@link #retry}).
+     */
+    private MirrorDecision failedWhileSourceAway(MirrorInput in, SourceProblem problem) {
+        MirrorPartitionRecord rec = in.record();
+        MirrorAction remove = new MirrorAction.RemoveFetcher();
+        long now = in.nowMs();
+        MirrorTimers timers = in.timers().retryAtMs() < 0 // failed under another leader: a full backoff from now
+                ? in.timers().retryAt(now + backoffMs(rec.retryAttempt())) : in.timers();
+        boolean due = now >= timers.retryAtMs();
+        boolean sameReason = rec.lastError().equals(Optional.of(problem.reason()));
+        if (problem.kind() == SourceProblem.Kind.UNANSWERED || !due && sameReason) {
+            return MirrorDecision.act(timers, remove);
+        }
+        MirrorPartitionRecord to = rec.failed(problem.reason(), true, in.view().leaderEpoch());
+        MirrorDecision d = transition(in, to, problem.reason() + (due ? " (retry " + rec.retryAttempt()
+                + " found the source still away)" : ""), remove);
+        return new MirrorDecision(d.actions(), d.write(), d.reason(), false,
+                d.timers().retryAt(now + backoffMs(to.retryAttempt())));
+    }
+
     private MirrorDecision fenceAgain(MirrorInput in, int sourceEpoch) {
         MirrorPartitionRecord rec = in.record();
         if (rec.state() != MIRRORING) {
@@ -519,9 +574,16 @@ public final class MirrorPartitionMachine {
         return new MirrorDecision(new ArrayList<>(List.of(actions)), Optional.of(to), reason, false, timers);
     }
 
-    /** What the leader knows now: the fetcher's last source high watermark (else the recorded one), its log end. */
+    /**
+     * What the leader knows now: the fetcher's last source high watermark (else the recorded one), its log end. The
+     * source's end is unknown (-1, so describe's lag is -1, never 0) while there is a source problem, and stays as
+     * recorded while FAILED: the fetcher's last figure is from before the failure, and a retry into MIRRORING
+     * must not record it as current (found with every source broker down: MIRRORING with lag 0 after 20 s).
+     */
     private static MirrorProgress progress(MirrorInput in) {
-        long sourceHw = in.sourceHighWatermark().orElse(in.record().progress().sourceHighWatermark());
+        long recorded = in.record().progress().sourceHighWatermark();
+        long sourceHw = in.sourceProblem().isPresent() ? MirrorProgress.UNKNOWN.sourceHighWatermark()
+                : in.record().state() == FAILED ? recorded : in.sourceHighWatermark().orElse(recorded);
         return new MirrorProgress(sourceHw, in.view().logEndOffset());
     }
 

@@ -20,6 +20,7 @@ import io.twinlog.mirror.partition.MirrorPartitionMachine;
 import io.twinlog.mirror.partition.MirrorSettings;
 import io.twinlog.mirror.partition.PartitionView;
 import io.twinlog.mirror.partition.PeerLookup;
+import io.twinlog.mirror.partition.SourceProblem;
 import io.twinlog.mirror.partition.VersionedRecord;
 import io.twinlog.mirror.store.MirrorDefinition;
 import io.twinlog.mirror.store.MirrorPartitionRecord;
@@ -27,6 +28,7 @@ import io.twinlog.mirror.store.MirrorProgress;
 import io.twinlog.mirror.store.MirrorStore;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.utils.Time;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -305,7 +307,8 @@ public final class MirrorManager implements AutoCloseable {
                 definitions.remove(mt.mirror()); // not cached: read again at the next pass
                 continue;
             }
-            Optional<String> clusterIdProblem = checkSourceClusterId(def);
+            Optional<SourceProblem> clusterIdProblem = checkSourceClusterId(def).map(SourceProblem::gone);
+            Uuid localTopicId = image.topic(topic).get().topicId();
             DesiredMirrorState desired = mt.desired();
             for (Integer p : e.getValue()) {
                 TopicPartition tp = new TopicPartition(topic, p);
@@ -315,7 +318,8 @@ public final class MirrorManager implements AutoCloseable {
                     continue;
                 }
                 try {
-                    run(tp, partition.get(), def, desired, MirrorEvent.TICK, clusterIdProblem);
+                    run(tp, partition.get(), def, desired, MirrorEvent.TICK, clusterIdProblem
+                            .or(() -> fetcherFor(def).sourceProblem(topic, localTopicId)));
                 } catch (ConcurrentRecordChange ex) {
                     log.info("[Mirror {} {}] {}; deciding again at the next pass", def.name(), tp, ex.getMessage());
                 } catch (FailoverStepsQueued ex) {
@@ -438,7 +442,7 @@ public final class MirrorManager implements AutoCloseable {
 
     /** One pass of the state machine over a partition this broker leads (or a fetcher report about it). */
     private void run(TopicPartition tp, MirrorLocalPartition partition, MirrorDefinition def, DesiredMirrorState desired,
-                     MirrorEvent event, Optional<String> sourceProblem) throws Exception {
+                     MirrorEvent event, Optional<SourceProblem> sourceProblem) throws Exception {
         MirrorPartitionContext ctx = contexts.computeIfAbsent(tp, k -> new MirrorPartitionContext());
         ctx.refused = false;
         ctx.mirror = def.name();

@@ -8,6 +8,8 @@ import io.twinlog.mirror.store.MirrorDefinition;
 import io.twinlog.mirror.store.MirrorStore;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.apache.kafka.common.utils.Time;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -17,6 +19,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -28,7 +31,8 @@ import java.util.regex.Pattern;
 /**
  * Keeps each mirror's topics in step with its source, on the controller broker only (one writer): new source
  * topics matching the mirror's include patterns (and no exclude pattern) start mirroring by themselves, partition
- * increases on the source are followed, source topic config changes are copied (local-only configs excepted), and
+ * increases on the source are followed, source topic config changes are copied (local-only configs excepted; neither
+ * from a source topic deleted, or created again with another topic ID than the mirror topic's), and
  * the source ACLs {@code mirror.acls.include} selects are created ({@link MirrorAclSync}), every
  * {@code mirror.metadata.refresh.interval.ms} (default 30 s). On the same thread, at each mirror's own
  * interval, {@link MirrorGroupOffsetSync} copies consumer group offsets from the source. One mirror's failure does
@@ -173,8 +177,24 @@ public final class MirrorMetadataSync implements AutoCloseable {
         if (local.isEmpty()) {
             return;
         }
-        TopicDescription d = source.describeTopics(List.of(topic)).allTopicNames()
-                .get(SOURCE_TIMEOUT_MS, TimeUnit.MILLISECONDS).get(topic);
+        TopicDescription d;
+        try {
+            d = source.describeTopics(List.of(topic)).allTopicNames()
+                    .get(SOURCE_TIMEOUT_MS, TimeUnit.MILLISECONDS).get(topic);
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof UnknownTopicOrPartitionException) {
+                // deleted on the source: its partitions say so (FAILED, decision 61); the mirror's other topics go on
+                log.debug("[Mirror {}] {} does not exist on the source; nothing to follow", def.name(), topic);
+                return;
+            }
+            throw e;
+        }
+        if (!Uuid.ZERO_UUID.equals(d.topicId()) && !d.topicId().equals(local.get().topicId())) {
+            // created again on the source: another topic, whose partitions and configs are not this one's
+            log.debug("[Mirror {}] {} on the source has topic ID {}, this topic mirrors {}; nothing to follow",
+                    def.name(), topic, d.topicId(), local.get().topicId());
+            return;
+        }
         int sourcePartitions = d.partitions().size();
         int localPartitions = local.get().partitions().size();
         if (sourcePartitions > localPartitions) {

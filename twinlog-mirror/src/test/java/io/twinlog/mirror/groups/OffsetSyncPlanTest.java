@@ -115,18 +115,20 @@ class OffsetSyncPlanTest {
     }
 
     @Test
-    void syncableTopicsAreThisMirrorsTopicsNotFailedOver() {
+    void syncableTopicsAreThisMirrorsTopicsNotFailedOverNorFailedForGood() {
         Map<String, MirrorImage.MirrorTopic> topics = Map.of(
                 "orders", new MirrorImage.MirrorTopic("dr", DesiredMirrorState.MIRRORING),
                 "paused", new MirrorImage.MirrorTopic("dr", DesiredMirrorState.PAUSED),
                 "stopped", new MirrorImage.MirrorTopic("dr", DesiredMirrorState.STOPPED),
                 "stopping", new MirrorImage.MirrorTopic("dr", DesiredMirrorState.MIRRORING),
+                "deleted-on-source", new MirrorImage.MirrorTopic("dr", DesiredMirrorState.MIRRORING),
                 "elsewhere", new MirrorImage.MirrorTopic("other", DesiredMirrorState.MIRRORING));
         Map<TopicPartition, MirrorImage.MirrorPartition> partitions = Map.of(
                 new TopicPartition("orders", 0), partition(MirrorPartitionState.MIRRORING),
-                new TopicPartition("orders", 1), partition(MirrorPartitionState.FAILED),
+                new TopicPartition("orders", 1), failed(true),
                 new TopicPartition("stopping", 0), partition(MirrorPartitionState.MIRRORING),
-                new TopicPartition("stopping", 1), partition(MirrorPartitionState.STOPPING));
+                new TopicPartition("stopping", 1), partition(MirrorPartitionState.STOPPING),
+                new TopicPartition("deleted-on-source", 0), failed(false));
         assertEquals(Set.of("orders", "paused"),
                 OffsetSyncPlan.syncableTopics("dr", new MirrorImage(topics, partitions)));
     }
@@ -139,6 +141,12 @@ class OffsetSyncPlanTest {
         assertFalse(selection.matches("billing-2"), "a pattern matches the whole ID");
         assertFalse(selection.matches("app-test"));
         assertTrue(GroupSelection.of(List.of(), List.of()).selectsNothing());
+    }
+
+    /** A FAILED partition's record as its leader writes it: retriable (attempt 2) or for good (-1). */
+    private static MirrorImage.MirrorPartition failed(boolean retriable) {
+        return new MirrorImage.MirrorPartition(MirrorPartitionState.FAILED, -1, Map.of("version", 1, "state",
+                "FAILED", "retryAttempt", retriable ? 2 : -1), 0);
     }
 
     private static MirrorImage.MirrorPartition partition(MirrorPartitionState state) {

@@ -468,7 +468,7 @@ class MirrorPartitionMachineTest {
     @Test
     void anotherClusterBehindTheSourceAddressFailsThePartitionUnlessItIsFailingOver() {
         MirrorInput mirroring = new MirrorInput(record(MIRRORING, 1), view(1, 40, history(0, 0)),
-                DesiredMirrorState.MIRRORING, MirrorEvent.TICK, PeerLookup.NOT_ASKED, Optional.of("cluster ID changed"),
+                DesiredMirrorState.MIRRORING, MirrorEvent.TICK, PeerLookup.NOT_ASKED, Optional.of(SourceProblem.gone("cluster ID changed")),
                 OptionalLong.empty(), MirrorTimers.NONE, 0);
         MirrorDecision d = machine.decide(mirroring);
         assertEquals(FAILED, written(d).state());
@@ -477,6 +477,98 @@ class MirrorPartitionMachineTest {
                 MirrorEvent.TICK, mirroring.peer(), mirroring.sourceProblem(), mirroring.sourceHighWatermark(),
                 d.timers(), 0);
         assertEquals(STOPPING, written(machine.decide(stopping)).state(), "failover still works");
+    }
+
+    @Test
+    void aDeletedSourceTopicFailsAMirroringPartitionForGoodWithTheReasonAndAnUnknownSourceEnd() {
+        MirrorDecision d = machine.decide(sourceInput(record(MIRRORING, 1), SourceProblem.gone("topic deleted"),
+                OptionalLong.of(40), MirrorTimers.NONE, 0));
+        assertEquals(FAILED, written(d).state());
+        assertEquals(-1, written(d).retryAttempt(), "not retried: the source no longer holds the topic");
+        assertEquals(Optional.of("topic deleted"), written(d).lastError());
+        assertEquals(-1, written(d).progress().lag(), "the source end is not known, the lag is not 0");
+        assertEquals(List.of(new MirrorAction.RemoveFetcher()), d.actions());
+    }
+
+    @Test
+    void aDeletedSourceTopicFailsAPausedPartitionToo() {
+        MirrorPartitionRecord paused = record(MIRRORING, 1).transitionTo(MirrorPartitionState.PAUSING, 1)
+                .transitionTo(PAUSED, 1);
+        assertEquals(FAILED, written(machine.decide(gone(paused, DesiredMirrorState.PAUSED))).state());
+    }
+
+    @Test
+    void aTopicCreatedAgainReplacesTheDeletionReasonOnceAndIsNotWrittenAgain() {
+        MirrorPartitionRecord deleted = record(MIRRORING, 1).failed("deleted (topic ID A)", false, 1);
+        MirrorDecision recreated = machine.decide(sourceInput(deleted,
+                SourceProblem.gone("created again: topic ID B, this topic mirrors topic ID A"), OptionalLong.empty(),
+                MirrorTimers.NONE, 0));
+        assertEquals(Optional.of("created again: topic ID B, this topic mirrors topic ID A"),
+                written(recreated).lastError());
+        assertEquals(-1, written(recreated).retryAttempt());
+        MirrorDecision again = machine.decide(sourceInput(written(recreated),
+                SourceProblem.gone("created again: topic ID B, this topic mirrors topic ID A"), OptionalLong.empty(),
+                recreated.timers(), 500));
+        assertTrue(again.write().isEmpty(), "the same reason is not written at every pass");
+    }
+
+    @Test
+    void aFailoverGoesOnWhileTheSourceTopicIsGone() {
+        MirrorPartitionRecord deleted = record(MIRRORING, 1).failed("deleted", false, 1);
+        assertEquals(STOPPING, written(machine.decide(gone(deleted, DesiredMirrorState.STOPPED))).state());
+    }
+
+    @Test
+    void aSourceThatHasNotAnsweredForTheBoundFailsAMirroringPartitionRetriablyWithAnUnknownLag() {
+        MirrorDecision d = machine.decide(sourceInput(record(MIRRORING, 1), SourceProblem.unreachable("no answer"),
+                OptionalLong.of(40), MirrorTimers.NONE, 0));
+        assertEquals(FAILED, written(d).state());
+        assertEquals(1, written(d).retryAttempt());
+        assertEquals(-1, written(d).progress().lag(), "the fetcher's last figure (40 = the log end) is not a lag 0");
+    }
+
+    @Test
+    void aSourceNotAnsweredWithinTheBoundFailsNothingYet() {
+        MirrorDecision d = machine.decide(sourceInput(record(MIRRORING, 1), SourceProblem.unanswered("no answer"),
+                OptionalLong.of(40), RECONCILED, 0));
+        assertEquals(MIRRORING, d.write().map(MirrorPartitionRecord::state).orElse(MIRRORING));
+        assertTrue(d.actions().contains(new MirrorAction.AddFetcher()));
+    }
+
+    @Test
+    void aFailedPartitionDoesNotRetryWhileTheSourceDoesNotAnswer() {
+        MirrorPartitionRecord failed = record(MIRRORING, 1).failed("source broker 0 unreachable", true, 1);
+        MirrorDecision held = machine.decide(sourceInput(failed, SourceProblem.unanswered("no answer"),
+                OptionalLong.of(40), MirrorTimers.NONE.retryAt(1_000), 5_000));
+        assertTrue(held.write().isEmpty(), "due, but the source does not answer: FAILED it stays");
+        assertEquals(List.of(new MirrorAction.RemoveFetcher()), held.actions());
+    }
+
+    @Test
+    void aRetryDueWhileTheSourceIsUnreachableIsCountedAndBacksOffFurther() {
+        MirrorPartitionRecord failed = record(MIRRORING, 1).failed("no answer", true, 1);
+        MirrorDecision early = machine.decide(sourceInput(failed, SourceProblem.unreachable("no answer"),
+                OptionalLong.empty(), MirrorTimers.NONE.retryAt(1_000), 999));
+        assertTrue(early.write().isEmpty());
+        MirrorDecision due = machine.decide(sourceInput(failed, SourceProblem.unreachable("no answer"),
+                OptionalLong.empty(), MirrorTimers.NONE.retryAt(1_000), 1_000));
+        assertEquals(FAILED, written(due).state());
+        assertEquals(2, written(due).retryAttempt());
+        assertTrue(due.timers().retryAtMs() >= 1_000 + 1_600 && due.timers().retryAtMs() <= 1_000 + 2_400,
+                "the second backoff, 2 s ± 20 %: " + due.timers().retryAtMs());
+        MirrorDecision renamed = machine.decide(sourceInput(record(MIRRORING, 1).failed("broker 0 unreachable", true,
+                1), SourceProblem.unreachable("no answer"), OptionalLong.empty(), MirrorTimers.NONE.retryAt(9_000), 0));
+        assertEquals(Optional.of("no answer"), written(renamed).lastError(), "the source's reason, in every run");
+    }
+
+    @Test
+    void aRetryOnceTheSourceIsBackRecordsNoStaleSourceEnd() {
+        MirrorPartitionRecord failed = record(MIRRORING, 1).withProgress(new MirrorProgress(-1, 40))
+                .failed("no answer", true, 1);
+        MirrorDecision retried = machine.decide(sourceInput(failed, null, OptionalLong.of(40), RECONCILED
+                .retryAt(1_000), 1_000));
+        assertEquals(MIRRORING, written(retried).state());
+        assertEquals(-1, written(retried).progress().lag(), "40 is what the fetcher saw before the outage");
     }
 
     @Test
@@ -522,6 +614,19 @@ class MirrorPartitionMachineTest {
     private static MirrorInput input(MirrorPartitionRecord record, PartitionView view, DesiredMirrorState desired) {
         return new MirrorInput(record, view, desired, MirrorEvent.TICK, PeerLookup.NOT_ASKED, Optional.empty(),
                 OptionalLong.empty(), MirrorTimers.NONE, 0);
+    }
+
+    /** A MIRRORING-desired input with a source problem ({@code null}: none) and the fetcher's last figure. */
+    private static MirrorInput sourceInput(MirrorPartitionRecord record, SourceProblem problem, OptionalLong sourceHw,
+                                           MirrorTimers timers, long nowMs) {
+        return new MirrorInput(record, view(1, 40, history(0, 0)), DesiredMirrorState.MIRRORING, MirrorEvent.TICK,
+                PeerLookup.NOT_ASKED, Optional.ofNullable(problem), sourceHw, timers, nowMs);
+    }
+
+    /** The source topic deleted, with the operator's {@code desired} state. */
+    private static MirrorInput gone(MirrorPartitionRecord record, DesiredMirrorState desired) {
+        return new MirrorInput(record, view(1, 40, history(0, 0)), desired, MirrorEvent.TICK, PeerLookup.NOT_ASKED,
+                Optional.of(SourceProblem.gone("deleted")), OptionalLong.empty(), MirrorTimers.NONE, 0);
     }
 
     private static MirrorInput with(MirrorInput in, PeerLookup peer) {
