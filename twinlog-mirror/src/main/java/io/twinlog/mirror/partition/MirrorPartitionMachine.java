@@ -475,6 +475,11 @@ public final class MirrorPartitionMachine {
         MirrorPartitionState state = rec.state();
         MirrorAction remove = new MirrorAction.RemoveFetcher();
         int epoch = in.view().leaderEpoch();
+        if (problem.kind() == SourceProblem.Kind.GONE && state == LOG_TRUNCATION) {
+            // a failback's truncation asks the peer itself, and a doubt there (another cluster at the address, a
+            // topic it cannot answer for) waits in LOG_TRUNCATION with the error and cuts nothing (decision 55)
+            return Optional.empty();
+        }
         if (problem.kind() == SourceProblem.Kind.GONE) {
             if (state == FAILED && rec.retryAttempt() < 0 && rec.lastError().equals(Optional.of(problem.reason()))) {
                 return Optional.of(MirrorDecision.act(in.timers(), remove));
