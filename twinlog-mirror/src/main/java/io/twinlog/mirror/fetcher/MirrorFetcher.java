@@ -5,6 +5,7 @@ import io.twinlog.mirror.partition.SourceProblem;
 import io.twinlog.mirror.store.MirrorProgress;
 import io.twinlog.protocol.client.InterBrokerClient;
 import org.apache.kafka.common.Node;
+import org.apache.kafka.common.errors.AuthenticationException;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.message.MetadataResponseData;
@@ -303,7 +304,7 @@ public final class MirrorFetcher implements Runnable {
         String error = last == null ? "no source broker known" : last.getMessage();
         // the partitions are failed by the state machine once the source has not answered for the bound
         // (SourceTopicStatus), the same way in every run, not after a count of attempts of varying length
-        if (topicStatus.onNoAnswer(error)) {
+        if (topicStatus.onNoAnswer(error, authenticationFailed(last))) {
             log.info("[Mirror {}] no source broker answers metadata requests (bootstrap {}): {}; asking again every "
                     + "{} ms, its partitions FAILED after {} ms (mirror.state.timeout.ms) without an answer", mirrorName,
                     bootstrapServers(), error, BACKOFF_MS, stateTimeoutMs);
@@ -311,6 +312,15 @@ public final class MirrorFetcher implements Runnable {
             log.debug("[Mirror {}] no source broker answered a metadata request: {}", mirrorName, error);
         }
         pause(BACKOFF_MS);
+        return false;
+    }
+
+    private static boolean authenticationFailed(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof AuthenticationException) {
+                return true;
+            }
+        }
         return false;
     }
 

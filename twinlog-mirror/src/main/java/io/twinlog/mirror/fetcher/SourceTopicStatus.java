@@ -53,6 +53,8 @@ final class SourceTopicStatus {
     private volatile long lastAnswerMs;
     /** The first error of the current outage; null while the source answers. */
     private volatile String outageError;
+    /** The last unanswered round was a refusal of our credentials: waiting out the bound would only hide it. */
+    private volatile boolean refused;
 
     /** @param nowMs counted as the last answer: a source never reached is unreachable a timeout after the start */
     SourceTopicStatus(String bootstrap, long stateTimeoutMs, long nowMs) {
@@ -78,7 +80,7 @@ final class SourceTopicStatus {
             String reason = "The source cluster is unreachable: no source broker (bootstrap " + bootstrap + ") has "
                     + "answered a metadata request for " + (silentMs >= stateTimeoutMs ? "longer than " : "")
                     + "mirror.state.timeout.ms (" + stateTimeoutMs + " ms); first error: " + error;
-            return Optional.of(silentMs >= stateTimeoutMs ? SourceProblem.unreachable(reason)
+            return Optional.of(silentMs >= stateTimeoutMs || refused ? SourceProblem.unreachable(reason)
                     : SourceProblem.unanswered(reason));
         }
         return Optional.ofNullable(topicProblems.get(topic));
@@ -116,6 +118,7 @@ final class SourceTopicStatus {
     long onMetadata(SourceMetadata m, long nowMs, long maxAgeMs) {
         lastAnswerMs = nowMs;
         outageError = null;
+        refused = false;
         Map<String, SourceProblem> problems = new HashMap<>();
         boolean unconfirmed = false;
         unknownSinceMs.keySet().retainAll(m.unknownTopics());
@@ -143,8 +146,12 @@ final class SourceTopicStatus {
         return unconfirmed ? CONFIRM_RETRY_MS : problems.isEmpty() ? maxAgeMs : GONE_RETRY_MS;
     }
 
-    /** A metadata round in which no source broker answered; true for the first of an outage. */
-    boolean onNoAnswer(String error) {
+    /**
+     * A metadata round in which no source broker answered; true for the first of an outage. {@code refused}: a
+     * broker refused the mirror's credentials (authentication failed), which fails the partitions at once.
+     */
+    boolean onNoAnswer(String error, boolean refused) {
+        this.refused = refused;
         if (outageError == null) {
             outageError = error;
             return true;

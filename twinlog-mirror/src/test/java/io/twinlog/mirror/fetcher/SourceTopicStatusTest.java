@@ -78,10 +78,10 @@ class SourceTopicStatusTest {
     void noAnswerIsUnansweredThenUnreachableAfterTheTimeoutWithTheOutagesFirstErrorThroughout() {
         status.watch("orders", MIRRORED, 0);
         status.onMetadata(answer(Map.of("orders", MIRRORED), Set.of()), 1_000, MAX_AGE_MS);
-        status.onNoAnswer("Connection refused");
+        status.onNoAnswer("Connection refused", false);
         SourceProblem early = status.problem("orders", 1_000 + TIMEOUT_MS - 1).orElseThrow();
         assertEquals(SourceProblem.Kind.UNANSWERED, early.kind());
-        status.onNoAnswer("Connection reset");
+        status.onNoAnswer("Connection reset", false);
         SourceProblem late = status.problem("orders", 1_000 + TIMEOUT_MS).orElseThrow();
         assertEquals(SourceProblem.Kind.UNREACHABLE, late.kind());
         assertTrue(late.reason().contains("Connection refused") && late.reason().contains("unreachable"),
