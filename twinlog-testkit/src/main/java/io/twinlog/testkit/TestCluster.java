@@ -111,6 +111,16 @@ public final class TestCluster implements AutoCloseable {
         zooKeeperProxies.get(id).cut();
     }
 
+    /**
+     * Blackholes a broker's ZooKeeper connection: its requests are held unanswered (until the client's read timeout,
+     * two thirds of the session timeout) instead of failing at once as after {@link #cutZooKeeper}.
+     */
+    public void blackholeZooKeeper(int id) {
+        requireProxies();
+        zooKeeperProxies.get(id).blackhole();
+    }
+
+    /** Ends a {@link #cutZooKeeper} or a {@link #blackholeZooKeeper}. */
     public void healZooKeeper(int id) {
         requireProxies();
         zooKeeperProxies.get(id).heal();

@@ -13,6 +13,7 @@ import org.apache.kafka.server.authorizer.AuthorizableRequestContext;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
@@ -31,11 +32,13 @@ final class MirrorApiRegistration {
 
     /**
      * A mirror API handler that answers later, without holding the request thread: its future completes with the
-     * response struct (errors included in it).
+     * response struct (errors included in it). It runs its work on a thread of its own choosing, and checks the
+     * request's {@code deadline} there with {@link #expiredAnswer} before it starts.
      */
     @FunctionalInterface
     interface AsyncHandler {
-        CompletableFuture<Struct> handle(AuthorizableRequestContext context, Struct request) throws Exception;
+        CompletableFuture<Struct> handle(AuthorizableRequestContext context, Struct request, AdminDeadline deadline)
+                throws Exception;
     }
 
     /**
@@ -43,7 +46,8 @@ final class MirrorApiRegistration {
      * and the connection closed, so the client never waits for an answer that will not come.
      */
     static void addAsync(ApiRegistry.Builder registry, MirrorApi api, AsyncHandler handler) {
-        register(registry, api, (request, body) -> handler.handle(request.authorizationContext(), body));
+        register(registry, api, (request, body) -> handler.handle(request.authorizationContext(), body,
+                AdminDeadline.of(request)));
     }
 
     /**
@@ -58,16 +62,10 @@ final class MirrorApiRegistration {
             AdminDeadline deadline = AdminDeadline.of(request);
             CompletableFuture<Struct> answer = new CompletableFuture<>();
             executor.execute(() -> {
-                long now = System.nanoTime();
-                if (deadline.hasPassed(now)) {
-                    log.info("{} from {} not executed: {}", api.name, request.connectionId(),
-                            deadline.exception(now).getMessage());
-                    answer.complete(errorResponse(api, Errors.REQUEST_TIMED_OUT.code(),
-                            deadline.exception(now).getMessage()));
-                    return;
-                }
                 try {
-                    answer.complete(handler.handle(request.authorizationContext(), body));
+                    Optional<Struct> expired = expiredAnswer(api, deadline);
+                    answer.complete(expired.isPresent() ? expired.get()
+                            : handler.handle(request.authorizationContext(), body));
                 } catch (Throwable t) {
                     answer.completeExceptionally(t);
                 }
@@ -76,11 +74,28 @@ final class MirrorApiRegistration {
         });
     }
 
-    /** A top-level error answer of {@code api}, its arrays present and empty (the schema requires them). */
+    /**
+     * The answer of a request taken by a thread after its {@link AdminDeadline} passed (REQUEST_TIMED_OUT, logged at
+     * INFO): its client gave up on it, so it is not executed; empty while it is still worth executing.
+     */
+    static Optional<Struct> expiredAnswer(MirrorApi api, AdminDeadline deadline) {
+        long now = System.nanoTime();
+        if (!deadline.hasPassed(now)) {
+            return Optional.empty();
+        }
+        String why = deadline.exception(now).getMessage();
+        log.info("{} not executed: {}", api.name, why);
+        return Optional.of(errorResponse(api, Errors.REQUEST_TIMED_OUT.code(), why));
+    }
+
+    /**
+     * A top-level error answer of {@code api}, its arrays present and empty (the schema requires them; a field
+     * never set cannot even be read: {@code Struct.get} throws for it).
+     */
     static Struct errorResponse(MirrorApi api, short code, String message) {
         Struct s = MirrorMessages.response(api, code, message);
         for (BoundField f : s.schema().fields()) {
-            if (s.get(f) == null && f.def.type instanceof CompactArrayOf) {
+            if (f.def.type instanceof CompactArrayOf) {
                 s.set(f, new Object[0]);
             }
         }

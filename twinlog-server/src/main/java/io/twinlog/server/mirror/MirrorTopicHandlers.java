@@ -17,6 +17,7 @@ import io.twinlog.mirror.runtime.SourceClusters;
 import io.twinlog.mirror.store.MirrorDefinition;
 import io.twinlog.mirror.store.MirrorPartitionRecord;
 import io.twinlog.mirror.store.MirrorStore;
+import io.twinlog.protocol.AdminDeadline;
 import io.twinlog.protocol.ApiRegistry;
 import io.twinlog.server.security.BrokerAuthorization;
 import org.apache.kafka.clients.admin.Admin;
@@ -95,27 +96,31 @@ public final class MirrorTopicHandlers implements AutoCloseable {
      */
     public void register(ApiRegistry.Builder registry) {
         MirrorApiRegistration.addAsync(registry, MirrorApi.START_MIRROR_TOPICS,
-                (ctx, req) -> onThread(startThread, MirrorApi.START_MIRROR_TOPICS, () -> start(ctx, req),
-                        answer -> answer));
-        MirrorApiRegistration.addAsync(registry, MirrorApi.STOP_MIRROR_TOPICS,
-                (ctx, req) -> setDesired(MirrorApi.STOP_MIRROR_TOPICS, ctx, req, DesiredMirrorState.STOPPED));
-        MirrorApiRegistration.addAsync(registry, MirrorApi.PAUSE_MIRROR_TOPICS,
-                (ctx, req) -> setDesired(MirrorApi.PAUSE_MIRROR_TOPICS, ctx, req, DesiredMirrorState.PAUSED));
-        MirrorApiRegistration.addAsync(registry, MirrorApi.RESUME_MIRROR_TOPICS,
-                (ctx, req) -> setDesired(MirrorApi.RESUME_MIRROR_TOPICS, ctx, req, DesiredMirrorState.MIRRORING));
+                (ctx, req, deadline) -> onThread(startThread, MirrorApi.START_MIRROR_TOPICS, deadline,
+                        () -> start(ctx, req), answer -> answer));
+        MirrorApiRegistration.addAsync(registry, MirrorApi.STOP_MIRROR_TOPICS, (ctx, req, deadline) ->
+                setDesired(MirrorApi.STOP_MIRROR_TOPICS, ctx, req, deadline, DesiredMirrorState.STOPPED));
+        MirrorApiRegistration.addAsync(registry, MirrorApi.PAUSE_MIRROR_TOPICS, (ctx, req, deadline) ->
+                setDesired(MirrorApi.PAUSE_MIRROR_TOPICS, ctx, req, deadline, DesiredMirrorState.PAUSED));
+        MirrorApiRegistration.addAsync(registry, MirrorApi.RESUME_MIRROR_TOPICS, (ctx, req, deadline) ->
+                setDesired(MirrorApi.RESUME_MIRROR_TOPICS, ctx, req, deadline, DesiredMirrorState.MIRRORING));
     }
 
     /**
      * Runs {@code work} on {@code thread}; a failure becomes the API's error answer (logged with its stack trace),
-     * wrapped by {@code asResult}.
+     * wrapped by {@code asResult}. A request the thread takes after its {@code deadline} (the client's default
+     * request timeout: these APIs carry none) is answered REQUEST_TIMED_OUT and not executed, as the other admin
+     * requests (decision 60): a start queued behind starts waiting on their sources, or a stop behind a ZooKeeper
+     * write that waits for a reconnection, must not take effect after its client was told it timed out.
      */
-    private <T> CompletableFuture<T> onThread(ExecutorService thread, MirrorApi api, Callable<T> work,
-                                              Function<Struct, T> asResult) {
+    private <T> CompletableFuture<T> onThread(ExecutorService thread, MirrorApi api, AdminDeadline deadline,
+                                              Callable<T> work, Function<Struct, T> asResult) {
         CompletableFuture<T> result = new CompletableFuture<>();
         try {
             thread.execute(() -> {
                 try {
-                    result.complete(work.call());
+                    Optional<Struct> expired = MirrorApiRegistration.expiredAnswer(api, deadline);
+                    result.complete(expired.isPresent() ? asResult.apply(expired.get()) : work.call());
                 } catch (Exception e) {
                     log.error("{} failed", api.name, e);
                     result.complete(asResult.apply(topLevel(api, Errors.forException(e).code(),
@@ -189,8 +194,8 @@ public final class MirrorTopicHandlers implements AutoCloseable {
     }
 
     private CompletableFuture<Struct> setDesired(MirrorApi api, AuthorizableRequestContext ctx, Struct req,
-                                                 DesiredMirrorState desired) {
-        return onThread(adminThread, api, () -> setDesiredNow(api, ctx, req, desired),
+                                                 AdminDeadline deadline, DesiredMirrorState desired) {
+        return onThread(adminThread, api, deadline, () -> setDesiredNow(api, ctx, req, desired),
                 answer -> new Outcome(answer, null))
                 .thenCompose(o -> o.stopping() == null ? CompletableFuture.completedFuture(o.answer())
                         : awaitStopped(api, o.stopping()));
