@@ -17,6 +17,8 @@ import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.DeleteRecordsRequest;
 import org.apache.kafka.common.requests.DeleteRecordsResponse;
+import org.apache.kafka.common.requests.MetadataRequest;
+import org.apache.kafka.common.requests.MetadataResponse;
 import org.apache.kafka.common.requests.ProduceRequest;
 import org.apache.kafka.common.requests.ProduceResponse;
 import org.apache.kafka.storage.internals.log.UnifiedLog;
@@ -25,13 +27,19 @@ import org.junit.jupiter.api.Timeout;
 
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * DeleteRecords waits for the in-sync replicas like acks=all: a follower cut off from its leader (still in the ISR)
  * holds the answer back until the request times out (REQUEST_TIMED_OUT, for acks=all produce too), and takes the
- * new log start once it fetches again. Sent to a follower, the request is answered NOT_LEADER_OR_FOLLOWER.
+ * new log start once it fetches again, holding no request thread meanwhile (the broker's only one answers other
+ * requests). Sent to a follower, the request is answered NOT_LEADER_OR_FOLLOWER.
  */
 @Timeout(120)
 class DeleteRecordsReplicationTest {
@@ -39,7 +47,8 @@ class DeleteRecordsReplicationTest {
 
     @Test
     void answersOnceEveryInSyncReplicaMovedItsLogStart() throws Exception {
-        try (TestCluster cluster = TestCluster.builder().brokers(3).withFaultProxies().build().start();
+        try (TestCluster cluster = TestCluster.builder().brokers(3).withFaultProxies()
+                .brokerProperty("num.io.threads", "1").build().start();
              Admin admin = cluster.admin()) {
             admin.createTopics(List.of(new NewTopic(TP.topic(), 1, (short) 3))).all().get();
             try (KafkaProducer<byte[], byte[]> producer = cluster.producer(Map.of("acks", "all"))) {
@@ -58,7 +67,30 @@ class DeleteRecordsReplicationTest {
             assertEquals(Errors.NOT_LEADER_OR_FOLLOWER, deleteRecords(cluster, follower, 10, 5_000).error());
 
             cluster.cutNetwork(leader, follower);
-            DeleteRecordsResult timedOut = deleteRecords(cluster, leader, 20, 1_500);
+            CompletableFuture<DeleteRecordsResult> waiting = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return deleteRecords(cluster, leader, 20, 6_000);
+                } catch (Exception e) {
+                    throw new CompletionException(e);
+                }
+            });
+            Waits.waitUntil("the leader moved its log start", () -> log(cluster, leader).logStartOffset() == 20);
+            // the broker's only request thread is not held meanwhile: the request waits in a purgatory, and the
+            // leader answers Metadata and an acks=1 produce at once (decision 69)
+            long began = System.nanoTime();
+            try (RawKafkaConnection connection = connect(cluster, leader)) {
+                MetadataResponse metadata = connection.send(new MetadataRequest.Builder(List.of(TP.topic()), false)
+                        .build());
+                assertEquals(Errors.NONE, metadata.errors().getOrDefault(TP.topic(), Errors.NONE));
+                ProduceRequest acksOne = KafkaRequests.produce(ApiKeys.PRODUCE.latestVersion(), TP.topic(),
+                        description.topicId(), 0, (short) 1, KafkaRequests.records(1, "acks-one"));
+                assertEquals(Errors.NONE, Errors.forCode(KafkaRequests.onlyPartition(
+                        (ProduceResponse) connection.send(acksOne)).errorCode()));
+            }
+            long otherRequestsMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - began);
+            assertFalse(waiting.isDone(), "DeleteRecords still waits for the cut follower");
+            assertTrue(otherRequestsMs < 3_000, "other requests took " + otherRequestsMs + " ms");
+            DeleteRecordsResult timedOut = waiting.get(30, TimeUnit.SECONDS);
             assertEquals(Errors.REQUEST_TIMED_OUT, timedOut.error(), "the cut follower has not moved");
             assertEquals(20, log(cluster, leader).logStartOffset());
             assertEquals(0, log(cluster, follower).logStartOffset());
