@@ -105,6 +105,8 @@ public final class BrokerConfig {
      * goes FAILED with the reason.
      */
     public static final String MIRROR_STATE_TIMEOUT_MS = "mirror.state.timeout.ms";
+    /** How many admin requests may wait for the broker's admin threads; more are refused (decision 69). */
+    public static final String ADMIN_QUEUED_MAX_REQUESTS = "admin.queued.max.requests";
     public static final String PASSWORD_ENCODER_SECRET = "password.encoder.secret";
     public static final String METRIC_REPORTERS = MetricConfigs.METRIC_REPORTER_CLASSES_CONFIG;
     public static final String METRICS_NUM_SAMPLES = MetricConfigs.METRIC_NUM_SAMPLES_CONFIG;
@@ -375,6 +377,10 @@ public final class BrokerConfig {
 
     public long mirrorStateTimeoutMs() {
         return values.getLong(MIRROR_STATE_TIMEOUT_MS);
+    }
+
+    public int adminQueuedMaxRequests() {
+        return values.getInt(ADMIN_QUEUED_MAX_REQUESTS);
     }
 
     /** The secret mirror credentials are encrypted with in ZooKeeper; empty: they are stored as given. */

@@ -213,6 +213,11 @@ final class BrokerConfigDefinitions {
                 "How long a mirror partition may wait for the controller to raise its leader epoch (EPOCH_FENCING, "
                         + "or a failover whose leader epoch is not yet above the last mirrored epoch), or without a "
                         + "leader on the source, before it goes FAILED with the reason, in milliseconds.");
+        def.define(BrokerConfig.ADMIN_QUEUED_MAX_REQUESTS, Type.INT, 100, Range.atLeast(1), Importance.LOW,
+                "The number of admin requests (topic, partition, config, ACL and SCRAM changes, elections and "
+                        + "reassignments, topic auto-creations) that may wait for the broker's two admin threads, "
+                        + "which wait on ZooKeeper and the controller. A request that does not fit is answered "
+                        + "REQUEST_TIMED_OUT at once and not executed; the client may retry it.");
         def.define(BrokerConfig.PASSWORD_ENCODER_SECRET, Type.PASSWORD, null, Importance.MEDIUM,
                 "The secret that cluster mirrors' secret source configs (passwords, JAAS configs, keys) are encrypted "
                         + "with in ZooKeeper (AES-256-GCM, key derived with PBKDF2-HMAC-SHA512), as Kafka's ZooKeeper "

@@ -294,7 +294,8 @@ public final class BrokerServer implements AutoCloseable {
         watcher.addListener((previous, next, delta) -> delta.deletedTopics().forEach(topicMetrics::removeTopic));
         BrokerContext ctx = new BrokerContext(config, watcher, replicaManager, logStore, topicAdmin, topicConfigs,
                 producerIds, authorization, topicMetrics, time);
-        adminExecutor = new AdminExecutor("twinlog-admin-" + config.brokerId(), ADMIN_THREADS);
+        adminExecutor = new AdminExecutor("twinlog-admin-" + config.brokerId(), ADMIN_THREADS,
+                config.adminQueuedMaxRequests());
         AlterConfigsHandler alterConfigs = new AlterConfigsHandler(ctx);
         ReassignmentsHandler reassignments = new ReassignmentsHandler(ctx, controller, forwardingChannel);
         ApiRegistry.Builder registryBuilder = ApiRegistry.builder();

@@ -22,6 +22,7 @@ import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
@@ -35,7 +36,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Admin requests have deadlines, and config changes lose no update: a CreateTopics still queued for an admin thread
- * when its timeout passes is never executed, and concurrent IncrementalAlterConfigs from two clients on two brokers
+ * when its timeout passes is never executed, one that does not fit the bounded queue is refused at once, and concurrent IncrementalAlterConfigs from two clients on two brokers
  * of three, each setting keys of its own on one topic, all survive.
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
@@ -49,15 +50,7 @@ class AdminDeadlinesTest {
              Admin holder = longWaitingAdmin(cluster);
              Admin secondHolder = longWaitingAdmin(cluster);
              Admin late = longWaitingAdmin(cluster)) {
-            // admin threads of an earlier test's broker 0 in this JVM may still be busy: count only new ones
-            long busyBefore = busyAdminThreads();
-            cluster.cutZooKeeper(0);
-            // both admin threads wait on ZooKeeper with these (two clients: a connection sends its next request
-            // only once the previous one is answered)
-            List<CreateTopicsResult> held = List.of(
-                    holder.createTopics(List.of(new NewTopic("held-0", 1, (short) 1))),
-                    secondHolder.createTopics(List.of(new NewTopic("held-1", 1, (short) 1))));
-            Waits.waitUntil("both admin threads are busy with the held creations", () -> busyAdminThreads() - busyBefore == 2);
+            List<CreateTopicsResult> held = holdBothAdminThreads(cluster, holder, secondHolder);
 
             CreateTopicsResult queued = late.createTopics(List.of(new NewTopic("late-0", 1, (short) 1)),
                     new CreateTopicsOptions().timeoutMs(1_500));
@@ -75,6 +68,48 @@ class AdminDeadlinesTest {
             Set<String> topics = holder.listTopics().names().get(30, TimeUnit.SECONDS);
             assertTrue(topics.containsAll(Set.of("held-0", "held-1", "after")), topics.toString());
             assertFalse(topics.contains("late-0"), "a creation whose client gave up was executed later: " + topics);
+        }
+    }
+
+    /**
+     * The admin queue is bounded (admin.queued.max.requests, decision 69): with both admin threads held on ZooKeeper
+     * and room for one request, of two more creations one waits in the queue and the other is answered
+     * REQUEST_TIMED_OUT at once, and never executed.
+     */
+    @Test
+    void aRequestThatDoesNotFitTheAdminQueueIsRefusedAtOnce() throws Exception {
+        try (TestCluster cluster = TestCluster.builder().brokers(1).withFaultProxies()
+                .brokerProperty("zookeeper.session.timeout.ms", "30000")
+                .brokerProperty("admin.queued.max.requests", "1").build().start();
+             Admin holder = longWaitingAdmin(cluster);
+             Admin secondHolder = longWaitingAdmin(cluster);
+             Admin first = longWaitingAdmin(cluster);
+             Admin second = longWaitingAdmin(cluster)) {
+            List<CreateTopicsResult> held = holdBothAdminThreads(cluster, holder, secondHolder);
+
+            long sent = System.nanoTime();
+            Map<String, CreateTopicsResult> more = Map.of(
+                    "more-0", first.createTopics(List.of(new NewTopic("more-0", 1, (short) 1))),
+                    "more-1", second.createTopics(List.of(new NewTopic("more-1", 1, (short) 1))));
+            String refused = Waits.waitFor("one of the two answered", () -> more.entrySet().stream()
+                    .filter(e -> e.getValue().all().isDone()).map(Map.Entry::getKey).findFirst(),
+                    Optional::isPresent).orElseThrow();
+            long answeredMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - sent);
+            ExecutionException full = assertThrows(ExecutionException.class, () -> more.get(refused).all().get());
+            assertTrue(full.getCause() instanceof TimeoutException
+                    && full.getCause().getMessage().contains("admin queue is full"), full.toString());
+            assertTrue(answeredMs < 10_000, "refused after " + answeredMs + " ms");
+            String queued = refused.equals("more-0") ? "more-1" : "more-0";
+            assertFalse(more.get(queued).all().isDone(), "the other one waits in the queue");
+
+            cluster.healZooKeeper(0);
+            for (CreateTopicsResult r : held) {
+                r.all().get(60, TimeUnit.SECONDS);
+            }
+            more.get(queued).all().get(60, TimeUnit.SECONDS);
+            Set<String> topics = holder.listTopics().names().get(30, TimeUnit.SECONDS);
+            assertTrue(topics.containsAll(Set.of("held-0", "held-1", queued)), topics.toString());
+            assertFalse(topics.contains(refused), "a refused creation was executed: " + topics);
         }
     }
 
@@ -134,6 +169,23 @@ class AdminDeadlinesTest {
             }
         }
         return out;
+    }
+
+    /**
+     * Cuts broker 0 off ZooKeeper and has both its admin threads wait on it with a creation each (two clients: a
+     * connection sends its next request only once the previous one is answered).
+     */
+    private static List<CreateTopicsResult> holdBothAdminThreads(TestCluster cluster, Admin holder,
+                                                                 Admin secondHolder) {
+        // admin threads of an earlier test's broker 0 in this JVM may still be busy: count only new ones
+        long busyBefore = busyAdminThreads();
+        cluster.cutZooKeeper(0);
+        List<CreateTopicsResult> held = List.of(
+                holder.createTopics(List.of(new NewTopic("held-0", 1, (short) 1))),
+                secondHolder.createTopics(List.of(new NewTopic("held-1", 1, (short) 1))));
+        Waits.waitUntil("both admin threads are busy with the held creations",
+                () -> busyAdminThreads() - busyBefore == 2);
+        return held;
     }
 
     private static Admin adminOf(TestCluster cluster, int brokerId) {

@@ -153,7 +153,7 @@ public final class MetadataHandler implements RequestHandler {
             try {
                 adminThreads.execute(() -> create(plan));
             } catch (RejectedExecutionException e) {
-                creating.remove(name); // shutting down: the client retries elsewhere
+                creating.remove(name); // shutting down, or the admin queue is full: the client retries
             }
         }
         return rt.setErrorCode(Errors.LEADER_NOT_AVAILABLE.code());
