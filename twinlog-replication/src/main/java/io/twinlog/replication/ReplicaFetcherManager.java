@@ -1,5 +1,6 @@
 package io.twinlog.replication;
 
+import io.twinlog.common.tasks.BackgroundTasks;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.network.ChannelBuilder;
 import org.apache.kafka.common.TopicPartition;
@@ -37,6 +38,8 @@ public final class ReplicaFetcherManager implements AutoCloseable {
     private final Map<FetcherKey, ReplicaFetcherThread> fetchers = new ConcurrentHashMap<>();
     private final Map<TopicPartition, FetcherKey> fetcherOf = new HashMap<>();
     private ReplicaManager replicaManager;
+    /** Where each fetcher thread's liveness is reported, once the broker's metrics are enabled. */
+    private Optional<BackgroundTasks> health = Optional.empty();
 
     /** One fetcher thread: the leader it fetches from and its index among that leader's. */
     private record FetcherKey(int leaderId, int fetcherId) {
@@ -63,6 +66,12 @@ public final class ReplicaFetcherManager implements AutoCloseable {
         this.replicaManager = manager;
     }
 
+    /** Reports the age of each fetcher thread's last completed round in {@code tasks}, from now on (decision 69). */
+    synchronized void reportHealth(BackgroundTasks tasks) {
+        health = Optional.of(tasks);
+        fetchers.values().forEach(f -> tasks.register(f.liveness()));
+    }
+
     /** Starts (or moves) fetching of {@code tp} from {@code leaderId} in {@code leaderEpoch}. */
     public synchronized void addPartition(TopicPartition tp, Uuid topicId, int leaderId, int leaderEpoch) {
         FetcherKey key = new FetcherKey(leaderId, fetcherId(tp));
@@ -76,6 +85,7 @@ public final class ReplicaFetcherManager implements AutoCloseable {
             ReplicaFetcherThread f = new ReplicaFetcherThread(localBrokerId, k.leaderId(), k.fetcherId(),
                     brokerEndpoints, brokerEpoch, replicaManager, settings, time);
             f.start();
+            health.ifPresent(h -> h.register(f.liveness()));
             log.info("Started replica fetcher {} of broker {} from leader {}", k.fetcherId(), localBrokerId,
                     k.leaderId());
             return f;
@@ -103,6 +113,7 @@ public final class ReplicaFetcherManager implements AutoCloseable {
             t.removePartition(tp);
             if (t.isEmpty()) {
                 fetchers.remove(key);
+                health.ifPresent(h -> h.remove(t.liveness()));
                 t.shutdown();
                 log.info("Stopped replica fetcher {} of broker {} from leader {}: no partitions left", key.fetcherId(),
                         localBrokerId, key.leaderId());
@@ -117,6 +128,7 @@ public final class ReplicaFetcherManager implements AutoCloseable {
 
     @Override
     public synchronized void close() {
+        health.ifPresent(h -> fetchers.values().forEach(f -> h.remove(f.liveness())));
         fetchers.values().forEach(ReplicaFetcherThread::shutdown);
         fetchers.clear();
         fetcherOf.clear();

@@ -1,6 +1,7 @@
 package io.twinlog.replication;
 
 import io.twinlog.common.progress.ProgressReporter;
+import io.twinlog.common.tasks.BackgroundTask;
 import io.twinlog.protocol.client.InterBrokerClient;
 import io.twinlog.protocol.client.SinglePartitionOffsets;
 import org.apache.kafka.common.Node;
@@ -56,6 +57,11 @@ final class ReplicaFetcherThread implements Runnable {
     private final Thread thread;
     private final Object wakeup = new Object();
     private volatile boolean running = true;
+    /**
+     * The age of this thread's last completed round (a fetch, or an idle wait), reported as a background task's
+     * (decision 69): a thread stuck inside a round ages; a round waits at most one request timeout.
+     */
+    private final BackgroundTask liveness;
 
     /**
      * Fetch sizes and waits ({@code replica.fetch.*}), and how a fetcher's connection is made: a configured channel
@@ -98,6 +104,11 @@ final class ReplicaFetcherThread implements Runnable {
                 settings.maxBytes() + 1024 * 1024, 50, 1_000, time);
         this.thread = new Thread(this, "twinlog-" + name);
         this.thread.setDaemon(true);
+        this.liveness = BackgroundTask.loop(name, settings.requestTimeoutMs(), time, log);
+    }
+
+    BackgroundTask liveness() {
+        return liveness;
     }
 
     void start() {
@@ -133,11 +144,12 @@ final class ReplicaFetcherThread implements Runnable {
         while (running) {
             try {
                 doWork();
+                liveness.iterationCompleted();
             } catch (InterruptedException e) {
                 return;
             } catch (Throwable t) {
                 if (running) {
-                    log.error("Replica fetcher from broker {} failed unexpectedly; continuing", leaderId, t);
+                    liveness.iterationFailed(t); // logged there, with the stack trace once per streak
                     pause(LEADER_UNREACHABLE_BACKOFF_MS);
                 }
             }

@@ -135,6 +135,7 @@ public final class ReplicaManager implements AutoCloseable {
     public void enableMetrics(BrokerMetrics brokerMetrics) {
         metrics = new ReplicaManagerMetrics(this, fetcherManager, brokerMetrics);
         brokerMetrics.backgroundTasks().register(isrExpiration);
+        fetcherManager.reportHealth(brokerMetrics.backgroundTasks());
         partitions.keySet().forEach(metrics::hosted);
     }
 

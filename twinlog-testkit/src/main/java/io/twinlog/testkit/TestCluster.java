@@ -100,6 +100,16 @@ public final class TestCluster implements AutoCloseable {
         proxy(b, a).cut();
     }
 
+    /**
+     * Blackholes all traffic between two brokers, both ways: connections stay open and requests go unanswered until
+     * they time out (needs {@link Builder#withFaultProxies()}); {@link #healNetwork} ends it.
+     */
+    public void blackholeNetwork(int a, int b) {
+        proxy(a, b).blackhole();
+        proxy(b, a).blackhole();
+    }
+
+    /** Ends a {@link #cutNetwork} or a {@link #blackholeNetwork}. */
     public void healNetwork(int a, int b) {
         proxy(a, b).heal();
         proxy(b, a).heal();

@@ -210,4 +210,22 @@ class BackgroundTaskTest {
     private static Gauge<?> gauge(BrokerMetrics metrics, String metric) {
         return (Gauge<?>) metrics.registry().allMetrics().get(name(metric));
     }
+
+    /** A loop on its own thread (a fetcher) reports its iterations: stuck inside one, its age grows (decision 69). */
+    @Test
+    void aLoopAgesWhileStuckInAnIteration() {
+        BackgroundTask loop = BackgroundTask.loop("test-loop", PERIOD_MS, time, log);
+        loop.iterationCompleted();
+        time.sleep(5 * PERIOD_MS); // no iteration completes: stuck
+        assertEquals(5 * PERIOD_MS, loop.lastSuccessAgeMs());
+        assertEquals(TaskStatus.STALE, loop.health().status());
+        loop.iterationFailed(new IllegalStateException("boom"));
+        assertEquals(1, loop.consecutiveFailures());
+        assertTrue(events.stream().anyMatch(e -> e.getLevel() == Level.ERROR && e.getThrowable() != null
+                && e.getMessage().contains("{}") && List.of(e.getArgumentArray()).contains("the loop goes on")),
+                "the first failure is logged with its stack trace, saying the loop goes on");
+        loop.iterationCompleted();
+        assertEquals(0, loop.lastSuccessAgeMs());
+        assertEquals(0, loop.consecutiveFailures());
+    }
 }

@@ -1,7 +1,10 @@
 package io.twinlog.mirror.fetcher;
 
+import io.twinlog.common.tasks.BackgroundTask;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.utils.Time;
+import org.slf4j.Logger;
 
 /**
  * What one mirror's fetcher threads record for the broker's metrics (the runtime's {@code MirrorMetrics}). Called
@@ -27,7 +30,25 @@ public interface MirrorFetchMetrics {
         @Override
         public void onSourceNewestTimestampUnavailable(TopicPartition partition) {
         }
+
+        @Override
+        public BackgroundTask loopStarted(String name, long periodMs, Logger log) {
+            return BackgroundTask.loop(name, periodMs, Time.SYSTEM, log);
+        }
+
+        @Override
+        public void loopEnded(BackgroundTask loop) {
+        }
     };
+
+    /**
+     * A fetch thread's loop started: the task it reports each round to ({@link BackgroundTask#loop}), whose age of
+     * the last completed round is among the broker's background tasks until {@link #loopEnded} (decision 69).
+     */
+    BackgroundTask loopStarted(String name, long periodMs, Logger log);
+
+    /** The thread of {@code loop} ended: its liveness is no longer reported. */
+    void loopEnded(BackgroundTask loop);
 
     /** The fetch thread of source broker {@code sourceBroker} started; its fetches are counted until closed. */
     FetchCounter fetcherStarted(Node sourceBroker);

@@ -1,5 +1,6 @@
 package io.twinlog.mirror.fetcher;
 
+import io.twinlog.common.tasks.BackgroundTask;
 import io.twinlog.mirror.MirrorPartitionSink;
 import io.twinlog.mirror.partition.SourceProblem;
 import io.twinlog.mirror.store.MirrorProgress;
@@ -48,6 +49,11 @@ public final class MirrorFetcher implements Runnable {
     private static final Logger log = LoggerFactory.getLogger(MirrorFetcher.class);
     private static final long METADATA_MAX_AGE_MS = 30_000;
     static final long BACKOFF_MS = 500;
+    /**
+     * The longest a healthy round of a fetch thread takes, for its liveness (decision 69): a metadata lookup or a
+     * fetch waits at most one request timeout of {@link #newClient}.
+     */
+    static final long LOOP_PERIOD_MS = 30_000;
     /** Consecutive failures to reach one source broker before its partitions are reported FAILED. */
     static final int FAILURES_BEFORE_REPORT = 3;
 
@@ -153,15 +159,11 @@ public final class MirrorFetcher implements Runnable {
 
     @Override
     public void run() {
-        while (running) {
-            try {
-                doWork();
-            } catch (Throwable t) {
-                if (running) {
-                    log.error("[Mirror {}] fetcher failed unexpectedly; continuing", mirrorName, t);
-                    pause(BACKOFF_MS);
-                }
-            }
+        BackgroundTask liveness = metrics.loopStarted("mirror-fetcher-" + mirrorName, LOOP_PERIOD_MS, log);
+        try {
+            liveness.runWhile(() -> running, this::doWork, () -> pause(BACKOFF_MS));
+        } finally {
+            metrics.loopEnded(liveness);
         }
     }
 

@@ -1,5 +1,6 @@
 package io.twinlog.mirror.fetcher;
 
+import io.twinlog.common.tasks.BackgroundTask;
 import io.twinlog.mirror.MirrorPartitionSink;
 import io.twinlog.protocol.client.InterBrokerClient;
 import io.twinlog.protocol.client.SinglePartitionOffsets;
@@ -117,16 +118,12 @@ final class SourceBrokerFetcher implements Runnable {
             owner.fail(new ArrayList<>(assigned.keySet()), "Cannot connect to the source: " + e.getMessage(), true);
             return;
         }
-        while (running) {
-            try {
-                fetchOnce();
-            } catch (Throwable t) {
-                if (running) {
-                    log.error("[Mirror {}] fetcher of source broker {} failed unexpectedly; continuing",
-                            owner.mirrorName(), node.id(), t);
-                    pause(MirrorFetcher.BACKOFF_MS);
-                }
-            }
+        BackgroundTask liveness = owner.metrics().loopStarted("mirror-fetcher-" + owner.mirrorName() + "-from-"
+                + node.id(), MirrorFetcher.LOOP_PERIOD_MS, log);
+        try {
+            liveness.runWhile(() -> running, this::fetchOnce, () -> pause(MirrorFetcher.BACKOFF_MS));
+        } finally {
+            owner.metrics().loopEnded(liveness);
         }
     }
 

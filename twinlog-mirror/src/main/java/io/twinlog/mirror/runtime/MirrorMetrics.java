@@ -239,6 +239,20 @@ public final class MirrorMetrics implements AutoCloseable {
             }
 
             @Override
+            public BackgroundTask loopStarted(String name, long periodMs, Logger log) {
+                BackgroundTask loop = metrics.backgroundTasks().register(BackgroundTask.loop(name, periodMs, time,
+                        log));
+                backgroundTasks.add(loop);
+                return loop;
+            }
+
+            @Override
+            public void loopEnded(BackgroundTask loop) {
+                backgroundTasks.remove(loop);
+                metrics.backgroundTasks().remove(loop);
+            }
+
+            @Override
             public void onFetched(TopicPartition tp, long sourceHighWatermark, int bytes, int offsets,
                                   long newestTimestamp) {
                 LedPartition led = partitions.get(tp);
