@@ -135,6 +135,11 @@ final class FaultCampaign {
                 }
             }
         }
+        if (failure == null && stats.rounds == 0) {
+            // a run that checked nothing must not read as a pass (a loaded machine can spend the duration starting)
+            failure = "seed " + seed + ": no round ran within " + duration + "; the set-up took it all";
+            out.println("FAILED: " + failure);
+        }
         out.println((failure == null ? "Campaign passed" : "Campaign FAILED") + ": seed " + seed + ", "
                 + stats.line());
         out.println("For docs/reliability.md's Results table:\n" + stats.tableRow(LocalDate.now(ZoneOffset.UTC), seed,
