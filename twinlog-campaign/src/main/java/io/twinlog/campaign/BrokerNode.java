@@ -11,7 +11,10 @@ import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.file.Files;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
 import java.util.Properties;
 
 /**
@@ -22,6 +25,9 @@ import java.util.Properties;
  * in their {@code inter.broker.endpoint.overrides}) and {@code MIRROR}, advertised at the address of a proxy in front
  * of it, which the other cluster's mirror bootstraps from: Metadata answers with the endpoints of the listener asked,
  * so every byte between the clusters crosses a proxy the campaign can cut.
+ *
+ * <p>Its log dir is {@code <dir>/logs}; a broker with a {@link SmallDisk} has a second one on it (Kafka's JBOD: each
+ * partition in one of them), and one with a {@link BrokerClock} runs with a wall clock the campaign can step.
  */
 final class BrokerNode {
     private final String clusterName;
@@ -30,9 +36,13 @@ final class BrokerNode {
     private final int clientPort;
     private final int mirrorPort;
     private final ChildProcess process;
+    private final Optional<SmallDisk> smallDisk;
+    private final Optional<BrokerClock> clock;
 
-    BrokerNode(String clusterName, int id, File dir, int clientPort, int mirrorPort, Properties config)
-            throws IOException {
+    BrokerNode(String clusterName, int id, File dir, int clientPort, int mirrorPort, Properties config,
+               Optional<SmallDisk> smallDisk, Optional<BrokerClock> clock) throws IOException {
+        this.smallDisk = smallDisk;
+        this.clock = clock;
         this.clusterName = clusterName;
         this.id = id;
         this.dir = dir;
@@ -45,7 +55,15 @@ final class BrokerNode {
         }
         this.process = new ChildProcess(name(), "io.twinlog.server.Main",
                 List.of("-Xmx384m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"), List.of(file.getAbsolutePath()),
-                new File(dir, "broker.log"));
+                new File(dir, "broker.log"), clock.map(BrokerClock::environment).orElse(Map.of()));
+    }
+
+    /** Where the broker keeps its logs: {@code <dir>/logs}, then the small disk's, if it has one. */
+    static List<File> logDirs(File dir, Optional<SmallDisk> smallDisk) {
+        List<File> out = new ArrayList<>();
+        out.add(new File(dir, "logs"));
+        smallDisk.ifPresent(d -> out.add(d.logDir()));
+        return out;
     }
 
     String name() {
@@ -64,8 +82,20 @@ final class BrokerNode {
         return mirrorPort;
     }
 
-    File logDir() {
-        return new File(dir, "logs");
+    List<File> logDirs() {
+        return logDirs(dir, smallDisk);
+    }
+
+    Optional<SmallDisk> smallDisk() {
+        return smallDisk;
+    }
+
+    Optional<BrokerClock> clock() {
+        return clock;
+    }
+
+    long pid() {
+        return process.pid();
     }
 
     File logFile() {
@@ -96,12 +126,12 @@ final class BrokerNode {
         return process.isAlive();
     }
 
-    /** The disk is lost: the stopped broker's log dir is deleted. */
+    /** The disks are lost: the stopped broker's log dirs are deleted. */
     void wipe() {
         if (isAlive()) {
             throw new IllegalStateException("Stop " + name() + " before wiping its disk");
         }
-        TestDirectories.delete(logDir());
+        logDirs().forEach(TestDirectories::delete);
     }
 
     String logTail(int lines) {

@@ -1,7 +1,11 @@
 package io.twinlog.campaign;
 
+import java.time.Duration;
+import java.time.LocalDate;
 import java.util.EnumMap;
+import java.util.Locale;
 import java.util.Map;
+import java.util.stream.Collectors;
 
 /** What the campaign counted: printed after every round and at the end (docs/reliability.md's table). */
 final class CampaignStats {
@@ -19,6 +23,28 @@ final class CampaignStats {
 
     void countFault(FaultKind kind) {
         faults.merge(kind, 1, Integer::sum);
+    }
+
+    /**
+     * The totals as one row of docs/reliability.md's Results table (date, seed, duration, rounds, faults by kind,
+     * acknowledged, lost, divergent replicas, stuck, result), ready to paste.
+     */
+    String tableRow(LocalDate date, long seed, Duration duration, String result) {
+        String byKind = faults.entrySet().stream().map(e -> e.getKey() + " " + e.getValue())
+                .collect(Collectors.joining(", "));
+        return "| " + date + " | " + seed + " | " + duration(duration) + " | " + rounds + " | " + byKind + " | "
+                + count(acknowledged) + " | " + count(lost) + " | " + divergentReplicas + " | " + stuckPartitions
+                + " | " + result + " (" + count(quarantined) + " quarantined, " + operatorRestarts
+                + " operator restarts) |";
+    }
+
+    private static String count(long n) {
+        return String.format(Locale.ROOT, "%,d", n);
+    }
+
+    private static String duration(Duration d) {
+        long s = d.toSeconds();
+        return s % 3600 == 0 ? s / 3600 + " h" : s % 60 == 0 && s >= 600 ? s / 60 + " min" : s + " s";
     }
 
     String line() {

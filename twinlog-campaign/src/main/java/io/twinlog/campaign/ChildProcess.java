@@ -5,6 +5,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -30,9 +31,17 @@ final class ChildProcess {
     private final List<String> jvmOptions;
     private final List<String> arguments;
     private final File logFile;
+    private final Map<String, String> environment;
     private Process process;
 
     ChildProcess(String name, String mainClass, List<String> jvmOptions, List<String> arguments, File logFile) {
+        this(name, mainClass, jvmOptions, arguments, logFile, Map.of());
+    }
+
+    /** @param environment added to the campaign's own (a broker's libfaketime, for {@link FaultKind#CLOCK_STEP}) */
+    ChildProcess(String name, String mainClass, List<String> jvmOptions, List<String> arguments, File logFile,
+                 Map<String, String> environment) {
+        this.environment = Map.copyOf(environment);
         this.name = name;
         this.mainClass = mainClass;
         this.jvmOptions = List.copyOf(jvmOptions);
@@ -52,8 +61,10 @@ final class ChildProcess {
         command.add(mainClass);
         command.addAll(arguments);
         Files.createDirectories(logFile.getParentFile().toPath());
-        process = new ProcessBuilder(command).redirectErrorStream(true)
-                .redirectOutput(ProcessBuilder.Redirect.appendTo(logFile)).start();
+        ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.appendTo(logFile));
+        builder.environment().putAll(environment);
+        process = builder.start();
         RUNNING.add(process);
     }
 

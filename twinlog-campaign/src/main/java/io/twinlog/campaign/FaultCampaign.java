@@ -12,10 +12,13 @@ import org.slf4j.LoggerFactory;
 import java.io.File;
 import java.io.PrintStream;
 import java.time.Duration;
+import java.time.LocalDate;
+import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Random;
 
 /**
@@ -79,8 +82,10 @@ final class FaultCampaign {
             zooKeeper.start();
             createChroots(zooKeeper, "a", "b");
             Map<String, String> brokerProperties = brokerProperties();
-            try (ProcessCluster a = new ProcessCluster("a", workDir, zooKeeper, brokerProperties);
-                 ProcessCluster b = new ProcessCluster("b", workDir, zooKeeper, brokerProperties);
+            boolean smallDisks = kinds.contains(FaultKind.DISK_FULL);
+            boolean clocks = kinds.contains(FaultKind.CLOCK_STEP);
+            try (ProcessCluster a = new ProcessCluster("a", workDir, zooKeeper, brokerProperties, smallDisks, clocks);
+                 ProcessCluster b = new ProcessCluster("b", workDir, zooKeeper, brokerProperties, smallDisks, clocks);
                  Workload workload = new Workload(TOPIC, PARTITIONS)) {
                 a.start();
                 b.start();
@@ -103,6 +108,9 @@ final class FaultCampaign {
                         note(kind.name());
                         faults.inject(kind, round);
                         stats.countFault(kind);
+                        if (kind == FaultKind.TWO_AT_ONCE) {
+                            faults.pairedKinds().forEach(stats::countFault);
+                        }
                         faults.healAll();
                         workload.pause();
                         InvariantCheck.Outcome outcome = check.check(workload.acknowledged());
@@ -127,15 +135,32 @@ final class FaultCampaign {
                 }
             }
         }
+        if (failure == null && stats.rounds == 0) {
+            // a run that checked nothing must not read as a pass (a loaded machine can spend the duration starting)
+            failure = "seed " + seed + ": no round ran within " + duration + "; the set-up took it all";
+            out.println("FAILED: " + failure);
+        }
         out.println((failure == null ? "Campaign passed" : "Campaign FAILED") + ": seed " + seed + ", "
                 + stats.line());
+        out.println("For docs/reliability.md's Results table:\n" + stats.tableRow(LocalDate.now(ZoneOffset.UTC), seed,
+                duration, failure == null ? "passed" : "**failed** at round " + round));
         if (failure == null && !keepData) {
             TestDirectories.delete(workDir);
         }
         return new Result(seed, stats, failure, workDir);
     }
 
-    private void note(String what) {
+    /** Why {@code kind} cannot run on this machine (what it needs and what is missing), or empty if it can. */
+    static Optional<String> unavailableReason(FaultKind kind) {
+        return switch (kind) {
+            case DISK_FULL -> SmallDisk.unavailableReason();
+            case CLOCK_STEP -> BrokerClock.unavailableReason();
+            default -> Optional.empty();
+        };
+    }
+
+    /** Synchronized: the two faults of a {@link FaultKind#TWO_AT_ONCE} round note from two threads. */
+    private synchronized void note(String what) {
         String line = "round " + round + ": " + what;
         history.add(line);
         out.println(line);

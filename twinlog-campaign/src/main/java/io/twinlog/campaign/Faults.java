@@ -13,6 +13,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Properties;
 import java.util.Random;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
@@ -31,6 +34,7 @@ final class Faults {
     private final Random random;
     private final Consumer<String> note;
     private int round;
+    private List<FaultKind> pairedKinds = List.of();
 
     Faults(MirrorPair pair, ZooKeeperEnsemble zooKeeper, Workload workload, Random random, Consumer<String> note) {
         this.pair = pair;
@@ -53,6 +57,9 @@ final class Faults {
             case SEED_000_CLEAN -> seed000Clean();
             case SEED_000_UNCLEAN -> seed000Unclean();
             case SEED_003 -> seed003();
+            case DISK_FULL -> diskFull();
+            case CLOCK_STEP -> clockStep();
+            case TWO_AT_ONCE -> twoAtOnce();
         }
     }
 
@@ -243,6 +250,93 @@ final class Faults {
         hold(0, 5_000);
         oldSource.startStopped();
         pair.setTopicConfig(oldSource, "unclean.leader.election.enable", "false");
+    }
+
+    /**
+     * A broker's second log dir fills up (a filler file takes every free byte of its small filesystem). Expected,
+     * as Kafka does with JBOD: the broker's next write there fails, the dir goes offline (DescribeLogDirs answers
+     * KAFKA_STORAGE_ERROR for it), the broker stays up and serves its other dir, and the partitions of the full dir
+     * are led by other brokers and their ISR lose it. The operator then frees the disk and restarts the broker,
+     * since an offline dir comes back only with a restart.
+     */
+    private void diskFull() throws Exception {
+        ProcessCluster c = anyCluster();
+        BrokerNode b = c.smallDiskBroker();
+        SmallDisk disk = b.smallDisk().orElseThrow();
+        note.accept("the disk of " + b.name() + "'s second log dir fills up (" + disk + ")");
+        long filled = disk.fill();
+        note.accept("  filler of " + filled / (1 << 20) + " MiB; " + disk.usableBytes() + " bytes left");
+        long started = System.nanoTime();
+        String dir = disk.logDir().getAbsolutePath();
+        // a broker that exits ends the wait at once: that is the finding, not a timeout
+        Waits.waitUntil("log dir " + dir + " of " + b.name() + " to go offline (KAFKA_STORAGE_ERROR in "
+                + "DescribeLogDirs), or the broker to exit", () -> !b.isAlive() || LogDirs.isOffline(c, b.id(), dir),
+                MirrorPair.BOUND);
+        if (!b.isAlive()) {
+            throw new IllegalStateException(b.name() + " exited on a full disk instead of taking " + dir
+                    + " offline:\n" + b.logTail(40));
+        }
+        List<TopicPartition> held = LogDirs.partitionsIn(disk.logDir());
+        LogDirs.awaitNotLedBy(c, b.id(), held);
+        note.accept("  " + dir + " offline after " + (System.nanoTime() - started) / 1_000_000 + " ms; "
+                + held.size() + " partitions there " + held + " now led by other brokers, without "
+                + b.name() + " in their ISR");
+        hold(2_000, 20_000);
+        disk.free();
+        note.accept("  disk freed; " + b.name() + " restarted (SIGTERM, start), as an operator brings a dir back");
+        b.terminate();
+        b.start();
+    }
+
+    /**
+     * The wall clock of broker 2 of a drawn cluster steps back or forward by 1 minute to 3 hours while it runs (an
+     * NTP step, a wrong {@code date -s}), stays there for 5-30 s, then steps back to the real time. The records carry
+     * the producer's own timestamps (CreateTime), so to the stepped broker they look up to 3 hours old or up to 3
+     * hours ahead: Kafka's time-based retention (7 days) must delete none of them, and a leader stepped back more than
+     * {@code log.message.timestamp.after.max.ms} (1 h) rightly refuses them (INVALID_TIMESTAMP: not acknowledged).
+     */
+    private void clockStep() throws Exception {
+        BrokerNode b = anyCluster().clockBroker();
+        BrokerClock clock = b.clock().orElseThrow();
+        int minutes = (1 + random.nextInt(180)) * (random.nextBoolean() ? 1 : -1);
+        note.accept("clock step on " + b.name() + ": its wall clock " + (minutes < 0 ? "back" : "forward") + " by "
+                + Math.abs(minutes) + " min");
+        clock.stepTo(minutes);
+        hold(5_000, 30_000);
+        clock.reset();
+        note.accept("  " + b.name() + "'s clock stepped back to the real time");
+    }
+
+    /**
+     * Two faults at once: a network partition and, in a thread of its own, a process fault, each with its own
+     * {@link Random} drawn from this one (so the seed still decides both). The partition heals only what it cut.
+     */
+    private void twoAtOnce() throws Exception {
+        FaultKind partition = FaultKind.PARTITIONS.get(random.nextInt(FaultKind.PARTITIONS.size()));
+        List<FaultKind> others = new ArrayList<>(FaultKind.PAIRED_WITH_PARTITIONS);
+        if (pair.source().broker(ProcessCluster.CLOCK_BROKER).clock().isEmpty()) {
+            others.remove(FaultKind.CLOCK_STEP);
+        }
+        FaultKind other = others.get(random.nextInt(others.size()));
+        note.accept("two faults at once: " + partition + " + " + other);
+        pairedKinds = List.of(partition, other);
+        Faults second = new Faults(pair, zooKeeper, workload, new Random(random.nextLong()), note);
+        ExecutorService thread = Executors.newSingleThreadExecutor(r -> new Thread(r, "campaign-second-fault"));
+        try {
+            Future<?> beside = thread.submit(() -> {
+                second.inject(other, round);
+                return null;
+            });
+            inject(partition, round);
+            beside.get();
+        } finally {
+            thread.shutdownNow();
+        }
+    }
+
+    /** The two kinds of the last {@link FaultKind#TWO_AT_ONCE} round (counted under their own kinds too). */
+    List<FaultKind> pairedKinds() {
+        return pairedKinds;
     }
 
     private int awaitLeaderOtherThan(ProcessCluster c, TopicPartition tp, int old) {

@@ -192,7 +192,7 @@ final class InvariantCheck {
             throws Exception {
         Map<String, List<ReplicaFiles.Batch>> out = new TreeMap<>();
         for (BrokerNode b : c.brokers()) {
-            Optional<List<ReplicaFiles.Batch>> log = ReplicaFiles.read(b.logDir(), tp);
+            Optional<List<ReplicaFiles.Batch>> log = ReplicaFiles.read(b.logDirs(), tp);
             log.ifPresent(l -> out.put(b.name(), l));
         }
         return out;
@@ -227,12 +227,14 @@ final class InvariantCheck {
     private static Set<TopicPartition> quarantinePartitions(ProcessCluster c) {
         Set<TopicPartition> out = new HashSet<>();
         for (BrokerNode b : c.brokers()) {
-            File[] dirs = b.logDir().listFiles((d, name) -> name.startsWith(QUARANTINE + "-")
-                    && name.substring(QUARANTINE.length() + 1).chars().allMatch(Character::isDigit));
-            if (dirs != null) {
-                for (File d : dirs) {
-                    out.add(new TopicPartition(QUARANTINE, Integer.parseInt(d.getName()
-                            .substring(QUARANTINE.length() + 1))));
+            for (File logDir : b.logDirs()) {
+                File[] dirs = logDir.listFiles((d, name) -> name.startsWith(QUARANTINE + "-")
+                        && name.substring(QUARANTINE.length() + 1).chars().allMatch(Character::isDigit));
+                if (dirs != null) {
+                    for (File d : dirs) {
+                        out.add(new TopicPartition(QUARANTINE, Integer.parseInt(d.getName()
+                                .substring(QUARANTINE.length() + 1))));
+                    }
                 }
             }
         }

@@ -9,10 +9,12 @@ import org.slf4j.LoggerFactory;
 
 import java.io.File;
 import java.io.IOException;
+import java.nio.file.Files;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Properties;
 import java.util.stream.Collectors;
 
@@ -29,6 +31,13 @@ import java.util.stream.Collectors;
 final class ProcessCluster implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(ProcessCluster.class);
     static final int BROKERS = 3;
+    /** The broker whose second log dir is on a {@link SmallDisk}, when the campaign fills disks. */
+    static final int SMALL_DISK_BROKER = 1;
+    /**
+     * The broker with a {@link BrokerClock}, when the campaign steps clocks. One per cluster: libfaketime makes every
+     * clock read of a JVM ten times dearer, and a broker with it used about seven times the CPU of one without.
+     */
+    static final int CLOCK_BROKER = 2;
 
     private final String name;
     private final List<BrokerNode> brokers = new ArrayList<>();
@@ -36,8 +45,12 @@ final class ProcessCluster implements AutoCloseable {
     private final Map<Integer, List<FaultProxy>> toZooKeeper = new HashMap<>();
     private final Map<Integer, FaultProxy> mirrorIn = new HashMap<>();
 
-    ProcessCluster(String name, File baseDir, ZooKeeperEnsemble zooKeeper, Map<String, String> brokerProperties)
-            throws IOException {
+    /**
+     * @param smallDisk whether broker {@link #SMALL_DISK_BROKER} gets a second log dir on a {@link SmallDisk}
+     * @param steppableClock whether broker {@link #CLOCK_BROKER} runs with a {@link BrokerClock}
+     */
+    ProcessCluster(String name, File baseDir, ZooKeeperEnsemble zooKeeper, Map<String, String> brokerProperties,
+                   boolean smallDisk, boolean steppableClock) throws IOException, InterruptedException {
         this.name = name;
         int[] clientPorts = new int[BROKERS];
         int[] mirrorPorts = new int[BROKERS];
@@ -61,12 +74,23 @@ final class ProcessCluster implements AutoCloseable {
         }
         for (int id = 0; id < BROKERS; id++) {
             File dir = new File(baseDir, "cluster-" + name + "/broker-" + id);
+            Optional<SmallDisk> disk = Optional.empty();
+            if (smallDisk && id == SMALL_DISK_BROKER) {
+                SmallDisk d = new SmallDisk(dir);
+                d.mount();
+                disk = Optional.of(d);
+            }
+            Files.createDirectories(dir.toPath());
+            Optional<BrokerClock> clock = steppableClock && id == CLOCK_BROKER ? Optional.of(new BrokerClock(dir))
+                    : Optional.empty();
             brokers.add(new BrokerNode(name, id, dir, clientPorts[id], mirrorPorts[id],
-                    config(id, dir, clientPorts, mirrorPorts, brokerProperties)));
+                    config(id, BrokerNode.logDirs(dir, disk), clientPorts, mirrorPorts, brokerProperties), disk,
+                    clock));
         }
     }
 
-    private Properties config(int id, File dir, int[] clientPorts, int[] mirrorPorts, Map<String, String> extra) {
+    private Properties config(int id, List<File> logDirs, int[] clientPorts, int[] mirrorPorts,
+                              Map<String, String> extra) {
         Properties p = new Properties();
         p.put(BrokerConfig.BROKER_ID, Integer.toString(id));
         p.put(BrokerConfig.LISTENERS, "PLAINTEXT://127.0.0.1:" + clientPorts[id] + ",MIRROR://127.0.0.1:"
@@ -75,7 +99,7 @@ final class ProcessCluster implements AutoCloseable {
                 + mirrorIn.get(id).address());
         p.put(BrokerConfig.LISTENER_SECURITY_PROTOCOL_MAP, "PLAINTEXT:PLAINTEXT,MIRROR:PLAINTEXT");
         p.put(BrokerConfig.INTER_BROKER_LISTENER_NAME, "PLAINTEXT");
-        p.put(BrokerConfig.LOG_DIRS, new File(dir, "logs").getAbsolutePath());
+        p.put(BrokerConfig.LOG_DIRS, logDirs.stream().map(File::getAbsolutePath).collect(Collectors.joining(",")));
         p.put(BrokerConfig.ZOOKEEPER_CONNECT, toZooKeeper.get(id).stream().map(FaultProxy::address)
                 .collect(Collectors.joining(",")) + "/" + name);
         List<String> overrides = new ArrayList<>();
@@ -99,6 +123,25 @@ final class ProcessCluster implements AutoCloseable {
 
     List<BrokerNode> brokers() {
         return brokers;
+    }
+
+    /** The broker whose wall clock can be stepped. */
+    BrokerNode clockBroker() {
+        BrokerNode b = brokers.get(CLOCK_BROKER);
+        if (b.clock().isEmpty()) {
+            throw new IllegalStateException(this + " was started without a steppable clock (CLOCK_STEP not drawn "
+                    + "from)");
+        }
+        return b;
+    }
+
+    /** The broker with a second log dir on a small disk. */
+    BrokerNode smallDiskBroker() {
+        BrokerNode b = brokers.get(SMALL_DISK_BROKER);
+        if (b.smallDisk().isEmpty()) {
+            throw new IllegalStateException(this + " was started without a small disk (DISK_FULL not drawn from)");
+        }
+        return b;
     }
 
     void start() throws IOException {
@@ -165,13 +208,18 @@ final class ProcessCluster implements AutoCloseable {
     }
 
     @Override
-    public void close() throws InterruptedException {
+    public void close() throws InterruptedException, IOException {
         for (BrokerNode b : brokers) {
             b.kill();
         }
         interBroker.values().forEach(FaultProxy::close);
         toZooKeeper.values().forEach(list -> list.forEach(FaultProxy::close));
         mirrorIn.values().forEach(FaultProxy::close);
+        for (BrokerNode b : brokers) {
+            if (b.smallDisk().isPresent()) {
+                b.smallDisk().get().close();
+            }
+        }
     }
 
     @Override

@@ -31,10 +31,25 @@ final class ReplicaFiles {
         }
     }
 
-    /** Every batch of {@code tp} in {@code logDir}, in offset order; empty if the broker has no replica of it. */
-    static Optional<List<Batch>> read(File logDir, TopicPartition tp) throws IOException {
-        File dir = new File(logDir, tp.topic() + "-" + tp.partition());
-        File[] segments = dir.listFiles((d, name) -> name.endsWith(".log"));
+    /**
+     * Every batch of {@code tp} in whichever of a broker's {@code logDirs} holds it, in offset order; empty if the
+     * broker has no replica of it. Two dirs holding it is a broken broker (Kafka refuses to start on that), reported.
+     */
+    static Optional<List<Batch>> read(List<File> logDirs, TopicPartition tp) throws IOException {
+        List<File> holding = new ArrayList<>();
+        for (File logDir : logDirs) {
+            File dir = new File(logDir, tp.topic() + "-" + tp.partition());
+            if (dir.isDirectory()) {
+                holding.add(dir);
+            }
+        }
+        if (holding.size() > 1) {
+            throw new IllegalStateException(tp + " has a replica in more than one log dir of the broker: " + holding);
+        }
+        if (holding.isEmpty()) {
+            return Optional.empty();
+        }
+        File[] segments = holding.get(0).listFiles((d, name) -> name.endsWith(".log"));
         if (segments == null) {
             return Optional.empty();
         }
