@@ -376,13 +376,16 @@ public final class MirrorFetcher implements Runnable {
 
     /**
      * Reports partitions FAILED with why and stops fetching them; the manager decides when to retry. Their source
-     * end is reported unknown first, so the failure is not recorded with a lag against an old figure.
+     * end is reported unknown first (to the manager and to the lag gauges), so neither describe nor the metrics
+     * show a lag against an old figure, before the failure or after a retry, until a fetch answers again.
      */
     void fail(List<TopicPartition> failed, String reason, boolean retriable) {
+        long unknown = MirrorProgress.UNKNOWN.sourceHighWatermark();
         for (TopicPartition tp : failed) {
             MirrorPartitionSink sink = partitions.get(tp);
             if (sink != null) {
-                listener.onProgress(tp, MirrorProgress.UNKNOWN.sourceHighWatermark(), sink.logEndOffset());
+                metrics.onFetched(tp, unknown, 0, 0, -1);
+                listener.onProgress(tp, unknown, sink.logEndOffset());
                 listener.onFailure(tp, reason, retriable);
                 removePartition(tp);
             }
