@@ -314,7 +314,7 @@ public final class BrokerServer implements AutoCloseable {
         mirrorTopicHandlers = new MirrorTopicHandlers(mirrorStore, watcher, mirrorRuntime.topicStarter(),
                 authorization);
         mirrorTopicHandlers.register(registryBuilder);
-        groupApis = new GroupApis(groupCoordinator, topicAdmin, watcher::image, authorization);
+        groupApis = new GroupApis(groupCoordinator, topicAdmin, watcher::image, authorization, time);
         groupApis.register(registryBuilder);
         ApiRegistry registry = registryBuilder
                 .add(ApiKeys.API_VERSIONS, new ApiVersionsHandler(registryRef::get))

@@ -13,6 +13,7 @@ import org.apache.kafka.common.message.MetadataResponseData;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.MetadataRequest;
 import org.apache.kafka.common.requests.MetadataResponse;
+import org.apache.kafka.common.utils.internals.ExponentialBackoff;
 import org.apache.kafka.common.utils.Time;
 import org.apache.kafka.common.utils.Utils;
 import org.slf4j.Logger;
@@ -39,6 +40,10 @@ import java.util.concurrent.ConcurrentHashMap;
  * Whether each topic can be mirrored at all (the source topic deleted or created again with another topic ID, the
  * source not answering) is kept by {@link SourceTopicStatus} and asked by the state machine at every pass
  * ({@link #sourceProblem}); a partition is fetched only from the source topic with its destination topic's ID.
+ * A Metadata answer from another cluster than the recorded source cluster ({@link #expectClusterId}) is never
+ * adopted: its brokers are not asked or fetched from, the addresses learned before are dropped, and the fetcher
+ * bootstraps again from the mirror's {@code bootstrap.servers} with a backoff, the partitions' source problem saying
+ * so ({@link SourceProblem.Kind#WRONG_CLUSTER}), until the recorded cluster answers again (decision 68).
  *
  * <p>Threading: partitions are added and removed from the mirror manager's thread (concurrent maps); the metadata
  * and the assignment to broker fetchers are confined to this thread; each broker fetcher owns its session. Works
@@ -56,6 +61,12 @@ public final class MirrorFetcher implements Runnable {
     static final long LOOP_PERIOD_MS = 30_000;
     /** Consecutive failures to reach one source broker before its partitions are reported FAILED. */
     static final int FAILURES_BEFORE_REPORT = 3;
+    /** How soon the bootstrap list is asked again while it answers for another cluster: 1 s doubling to 10 s. */
+    static final long WRONG_CLUSTER_MAX_BACKOFF_MS = 10_000;
+    /** How the reason of an address answering for another cluster begins (the mirror's state reason shows it). */
+    public static final String WRONG_CLUSTER_PREFIX = "The source address answers for another cluster";
+    static final ExponentialBackoff WRONG_CLUSTER_BACKOFF = new ExponentialBackoff(1_000, 2,
+            WRONG_CLUSTER_MAX_BACKOFF_MS, 0);
 
     private final String mirrorName;
     private final List<Node> bootstrap;
@@ -82,6 +93,10 @@ public final class MirrorFetcher implements Runnable {
     private final Object wakeup = new Object();
     private volatile boolean running = true;
     private volatile SourceMetadata metadata;
+    /** The source cluster ID recorded for the mirror; null until recorded (then the first answer is adopted). */
+    private volatile String expectedClusterId;
+    /** Consecutive metadata rounds answered only by another cluster; this thread only. */
+    private int wrongClusterRounds;
     /**
      * Set when a source broker could not be reached or said it no longer leads a partition: leaderships may have
      * moved; look them up again (from the brokers still known, then the bootstrap list) rather than retrying the
@@ -151,7 +166,20 @@ public final class MirrorFetcher implements Runnable {
         return topicStatus.problem(topic, now);
     }
 
-    /** The source cluster ID the last metadata reported, if any. */
+    /**
+     * The source cluster ID recorded for the mirror (the manager passes it at every pass, so one recorded at first
+     * contact applies at once): an answer from any other cluster is not adopted.
+     */
+    public void expectClusterId(Optional<String> clusterId) {
+        expectedClusterId = clusterId.orElse(null);
+    }
+
+    /** Why the source cannot be mirrored now if another cluster answers at its address: the partitions' reason. */
+    public Optional<String> wrongClusterReason() {
+        return topicStatus.wrongClusterReason();
+    }
+
+    /** The source cluster ID the last metadata adopted reported, if any (never another than the expected one). */
     public Optional<String> sourceClusterId() {
         SourceMetadata m = metadata;
         return m == null ? Optional.empty() : Optional.ofNullable(m.clusterId());
@@ -280,9 +308,15 @@ public final class MirrorFetcher implements Runnable {
         return topics;
     }
 
-    /** Looks up {@code topics} on the source; the outcome, answered or not, goes to {@link #topicStatus}. */
+    /**
+     * Looks up {@code topics} on the source; the outcome, answered or not, goes to {@link #topicStatus}. The brokers
+     * learned from the last answer are asked first, then the bootstrap list; an answer for another cluster than the
+     * expected one is passed over (the next candidate is asked) and never adopted.
+     */
     private boolean refreshMetadata(Set<String> topics) {
         IOException last = null;
+        SourceMetadata foreign = null;
+        Node foreignNode = null;
         List<Node> candidates = new ArrayList<>(bootstrap);
         if (metadata != null) {
             candidates.addAll(0, metadata.brokers().values());
@@ -292,9 +326,21 @@ public final class MirrorFetcher implements Runnable {
                 metadataStale = false; // before the request: a report arriving meanwhile asks again
                 MetadataResponse r = client.send(node, new MetadataRequest.Builder(List.copyOf(topics), false));
                 SourceMetadata m = parse(r);
+                String expected = expectedClusterId;
+                if (expected != null && !expected.equals(m.clusterId())) {
+                    foreign = m; // a rebuilt source, a DNS entry or proxy now pointing elsewhere: ask the next one
+                    foreignNode = node;
+                    continue;
+                }
                 metadata = m;
                 if (topicStatus.isOutage()) {
                     log.info("[Mirror {}] the source answers again (broker {})", mirrorName, node.id());
+                }
+                if (wrongClusterRounds > 0) {
+                    log.info("[Mirror {}] the source cluster {} answers again (broker {} at {}:{}) after {} metadata "
+                            + "rounds answered by another cluster", mirrorName, m.clusterId(), node.id(), node.host(),
+                            node.port(), wrongClusterRounds);
+                    wrongClusterRounds = 0;
                 }
                 nextRefreshMs = m.fetchedAtMs() + topicStatus.onMetadata(m, m.fetchedAtMs(), METADATA_MAX_AGE_MS);
                 return true;
@@ -303,6 +349,10 @@ public final class MirrorFetcher implements Runnable {
             }
         }
         metadataStale = true;
+        if (foreign != null) {
+            onWrongCluster(foreign, foreignNode);
+            return false;
+        }
         String error = last == null ? "no source broker known" : last.getMessage();
         // the partitions are failed by the state machine once the source has not answered for the bound
         // (SourceTopicStatus), the same way in every run, not after a count of attempts of varying length
@@ -315,6 +365,35 @@ public final class MirrorFetcher implements Runnable {
         }
         pause(BACKOFF_MS);
         return false;
+    }
+
+    /**
+     * Only another cluster answered: what was learned of the source goes (its broker addresses may now lead to that
+     * cluster too), the broker fetchers stop, and the next round starts from the bootstrap list after a backoff.
+     */
+    private void onWrongCluster(SourceMetadata foreign, Node node) {
+        String expected = expectedClusterId;
+        metadata = null;
+        assign(Map.of());
+        String reason = WRONG_CLUSTER_PREFIX + ": " + bootstrapServers() + " leads to "
+                + "cluster " + foreign.clusterId() + ", not to this mirror's source cluster " + expected
+                + " (WRONG_CLUSTER); nothing is fetched from it and nothing is cut, and mirroring resumes by itself "
+                + "once the source cluster answers there again (if the source was rebuilt for good, fail the "
+                + "topics over with --stop, or create a new mirror for the new cluster)";
+        topicStatus.onWrongCluster(reason);
+        long backoffMs = WRONG_CLUSTER_BACKOFF.backoff(wrongClusterRounds);
+        if (wrongClusterRounds == 0) {
+            log.error("[Mirror {}] broker {} at {}:{} answered for cluster {}, not for the mirror's source cluster "
+                    + "{}: its metadata is not used, the broker addresses learned before are dropped, and the "
+                    + "bootstrap servers {} are asked again with a backoff of {} ms doubling to {} ms", mirrorName,
+                    node.id(), node.host(), node.port(), foreign.clusterId(), expected, bootstrapServers(),
+                    backoffMs, WRONG_CLUSTER_MAX_BACKOFF_MS);
+        } else {
+            log.debug("[Mirror {}] still answered by cluster {} (round {})", mirrorName, foreign.clusterId(),
+                    wrongClusterRounds + 1);
+        }
+        wrongClusterRounds++;
+        pause(backoffMs);
     }
 
     private static boolean authenticationFailed(Throwable e) {
@@ -378,13 +457,16 @@ public final class MirrorFetcher implements Runnable {
 
     /**
      * Reports partitions FAILED with why and stops fetching them; the manager decides when to retry. Their source
-     * end is reported unknown first, so the failure is not recorded with a lag against an old figure.
+     * end is reported unknown first (to the manager and to the lag gauges), so neither describe nor the metrics
+     * show a lag against an old figure, before the failure or after a retry, until a fetch answers again.
      */
     void fail(List<TopicPartition> failed, String reason, boolean retriable) {
+        long unknown = MirrorProgress.UNKNOWN.sourceHighWatermark();
         for (TopicPartition tp : failed) {
             MirrorPartitionSink sink = partitions.get(tp);
             if (sink != null) {
-                listener.onProgress(tp, MirrorProgress.UNKNOWN.sourceHighWatermark(), sink.logEndOffset());
+                metrics.onFetched(tp, unknown, 0, 0, -1);
+                listener.onProgress(tp, unknown, sink.logEndOffset());
                 listener.onFailure(tp, reason, retriable);
                 removePartition(tp);
             }

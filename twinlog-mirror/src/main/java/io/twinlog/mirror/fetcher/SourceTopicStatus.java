@@ -27,6 +27,9 @@ import java.util.concurrent.ConcurrentHashMap;
  *       {@link SourceProblem.Kind#UNANSWERED} at once, {@link SourceProblem.Kind#UNREACHABLE} once no answer came
  *       for {@code mirror.state.timeout.ms}. Its reason names the first error of the outage, so it stays the same
  *       while the outage lasts.</li>
+ *   <li><b>Another cluster</b>: the last metadata round was answered only by another cluster than the recorded
+ *       source cluster: {@link SourceProblem.Kind#WRONG_CLUSTER} for every topic, until the source cluster answers
+ *       (an answer clears it) or a round goes unanswered (then the outage rules apply).</li>
  * </ul>
  *
  * <p>Threading: {@link #watch} and {@link #problem} are called by the mirror manager's thread; the answers are
@@ -53,6 +56,8 @@ final class SourceTopicStatus {
     private volatile long lastAnswerMs;
     /** The first error of the current outage; null while the source answers. */
     private volatile String outageError;
+    /** Why the last round was answered only by another cluster; null otherwise. */
+    private volatile String wrongCluster;
     /** The last unanswered round was a refusal of our credentials: waiting out the bound would only hide it. */
     private volatile boolean refused;
 
@@ -74,6 +79,10 @@ final class SourceTopicStatus {
 
     /** Why {@code topic} cannot be mirrored from the source now, if it cannot. */
     Optional<SourceProblem> problem(String topic, long nowMs) {
+        String foreign = wrongCluster;
+        if (foreign != null) {
+            return Optional.of(SourceProblem.wrongCluster(foreign));
+        }
         String error = outageError;
         if (error != null) {
             long silentMs = nowMs - lastAnswerMs;
@@ -119,6 +128,7 @@ final class SourceTopicStatus {
         lastAnswerMs = nowMs;
         outageError = null;
         refused = false;
+        wrongCluster = null;
         Map<String, SourceProblem> problems = new HashMap<>();
         boolean unconfirmed = false;
         unknownSinceMs.keySet().retainAll(m.unknownTopics());
@@ -152,11 +162,25 @@ final class SourceTopicStatus {
      */
     boolean onNoAnswer(String error, boolean refused) {
         this.refused = refused;
+        wrongCluster = null;
         if (outageError == null) {
             outageError = error;
             return true;
         }
         return false;
+    }
+
+    /**
+     * A metadata round answered only by another cluster ({@code reason} says which, stable while it lasts). Not an
+     * answer of the source: the time since its last answer runs on.
+     */
+    void onWrongCluster(String reason) {
+        wrongCluster = reason;
+    }
+
+    /** The reason of the last round if another cluster answered it. */
+    Optional<String> wrongClusterReason() {
+        return Optional.ofNullable(wrongCluster);
     }
 
     /** Whether the last metadata round went unanswered. */

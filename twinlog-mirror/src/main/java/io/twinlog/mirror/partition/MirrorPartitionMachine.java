@@ -53,10 +53,10 @@ import static io.twinlog.common.mirror.MirrorPartitionState.UNKNOWN;
  *       aborted and the producer-state barrier appended; once every in-sync replica holds the barrier, the
  *       partition is STOPPED (writable).</li>
  *   <li>FAILED: retried after an exponential backoff when the cause may pass; a stop is honoured at once.</li>
- *   <li>A {@link SourceProblem} (every pass but a failover's): a source topic deleted or created again, or a source
- *       answering for another cluster, fails the partition for good with the reason; a source no broker of which
- *       has answered for {@code mirror.state.timeout.ms} fails a MIRRORING partition (retriable), and no FAILED
- *       partition retries while the source does not answer.</li>
+ *   <li>A {@link SourceProblem} (every pass but a failover's): a source topic deleted or created again fails the
+ *       partition for good with the reason; a source address answering for another cluster, or a source no broker
+ *       of which has answered for {@code mirror.state.timeout.ms}, fails a MIRRORING partition (retriable), and no
+ *       FAILED partition retries while the source does not answer or another cluster does.</li>
  * </ul>
  * Waiting for the controller (EPOCH_FENCING, STOPPING) longer than {@link MirrorSettings#stateTimeoutMs()} fails the
  * partition with the reason (retriable). Every record it returns is a legal transition ({@link MirrorTransitions}).
@@ -467,8 +467,9 @@ public final class MirrorPartitionMachine {
      * What the source's condition means for this partition, at every pass but a failover's (which needs nothing of
      * the source): a source that no longer holds the topic fails it for good with the reason (a newer reason
      * replaces an older one: a deleted topic created again names both topic IDs); a source that has not answered
-     * for the bound fails a MIRRORING partition, retriably; while the source does not answer a FAILED partition
-     * does not retry into MIRRORING. Empty: the pass goes on as without a problem.
+     * for the bound, or an address that answers for another cluster, fails a MIRRORING partition, retriably; while
+     * the source does not answer (or another cluster does) a FAILED partition does not retry into MIRRORING. Empty:
+     * the pass goes on as without a problem.
      */
     private Optional<MirrorDecision> sourceProblem(MirrorInput in, SourceProblem problem) {
         MirrorPartitionRecord rec = in.record();
@@ -490,7 +491,8 @@ public final class MirrorPartitionMachine {
         if (state == FAILED && rec.retryAttempt() >= 0) {
             return Optional.of(failedWhileSourceAway(in, problem));
         }
-        if (state == MIRRORING && problem.kind() == SourceProblem.Kind.UNREACHABLE) {
+        if (state == MIRRORING && (problem.kind() == SourceProblem.Kind.UNREACHABLE
+                || problem.kind() == SourceProblem.Kind.WRONG_CLUSTER)) {
             return Optional.of(transition(in, rec.failed(problem.reason(), true, epoch), problem.reason()
                     + " (will retry once it answers)", remove));
         }

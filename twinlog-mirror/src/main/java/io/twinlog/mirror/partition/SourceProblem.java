@@ -13,10 +13,18 @@ public record SourceProblem(String reason, Kind kind) {
     public enum Kind {
         /**
          * The source no longer holds what this partition mirrors: its topic was deleted, or created again with
-         * another topic ID, or the source address answers for another cluster. FAILED, not retried: the operator
-         * decides (fail over to keep the topic, or delete it and mirror the new source topic).
+         * another topic ID. FAILED, not retried: the operator decides (fail over to keep the topic, or delete it
+         * and mirror the new source topic).
          */
         GONE,
+        /**
+         * The source address answers for another cluster than the recorded source cluster (a DNS entry or proxy
+         * pointing elsewhere, a source rebuilt): a doubt, not an answer. A MIRRORING partition goes FAILED with
+         * this reason at once (nothing of that cluster is fetched), a FAILED one stays FAILED, each retry that falls
+         * due meanwhile counted, and mirroring resumes by itself once the recorded cluster answers again; a
+         * failback's truncation asks the peer itself and waits (decisions 55, 68).
+         */
+        WRONG_CLUSTER,
         /**
          * No source broker has answered for longer than the bound ({@code mirror.state.timeout.ms}): a MIRRORING
          * partition goes FAILED with this reason; a FAILED one stays FAILED, each retry that falls due while the
@@ -37,6 +45,10 @@ public record SourceProblem(String reason, Kind kind) {
 
     public static SourceProblem unreachable(String reason) {
         return new SourceProblem(reason, Kind.UNREACHABLE);
+    }
+
+    public static SourceProblem wrongCluster(String reason) {
+        return new SourceProblem(reason, Kind.WRONG_CLUSTER);
     }
 
     public static SourceProblem unanswered(String reason) {

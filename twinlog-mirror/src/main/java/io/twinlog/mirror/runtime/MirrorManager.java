@@ -307,7 +307,7 @@ public final class MirrorManager implements AutoCloseable {
                 definitions.remove(mt.mirror()); // not cached: read again at the next pass
                 continue;
             }
-            Optional<SourceProblem> clusterIdProblem = checkSourceClusterId(def).map(SourceProblem::gone);
+            checkSourceClusterId(def);
             Uuid localTopicId = image.topic(topic).get().topicId();
             DesiredMirrorState desired = mt.desired();
             for (Integer p : e.getValue()) {
@@ -318,8 +318,8 @@ public final class MirrorManager implements AutoCloseable {
                     continue;
                 }
                 try {
-                    run(tp, partition.get(), def, desired, MirrorEvent.TICK, clusterIdProblem
-                            .or(() -> fetcherFor(def).sourceProblem(topic, localTopicId)));
+                    run(tp, partition.get(), def, desired, MirrorEvent.TICK,
+                            fetcherFor(def).sourceProblem(topic, localTopicId));
                 } catch (ConcurrentRecordChange ex) {
                     log.info("[Mirror {} {}] {}; deciding again at the next pass", def.name(), tp, ex.getMessage());
                 } catch (FailoverStepsQueued ex) {
@@ -343,16 +343,20 @@ public final class MirrorManager implements AutoCloseable {
     }
 
     /**
-     * The source's cluster ID as the fetcher last saw it, against the one recorded: recorded at first contact if the
-     * mirror was created before the source was reachable; a different one means the mirror now points at another
-     * cluster (a rebuilt source, a wrong DNS entry) and mirroring must stop rather than mix two histories.
+     * Records the source's cluster ID at first contact if the mirror was created before the source was reachable,
+     * and gives the recorded one to the fetcher, which adopts no other cluster's metadata (decision 68): an address
+     * that answers for another cluster (a rebuilt source, a wrong DNS entry) is the partitions' source problem
+     * (WRONG_CLUSTER, retriable) rather than a reason to fail the mirror for good, so mirroring resumes by itself once
+     * the source cluster answers again. While it lasts the mirror's state reason says so too.
      */
-    private Optional<String> checkSourceClusterId(MirrorDefinition def) {
-        Optional<String> seen = fetcherFor(def).sourceClusterId();
-        if (seen.isEmpty()) {
-            return Optional.empty();
-        }
+    private void checkSourceClusterId(MirrorDefinition def) {
+        MirrorFetcher fetcher = fetcherFor(def);
+        fetcher.expectClusterId(def.sourceClusterId());
+        Optional<String> seen = fetcher.sourceClusterId();
         if (def.sourceClusterId().isEmpty()) {
+            if (seen.isEmpty()) {
+                return;
+            }
             try {
                 if (store.update(def, def.withSourceClusterId(seen.get())
                         .withState(MirrorDefinition.State.ACTIVE, Optional.empty()))) {
@@ -361,22 +365,18 @@ public final class MirrorManager implements AutoCloseable {
             } catch (Exception e) {
                 log.warn("[Mirror {}] could not record the source cluster ID", def.name(), e);
             }
-            return Optional.empty();
+            return;
         }
-        if (!def.sourceClusterId().get().equals(seen.get())) {
-            String reason = "The source cluster ID changed from " + def.sourceClusterId().get() + " to " + seen.get()
-                    + " (" + def.sourceBootstrap() + " is now another cluster); mirroring stopped";
-            if (def.state() != MirrorDefinition.State.FAILED) {
-                try {
-                    store.update(def, def.withState(MirrorDefinition.State.FAILED, Optional.of(reason)));
-                    log.error("[Mirror {}] {}", def.name(), reason);
-                } catch (Exception e) {
-                    log.warn("[Mirror {}] could not record the failure", def.name(), e);
-                }
+        Optional<String> wrongCluster = fetcher.wrongClusterReason();
+        boolean shown = def.stateReason().filter(r -> r.startsWith(MirrorFetcher.WRONG_CLUSTER_PREFIX)).isPresent();
+        Optional<String> reason = wrongCluster.isPresent() ? wrongCluster : shown ? Optional.empty() : def.stateReason();
+        if (def.state() == MirrorDefinition.State.ACTIVE && !reason.equals(def.stateReason())) {
+            try {
+                store.update(def, def.withState(MirrorDefinition.State.ACTIVE, reason));
+            } catch (Exception e) {
+                log.warn("[Mirror {}] could not record its state reason", def.name(), e);
             }
-            return Optional.of(reason);
         }
-        return Optional.empty();
     }
 
     private MirrorDefinition definition(String name) {

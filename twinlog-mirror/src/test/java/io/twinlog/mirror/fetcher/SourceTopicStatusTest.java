@@ -92,6 +92,30 @@ class SourceTopicStatusTest {
     }
 
     @Test
+    void anotherClusterAnsweringIsAWrongClusterProblemForEveryTopicUntilTheSourceClusterAnswers() {
+        status.watch("orders", MIRRORED, 0);
+        status.onMetadata(answer(Map.of("orders", MIRRORED), Set.of()), 1_000, MAX_AGE_MS);
+        status.onWrongCluster("another cluster at src:9092");
+        SourceProblem p = status.problem("orders", 1_000 + 3 * TIMEOUT_MS).orElseThrow();
+        assertEquals(SourceProblem.Kind.WRONG_CLUSTER, p.kind());
+        assertTrue(p.retriable(), "a doubt, not the topic gone");
+        assertEquals(Optional.of("another cluster at src:9092"), status.wrongClusterReason());
+        status.onMetadata(answer(Map.of("orders", MIRRORED), Set.of()), 50_000, MAX_AGE_MS);
+        assertEquals(Optional.empty(), status.problem("orders", 50_000), "the source cluster answers again");
+        assertEquals(Optional.empty(), status.wrongClusterReason());
+    }
+
+    @Test
+    void aRoundUnansweredAfterAnotherClusterAnsweredIsAnOutageCountedFromTheSourcesLastAnswer() {
+        status.watch("orders", MIRRORED, 0);
+        status.onMetadata(answer(Map.of("orders", MIRRORED), Set.of()), 1_000, MAX_AGE_MS);
+        status.onWrongCluster("another cluster");
+        status.onNoAnswer("Connection refused", false);
+        assertEquals(SourceProblem.Kind.UNREACHABLE, status.problem("orders", 1_000 + TIMEOUT_MS).orElseThrow()
+                .kind(), "another cluster's answers are not the source's");
+    }
+
+    @Test
     void aTopicNobodyAsksAboutIsDroppedUnlessItIsFetched() {
         status.watch("orders", MIRRORED, 0);
         status.watch("events", MIRRORED, 0);

@@ -466,17 +466,41 @@ class MirrorPartitionMachineTest {
     }
 
     @Test
-    void anotherClusterBehindTheSourceAddressFailsThePartitionUnlessItIsFailingOver() {
-        MirrorInput mirroring = new MirrorInput(record(MIRRORING, 1), view(1, 40, history(0, 0)),
-                DesiredMirrorState.MIRRORING, MirrorEvent.TICK, PeerLookup.NOT_ASKED, Optional.of(SourceProblem.gone("cluster ID changed")),
-                OptionalLong.empty(), MirrorTimers.NONE, 0);
+    void anotherClusterBehindTheSourceAddressFailsAMirroringPartitionRetriablyAtOnceAndAFailoverStillWorks() {
+        SourceProblem other = SourceProblem.wrongCluster("another cluster at the address");
+        MirrorInput mirroring = sourceInput(record(MIRRORING, 1), other, OptionalLong.of(40), MirrorTimers.NONE, 0);
         MirrorDecision d = machine.decide(mirroring);
         assertEquals(FAILED, written(d).state());
-        assertEquals(-1, written(d).retryAttempt(), "not retried");
+        assertEquals(1, written(d).retryAttempt(), "a doubt: retried once the source cluster answers");
+        assertEquals(Optional.of("another cluster at the address"), written(d).lastError());
+        assertEquals(-1, written(d).progress().lag(), "the source end is not known");
+        assertEquals(List.of(new MirrorAction.RemoveFetcher()), d.actions(), "nothing more is fetched");
         MirrorInput stopping = new MirrorInput(written(d), mirroring.view(), DesiredMirrorState.STOPPED,
                 MirrorEvent.TICK, mirroring.peer(), mirroring.sourceProblem(), mirroring.sourceHighWatermark(),
                 d.timers(), 0);
         assertEquals(STOPPING, written(machine.decide(stopping)).state(), "failover still works");
+    }
+
+    @Test
+    void aFailedPartitionDoesNotRetryWhileAnotherClusterAnswersAndRetriesOnceTheSourceClusterDoes() {
+        MirrorPartitionRecord failed = record(MIRRORING, 1).failed("another cluster", true, 1);
+        MirrorDecision due = machine.decide(sourceInput(failed, SourceProblem.wrongCluster("another cluster"),
+                OptionalLong.empty(), MirrorTimers.NONE.retryAt(1_000), 1_000));
+        assertEquals(FAILED, written(due).state(), "due, but another cluster answers: counted, not retried");
+        assertEquals(2, written(due).retryAttempt());
+        MirrorDecision back = machine.decide(sourceInput(written(due), null, OptionalLong.empty(),
+                RECONCILED.retryAt(due.timers().retryAtMs()), due.timers().retryAtMs()));
+        assertEquals(MIRRORING, written(back).state(), "the source cluster answers again: mirroring by itself");
+    }
+
+    @Test
+    void aFailbackInLogTruncationIsLeftToItsOwnLookupWhenAnotherClusterAnswers() {
+        MirrorInput in = input(record(LOG_TRUNCATION, 6), view(6, 150, history(0, 0)), DesiredMirrorState.MIRRORING);
+        MirrorDecision d = machine.decide(new MirrorInput(in.record(), in.view(), in.desired(), in.event(), in.peer(),
+                Optional.of(SourceProblem.wrongCluster("another cluster")), in.sourceHighWatermark(), in.timers(),
+                in.nowMs()));
+        assertTrue(d.write().map(MirrorPartitionRecord::state).orElse(LOG_TRUNCATION) == LOG_TRUNCATION,
+                "not failed: the failback asks the peer itself and waits on its doubt");
     }
 
     @Test

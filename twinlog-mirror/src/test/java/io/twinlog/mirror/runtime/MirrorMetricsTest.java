@@ -9,7 +9,9 @@ import io.twinlog.common.mirror.MirrorPartitionState;
 import io.twinlog.common.mirror.DesiredMirrorState;
 import io.twinlog.mirror.LastMirroredTruncation.LastMirrored;
 import io.twinlog.mirror.MirrorPartitionSink;
+import io.twinlog.mirror.fetcher.MirrorFetchListener;
 import io.twinlog.mirror.fetcher.MirrorFetchMetrics;
+import io.twinlog.mirror.fetcher.MirrorFetcher;
 import io.twinlog.mirror.partition.EpochHistory;
 import io.twinlog.mirror.partition.MirrorAction;
 import io.twinlog.mirror.partition.MirrorDecision;
@@ -29,6 +31,7 @@ import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.utils.Time;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -37,6 +40,7 @@ import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Random;
 import java.util.Set;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 import static io.twinlog.common.mirror.MirrorPartitionState.EPOCH_FENCING;
@@ -49,6 +53,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The mirror metrics' names, values and lifetimes, in a real registry. */
+@Timeout(60)
 class MirrorMetricsTest {
     private static final TopicPartition TP = new TopicPartition("orders", 0);
     private final Time time = Time.SYSTEM;
@@ -138,6 +143,35 @@ class MirrorMetricsTest {
         assertEquals(-1.0, value(name("ClusterMirror", "LagSeconds", Map.of("mirror", "m"))));
         fetch.onSourceNewestTimestamp(TP, now - 290_000);
         assertEquals(10.0, value(partitionName("LagSeconds")));
+    }
+
+    @Test
+    void aPartitionTheFetcherFailsHasAnUnknownLagAfterItsRetryUntilAFetchAnswers() throws Exception {
+        sixtyBehind(time.milliseconds());
+        assertEquals(60L, value(partitionName("LagRecords")));
+        CountDownLatch failed = new CountDownLatch(1);
+        // a fetcher whose client configs make no channel fails every partition it is given, on its own thread
+        MirrorFetcher fetcher = new MirrorFetcher("m", Map.of("bootstrap.servers", "127.0.0.1:9",
+                "security.protocol", "NOT_A_PROTOCOL"), 10_000, new FailureLatch(failed),
+                metrics.fetchMetrics("m"), time);
+        fetcher.addPartition(TP, log);
+        fetcher.start();
+        try {
+            assertTrue(failed.await(10, TimeUnit.SECONDS), "the fetcher did not fail the partition");
+        } finally {
+            fetcher.shutdown();
+        }
+        assertEquals(-1L, value(partitionName("LagRecords")), "not 60 from the figure before the failure");
+
+        metrics.onPartitionState("m", TP, log, MirrorPartitionState.FAILED);
+        metrics.onPartitionState("m", TP, log, MIRRORING); // the manager's retry
+        log.logEndOffset = 100; // a figure the old source end would show as caught up
+        assertEquals(-1L, value(partitionName("LagRecords")), "unknown, not 0, until a fetch answers");
+        assertEquals(-1L, value(partitionName("LagBytes")));
+        assertEquals(-1.0, value(partitionName("LagSeconds")));
+
+        metrics.fetchMetrics("m").onFetched(TP, 130, 0, 0, -1);
+        assertEquals(30L, value(partitionName("LagRecords")));
     }
 
     @Test
@@ -344,6 +378,26 @@ class MirrorMetricsTest {
                 }
                 return stored.version();
             }
+        }
+    }
+
+    /** Counts the fetcher's failure reports down; nothing else is expected of it here. */
+    private record FailureLatch(CountDownLatch failed) implements MirrorFetchListener {
+        @Override
+        public void onEpochFencingNeeded(TopicPartition partition, int sourceEpoch) {
+        }
+
+        @Override
+        public void onProgress(TopicPartition partition, long sourceHighWatermark, long localLogEndOffset) {
+        }
+
+        @Override
+        public void onSourceDiverged(TopicPartition partition, int sourceEpoch, long sourceEndOffset, String reason) {
+        }
+
+        @Override
+        public void onFailure(TopicPartition partition, String reason, boolean retriable) {
+            failed.countDown();
         }
     }
 

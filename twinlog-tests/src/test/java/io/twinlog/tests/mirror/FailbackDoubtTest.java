@@ -65,12 +65,8 @@ class FailbackDoubtTest {
         }
     }
 
-    // ANOTHER_CLUSTER is left out until a known defect is fixed (docs/session-notes-2026-12-03-c.md): the failback
-    // now waits and cuts right (at 100), but the mirror fetcher, which learned the other cluster's broker addresses
-    // while the proxy pointed there, keeps talking to them after the heal and fails the partition for good with
-    // "The source cluster ID changed"; it should bootstrap again when the cluster ID it sees is not the recorded one
     @ParameterizedTest
-    @EnumSource(value = Fault.class, names = "ANOTHER_CLUSTER", mode = EnumSource.Mode.EXCLUDE)
+    @EnumSource(Fault.class)
     void aFailbackWhosePeerFailsCutsNothingAndCompletesAtTheLastMirroredPointOnceHealed(Fault fault)
             throws Exception {
         try (TestCluster a = TestCluster.builder().brokers(2).build().start();

@@ -6,6 +6,7 @@ import io.twinlog.protocol.ApiRegistry;
 import io.twinlog.server.metadata.TopicAdmin;
 import io.twinlog.server.security.BrokerAuthorization;
 import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.utils.Time;
 
 import java.util.function.Supplier;
 
@@ -16,9 +17,9 @@ public final class GroupApis implements AutoCloseable {
     private final Supplier<MetadataImage> image;
 
     public GroupApis(GroupCoordinatorHost host, TopicAdmin topicAdmin, Supplier<MetadataImage> image,
-                     BrokerAuthorization authorization) {
+                     BrokerAuthorization authorization, Time time) {
         this.groups = new GroupRequests(host, authorization);
-        this.offsetsTopic = new OffsetsTopic(host, topicAdmin, image);
+        this.offsetsTopic = new OffsetsTopic(host, topicAdmin, image, time);
         this.image = image;
     }
 
