@@ -112,6 +112,13 @@ public final class MirrorPartitionMachine {
                 // so the point is decided again (the old ones stay recorded, for replicas that missed them)
                 to = to.withTruncation(to.truncation().completed().proposing(-1L));
             }
+            if (next == STOPPING && !(state == FAILED && rec.previousState() == STOPPING)) {
+                // a new failover (not the retry of one): the last mirrored epoch and offset an earlier failover
+                // recorded, kept through the failback since, must not pass for this one's, or STOPPING records
+                // nothing, finds that failover's barrier and goes STOPPED without a barrier of its own: this
+                // cluster's producers were then taken for the source's (decision 70)
+                to = to.withLastMirrored(-1, -1L);
+            }
             return transition(in, to, "desired state " + in.desired(), actions);
         }
         return switch (state) {

@@ -371,6 +371,40 @@ class MirrorPartitionMachineTest {
     }
 
     @Test
+    void aSecondFailoverRecordsItsOwnLastMirroredOffsetAndWritesItsOwnBarrier() {
+        // failed over at 80 (barrier there), failed back, fenced to epoch 24, mirrored on to 200 in source epoch 20:
+        // the record still holds the first failover's epoch 4 and offset 80 (fault campaign seed 20261205)
+        EpochHistory history = history(0, 0, 4, 30, 14, 80, 20, 120);
+        MirrorPartitionRecord mirroring = record(MIRRORING, 24).withLastMirrored(4, 80).withMinLeaderEpoch(24);
+        PartitionView view = new PartitionView(24, 200, 200, history, OptionalLong.of(80), List.of(0), List.of(0));
+
+        MirrorPartitionRecord stopping = written(machine.decide(input(mirroring, view, DesiredMirrorState.STOPPED)));
+        assertEquals(STOPPING, stopping.state());
+        assertEquals(-1L, stopping.lastMirroredOffset(), "the first failover's offset is not this one's");
+
+        MirrorPartitionRecord recorded = written(machine.decide(input(stopping, view, DesiredMirrorState.STOPPED)));
+        assertEquals(STOPPING, recorded.state());
+        assertEquals(20, recorded.lastMirroredEpoch());
+        assertEquals(200, recorded.lastMirroredOffset());
+        MirrorDecision barrier = machine.decide(input(recorded, view, DesiredMirrorState.STOPPED));
+        assertTrue(barrier.actions().contains(new MirrorAction.AppendProducerStateBarrier()),
+                "the barrier of the first failover, at 80, forgot none of the producers mirrored since: "
+                        + barrier.actions());
+    }
+
+    @Test
+    void aRetriedFailoverKeepsWhatItRecorded() {
+        MirrorPartitionRecord recorded = record(STOPPING, 14).withLastMirrored(4, 80).withMinLeaderEpoch(14)
+                .failed("the controller did not raise the epoch", true, 14);
+        MirrorInput in = new MirrorInput(recorded, view(14, 81, history(0, 0, 4, 30, 14, 80)),
+                DesiredMirrorState.STOPPED, MirrorEvent.TICK, PeerLookup.NOT_ASKED, Optional.empty(),
+                OptionalLong.empty(), MirrorTimers.NONE.retryAt(5_000), 5_000);
+        MirrorPartitionRecord retried = written(machine.decide(in));
+        assertEquals(STOPPING, retried.state());
+        assertEquals(80, retried.lastMirroredOffset(), "the retry of the same failover: the barrier at 80 is its own");
+    }
+
+    @Test
     void aSourceBatchAtTheLocalEpochFencesAgainAboveIt() {
         MirrorInput in = new MirrorInput(record(MIRRORING, 14), view(14, 10, history(0, 0)),
                 DesiredMirrorState.MIRRORING, new MirrorEvent.EpochFencingNeeded(16), PeerLookup.NOT_ASKED,

@@ -38,8 +38,8 @@ import java.util.Random;
  * <p>Invariants checked after every step: leader epochs never go down; a mirror partition that is MIRRORING or
  * STOPPED holds no batch of its leader's epoch or above from its source (DLE &gt; SLE); while MIRRORING, the
  * destination leader's log is a prefix of the source leader's (unless the source had an unclean election since);
- * at STOPPED, the record's last mirrored offset holds the producer-state barrier and its last mirrored epoch is the
- * epoch of the batch before it; every written record is a legal transition of the one before. At the end, with the
+ * at STOPPED, the record's last mirrored offset holds the producer-state barrier, its last mirrored epoch is the
+ * epoch of the batch before it, and nothing after it was mirrored (the offset is this failover's, not an earlier one's); every written record is a legal transition of the one before. At the end, with the
  * faults healed, every mirror still wanted must have caught up with its source (or have failed for a source
  * divergence), and every cluster's replicas must agree.
  */
@@ -209,6 +209,7 @@ final class MirrorSimulation {
         }
         SimLog log = c.leaderLog();
         for (int i = 0; i < count; i++) {
+            c.written.add(nextId);
             log.append(new SimLog.Batch(log.logEnd(), c.leaderEpoch, nextId++, false));
         }
     }
@@ -398,6 +399,7 @@ final class MirrorSimulation {
             } else if (action instanceof MirrorAction.AbortOpenTransactions) {
                 return peer; // no transactions in this model
             } else if (action instanceof MirrorAction.AppendProducerStateBarrier) {
+                d.written.add(nextId);
                 log.append(new SimLog.Batch(log.logEnd(), d.leaderEpoch, nextId++, true));
                 note(d.name + ": barrier at " + (log.logEnd() - 1));
             }
@@ -471,6 +473,12 @@ final class MirrorSimulation {
                         + " has epoch " + log.at(lmo).epoch() + ", not above the LME " + rec.lastMirroredEpoch());
                 check(c.leaderEpoch > rec.lastMirroredEpoch(), c.name + ": STOPPED in epoch " + c.leaderEpoch
                         + ", not above the LME " + rec.lastMirroredEpoch());
+                for (SimLog.Batch batch : log.batches().subList((int) lmo, (int) log.logEnd())) {
+                    // a batch copied from the source after the LMO: the LMO and its barrier are an earlier
+                    // failover's, and the producers mirrored since were never forgotten (decision 70)
+                    check(c.written.contains(batch.id()), c.name + ": STOPPED at LMO " + lmo + " but batch "
+                            + batch.offset() + " after it was mirrored, not written here");
+                }
             }
         }
     }

@@ -8,6 +8,7 @@ import io.twinlog.mirror.partition.VersionedRecord;
 
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -49,6 +50,8 @@ final class SimCluster {
     boolean controllerUp = true;
     /** Epochs this cluster's leaders have had, in order: they never go down. */
     int highestEpochSeen = 0;
+    /** The ids of the batches this cluster's leaders wrote (its producers' and its barriers), not copied. */
+    final Set<Long> written = new HashSet<>();
 
     // --- this cluster as a mirror destination ---
     /** The cluster it mirrors from, or null. */

@@ -107,14 +107,9 @@ class ProducerIdsAfterFailoverTest {
     void newIdempotentProducersOnTheOldSourceAfterAFailbackAreWritten() throws Exception {
         try (TestCluster a = TestCluster.builder().brokers(1).build().start();
              TestCluster b = TestCluster.builder().brokers(1).build().start();
-             Admin aAdmin = a.admin();
              MirrorAdmin onB = MirrorAdmin.create(b.bootstrapServers(), Duration.ofSeconds(60));
              MirrorAdmin onA = MirrorAdmin.create(a.bootstrapServers(), Duration.ofSeconds(60))) {
-            aAdmin.createTopics(List.of(new NewTopic(TOPIC, 1, (short) 1))).all().get();
-            produceOneEach(a, "a", 2);
-            MirrorSteps.startMirroring(onB, "from-a", a, TOPIC);
-            Waits.waitUntil("B holds A's records", () -> end(b) == 2);
-            MirrorSteps.failOver(onB, "from-a", TOPIC);
+            mirrorTwoProducersAndFailOverToB(a, b, onB);
             List<Acked> onBAcked = produceOneEach(b, "b", 4); // B's ids 0..3 (0, 1 collide with A's)
             assertEveryAckedRecordOnEveryReplica(b, onBAcked);
 
@@ -127,6 +122,51 @@ class ProducerIdsAfterFailoverTest {
             List<Acked> onAAcked = produceOneEach(a, "a-again", 4);
             assertEveryAckedRecordOnEveryReplica(a, onAAcked);
         }
+    }
+
+    /**
+     * Fault campaign seed 20261205, round 26: every failover after a cluster's first kept the last mirrored offset
+     * of that first one, found its barrier and wrote none, so the producers mirrored since stayed known and this
+     * cluster's first producers with the same ids were answered as duplicates: seven acknowledged records lost.
+     */
+    @Test
+    void aSecondFailoverOfTheSameClusterWritesItsOwnBarrierAndRecordsItsOwnOffset() throws Exception {
+        try (TestCluster a = TestCluster.builder().brokers(1).build().start();
+             TestCluster b = TestCluster.builder().brokers(1).build().start();
+             MirrorAdmin onB = MirrorAdmin.create(b.bootstrapServers(), Duration.ofSeconds(60));
+             MirrorAdmin onA = MirrorAdmin.create(a.bootstrapServers(), Duration.ofSeconds(60))) {
+            mirrorTwoProducersAndFailOverToB(a, b, onB); // B's first failover: its barrier at 2
+            long firstFailover = lastMirroredOffset(onB, "from-a");
+            produceOneEach(b, "b", 2); // B's ids 0, 1
+
+            MirrorSteps.startMirroring(onA, "from-b", b, TOPIC);
+            MirrorInvariants.awaitMirrored(b, a, TP);
+            MirrorSteps.failOver(onA, "from-b", TOPIC);
+            produceOneEach(a, "a-again", 6); // A's ids 2..7, forgotten by no barrier on B yet
+
+            // B fails back (A's barrier and records mirrored), then over again: B's next ids are 2, 3, ...
+            Map<String, ?> refused = onB.startMirrorTopics("from-a", List.of(TOPIC), List.of(), List.of());
+            assertEquals(Map.of(), refused, "the failback of B");
+            MirrorInvariants.awaitMirrored(a, b, TP);
+            long mirroredEnd = end(b);
+            MirrorSteps.failOver(onB, "from-a", TOPIC);
+            List<Acked> acked = produceOneEach(b, "b-again", 4);
+            assertEveryAckedRecordOnEveryReplica(b, acked);
+            assertEquals(mirroredEnd, lastMirroredOffset(onB, "from-a"), "the second failover's own last mirrored "
+                    + "offset, not the first's (" + firstFailover + ")");
+        }
+    }
+
+    /** A's first two producers (its ids 0 and 1) on a new topic, mirrored to B, which then fails over. */
+    private static void mirrorTwoProducersAndFailOverToB(TestCluster a, TestCluster b, MirrorAdmin onB)
+            throws Exception {
+        try (Admin aAdmin = a.admin()) {
+            aAdmin.createTopics(List.of(new NewTopic(TOPIC, 1, (short) 1))).all().get();
+        }
+        produceOneEach(a, "a", 2);
+        MirrorSteps.startMirroring(onB, "from-a", a, TOPIC);
+        Waits.waitUntil("B holds A's records", () -> end(b) == 2);
+        MirrorSteps.failOver(onB, "from-a", TOPIC);
     }
 
     private static TestCluster threeBrokers() throws Exception {
@@ -191,6 +231,11 @@ class ProducerIdsAfterFailoverTest {
     private static String state(MirrorAdmin admin, String mirror) throws Exception {
         return admin.describeClusterMirrors(List.of(mirror)).get(mirror).topics().get(TOPIC).partitions().get(0)
                 .state();
+    }
+
+    private static long lastMirroredOffset(MirrorAdmin admin, String mirror) throws Exception {
+        return admin.describeClusterMirrors(List.of(mirror)).get(mirror).topics().get(TOPIC).partitions().get(0)
+                .lastMirroredOffset();
     }
 
     private static long end(TestCluster c) {
