@@ -109,6 +109,12 @@ public final class MirrorPartitionMachine {
             MirrorAction[] actions = next == STOPPING ? new MirrorAction[] {new MirrorAction.RemoveFetcher(true)}
                     : new MirrorAction[0];
             MirrorPartitionRecord to = rec.transitionTo(next, in.view().leaderEpoch());
+            if (next == STOPPING && state != STOPPING) {
+                // each failover records its own last mirrored point: one left from an earlier failover of this
+                // partition made stop() skip the recording and take an old barrier for this one's, so the peer's
+                // failback cut to that old point (campaign finding 2: the old source's whole log quarantined)
+                to = to.withLastMirrored(-1, -1L);
+            }
             if (next == LOG_TRUNCATION) {
                 // a start after a failover: this log may have taken writes since a point was decided or proposed,
                 // so the point is decided again (the old ones stay recorded, for replicas that missed them)

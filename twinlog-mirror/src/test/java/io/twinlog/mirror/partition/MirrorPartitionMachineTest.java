@@ -431,6 +431,31 @@ class MirrorPartitionMachineTest {
         assertTrue(d.actions().contains(new MirrorAction.AppendProducerStateBarrier()));
     }
 
+    /**
+     * Campaign finding 2 (seed 20261203, round 5): the second failover of a mirror partition kept the first one's
+     * last mirrored point (epoch -1, offset 0, from an empty log), so it skipped the recording, took the barrier at
+     * 751 written for an earlier failover for its own and was STOPPED at once; the peer's failback read "no last
+     * mirrored epoch" and cut its whole log. Each failover records its own point and writes its own barrier.
+     */
+    @Test
+    void aSecondFailoverRecordsItsOwnLastMirroredPointNotTheFirstOnes() {
+        MirrorPartitionRecord mirroringAgain = record(MIRRORING, 29).withLastMirrored(-1, 0L).withMinLeaderEpoch(29);
+        PartitionView view = new PartitionView(29, 1497, 1497, history(9, 0, 19, 751), OptionalLong.of(751),
+                List.of(0), List.of(0));
+        MirrorPartitionRecord stopping = written(machine.decide(input(mirroringAgain, view,
+                DesiredMirrorState.STOPPED)));
+        assertEquals(STOPPING, stopping.state());
+        assertEquals(-1, stopping.lastMirroredOffset(), "the earlier failover's point is not this one's");
+
+        MirrorPartitionRecord recorded = written(machine.decide(input(stopping, view, DesiredMirrorState.STOPPED)));
+        assertEquals(STOPPING, recorded.state());
+        assertEquals(19, recorded.lastMirroredEpoch());
+        assertEquals(1497, recorded.lastMirroredOffset());
+        MirrorDecision barrier = machine.decide(input(recorded, view, DesiredMirrorState.STOPPED));
+        assertTrue(barrier.actions().contains(new MirrorAction.AppendProducerStateBarrier()),
+                "the barrier at 751 was an earlier failover's: " + barrier.actions());
+    }
+
     @Test
     void aSourceBatchAtTheLocalEpochFencesAgainAboveIt() {
         MirrorInput in = new MirrorInput(record(MIRRORING, 14), view(14, 10, history(0, 0)),
