@@ -284,7 +284,7 @@ public final class MirrorPartitionMachine {
             return Optional.empty();
         }
         MirrorTruncation truncation = in.record().truncation();
-        String held = "this log ends at " + end + " (latest epoch " + view.latestLogEpoch() + ")";
+        String held = "This log ends at " + end + " (latest epoch " + view.latestLogEpoch() + ")";
         if (view.epochs().truncatedTo(to).equals(view.epochs())) {
             return Optional.of(held + " and holds no record and no epoch from offset " + to + " to cut");
         }
