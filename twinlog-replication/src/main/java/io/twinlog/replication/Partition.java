@@ -517,7 +517,10 @@ public final class Partition {
             String reason = truncation.reason() + " (truncation point " + truncation.latestId() + ")";
             if (offset < log_.logStartOffset()) {
                 truncateFullyAndStartAt(offset, reason);
-            } else if (offset < end) {
+            } else {
+                // also at or past the log end: an epoch entry that starts there holds no record (a leadership that
+                // wrote nothing, kept in the leader-epoch checkpoint) and must go, or the fetcher sends it as the
+                // last fetched epoch and the source reports a divergence no cut can repair (campaign defect 1)
                 truncateTo(offset, reason);
             }
             TruncationPointFile.write(log_.dir().toPath(), truncation.latestId(), offset);

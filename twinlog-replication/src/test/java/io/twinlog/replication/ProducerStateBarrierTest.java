@@ -6,13 +6,7 @@ import org.apache.kafka.common.compress.Compression;
 import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.record.internal.RecordBatch;
 import org.apache.kafka.common.record.internal.SimpleRecord;
-import org.apache.kafka.common.utils.Time;
-import org.apache.kafka.server.util.KafkaScheduler;
-import org.apache.kafka.storage.internals.log.LogConfig;
-import org.apache.kafka.storage.internals.log.LogDirFailureChannel;
-import org.apache.kafka.storage.internals.log.ProducerStateManagerConfig;
 import org.apache.kafka.storage.internals.log.UnifiedLog;
-import org.apache.kafka.storage.log.metrics.BrokerTopicStats;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -24,12 +18,9 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.OptionalLong;
-import java.util.Properties;
 import java.util.Set;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -49,21 +40,16 @@ class ProducerStateBarrierTest {
 
     @TempDir
     File dataDir;
-    private KafkaScheduler scheduler;
-    private final List<UnifiedLog> opened = new ArrayList<>();
+    private TestLogs logs;
 
     @BeforeEach
-    void startScheduler() {
-        scheduler = new KafkaScheduler(1, true, "test-");
-        scheduler.startup();
+    void openLogs() {
+        logs = new TestLogs(dataDir);
     }
 
     @AfterEach
     void close() throws Exception {
-        for (UnifiedLog l : opened) {
-            l.close();
-        }
-        scheduler.shutdown();
+        logs.close();
     }
 
     @Test
@@ -119,7 +105,7 @@ class ProducerStateBarrierTest {
         UnifiedLog log = followerWithBarrierAt2();
         log.flush(true);
         log.close();
-        opened.remove(log);
+        logs.closed(log);
         // a crash before the reset's snapshot was durable: no snapshot left, Kafka replays the whole log
         for (File f : log.dir().listFiles((d, name) -> name.endsWith(".snapshot"))) {
             Files.delete(f.toPath());
@@ -141,7 +127,7 @@ class ProducerStateBarrierTest {
     void aCleanRestartReloadsTheStateSnapshottedAtCloseAndReadsNothing() throws Exception {
         UnifiedLog log = followerWithBarrierAt2();
         log.close(); // a clean close snapshots the producer state at the log end, barrier applied
-        opened.remove(log);
+        logs.closed(log);
 
         UnifiedLog reopened = openLog(true);
         Partition again = partition(reopened, LOCAL);
@@ -167,13 +153,7 @@ class ProducerStateBarrierTest {
     }
 
     private UnifiedLog openLog(boolean cleanShutdown) throws IOException {
-        Properties props = new Properties();
-        props.put("segment.bytes", String.valueOf(1 << 20));
-        UnifiedLog log = UnifiedLog.create(new File(dataDir, TP.toString()), new LogConfig(props), 0L, 0L, scheduler,
-                new BrokerTopicStats(), Time.SYSTEM, 60_000, new ProducerStateManagerConfig(86_400_000, false),
-                600_000, new LogDirFailureChannel(1), cleanShutdown, Optional.of(TOPIC_ID));
-        opened.add(log);
-        return log;
+        return logs.open(TP, TOPIC_ID, cleanShutdown);
     }
 
     private static MemoryRecords idempotentAt(long baseOffset, long producerId, int baseSequence, String... values) {

@@ -45,7 +45,9 @@ import static io.twinlog.common.mirror.MirrorPartitionState.UNKNOWN;
  *       </li>
  *   <li>MIRRORING: a leader first compares its log with the source's (a new leader may have been elected
  *       uncleanly; a divergence is repaired or reported like a source's); then the fetcher copies; a source batch whose epoch reaches the local one fences again; progress is
- *       recorded at most every {@link MirrorSettings#progressIntervalMs()}.</li>
+ *       recorded at most every {@link MirrorSettings#progressIntervalMs()}. A source divergence that no cut would
+ *       repair (nothing at or above its point, or a point already applied at this log end) is not recovered again:
+ *       FAILED, retriable, with the reason.</li>
  *   <li>PAUSING → PAUSED once the fetcher is removed.</li>
  *   <li>STOPPING (failover): once every in-sync replica holds the log end, records it as the last mirrored offset
  *       with its epoch, and the least leader epoch above that epoch (the current one, unless an unfinished fencing
@@ -116,7 +118,8 @@ public final class MirrorPartitionMachine {
                 // a new failover (not the retry of one): the last mirrored epoch and offset an earlier failover
                 // recorded, kept through the failback since, must not pass for this one's, or STOPPING records
                 // nothing, finds that failover's barrier and goes STOPPED without a barrier of its own: this
-                // cluster's producers were then taken for the source's (decision 70)
+                // cluster's producers were then taken for the source's, and the peer's failback cut to that old point
+                // (decision 70; campaign findings 2 and defect 2)
                 to = to.withLastMirrored(-1, -1L);
             }
             return transition(in, to, "desired state " + in.desired(), actions);
@@ -258,7 +261,39 @@ public final class MirrorPartitionMachine {
                 to = Math.min(end, Math.min(d.sourceEndOffset(), here.get().endOffset()));
             }
         }
+        Optional<String> futile = futileRecovery(in, to);
+        if (futile.isPresent()) {
+            String reason = d.reason() + ". " + futile.get() + ": a recovery would change nothing, so none is made "
+                    + "and mirroring is retried after the backoff";
+            return transition(in, in.record().failed(reason, true, view.leaderEpoch()), reason,
+                    new MirrorAction.RemoveFetcher());
+        }
         return diverged(in, to, d.reason(), "that the source no longer has", false);
+    }
+
+    /**
+     * Why cutting this log at {@code to} would change nothing, if it would not: the log ends at or below it, and
+     * either no epoch entry starts at or after it either, or the latest truncation point, applied, is at this very
+     * log end (it cut there already and the source still reports the divergence). Another point would then only be
+     * followed by the same divergence at once: campaign defect 1, an empty log whose checkpoint kept an epoch its
+     * leader never wrote in cycled MIRRORING -> ULE_RECOVERY about ten times a second, a new point recorded each
+     * time, while describe showed it MIRRORING. Empty: the cut removes records or epochs, a recovery is progress.
+     */
+    private static Optional<String> futileRecovery(MirrorInput in, long to) {
+        PartitionView view = in.view();
+        long end = view.logEndOffset();
+        if (to < end) {
+            return Optional.empty();
+        }
+        MirrorTruncation truncation = in.record().truncation();
+        String held = "This log ends at " + end + " (latest epoch " + view.latestLogEpoch() + ")";
+        if (view.epochs().truncatedTo(to).equals(view.epochs())) {
+            return Optional.of(held + " and holds no record and no epoch from offset " + to + " to cut");
+        }
+        if (!truncation.isNone() && !truncation.pending() && truncation.latest().offset() == end) {
+            return Optional.of(held + " where truncation point " + truncation.latest().id() + " already cut it");
+        }
+        return Optional.empty();
     }
 
     /**

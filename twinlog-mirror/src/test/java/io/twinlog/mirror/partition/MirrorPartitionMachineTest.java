@@ -201,6 +201,67 @@ class MirrorPartitionMachineTest {
     }
 
     /**
+     * Campaign defect 1 (seed 11, round 2): an empty log whose checkpoint kept epoch 1 at offset 0 (a lost disk
+     * elected from the ISR, no record written), failed back from a source whose epoch 0 ends at 898. The truncation
+     * point at 0 was applied and the source still said it diverged: a new point at 0 cuts nothing, and recording
+     * one each time cycled MIRRORING -> ULE_RECOVERY -> EPOCH_FENCING -> MIRRORING ten times a second. No point
+     * is recorded; the partition is FAILED with the reason, retried after a backoff that grows each time.
+     */
+    @Test
+    void aDivergenceNoCutRepairsFailsRetriablyAndBacksOffInsteadOfRecoveringAgain() {
+        TruncationPoints.Point applied = new TruncationPoints.Point(1369115687670845686L, 0);
+        MirrorPartitionRecord mirroring = record(MIRRORING, 11)
+                .withTruncation(MirrorTruncation.NONE.with(applied, 0).completed());
+        PartitionView staleEpoch = view(11, 0, history(1, 0)).withCluster(true, Map.of(0, applied.id()));
+        MirrorEvent diverged = new MirrorEvent.SourceDiverged(0, 898, "Source divergence detected: the source's "
+                + "epoch 0 ends at offset 898 but this cluster mirrored up to 0 in epoch 1");
+        MirrorDecision first = machine.decide(new MirrorInput(mirroring, staleEpoch, DesiredMirrorState.MIRRORING,
+                diverged, PeerLookup.NOT_ASKED, Optional.empty(), OptionalLong.empty(), MirrorTimers.NONE, 0));
+        MirrorPartitionRecord failed = written(first);
+        assertEquals(FAILED, failed.state());
+        assertEquals(1, failed.retryAttempt(), "retriable");
+        assertEquals(MIRRORING, failed.previousState(), "its retry mirrors again");
+        assertEquals(List.of(applied), failed.truncation().points(), "no new truncation point");
+        assertEquals(List.of(new MirrorAction.RemoveFetcher()), first.actions());
+        assertTrue(failed.lastError().orElseThrow().contains("truncation point " + applied.id() + " already cut it")
+                && failed.lastError().get().contains("a recovery would change nothing"), failed.lastError().get());
+        long firstBackoff = first.timers().retryAtMs();
+        assertTrue(firstBackoff >= 800 && firstBackoff <= 1200, "1 s ± 20 %: " + firstBackoff);
+
+        MirrorPartitionRecord retried = written(machine.decide(at(failed, staleEpoch, first.timers(), firstBackoff)));
+        assertEquals(MIRRORING, retried.state());
+        MirrorDecision again = machine.decide(new MirrorInput(retried, staleEpoch, DesiredMirrorState.MIRRORING,
+                diverged, PeerLookup.NOT_ASKED, Optional.empty(), OptionalLong.empty(), MirrorTimers.NONE,
+                firstBackoff));
+        assertEquals(2, written(again).retryAttempt());
+        long secondBackoff = again.timers().retryAtMs() - firstBackoff;
+        assertTrue(secondBackoff >= 1600 && secondBackoff <= 2400, "2 s ± 20 %: " + secondBackoff);
+    }
+
+    @Test
+    void aDivergenceOfALogWithNothingToCutRecordsNoPoint() {
+        PartitionView empty = view(11, 0, EpochHistory.EMPTY).withCluster(true, Map.of());
+        MirrorDecision d = machine.decide(new MirrorInput(record(MIRRORING, 11), empty, DesiredMirrorState.MIRRORING,
+                new MirrorEvent.SourceDiverged(0, 898, "Source divergence detected"), PeerLookup.NOT_ASKED,
+                Optional.empty(), OptionalLong.empty(), MirrorTimers.NONE, 0));
+        assertEquals(FAILED, written(d).state());
+        assertTrue(written(d).truncation().isNone());
+        assertTrue(written(d).lastError().orElseThrow().contains("holds no record and no epoch from offset 0"),
+                written(d).lastError().get());
+    }
+
+    @Test
+    void anEpochStartedAtTheLogEndWithoutRecordsIsCutOnceByARecovery() {
+        // a leadership that wrote nothing left epoch 4 at the end: cutting at the end drops it, which is progress
+        PartitionView trailing = view(14, 100, history(0, 0, 4, 100)).withCluster(true, Map.of());
+        MirrorDecision d = machine.decide(new MirrorInput(record(MIRRORING, 14), trailing,
+                DesiredMirrorState.MIRRORING, new MirrorEvent.SourceDiverged(0, 150, "Source divergence detected"),
+                PeerLookup.NOT_ASKED, Optional.empty(), OptionalLong.empty(), MirrorTimers.NONE, 0));
+        assertEquals(MirrorPartitionState.ULE_RECOVERY, written(d).state());
+        assertEquals(100, written(d).truncation().latest().offset());
+    }
+
+    /**
      * Every way the peer can fail is a doubt (issue 25, point 2): the partition stays in LOG_TRUNCATION with the
      * error recorded for describe, decides no truncation point, cuts nothing, and asks again only after a backoff
      * that grows with each attempt.
@@ -368,6 +429,31 @@ class MirrorPartitionMachineTest {
                 List.of(0), List.of(0));
         MirrorDecision d = machine.decide(input(recorded, oldBarrier, DesiredMirrorState.STOPPED));
         assertTrue(d.actions().contains(new MirrorAction.AppendProducerStateBarrier()));
+    }
+
+    /**
+     * Campaign finding 2 (seed 20261203, round 5): the second failover of a mirror partition kept the first one's
+     * last mirrored point (epoch -1, offset 0, from an empty log), so it skipped the recording, took the barrier at
+     * 751 written for an earlier failover for its own and was STOPPED at once; the peer's failback read "no last
+     * mirrored epoch" and cut its whole log. Each failover records its own point and writes its own barrier.
+     */
+    @Test
+    void aSecondFailoverRecordsItsOwnLastMirroredPointNotTheFirstOnes() {
+        MirrorPartitionRecord mirroringAgain = record(MIRRORING, 29).withLastMirrored(-1, 0L).withMinLeaderEpoch(29);
+        PartitionView view = new PartitionView(29, 1497, 1497, history(9, 0, 19, 751), OptionalLong.of(751),
+                List.of(0), List.of(0));
+        MirrorPartitionRecord stopping = written(machine.decide(input(mirroringAgain, view,
+                DesiredMirrorState.STOPPED)));
+        assertEquals(STOPPING, stopping.state());
+        assertEquals(-1, stopping.lastMirroredOffset(), "the earlier failover's point is not this one's");
+
+        MirrorPartitionRecord recorded = written(machine.decide(input(stopping, view, DesiredMirrorState.STOPPED)));
+        assertEquals(STOPPING, recorded.state());
+        assertEquals(19, recorded.lastMirroredEpoch());
+        assertEquals(1497, recorded.lastMirroredOffset());
+        MirrorDecision barrier = machine.decide(input(recorded, view, DesiredMirrorState.STOPPED));
+        assertTrue(barrier.actions().contains(new MirrorAction.AppendProducerStateBarrier()),
+                "the barrier at 751 was an earlier failover's: " + barrier.actions());
     }
 
     @Test

@@ -12,6 +12,7 @@ import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.storage.internals.log.UnifiedLog;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -96,14 +97,38 @@ class SeedScenariosTest {
     @Test
     @Timeout(value = 3, unit = TimeUnit.MINUTES)
     void seed000UncleanElectionOntoAnEmptyReplica() throws Exception {
+        lostDiskElection(Map.of("unclean.leader.election.enable", "true"), true);
+    }
+
+    /**
+     * Campaign defect 1 (seed 11, SEED_000_UNCLEAN): as above, but the empty replica elected after its disk was lost
+     * writes nothing, so its leader-epoch checkpoint holds a new epoch at offset 0 over an empty log. At failback
+     * the truncation point at 0 must drop that entry: kept, it was sent as the last fetched epoch, the destination
+     * answered with a divergence that cut nothing, and the partition cycled MIRRORING -> ULE_RECOVERY for ever.
+     * Here it mirrors A, B, the barrier and D like the other replicas, in one pass.
+     */
+    @Test
+    @Timeout(value = 3, unit = TimeUnit.MINUTES)
+    void seed000ElectionOfAnEmptyReplicaThatWritesNothing() throws Exception {
+        lostDiskElection(Map.of("unclean.leader.election.enable", "true",
+                "mirror.support.unclean.leader.election", "true"), false);
+    }
+
+    /**
+     * A and B mirrored, the mirror paused; a replica of the source loses its disk, the leader dies, the empty one
+     * leads (taking C at offset 0 with acks=1 if {@code takesC}); the source goes down, the destination fails over
+     * and takes D; the source comes back with that leader first and fails back: every replica of both clusters
+     * ends with A, B, the barrier, D, and C (if written) is in the old source's quarantine.
+     */
+    private void lostDiskElection(Map<String, String> topicConfigs, boolean takesC) throws Exception {
         try (TestCluster src = TestCluster.builder().brokers(3).build().start();
              TestCluster dst = TestCluster.builder().brokers(3).brokerProperty("default.replication.factor", "3")
                      .build().start();
              Admin srcAdmin = src.admin();
              MirrorAdmin onDst = MirrorAdmin.create(dst.bootstrapServers(), Duration.ofSeconds(60));
              MirrorAdmin onSrc = MirrorAdmin.create(src.bootstrapServers(), Duration.ofSeconds(60))) {
-            srcAdmin.createTopics(List.of(new NewTopic(TOPIC, Map.of(0, List.of(0, 1)))
-                    .configs(Map.of("unclean.leader.election.enable", "true")))).all().get();
+            srcAdmin.createTopics(List.of(new NewTopic(TOPIC, Map.of(0, List.of(0, 1))).configs(topicConfigs)))
+                    .all().get();
             Waits.waitUntil("A's ISR complete", () -> isr(src, TP).size() == 2);
             produce(src, "A");
             produce(src, "B");
@@ -119,24 +144,31 @@ class SeedScenariosTest {
             src.killBroker(leader);
             src.startBroker(other);
             Waits.waitUntil("the empty replica leads uncleanly", () -> leaderOf(src, TP) == other);
-            assertEquals(0, src.broker(other).logStore().log(TP).orElseThrow().logEndOffset());
-            produce1(src, "C"); // offset 0, in a new epoch: the seed's "C at offset 0 in epoch 2"
+            UnifiedLog emptyLog = src.broker(other).logStore().log(TP).orElseThrow();
+            assertEquals(0, emptyLog.logEndOffset());
+            assertTrue(emptyLog.latestEpoch().isPresent(), "its checkpoint holds the epoch it leads in, at 0");
+            if (takesC) {
+                produce1(src, "C"); // offset 0, in a new epoch: the seed's "C at offset 0 in epoch 2"
+            }
 
             src.stopBroker(other);
             MirrorSteps.failOver(onDst, "m", TOPIC);
             produce(dst, "D");
 
-            // the source comes back with its unclean leader's history (C): that broker first
+            // the source comes back with its unclean leader's history: that broker first
             src.startBroker(other);
             Waits.waitUntil("the unclean leader leads again", () -> leaderOf(src, TP) == other);
             src.startBroker(leader);
-            ReplicaLogs.awaitIdentical(src, TP, List.of(leader, other)); // the old leader drops A, B for C
+            ReplicaLogs.awaitIdentical(src, TP, List.of(leader, other)); // the old leader drops A, B
             onSrc.createClusterMirror("back", Map.of("bootstrap.servers", dst.bootstrapServers()));
             assertTrue(onSrc.startMirrorTopics("back", List.of(TOPIC), List.of(), List.of()).isEmpty());
             List<ReplicaLogs.Batch> converged = MirrorInvariants.awaitMirrored(dst, src, TP);
             assertEquals(Arrays.asList("A", "B", null, "D"), flatten(converged),
                     "A, B, the barrier, D on every replica of both clusters");
-            assertEquals("C", Quarantined.read(src, 1).get(0).value(), "C is in the old source's quarantine");
+            assertEquals("MIRRORING", described(onSrc, "back", TP).state());
+            if (takesC) {
+                assertEquals("C", Quarantined.read(src, 1).get(0).value(), "C is in the old source's quarantine");
+            }
         }
     }
 
