@@ -68,6 +68,7 @@ public final class Controller implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(Controller.class);
     private static final long RETRY_DELAY_MS = 200;
     private static final long ELECTION_RETRY_DELAY_MS = 1_000;
+    private static final long HOUSEKEEPING_INTERVAL_MS = 30_000;
 
     private final int brokerId;
     private final ControllerStore store;
@@ -106,6 +107,14 @@ public final class Controller implements AutoCloseable {
     private volatile int claimedAfterLosses;
     private volatile boolean started;
     private volatile boolean closed;
+    /** Completes work a crashed broker left half done (topic deletions); set before {@link #start}. */
+    private volatile Housekeeping housekeeping = () -> { };
+
+    /** Work only the controller does, at its takeover and every {@value #HOUSEKEEPING_INTERVAL_MS} ms after. */
+    @FunctionalInterface
+    public interface Housekeeping {
+        void run() throws Exception;
+    }
 
     /**
      * @param uncleanElectionEnabled whether a topic allows unclean leader election (its config, or the broker
@@ -135,6 +144,15 @@ public final class Controller implements AutoCloseable {
     /** Reports Kafka's controller metrics in {@code brokerMetrics}. */
     public void enableMetrics(BrokerMetrics brokerMetrics) {
         metrics = new ControllerMetrics(brokerMetrics, this::isActive, () -> image);
+    }
+
+    /**
+     * Sets what the controller completes of the work a crashed broker left half done, on its event thread when it
+     * takes over and every {@value #HOUSEKEEPING_INTERVAL_MS} ms while it holds the controllership (Kafka's
+     * controller resumes {@code /admin/delete_topics} at failover); a failure is logged and tried at the next round.
+     */
+    public void setHousekeeping(Housekeeping task) {
+        housekeeping = task;
     }
 
     /** Starts competing for the controllership, deciding from the latest image given to {@link #onImage}. */
@@ -207,11 +225,26 @@ public final class Controller implements AutoCloseable {
                 knownBrokerEpochs = new HashMap<>();
                 log.info("{}Became the controller with controller epoch {}", logPrefix, claimed.get().epoch());
                 scheduleReconcile();
+                int claimedEpoch = claimed.get().epoch();
+                run("housekeeping", () -> housekeeping(claimedEpoch));
             }
         } catch (Exception e) {
             log.warn("{}Controller election attempt failed; retrying in {} ms", logPrefix, ELECTION_RETRY_DELAY_MS, e);
             schedule("elect", ELECTION_RETRY_DELAY_MS, this::maybeElect);
         }
+    }
+
+    /** One round of {@link #housekeeping} while this controllership (of {@code claimedEpoch}) lasts. */
+    private void housekeeping(int claimedEpoch) {
+        if (closed || epoch.isEmpty() || epoch.get().epoch() != claimedEpoch) {
+            return; // resigned: the next controller does it
+        }
+        try {
+            housekeeping.run();
+        } catch (Exception e) {
+            log.warn("{}Housekeeping failed; trying again in {} ms", logPrefix, HOUSEKEEPING_INTERVAL_MS, e);
+        }
+        schedule("housekeeping", HOUSEKEEPING_INTERVAL_MS, () -> housekeeping(claimedEpoch));
     }
 
     private void scheduleReconcile() {

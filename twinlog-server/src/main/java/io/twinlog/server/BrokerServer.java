@@ -245,6 +245,7 @@ public final class BrokerServer implements AutoCloseable {
             }
         });
         controller.enableMetrics(metrics);
+        controller.setHousekeeping(store::resumeTopicDeletions); // a deletion its broker's crash cut short
         // first listener: the controller decides from the images the metadata thread delivers
         controller.onImage(watcher.image());
         watcher.addListener((previous, next, delta) -> controller.onImage(next));

@@ -201,21 +201,97 @@ public final class MetadataStore {
 
     /**
      * Deletes a topic, its configs and, for a mirror topic, its partitions' mirror state and progress records:
-     * a topic created later under this name (mirrored again, say) starts without them.
+     * a topic created later under this name (mirrored again, say) starts without them. The deletion takes several
+     * ZooKeeper writes (a recursive delete is one per node), so it is marked first in
+     * {@code /admin/delete_topics/<topic>} with the topic's ID, and the mark goes last: a deletion cut short by a
+     * crash is completed by the controller ({@link #resumeTopicDeletions}), as Kafka's controller resumes
+     * {@code /admin/delete_topics}.
      */
     public void deleteTopic(String topic) throws Exception {
+        Uuid topicId;
         try {
-            zk.delete().deletingChildrenIfNeeded().forPath(ZkPaths.topic(topic));
+            String path = ZkPaths.topic(topic);
+            topicId = TopicAssignment.fromJson(zk.getData().forPath(path), path).topicId();
         } catch (KeeperException.NoNodeException e) {
             throw new UnknownTopicOrPartitionException("Topic '" + topic + "' does not exist.");
         }
+        byte[] mark = Json.encode(Map.of("version", 1, "topicId", topicId.toString()));
         try {
-            zk.delete().forPath(ZkPaths.topicConfig(topic));
-        } catch (KeeperException.NoNodeException ignored) {
-            // configs were never written or already removed
+            zk.create().creatingParentsIfNeeded().forPath(ZkPaths.topicDeletion(topic), mark);
+        } catch (KeeperException.NodeExistsException e) {
+            zk.setData().forPath(ZkPaths.topicDeletion(topic), mark); // an earlier deletion's, of this very topic
         }
-        deleteMirrorRecords(topic);
-        log.info("Deleted topic {}", topic);
+        completeDeletion(topic, topicId);
+        log.info("Deleted topic {} (topic ID {})", topic, topicId);
+    }
+
+    /**
+     * Completes every topic deletion that was marked and not finished (its deleter crashed between the writes); run
+     * by the controller when it takes over and periodically. A mark whose topic now has another ID (created again
+     * since) only goes; that topic is not touched.
+     *
+     * @return the deletions completed
+     */
+    public int resumeTopicDeletions() throws Exception {
+        List<String> marked;
+        try {
+            marked = zk.getChildren().forPath(ZkPaths.DELETE_TOPICS);
+        } catch (KeeperException.NoNodeException e) {
+            return 0;
+        }
+        int completed = 0;
+        for (String topic : marked) {
+            String path = ZkPaths.topicDeletion(topic);
+            Uuid topicId;
+            try {
+                topicId = Uuid.fromString((String) Json.decode(zk.getData().forPath(path), path).get("topicId"));
+            } catch (KeeperException.NoNodeException finished) {
+                continue; // its deleter finished meanwhile
+            }
+            log.info("Completing the deletion of topic {} (topic ID {}), begun and not finished", topic, topicId);
+            completeDeletion(topic, topicId);
+            completed++;
+        }
+        return completed;
+    }
+
+    /**
+     * The deletion's writes after the mark, each of which may already be done: the topic's tree (only if it is still
+     * the topic with {@code topicId}), its configs and mirror records (also only then), and the mark last.
+     */
+    private void completeDeletion(String topic, Uuid topicId) throws Exception {
+        String topicPath = ZkPaths.topic(topic);
+        Optional<Uuid> current;
+        try {
+            current = Optional.of(TopicAssignment.fromJson(zk.getData().forPath(topicPath), topicPath).topicId());
+        } catch (KeeperException.NoNodeException gone) {
+            current = Optional.empty();
+        }
+        if (current.isPresent() && !current.get().equals(topicId)) {
+            log.info("Topic {} was created again (topic ID {}) after the deletion of topic ID {} began; only the "
+                    + "deletion's mark goes", topic, current.get(), topicId);
+        } else {
+            try {
+                zk.delete().deletingChildrenIfNeeded().forPath(topicPath);
+            } catch (KeeperException.NoNodeException ignored) {
+                // deleted before an interruption
+            }
+            try {
+                // the create fails, and nothing is deleted, if a topic of this name was created meanwhile: the
+                // configs are then that topic's
+                zk.transaction().forOperations(zk.transactionOp().create().forPath(topicPath),
+                        zk.transactionOp().delete().forPath(ZkPaths.topicConfig(topic)),
+                        zk.transactionOp().delete().forPath(topicPath));
+            } catch (KeeperException.NoNodeException | KeeperException.NodeExistsException ignored) {
+                // configs never written or already removed, or a new topic's
+            }
+            deleteMirrorRecords(topic);
+        }
+        try {
+            zk.delete().forPath(ZkPaths.topicDeletion(topic));
+        } catch (KeeperException.NoNodeException ignored) {
+            // completed concurrently (the controller and the deleter)
+        }
     }
 
     /**

@@ -32,8 +32,14 @@ public final class ZkPaths {
     public static final String MIRROR_PROGRESS = "/mirror_progress";
     /** Per broker, the mirror truncation points its replicas applied (decision 38): written rarely, watched by all. */
     public static final String MIRROR_TRUNCATIONS = "/mirror_truncations";
+    /** Topics whose deletion began and has not finished (Kafka's path): what the controller completes. */
+    public static final String DELETE_TOPICS = "/admin/delete_topics";
 
     private ZkPaths() {
+    }
+
+    public static String topicDeletion(String topic) {
+        return DELETE_TOPICS + "/" + topic;
     }
 
     public static String mirrorTruncations(int brokerId) {

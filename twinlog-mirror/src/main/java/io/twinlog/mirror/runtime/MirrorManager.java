@@ -136,6 +136,11 @@ public final class MirrorManager implements AutoCloseable {
         private ProgressReporter catchUp;
         /** A deferred write of the current pass was refused. */
         private boolean refused;
+        /**
+         * Failed over and meant to stay so (desired and recorded STOPPED): its mirror's fetcher is not kept for it,
+         * and its pass is given no source problem (the machine ignores them once failing over).
+         */
+        private boolean failedOver;
     }
 
     /**
@@ -242,10 +247,16 @@ public final class MirrorManager implements AutoCloseable {
             image.topic(topic).ifPresent(t -> all.put(topic, t.partitions().keySet()));
         }
         passOver(image, all);
-        // partitions no longer mirrored (topic deleted, mirror gone): nothing of them lingers
-        contexts.keySet().removeIf(tp -> !image.mirrors().topics().containsKey(tp.topic()));
+        // partitions no longer mirrored (topic deleted, mirror gone): nothing of them lingers, in the fetcher neither
+        for (Map.Entry<TopicPartition, MirrorPartitionContext> e : List.copyOf(contexts.entrySet())) {
+            if (!image.mirrors().topics().containsKey(e.getKey().topic())) {
+                forget(e.getKey(), e.getValue().mirror);
+            }
+        }
         awaitingHighWatermark.removeIf(tp -> !contexts.containsKey(tp));
+        sourceHighWatermarks.keySet().removeIf(tp -> !contexts.containsKey(tp));
         closeIdleCalls();
+        closeIdleFetchers();
         metrics.retainPartitions(contexts.keySet());
         metrics.retainMirrors(image.mirrors().topics().values().stream().map(MirrorImage.MirrorTopic::mirror)
                 .collect(Collectors.toSet()));
@@ -310,16 +321,18 @@ public final class MirrorManager implements AutoCloseable {
             checkSourceClusterId(def);
             Uuid localTopicId = image.topic(topic).get().topicId();
             DesiredMirrorState desired = mt.desired();
+            // only a partition to mirror needs the fetcher: a follower's broker, or a failed-over topic, starts none
+            boolean needsSource = desired != DesiredMirrorState.STOPPED;
             for (Integer p : e.getValue()) {
                 TopicPartition tp = new TopicPartition(topic, p);
                 Optional<MirrorLocalPartition> partition = partitions.partition(tp);
                 if (partition.isEmpty() || !partition.get().isLeader()) {
-                    forget(tp, def);
+                    forget(tp, def.name());
                     continue;
                 }
                 try {
                     run(tp, partition.get(), def, desired, MirrorEvent.TICK,
-                            fetcherFor(def).sourceProblem(topic, localTopicId));
+                            needsSource ? fetcherFor(def).sourceProblem(topic, localTopicId) : Optional.empty());
                 } catch (ConcurrentRecordChange ex) {
                     log.info("[Mirror {} {}] {}; deciding again at the next pass", def.name(), tp, ex.getMessage());
                 } catch (FailoverStepsQueued ex) {
@@ -333,13 +346,16 @@ public final class MirrorManager implements AutoCloseable {
         }
     }
 
-    /** This broker no longer leads {@code tp}: its fetcher and every memory of it go. */
-    private void forget(TopicPartition tp, MirrorDefinition def) {
+    /**
+     * This broker no longer leads {@code tp} (or it is no longer mirrored): its fetch and every memory of it go. A
+     * mirror's fetcher is not started for it; the tick closes one left with nothing to fetch.
+     */
+    private void forget(TopicPartition tp, String mirror) {
         contexts.remove(tp);
         awaitingHighWatermark.remove(tp);
         sourceHighWatermarks.remove(tp);
         metrics.removePartition(tp);
-        fetcherFor(def).removePartition(tp);
+        existingFetcher(mirror).ifPresent(f -> f.removePartition(tp));
     }
 
     /**
@@ -350,7 +366,11 @@ public final class MirrorManager implements AutoCloseable {
      * the source cluster answers again. While it lasts the mirror's state reason says so too.
      */
     private void checkSourceClusterId(MirrorDefinition def) {
-        MirrorFetcher fetcher = fetcherFor(def);
+        Optional<MirrorFetcher> existing = existingFetcher(def.name());
+        if (existing.isEmpty()) {
+            return; // no partition this broker leads needs the source (decision 64): nothing was seen, none is made
+        }
+        MirrorFetcher fetcher = existing.get();
         fetcher.expectClusterId(def.sourceClusterId());
         Optional<String> seen = fetcher.sourceClusterId();
         if (def.sourceClusterId().isEmpty()) {
@@ -453,6 +473,7 @@ public final class MirrorManager implements AutoCloseable {
                     sourceHw == null ? OptionalLong.empty() : OptionalLong.of(sourceHw), time.milliseconds());
         } finally { // a pass that stopped early (a queued barrier) still waits on the high watermark
             MirrorPartitionState state = ctx.driver.current(host, partition.leaderEpoch()).record().state();
+            ctx.failedOver = desired == DesiredMirrorState.STOPPED && state == MirrorPartitionState.STOPPED;
             metrics.onPartitionState(def.name(), tp, partition, state);
             if (state == MirrorPartitionState.STOPPING) {
                 awaitingHighWatermark.add(tp);
@@ -669,7 +690,7 @@ public final class MirrorManager implements AutoCloseable {
         if (action instanceof MirrorAction.AddFetcher) {
             fetcherFor(def).addPartition(tp, partition);
         } else if (action instanceof MirrorAction.RemoveFetcher) {
-            fetcherFor(def).removePartition(tp);
+            existingFetcher(def.name()).ifPresent(f -> f.removePartition(tp));
         } else if (action instanceof MirrorAction.AskPeer) {
             String topic = tp.topic();
             List<Integer> all = metadata.image().topic(topic)
@@ -814,6 +835,30 @@ public final class MirrorManager implements AutoCloseable {
         }
     }
 
+    /**
+     * The fetchers of mirrors this broker has nothing to fetch for any more end, with their threads, connections and
+     * fetch metrics: every partition of the mirror it led is failed over, deleted, or led elsewhere now. The next
+     * partition to mirror starts a new one ({@link #fetcherFor}).
+     */
+    private void closeIdleFetchers() {
+        Set<String> needed = contexts.values().stream().filter(c -> !c.failedOver).map(c -> c.mirror)
+                .collect(Collectors.toSet());
+        for (Iterator<Map.Entry<String, MirrorFetcher>> it = fetchers.entrySet().iterator(); it.hasNext(); ) {
+            Map.Entry<String, MirrorFetcher> e = it.next();
+            if (!needed.contains(e.getKey())) {
+                log.info("[Mirror {}] this broker has no partition of it to mirror now ({} fetched until now); its "
+                        + "fetcher stops", e.getKey(), e.getValue().partitions().size());
+                e.getValue().shutdown();
+                it.remove();
+                fetcherConfigs.remove(e.getKey());
+            }
+        }
+    }
+
+    private Optional<MirrorFetcher> existingFetcher(String mirror) {
+        return Optional.ofNullable(fetchers.get(mirror));
+    }
+
     private final Map<String, Map<String, String>> fetcherConfigs = new HashMap<>();
 
     private MirrorFetcher fetcherFor(MirrorDefinition def) {
@@ -835,6 +880,7 @@ public final class MirrorManager implements AutoCloseable {
         return fetchers.computeIfAbsent(def.name(), name -> {
             MirrorFetcher f = new MirrorFetcher(name, clientConfigs, stateTimeoutMs, new Listener(def),
                     metrics.fetchMetrics(name), time);
+            f.expectClusterId(def.sourceClusterId()); // before its first metadata round: it adopts no other cluster's
             f.start();
             return f;
         });
