@@ -979,7 +979,8 @@ final class MirrorManagerSimulation {
                                 + "after healing");
                     }
                 }
-                if (d.stored == null && d.desired == DesiredMirrorState.STOPPED) {
+                if (d.desired == DesiredMirrorState.STOPPED && (d.stored == null
+                        || d.stored.record().state() == MirrorPartitionState.UNKNOWN)) {
                     // stopped before its leader's first pass: a stop leaves a partition never started alone
                     stats.endStates.merge("UNKNOWN (stopped before its first pass)", 1L, Long::sum);
                     continue;
