@@ -979,10 +979,10 @@ final class MirrorManagerSimulation {
                                 + "after healing");
                     }
                 }
-                if (d.desired == DesiredMirrorState.STOPPED && (d.stored == null
+                if (d.desired != DesiredMirrorState.MIRRORING && (d.stored == null
                         || d.stored.record().state() == MirrorPartitionState.UNKNOWN)) {
-                    // stopped before its leader's first pass: a stop leaves a partition never started alone
-                    stats.endStates.merge("UNKNOWN (stopped before its first pass)", 1L, Long::sum);
+                    // stopped or paused before its leader's first pass: either leaves a partition never started alone
+                    stats.endStates.merge("UNKNOWN (stopped or paused before its first pass)", 1L, Long::sum);
                     continue;
                 }
                 check(d.stored != null, d.name + ": no mirror record after healing");
