@@ -10,6 +10,7 @@ import java.util.Map;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.Callable;
 import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -33,7 +34,8 @@ final class MirrorCalls implements AutoCloseable {
 
     private final String mirror;
     private final Executor results;
-    private final ThreadPoolExecutor thread;
+    /** This mirror's thread (or, in the simulation, the executor that stands for it). */
+    private final ExecutorService thread;
     /** For the comparisons of this mirror: used on this mirror's thread only, closed when it ends. */
     private final PeerComparison comparison = new PeerComparison();
     /** Calls in flight by key, with whoever waits on each; manager thread only. */
@@ -61,7 +63,7 @@ final class MirrorCalls implements AutoCloseable {
     MirrorCalls(int brokerId, String mirror, Executor results) {
         this.mirror = mirror;
         this.results = results;
-        this.thread = new ThreadPoolExecutor(1, 1, IDLE_SECONDS, TimeUnit.SECONDS,
+        ThreadPoolExecutor own = new ThreadPoolExecutor(1, 1, IDLE_SECONDS, TimeUnit.SECONDS,
                 new ArrayBlockingQueue<>(QUEUE_CAPACITY), r -> {
                     Thread t = new Thread(r, "twinlog-mirror-calls-" + brokerId + "-" + mirror);
                     t.setDaemon(true);
@@ -72,7 +74,19 @@ final class MirrorCalls implements AutoCloseable {
                 comparison.close(); // after the last call: nothing else uses it
             }
         };
-        this.thread.allowCoreThreadTimeOut(true);
+        own.allowCoreThreadTimeOut(true);
+        this.thread = own;
+    }
+
+    /**
+     * With {@code thread} standing for this mirror's thread: the seeded simulation's executor, which runs each call
+     * at a simulated time ({@code MirrorManagerSimulation}, decision 65). It must run one call at a time, in order,
+     * and refuse calls once shut down.
+     */
+    MirrorCalls(String mirror, Executor results, ExecutorService thread) {
+        this.mirror = mirror;
+        this.results = results;
+        this.thread = thread;
     }
 
     String mirror() {
@@ -155,7 +169,7 @@ final class MirrorCalls implements AutoCloseable {
 
     /** Whether this mirror's thread is running now (it ends when idle). */
     boolean threadAlive() {
-        return thread.getPoolSize() > 0;
+        return thread instanceof ThreadPoolExecutor own ? own.getPoolSize() > 0 : !thread.isTerminated();
     }
 
     /**

@@ -48,7 +48,6 @@ import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
@@ -103,7 +102,7 @@ public final class MirrorManager implements AutoCloseable {
      * created at its first call and closed once this broker leads none of the mirror's partitions; manager thread
      * only.
      */
-    private final Map<String, MirrorCalls> calls = new HashMap<>();
+    private final MirrorCallRouter calls;
     /** The mirror definitions as read at the last tick (a pass between ticks does not read ZooKeeper for them). */
     private final Map<String, MirrorDefinition> definitions = new HashMap<>();
     /**
@@ -162,6 +161,7 @@ public final class MirrorManager implements AutoCloseable {
         this.time = time;
         this.machine = new MirrorPartitionMachine(MirrorSettings.defaults(stateTimeoutMs), new Random());
         this.barriers = new FailoverBarriers(brokerId, time);
+        this.calls = new MirrorCallRouter(mirror -> new MirrorCalls(brokerId, mirror, this::submit));
         this.thread = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "twinlog-mirror-manager-" + brokerId);
             t.setDaemon(true);
@@ -255,7 +255,7 @@ public final class MirrorManager implements AutoCloseable {
         }
         awaitingHighWatermark.removeIf(tp -> !contexts.containsKey(tp));
         sourceHighWatermarks.keySet().removeIf(tp -> !contexts.containsKey(tp));
-        closeIdleCalls();
+        calls.closeIdle(contexts.values().stream().map(c -> c.mirror).collect(Collectors.toSet()));
         closeIdleFetchers();
         metrics.retainPartitions(contexts.keySet());
         metrics.retainMirrors(image.mirrors().topics().values().stream().map(MirrorImage.MirrorTopic::mirror)
@@ -337,7 +337,7 @@ public final class MirrorManager implements AutoCloseable {
                     log.info("[Mirror {} {}] {}; deciding again at the next pass", def.name(), tp, ex.getMessage());
                 } catch (FailoverStepsQueued ex) {
                     // its barrier is appended at the end of this pass; the pass after it goes on
-                } catch (AwaitingCall ex) {
+                } catch (MirrorCallRouter.AwaitingCall ex) {
                     // its call's outcome gives it a pass
                 } catch (Exception ex) {
                     log.warn("[Mirror {} {}] step failed; deciding again at the next pass", def.name(), tp, ex);
@@ -545,16 +545,6 @@ public final class MirrorManager implements AutoCloseable {
         }
     }
 
-    /**
-     * The partition waits on a call running on its mirror's thread ({@link MirrorCalls}): its pass stops here, and
-     * the call's outcome gives it another.
-     */
-    private static final class AwaitingCall extends Exception {
-        AwaitingCall(TopicPartition tp, String what) {
-            super(tp + " waits for " + what, null, false, false);
-        }
-    }
-
     /** The partition's barrier is queued for the end of the pass ({@link FailoverBarriers}): its pass stops here. */
     private static final class FailoverStepsQueued extends Exception {
         FailoverStepsQueued(TopicPartition tp) {
@@ -683,7 +673,7 @@ public final class MirrorManager implements AutoCloseable {
     /**
      * Runs one action; returns the peer's answer as known afterwards. The peer lookup, the comparison and the
      * quarantine copy run on the mirror's own thread: the first pass that needs one starts it and stops
-     * ({@link AwaitingCall}), and the pass its outcome brings finds it here.
+     * ({@link MirrorCallRouter.AwaitingCall}), and the pass its outcome brings finds it here.
      */
     private PeerLookup execute(MirrorAction action, TopicPartition tp, MirrorLocalPartition partition, MirrorDefinition def,
                                PeerLookup peer, MirrorPartitionHost host) throws Exception {
@@ -708,7 +698,7 @@ public final class MirrorManager implements AutoCloseable {
         } else if (action instanceof MirrorAction.ComparePeer compare) {
             Optional<LastMirroredTruncation.LastMirrored> answer = peer instanceof PeerLookup.Answered a
                     ? a.lastMirrored() : Optional.empty();
-            MirrorCalls mirrorCalls = callsFor(def);
+            MirrorCalls mirrorCalls = calls.callsFor(def.name());
             PeerComparison comparison = mirrorCalls.comparison();
             CompareResult result = outcomeOf(tp, partition, host, new PartitionCalls.Key.ComparePeer(compare.upTo()),
                     "compare/" + tp + "/" + compare.upTo(), "comparing " + tp + " with the source below offset "
@@ -765,74 +755,17 @@ public final class MirrorManager implements AutoCloseable {
     }
 
     /**
-     * The outcome of a call of this partition on the current leadership and record: its value once finished; else
-     * the call is started on the mirror's thread (or joins the one of the same {@code sharedKey} in flight), and
-     * {@link AwaitingCall} ends the pass. A call that threw is forgotten, so the next pass starts it again, and its
-     * error ends this pass. {@code onAccepted} sees the outcome once, on this thread, when the partition takes it.
+     * The outcome of a call of this partition on the current leadership and record, or the call started on the
+     * mirror's thread and the pass ended ({@link MirrorCallRouter#outcomeOf}).
      */
-    @SuppressWarnings("unchecked")
     private <T> T outcomeOf(TopicPartition tp, MirrorLocalPartition partition, MirrorPartitionHost host,
                             PartitionCalls.Key key, String sharedKey, String what, Callable<T> work,
                             Consumer<MirrorCalls.Outcome<T>> onAccepted) throws Exception {
         MirrorPartitionContext ctx = contexts.get(tp);
         int epoch = partition.leaderEpoch();
         PartitionCalls.Basis basis = new PartitionCalls.Basis(epoch, ctx.driver.current(host, epoch).version());
-        PartitionCalls.Found found = ctx.calls.find(key, basis);
-        if (found instanceof PartitionCalls.Found.Finished finished) {
-            MirrorCalls.Outcome<?> outcome = finished.outcome();
-            if (outcome.isFailure()) {
-                ctx.calls.discard(key);
-                throw new ExecutionException(what + " failed", outcome.error());
-            }
-            return (T) outcome.value();
-        }
-        if (found instanceof PartitionCalls.Found.NotStarted) {
-            MirrorCalls mirrorCalls = callsFor(ctx.mirror);
-            long token = ctx.calls.started(key, basis, mirrorCalls);
-            boolean started = mirrorCalls.call(sharedKey, what, work, outcome -> {
-                if (contexts.get(tp) == ctx && ctx.calls.complete(key, token, outcome)) {
-                    onAccepted.accept(outcome);
-                    queuePasses(Set.of(tp)); // the partition decides again with the outcome in hand
-                } else {
-                    log.debug("[Mirror {} {}] dropped the outcome of {}: asked again since, or no longer led here",
-                            ctx.mirror, tp, what);
-                }
-            });
-            if (!started) {
-                ctx.calls.discard(key); // the next pass asks again
-            } else {
-                log.debug("[Mirror {} {}] {} on the mirror's thread", ctx.mirror, tp, what);
-            }
-        }
-        throw new AwaitingCall(tp, what);
-    }
-
-    private MirrorCalls callsFor(MirrorDefinition def) {
-        return callsFor(def.name());
-    }
-
-    private MirrorCalls callsFor(String mirror) {
-        MirrorCalls existing = calls.get(mirror);
-        if (existing != null && !existing.isClosed()) {
-            return existing;
-        }
-        MirrorCalls created = new MirrorCalls(brokerId, mirror, this::submit);
-        calls.put(mirror, created);
-        return created;
-    }
-
-    /** The threads of mirrors this broker leads no partition of any more (deleted, moved away) end. */
-    private void closeIdleCalls() {
-        Set<String> led = contexts.values().stream().map(c -> c.mirror).collect(Collectors.toSet());
-        for (Iterator<Map.Entry<String, MirrorCalls>> it = calls.entrySet().iterator(); it.hasNext(); ) {
-            Map.Entry<String, MirrorCalls> e = it.next();
-            if (!led.contains(e.getKey())) {
-                log.info("[Mirror {}] this broker leads none of its partitions now; its calls' thread ends",
-                        e.getKey());
-                e.getValue().close();
-                it.remove();
-            }
-        }
+        return calls.outcomeOf(tp, ctx.mirror, ctx.calls, basis, key, sharedKey, what, work, onAccepted,
+                () -> contexts.get(tp) == ctx, () -> queuePasses(Set.of(tp)));
     }
 
     /**
@@ -872,10 +805,7 @@ public final class MirrorManager implements AutoCloseable {
                         def.name(), def.sourceBootstrap());
                 old.shutdown();
             }
-            MirrorCalls oldCalls = calls.remove(def.name());
-            if (oldCalls != null) {
-                oldCalls.close(); // their connections to the old source go; pending calls are asked again
-            }
+            calls.close(def.name()); // their connections to the old source go; pending calls are asked again
         }
         return fetchers.computeIfAbsent(def.name(), name -> {
             MirrorFetcher f = new MirrorFetcher(name, clientConfigs, stateTimeoutMs, new Listener(def),
@@ -925,7 +855,7 @@ public final class MirrorManager implements AutoCloseable {
                 run(tp, p.get(), def, mt.desired(), event, Optional.empty());
             } catch (FailoverStepsQueued e) {
                 // appended just below
-            } catch (AwaitingCall e) {
+            } catch (MirrorCallRouter.AwaitingCall e) {
                 // its call's outcome gives it a pass
             } catch (Exception e) {
                 log.warn("[Mirror {} {}] could not record a fetcher event", def.name(), tp, e);
@@ -946,8 +876,7 @@ public final class MirrorManager implements AutoCloseable {
             Thread.currentThread().interrupt();
         }
         barriers.close();
-        calls.values().forEach(MirrorCalls::close);
-        calls.clear();
+        calls.closeAll();
         fetchers.values().forEach(MirrorFetcher::shutdown);
         fetchers.clear();
     }

@@ -22,54 +22,54 @@ import java.util.Set;
  * watermark is the lowest log end in the ISR, clean elections pick an ISR member). It may also be the destination
  * of one mirror: the partition's durable mirror record, the operator's desired state, and the leader's driver.
  */
-final class SimCluster {
-    static final int REPLICAS = 3;
+public final class SimCluster {
+    public static final int REPLICAS = 3;
 
-    final String name;
-    final List<SimLog> logs = new ArrayList<>();
-    final boolean[] alive = new boolean[REPLICAS];
+    public final String name;
+    public final List<SimLog> logs = new ArrayList<>();
+    public final boolean[] alive = new boolean[REPLICAS];
     /**
      * This mirror partition met what issue 12's reconciliation (not built yet) fixes: the LME cut itself kept
      * records the source does not have (the last mirrored epoch's number meant another history on this cluster).
      * Its log is not checked against the source for the rest of the run.
      */
-    boolean issue12Gap;
+    public boolean issue12Gap;
     /**
      * Per replica, the id of the last mirror truncation point it applied (kept next to its log: survives a crash);
      * 0 for none. A replica applies the points it has not applied before it serves (decision 38).
      */
-    final long[] appliedTruncation = new long[REPLICAS];
+    public final long[] appliedTruncation = new long[REPLICAS];
     /** This topic's {@code mirror.support.unclean.leader.election}. */
-    boolean uncleanElectionSupport;
+    public boolean uncleanElectionSupport;
     /** When each follower last had the leader's log end (for ISR shrinking). */
-    final long[] caughtUpMs = new long[REPLICAS];
-    int leader = 0;
-    int leaderEpoch = 0;
-    Set<Integer> isr = new LinkedHashSet<>(List.of(0, 1, 2));
-    long highWatermark = 0;
-    boolean controllerUp = true;
+    public final long[] caughtUpMs = new long[REPLICAS];
+    public int leader = 0;
+    public int leaderEpoch = 0;
+    public Set<Integer> isr = new LinkedHashSet<>(List.of(0, 1, 2));
+    public long highWatermark = 0;
+    public boolean controllerUp = true;
     /** Epochs this cluster's leaders have had, in order: they never go down. */
-    int highestEpochSeen = 0;
+    public int highestEpochSeen = 0;
     /** The ids of the batches this cluster's leaders wrote (its producers' and its barriers), not copied. */
     final Set<Long> written = new HashSet<>();
 
     // --- this cluster as a mirror destination ---
     /** The cluster it mirrors from, or null. */
-    SimCluster mirrorSource;
-    DesiredMirrorState desired;
+    public SimCluster mirrorSource;
+    public DesiredMirrorState desired;
     /** The durable record (ZooKeeper), or null before the first write. */
-    VersionedRecord stored;
+    public VersionedRecord stored;
     /** The driver of the broker that leads the partition, and which broker that is. */
-    MirrorPartitionDriver driver;
-    int driverBroker = -1;
-    boolean fetching;
-    Long sourceHighWatermark;
+    public MirrorPartitionDriver driver;
+    public int driverBroker = -1;
+    public boolean fetching;
+    public Long sourceHighWatermark;
     /** Set when the source had an unclean election while this cluster mirrored it: its prefix may diverge. */
-    boolean sourceDiverged;
+    public boolean sourceDiverged;
     /** Since when the mirror's source has had no leader (the fetcher reports it after the state timeout). */
-    long sourceLeaderlessSinceMs = -1;
+    public long sourceLeaderlessSinceMs = -1;
 
-    SimCluster(String name) {
+    public SimCluster(String name) {
         this.name = name;
         for (int i = 0; i < REPLICAS; i++) {
             logs.add(new SimLog());
@@ -77,25 +77,25 @@ final class SimCluster {
         }
     }
 
-    boolean hasLeader() {
+    public boolean hasLeader() {
         return leader >= 0 && alive[leader];
     }
 
-    SimLog leaderLog() {
+    public SimLog leaderLog() {
         return logs.get(leader);
     }
 
-    Optional<VersionedRecord> stored() {
+    public Optional<VersionedRecord> stored() {
         return Optional.ofNullable(stored);
     }
 
     /** Writable by clients: no mirror into it, or its mirror partition is failed over. */
-    boolean writable() {
+    public boolean writable() {
         return mirrorSource == null || (stored != null && stored.record().state().name().equals("STOPPED"));
     }
 
     /** A new leader: a clean election from the ISR, else (if allowed) any live replica; the epoch goes up. */
-    boolean elect(boolean uncleanAllowed, long nowMs) {
+    public boolean elect(boolean uncleanAllowed, long nowMs) {
         List<Integer> candidates = new ArrayList<>();
         for (int r : isr) {
             if (alive[r]) {
@@ -130,7 +130,7 @@ final class SimCluster {
         return unclean;
     }
 
-    void bumpEpoch(int epoch) {
+    public void bumpEpoch(int epoch) {
         if (epoch < leaderEpoch) {
             throw new IllegalStateException(name + ": leader epoch would go down from " + leaderEpoch + " to " + epoch);
         }
@@ -143,7 +143,7 @@ final class SimCluster {
      * Twinlog's does, with the end of the follower's last epoch in its own history, or with its latest epoch and log
      * end when that epoch is gone), then copies. Then the ISR and high watermark follow.
      */
-    void replicate(long nowMs, long lagMaxMs) {
+    public void replicate(long nowMs, long lagMaxMs) {
         if (!hasLeader()) {
             return;
         }
@@ -201,7 +201,7 @@ final class SimCluster {
     }
 
     /** A leader that cut its log forgets what it knew of the followers: the high watermark counts only itself. */
-    void leaderTruncated() {
+    public void leaderTruncated() {
         highWatermark = Math.min(highWatermark, leaderLog().logEnd());
     }
 
@@ -209,7 +209,7 @@ final class SimCluster {
      * Replica {@code r} applies the truncation points of the partition's record it has not applied yet (the
      * broker's rule, {@code TruncationPoints#cutFor}): cut to the lowest of their offsets, then remember the latest.
      */
-    void applyTruncations(int r) {
+    public void applyTruncations(int r) {
         if (stored == null || stored.record().truncation().isNone()) {
             return;
         }
@@ -225,7 +225,7 @@ final class SimCluster {
     }
 
     /** The replicas whose last applied truncation point is the record's latest. */
-    Map<Integer, Long> truncationsApplied() {
+    public Map<Integer, Long> truncationsApplied() {
         Map<Integer, Long> out = new HashMap<>();
         for (int r = 0; r < REPLICAS; r++) {
             if (appliedTruncation[r] != 0) {
@@ -236,7 +236,7 @@ final class SimCluster {
     }
 
     /** A broker goes down (its log and its applied truncation point stay on its disk). */
-    void crash(int r) {
+    public void crash(int r) {
         alive[r] = false;
     }
 

@@ -7,33 +7,33 @@ import java.util.List;
 import java.util.OptionalLong;
 
 /** One replica's log in the simulation: one record per batch, each with the epoch it was written in. */
-final class SimLog {
+public final class SimLog {
     /**
      * A batch: its offset, leader epoch, identity (unique per record written anywhere, so two logs hold "the same
      * batch" only if one copied it from the other) and whether it is a producer-state barrier.
      */
-    record Batch(long offset, int epoch, long id, boolean barrier) {
+    public record Batch(long offset, int epoch, long id, boolean barrier) {
     }
 
     private final List<Batch> batches = new ArrayList<>();
 
-    long logEnd() {
+    public long logEnd() {
         return batches.size();
     }
 
-    List<Batch> batches() {
+    public List<Batch> batches() {
         return List.copyOf(batches);
     }
 
-    Batch at(long offset) {
+    public Batch at(long offset) {
         return batches.get((int) offset);
     }
 
-    int latestEpoch() {
+    public int latestEpoch() {
         return batches.isEmpty() ? -1 : batches.get(batches.size() - 1).epoch();
     }
 
-    EpochHistory epochs() {
+    public EpochHistory epochs() {
         EpochHistory h = EpochHistory.EMPTY;
         for (Batch b : batches) {
             h = h.appended(b.epoch(), b.offset());
@@ -41,7 +41,7 @@ final class SimLog {
         return h;
     }
 
-    OptionalLong latestBarrier() {
+    public OptionalLong latestBarrier() {
         for (int i = batches.size() - 1; i >= 0; i--) {
             if (batches.get(i).barrier()) {
                 return OptionalLong.of(i);
@@ -50,7 +50,7 @@ final class SimLog {
         return OptionalLong.empty();
     }
 
-    void append(Batch b) {
+    public void append(Batch b) {
         if (b.offset() != logEnd()) {
             throw new IllegalStateException("append of offset " + b.offset() + " at log end " + logEnd());
         }
@@ -60,14 +60,14 @@ final class SimLog {
         batches.add(b);
     }
 
-    void truncateTo(long offset) {
+    public void truncateTo(long offset) {
         while (batches.size() > offset) {
             batches.remove(batches.size() - 1);
         }
     }
 
     /** Whether this log's first {@code length} batches are the same as {@code other}'s. */
-    boolean samePrefix(SimLog other, long length) {
+    public boolean samePrefix(SimLog other, long length) {
         if (logEnd() < length || other.logEnd() < length) {
             return false;
         }
