@@ -60,7 +60,9 @@ class BackgroundTaskTest {
             // the executor's own behaviour, the reason for the guard: one exception ends the schedule for good
             assertThrows(ExecutionException.class, () -> unguarded.get(10, TimeUnit.SECONDS));
 
-            CountDownLatch runs = new CountDownLatch(5);
+            // the latch counts down at the start of a run, before that run's failure is recorded: the sixth start
+            // means five runs have completed (one thread, fixed delay) and their failures are counted
+            CountDownLatch runs = new CountDownLatch(6);
             AtomicInteger n = new AtomicInteger();
             BackgroundTask guarded = new BackgroundTask("thrower", PERIOD_MS, time, log, () -> {
                 runs.countDown();
@@ -185,7 +187,7 @@ class BackgroundTaskTest {
         HealthRecordingScheduler scheduler = new HealthRecordingScheduler(kafka, time, log);
         scheduler.startup();
         try {
-            CountDownLatch runs = new CountDownLatch(3);
+            CountDownLatch runs = new CountDownLatch(4); // the fourth start: three failures recorded (see above)
             scheduler.schedule("kafka-log-retention", () -> {
                 runs.countDown();
                 throw new Error("disk");
