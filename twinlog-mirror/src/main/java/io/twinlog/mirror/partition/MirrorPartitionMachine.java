@@ -499,10 +499,19 @@ public final class MirrorPartitionMachine {
             case STOPPING -> STOPPING;
             default -> MIRRORING;
         };
-        return transition(in, new MirrorPartitionRecord(fencedOr(in, retryTo), in.view().leaderEpoch(),
+        MirrorPartitionState to = fencedOr(in, retryTo);
+        long end = in.view().logEndOffset();
+        // a retry into MIRRORING by a leader that has not compared its log with the source's yet compares first,
+        // in the same pass: the failure may have been that very comparison (a leader elected uncleanly that could
+        // not reach the source), and the partition must not stand as MIRRORING, even for a pass, with a log that
+        // is not the source's prefix (simulation seed 1398); the decision after it judges the comparison
+        boolean compareFirst = to == MIRRORING && end > 0 && in.timers().reconciledAt() < rec.reconcileRequests();
+        MirrorAction[] actions = compareFirst ? new MirrorAction[] {remove, new MirrorAction.ComparePeer(end)}
+                : new MirrorAction[] {remove};
+        return transition(in, new MirrorPartitionRecord(to, in.view().leaderEpoch(),
                 rec.minLeaderEpoch(), rec.lastMirroredEpoch(), rec.lastMirroredOffset(), rec.retryAttempt(),
                 rec.lastError(), FAILED, rec.progress(), rec.truncation(), rec.reconcileRequests()),
-                "retry " + rec.retryAttempt() + " after the backoff", remove);
+                "retry " + rec.retryAttempt() + " after the backoff", actions);
     }
 
     /**

@@ -585,6 +585,39 @@ class MirrorPartitionMachineTest {
         assertEquals(-1, d.timers().reconciledAt());
     }
 
+    /** Simulation seed 1398: the retry of a comparison that failed went MIRRORING without comparing. */
+    @Test
+    void theRetryOfALeaderThatCouldNotCompareComparesBeforeItStandsAsMirroring() {
+        MirrorInput newLeader = with(input(record(MIRRORING, 4), view(7, 80, history(0, 0)),
+                DesiredMirrorState.MIRRORING), new PeerLookup.Failed(PeerLookup.Failure.DISCONNECTED, "link down"));
+        MirrorDecision failed = machine.decide(newLeader);
+        MirrorPartitionRecord rec = written(failed);
+        MirrorInput due = new MirrorInput(rec, newLeader.view(), DesiredMirrorState.MIRRORING, MirrorEvent.TICK,
+                PeerLookup.NOT_ASKED, Optional.empty(), OptionalLong.empty(), failed.timers(),
+                failed.timers().retryAtMs());
+        MirrorDecision retry = machine.decide(due);
+        assertEquals(List.of(new MirrorAction.RemoveFetcher(), new MirrorAction.ComparePeer(80)), retry.actions(),
+                "the comparison runs before the MIRRORING record counts");
+        assertEquals(MIRRORING, written(retry).state());
+
+        // the driver decides again with the comparison's outcome: failed again, retried later with a longer backoff
+        MirrorInput stillDown = new MirrorInput(written(retry), due.view(), due.desired(), MirrorEvent.TICK,
+                new PeerLookup.Failed(PeerLookup.Failure.DISCONNECTED, "link down"), Optional.empty(),
+                OptionalLong.empty(), retry.timers(), due.nowMs());
+        MirrorDecision again = machine.decide(stillDown);
+        assertEquals(FAILED, written(again).state());
+        assertEquals(rec.retryAttempt() + 1, written(again).retryAttempt());
+        assertFalse(again.actions().contains(new MirrorAction.AddFetcher()));
+
+        // a leader that compared before it failed (a fetch failure) goes back to copying without comparing again
+        MirrorPartitionRecord fetchFailed = record(MIRRORING, 7).failed("fetch failed", true, 7);
+        MirrorDecision plain = machine.decide(new MirrorInput(fetchFailed, due.view(), DesiredMirrorState.MIRRORING,
+                MirrorEvent.TICK, PeerLookup.NOT_ASKED, Optional.empty(), OptionalLong.empty(),
+                RECONCILED.retryAt(100), 100));
+        assertEquals(List.of(new MirrorAction.RemoveFetcher()), plain.actions());
+        assertEquals(MIRRORING, written(plain).state());
+    }
+
     @Test
     void anotherClusterBehindTheSourceAddressFailsAMirroringPartitionRetriablyAtOnceAndAFailoverStillWorks() {
         SourceProblem other = SourceProblem.wrongCluster("another cluster at the address");
