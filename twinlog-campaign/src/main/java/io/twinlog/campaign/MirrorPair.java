@@ -64,9 +64,16 @@ final class MirrorPair {
     /** The topic on cluster a, mirrored by b; {@code FLAG} set on both sides. */
     void setUp() throws Exception {
         try (Admin admin = source().admin()) {
-            admin.createTopics(List.of(new NewTopic(topic, partitions, (short) 3).configs(Map.of(
-                    "min.insync.replicas", "2", FLAG, "true", "unclean.leader.election.enable", "false"))))
-                    .all().get();
+            NewTopic newTopic = new NewTopic(topic, partitions, (short) 3).configs(Map.of(
+                    "min.insync.replicas", "2", FLAG, "true", "unclean.leader.election.enable", "false"));
+            // a cluster just started on a loaded machine can answer after the admin's 20 s (seed 20261208's first
+            // try ended there, the topic created a second later): ask again until it is listed, within the bound
+            Waits.waitUntil("the topic " + topic + " on " + source(), () -> {
+                if (!admin.listTopics().names().get().contains(topic)) {
+                    admin.createTopics(List.of(newTopic)).all().get();
+                }
+                return true;
+            }, BOUND);
         }
         startMirror(destination());
         try (Admin admin = destination().admin()) {
