@@ -56,6 +56,9 @@ import io.twinlog.server.handlers.ReassignmentsHandler;
 import io.twinlog.server.handlers.SaslHandlers;
 import io.twinlog.server.handlers.ScramCredentialsHandlers;
 import io.twinlog.server.handlers.group.GroupApis;
+import io.twinlog.server.metadata.LostReplicaTracker;
+import io.twinlog.server.metadata.LostReplicas;
+import io.twinlog.server.metadata.LostReplicasFile;
 import io.twinlog.server.metadata.PartitionApplier;
 import io.twinlog.server.metrics.BrokerTopicMetrics;
 import io.twinlog.server.metrics.NetworkMetrics;
@@ -90,6 +93,7 @@ import org.apache.kafka.server.authorizer.Authorizer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.io.File;
 import java.io.IOException;
 import java.security.SecureRandom;
 import java.util.ArrayList;
@@ -134,6 +138,8 @@ public final class BrokerServer implements AutoCloseable {
     private volatile ReplicaManager replicaManager;
     private volatile PartitionApplier applier;
     private volatile AppliedTruncations appliedTruncations;
+    /** Replicas lost with a disk, still in their ISR; the registration carries them. Guarded by offlineLock. */
+    private LostReplicas lostReplicas = LostReplicas.NONE;
     private volatile RequestHandlerPool handlerPool;
     private volatile Controller controller;
     private volatile ControllerChannel alterPartitionChannel;
@@ -274,8 +280,16 @@ public final class BrokerServer implements AutoCloseable {
 
         TopicConfigs topicConfigs = new TopicConfigs(config);
         appliedTruncations = new AppliedTruncations(config.brokerId(), zk);
+        // before the applier leads anything and before the registration: what this broker lost with its disk
+        LostReplicaTracker lostTracker = new LostReplicaTracker(config.brokerId(), new LostReplicasFile(
+                config.brokerId(), logStore.liveLogDirs().stream().map(File::new).sorted().toList()),
+                this::publishLost);
+        synchronized (offlineLock) {
+            lostReplicas = lostTracker.findAtStart(watcher.image(), this::hasLog);
+        }
+        watcher.addListener(lostTracker::onImage);
         applier = new PartitionApplier(config.brokerId(), clusterId, replicaManager, logStore, topicConfigs,
-                appliedTruncations);
+                appliedTruncations, lostTracker);
         watcher.addListener(applier::onImage);
         // after the applier: the coordinator follows the leaderships the applier has just applied
         // before the group coordinator: it resolves regex subscriptions with the authorizer
@@ -383,7 +397,8 @@ public final class BrokerServer implements AutoCloseable {
         abortIfClosed();
         synchronized (offlineLock) {
             registrar = new BrokerRegistrar(config.brokerId(), store, new BrokerRegistration(config.brokerId(),
-                    advertisedEndpoints(), config.get("broker.rack")).withOffline(offlineLogDirs, offlineReplicas));
+                    advertisedEndpoints(), config.get("broker.rack")).withOffline(offlineLogDirs, offlineReplicas)
+                    .withLost(lostReplicas.replicas()));
         }
         registrar.register(zk, config.zookeeperSessionTimeoutMs() * 2L);
         watcher.awaitApplied("broker " + config.brokerId() + " registered",
@@ -457,6 +472,31 @@ public final class BrokerServer implements AutoCloseable {
     /** The mirror dashboard's URL ({@code dashboard.listener}); empty when it is off or not started. */
     public Optional<String> dashboardUrl() {
         return Optional.ofNullable(dashboard).map(DashboardServer::url);
+    }
+
+    /** Whether this broker holds a log of the partition, of that topic ID (a log of an earlier topic is not it). */
+    private boolean hasLog(TopicIdPartition partition) {
+        return logStore.log(partition.topicPartition())
+                .map(l -> l.topicId().map(partition.topicId()::equals).orElse(true)).orElse(false);
+    }
+
+    /**
+     * The lost replicas left, in the registration (on the metadata thread: the ZooKeeper write is not waited for,
+     * its failure logged; the registrar writes the registration it wants again on every new session).
+     */
+    private void publishLost(LostReplicas lost) {
+        BrokerRegistrar current;
+        synchronized (offlineLock) {
+            lostReplicas = lost;
+            current = registrar;
+        }
+        if (current != null) {
+            current.update(r -> r.withLost(lost.replicas())).whenComplete((ok, e) -> {
+                if (e != null) {
+                    log.error("Could not update the lost replicas in broker {}'s registration", config.brokerId(), e);
+                }
+            });
+        }
     }
 
     private void abortIfClosed() {

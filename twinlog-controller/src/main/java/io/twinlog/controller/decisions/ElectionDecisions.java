@@ -5,6 +5,7 @@ import io.twinlog.controller.election.PartitionChanges;
 import io.twinlog.controller.election.PartitionChanges.ElectionResult;
 import io.twinlog.controller.metadata.MetadataImage;
 import io.twinlog.controller.metadata.PartitionImage;
+import org.apache.kafka.common.TopicIdPartition;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.protocol.Errors;
 
@@ -14,6 +15,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeSet;
 
 /** An operator's ElectLeaders request (PREFERRED or UNCLEAN), decided per partition (pure). */
 public final class ElectionDecisions {
@@ -33,11 +35,15 @@ public final class ElectionDecisions {
                         Optional.empty()));
                 continue;
             }
-            // a replica in a failed log dir may not lead
+            // a replica in a failed log dir may not lead; one that lost its log leads an unclean election only
+            // when no replica with records is alive
             Set<Integer> eligible = EligibleReplicas.of(cluster.live(), image, tp);
+            Set<Integer> lost = image.topic(tp.topic()).map(t -> EligibleReplicas.lost(image.brokers(),
+                    new TopicIdPartition(t.topicId(), tp))).orElseGet(TreeSet::new);
+            lost.retainAll(cluster.live());
             ElectionResult r = unclean
                     ? PartitionChanges.electUnclean(p.get().state(), p.get().replicas(), eligible,
-                            cluster.shuttingDown())
+                            cluster.shuttingDown(), lost)
                     : PartitionChanges.electPreferred(p.get().state(), p.get().replicas(), eligible,
                             cluster.shuttingDown());
             r.newState().ifPresent(next -> writes.add(StateChange.leadership(tp, p.get().state(), next,

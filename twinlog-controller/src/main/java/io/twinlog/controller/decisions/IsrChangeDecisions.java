@@ -6,6 +6,7 @@ import io.twinlog.controller.metadata.BrokerRegistration;
 import io.twinlog.controller.metadata.MetadataImage;
 import io.twinlog.controller.metadata.PartitionImage;
 import io.twinlog.controller.metadata.PartitionState;
+import org.apache.kafka.common.TopicIdPartition;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.protocol.Errors;
 
@@ -48,6 +49,15 @@ public final class IsrChangeDecisions {
             PartitionState current = p.get().state();
             // a replica in a failed log dir may not join the ISR
             Set<Integer> eligible = EligibleReplicas.of(inService, image, c.partition());
+            Set<Integer> lost = image.topic(c.partition().topic())
+                    .map(t -> EligibleReplicas.lost(image.brokers(), new TopicIdPartition(t.topicId(), c.partition())))
+                    .orElse(Set.of());
+            if (c.newIsr().stream().anyMatch(lost::contains)) {
+                // a replica that lost its log stays out until its broker has seen itself out of the ISR (the
+                // controller takes it out) and caught up; the leader asks again
+                out.put(c.partition(), new IsrChangeResult(Errors.INELIGIBLE_REPLICA, Optional.of(current)));
+                continue;
+            }
             PartitionChanges.AlterResult r = PartitionChanges.alterIsr(current, p.get().replicas(), eligible,
                     fromBroker, c.leaderEpoch(), c.partitionEpoch(), c.newIsr());
             if (r.error() != Errors.NONE) {

@@ -16,6 +16,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.function.Predicate;
 
 /**
@@ -67,13 +68,19 @@ public record Reconciliation(List<StateChange> stateChanges, List<AssignmentChan
                 if (inFlight.contains(tp)) {
                     continue;
                 }
-                // replicas in a failed log dir count as on a dead broker
-                Set<Integer> eligible = EligibleReplicas.of(available, image.brokers(),
-                        new TopicIdPartition(topic.topicId(), tp));
-                String reason = eligible != available ? reason(available, eligible)
+                // replicas in a failed log dir, or lost with a disk, count as on a dead broker
+                TopicIdPartition id = new TopicIdPartition(topic.topicId(), tp);
+                Set<Integer> eligible = EligibleReplicas.of(available, image.brokers(), id);
+                Set<Integer> lost = Set.of(); // the common case: no copy
+                if (eligible != available) {
+                    lost = EligibleReplicas.lost(image.brokers(), id);
+                    lost.retainAll(available);
+                }
+                String reason = eligible != available
+                        ? reason(available, eligible, lost)
                         : restarted.orElseGet(() -> brokersReason(p.replicas(), eligible, cluster.shuttingDown()));
-                partitionChange(tp, p, image.mirrors().partitions().get(tp), eligible, cluster.shuttingDown(),
-                        unclean, reason)
+                partitionChange(tp, p, image.mirrors().partitions().get(tp), eligible, lost,
+                        cluster.shuttingDown(), unclean, reason)
                         .ifPresent(changes::add);
             }
         }
@@ -107,15 +114,25 @@ public record Reconciliation(List<StateChange> stateChanges, List<AssignmentChan
         return parts.isEmpty() ? "replicas " + replicas + " all available" : String.join(", ", parts);
     }
 
-    private static String reason(Set<Integer> available, Set<Integer> eligible) {
-        Set<Integer> offline = new HashSet<>(available);
+    private static String reason(Set<Integer> available, Set<Integer> eligible, Set<Integer> lost) {
+        Set<Integer> offline = new TreeSet<>(available);
         offline.removeAll(eligible);
-        return "replicas on brokers " + offline + " are in a failed log dir";
+        offline.removeAll(lost);
+        List<String> parts = new ArrayList<>();
+        if (!offline.isEmpty()) {
+            parts.add("replicas on brokers " + offline + " are in a failed log dir");
+        }
+        if (!lost.isEmpty()) {
+            parts.add("brokers " + lost + " started without their log of it while in its ISR (a lost disk?): "
+                    + "they rejoin once caught up");
+        }
+        return String.join(", ", parts);
     }
 
     private static Optional<StateChange> partitionChange(TopicPartition tp, PartitionImage p,
                                                          MirrorImage.MirrorPartition mirror, Set<Integer> eligible,
-                                                         Set<Integer> shuttingDown, boolean unclean, String reason) {
+                                                         Set<Integer> lost, Set<Integer> shuttingDown,
+                                                         boolean unclean, String reason) {
         if (p.state() == null) {
             return Optional.of(StateChange.initial(tp, PartitionChanges.initial(p.replicas(), eligible)));
         }
@@ -126,7 +143,7 @@ public record Reconciliation(List<StateChange> stateChanges, List<AssignmentChan
                         bumped.get(), p.stateVersion(), "mirror state " + mirror.state()));
             }
         }
-        return PartitionChanges.onBrokersChanged(p.state(), p.replicas(), eligible, shuttingDown, unclean)
+        return PartitionChanges.onBrokersChanged(p.state(), p.replicas(), eligible, shuttingDown, unclean, lost)
                 .map(next -> StateChange.leadership(tp, p.state(), next, p.stateVersion(), reason));
     }
 }

@@ -48,6 +48,18 @@ public final class PartitionChanges {
     public static Optional<PartitionState> onBrokersChanged(PartitionState state, List<Integer> replicas,
                                                             Set<Integer> liveBrokers, Set<Integer> shuttingDown,
                                                             boolean uncleanElectionAllowed) {
+        return onBrokersChanged(state, replicas, liveBrokers, shuttingDown, uncleanElectionAllowed, Set.of());
+    }
+
+    /**
+     * As {@link #onBrokersChanged(PartitionState, List, Set, Set, boolean)}, with live brokers that may lead only an
+     * unclean election and only when no other live replica can: those that lost their log of the partition
+     * ({@link EligibleReplicas#lost}). They hold nothing, so an out-of-sync replica with records comes first, but
+     * with unclean election allowed and no one else alive, availability is what the operator chose.
+     */
+    public static Optional<PartitionState> onBrokersChanged(PartitionState state, List<Integer> replicas,
+                                                            Set<Integer> liveBrokers, Set<Integer> shuttingDown,
+                                                            boolean uncleanElectionAllowed, Set<Integer> lastResort) {
         List<Integer> isr = new ArrayList<>();
         for (Integer r : state.isr()) {
             if (available(r, liveBrokers, shuttingDown)) {
@@ -72,6 +84,9 @@ public final class PartitionChanges {
             }
             if (newLeader == PartitionState.NO_LEADER && uncleanElectionAllowed) {
                 newLeader = firstAvailable(replicas, liveBrokers, shuttingDown);
+                if (newLeader == PartitionState.NO_LEADER) {
+                    newLeader = firstAvailable(replicas, lastResort, shuttingDown);
+                }
                 if (newLeader != PartitionState.NO_LEADER) {
                     isr = new ArrayList<>(List.of(newLeader));
                 }
@@ -115,10 +130,17 @@ public final class PartitionChanges {
      */
     public static ElectionResult electUnclean(PartitionState state, List<Integer> replicas, Set<Integer> liveBrokers,
                                               Set<Integer> shuttingDown) {
+        return electUnclean(state, replicas, liveBrokers, shuttingDown, Set.of());
+    }
+
+    /** As {@link #electUnclean(PartitionState, List, Set, Set)}, a replica that lost its log last of all. */
+    public static ElectionResult electUnclean(PartitionState state, List<Integer> replicas, Set<Integer> liveBrokers,
+                                              Set<Integer> shuttingDown, Set<Integer> lastResort) {
         if (state.leader() != PartitionState.NO_LEADER && liveBrokers.contains(state.leader())) {
             return ElectionResult.error(Errors.ELECTION_NOT_NEEDED, "Partition has a live leader " + state.leader());
         }
-        Optional<PartitionState> next = onBrokersChanged(state, replicas, liveBrokers, shuttingDown, true);
+        Optional<PartitionState> next = onBrokersChanged(state, replicas, liveBrokers, shuttingDown, true,
+                lastResort);
         if (next.isEmpty() || next.get().leader() == PartitionState.NO_LEADER) {
             return ElectionResult.error(Errors.ELIGIBLE_LEADERS_NOT_AVAILABLE, "No live replica among " + replicas);
         }

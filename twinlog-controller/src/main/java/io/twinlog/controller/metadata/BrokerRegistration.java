@@ -27,14 +27,29 @@ import java.util.TreeSet;
  * @param offlineReplicas this broker's replicas whose log dir failed: they may neither lead nor be in the ISR.
  *                        Carried by the ephemeral registration, so a restart (with the dir repaired or not) starts
  *                        from none; topic IDs keep a re-created topic of the same name from being taken as offline
+ * @param lostReplicas    replicas whose log this broker found missing when it started although the metadata had it
+ *                        in their ISR (a disk replaced or wiped, a partition dir deleted), for as long as it is still
+ *                        in their ISR: its membership is from before the loss, so it may neither lead nor stay in the
+ *                        ISR (the controller takes it out at its next change of the partition). The broker drops an
+ *                        entry once the ISR no longer has it, and then rejoins as any follower, once caught up.
+ *                        Without this, a controller that had not seen the restart (a new one) elected such a broker
+ *                        from the ISR and the other replicas truncated to its empty log (campaign defect 3)
  */
 public record BrokerRegistration(int id, List<Endpoint> endpoints, Optional<String> rack, long brokerEpoch,
                                  boolean shuttingDown, List<String> offlineLogDirs,
-                                 Set<TopicIdPartition> offlineReplicas) {
+                                 Set<TopicIdPartition> offlineReplicas, Set<TopicIdPartition> lostReplicas) {
 
     public BrokerRegistration {
         offlineLogDirs = List.copyOf(offlineLogDirs);
         offlineReplicas = Set.copyOf(offlineReplicas);
+        lostReplicas = Set.copyOf(lostReplicas);
+    }
+
+    /** A registration without lost replicas. */
+    public BrokerRegistration(int id, List<Endpoint> endpoints, Optional<String> rack, long brokerEpoch,
+                              boolean shuttingDown, List<String> offlineLogDirs,
+                              Set<TopicIdPartition> offlineReplicas) {
+        this(id, endpoints, rack, brokerEpoch, shuttingDown, offlineLogDirs, offlineReplicas, Set.of());
     }
 
     public BrokerRegistration(int id, List<Endpoint> endpoints, Optional<String> rack) {
@@ -50,35 +65,50 @@ public record BrokerRegistration(int id, List<Endpoint> endpoints, Optional<Stri
     /**
      * The registration as stored at {@code /brokers/ids/<id>}:
      * {@code {"version":1,"endpoints":["PLAINTEXT://host:9092"],"rack":"r1","shuttingDown":true,
-     * "offlineLogDirs":["/d2"],"offlineReplicas":[{"topic":"t","topicId":"..","partitions":[0,2]}]}}, where
-     * {@code rack} is absent without a rack, {@code shuttingDown} absent unless true, and the offline fields absent
-     * while every log dir is online.
+     * "offlineLogDirs":["/d2"],"offlineReplicas":[{"topic":"t","topicId":"..","partitions":[0,2]}],
+     * "lostReplicas":[{"topic":"t","topicId":"..","partitions":[1]}]}}, where {@code rack} is absent without a
+     * rack, {@code shuttingDown} absent unless true, the offline fields absent while every log dir is online, and
+     * {@code lostReplicas} absent when none is lost.
      */
-    @JsonPropertyOrder({"version", "endpoints", "rack", "shuttingDown", "offlineLogDirs", "offlineReplicas"})
+    @JsonPropertyOrder({"version", "endpoints", "rack", "shuttingDown", "offlineLogDirs", "offlineReplicas",
+            "lostReplicas"})
     @JsonInclude(JsonInclude.Include.NON_NULL)
     public record Document(@JsonProperty("version") int version, @JsonProperty("endpoints") List<String> endpoints,
                            @JsonProperty("rack") String rack, @JsonProperty("shuttingDown") Boolean shuttingDown,
                            @JsonProperty("offlineLogDirs") List<String> offlineLogDirs,
-                           @JsonProperty("offlineReplicas") List<OfflineTopic> offlineReplicas) {
+                           @JsonProperty("offlineReplicas") List<TopicReplicas> offlineReplicas,
+                           @JsonProperty("lostReplicas") List<TopicReplicas> lostReplicas) {
     }
 
-    /** One topic's offline replicas on this broker. */
+    /** One topic's replicas of a kind (offline, lost) on this broker. */
     @JsonPropertyOrder({"topic", "topicId", "partitions"})
-    public record OfflineTopic(@JsonProperty("topic") String topic, @JsonProperty("topicId") String topicId,
+    public record TopicReplicas(@JsonProperty("topic") String topic, @JsonProperty("topicId") String topicId,
                                @JsonProperty("partitions") List<Integer> partitions) {
     }
 
     public BrokerRegistration withShuttingDown(boolean value) {
-        return new BrokerRegistration(id, endpoints, rack, brokerEpoch, value, offlineLogDirs, offlineReplicas);
+        return new BrokerRegistration(id, endpoints, rack, brokerEpoch, value, offlineLogDirs, offlineReplicas,
+                lostReplicas);
     }
 
     public BrokerRegistration withOffline(List<String> logDirs, Set<TopicIdPartition> replicas) {
-        return new BrokerRegistration(id, endpoints, rack, brokerEpoch, shuttingDown, logDirs, replicas);
+        return new BrokerRegistration(id, endpoints, rack, brokerEpoch, shuttingDown, logDirs, replicas,
+                lostReplicas);
+    }
+
+    public BrokerRegistration withLost(Set<TopicIdPartition> replicas) {
+        return new BrokerRegistration(id, endpoints, rack, brokerEpoch, shuttingDown, offlineLogDirs,
+                offlineReplicas, replicas);
     }
 
     /** Whether this broker's replica of the partition is in a failed log dir. */
     public boolean isReplicaOffline(TopicIdPartition partition) {
         return !offlineReplicas.isEmpty() && offlineReplicas.contains(partition);
+    }
+
+    /** Whether this broker lost its log of the partition while in its ISR, and is still in it ({@code lostReplicas}). */
+    public boolean isReplicaLost(TopicIdPartition partition) {
+        return !lostReplicas.isEmpty() && lostReplicas.contains(partition);
     }
 
     public Optional<Endpoint> endpoint(String listenerName) {
@@ -88,20 +118,21 @@ public record BrokerRegistration(int id, List<Endpoint> endpoints, Optional<Stri
     public Document toJson() {
         return new Document(1, endpoints.stream().map(Endpoint::toString).toList(), rack.orElse(null),
                 shuttingDown ? Boolean.TRUE : null, offlineLogDirs.isEmpty() ? null : offlineLogDirs,
-                offlineReplicas.isEmpty() ? null : offlineTopics());
+                offlineReplicas.isEmpty() ? null : byTopic(offlineReplicas),
+                lostReplicas.isEmpty() ? null : byTopic(lostReplicas));
     }
 
-    /** The offline replicas grouped by topic (name, then ID), partitions in order. */
-    private List<OfflineTopic> offlineTopics() {
+    /** Replicas grouped by topic (name, then ID), partitions in order. */
+    public static List<TopicReplicas> byTopic(Set<TopicIdPartition> replicas) {
         Map<String, TreeSet<Integer>> partitions = new TreeMap<>();
         Map<String, TopicIdPartition> first = new TreeMap<>();
-        for (TopicIdPartition p : offlineReplicas) {
+        for (TopicIdPartition p : replicas) {
             String key = p.topic() + "/" + p.topicId();
             partitions.computeIfAbsent(key, k -> new TreeSet<>()).add(p.partition());
             first.putIfAbsent(key, p);
         }
-        List<OfflineTopic> out = new ArrayList<>();
-        partitions.forEach((key, ps) -> out.add(new OfflineTopic(first.get(key).topic(),
+        List<TopicReplicas> out = new ArrayList<>();
+        partitions.forEach((key, ps) -> out.add(new TopicReplicas(first.get(key).topic(),
                 first.get(key).topicId().toString(), List.copyOf(ps))));
         return out;
     }
@@ -113,15 +144,21 @@ public record BrokerRegistration(int id, List<Endpoint> endpoints, Optional<Stri
         for (String endpoint : d.endpoints() == null ? List.<String>of() : d.endpoints()) {
             eps.add(Endpoint.parse(endpoint, "broker " + id + " registration"));
         }
-        Set<TopicIdPartition> offlineReplicas = new HashSet<>();
-        for (OfflineTopic t : d.offlineReplicas() == null ? List.<OfflineTopic>of() : d.offlineReplicas()) {
-            Uuid topicId = Uuid.fromString(t.topicId());
-            for (Integer p : t.partitions() == null ? List.<Integer>of() : t.partitions()) {
-                offlineReplicas.add(new TopicIdPartition(topicId, p, t.topic()));
-            }
-        }
         return new BrokerRegistration(id, List.copyOf(eps), Optional.ofNullable(d.rack()), brokerEpoch,
                 Boolean.TRUE.equals(d.shuttingDown()),
-                d.offlineLogDirs() == null ? List.of() : d.offlineLogDirs(), offlineReplicas);
+                d.offlineLogDirs() == null ? List.of() : d.offlineLogDirs(), replicas(d.offlineReplicas()),
+                replicas(d.lostReplicas()));
+    }
+
+    /** The replicas listed by {@link #byTopic} (none for null). */
+    public static Set<TopicIdPartition> replicas(List<TopicReplicas> topics) {
+        Set<TopicIdPartition> out = new HashSet<>();
+        for (TopicReplicas t : topics == null ? List.<TopicReplicas>of() : topics) {
+            Uuid topicId = Uuid.fromString(t.topicId());
+            for (Integer p : t.partitions() == null ? List.<Integer>of() : t.partitions()) {
+                out.add(new TopicIdPartition(topicId, p, t.topic()));
+            }
+        }
+        return out;
     }
 }

@@ -62,4 +62,16 @@ class IsrChangeDecisionsTest {
         assertEquals(Errors.NONE, r.response().get(A1).error());
         assertEquals(List.of(), r.changes());
     }
+
+    @Test
+    void anIsrThatKeepsALostReplicaIsRefusedUntilItsBrokerSawItselfOut() {
+        MetadataImage image = TestImages.builder().broker(0, 100).broker(1, 101).broker(2, 102).lost(1, A0)
+                .partition(A0, List.of(0, 1, 2), state(0, 3, List.of(0, 1, 2), 9), 9).build();
+        ControllerResult<Map<TopicPartition, IsrChangeResult>> r = IsrChangeDecisions.decide(image, 0, 100,
+                List.of(new IsrChange(A0, 3, 9, List.of(0, 1))));
+        assertEquals(Errors.INELIGIBLE_REPLICA, r.response().get(A0).error());
+        assertEquals(List.of(), r.changes());
+        assertEquals(Errors.NONE, IsrChangeDecisions.decide(image, 0, 100,
+                List.of(new IsrChange(A0, 3, 9, List.of(0, 2)))).response().get(A0).error());
+    }
 }

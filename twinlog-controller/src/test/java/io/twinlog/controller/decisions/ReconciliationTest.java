@@ -53,6 +53,23 @@ class ReconciliationTest {
         assertEquals("brokers [1] restarted", c.reason());
     }
 
+    /**
+     * Campaign defect 3: broker 1 is back with an empty disk, seen by a new controller (no known epochs, so no
+     * restart), while 2 (the leader) and 0 are down: it is not elected from the ISR [2, 1, 0].
+     */
+    @Test
+    void aBrokerBackWithoutItsLogIsNotElectedFromTheIsrByAControllerThatMissedItsRestart() {
+        MetadataImage image = TestImages.builder().broker(1, 555).lost(1, A0)
+                .partition(A0, List.of(2, 1, 0), state(2, 4, List.of(2, 1, 0), 10), 10).build();
+        StateChange c = decide(image, Map.of()).stateChanges().get(0);
+        assertEquals(state(-1, 4, List.of(2), 11), c.next(), "offline, 2 kept to lead cleanly when back");
+        assertTrue(c.reason().contains("brokers [1] started without their log of it while in its ISR"), c.reason());
+
+        MetadataImage back = TestImages.builder().broker(1, 555).broker(2, 600).lost(1, A0)
+                .partition(A0, List.of(2, 1, 0), state(-1, 4, List.of(2), 11), 11).build();
+        assertEquals(state(2, 5, List.of(2), 12), decide(back, Map.of()).stateChanges().get(0).next());
+    }
+
     @Test
     void aChangeBecauseOfTheBrokersNamesTheReplicasGoneOrLeaving() {
         MetadataImage image = TestImages.builder().broker(0, 100)

@@ -8,6 +8,7 @@ import io.twinlog.controller.metadata.PartitionImage;
 import io.twinlog.controller.metadata.PartitionState;
 import io.twinlog.controller.metadata.TopicAssignment.Reassignment;
 import io.twinlog.controller.metadata.TopicImage;
+import org.apache.kafka.common.TopicIdPartition;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
 
@@ -15,6 +16,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.TreeMap;
 
 /** Builds metadata images for decision tests: {@code TestImages.builder().broker(0, 100).partition(...)...}. */
@@ -42,6 +44,17 @@ final class TestImages {
         return this;
     }
 
+    /** Broker {@code id} (registered) lost its log of {@code tp} while in its ISR. */
+    TestImages lost(int id, TopicPartition tp) {
+        brokers.put(id, brokers.get(id).withLost(Set.of(
+                new TopicIdPartition(topicId(tp.topic()), tp.partition(), tp.topic()))));
+        return this;
+    }
+
+    static Uuid topicId(String topic) {
+        return new Uuid(topic.hashCode(), 1);
+    }
+
     /** A partition with its replicas and state (null: none written yet) at ZooKeeper version {@code version}. */
     TestImages partition(TopicPartition tp, List<Integer> replicas, PartitionState state, int version) {
         partitions.computeIfAbsent(tp.topic(), t -> new TreeMap<>()).put(tp.partition(),
@@ -64,7 +77,7 @@ final class TestImages {
     MetadataImage build() {
         Map<String, TopicImage> topics = new HashMap<>();
         partitions.forEach((name, parts) -> topics.put(name, new TopicImage(name,
-                new Uuid(name.hashCode(), 1), parts, reassigning.getOrDefault(name, Map.of()), 7)));
+                topicId(name), parts, reassigning.getOrDefault(name, Map.of()), 7)));
         return new MetadataImage("test", brokers, topics, Map.of(), 0, new MirrorImage(Map.of(), mirrors));
     }
 }

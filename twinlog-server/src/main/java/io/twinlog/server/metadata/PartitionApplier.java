@@ -5,11 +5,13 @@ import io.twinlog.controller.metadata.MetadataImage;
 import io.twinlog.controller.metadata.MirrorImage;
 import io.twinlog.mirror.runtime.AppliedTruncations;
 import io.twinlog.controller.metadata.PartitionImage;
+import io.twinlog.controller.metadata.PartitionState;
 import io.twinlog.controller.metadata.TopicImage;
 import io.twinlog.replication.Partition;
 import io.twinlog.replication.ReplicaManager;
 import io.twinlog.common.mirror.TruncationPoints;
 import io.twinlog.storage.LogStore;
+import org.apache.kafka.common.TopicIdPartition;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.storage.internals.log.UnifiedLog;
 import org.slf4j.Logger;
@@ -44,6 +46,8 @@ public final class PartitionApplier {
     private final LogStore logStore;
     private final TopicConfigs topicConfigs;
     private final AppliedTruncations appliedTruncations;
+    /** What this broker lost with its disk: not led while it is lost (the leadership is from before the loss). */
+    private final LostReplicaTracker lost;
     private boolean strayLogsChecked;
     /** Partitions whose last apply failed: retried with every image until one succeeds. Metadata thread only. */
     private final Set<TopicPartition> unapplied = new HashSet<>();
@@ -53,15 +57,18 @@ public final class PartitionApplier {
     /**
      * @param logDirClusterId    the cluster id the log dirs record (checked against ZooKeeper's at start)
      * @param appliedTruncations where this broker says which mirror truncation points its replicas applied
+     * @param lost               the replicas this broker lost with its disk ({@link LostReplicas})
      */
     public PartitionApplier(int brokerId, String logDirClusterId, ReplicaManager replicaManager, LogStore logStore,
-                            TopicConfigs topicConfigs, AppliedTruncations appliedTruncations) {
+                            TopicConfigs topicConfigs, AppliedTruncations appliedTruncations,
+                            LostReplicaTracker lost) {
         this.brokerId = brokerId;
         this.logDirClusterId = logDirClusterId;
         this.replicaManager = replicaManager;
         this.logStore = logStore;
         this.topicConfigs = topicConfigs;
         this.appliedTruncations = appliedTruncations;
+        this.lost = lost;
     }
 
     /** How many partition leadership records this applier has applied since start; for the scale benchmark. */
@@ -89,8 +96,18 @@ public final class PartitionApplier {
             partitionsApplied.incrementAndGet();
             MirrorImage.MirrorPartition mirror = next.mirrors().partitions().get(tp);
             Optional<TruncationPoints> truncation = truncationPoints(mirror);
+            int leader = p.leader();
+            if (leader == brokerId && lost.current().isLost(new TopicIdPartition(topic.get().topicId(), tp))) {
+                // a leadership from before this broker lost its log (no controller has changed it since): leading
+                // an empty log would make the followers truncate theirs to it. A follower of no one until the
+                // controller, which sees the loss in the registration, elects another replica
+                log.warn("Not leading {} in leader epoch {}: this broker was its leader before it lost its log of "
+                        + "it; waiting for the controller to elect a replica that has the records", tp,
+                        p.leaderEpoch());
+                leader = PartitionState.NO_LEADER;
+            }
             try {
-                Optional<Partition> applied = replicaManager.applyPartition(tp, topic.get().topicId(), p.leader(),
+                Optional<Partition> applied = replicaManager.applyPartition(tp, topic.get().topicId(), leader,
                         p.leaderEpoch(), p.state().partitionEpoch(), p.replicas(), p.isr(), truncation);
                 if (truncation.isPresent() && applied.isPresent()
                         && applied.get().appliedTruncationId().orElse(0L) == truncation.get().latestId()
