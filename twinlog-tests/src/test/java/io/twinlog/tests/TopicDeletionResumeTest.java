@@ -26,7 +26,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
  * {@code /admin/delete_topics} at controller failover). The ZooKeeper state a deleter leaves when it dies between
  * its writes (the mark written, part of the topic's tree deleted, the rest and the configs not) is made by hand,
  * then the controller broker is killed: the broker that takes over completes the deletion, and a mark whose topic
- * has been created again since (another topic ID) goes without touching that topic.
+ * has been created again since (another topic ID) is completed without touching that topic.
  */
 @Timeout(value = 2, unit = TimeUnit.MINUTES)
 class TopicDeletionResumeTest {
@@ -55,17 +55,21 @@ class TopicDeletionResumeTest {
             int survivor = 1 - controller;
 
             Waits.waitUntil("the next controller completed the deletion of doomed", () ->
-                    zk.checkExists().forPath(ZkPaths.topicDeletion("doomed")) == null
-                            && zk.checkExists().forPath(ZkPaths.topic("doomed")) == null
+                    completed(zk, "doomed") && zk.checkExists().forPath(ZkPaths.topic("doomed")) == null
                             && zk.checkExists().forPath(ZkPaths.topicConfig("doomed")) == null
                             && cluster.broker(survivor).metadata().image().topic("doomed").isEmpty(),
                     Duration.ofSeconds(60));
-            Waits.waitUntil("the stale mark of reborn is gone", () ->
-                    zk.checkExists().forPath(ZkPaths.topicDeletion("reborn")) == null);
+            Waits.waitUntil("the stale mark of reborn is completed", () -> completed(zk, "reborn"));
             assertNotNull(zk.checkExists().forPath(ZkPaths.topic("reborn")), "the topic created again is kept");
             assertEquals(1, cluster.broker(survivor).metadata().image().topic("reborn").orElseThrow()
                     .partitions().size());
         }
+    }
+
+    /** The deletion's mark is kept, completed, for a while (decision 72). */
+    private static boolean completed(CuratorFramework zk, String topic) throws Exception {
+        return zk.checkExists().forPath(ZkPaths.topicDeletion(topic)) != null && Boolean.TRUE.equals(Json.decode(
+                zk.getData().forPath(ZkPaths.topicDeletion(topic)), topic).get("completed"));
     }
 
     private static void mark(CuratorFramework zk, String topic, Uuid topicId) throws Exception {

@@ -24,7 +24,7 @@ import java.util.function.Predicate;
  * writes {@link #stateChanges()} first, in one fenced batch; only if that succeeded does it write
  * {@link #reassignmentSteps()}, one topic at a time (each is based on state versions the first batch did not touch).
  *
- * <p>Per partition, the first rule that applies wins:
+ * <p>A topic whose deletion is marked is left alone. Per partition, the first rule that applies wins:
  * <ol>
  *   <li>no state yet: initial leadership ({@link PartitionChanges#initial}) among the available brokers;</li>
  *   <li>a mirror partition whose record asks for a higher leader epoch: the epoch is raised, leader unchanged
@@ -62,6 +62,9 @@ public record Reconciliation(List<StateChange> stateChanges, List<AssignmentChan
                 : Optional.of("brokers " + cluster.restarted() + " restarted");
         List<StateChange> changes = new ArrayList<>();
         for (TopicImage topic : image.topics().values()) {
+            if (image.deletionMarked(topic.name(), topic.topicId())) {
+                continue; // being deleted: its nodes go one by one, and a state written now would outlive them
+            }
             boolean unclean = uncleanElectionAllowed.test(topic.name());
             for (PartitionImage p : topic.partitions().values()) {
                 TopicPartition tp = new TopicPartition(topic.name(), p.partition());

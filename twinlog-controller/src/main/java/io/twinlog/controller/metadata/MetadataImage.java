@@ -27,10 +27,22 @@ public final class MetadataImage {
     private final Map<String, Map<String, String>> topicConfigs;
     private final int controllerId;
     private final MirrorImage mirrors;
+    private final Map<String, Uuid> deletionMarks;
 
     public MetadataImage(String clusterId, Map<Integer, BrokerRegistration> brokers, Map<String, TopicImage> topics,
                          Map<String, Map<String, String>> topicConfigs, int controllerId, MirrorImage mirrors) {
+        this(clusterId, brokers, topics, topicConfigs, controllerId, mirrors, Map.of());
+    }
+
+    /**
+     * @param deletionMarks the topic deletions in {@code /admin/delete_topics}, begun or completed: topic name to the
+     *                      ID of the topic deleted
+     */
+    public MetadataImage(String clusterId, Map<Integer, BrokerRegistration> brokers, Map<String, TopicImage> topics,
+                         Map<String, Map<String, String>> topicConfigs, int controllerId, MirrorImage mirrors,
+                         Map<String, Uuid> deletionMarks) {
         this.mirrors = mirrors;
+        this.deletionMarks = Map.copyOf(deletionMarks);
         this.clusterId = clusterId;
         this.brokers = Collections.unmodifiableMap(new java.util.TreeMap<>(brokers));
         this.topicsByName = Collections.unmodifiableMap(new java.util.TreeMap<>(topics));
@@ -84,6 +96,16 @@ public final class MetadataImage {
             }
         }
         return out;
+    }
+
+    /**
+     * Whether an operator deleted this topic (this very topic ID): its deletion is marked in
+     * {@code /admin/delete_topics}, where a completed deletion's mark stays for a while. A topic that is gone from
+     * the image without one was not deleted by anyone's request (ZooKeeper emptied or replaced under the broker), and
+     * its logs are kept.
+     */
+    public boolean deletionMarked(String topic, Uuid topicId) {
+        return topicId.equals(deletionMarks.get(topic));
     }
 
     public Map<String, String> topicConfig(String topic) {

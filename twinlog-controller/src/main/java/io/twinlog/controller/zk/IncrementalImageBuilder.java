@@ -12,6 +12,7 @@ import io.twinlog.controller.metadata.TopicAssignment;
 import io.twinlog.controller.metadata.TopicImage;
 import org.apache.curator.framework.recipes.cache.ChildData;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
 import org.apache.kafka.server.immutable.ImmutableMap;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -46,6 +47,7 @@ import java.util.TreeMap;
  * /mirrors/&lt;mirror&gt;/topics/&lt;topic&gt;              → mirror topics
  * /mirror_states/&lt;topic&gt;/&lt;p&gt;                    → mirror partitions
  * /mirror_truncations/&lt;broker&gt;                  → truncation points applied (their partitions dirty)
+ * /admin/delete_topics/&lt;topic&gt;                  → deletion marks
  * </pre>
  */
 final class IncrementalImageBuilder {
@@ -59,6 +61,8 @@ final class IncrementalImageBuilder {
     private final Map<String, Versioned<TopicAssignment>> assignments = new HashMap<>();
     private final Map<String, Map<Integer, Versioned<PartitionState>>> states = new HashMap<>();
     private final Map<String, Map<String, String>> configs = new HashMap<>();
+    private final Map<String, Uuid> deletionMarks = new HashMap<>();
+    private boolean deletionsDirty;
     private int controllerId = -1;
     private final Map<String, MirrorImage.MirrorTopic> mirrorTopics = new HashMap<>();
     /** Persistent (Kafka's pcollections-backed map): an image takes it as it is, without copying thousands. */
@@ -151,6 +155,13 @@ final class IncrementalImageBuilder {
                 if (!Objects.equals(before, after)) {
                     dirtyMirrorTopics.add(parts[4]);
                 }
+            } else if (parts.length == 4 && "admin".equals(parts[1]) && "delete_topics".equals(parts[2])) {
+                if (bytes == null) {
+                    deletionMarks.remove(parts[3]);
+                } else {
+                    deletionMarks.put(parts[3], Uuid.fromString((String) decode(bytes, path).get("topicId")));
+                }
+                deletionsDirty = true;
             } else if (parts.length == 3 && "mirror_truncations".equals(parts[1])) {
                 int broker = Integer.parseInt(parts[2]);
                 Map<TopicPartition, Long> after = bytes == null ? Map.of() : appliedTruncations(decode(bytes, path));
@@ -244,8 +255,8 @@ final class IncrementalImageBuilder {
 
     /** True if a node changed since the last {@link #build}. */
     boolean hasChanges() {
-        return !dirtyTopics.isEmpty() || brokersDirty || configsDirty || !dirtyMirrorTopics.isEmpty()
-                || !dirtyMirrorPartitions.isEmpty();
+        return !dirtyTopics.isEmpty() || brokersDirty || configsDirty || deletionsDirty
+                || !dirtyMirrorTopics.isEmpty() || !dirtyMirrorPartitions.isEmpty();
     }
 
     /**
@@ -275,9 +286,10 @@ final class IncrementalImageBuilder {
         dirtyTopics.clear();
         brokersDirty = false;
         configsDirty = false;
+        deletionsDirty = false;
         dirtyMirrorTopics.clear();
         dirtyMirrorPartitions.clear();
-        return new MetadataImage(clusterId, brokers, topics, configs, controllerId, mirrors);
+        return new MetadataImage(clusterId, brokers, topics, configs, controllerId, mirrors, deletionMarks);
     }
 
     private TopicImage topicImage(String name, Versioned<TopicAssignment> assignment) {

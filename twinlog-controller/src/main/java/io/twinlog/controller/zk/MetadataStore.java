@@ -200,12 +200,20 @@ public final class MetadataStore {
     }
 
     /**
+     * How long a completed deletion's mark stays in {@code /admin/delete_topics}: every running broker applies the
+     * deletion within it (a broker that had not is a broker whose metadata was minutes behind; it keeps the logs, and
+     * its next start deletes them as strays).
+     */
+    public static final long COMPLETED_MARK_RETENTION_MS = 10 * 60_000;
+
+    /**
      * Deletes a topic, its configs and, for a mirror topic, its partitions' mirror state and progress records:
      * a topic created later under this name (mirrored again, say) starts without them. The deletion takes several
      * ZooKeeper writes (a recursive delete is one per node), so it is marked first in
-     * {@code /admin/delete_topics/<topic>} with the topic's ID, and the mark goes last: a deletion cut short by a
-     * crash is completed by the controller ({@link #resumeTopicDeletions}), as Kafka's controller resumes
-     * {@code /admin/delete_topics}.
+     * {@code /admin/delete_topics/<topic>} with the topic's ID, and the mark is set completed last: a deletion cut
+     * short by a crash is completed by the controller ({@link #resumeTopicDeletions}), as Kafka's controller resumes
+     * {@code /admin/delete_topics}. The completed mark stays {@link #COMPLETED_MARK_RETENTION_MS}: brokers delete a
+     * gone topic's logs only when its mark says it was deleted (decision 72).
      */
     public void deleteTopic(String topic) throws Exception {
         Uuid topicId;
@@ -226,8 +234,9 @@ public final class MetadataStore {
     }
 
     /**
-     * Completes every topic deletion that was marked and not finished (its deleter crashed between the writes); run
-     * by the controller when it takes over and periodically. A mark whose topic now has another ID (created again
+     * Completes every topic deletion that was marked and not finished (its deleter crashed between the writes), and
+     * removes completed marks older than {@link #COMPLETED_MARK_RETENTION_MS}; run by the controller when it takes
+     * over and periodically. A mark whose topic now has another ID (created again
      * since) only goes; that topic is not touched.
      *
      * @return the deletions completed
@@ -243,10 +252,23 @@ public final class MetadataStore {
         for (String topic : marked) {
             String path = ZkPaths.topicDeletion(topic);
             Uuid topicId;
+            Stat stat = new Stat();
+            Map<String, Object> mark;
             try {
-                topicId = Uuid.fromString((String) Json.decode(zk.getData().forPath(path), path).get("topicId"));
+                mark = Json.decode(zk.getData().storingStatIn(stat).forPath(path), path);
+                topicId = Uuid.fromString((String) mark.get("topicId"));
             } catch (KeeperException.NoNodeException finished) {
-                continue; // its deleter finished meanwhile
+                continue; // expired meanwhile
+            }
+            if (Boolean.TRUE.equals(mark.get("completed"))) {
+                if (System.currentTimeMillis() - stat.getMtime() > COMPLETED_MARK_RETENTION_MS) {
+                    try {
+                        zk.delete().withVersion(stat.getVersion()).forPath(path);
+                    } catch (KeeperException.NoNodeException | KeeperException.BadVersionException changed) {
+                        // deleted again since, or expired by another controller: its next round decides
+                    }
+                }
+                continue;
             }
             log.info("Completing the deletion of topic {} (topic ID {}), begun and not finished", topic, topicId);
             completeDeletion(topic, topicId);
@@ -288,9 +310,12 @@ public final class MetadataStore {
             deleteMirrorRecords(topic);
         }
         try {
-            zk.delete().forPath(ZkPaths.topicDeletion(topic));
+            // kept, marked completed, for COMPLETED_MARK_RETENTION_MS: it is what tells a broker that the topic's
+            // logs may go (a topic gone without a mark was not deleted: decision 72)
+            zk.setData().forPath(ZkPaths.topicDeletion(topic), Json.encode(Map.of("version", 1,
+                    "topicId", topicId.toString(), "completed", true)));
         } catch (KeeperException.NoNodeException ignored) {
-            // completed concurrently (the controller and the deleter)
+            // expired concurrently by the controller, having been completed by another deleter
         }
     }
 

@@ -58,6 +58,8 @@ public final class MetadataWatcher implements AutoCloseable {
     private final CuratorCache mirrorsCache;
     private final CuratorCache mirrorStatesCache;
     private final CuratorCache mirrorTruncationsCache;
+    /** Topic deletion marks: a topic gone without one was not deleted, and its logs stay (decision 72). */
+    private final CuratorCache deletionsCache;
     private final ScheduledExecutorService eventThread;
     private final AtomicBoolean rebuildPending = new AtomicBoolean();
     /** Nodes changed since the last rebuild, with the cache that holds them; drained by the metadata thread. */
@@ -117,6 +119,7 @@ public final class MetadataWatcher implements AutoCloseable {
         this.mirrorsCache = CuratorCache.build(zk, ZkPaths.MIRRORS);
         this.mirrorStatesCache = CuratorCache.build(zk, ZkPaths.MIRROR_STATES);
         this.mirrorTruncationsCache = CuratorCache.build(zk, ZkPaths.MIRROR_TRUNCATIONS);
+        this.deletionsCache = CuratorCache.build(zk, ZkPaths.DELETE_TOPICS);
         this.builder = new IncrementalImageBuilder(clusterId);
         this.eventThread = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "twinlog-metadata-" + brokerId);
@@ -127,30 +130,8 @@ public final class MetadataWatcher implements AutoCloseable {
 
     /** Starts watching and returns once the first complete image is built. */
     public void start() throws InterruptedException {
-        CountDownLatch brokersReady = new CountDownLatch(1);
-        CountDownLatch configsReady = new CountDownLatch(1);
-        brokersCache.listenable().addListener(new CuratorCacheListener() {
-            @Override
-            public void event(Type type, ChildData oldData, ChildData data) {
-                onNodeChanged(brokersCache, oldData, data);
-            }
-
-            @Override
-            public void initialized() {
-                brokersReady.countDown();
-            }
-        });
-        configsCache.listenable().addListener(new CuratorCacheListener() {
-            @Override
-            public void event(Type type, ChildData oldData, ChildData data) {
-                onNodeChanged(configsCache, oldData, data);
-            }
-
-            @Override
-            public void initialized() {
-                configsReady.countDown();
-            }
-        });
+        CountDownLatch brokersReady = listenUntilLoaded(brokersCache);
+        CountDownLatch configsReady = listenUntilLoaded(configsCache);
         controllerCache.listenable().addListener((type, oldData, data) -> onNodeChanged(controllerCache, oldData, data));
         controllerCache.start();
         mirrorsCache.listenable().addListener((type, oldData, data) -> onNodeChanged(mirrorsCache, oldData, data));
@@ -161,6 +142,12 @@ public final class MetadataWatcher implements AutoCloseable {
         mirrorTruncationsCache.listenable().addListener((type, oldData, data) ->
                 onNodeChanged(mirrorTruncationsCache, oldData, data));
         mirrorTruncationsCache.start();
+        // before the topics: a deletion's mark is written before the topic goes, so it is known by then
+        CountDownLatch deletionsReady = listenUntilLoaded(deletionsCache);
+        deletionsCache.start();
+        if (!deletionsReady.await(30, TimeUnit.SECONDS)) {
+            throw new IllegalStateException("Timed out loading the topic deletion marks from ZooKeeper");
+        }
         brokersCache.start();
         configsCache.start();
         if (!brokersReady.await(30, TimeUnit.SECONDS) || !configsReady.await(30, TimeUnit.SECONDS)) {
@@ -169,6 +156,23 @@ public final class MetadataWatcher implements AutoCloseable {
         scheduleRebuild();
         awaitImageVersion(1, 30_000);
         eventThread.scheduleWithFixedDelay(resyncTask, RESYNC_MS, RESYNC_MS, TimeUnit.MILLISECONDS);
+    }
+
+    /** Feeds the cache's changes to the builder; the latch opens once the cache has loaded what is there. */
+    private CountDownLatch listenUntilLoaded(CuratorCache cache) {
+        CountDownLatch loaded = new CountDownLatch(1);
+        cache.listenable().addListener(new CuratorCacheListener() {
+            @Override
+            public void event(Type type, ChildData oldData, ChildData data) {
+                onNodeChanged(cache, oldData, data);
+            }
+
+            @Override
+            public void initialized() {
+                loaded.countDown();
+            }
+        });
+        return loaded;
     }
 
     public MetadataImage image() {
@@ -363,7 +367,7 @@ public final class MetadataWatcher implements AutoCloseable {
         Map<String, Long> mismatched = new HashMap<>();
         Map<String, CuratorCache> owners = new HashMap<>();
         for (CuratorCache cache : List.of(brokersCache, configsCache, controllerCache, mirrorsCache,
-                mirrorStatesCache, mirrorTruncationsCache)) {
+                mirrorStatesCache, mirrorTruncationsCache, deletionsCache)) {
             cache.stream().forEach(node -> {
                 Long applied = appliedZxids.get(node.getPath());
                 if (node.getStat() != null && (applied == null || applied != node.getStat().getMzxid())) {
@@ -417,6 +421,7 @@ public final class MetadataWatcher implements AutoCloseable {
         mirrorsCache.close();
         mirrorStatesCache.close();
         mirrorTruncationsCache.close();
+        deletionsCache.close();
         eventThread.shutdown();
         try {
             eventThread.awaitTermination(5, TimeUnit.SECONDS);

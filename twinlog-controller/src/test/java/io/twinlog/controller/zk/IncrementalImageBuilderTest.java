@@ -21,6 +21,7 @@ import java.util.Set;
 import java.util.TreeMap;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -100,6 +101,21 @@ class IncrementalImageBuilderTest {
         MetadataImage second = builder.build(first);
         assertEquals(Set.of("a"), second.topics().keySet());
         assertTrue(second.topic(ID_B).isEmpty());
+    }
+
+    /** Decision 72: what tells a broker that a topic gone from the image was deleted, not lost with ZooKeeper. */
+    @Test
+    void deletionMarksAreInTheImageWithTheirTopicIds() {
+        Uuid id = new Uuid(5, 5);
+        MetadataImage before = builder.build(MetadataImage.EMPTY);
+        builder.onNode("/admin/delete_topics/b", node("/admin/delete_topics/b", Map.of("version", 1,
+                "topicId", id.toString()), 0));
+        MetadataImage marked = builder.build(before);
+        assertTrue(marked.deletionMarked("b", id));
+        assertFalse(marked.deletionMarked("b", new Uuid(6, 6)), "another topic of that name");
+        assertFalse(marked.deletionMarked("a", id));
+        builder.onNode("/admin/delete_topics/b", Optional.empty());
+        assertFalse(builder.build(marked).deletionMarked("b", id), "an expired mark goes");
     }
 
     @Test

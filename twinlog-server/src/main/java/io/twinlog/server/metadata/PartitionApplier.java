@@ -13,6 +13,7 @@ import io.twinlog.common.mirror.TruncationPoints;
 import io.twinlog.storage.LogStore;
 import org.apache.kafka.common.TopicIdPartition;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
 import org.apache.kafka.storage.internals.log.UnifiedLog;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -51,6 +52,12 @@ public final class PartitionApplier {
     private boolean strayLogsChecked;
     /** Partitions whose last apply failed: retried with every image until one succeeds. Metadata thread only. */
     private final Set<TopicPartition> unapplied = new HashSet<>();
+    /**
+     * Logs of topics that left the image without a deletion mark (ZooKeeper emptied or replaced under this broker,
+     * a topic node removed by hand), with their topic ID: kept on disk, unhosted, and deleted only if a mark for that
+     * topic ID appears; hosted again if the topic comes back. Metadata thread only.
+     */
+    private final Map<TopicPartition, Uuid> keptLogs = new HashMap<>();
     /** Partitions handed to {@link ReplicaManager#applyPartition} since start (each takes the partition's lock). */
     private final AtomicLong partitionsApplied = new AtomicLong();
 
@@ -141,14 +148,31 @@ public final class PartitionApplier {
         }
         for (Partition p : candidates) {
             if (!hostedHere(brokerId, next, p.topicPartition())) {
-                boolean topicGone = next.topic(p.topicPartition().topic())
-                        .map(t -> !t.topicId().equals(p.topicId())).orElse(true);
-                replicaManager.removePartition(p.topicPartition(), true);
-                appliedTruncations.forget(p.topicPartition());
-                log.info("{} removed from broker {} ({})", p.topicPartition(), brokerId,
-                        topicGone ? "topic deleted" : "replica reassigned");
+                TopicPartition tp = p.topicPartition();
+                boolean topicGone = next.topic(tp.topic()).map(t -> !t.topicId().equals(p.topicId())).orElse(true);
+                // reassigned away: the topic is there and the replicas no longer name this broker. A partition still
+                // assigned here whose state node is gone was not moved (a recursive delete of ZooKeeper takes the
+                // children first), and a topic gone without a mark was not deleted: their logs stay
+                boolean reassigned = !topicGone && !next.partition(tp).map(i -> i.replicas().contains(brokerId))
+                        .orElse(false);
+                boolean marked = next.deletionMarked(tp.topic(), p.topicId());
+                boolean deleted = marked || reassigned;
+                replicaManager.removePartition(tp, deleted);
+                appliedTruncations.forget(tp);
+                if (deleted) {
+                    log.info("{} removed from broker {} ({})", tp, brokerId,
+                            marked ? "topic deleted" : "replica reassigned");
+                } else {
+                    keptLogs.put(tp, p.topicId());
+                    log.error("{} (topic ID {}) is gone from ZooKeeper without a deletion or a reassignment ({}): "
+                            + "broker {} stops serving it and keeps its log. Was ZooKeeper emptied or replaced under "
+                            + "the cluster? The log is served again if the partition comes back with this topic ID, "
+                            + "and deleted only by a deletion of the topic", tp, p.topicId(), topicGone
+                            ? "no mark in /admin/delete_topics" : "its state node is gone", brokerId);
+                }
             }
         }
+        resolveKeptLogs(next);
         for (TopicPartition tp : replicaManager.offlinePartitions().keySet()) {
             if (!hostedHere(brokerId, next, tp)) {
                 replicaManager.removePartition(tp, false); // its data is in a failed dir: nothing to delete
@@ -158,6 +182,27 @@ public final class PartitionApplier {
             strayLogsChecked = true;
             handleStrayLogs(next);
         }
+    }
+
+    /** A kept log whose topic came back (hosted again above) or was since deleted by an operator. */
+    private void resolveKeptLogs(MetadataImage image) {
+        if (keptLogs.isEmpty()) {
+            return;
+        }
+        keptLogs.entrySet().removeIf(e -> {
+            TopicPartition tp = e.getKey();
+            if (replicaManager.partition(tp).isPresent()) {
+                return true; // hosted again: the topic is back (the applier reopened the log) or another took it
+            }
+            if (image.deletionMarked(tp.topic(), e.getValue())) {
+                logStore.log(tp).filter(l -> l.topicId().map(e.getValue()::equals).orElse(false))
+                        .ifPresent(l -> logStore.deleteLog(tp));
+                log.info("{} (topic ID {}) deleted from broker {}: its deletion is marked now", tp, e.getValue(),
+                        brokerId);
+                return true;
+            }
+            return false;
+        });
     }
 
     private void handleStrayLogs(MetadataImage image) {
