@@ -187,6 +187,12 @@ public final class MetadataStore {
         } else {
             ops.add(zk.transactionOp().create().forPath(ZkPaths.topicConfig(topic), configJson(configs)));
         }
+        Stat mark = zk.checkExists().forPath(ZkPaths.topicDeletion(topic));
+        if (mark != null) {
+            // an earlier topic's deletion mark goes with this creation: a mirror topic created again has the source's
+            // topic ID, the very ID the mark names, and brokers would take the new topic for the deleted one
+            ops.add(zk.transactionOp().delete().withVersion(mark.getVersion()).forPath(ZkPaths.topicDeletion(topic)));
+        }
         try {
             zk.transaction().forOperations(ops);
         } catch (KeeperException.NodeExistsException e) {
