@@ -33,14 +33,17 @@ final class BrokerNode {
     private final String clusterName;
     private final int id;
     private final File dir;
+    private final String address;
     private final int clientPort;
     private final int mirrorPort;
     private final ChildProcess process;
     private final Optional<SmallDisk> smallDisk;
     private final Optional<BrokerClock> clock;
 
+    /** @param hosts where it runs: its address and the launcher of its JVM ({@link Hosts}) */
     BrokerNode(String clusterName, int id, File dir, int clientPort, int mirrorPort, Properties config,
-               Optional<SmallDisk> smallDisk, Optional<BrokerClock> clock) throws IOException {
+               Optional<SmallDisk> smallDisk, Optional<BrokerClock> clock, Hosts hosts) throws IOException {
+        this.address = hosts.address(hostName(clusterName, id));
         this.smallDisk = smallDisk;
         this.clock = clock;
         this.clusterName = clusterName;
@@ -55,7 +58,18 @@ final class BrokerNode {
         }
         this.process = new ChildProcess(name(), "io.twinlog.server.Main",
                 List.of("-Xmx384m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"), List.of(file.getAbsolutePath()),
-                new File(dir, "broker.log"), clock.map(BrokerClock::environment).orElse(Map.of()));
+                new File(dir, "broker.log"), clock.map(BrokerClock::environment).orElse(Map.of()),
+                hosts.launcher(hostName(clusterName, id)));
+    }
+
+    /** The name of broker {@code id} of cluster {@code clusterName} in {@link Hosts}: "a0". */
+    static String hostName(String clusterName, int id) {
+        return clusterName + id;
+    }
+
+    /** The address it listens at. */
+    String address() {
+        return address;
     }
 
     /** Where the broker keeps its logs: {@code <dir>/logs}, then the small disk's, if it has one. */
@@ -140,7 +154,7 @@ final class BrokerNode {
 
     private boolean accepts() {
         try (Socket s = new Socket()) {
-            s.connect(new InetSocketAddress("127.0.0.1", clientPort), 500);
+            s.connect(new InetSocketAddress(address, clientPort), 500);
             return true;
         } catch (IOException e) {
             return false;

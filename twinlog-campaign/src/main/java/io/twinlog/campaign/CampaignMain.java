@@ -11,12 +11,12 @@ import java.util.Locale;
 import java.util.Optional;
 
 /**
- * {@code bin/twinlog-fault-campaign.sh --seed S --duration 10m [--faults KIND,...] [--work-dir DIR] [--keep-data]}:
- * runs the
- * {@link FaultCampaign} and exits 0 when every invariant held, 1 when one broke (its seed and round printed, data
- * kept), 2 on bad arguments or a kind this machine cannot run (DISK_FULL mounts a tmpfs: root or CAP_SYS_ADMIN;
- * CLOCK_STEP preloads libfaketime); without {@code --faults} such a kind is left out with the reason.
- * {@code --netns} is refused for now: every process shares loopback (docs/reliability.md).
+ * {@code bin/twinlog-fault-campaign.sh --seed S --duration 10m [--faults KIND,...] [--work-dir DIR] [--keep-data]
+ * [--netns]}: runs the {@link FaultCampaign} and exits 0 when every invariant held, 1 when one broke (its seed and
+ * round printed, data kept), 2 on bad arguments or a kind this machine cannot run (DISK_FULL mounts a tmpfs: root or
+ * CAP_SYS_ADMIN; CLOCK_STEP preloads libfaketime); without {@code --faults} such a kind is left out with the reason.
+ * {@code --netns} runs each process in a network namespace of its own ({@link NetnsHosts}: root and iproute2), and
+ * is refused with the reason where it cannot; without it every process shares loopback.
  */
 public final class CampaignMain {
     private CampaignMain() {
@@ -28,6 +28,7 @@ public final class CampaignMain {
         File workDir = null;
         boolean keepData = false;
         List<FaultKind> kinds = null;
+        boolean netns = false;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--seed" -> seed = Long.parseLong(value(args, ++i, "--seed"));
@@ -35,8 +36,7 @@ public final class CampaignMain {
                 case "--work-dir" -> workDir = new File(value(args, ++i, "--work-dir"));
                 case "--keep-data" -> keepData = true;
                 case "--faults" -> kinds = parseFaults(value(args, ++i, "--faults"));
-                case "--netns" -> usage("--netns is not implemented yet (the machine allows it: it needs root or "
-                        + "CAP_NET_ADMIN for `ip netns`); every process runs on loopback (docs/reliability.md)");
+                case "--netns" -> netns = true;
                 case "-h", "--help" -> {
                     System.out.println(USAGE);
                     return;
@@ -54,10 +54,16 @@ public final class CampaignMain {
                 }
             }
         }
+        if (netns) {
+            Optional<String> reason = NetnsHosts.unavailableReason();
+            if (reason.isPresent()) {
+                usage("--netns cannot run on this machine: " + reason.get());
+            }
+        }
         if (workDir == null) {
             workDir = Files.createTempDirectory("twinlog-campaign-" + seed + "-").toFile();
         }
-        FaultCampaign.Result result = new FaultCampaign(seed, duration, kinds, workDir, keepData,
+        FaultCampaign.Result result = new FaultCampaign(seed, duration, kinds, workDir, keepData, netns,
                 System.out).run();
         System.exit(result.passed() ? 0 : 1);
     }
@@ -77,7 +83,7 @@ public final class CampaignMain {
     }
 
     private static final String USAGE = "Usage: bin/twinlog-fault-campaign.sh [--seed S] [--duration 10m|90s|2h] "
-            + "[--faults KIND,KIND...] [--work-dir DIR] [--keep-data]\n  kinds: " + Arrays.toString(FaultKind.values());
+            + "[--faults KIND,KIND...] [--work-dir DIR] [--keep-data] [--netns]\n  kinds: " + Arrays.toString(FaultKind.values());
 
     /** {@code 90s}, {@code 10m}, {@code 2h}, or ISO-8601 ({@code PT10M}). */
     static Duration parseDuration(String text) {

@@ -32,16 +32,18 @@ final class ChildProcess {
     private final List<String> arguments;
     private final File logFile;
     private final Map<String, String> environment;
+    private final List<String> launcher;
     private Process process;
 
-    ChildProcess(String name, String mainClass, List<String> jvmOptions, List<String> arguments, File logFile) {
-        this(name, mainClass, jvmOptions, arguments, logFile, Map.of());
-    }
-
-    /** @param environment added to the campaign's own (a broker's libfaketime, for {@link FaultKind#CLOCK_STEP}) */
+    /**
+     * @param environment added to the campaign's own (a broker's libfaketime, for {@link FaultKind#CLOCK_STEP})
+     * @param launcher    what the java command runs under ({@code ip netns exec <ns>}; empty: nothing), which
+     *                    execs it, so the pid is the JVM's and a SIGKILL reaches it
+     */
     ChildProcess(String name, String mainClass, List<String> jvmOptions, List<String> arguments, File logFile,
-                 Map<String, String> environment) {
+                 Map<String, String> environment, List<String> launcher) {
         this.environment = Map.copyOf(environment);
+        this.launcher = List.copyOf(launcher);
         this.name = name;
         this.mainClass = mainClass;
         this.jvmOptions = List.copyOf(jvmOptions);
@@ -53,7 +55,7 @@ final class ChildProcess {
         if (isAlive()) {
             throw new IllegalStateException(name + " is already running (pid " + process.pid() + ")");
         }
-        List<String> command = new ArrayList<>();
+        List<String> command = new ArrayList<>(launcher);
         command.add(new File(System.getProperty("java.home"), "bin/java").getAbsolutePath());
         command.addAll(jvmOptions);
         command.add("-cp");

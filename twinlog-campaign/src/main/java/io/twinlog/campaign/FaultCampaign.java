@@ -10,6 +10,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.File;
+import java.io.IOException;
 import java.io.PrintStream;
 import java.time.Duration;
 import java.time.LocalDate;
@@ -55,10 +56,18 @@ final class FaultCampaign {
     private final CampaignStats stats = new CampaignStats();
     private final List<String> history = new ArrayList<>();
     private int round;
+    private final boolean netns;
 
     /** @param kinds the faults to draw from (all, for the campaign; fewer to chase one finding) */
     FaultCampaign(long seed, Duration duration, List<FaultKind> kinds, File workDir, boolean keepData,
                   PrintStream out) {
+        this(seed, duration, kinds, workDir, keepData, false, out);
+    }
+
+    /** @param netns each process in a network namespace of its own ({@link NetnsHosts}); else all on loopback */
+    FaultCampaign(long seed, Duration duration, List<FaultKind> kinds, File workDir, boolean keepData, boolean netns,
+                  PrintStream out) {
+        this.netns = netns;
         if (kinds.isEmpty()) {
             throw new IllegalArgumentException("The campaign needs at least one kind of fault");
         }
@@ -71,6 +80,23 @@ final class FaultCampaign {
         this.random = new Random(seed);
     }
 
+    /** Where the processes run: a network namespace each (ZooKeeper nodes, then the brokers of a, then b), or loopback. */
+    private Hosts hosts() throws IOException, InterruptedException {
+        if (!netns) {
+            return new LoopbackHosts();
+        }
+        List<String> names = new ArrayList<>();
+        for (int id = 1; id <= ZooKeeperEnsemble.SIZE; id++) {
+            names.add(ZooKeeperEnsemble.hostName(id));
+        }
+        for (String cluster : List.of("a", "b")) {
+            for (int id = 0; id < ProcessCluster.BROKERS; id++) {
+                names.add(BrokerNode.hostName(cluster, id));
+            }
+        }
+        return new NetnsHosts(names);
+    }
+
     Result run() throws Exception {
         out.println("Fault campaign: seed " + seed + ", duration " + duration + ", data in " + workDir
                 + " (replay: bin/twinlog-fault-campaign.sh --seed " + seed + " --duration " + duration.toSeconds()
@@ -78,14 +104,17 @@ final class FaultCampaign {
                 kinds.stream().map(Enum::name).toList())) + ")");
         long deadline = System.nanoTime() + duration.toNanos();
         String failure = null;
-        try (ZooKeeperEnsemble zooKeeper = new ZooKeeperEnsemble(workDir)) {
+        try (Hosts hosts = hosts();
+             ZooKeeperEnsemble zooKeeper = new ZooKeeperEnsemble(workDir, hosts)) {
             zooKeeper.start();
             createChroots(zooKeeper, "a", "b");
             Map<String, String> brokerProperties = brokerProperties();
             boolean smallDisks = kinds.contains(FaultKind.DISK_FULL);
             boolean clocks = kinds.contains(FaultKind.CLOCK_STEP);
-            try (ProcessCluster a = new ProcessCluster("a", workDir, zooKeeper, brokerProperties, smallDisks, clocks);
-                 ProcessCluster b = new ProcessCluster("b", workDir, zooKeeper, brokerProperties, smallDisks, clocks);
+            try (ProcessCluster a = new ProcessCluster("a", workDir, zooKeeper, brokerProperties, smallDisks, clocks,
+                    hosts);
+                 ProcessCluster b = new ProcessCluster("b", workDir, zooKeeper, brokerProperties, smallDisks, clocks,
+                         hosts);
                  Workload workload = new Workload(TOPIC, PARTITIONS)) {
                 a.start();
                 b.start();

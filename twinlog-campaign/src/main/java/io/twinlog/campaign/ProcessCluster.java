@@ -26,7 +26,8 @@ import java.util.stream.Collectors;
  *   broker i --(i-to-zk1..3)--> ZooKeeper      its session (cut all three: the session expires)
  *   other cluster --(mirror-in-i)--> broker i  the MIRROR listener, advertised at the proxy
  * </pre>
- * Clients of the campaign (producer, consumers, admin) connect directly.
+ * Clients of the campaign (producer, consumers, admin) connect directly. Where each process listens, and where the
+ * proxies do, is {@link Hosts}'s: loopback, or a network namespace per process.
  */
 final class ProcessCluster implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(ProcessCluster.class);
@@ -50,8 +51,9 @@ final class ProcessCluster implements AutoCloseable {
      * @param steppableClock whether broker {@link #CLOCK_BROKER} runs with a {@link BrokerClock}
      */
     ProcessCluster(String name, File baseDir, ZooKeeperEnsemble zooKeeper, Map<String, String> brokerProperties,
-                   boolean smallDisk, boolean steppableClock) throws IOException, InterruptedException {
+                   boolean smallDisk, boolean steppableClock, Hosts hosts) throws IOException, InterruptedException {
         this.name = name;
+        String proxy = hosts.proxyAddress();
         int[] clientPorts = new int[BROKERS];
         int[] mirrorPorts = new int[BROKERS];
         for (int id = 0; id < BROKERS; id++) {
@@ -59,16 +61,18 @@ final class ProcessCluster implements AutoCloseable {
             mirrorPorts[id] = Ports.free();
         }
         for (int from = 0; from < BROKERS; from++) {
-            mirrorIn.put(from, new FaultProxy(name + from + "-mirror-in", "127.0.0.1", mirrorPorts[from]));
+            mirrorIn.put(from, new FaultProxy(name + from + "-mirror-in", proxy,
+                    hosts.address(BrokerNode.hostName(name, from)), mirrorPorts[from]));
             List<FaultProxy> zk = new ArrayList<>();
             for (int node : zooKeeper.ids()) {
-                zk.add(new FaultProxy(name + from + "-to-zk" + node, "127.0.0.1", zooKeeper.clientPort(node)));
+                zk.add(new FaultProxy(name + from + "-to-zk" + node, proxy, zooKeeper.address(node),
+                        zooKeeper.clientPort(node)));
             }
             toZooKeeper.put(from, zk);
             for (int to = 0; to < BROKERS; to++) {
                 if (from != to) {
-                    interBroker.put(List.of(from, to), new FaultProxy(name + from + "-to-" + name + to, "127.0.0.1",
-                            clientPorts[to]));
+                    interBroker.put(List.of(from, to), new FaultProxy(name + from + "-to-" + name + to, proxy,
+                            hosts.address(BrokerNode.hostName(name, to)), clientPorts[to]));
                 }
             }
         }
@@ -84,18 +88,18 @@ final class ProcessCluster implements AutoCloseable {
             Optional<BrokerClock> clock = steppableClock && id == CLOCK_BROKER ? Optional.of(new BrokerClock(dir))
                     : Optional.empty();
             brokers.add(new BrokerNode(name, id, dir, clientPorts[id], mirrorPorts[id],
-                    config(id, BrokerNode.logDirs(dir, disk), clientPorts, mirrorPorts, brokerProperties), disk,
-                    clock));
+                    config(id, hosts.address(BrokerNode.hostName(name, id)), BrokerNode.logDirs(dir, disk),
+                            clientPorts, mirrorPorts, brokerProperties), disk, clock, hosts));
         }
     }
 
-    private Properties config(int id, List<File> logDirs, int[] clientPorts, int[] mirrorPorts,
+    private Properties config(int id, String address, List<File> logDirs, int[] clientPorts, int[] mirrorPorts,
                               Map<String, String> extra) {
         Properties p = new Properties();
         p.put(BrokerConfig.BROKER_ID, Integer.toString(id));
-        p.put(BrokerConfig.LISTENERS, "PLAINTEXT://127.0.0.1:" + clientPorts[id] + ",MIRROR://127.0.0.1:"
+        p.put(BrokerConfig.LISTENERS, "PLAINTEXT://" + address + ":" + clientPorts[id] + ",MIRROR://" + address + ":"
                 + mirrorPorts[id]);
-        p.put(BrokerConfig.ADVERTISED_LISTENERS, "PLAINTEXT://127.0.0.1:" + clientPorts[id] + ",MIRROR://"
+        p.put(BrokerConfig.ADVERTISED_LISTENERS, "PLAINTEXT://" + address + ":" + clientPorts[id] + ",MIRROR://"
                 + mirrorIn.get(id).address());
         p.put(BrokerConfig.LISTENER_SECURITY_PROTOCOL_MAP, "PLAINTEXT:PLAINTEXT,MIRROR:PLAINTEXT");
         p.put(BrokerConfig.INTER_BROKER_LISTENER_NAME, "PLAINTEXT");
@@ -196,7 +200,7 @@ final class ProcessCluster implements AutoCloseable {
 
     /** The campaign's own clients connect here, with no proxy. */
     String bootstrapServers() {
-        return brokers.stream().map(b -> "127.0.0.1:" + b.clientPort()).collect(Collectors.joining(","));
+        return brokers.stream().map(b -> b.address() + ":" + b.clientPort()).collect(Collectors.joining(","));
     }
 
     Admin admin() {

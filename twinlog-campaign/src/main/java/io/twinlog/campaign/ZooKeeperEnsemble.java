@@ -16,6 +16,7 @@ import java.nio.file.Files;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 /**
@@ -33,10 +34,15 @@ final class ZooKeeperEnsemble implements AutoCloseable {
 
     private final List<Node> nodes = new ArrayList<>();
 
-    private record Node(int id, int clientPort, ChildProcess process) {
+    private record Node(int id, String address, int clientPort, ChildProcess process) {
     }
 
-    ZooKeeperEnsemble(File baseDir) throws IOException {
+    /** The name of node {@code id} (1-3) in {@link Hosts}. */
+    static String hostName(int id) {
+        return "zk" + id;
+    }
+
+    ZooKeeperEnsemble(File baseDir, Hosts hosts) throws IOException {
         List<int[]> ports = new ArrayList<>();
         for (int i = 0; i < SIZE; i++) {
             ports.add(new int[] {Ports.free(), Ports.free(), Ports.free()});
@@ -50,12 +56,13 @@ final class ZooKeeperEnsemble implements AutoCloseable {
             StringBuilder cfg = new StringBuilder()
                     .append("dataDir=").append(data.getAbsolutePath()).append('\n')
                     .append("clientPort=").append(ports.get(i)[0]).append('\n')
-                    .append("clientPortAddress=127.0.0.1\n")
+                    .append("clientPortAddress=").append(hosts.address(hostName(id))).append('\n')
                     // a short tick: elections and session expiry in seconds, as the campaign's rounds need
                     .append("tickTime=500\ninitLimit=20\nsyncLimit=10\nmaxClientCnxns=0\n")
                     .append("admin.enableServer=false\n4lw.commands.whitelist=srvr,ruok\n");
             for (int j = 0; j < SIZE; j++) {
-                cfg.append("server.").append(j + 1).append("=127.0.0.1:").append(ports.get(j)[1]).append(':')
+                cfg.append("server.").append(j + 1).append('=').append(hosts.address(hostName(j + 1))).append(':')
+                        .append(ports.get(j)[1]).append(':')
                         .append(ports.get(j)[2]).append('\n');
             }
             File config = new File(dir, "zoo.cfg");
@@ -63,8 +70,9 @@ final class ZooKeeperEnsemble implements AutoCloseable {
             ChildProcess process = new ChildProcess("zookeeper-" + id,
                     "org.apache.zookeeper.server.quorum.QuorumPeerMain",
                     List.of("-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"),
-                    List.of(config.getAbsolutePath()), new File(dir, "zookeeper.log"));
-            nodes.add(new Node(id, ports.get(i)[0], process));
+                    List.of(config.getAbsolutePath()), new File(dir, "zookeeper.log"), Map.of(),
+                    hosts.launcher(hostName(id)));
+            nodes.add(new Node(id, hosts.address(hostName(id)), ports.get(i)[0], process));
         }
     }
 
@@ -134,13 +142,17 @@ final class ZooKeeperEnsemble implements AutoCloseable {
         return node(id).clientPort;
     }
 
+    String address(int id) {
+        return node(id).address;
+    }
+
     List<Integer> ids() {
         return nodes.stream().map(Node::id).toList();
     }
 
     /** The direct connect string (no proxy), for the campaign's own ZooKeeper client. */
     String connectString() {
-        return String.join(",", nodes.stream().map(n -> "127.0.0.1:" + n.clientPort).toList());
+        return String.join(",", nodes.stream().map(n -> n.address + ":" + n.clientPort).toList());
     }
 
     private Node node(int id) {
@@ -152,7 +164,7 @@ final class ZooKeeperEnsemble implements AutoCloseable {
             return Mode.NOT_SERVING;
         }
         try (Socket s = new Socket()) {
-            s.connect(new InetSocketAddress("127.0.0.1", n.clientPort), 1000);
+            s.connect(new InetSocketAddress(n.address, n.clientPort), 1000);
             s.setSoTimeout(2000);
             OutputStream out = s.getOutputStream();
             out.write("srvr".getBytes(StandardCharsets.US_ASCII));

@@ -11,7 +11,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * A loopback TCP proxy that a test can cut and heal: between two brokers (replication, controller requests) or
+ * A TCP proxy (on loopback unless told otherwise) that a test can cut and heal: between two brokers (replication, controller requests) or
  * between a broker and ZooKeeper (session loss). Cutting closes every open connection and refuses new ones until
  * {@link #heal()}; a peer sees exactly what a network partition followed by resets looks like. {@link #blackhole()}
  * is the other kind of partition: connections stay open (and new ones are accepted) but no byte crosses in either
@@ -33,9 +33,17 @@ public final class FaultProxy implements AutoCloseable {
     private volatile boolean closed;
 
     public FaultProxy(String name, String targetHost, int targetPort) throws IOException {
+        this(name, InetAddress.getLoopbackAddress().getHostAddress(), targetHost, targetPort);
+    }
+
+    /**
+     * @param bindHost where it listens: loopback, or an address the peers reach it at (the fault campaign's
+     *                 network namespaces reach the host at its bridge address)
+     */
+    public FaultProxy(String name, String bindHost, String targetHost, int targetPort) throws IOException {
         this.name = name;
         this.target = new InetSocketAddress(targetHost, targetPort);
-        this.server = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+        this.server = new ServerSocket(0, 50, InetAddress.getByName(bindHost));
         this.acceptor = new Thread(this::acceptLoop, "fault-proxy-" + name);
         this.acceptor.setDaemon(true);
         this.acceptor.start();
@@ -46,7 +54,7 @@ public final class FaultProxy implements AutoCloseable {
     }
 
     public String address() {
-        return "127.0.0.1:" + port();
+        return server.getInetAddress().getHostAddress() + ":" + port();
     }
 
     /** Drops every connection through this proxy and refuses new ones. */

@@ -54,7 +54,7 @@ import static io.twinlog.tests.mirror.MirrorPartitions.leaderOf;
  */
 class RandomizedMirrorLoopTest {
     private static final Logger log = LoggerFactory.getLogger(RandomizedMirrorLoopTest.class);
-    private static final int DEFAULT_ROUNDS = 30;
+    private static final int DEFAULT_ROUNDS = 20; // CI; a longer run: -Dtwinlog.loop.rounds
     private static final String TOPIC = "loop";
     private static final TopicPartition TP = new TopicPartition(TOPIC, 0);
     private static final Duration CONVERGENCE = Duration.ofSeconds(90);
