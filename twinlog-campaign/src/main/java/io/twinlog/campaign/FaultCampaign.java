@@ -80,7 +80,7 @@ final class FaultCampaign {
         this.random = new Random(seed);
     }
 
-    /** Where the processes run: a network namespace each (ZooKeeper nodes, then the brokers of a, then b), or loopback. */
+    /** Where the processes run: a network namespace each (ZooKeeper nodes, brokers of a, of b), or loopback. */
     private Hosts hosts() throws IOException, InterruptedException {
         if (!netns) {
             return new LoopbackHosts();

@@ -39,7 +39,7 @@ public final class ElectionDecisions {
             // when no replica with records is alive
             Set<Integer> eligible = EligibleReplicas.of(cluster.live(), image, tp);
             Set<Integer> lost = image.topic(tp.topic()).map(t -> EligibleReplicas.lost(image.brokers(),
-                    new TopicIdPartition(t.topicId(), tp))).orElseGet(TreeSet::new);
+                    new TopicIdPartition(t.topicId(), tp), p.get().state())).orElseGet(TreeSet::new);
             lost.retainAll(cluster.live());
             ElectionResult r = unclean
                     ? PartitionChanges.electUnclean(p.get().state(), p.get().replicas(), eligible,

@@ -50,7 +50,8 @@ public final class IsrChangeDecisions {
             // a replica in a failed log dir may not join the ISR
             Set<Integer> eligible = EligibleReplicas.of(inService, image, c.partition());
             Set<Integer> lost = image.topic(c.partition().topic())
-                    .map(t -> EligibleReplicas.lost(image.brokers(), new TopicIdPartition(t.topicId(), c.partition())))
+                    .map(t -> EligibleReplicas.lost(image.brokers(), new TopicIdPartition(t.topicId(), c.partition()),
+                            current))
                     .orElse(Set.of());
             if (c.newIsr().stream().anyMatch(lost::contains)) {
                 // a replica that lost its log stays out until its broker has seen itself out of the ISR (the

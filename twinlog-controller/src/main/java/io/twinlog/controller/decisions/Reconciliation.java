@@ -73,10 +73,10 @@ public record Reconciliation(List<StateChange> stateChanges, List<AssignmentChan
                 }
                 // replicas in a failed log dir, or lost with a disk, count as on a dead broker
                 TopicIdPartition id = new TopicIdPartition(topic.topicId(), tp);
-                Set<Integer> eligible = EligibleReplicas.of(available, image.brokers(), id);
+                Set<Integer> eligible = EligibleReplicas.of(available, image.brokers(), id, p.state());
                 Set<Integer> lost = Set.of(); // the common case: no copy
                 if (eligible != available) {
-                    lost = EligibleReplicas.lost(image.brokers(), id);
+                    lost = EligibleReplicas.lost(image.brokers(), id, p.state());
                     lost.retainAll(available);
                 }
                 String reason = eligible != available
@@ -139,7 +139,9 @@ public record Reconciliation(List<StateChange> stateChanges, List<AssignmentChan
         if (p.state() == null) {
             return Optional.of(StateChange.initial(tp, PartitionChanges.initial(p.replicas(), eligible)));
         }
-        if (mirror != null) {
+        if (mirror != null && eligible.contains(p.state().leader())) {
+            // only under a leader that may lead: one that is gone, or lost its log, is replaced below, and a raised
+            // epoch with it would pass for a new leadership of it
             Optional<PartitionState> bumped = EpochBumps.bump(p.state(), mirror.minLeaderEpoch());
             if (bumped.isPresent()) {
                 return Optional.of(new StateChange(tp, StateChange.Kind.MIRROR_EPOCH_BUMP, Optional.of(p.state()),

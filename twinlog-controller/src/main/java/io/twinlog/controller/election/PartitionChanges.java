@@ -19,7 +19,8 @@ import java.util.Set;
  *       shutting down. Only when no ISR member is alive and unclean election is allowed does a live out-of-sync
  *       replica lead, and then the ISR is that replica alone.</li>
  *   <li>A dead or shutting-down broker leaves the ISR, except that the ISR is never emptied: the last member stays
- *       (the partition is offline with leader -1) so that it can lead cleanly when it returns.</li>
+ *       (the partition is offline with leader -1) so that it can lead cleanly when it returns; a member that lost
+ *       its log is not the one kept while another was in the ISR with it.</li>
  *   <li>Every leader change increments the leader epoch; every change at all increments the partition epoch.</li>
  * </ul>
  */
@@ -70,6 +71,7 @@ public final class PartitionChanges {
         boolean leaderAvailable = leader != PartitionState.NO_LEADER && available(leader, liveBrokers, shuttingDown)
                 && isr.contains(leader);
         int newLeader = leader;
+        boolean lastResortElected = false;
         if (!leaderAvailable) {
             newLeader = firstInReplicaOrder(replicas, isr);
             if (newLeader == PartitionState.NO_LEADER && leader != PartitionState.NO_LEADER
@@ -86,6 +88,7 @@ public final class PartitionChanges {
                 newLeader = firstAvailable(replicas, liveBrokers, shuttingDown);
                 if (newLeader == PartitionState.NO_LEADER) {
                     newLeader = firstAvailable(replicas, lastResort, shuttingDown);
+                    lastResortElected = newLeader != PartitionState.NO_LEADER;
                 }
                 if (newLeader != PartitionState.NO_LEADER) {
                     isr = new ArrayList<>(List.of(newLeader));
@@ -93,12 +96,25 @@ public final class PartitionChanges {
             }
         }
         if (isr.isEmpty()) {
-            // never empty the ISR: keep the last members so they can lead cleanly when they return
-            isr = new ArrayList<>(newLeader != PartitionState.NO_LEADER ? List.of(newLeader) : state.isr());
+            // never empty the ISR: keep the last members so they can lead cleanly when they return; but not a member
+            // that lost its log while the others had the records (campaign seed 1: the lost broker, the partition's
+            // last leader, kept as its ISR, left it offline when the two others came back with every record)
+            List<Integer> previous = state.isr();
+            List<Integer> others = previous.stream().filter(r -> !lastResort.contains(r)).toList();
+            if (!others.isEmpty()) {
+                previous = others;
+            }
+            isr = new ArrayList<>(newLeader != PartitionState.NO_LEADER ? List.of(newLeader) : previous);
             if (newLeader == PartitionState.NO_LEADER && leader != PartitionState.NO_LEADER
-                    && state.isr().contains(leader)) {
+                    && previous.contains(leader)) {
                 isr = new ArrayList<>(List.of(leader));
             }
+        }
+        if (lastResortElected) {
+            // a new leadership even when it is the same broker: it leads knowingly without the records it lost,
+            // and the epoch tells it so (its own leadership from before the loss it does not take up)
+            return Optional.of(new PartitionState(newLeader, state.leaderEpoch() + 1, List.copyOf(isr),
+                    state.partitionEpoch() + 1));
         }
         return changed(state, newLeader, isr);
     }

@@ -9,6 +9,7 @@ import org.apache.kafka.common.TopicIdPartition;
 import org.apache.kafka.common.Uuid;
 
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -28,28 +29,30 @@ import java.util.TreeSet;
  *                        Carried by the ephemeral registration, so a restart (with the dir repaired or not) starts
  *                        from none; topic IDs keep a re-created topic of the same name from being taken as offline
  * @param lostReplicas    replicas whose log this broker found missing when it started although the metadata had it
- *                        in their ISR (a disk replaced or wiped, a partition dir deleted), for as long as it is still
- *                        in their ISR: its membership is from before the loss, so it may neither lead nor stay in the
- *                        ISR (the controller takes it out at its next change of the partition). The broker drops an
- *                        entry once the ISR no longer has it, and then rejoins as any follower, once caught up.
- *                        Without this, a controller that had not seen the restart (a new one) elected such a broker
- *                        from the ISR and the other replicas truncated to its empty log (campaign defect 3)
+ *                        in their ISR (a disk replaced or wiped, a partition dir deleted), each with the leader epoch
+ *                        of the partition then: its ISR membership is from before the loss, so it may neither lead
+ *                        nor stay in the ISR (the controller takes it out at its next change of the partition), until
+ *                        it is out of the ISR (the broker then drops the entry and rejoins as any follower, once
+ *                        caught up) or is elected leader in a later epoch, which only an unclean election with no
+ *                        other live replica does, knowingly. Without this, a controller that had not seen the
+ *                        restart (a new one) elected such a broker from the ISR and the other replicas truncated to
+ *                        its empty log (campaign defect 3)
  */
 public record BrokerRegistration(int id, List<Endpoint> endpoints, Optional<String> rack, long brokerEpoch,
                                  boolean shuttingDown, List<String> offlineLogDirs,
-                                 Set<TopicIdPartition> offlineReplicas, Set<TopicIdPartition> lostReplicas) {
+                                 Set<TopicIdPartition> offlineReplicas, Map<TopicIdPartition, Integer> lostReplicas) {
 
     public BrokerRegistration {
         offlineLogDirs = List.copyOf(offlineLogDirs);
         offlineReplicas = Set.copyOf(offlineReplicas);
-        lostReplicas = Set.copyOf(lostReplicas);
+        lostReplicas = Map.copyOf(lostReplicas);
     }
 
     /** A registration without lost replicas. */
     public BrokerRegistration(int id, List<Endpoint> endpoints, Optional<String> rack, long brokerEpoch,
                               boolean shuttingDown, List<String> offlineLogDirs,
                               Set<TopicIdPartition> offlineReplicas) {
-        this(id, endpoints, rack, brokerEpoch, shuttingDown, offlineLogDirs, offlineReplicas, Set.of());
+        this(id, endpoints, rack, brokerEpoch, shuttingDown, offlineLogDirs, offlineReplicas, Map.of());
     }
 
     public BrokerRegistration(int id, List<Endpoint> endpoints, Optional<String> rack) {
@@ -66,7 +69,8 @@ public record BrokerRegistration(int id, List<Endpoint> endpoints, Optional<Stri
      * The registration as stored at {@code /brokers/ids/<id>}:
      * {@code {"version":1,"endpoints":["PLAINTEXT://host:9092"],"rack":"r1","shuttingDown":true,
      * "offlineLogDirs":["/d2"],"offlineReplicas":[{"topic":"t","topicId":"..","partitions":[0,2]}],
-     * "lostReplicas":[{"topic":"t","topicId":"..","partitions":[1]}]}}, where {@code rack} is absent without a
+     * "lostReplicas":[{"topic":"t","topicId":"..","partitions":[1],"leaderEpochs":[4]}]}}, where {@code rack} is
+     * absent without a
      * rack, {@code shuttingDown} absent unless true, the offline fields absent while every log dir is online, and
      * {@code lostReplicas} absent when none is lost.
      */
@@ -80,10 +84,18 @@ public record BrokerRegistration(int id, List<Endpoint> endpoints, Optional<Stri
                            @JsonProperty("lostReplicas") List<TopicReplicas> lostReplicas) {
     }
 
-    /** One topic's replicas of a kind (offline, lost) on this broker. */
-    @JsonPropertyOrder({"topic", "topicId", "partitions"})
+    /**
+     * One topic's replicas of a kind (offline, lost) on this broker; lost ones with the leader epoch each was
+     * found at ({@code leaderEpochs}, as long as {@code partitions}).
+     */
+    @JsonPropertyOrder({"topic", "topicId", "partitions", "leaderEpochs"})
+    @JsonInclude(JsonInclude.Include.NON_NULL)
     public record TopicReplicas(@JsonProperty("topic") String topic, @JsonProperty("topicId") String topicId,
-                               @JsonProperty("partitions") List<Integer> partitions) {
+                               @JsonProperty("partitions") List<Integer> partitions,
+                               @JsonProperty("leaderEpochs") List<Integer> leaderEpochs) {
+        TopicReplicas(String topic, String topicId, List<Integer> partitions) {
+            this(topic, topicId, partitions, null);
+        }
     }
 
     public BrokerRegistration withShuttingDown(boolean value) {
@@ -96,7 +108,7 @@ public record BrokerRegistration(int id, List<Endpoint> endpoints, Optional<Stri
                 lostReplicas);
     }
 
-    public BrokerRegistration withLost(Set<TopicIdPartition> replicas) {
+    public BrokerRegistration withLost(Map<TopicIdPartition, Integer> replicas) {
         return new BrokerRegistration(id, endpoints, rack, brokerEpoch, shuttingDown, offlineLogDirs,
                 offlineReplicas, replicas);
     }
@@ -106,9 +118,16 @@ public record BrokerRegistration(int id, List<Endpoint> endpoints, Optional<Stri
         return !offlineReplicas.isEmpty() && offlineReplicas.contains(partition);
     }
 
-    /** Whether this broker lost its log of the partition while in its ISR, and is still in it ({@code lostReplicas}). */
-    public boolean isReplicaLost(TopicIdPartition partition) {
-        return !lostReplicas.isEmpty() && lostReplicas.contains(partition);
+    /**
+     * Whether this broker's replica of the partition, in {@code state}, is lost ({@code lostReplicas}): it lost its
+     * log while in the ISR, and has not been elected leader since (a leader epoch above the one it was found at).
+     */
+    public boolean isReplicaLost(TopicIdPartition partition, PartitionState state) {
+        if (lostReplicas.isEmpty()) {
+            return false;
+        }
+        Integer foundAt = lostReplicas.get(partition);
+        return foundAt != null && !(state != null && state.leader() == id && state.leaderEpoch() > foundAt);
     }
 
     public Optional<Endpoint> endpoint(String listenerName) {
@@ -119,7 +138,7 @@ public record BrokerRegistration(int id, List<Endpoint> endpoints, Optional<Stri
         return new Document(1, endpoints.stream().map(Endpoint::toString).toList(), rack.orElse(null),
                 shuttingDown ? Boolean.TRUE : null, offlineLogDirs.isEmpty() ? null : offlineLogDirs,
                 offlineReplicas.isEmpty() ? null : byTopic(offlineReplicas),
-                lostReplicas.isEmpty() ? null : byTopic(lostReplicas));
+                lostReplicas.isEmpty() ? null : lostByTopic(lostReplicas));
     }
 
     /** Replicas grouped by topic (name, then ID), partitions in order. */
@@ -147,7 +166,40 @@ public record BrokerRegistration(int id, List<Endpoint> endpoints, Optional<Stri
         return new BrokerRegistration(id, List.copyOf(eps), Optional.ofNullable(d.rack()), brokerEpoch,
                 Boolean.TRUE.equals(d.shuttingDown()),
                 d.offlineLogDirs() == null ? List.of() : d.offlineLogDirs(), replicas(d.offlineReplicas()),
-                replicas(d.lostReplicas()));
+                lostReplicas(d.lostReplicas(), path));
+    }
+
+    /** Lost replicas grouped by topic (name, then ID), partitions in order, each with its leader epoch. */
+    public static List<TopicReplicas> lostByTopic(Map<TopicIdPartition, Integer> replicas) {
+        List<TopicReplicas> out = new ArrayList<>();
+        for (TopicReplicas t : byTopic(replicas.keySet())) {
+            Uuid topicId = Uuid.fromString(t.topicId());
+            out.add(new TopicReplicas(t.topic(), t.topicId(), t.partitions(), t.partitions().stream()
+                    .map(p -> replicas.get(new TopicIdPartition(topicId, p, t.topic()))).toList()));
+        }
+        return out;
+    }
+
+    /**
+     * The lost replicas listed by {@link #lostByTopic} (none for null).
+     *
+     * @param where what was read, for the error if a topic's partitions and epochs differ in number
+     */
+    public static Map<TopicIdPartition, Integer> lostReplicas(List<TopicReplicas> topics, String where) {
+        Map<TopicIdPartition, Integer> out = new HashMap<>();
+        for (TopicReplicas t : topics == null ? List.<TopicReplicas>of() : topics) {
+            List<Integer> partitions = t.partitions() == null ? List.of() : t.partitions();
+            List<Integer> epochs = t.leaderEpochs() == null ? List.of() : t.leaderEpochs();
+            if (partitions.size() != epochs.size()) {
+                throw new IllegalStateException("Corrupt lost replicas in " + where + ": " + t.topic() + " lists "
+                        + partitions.size() + " partitions and " + epochs.size() + " leader epochs");
+            }
+            Uuid topicId = Uuid.fromString(t.topicId());
+            for (int i = 0; i < partitions.size(); i++) {
+                out.put(new TopicIdPartition(topicId, partitions.get(i), t.topic()), epochs.get(i));
+            }
+        }
+        return out;
     }
 
     /** The replicas listed by {@link #byTopic} (none for null). */

@@ -16,7 +16,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import java.util.TreeMap;
 
 /** Builds metadata images for decision tests: {@code TestImages.builder().broker(0, 100).partition(...)...}. */
@@ -44,10 +43,10 @@ final class TestImages {
         return this;
     }
 
-    /** Broker {@code id} (registered) lost its log of {@code tp} while in its ISR. */
+    /** Broker {@code id} (registered) lost its log of {@code tp} while in its ISR, in leader epoch 4. */
     TestImages lost(int id, TopicPartition tp) {
-        brokers.put(id, brokers.get(id).withLost(Set.of(
-                new TopicIdPartition(topicId(tp.topic()), tp.partition(), tp.topic()))));
+        brokers.put(id, brokers.get(id).withLost(Map.of(
+                new TopicIdPartition(topicId(tp.topic()), tp.partition(), tp.topic()), 4)));
         return this;
     }
 

@@ -51,19 +51,20 @@ public final class LostReplicaTracker {
         return current;
     }
 
-    /** A metadata listener: drops the entries whose ISR no longer has this broker. */
+    /** A metadata listener: drops the entries whose ISR no longer has this broker, or that it leads since. */
     public void onImage(MetadataImage previous, MetadataImage next, MetadataDelta delta) {
         LostReplicas before = current;
         if (before.isEmpty()) {
             return;
         }
-        LostReplicas after = before.stillInIsr(brokerId, next);
+        LostReplicas after = before.stillLost(brokerId, next);
         if (after == before) {
             return;
         }
         current = after;
-        log.info("Broker {} is out of the ISR of {} of the partitions it lost its log of: it rejoins them as a "
-                + "follower once caught up ({} still lost{})", brokerId, before.replicas().size()
+        log.info("Broker {} is out of the ISR of {} of the partitions it lost its log of, or leads them after an "
+                + "unclean election: it rejoins those ISRs as a follower once caught up ({} still lost{})", brokerId,
+                before.replicas().size()
                 - after.replicas().size(), after.replicas().size(), after.isEmpty() ? "" : ": " + sample(after));
         try {
             file.write(after);
@@ -75,7 +76,8 @@ public final class LostReplicaTracker {
     }
 
     private static String sample(LostReplicas lost) {
-        List<String> names = lost.replicas().stream().map(p -> p.topicPartition().toString()).sorted().toList();
+        List<String> names = lost.replicas().keySet().stream().map(p -> p.topicPartition().toString()).sorted()
+                .toList();
         return String.join(", ", names.subList(0, Math.min(10, names.size()))) + (names.size() > 10 ? ", ..." : "");
     }
 }

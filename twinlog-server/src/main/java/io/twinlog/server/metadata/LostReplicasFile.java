@@ -13,9 +13,9 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Collection;
-import java.util.HashSet;
+import java.util.HashMap;
 import java.util.List;
-import java.util.Set;
+import java.util.Map;
 
 /**
  * {@link LostReplicas} kept in each log dir ({@value #FILE_NAME}), so a broker that goes down again before the
@@ -42,8 +42,8 @@ public final class LostReplicasFile {
     }
 
     /** The entries of every readable copy (an entry in any copy counts). */
-    public Set<TopicIdPartition> read() {
-        Set<TopicIdPartition> out = new HashSet<>();
+    public Map<TopicIdPartition, Integer> read() {
+        Map<TopicIdPartition, Integer> out = new HashMap<>();
         for (File dir : logDirs) {
             Path file = dir.toPath().resolve(FILE_NAME);
             if (!Files.exists(file)) {
@@ -51,7 +51,7 @@ public final class LostReplicasFile {
             }
             try {
                 Document d = Json.decode(Files.readAllBytes(file), file.toString(), Document.class);
-                out.addAll(BrokerRegistration.replicas(d.lostReplicas()));
+                out.putAll(BrokerRegistration.lostReplicas(d.lostReplicas(), file.toString()));
             } catch (IOException | RuntimeException e) {
                 log.error("Could not read {}; the lost replicas it may list are not known from it (those whose log "
                         + "is missing still are)", file, e);
@@ -70,7 +70,7 @@ public final class LostReplicasFile {
             }
             Path tmp = dir.toPath().resolve(FILE_NAME + ".tmp");
             Files.write(tmp, Json.encode(new Document(1, brokerId,
-                    BrokerRegistration.byTopic(lost.replicas()))));
+                    BrokerRegistration.lostByTopic(lost.replicas()))));
             Utils.atomicMoveWithFallback(tmp, file);
         }
     }

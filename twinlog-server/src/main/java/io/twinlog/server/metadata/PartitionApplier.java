@@ -104,7 +104,8 @@ public final class PartitionApplier {
             MirrorImage.MirrorPartition mirror = next.mirrors().partitions().get(tp);
             Optional<TruncationPoints> truncation = truncationPoints(mirror);
             int leader = p.leader();
-            if (leader == brokerId && lost.current().isLost(new TopicIdPartition(topic.get().topicId(), tp))) {
+            if (leader == brokerId && lost.current().isLost(new TopicIdPartition(topic.get().topicId(), tp),
+                    p.leaderEpoch())) {
                 // a leadership from before this broker lost its log (no controller has changed it since): leading
                 // an empty log would make the followers truncate theirs to it. A follower of no one until the
                 // controller, which sees the loss in the registration, elects another replica
