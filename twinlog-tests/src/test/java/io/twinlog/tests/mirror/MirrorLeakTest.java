@@ -218,7 +218,9 @@ class MirrorLeakTest {
                 int was = threads.getOrDefault(name, 0);
                 int is = now.threads.getOrDefault(name, 0);
                 Integer poolSize = POOL_SIZES_PER_BROKER.get(name);
-                if (poolSize == null ? was != is : is > poolSize * BROKERS) {
+                // fewer is not a leak: a thread of a test class run before this one in the same JVM may end during
+                // the cycles (seen: two Curator clients' notify threads, 171 -> 169)
+                if (poolSize == null ? is > was : is > poolSize * BROKERS) {
                     out.append("threads '").append(name).append("': ").append(was).append(" -> ").append(is)
                             .append("; ");
                 }
