@@ -13,6 +13,7 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.data.Stat;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -74,10 +75,11 @@ class ZooKeeperEmptiedTest {
 
             // ZooKeeper restored from the copy (the brokers' own registrations are theirs to write again)
             for (Map.Entry<String, byte[]> node : copy.entrySet()) {
-                // a node may be there already: a broker's controller wrote into the emptied ZooKeeper meanwhile
-                if (zk.checkExists().forPath(node.getKey()) == null) {
+                // a node may be there already, or appear meanwhile: a broker's controller writes into the emptied
+                // ZooKeeper (an initial state for a restored partition, say)
+                try {
                     zk.create().forPath(node.getKey(), node.getValue());
-                } else {
+                } catch (KeeperException.NodeExistsException there) {
                     zk.setData().forPath(node.getKey(), node.getValue());
                 }
             }
