@@ -138,8 +138,8 @@ public final class BrokerServer implements AutoCloseable {
     private volatile ReplicaManager replicaManager;
     private volatile PartitionApplier applier;
     private volatile AppliedTruncations appliedTruncations;
-    /** Replicas lost with a disk, still in their ISR; the registration carries them. Guarded by offlineLock. */
-    private LostReplicas lostReplicas = LostReplicas.NONE;
+    /** Replicas lost with a disk, still lost; the registration carries them. */
+    private volatile LostReplicaTracker lostTracker;
     private volatile RequestHandlerPool handlerPool;
     private volatile Controller controller;
     private volatile ControllerChannel alterPartitionChannel;
@@ -281,12 +281,10 @@ public final class BrokerServer implements AutoCloseable {
         TopicConfigs topicConfigs = new TopicConfigs(config);
         appliedTruncations = new AppliedTruncations(config.brokerId(), zk);
         // before the applier leads anything and before the registration: what this broker lost with its disk
-        LostReplicaTracker lostTracker = new LostReplicaTracker(config.brokerId(), new LostReplicasFile(
+        lostTracker = new LostReplicaTracker(config.brokerId(), new LostReplicasFile(
                 config.brokerId(), logStore.liveLogDirs().stream().map(File::new).sorted().toList()),
                 this::publishLost);
-        synchronized (offlineLock) {
-            lostReplicas = lostTracker.findAtStart(watcher.image(), this::hasLog);
-        }
+        lostTracker.findAtStart(watcher.image(), this::hasLog);
         watcher.addListener(lostTracker::onImage);
         applier = new PartitionApplier(config.brokerId(), clusterId, replicaManager, logStore, topicConfigs,
                 appliedTruncations, lostTracker);
@@ -398,7 +396,7 @@ public final class BrokerServer implements AutoCloseable {
         synchronized (offlineLock) {
             registrar = new BrokerRegistrar(config.brokerId(), store, new BrokerRegistration(config.brokerId(),
                     advertisedEndpoints(), config.get("broker.rack")).withOffline(offlineLogDirs, offlineReplicas)
-                    .withLost(lostReplicas.replicas()));
+                    .withLost(lostTracker.current().replicas()));
         }
         registrar.register(zk, config.zookeeperSessionTimeoutMs() * 2L);
         watcher.awaitApplied("broker " + config.brokerId() + " registered",
@@ -486,8 +484,7 @@ public final class BrokerServer implements AutoCloseable {
      */
     private void publishLost(LostReplicas lost) {
         BrokerRegistrar current;
-        synchronized (offlineLock) {
-            lostReplicas = lost;
+        synchronized (offlineLock) { // against the registrar's creation, which reads the tracker's current set
             current = registrar;
         }
         if (current != null) {
