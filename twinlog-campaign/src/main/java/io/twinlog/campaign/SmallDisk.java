@@ -11,6 +11,8 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -22,13 +24,20 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>Mounting needs root or CAP_SYS_ADMIN; {@link #unavailableReason()} says whether this machine allows it.
  * {@link #close()} copies the log dir to {@code <broker dir>/small-disk-logs} (a failed run's data survives the
- * unmount) and unmounts.
+ * unmount) and unmounts. A campaign ended by a signal (SIGTERM, Ctrl-C) unmounts what it still has mounted in a
+ * shutdown hook (lazily: the broker on it may not have exited yet), so no tmpfs is left behind to keep the work
+ * dir from being deleted.
  */
 final class SmallDisk implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(SmallDisk.class);
     /** Room for a two-hour run's share of the partitions (about 50 MB in all), with a margin. */
     static final int SIZE_MIB = 128;
     private static final int CHUNK = 1 << 20;
+    private static final Set<File> MOUNTED = ConcurrentHashMap.newKeySet();
+
+    static {
+        Runtime.getRuntime().addShutdownHook(new Thread(SmallDisk::unmountLeftovers, "campaign-small-disk-unmounter"));
+    }
 
     private final File mountPoint;
     private boolean mounted;
@@ -66,6 +75,7 @@ final class SmallDisk implements AutoCloseable {
         run(List.of("mount", "-t", "tmpfs", "-o", "size=" + sizeMib + "m,mode=0755", "twinlog-campaign",
                 mountPoint.getAbsolutePath()), "mounting a tmpfs of " + sizeMib + " MiB needs root or CAP_SYS_ADMIN");
         mounted = true;
+        MOUNTED.add(mountPoint);
         Files.createDirectories(logDir().toPath());
     }
 
@@ -122,6 +132,19 @@ final class SmallDisk implements AutoCloseable {
     private void unmount() throws IOException, InterruptedException {
         run(List.of("umount", mountPoint.getAbsolutePath()), "unmounting " + mountPoint);
         mounted = false;
+        MOUNTED.remove(mountPoint);
+    }
+
+    /** The shutdown hook: a signal ended the campaign before {@link #close()}. */
+    private static void unmountLeftovers() {
+        for (File point : MOUNTED) {
+            try {
+                run(List.of("umount", "-l", point.getAbsolutePath()), "unmounting " + point + " at exit");
+            } catch (IOException | InterruptedException e) {
+                // the JVM is exiting: stderr is all that is left to tell the operator
+                System.err.println("twinlog-fault-campaign: " + e.getMessage() + "; unmount it by hand");
+            }
+        }
     }
 
     private File filler() {
