@@ -101,7 +101,7 @@ final class FaultCampaign {
         out.println("Fault campaign: seed " + seed + ", duration " + duration + ", data in " + workDir
                 + " (replay: bin/twinlog-fault-campaign.sh --seed " + seed + " --duration " + duration.toSeconds()
                 + "s" + (kinds.size() == FaultKind.values().length ? "" : " --faults " + String.join(",",
-                kinds.stream().map(Enum::name).toList())) + ")");
+                kinds.stream().map(Enum::name).toList())) + (netns ? " --netns" : "") + ")");
         long deadline = System.nanoTime() + duration.toNanos();
         String failure = null;
         try (Hosts hosts = hosts();
