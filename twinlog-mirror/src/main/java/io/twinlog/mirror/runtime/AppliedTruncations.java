@@ -9,8 +9,11 @@ import org.apache.zookeeper.KeeperException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
@@ -47,10 +50,25 @@ public final class AppliedTruncations implements AutoCloseable {
 
     /**
      * The metadata image's view of this broker's node, taken once at start so a restarted broker keeps what it
-     * said before (its replicas' truncation files say the same).
+     * said before (its replicas' truncation files say the same). Entries of partitions it does not host any more (a
+     * topic deleted or a replica moved while it was down, which no removal of a hosted partition forgets) are
+     * dropped and the node rewritten without them; should such a partition come back here, the applier confirms its
+     * truncation point again once its replica has applied it.
      */
-    public synchronized void loadFrom(Map<TopicPartition, Long> published) {
-        published.forEach(applied::putIfAbsent);
+    public synchronized void loadFrom(Map<TopicPartition, Long> published, Set<TopicPartition> hosted) {
+        List<TopicPartition> dropped = new ArrayList<>();
+        published.forEach((tp, id) -> {
+            if (hosted.contains(tp)) {
+                applied.putIfAbsent(tp, id);
+            } else {
+                dropped.add(tp);
+            }
+        });
+        if (!dropped.isEmpty()) {
+            log.info("Broker {} no longer hosts {}: their mirror truncation points go from {}", brokerId, dropped,
+                    ZkPaths.mirrorTruncations(brokerId));
+            scheduleWrite(0);
+        }
     }
 
     /** Records that this broker's replica of {@code tp} applied the truncation point {@code id}. */

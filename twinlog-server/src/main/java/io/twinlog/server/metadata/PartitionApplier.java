@@ -84,14 +84,16 @@ public final class PartitionApplier {
     }
 
     public void onImage(MetadataImage previous, MetadataImage next, MetadataDelta delta) {
-        if (!strayLogsChecked) {
+        Set<TopicPartition> toApply;
+        if (strayLogsChecked) {
+            toApply = partitionsToApply(brokerId, previous, next, delta);
+        } else {
+            // the first image (and every one until the stray-log check has run) applies everything
+            toApply = hostedBy(brokerId, next);
             Map<TopicPartition, Long> published = new HashMap<>();
             next.mirrors().appliedTruncations().getOrDefault(brokerId, Map.of()).forEach(published::put);
-            appliedTruncations.loadFrom(published);
+            appliedTruncations.loadFrom(published, toApply);
         }
-        // the first image (and every one until the stray-log check has run) applies everything
-        Set<TopicPartition> toApply = strayLogsChecked ? partitionsToApply(brokerId, previous, next, delta)
-                : hostedBy(brokerId, next);
         toApply.addAll(unapplied);
         unapplied.clear();
         for (TopicPartition tp : toApply) {
