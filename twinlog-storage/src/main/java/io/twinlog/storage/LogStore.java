@@ -140,6 +140,16 @@ public final class LogStore implements AutoCloseable {
         logManager.asyncDelete(tp);
     }
 
+    /**
+     * Takes a partition's log out of service and renames its dir {@code <topic>-<p>.<id>-stray}, keeping every file:
+     * Kafka's LogManager neither serves nor deletes such a dir (it logs it at each start). An operator deletes it, or
+     * renames it back. Frees the partition's name for a log of another topic ID.
+     */
+    public void setAsideLog(TopicPartition tp) {
+        recoveredHighWatermarks.remove(tp);
+        logManager.asyncDelete(tp, false, true, true);
+    }
+
     public Set<UnifiedLog> allLogs() {
         return logManager.allLogs();
     }

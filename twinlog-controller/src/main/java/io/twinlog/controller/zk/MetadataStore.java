@@ -21,6 +21,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.SortedSet;
+import java.util.TreeSet;
 import java.util.function.UnaryOperator;
 
 /**
@@ -187,10 +189,13 @@ public final class MetadataStore {
         } else {
             ops.add(zk.transactionOp().create().forPath(ZkPaths.topicConfig(topic), configJson(configs)));
         }
-        Stat mark = zk.checkExists().forPath(ZkPaths.topicDeletion(topic));
-        if (mark != null) {
-            // an earlier topic's deletion mark goes with this creation: a mirror topic created again has the source's
-            // topic ID, the very ID the mark names, and brokers would take the new topic for the deleted one
+        Stat mark = new Stat();
+        Optional<Uuid> markedId = deletionMarkOf(topic, mark);
+        if (markedId.isPresent() && markedId.get().equals(topicId)) {
+            // a mirror topic created again has the source's topic ID, the very ID the mark names: brokers would take
+            // the new topic for the deleted one, so the mark goes with this creation. A mark of another topic ID stays
+            // until it expires: a broker that was down through the deletion and this creation deletes that ID's logs
+            // by it at its start
             ops.add(zk.transactionOp().delete().withVersion(mark.getVersion()).forPath(ZkPaths.topicDeletion(topic)));
         }
         try {
@@ -206,11 +211,14 @@ public final class MetadataStore {
     }
 
     /**
-     * How long a completed deletion's mark stays in {@code /admin/delete_topics}: every running broker applies the
-     * deletion within it (a broker that had not is a broker whose metadata was minutes behind; it keeps the logs, and
-     * its next start deletes them as strays).
+     * How long a completed deletion's mark stays in {@code /admin/delete_topics} at least: every running broker applies
+     * the deletion within it (a broker that had not is a broker whose metadata was minutes behind; it keeps the logs).
+     * It stays longer while a broker that held a replica of the topic is not registered, or registered less than
+     * {@link #REGISTERED_BEFORE_EXPIRY_MS} ago: the mark is what tells that broker's start to delete the logs.
      */
     public static final long COMPLETED_MARK_RETENTION_MS = 10 * 60_000;
+    /** How long a broker of a deleted topic must have been registered before the mark can go: its start has read it. */
+    public static final long REGISTERED_BEFORE_EXPIRY_MS = 60_000;
 
     /**
      * Deletes a topic, its configs and, for a mirror topic, its partitions' mirror state and progress records:
@@ -222,32 +230,44 @@ public final class MetadataStore {
      * gone topic's logs only when its mark says it was deleted (decision 72).
      */
     public void deleteTopic(String topic) throws Exception {
-        Uuid topicId;
+        TopicAssignment assignment;
         try {
             String path = ZkPaths.topic(topic);
-            topicId = TopicAssignment.fromJson(zk.getData().forPath(path), path).topicId();
+            assignment = TopicAssignment.fromJson(zk.getData().forPath(path), path);
         } catch (KeeperException.NoNodeException e) {
             throw new UnknownTopicOrPartitionException("Topic '" + topic + "' does not exist.");
         }
-        byte[] mark = Json.encode(Map.of("version", 1, "topicId", topicId.toString()));
+        Uuid topicId = assignment.topicId();
+        SortedSet<Integer> brokers = new TreeSet<>();
+        assignment.replicas().values().forEach(brokers::addAll);
+        assignment.reassigning().values().forEach(r -> {
+            brokers.addAll(r.target());
+            brokers.addAll(r.original());
+        });
+        byte[] mark = Json.encode(Map.of("version", 1, "topicId", topicId.toString(), "brokers", List.copyOf(brokers)));
         try {
             zk.create().creatingParentsIfNeeded().forPath(ZkPaths.topicDeletion(topic), mark);
         } catch (KeeperException.NodeExistsException e) {
-            zk.setData().forPath(ZkPaths.topicDeletion(topic), mark); // an earlier deletion's, of this very topic
+            zk.setData().forPath(ZkPaths.topicDeletion(topic), mark); // an earlier deletion's, of this name
         }
-        completeDeletion(topic, topicId);
+        completeDeletion(topic, topicId, List.copyOf(brokers));
         log.info("Deleted topic {} (topic ID {})", topic, topicId);
     }
 
     /**
      * Completes every topic deletion that was marked and not finished (its deleter crashed between the writes), and
-     * removes completed marks older than {@link #COMPLETED_MARK_RETENTION_MS}; run by the controller when it takes
+     * removes completed marks older than {@link #COMPLETED_MARK_RETENTION_MS} once every broker that held a replica
+     * of the topic has been registered for {@link #REGISTERED_BEFORE_EXPIRY_MS}; run by the controller when it takes
      * over and periodically. A mark whose topic now has another ID (created again
      * since) only goes; that topic is not touched.
      *
      * @return the deletions completed
      */
     public int resumeTopicDeletions() throws Exception {
+        return resumeTopicDeletions(System.currentTimeMillis());
+    }
+
+    int resumeTopicDeletions(long nowMs) throws Exception {
         List<String> marked;
         try {
             marked = zk.getChildren().forPath(ZkPaths.DELETE_TOPICS);
@@ -266,8 +286,9 @@ public final class MetadataStore {
             } catch (KeeperException.NoNodeException finished) {
                 continue; // expired meanwhile
             }
+            List<Integer> brokers = markBrokers(mark);
             if (Boolean.TRUE.equals(mark.get("completed"))) {
-                if (System.currentTimeMillis() - stat.getMtime() > COMPLETED_MARK_RETENTION_MS) {
+                if (completedMarkExpired(nowMs, stat.getMtime(), registeredAt(brokers))) {
                     try {
                         zk.delete().withVersion(stat.getVersion()).forPath(path);
                     } catch (KeeperException.NoNodeException | KeeperException.BadVersionException changed) {
@@ -277,7 +298,7 @@ public final class MetadataStore {
                 continue;
             }
             log.info("Completing the deletion of topic {} (topic ID {}), begun and not finished", topic, topicId);
-            completeDeletion(topic, topicId);
+            completeDeletion(topic, topicId, brokers);
             completed++;
         }
         return completed;
@@ -287,7 +308,7 @@ public final class MetadataStore {
      * The deletion's writes after the mark, each of which may already be done: the topic's tree (only if it is still
      * the topic with {@code topicId}), its configs and mirror records (also only then), and the mark last.
      */
-    private void completeDeletion(String topic, Uuid topicId) throws Exception {
+    private void completeDeletion(String topic, Uuid topicId, List<Integer> brokers) throws Exception {
         String topicPath = ZkPaths.topic(topic);
         Optional<Uuid> current;
         try {
@@ -319,10 +340,53 @@ public final class MetadataStore {
             // kept, marked completed, for COMPLETED_MARK_RETENTION_MS: it is what tells a broker that the topic's
             // logs may go (a topic gone without a mark was not deleted: decision 72)
             zk.setData().forPath(ZkPaths.topicDeletion(topic), Json.encode(Map.of("version", 1,
-                    "topicId", topicId.toString(), "completed", true)));
+                    "topicId", topicId.toString(), "brokers", brokers, "completed", true)));
         } catch (KeeperException.NoNodeException ignored) {
             // expired concurrently by the controller, having been completed by another deleter
         }
+    }
+
+    /** The topic ID the name's deletion mark names, if there is a mark (its version in {@code stat}). */
+    private Optional<Uuid> deletionMarkOf(String topic, Stat stat) throws Exception {
+        String path = ZkPaths.topicDeletion(topic);
+        try {
+            Object id = Json.decode(zk.getData().storingStatIn(stat).forPath(path), path).get("topicId");
+            return Optional.of(Uuid.fromString(String.valueOf(id)));
+        } catch (KeeperException.NoNodeException e) {
+            return Optional.empty();
+        }
+    }
+
+    /** The brokers that held a replica of the marked topic; empty in a mark written before they were recorded. */
+    private static List<Integer> markBrokers(Map<String, Object> mark) {
+        List<Integer> out = new ArrayList<>();
+        if (mark.get("brokers") instanceof List<?> list) {
+            list.forEach(b -> out.add(((Number) b).intValue()));
+        }
+        return out;
+    }
+
+    /** When each broker registered (its node's creation time), or null for one not registered. */
+    private List<Long> registeredAt(List<Integer> brokers) throws Exception {
+        List<Long> out = new ArrayList<>();
+        for (int broker : brokers) {
+            Stat registration = zk.checkExists().forPath(ZkPaths.broker(broker));
+            out.add(registration == null ? null : registration.getCtime());
+        }
+        return out;
+    }
+
+    /**
+     * Whether a completed deletion's mark, last written at {@code markWrittenMs}, can go: it is
+     * {@link #COMPLETED_MARK_RETENTION_MS} old, and every broker that held a replica of the topic (when each
+     * registered; null: not registered) has been registered for {@link #REGISTERED_BEFORE_EXPIRY_MS}, so its start
+     * read the mark. A broker gone for good keeps its topics' marks: one small node per deleted topic name.
+     */
+    static boolean completedMarkExpired(long nowMs, long markWrittenMs, List<Long> registeredAtMs) {
+        if (nowMs - markWrittenMs <= COMPLETED_MARK_RETENTION_MS) {
+            return false;
+        }
+        return registeredAtMs.stream().allMatch(at -> at != null && at <= nowMs - REGISTERED_BEFORE_EXPIRY_MS);
     }
 
     /**

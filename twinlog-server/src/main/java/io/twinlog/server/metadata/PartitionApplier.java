@@ -209,23 +209,54 @@ public final class PartitionApplier {
     }
 
     private void handleStrayLogs(MetadataImage image) {
-        List<TopicPartition> logs = logStore.allLogs().stream().map(UnifiedLog::topicPartition).toList();
+        Map<TopicPartition, Optional<Uuid>> logs = new HashMap<>();
+        logStore.allLogs().forEach(l -> logs.put(l.topicPartition(), l.topicId()));
         StrayLogs strays = StrayLogs.decide(brokerId, logDirClusterId, image, logs);
+        List<StrayLogs.Stray> kept = new ArrayList<>();
+        for (StrayLogs.Stray stray : strays.strays()) {
+            TopicPartition tp = stray.partition();
+            String id = stray.topicId().map(Uuid::toString).orElse("none recorded");
+            switch (stray.fate()) {
+                case DELETE_TOPIC_DELETED -> {
+                    log.info("Deleting stray log {} (topic ID {}): its topic was deleted while broker {} was down",
+                            tp, id, brokerId);
+                    logStore.deleteLog(tp);
+                }
+                case DELETE_REPLICA_MOVED -> {
+                    log.info("Deleting stray log {} (topic ID {}): its replica moved off broker {} while it was down",
+                            tp, id, brokerId);
+                    logStore.deleteLog(tp);
+                }
+                case SET_ASIDE_NAME_REUSED -> {
+                    log.error("Log {} (topic ID {}) is of no topic in the metadata, and topic {} now has topic ID {}, "
+                            + "with no deletion of {} recorded: broker {} renames the log's dir *-stray and keeps it "
+                            + "(not served; delete it by hand if that topic's data is not wanted)", tp, id, tp.topic(),
+                            image.topic(tp.topic()).map(t -> t.topicId().toString()).orElse("?"), id, brokerId);
+                    logStore.setAsideLog(tp);
+                }
+                case KEEP_UNACCOUNTED, KEEP_BY_GUARD -> {
+                    kept.add(stray);
+                    stray.topicId().ifPresent(topicId -> keptLogs.put(tp, topicId));
+                }
+            }
+        }
+        if (kept.isEmpty()) {
+            return;
+        }
         switch (strays.verdict()) {
-            case NONE -> { }
-            case DELETE -> strays.strays().forEach(tp -> {
-                log.info("Deleting stray log {}: its topic was deleted or moved while broker {} was down", tp,
-                        brokerId);
-                logStore.deleteLog(tp);
-            });
             case KEEP_METADATA_EMPTY -> log.warn("The first metadata image lists no topic at all, but broker {} has "
                     + "{} partition logs ({}): keeping them all, unserved. Deleting them would lose a cluster's data "
-                    + "to a ZooKeeper that lost its metadata; restore the metadata and restart the broker, or delete "
-                    + "the logs by hand if they are no longer wanted", brokerId, strays.strays().size(),
-                    strays.summary());
+                    + "to a ZooKeeper that lost its metadata; restore the metadata and they are served again, or "
+                    + "delete the logs by hand if they are no longer wanted", brokerId, kept.size(),
+                    StrayLogs.summary(kept));
             case KEEP_OTHER_CLUSTER -> log.error("The metadata image is of cluster {} but broker {}'s log dirs belong "
                     + "to cluster {}: keeping its {} partition logs the image does not list ({})", image.clusterId(),
-                    brokerId, logDirClusterId, strays.strays().size(), strays.summary());
+                    brokerId, logDirClusterId, kept.size(), StrayLogs.summary(kept));
+            default -> log.error("Broker {} keeps {} partition logs the metadata does not account for, unserved ({}): "
+                    + "their topics are gone from ZooKeeper without a recorded deletion (/admin/delete_topics) or "
+                    + "reassignment. Was ZooKeeper partly emptied or restored from an old copy? A log is served again "
+                    + "if its topic comes back with its topic ID, and deleted by a deletion of that topic",
+                    brokerId, kept.size(), StrayLogs.summary(kept));
         }
     }
 

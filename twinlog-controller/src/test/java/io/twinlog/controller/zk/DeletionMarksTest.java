@@ -1,0 +1,148 @@
+package io.twinlog.controller.zk;
+
+import io.twinlog.common.Endpoint;
+import io.twinlog.controller.metadata.BrokerRegistration;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.retry.RetryOneTime;
+import org.apache.kafka.common.Uuid;
+import org.apache.zookeeper.data.Stat;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.File;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+
+import static io.twinlog.controller.zk.MetadataStore.COMPLETED_MARK_RETENTION_MS;
+import static io.twinlog.controller.zk.MetadataStore.REGISTERED_BEFORE_EXPIRY_MS;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The marks of {@code /admin/delete_topics} on a real ZooKeeper (decisions 72, 74): what a deletion writes, how long
+ * a completed mark stays (until every broker that held a replica has been back long enough to have read it), and
+ * which creation takes a mark with it.
+ */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class DeletionMarksTest {
+    private static final Uuid DELETED_ID = Uuid.fromString("AAAAAAAAAAAAAAAAAAAAAQ");
+
+    @TempDir
+    File dir;
+    private EmbeddedZooKeeper zooKeeper;
+    private CuratorFramework zk;
+    private MetadataStore store;
+
+    @BeforeEach
+    void start() throws Exception {
+        zooKeeper = EmbeddedZooKeeper.start(dir, 0);
+        zk = CuratorFrameworkFactory.newClient(zooKeeper.connectString(), 30_000, 5_000, new RetryOneTime(100));
+        zk.start();
+        zk.blockUntilConnected(30, TimeUnit.SECONDS);
+        store = new MetadataStore(zk);
+        store.ensureLayout();
+    }
+
+    @AfterEach
+    void stop() {
+        zk.close();
+        zooKeeper.close();
+    }
+
+    @Test
+    void aCompletedMarkNamesTheTopicIdAndTheBrokersThatHeldItsReplicas() throws Exception {
+        createAndDelete();
+        Map<String, Object> mark = mark();
+        assertEquals(DELETED_ID.toString(), mark.get("topicId"));
+        assertEquals(List.of(1, 2, 3), mark.get("brokers"));
+        assertEquals(true, mark.get("completed"));
+        assertNull(zk.checkExists().forPath(ZkPaths.topic("orders")), "the topic's nodes are gone");
+    }
+
+    @Test
+    void theMarkStaysWhileABrokerThatHeldAReplicaIsAway() throws Exception {
+        register(1);
+        register(3); // broker 2 is down through the deletion
+        createAndDelete();
+        long later = markWrittenAt() + COMPLETED_MARK_RETENTION_MS + REGISTERED_BEFORE_EXPIRY_MS + 1;
+
+        store.resumeTopicDeletions(later);
+        assertNotNull(zk.checkExists().forPath(ZkPaths.topicDeletion("orders")), "broker 2 has not read it yet");
+
+        register(2);
+        store.resumeTopicDeletions(later);
+        assertNull(zk.checkExists().forPath(ZkPaths.topicDeletion("orders")), "every broker has been back a minute");
+    }
+
+    @Test
+    void theMarkStaysTenMinutesEvenWithEveryBrokerThere() throws Exception {
+        register(1);
+        register(2);
+        register(3);
+        createAndDelete();
+        store.resumeTopicDeletions(markWrittenAt() + COMPLETED_MARK_RETENTION_MS - 1);
+        assertNotNull(zk.checkExists().forPath(ZkPaths.topicDeletion("orders")));
+    }
+
+    @Test
+    void expiryNeedsTheRetentionAndEveryBrokerRegisteredAMinute() {
+        long written = 1_000_000;
+        long now = written + COMPLETED_MARK_RETENTION_MS + 1;
+        long longAgo = written - 5_000;
+        assertTrue(MetadataStore.completedMarkExpired(now, written, List.of(longAgo, longAgo)));
+        assertTrue(MetadataStore.completedMarkExpired(now, written, List.of()), "a mark written before brokers "
+                + "were recorded goes after the retention, as it did");
+        assertFalse(MetadataStore.completedMarkExpired(now - 2, written, List.of(longAgo)), "too young");
+        assertFalse(MetadataStore.completedMarkExpired(now, written, Arrays.asList(longAgo, null)), "one not back");
+        assertFalse(MetadataStore.completedMarkExpired(now, written,
+                List.of(longAgo, now - REGISTERED_BEFORE_EXPIRY_MS + 1)), "one back less than a minute");
+        assertTrue(MetadataStore.completedMarkExpired(now, written, List.of(now - REGISTERED_BEFORE_EXPIRY_MS)));
+    }
+
+    @Test
+    void aTopicCreatedAgainUnderAnotherIdLeavesTheOldMark() throws Exception {
+        createAndDelete();
+        Uuid newId = Uuid.fromString("AAAAAAAAAAAAAAAAAAAAAg");
+        store.createTopic("orders", newId, Map.of(0, List.of(1, 2, 3)), Map.of());
+        assertEquals(DELETED_ID.toString(), mark().get("topicId"),
+                "a broker down through both still deletes the old topic's logs by it");
+    }
+
+    @Test
+    void aTopicCreatedAgainUnderTheSameIdTakesTheMarkWithIt() throws Exception {
+        createAndDelete();
+        // a mirror topic created again carries its source's topic ID
+        store.createTopic("orders", DELETED_ID, Map.of(0, List.of(1, 2, 3)), Map.of());
+        assertNull(zk.checkExists().forPath(ZkPaths.topicDeletion("orders")));
+    }
+
+    private void createAndDelete() throws Exception {
+        store.createTopic("orders", DELETED_ID, Map.of(0, List.of(1, 2), 1, List.of(2, 3)), Map.of());
+        store.deleteTopic("orders");
+    }
+
+    private Map<String, Object> mark() throws Exception {
+        String path = ZkPaths.topicDeletion("orders");
+        return Json.decode(zk.getData().forPath(path), path);
+    }
+
+    private long markWrittenAt() throws Exception {
+        Stat stat = zk.checkExists().forPath(ZkPaths.topicDeletion("orders"));
+        return stat.getMtime();
+    }
+
+    private void register(int broker) throws Exception {
+        store.syncRegistration(new BrokerRegistration(broker, List.of(Endpoint.parse("PLAINTEXT://127.0.0.1:"
+                + (9090 + broker), "test")), Optional.empty()));
+    }
+}

@@ -1,0 +1,126 @@
+package io.twinlog.tests.storage;
+
+import io.twinlog.controller.zk.ZkPaths;
+import io.twinlog.testkit.TestCluster;
+import io.twinlog.testkit.Waits;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.retry.RetryOneTime;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.io.File;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * A broker's start against metadata that changed while it was down (decision 74): it deletes only the logs the
+ * metadata says are gone (a topic deleted, by the mark in {@code /admin/delete_topics}, even when the name was
+ * created again since), keeps unserved the log of a topic that vanished from a partly emptied ZooKeeper, serving it
+ * again once the topic's nodes are back, and sets aside ({@code -stray}) the log of a name another topic ID took
+ * with no deletion recorded.
+ */
+@Timeout(value = 4, unit = TimeUnit.MINUTES)
+class StrayLogsRestartTest {
+    private static final Duration TIMEOUT = Duration.ofSeconds(60);
+    private static final int RECORDS = 20;
+    private static final int DOWN = 2;
+
+    @Test
+    void aRestartDeletesOnlyWhatTheMetadataSaysIsGone() throws Exception {
+        List<String> topics = List.of("kept", "vanished", "deleted", "recreated", "reused");
+        try (TestCluster cluster = TestCluster.builder().brokers(3).build().start();
+             CuratorFramework zk = CuratorFrameworkFactory.newClient(cluster.zookeeperConnect(),
+                     new RetryOneTime(100))) {
+            zk.start();
+            zk.blockUntilConnected(30, TimeUnit.SECONDS);
+            try (Admin admin = cluster.admin()) {
+                admin.createTopics(topics.stream().map(t -> new NewTopic(t, 1, (short) 3)).toList()).all().get();
+            }
+            for (String topic : topics) {
+                produce(cluster, topic);
+                Waits.waitUntil("broker " + DOWN + " holds every record of " + topic,
+                        () -> logEnd(cluster, DOWN, new TopicPartition(topic, 0)) == RECORDS, TIMEOUT);
+            }
+            cluster.stopBroker(DOWN);
+
+            Map<String, byte[]> vanishedNodes = new LinkedHashMap<>();
+            nodes(zk, ZkPaths.topic("vanished"), vanishedNodes);
+            nodes(zk, ZkPaths.topicConfig("vanished"), vanishedNodes);
+            try (Admin admin = cluster.admin()) {
+                admin.deleteTopics(List.of("deleted", "recreated", "reused")).all().get();
+                Waits.waitUntil("the deletions done", () -> admin.listTopics().names().get().stream()
+                        .noneMatch(List.of("deleted", "recreated", "reused")::contains), TIMEOUT);
+                // a partly emptied ZooKeeper: one topic's nodes gone, no deletion
+                zk.delete().deletingChildrenIfNeeded().forPath(ZkPaths.topic("vanished"));
+                zk.delete().forPath(ZkPaths.topicConfig("vanished"));
+                // no mark of the deleted "reused" any more (removed by hand), and the name taken again
+                zk.delete().forPath(ZkPaths.topicDeletion("reused"));
+                admin.createTopics(List.of(new NewTopic("recreated", Map.of(0, List.of(0, 1))),
+                        new NewTopic("reused", Map.of(0, List.of(0, 1))))).all().get();
+            }
+
+            cluster.startBroker(DOWN);
+            TopicPartition kept = new TopicPartition("kept", 0);
+            Waits.waitUntil("broker " + DOWN + " hosts " + kept,
+                    () -> cluster.broker(DOWN).replicaManager().partition(kept).isPresent(), TIMEOUT);
+            TopicPartition vanished = new TopicPartition("vanished", 0);
+            assertEquals(RECORDS, logEnd(cluster, DOWN, vanished), "the log of a topic gone without a deletion stays");
+            assertTrue(cluster.broker(DOWN).replicaManager().partition(vanished).isEmpty(), "and is not served");
+            for (String topic : List.of("deleted", "recreated", "reused")) {
+                assertEquals(-1L, logEnd(cluster, DOWN, new TopicPartition(topic, 0)), topic + "-0 is not loaded");
+            }
+            File[] setAside = cluster.logDir(DOWN).listFiles((dir, name) -> name.startsWith("reused-0.")
+                    && name.endsWith("-stray"));
+            assertEquals(1, setAside == null ? 0 : setAside.length, "reused-0 renamed aside, with its files");
+            assertTrue(new File(setAside[0], "00000000000000000000.log").length() > 0);
+            File[] deleted = cluster.logDir(DOWN).listFiles((dir, name) -> (name.startsWith("deleted-0")
+                    || name.startsWith("recreated-0")) && name.endsWith("-stray"));
+            assertEquals(0, deleted == null ? 0 : deleted.length, "the deleted topics' logs are not set aside");
+
+            // the vanished topic's nodes restored: broker DOWN serves its log again
+            for (Map.Entry<String, byte[]> node : vanishedNodes.entrySet()) {
+                zk.create().creatingParentsIfNeeded().forPath(node.getKey(), node.getValue());
+            }
+            Waits.waitUntil("broker " + DOWN + " hosts " + vanished + " again",
+                    () -> cluster.broker(DOWN).replicaManager().partition(vanished).isPresent(), TIMEOUT);
+            assertEquals(RECORDS, logEnd(cluster, DOWN, vanished));
+        }
+    }
+
+    private static long logEnd(TestCluster cluster, int id, TopicPartition tp) {
+        return cluster.broker(id).logStore().log(tp).map(l -> l.logEndOffset()).orElse(-1L);
+    }
+
+    /** {@code path} and every node under it, parents first. */
+    private static void nodes(CuratorFramework zk, String path, Map<String, byte[]> out) throws Exception {
+        byte[] data = zk.getData().forPath(path);
+        out.put(path, Optional.ofNullable(data).orElse(new byte[0]));
+        for (String child : zk.getChildren().forPath(path)) {
+            nodes(zk, path + "/" + child, out);
+        }
+    }
+
+    private static void produce(TestCluster cluster, String topic) throws Exception {
+        try (KafkaProducer<byte[], byte[]> producer = cluster.producer(Map.of(ProducerConfig.ACKS_CONFIG, "all"))) {
+            for (int i = 0; i < RECORDS; i++) {
+                producer.send(new ProducerRecord<>(topic, 0, null, ("v" + i).getBytes(StandardCharsets.UTF_8)))
+                        .get();
+            }
+        }
+    }
+}
