@@ -5,6 +5,7 @@ import io.twinlog.testkit.TestCluster;
 import io.twinlog.testkit.Waits;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.api.transaction.CuratorOp;
 import org.apache.curator.retry.RetryOneTime;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
@@ -18,6 +19,7 @@ import org.junit.jupiter.api.Timeout;
 import java.io.File;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -92,10 +94,13 @@ class StrayLogsRestartTest {
                     || name.startsWith("recreated-0")) && name.endsWith("-stray"));
             assertEquals(0, deleted == null ? 0 : deleted.length, "the deleted topics' logs are not set aside");
 
-            // the vanished topic's nodes restored: broker DOWN serves its log again
+            // the vanished topic's nodes restored in one transaction, as a restore from a copy would: node by node,
+            // the controller would see the assignment without its partition state and write one of its own first
+            List<CuratorOp> restore = new ArrayList<>();
             for (Map.Entry<String, byte[]> node : vanishedNodes.entrySet()) {
-                zk.create().creatingParentsIfNeeded().forPath(node.getKey(), node.getValue());
+                restore.add(zk.transactionOp().create().forPath(node.getKey(), node.getValue()));
             }
+            zk.transaction().forOperations(restore);
             Waits.waitUntil("broker " + DOWN + " hosts " + vanished + " again",
                     () -> cluster.broker(DOWN).replicaManager().partition(vanished).isPresent(), TIMEOUT);
             assertEquals(RECORDS, logEnd(cluster, DOWN, vanished));
