@@ -223,23 +223,29 @@ public final class ReplicaManager implements AutoCloseable {
 
     /**
      * Creates (or opens) the local replica of a partition and applies its leadership: a leader stops fetching, a
-     * follower fetches from its leader. A log on disk that belongs to another incarnation of the topic (a
-     * different topic ID) is deleted first.
+     * follower fetches from its leader. A replica of another incarnation of the topic (a different topic ID) is
+     * taken out of service first and its log renamed aside, never deleted: no deletion of it is known here.
      *
      * @return the partition, or empty when this broker's replica is offline (its log dir failed)
      */
     public Optional<Partition> applyPartition(TopicPartition tp, Uuid topicId, int leaderId, int leaderEpoch, int partitionEpoch,
                                     List<Integer> replicas, List<Integer> isr) throws IOException {
-        return applyPartition(tp, topicId, leaderId, leaderEpoch, partitionEpoch, replicas, isr, Optional.empty());
+        return applyPartition(tp, topicId, leaderId, leaderEpoch, partitionEpoch, replicas, isr, Optional.empty(),
+                earlierTopicId -> false);
     }
 
     /**
      * {@link #applyPartition} with a truncation point decided for every replica: applied (once) before the
      * leadership, so a replica that missed it while it was away never serves records past it.
+     *
+     * @param deleted whether the deletion of a topic ID is recorded: a replica of an earlier incarnation of the topic
+     *                is deleted only then, and otherwise renamed aside ({@code -stray}) and kept (issue 25, point 1:
+     *                a name taken by a new topic, in a ZooKeeper emptied or partly restored, deletes nothing)
      */
     public Optional<Partition> applyPartition(TopicPartition tp, Uuid topicId, int leaderId, int leaderEpoch,
                                               int partitionEpoch, List<Integer> replicas, List<Integer> isr,
-                                              Optional<TruncationPoints> truncation) throws IOException {
+                                              Optional<TruncationPoints> truncation, Predicate<Uuid> deleted)
+            throws IOException {
         Uuid offlineTopicId = offlinePartitions.get(tp);
         if (offlineTopicId != null) {
             if (offlineTopicId.equals(topicId)) {
@@ -251,16 +257,14 @@ public final class ReplicaManager implements AutoCloseable {
         }
         Partition partition = partitions.get(tp);
         if (partition != null && !partition.topicId().equals(topicId)) {
-            removePartition(tp, true);
+            removePartition(tp, false);
             partition = null;
         }
         if (partition == null) {
             Optional<UnifiedLog> existing = logStore.log(tp);
             if (existing.isPresent() && existing.get().topicId().isPresent()
                     && !existing.get().topicId().get().equals(topicId)) {
-                log.info("Deleting the log of {} left by an earlier topic with ID {} (current ID {})", tp,
-                        existing.get().topicId().get(), topicId);
-                logStore.deleteLog(tp);
+                retireEarlierLog(tp, existing.get().topicId().get(), topicId, deleted);
             }
             UnifiedLog unifiedLog = logStore.getOrCreateLog(tp, topicId);
             Optional<Long> hw = logStore.recoveredHighWatermark(tp);
@@ -329,6 +333,26 @@ public final class ReplicaManager implements AutoCloseable {
      * Stops hosting a partition; with {@code deleteLog} its data is removed from disk. An offline replica is only
      * forgotten: its data is in the failed dir.
      */
+    /**
+     * The log of {@code tp} left by an earlier topic of the name ({@code earlierTopicId}) makes way for topic
+     * {@code topicId}'s: deleted when that topic's deletion is recorded, otherwise renamed aside and kept, since
+     * the name may have been taken in a metadata store that lost the earlier topic (an emptied ZooKeeper, a
+     * producer's auto-creation) and its records may be the only copy.
+     */
+    private void retireEarlierLog(TopicPartition tp, Uuid earlierTopicId, Uuid topicId, Predicate<Uuid> deleted) {
+        if (deleted.test(earlierTopicId)) {
+            log.info("Deleting the log of {} left by topic ID {}, whose deletion is recorded (current ID {})", tp,
+                    earlierTopicId, topicId);
+            logStore.deleteLog(tp);
+        } else {
+            log.error("The log of {} belongs to topic ID {}, but the metadata gives the name to topic ID {} with no "
+                    + "deletion of {} recorded: its dir is renamed *-stray and kept, not served (rename it back if "
+                    + "that topic comes back, delete it by hand if its data is not wanted)", tp, earlierTopicId,
+                    topicId, earlierTopicId);
+            logStore.setAsideLog(tp);
+        }
+    }
+
     public void removePartition(TopicPartition tp, boolean deleteLog) {
         if (offlinePartitions.remove(tp) != null) {
             log.info("Forgot the offline replica of {} (its log dir failed)", tp);

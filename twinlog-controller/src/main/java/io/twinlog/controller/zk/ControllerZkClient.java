@@ -206,17 +206,21 @@ public final class ControllerZkClient implements ControllerStore {
     }
 
     /**
-     * Makes sure /brokers/topics/t/partitions/p exists, so a state node can be created under it. Never creates the
-     * topic's own node: if the topic was deleted since the image was read, a decision based on that image must not
-     * resurrect it (an empty topic node would make the next creation of that name fail).
+     * Makes sure /brokers/topics/t/partitions and /brokers/topics/t/partitions/p exist, so a state node can be
+     * created under them: a topic node written alone (by Kafka's ZooKeeper-mode tools, or restored from a copy of
+     * the assignments only) is a topic like any other, as Kafka's controller takes it. Never creates the topic's own
+     * node: if the topic was deleted since the image was read, a decision based on that image must not resurrect it
+     * (an empty topic node would make the next creation of that name fail).
      */
     private void ensurePartitionNode(TopicPartition tp) throws Exception {
-        try {
-            zk.create().forPath(ZkPaths.partition(tp.topic(), tp.partition()));
-        } catch (KeeperException.NodeExistsException ignored) {
-            // the usual case
-        } catch (KeeperException.NoNodeException e) {
-            throw new StaleStateException("Topic " + tp.topic() + " no longer exists");
+        for (String path : List.of(ZkPaths.partitions(tp.topic()), ZkPaths.partition(tp.topic(), tp.partition()))) {
+            try {
+                zk.create().forPath(path);
+            } catch (KeeperException.NodeExistsException ignored) {
+                // the usual case
+            } catch (KeeperException.NoNodeException e) {
+                throw new StaleStateException("Topic " + tp.topic() + " no longer exists");
+            }
         }
     }
 

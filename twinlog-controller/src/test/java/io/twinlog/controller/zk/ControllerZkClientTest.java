@@ -130,6 +130,30 @@ class ControllerZkClientTest {
         assertEquals(List.of(0), state(0).isr());
     }
 
+    @Test
+    void aTopicNodeWrittenAloneGetsItsPartitionStates() throws Exception {
+        // as Kafka's ZooKeeper-mode tools write a topic, or a restore of the assignments only: no partitions node
+        zk.delete().deletingChildrenIfNeeded().forPath(ZkPaths.partitions(TOPIC));
+
+        StateWriteResult result = client.writeStates(epoch, writes(StateWrite.CREATE, List.of(0, 1)));
+
+        assertTrue(result.isComplete(), result.summary());
+        for (int p = 0; p < PARTITIONS; p++) {
+            assertEquals(List.of(0, 1), state(p).isr());
+        }
+    }
+
+    @Test
+    void aStateOfATopicDeletedSinceItWasDecidedIsStaleAndResurrectsNothing() throws Exception {
+        zk.delete().deletingChildrenIfNeeded().forPath(ZkPaths.topic(TOPIC));
+
+        StateWriteResult result = client.writeStates(epoch, writes(StateWrite.CREATE, List.of(0, 1)));
+
+        assertEquals(Outcome.STALE, result.batches().get(0).outcome(), result.summary());
+        assertTrue(result.committed().isEmpty());
+        assertEquals(null, zk.checkExists().forPath(ZkPaths.topic(TOPIC)), "the topic's node is not created again");
+    }
+
     /** A write of every partition to leader 0 with this ISR, each expecting {@code expectedVersion}. */
     private static List<StateWrite> writes(int expectedVersion, List<Integer> isr) {
         List<StateWrite> out = new ArrayList<>();

@@ -118,7 +118,8 @@ public final class PartitionApplier {
             }
             try {
                 Optional<Partition> applied = replicaManager.applyPartition(tp, topic.get().topicId(), leader,
-                        p.leaderEpoch(), p.state().partitionEpoch(), p.replicas(), p.isr(), truncation);
+                        p.leaderEpoch(), p.state().partitionEpoch(), p.replicas(), p.isr(), truncation,
+                        earlierTopicId -> next.deletionMarked(tp.topic(), earlierTopicId));
                 if (truncation.isPresent() && applied.isPresent()
                         && applied.get().appliedTruncationId().orElse(0L) == truncation.get().latestId()
                         && !Long.valueOf(truncation.get().latestId()).equals(

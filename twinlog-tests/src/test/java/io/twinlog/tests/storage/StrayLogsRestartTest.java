@@ -13,6 +13,8 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.errors.TopicExistsException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -24,6 +26,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -44,7 +47,8 @@ class StrayLogsRestartTest {
 
     @Test
     void aRestartDeletesOnlyWhatTheMetadataSaysIsGone() throws Exception {
-        List<String> topics = List.of("kept", "vanished", "deleted", "recreated", "reused");
+        List<String> topics = List.of("kept", "vanished", "deleted", "recreated", "reused", "taken");
+        Uuid takenBefore;
         try (TestCluster cluster = TestCluster.builder().brokers(3).build().start();
              CuratorFramework zk = CuratorFrameworkFactory.newClient(cluster.zookeeperConnect(),
                      new RetryOneTime(100))) {
@@ -74,6 +78,17 @@ class StrayLogsRestartTest {
                 zk.delete().forPath(ZkPaths.topicDeletion("reused"));
                 admin.createTopics(List.of(new NewTopic("recreated", Map.of(0, List.of(0, 1))),
                         new NewTopic("reused", Map.of(0, List.of(0, 1))))).all().get();
+                // "taken" vanishes without a deletion and its name is taken by a topic with another ID, assigned to
+                // broker DOWN too (written as the controller writes a topic, since an admin cannot assign a broker
+                // that is down): at its start DOWN hosts the new topic
+                byte[] takenNode = zk.getData().forPath(ZkPaths.topic("taken"));
+                takenBefore = cluster.broker(0).metadata().image().topic("taken").orElseThrow().topicId();
+                zk.delete().deletingChildrenIfNeeded().forPath(ZkPaths.topic("taken"));
+                Waits.waitUntil("the controller sees taken gone",
+                        () -> cluster.broker(0).metadata().image().topic("taken").isEmpty(), TIMEOUT);
+                zk.create().forPath(ZkPaths.topic("taken"), new String(takenNode, StandardCharsets.UTF_8)
+                        .replace(takenBefore.toString(), Uuid.randomUuid().toString())
+                        .getBytes(StandardCharsets.UTF_8));
             }
 
             cluster.startBroker(DOWN);
@@ -93,6 +108,19 @@ class StrayLogsRestartTest {
             File[] deleted = cluster.logDir(DOWN).listFiles((dir, name) -> (name.startsWith("deleted-0")
                     || name.startsWith("recreated-0")) && name.endsWith("-stray"));
             assertEquals(0, deleted == null ? 0 : deleted.length, "the deleted topics' logs are not set aside");
+            // a name taken by a new topic hosted here, with no deletion of the old one recorded: the old log is
+            // renamed aside with its records, never deleted, and the new topic's replica starts empty
+            TopicPartition taken = new TopicPartition("taken", 0);
+            Waits.waitUntil("broker " + DOWN + " hosts the new " + taken,
+                    () -> cluster.broker(DOWN).replicaManager().partition(taken).isPresent(), TIMEOUT);
+            Uuid takenNow = cluster.broker(DOWN).metadata().image().topic("taken").orElseThrow().topicId();
+            assertTrue(!takenNow.equals(takenBefore), "taken has a new topic ID");
+            assertEquals(takenNow, cluster.broker(DOWN).replicaManager().partition(taken).orElseThrow().topicId());
+            assertEquals(0L, logEnd(cluster, DOWN, taken), "the new topic's replica starts empty");
+            File[] takenAside = cluster.logDir(DOWN).listFiles((dir, name) -> name.startsWith("taken-0.")
+                    && name.endsWith("-stray"));
+            assertEquals(1, takenAside == null ? 0 : takenAside.length, "taken-0's old log renamed aside");
+            assertTrue(new File(takenAside[0], "00000000000000000000.log").length() > 0, "with its records");
 
             // the vanished topic's nodes restored in one transaction, as a restore from a copy would: node by node,
             // the controller would see the assignment without its partition state and write one of its own first
@@ -104,6 +132,52 @@ class StrayLogsRestartTest {
             Waits.waitUntil("broker " + DOWN + " hosts " + vanished + " again",
                     () -> cluster.broker(DOWN).replicaManager().partition(vanished).isPresent(), TIMEOUT);
             assertEquals(RECORDS, logEnd(cluster, DOWN, vanished));
+        }
+    }
+
+    /**
+     * A running broker whose topic vanished from ZooKeeper with no deletion (its nodes removed by hand) and whose
+     * name is then taken by a new topic (created again by an admin, or auto-created by a producer) renames the old
+     * log aside with its records instead of deleting it, and serves the new topic from an empty log.
+     */
+    @Test
+    void aNameTakenByANewTopicSetsTheOldLogAsideOnARunningBroker() throws Exception {
+        TopicPartition tp = new TopicPartition("orders", 0);
+        try (TestCluster cluster = TestCluster.builder().brokers(1).build().start();
+             CuratorFramework zk = CuratorFrameworkFactory.newClient(cluster.zookeeperConnect(),
+                     new RetryOneTime(100));
+             Admin admin = cluster.admin()) {
+            zk.start();
+            zk.blockUntilConnected(30, TimeUnit.SECONDS);
+            admin.createTopics(List.of(new NewTopic(tp.topic(), 1, (short) 1))).all().get();
+            produce(cluster, tp.topic());
+            zk.delete().deletingChildrenIfNeeded().forPath(ZkPaths.topic(tp.topic()));
+            zk.delete().forPath(ZkPaths.topicConfig(tp.topic()));
+            Waits.waitUntil("broker 0 stops serving " + tp,
+                    () -> cluster.broker(0).replicaManager().partition(tp).isEmpty(), TIMEOUT);
+            assertEquals(RECORDS, logEnd(cluster, 0, tp), "the log stays while its topic is gone");
+
+            Waits.waitUntil("the name free in the controller's view", () -> {
+                try {
+                    admin.createTopics(List.of(new NewTopic(tp.topic(), 1, (short) 1))).all().get();
+                    return true;
+                } catch (ExecutionException e) {
+                    if (e.getCause() instanceof TopicExistsException) {
+                        return false;
+                    }
+                    throw e;
+                }
+            }, TIMEOUT);
+            Waits.waitUntil("broker 0 hosts the new " + tp, () -> cluster.broker(0).replicaManager().partition(tp)
+                    .map(p -> p.topicId().equals(cluster.broker(0).metadata().image().topic(tp.topic())
+                            .orElseThrow().topicId())).orElse(false), TIMEOUT);
+            assertEquals(0L, logEnd(cluster, 0, tp), "the new topic starts empty");
+            File[] aside = cluster.logDir(0).listFiles((dir, name) -> name.startsWith("orders-0.")
+                    && name.endsWith("-stray"));
+            assertEquals(1, aside == null ? 0 : aside.length, "the old log renamed aside");
+            assertTrue(new File(aside[0], "00000000000000000000.log").length() > 0, "with its records");
+            produce(cluster, tp.topic());
+            assertEquals(RECORDS, logEnd(cluster, 0, tp), "the new topic takes writes");
         }
     }
 
