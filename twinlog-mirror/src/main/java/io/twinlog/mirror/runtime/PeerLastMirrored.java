@@ -2,6 +2,8 @@ package io.twinlog.mirror.runtime;
 
 import io.twinlog.clients.mirror.MirrorAdmin;
 import io.twinlog.clients.mirror.MirrorApi;
+import io.twinlog.clients.mirror.MirrorErrors;
+import io.twinlog.clients.mirror.MirrorException;
 import io.twinlog.mirror.LastMirroredTruncation.LastMirrored;
 import io.twinlog.mirror.partition.PeerLookup.Failure;
 import io.twinlog.mirror.runtime.PeerFailures.PeerDoubtException;
@@ -12,10 +14,12 @@ import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.time.Duration;
+import java.util.EnumSet;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * Asks a mirror's source (the peer) for the last epoch and offset it mirrored from this cluster before it failed
@@ -25,13 +29,17 @@ import java.util.Optional;
  * <p>"No record" (a cut to 0: everything is mirrored again) is answered only when it is known: the peer is the
  * mirror's recorded source cluster (Metadata's cluster ID) and either does not serve the API at all (its
  * ApiVersions answer lacks key 7008: an Apache Kafka cluster, an older Twinlog) or serves it and has no record of
- * the partition. Anything else — a timeout, a refused or dropped connection, a failed TLS or SASL authentication,
+ * the partition. A peer whose partition has not completed its failover (still mirroring, paused, or being stopped)
+ * has no last mirrored point yet and says so with an error, a doubt like the others. Anything else — a timeout, a refused or dropped connection, a failed TLS or SASL authentication,
  * a refusal to say, another cluster at the address, an error answer — is a {@link PeerDoubtException}: the
  * partition keeps its log and asks again (issue 25, point 2).
  */
 final class PeerLastMirrored {
     private static final Logger log = LoggerFactory.getLogger(PeerLastMirrored.class);
     private static final Duration TIMEOUT = Duration.ofSeconds(5);
+    /** The peer's answer for a partition whose failover has not completed there: no last mirrored point yet. */
+    private static final Set<MirrorErrors> NOT_FAILED_OVER = EnumSet.of(MirrorErrors.INVALID_MIRROR_STATE,
+            MirrorErrors.MIRROR_TOPIC_BEING_STOPPED);
 
     private PeerLastMirrored() {
     }
@@ -66,6 +74,11 @@ final class PeerLastMirrored {
         } catch (PeerDoubtException e) {
             throw e;
         } catch (IOException | RuntimeException e) {
+            if (e instanceof MirrorException m && m.mirrorError().filter(NOT_FAILED_OVER::contains).isPresent()) {
+                throw new PeerDoubtException(Failure.ERROR, "the source has not completed its failover of " + topic
+                        + " (its partition is still mirroring, paused or being stopped there: " + m.getMessage()
+                        + "); run or finish the failover there first (--stop), this failback waits for it");
+            }
             // a KafkaException too: MirrorException (an error answer), bad TLS/SASL configs, an unparsable answer
             Failure failure = PeerFailures.failure(e);
             throw new PeerDoubtException(failure, describe(failure, mirror, e));

@@ -5,6 +5,7 @@ import io.twinlog.clients.mirror.MirrorErrors;
 import io.twinlog.clients.mirror.MirrorMessages;
 import io.twinlog.common.Failures;
 import io.twinlog.common.mirror.DesiredMirrorState;
+import io.twinlog.common.mirror.MirrorPartitionState;
 import io.twinlog.common.mirror.MirrorTopicConfigs;
 import io.twinlog.controller.metadata.MirrorImage;
 import io.twinlog.controller.metadata.PartitionImage;
@@ -462,8 +463,7 @@ public final class MirrorApiHandlers implements AutoCloseable {
                 int partition = (Integer) p;
                 Struct pr = MirrorMessages.element(tr, "partitions");
                 pr.set("partition_index", partition);
-                pr.set("error_code", allowed ? Errors.NONE.code()
-                        : MirrorErrors.CLUSTER_MIRROR_AUTHORIZATION_FAILED.code);
+                short error = allowed ? Errors.NONE.code() : MirrorErrors.CLUSTER_MIRROR_AUTHORIZATION_FAILED.code;
                 int lme = -1;
                 long lmo = -1L;
                 MirrorImage.MirrorPartition mp = related && allowed
@@ -471,9 +471,15 @@ public final class MirrorApiHandlers implements AutoCloseable {
                 if (mp != null) {
                     MirrorPartitionRecord rec =
                             MirrorPartitionRecord.fromJson(mp.json());
-                    lme = rec.lastMirroredEpoch();
-                    lmo = rec.lastMirroredOffset();
+                    Optional<MirrorErrors> notFailedOver = notFailedOver(rec);
+                    if (notFailedOver.isPresent()) {
+                        error = notFailedOver.get().code;
+                    } else {
+                        lme = rec.lastMirroredEpoch();
+                        lmo = rec.lastMirroredOffset();
+                    }
                 }
+                pr.set("error_code", error);
                 pr.set("last_mirrored_epoch", lme);
                 pr.set("last_mirrored_offset", lmo);
                 parts.add(pr);
@@ -483,6 +489,22 @@ public final class MirrorApiHandlers implements AutoCloseable {
         }
         response.set("topics", topics.toArray());
         return response;
+    }
+
+    /**
+     * Why a partition's record cannot answer what was last mirrored, if it cannot: its last mirrored point is
+     * recorded when its failover completes (STOPPED), so a record still mirroring, paused or failing over has no
+     * answer yet, and -1/-1 from it would read as "nothing mirrored" and cut the requester's failback to 0 (issue 25,
+     * point 2). The requester takes the error as a doubt: it waits, cuts nothing and asks again. This broker's image
+     * may also lag ZooKeeper (cut off from it): a record not yet STOPPED there is answered the same way.
+     */
+    static Optional<MirrorErrors> notFailedOver(MirrorPartitionRecord rec) {
+        MirrorPartitionState state = rec.state() == MirrorPartitionState.FAILED ? rec.previousState() : rec.state();
+        return switch (state) {
+            case STOPPED -> Optional.empty();
+            case STOPPING -> Optional.of(MirrorErrors.MIRROR_TOPIC_BEING_STOPPED);
+            default -> Optional.of(MirrorErrors.INVALID_MIRROR_STATE);
+        };
     }
 
     /**

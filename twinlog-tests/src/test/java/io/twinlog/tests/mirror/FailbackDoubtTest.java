@@ -15,6 +15,7 @@ import org.apache.kafka.clients.admin.ScramMechanism;
 import org.apache.kafka.clients.admin.UserScramCredentialUpsertion;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.SaslConfigs;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -131,6 +132,44 @@ class FailbackDoubtTest {
                 assertTrue(values.stream().noneMatch(v -> v.startsWith("lost")), "A's own tail is cut");
                 assertEquals(20, Quarantined.read(a, 20).size(), "and kept in the quarantine");
             }
+        }
+    }
+
+    /**
+     * An operator's mistake in the order of steps: A starts mirroring back from B while B still mirrors the topic
+     * from A (its failover not run yet). B has no last mirrored point yet, and says so: A's partition waits in
+     * LOG_TRUNCATION with the reason, cutting nothing, and once B fails over, the failback completes at B's point.
+     */
+    @Test
+    void aFailbackStartedBeforeThePeersFailoverWaitsForItAndCutsNothing() throws Exception {
+        try (TestCluster a = TestCluster.builder().brokers(1).build().start();
+             TestCluster b = TestCluster.builder().brokers(1).build().start();
+             Admin aAdmin = a.admin();
+             MirrorAdmin onB = MirrorAdmin.create(clientConfigs(b));
+             MirrorAdmin onA = MirrorAdmin.create(a.bootstrapServers(), Duration.ofSeconds(60))) {
+            aAdmin.createTopics(List.of(new NewTopic(TOPIC, 1, (short) 1))).all().get();
+            FailbackTest.produce(a, "a", 100);
+            MirrorSteps.startMirroring(onB, "from-a", a, TOPIC);
+            Waits.waitUntil("B holds A's 100 records", () -> end(b.broker(0)) == 100);
+
+            onA.createClusterMirror("from-b", Map.of("bootstrap.servers", b.bootstrapServers()));
+            assertEquals(Map.of(), onA.startMirrorTopics("from-b", List.of(TOPIC), List.of(), List.of()));
+            MirrorAdmin.PartitionDescription waiting = Waits.waitFor("A's partition asked B twice", () ->
+                    partition(onA), p -> p.retryAttempt() >= 2 && p.lastError() != null, Duration.ofSeconds(60));
+            assertEquals("LOG_TRUNCATION", waiting.state(), "the failback waits");
+            assertTrue(waiting.lastError().contains("has not completed its failover"), waiting.lastError());
+            assertEquals(-1, waiting.truncationOffset(), "no truncation point decided");
+            assertEquals(100, end(a.broker(0)), "A's log is untouched");
+            assertFalse(aAdmin.listTopics().names().get().contains(Quarantined.TOPIC), "nothing quarantined");
+
+            MirrorSteps.failOver(onB, "from-a", TOPIC);
+            FailbackTest.produce(b, "b", 30);
+            MirrorAdmin.PartitionDescription done = Waits.waitFor("A mirrors B's new records after the shared "
+                    + "prefix", () -> partition(onA), p -> p.state().equals("MIRRORING")
+                    && end(a.broker(0)) == 131, Duration.ofSeconds(60));
+            assertEquals(100, done.truncationOffset(), "cut at B's last mirrored offset, not at 0");
+            assertEquals(0, done.truncatedOffsets(), "nothing of A's cut");
+            assertEquals(130, FailbackTest.readAll(a, 131).size());
         }
     }
 

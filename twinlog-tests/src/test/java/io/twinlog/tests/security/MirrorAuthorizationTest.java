@@ -160,10 +160,15 @@ class MirrorAuthorizationTest {
             for (int i : List.of(7, 8, 9)) { // rows that act on a mirrored topic
                 assertEquals(Map.of(), admin.startMirrorTopics("m" + i, List.of("t" + i), List.of(), List.of()));
             }
-            // LastMirroredEpochs answers from the broker's metadata image: wait until it holds t9's mirror state
+            // LastMirroredEpochs answers for a partition whose failover completed (a mirroring one has no last
+            // mirrored point yet), from the broker's metadata image: t9 fails over, and the image shows it STOPPED
             Waits.waitUntil("t9 mirroring in the destination's image", () -> admin.describeClusterMirrors(
                     List.of("m9")).get("m9").topics().get("t9").partitions().stream()
                     .anyMatch(p -> p.state().equals("MIRRORING")));
+            assertEquals(Map.of(), admin.stopMirrorTopics("m9", List.of("t9"), List.of()));
+            Waits.waitUntil("t9 failed over in the destination's image", () -> admin.describeClusterMirrors(
+                    List.of("m9")).get("m9").topics().get("t9").partitions().stream()
+                    .allMatch(p -> p.state().equals("STOPPED")));
         }
         // the ACLs, with the tools: ClusterMirror ACLs with twinlog-mirrors.sh, topic ACLs with the Admin API
         List<AclBinding> topicAcls = new ArrayList<>();
