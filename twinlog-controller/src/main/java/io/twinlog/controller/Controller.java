@@ -560,11 +560,21 @@ public final class Controller implements AutoCloseable {
 
     /**
      * Runs a request on the event queue. Its caller always gets an answer: NOT_CONTROLLER once the controller is
-     * closing, UNKNOWN_SERVER_ERROR (logged with its stack trace) if the task throws.
+     * closing, UNKNOWN_SERVER_ERROR (logged with its stack trace) if the task throws. A request already answered
+     * when its turn comes (timed out) is not run.
      */
     private <T> void submit(String name, CompletableFuture<T> result, Function<ApiError, T> errorAnswer,
                             Runnable task) {
-        queue.append(new ControllerEvent(name, task) {
+        Runnable unlessAnswered = () -> {
+            if (result.isDone()) {
+                // its caller gave up (the handler's timeout completed it) while it waited in the queue: an election
+                // or a reassignment its client was told had timed out must not happen later (issue 25, point 7)
+                log.info("{}{} not executed: its caller stopped waiting for it", logPrefix, name);
+                return;
+            }
+            task.run();
+        };
+        queue.append(new ControllerEvent(name, unlessAnswered) {
             @Override
             public void handleException(Throwable e) {
                 super.handleException(e);

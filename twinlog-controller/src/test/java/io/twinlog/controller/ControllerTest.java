@@ -20,7 +20,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.BooleanSupplier;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
@@ -74,6 +76,32 @@ class ControllerTest {
         PartitionState after = awaitState(ORDERS_0, s -> s.leader() != 2);
         assertEquals(new PartitionState(0, 1, List.of(0, 1), 1), after,
                 "the next in-sync replica leads in a new epoch; the restarted broker must catch up to rejoin");
+    }
+
+    @Test
+    void aRequestWhoseCallerGaveUpWhileItWaitedIsNotExecuted() throws Exception {
+        store.createTopic("first", Map.of(0, List.of(0, 1)));
+        store.createTopic("second", Map.of(0, List.of(0, 1)));
+        TopicPartition first = new TopicPartition("first", 0);
+        TopicPartition second = new TopicPartition("second", 0);
+        awaitState(first, s -> true);
+        awaitState(second, s -> true);
+
+        CompletableFuture<Map<TopicPartition, ApiError>> ahead;
+        CompletableFuture<Map<TopicPartition, ApiError>> givenUp;
+        synchronized (store) {
+            // the store's lock holds the controller's write of the first request: the second waits in the queue
+            ahead = controller.alterReassignments(Map.of(first, Optional.of(List.of(1, 2))));
+            givenUp = controller.alterReassignments(Map.of(second, Optional.of(List.of(1, 2))));
+            // as the handler's orTimeout does when the client's timeout passes
+            givenUp.completeExceptionally(new TimeoutException("the client's timeout passed"));
+        }
+        assertEquals(Errors.NONE, ahead.get(WAIT_MS, TimeUnit.MILLISECONDS).get(first).error());
+        // a request queued after both has run, so the given-up one has had its turn
+        controller.alterReassignments(Map.of()).get(WAIT_MS, TimeUnit.MILLISECONDS);
+        assertEquals(List.of(0, 1), store.assignment("second").replicas().get(0), "the given-up reassignment "
+                + "did not happen");
+        assertTrue(store.assignment("second").reassigning().isEmpty());
     }
 
     @Test

@@ -44,6 +44,11 @@ public record AdminDeadline(long receivedNanos, int timeoutMs) {
         return own > 0 ? own : DEFAULT_TIMEOUT_MS;
     }
 
+    /** The time its client still waits for the answer, at most the timeout; 0 or less once it has passed. */
+    public long remainingMs(long nowNanos) {
+        return timeoutMs - waitedMs(nowNanos);
+    }
+
     public boolean hasPassed(long nowNanos) {
         return waitedMs(nowNanos) >= timeoutMs;
     }

@@ -39,6 +39,14 @@ class AdminDeadlineTest {
     }
 
     @Test
+    void aForwardedRequestCarriesTheTimeItsClientHasLeft() {
+        AdminDeadline deadline = AdminDeadline.of(request(createTopics(1_500)));
+        assertEquals(1_500, deadline.remainingMs(RECEIVED));
+        assertEquals(300, deadline.remainingMs(RECEIVED + TimeUnit.MILLISECONDS.toNanos(1_200)));
+        assertTrue(deadline.remainingMs(RECEIVED + TimeUnit.MILLISECONDS.toNanos(1_500)) <= 0);
+    }
+
+    @Test
     void aTimeoutOfZeroMeansDoNotWaitNotExpireAtOnce() {
         assertEquals(AdminDeadline.DEFAULT_TIMEOUT_MS, AdminDeadline.of(request(createTopics(0))).timeoutMs());
     }

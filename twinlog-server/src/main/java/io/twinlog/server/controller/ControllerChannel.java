@@ -1,10 +1,12 @@
 package io.twinlog.server.controller;
 
 import io.twinlog.controller.zk.MetadataWatcher;
+import io.twinlog.protocol.AdminDeadline;
 import io.twinlog.protocol.client.InterBrokerClient;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.network.ChannelBuilder;
 import org.apache.kafka.common.errors.NotControllerException;
+import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.AbstractResponse;
 import org.apache.kafka.common.utils.Time;
@@ -12,6 +14,7 @@ import org.apache.kafka.common.utils.Time;
 import java.io.IOException;
 import java.util.Optional;
 import java.util.function.Function;
+import java.util.function.IntFunction;
 
 /**
  * One connection from this broker to the current controller, over the inter-broker listener, for one purpose. The
@@ -51,6 +54,26 @@ public final class ControllerChannel implements AutoCloseable {
     public synchronized <T extends AbstractResponse> T send(AbstractRequest.Builder<?> request) throws IOException {
         return client.send(controllerNode().orElseThrow(() ->
                 new NotControllerException("No controller is known at the moment")), request);
+    }
+
+    /**
+     * Forwards an admin request with the time its client has left, measured once this channel is free (a forwarded
+     * election holds it until its leaders are visible): the controller then expires it on the same deadline, and a
+     * request whose client gave up while it waited here is not sent at all (issue 25, point 7).
+     *
+     * @param request the request to send, given the time left in milliseconds (its {@code timeoutMs})
+     * @throws TimeoutException when the deadline passed before the request could be sent (REQUEST_TIMED_OUT)
+     */
+    public synchronized <T extends AbstractResponse> T send(AdminDeadline deadline,
+                                                            IntFunction<AbstractRequest.Builder<?>> request)
+            throws IOException {
+        long now = System.nanoTime();
+        long left = deadline.remainingMs(now);
+        if (left <= 0) {
+            throw deadline.exception(now);
+        }
+        return client.send(controllerNode().orElseThrow(() ->
+                new NotControllerException("No controller is known at the moment")), request.apply((int) left));
     }
 
     public Optional<Node> controllerNode() {

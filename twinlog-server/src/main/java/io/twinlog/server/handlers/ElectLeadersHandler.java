@@ -3,11 +3,14 @@ package io.twinlog.server.handlers;
 import io.twinlog.controller.Controller;
 import io.twinlog.controller.election.PartitionChanges;
 import io.twinlog.controller.metadata.TopicImage;
+import io.twinlog.protocol.AdminDeadline;
 import io.twinlog.protocol.Request;
 import io.twinlog.protocol.RequestHandler;
 import io.twinlog.server.controller.ControllerChannel;
 import org.apache.kafka.common.ElectionType;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.NotControllerException;
+import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.message.ElectLeadersRequestData;
 import org.apache.kafka.common.message.ElectLeadersResponseData;
 import org.apache.kafka.common.protocol.Errors;
@@ -46,13 +49,16 @@ public final class ElectLeadersHandler implements RequestHandler {
         ElectLeadersRequestData data = body.data();
         if (!controller.isActive()) {
             try {
-                ElectLeadersResponse forwarded = channel.send(new ElectLeadersRequest.Builder(
-                        ElectionType.valueOf(data.electionType()),
-                        data.topicPartitions() == null ? null : partitions(data), data.timeoutMs()));
+                ElectLeadersResponse forwarded = channel.send(AdminDeadline.of(request), timeLeftMs ->
+                        new ElectLeadersRequest.Builder(ElectionType.valueOf(data.electionType()),
+                                data.topicPartitions() == null ? null : partitions(data), timeLeftMs));
                 request.respond(new ElectLeadersResponse(forwarded.data()));
+            } catch (TimeoutException e) {
+                log.info("{} not forwarded: {}", request, e.getMessage());
+                request.respond(request.errorResponse(e));
             } catch (Exception e) {
                 log.info("Could not forward ElectLeaders to the controller: {}", e.toString());
-                request.respond(request.errorResponse(new org.apache.kafka.common.errors.NotControllerException(
+                request.respond(request.errorResponse(new NotControllerException(
                         "The controller could not be reached: " + e.getMessage())));
             }
             return;

@@ -3,11 +3,13 @@ package io.twinlog.server.handlers;
 import io.twinlog.controller.Controller;
 import io.twinlog.controller.metadata.TopicAssignment;
 import io.twinlog.controller.metadata.TopicImage;
+import io.twinlog.protocol.AdminDeadline;
 import io.twinlog.protocol.Request;
 import io.twinlog.protocol.RequestHandler;
 import io.twinlog.server.controller.ControllerChannel;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.NotControllerException;
+import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.message.AlterPartitionReassignmentsRequestData;
 import org.apache.kafka.common.message.AlterPartitionReassignmentsResponseData;
 import org.apache.kafka.common.message.ListPartitionReassignmentsRequestData;
@@ -18,6 +20,8 @@ import org.apache.kafka.common.requests.AlterPartitionReassignmentsResponse;
 import org.apache.kafka.common.requests.ApiError;
 import org.apache.kafka.common.requests.ListPartitionReassignmentsRequest;
 import org.apache.kafka.common.requests.ListPartitionReassignmentsResponse;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -33,6 +37,7 @@ import java.util.concurrent.TimeUnit;
  * other broker) and ListPartitionReassignments (answered from this broker's metadata image).
  */
 public final class ReassignmentsHandler {
+    private static final Logger log = LoggerFactory.getLogger(ReassignmentsHandler.class);
     private final BrokerContext ctx;
     private final Controller controller;
     private final ControllerChannel channel;
@@ -56,9 +61,12 @@ public final class ReassignmentsHandler {
         AlterPartitionReassignmentsRequestData data = body.data();
         if (!controller.isActive()) {
             try {
-                AlterPartitionReassignmentsResponse forwarded = channel.send(
-                        new AlterPartitionReassignmentsRequest.Builder(data.duplicate()));
+                AlterPartitionReassignmentsResponse forwarded = channel.send(AdminDeadline.of(request), timeLeftMs ->
+                        new AlterPartitionReassignmentsRequest.Builder(data.duplicate().setTimeoutMs(timeLeftMs)));
                 request.respond(new AlterPartitionReassignmentsResponse(forwarded.data()));
+            } catch (TimeoutException e) {
+                log.info("{} not forwarded: {}", request, e.getMessage());
+                request.respond(request.errorResponse(e));
             } catch (Exception e) {
                 request.respond(request.errorResponse(new NotControllerException(
                         "The controller could not be reached: " + e.getMessage())));
