@@ -76,8 +76,9 @@ class PreferredLeaderElectionTest {
                 Map<TopicPartition, Optional<Throwable>> elected =
                         admin.electLeaders(ElectionType.PREFERRED, Set.of(p0)).partitions().get();
                 assertEquals(Optional.empty(), elected.get(p0));
-                // answered once the election is visible: no waiting needed to see it
-                assertEquals(0, leaderId(describe(admin, p0)));
+                // answered once the election is visible on the controller's broker; the broker a describe asks may
+                // apply it a moment later (metadata reaches each broker on its own, as in Kafka)
+                assertEquals(0, awaitLeaderIn(admin, p0, Set.of(0), TIMEOUT));
                 assertEquals(0, awaitSingleLeader(cluster, admin, p0, TIMEOUT));
                 assertEquals(epochBefore + 1, cluster.broker(0).replicaManager().partition(p0).orElseThrow().leaderEpoch());
                 assertInstanceOf(ElectionNotNeededException.class, admin.electLeaders(ElectionType.PREFERRED,
