@@ -241,10 +241,11 @@ public final class Controller implements AutoCloseable {
         }
         try {
             housekeeping.run();
-        } catch (Exception e) {
+        } catch (Throwable e) { // an Error too: skipping the next round would stop housekeeping until an election
             log.warn("{}Housekeeping failed; trying again in {} ms", logPrefix, HOUSEKEEPING_INTERVAL_MS, e);
+        } finally {
+            schedule("housekeeping", HOUSEKEEPING_INTERVAL_MS, () -> housekeeping(claimedEpoch));
         }
-        schedule("housekeeping", HOUSEKEEPING_INTERVAL_MS, () -> housekeeping(claimedEpoch));
     }
 
     private void scheduleReconcile() {

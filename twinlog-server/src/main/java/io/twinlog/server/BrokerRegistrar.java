@@ -1,10 +1,12 @@
 package io.twinlog.server;
 
+import io.twinlog.common.tasks.BackgroundTask;
 import io.twinlog.controller.metadata.BrokerRegistration;
 import io.twinlog.controller.zk.MetadataStore;
 import io.twinlog.controller.zk.MetadataStore.RegistrationSync;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.state.ConnectionState;
+import org.apache.kafka.common.utils.Time;
 import org.apache.kafka.common.utils.internals.ExponentialBackoff;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -41,6 +43,11 @@ final class BrokerRegistrar implements AutoCloseable {
     private final int brokerId;
     private final MetadataStore store;
     private final ScheduledExecutorService writer;
+    /**
+     * The age of the last check that found the registration in place (or wrote it): STALE when the broker has not
+     * been registered for three checks, a ZooKeeper that refuses it or a chain that stopped (decision 78).
+     */
+    private final BackgroundTask liveness;
     private final Object lock = new Object();
     // guarded by lock
     private BrokerRegistration wanted;
@@ -59,6 +66,7 @@ final class BrokerRegistrar implements AutoCloseable {
         this.brokerId = brokerId;
         this.store = store;
         this.wanted = initial;
+        this.liveness = BackgroundTask.loop("broker-registration", CHECK_INTERVAL_MS, Time.SYSTEM, log);
         this.writer = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "twinlog-registration-" + brokerId);
             t.setDaemon(true);
@@ -144,8 +152,18 @@ final class BrokerRegistrar implements AutoCloseable {
      * Only this chain reschedules itself, so attempts never multiply while ZooKeeper is away.
      */
     private void checkAndReschedule() {
-        boolean written = sync();
-        schedule(this::checkAndReschedule, written ? CHECK_INTERVAL_MS : RETRY_BACKOFF.backoff(failedAttempts));
+        boolean written = false;
+        try {
+            written = sync();
+        } finally {
+            // whatever sync let through (an Error), the chain goes on: it is the only one that retries
+            schedule(this::checkAndReschedule, written ? CHECK_INTERVAL_MS : RETRY_BACKOFF.backoff(failedAttempts));
+        }
+    }
+
+    /** The registration's health among the broker's background tasks. */
+    BackgroundTask liveness() {
+        return liveness;
     }
 
     private void schedule(Runnable task, long delayMs) {
@@ -185,8 +203,9 @@ final class BrokerRegistrar implements AutoCloseable {
             }
             failedAttempts = 0;
             completeWritten(version);
+            liveness.iterationCompleted();
             return true;
-        } catch (Exception e) {
+        } catch (Throwable e) { // an Error too: this thread is the registration's only writer
             failedAttempts++;
             if (failedAttempts == 1) {
                 log.warn("Broker {} could not write its registration to ZooKeeper; retrying", brokerId, e);

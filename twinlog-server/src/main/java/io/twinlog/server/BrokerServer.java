@@ -399,6 +399,7 @@ public final class BrokerServer implements AutoCloseable {
                     .withLost(lostTracker.current().replicas()));
         }
         registrar.register(zk, config.zookeeperSessionTimeoutMs() * 2L);
+        metrics.backgroundTasks().register(registrar.liveness());
         watcher.awaitApplied("broker " + config.brokerId() + " registered",
                 image -> image.brokers().containsKey(config.brokerId()), 60_000);
         alterPartitionManager.start();
