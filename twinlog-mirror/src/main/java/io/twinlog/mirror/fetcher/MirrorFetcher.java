@@ -518,6 +518,18 @@ public final class MirrorFetcher implements Runnable {
         }
     }
 
+    /**
+     * Stops the fetcher without waiting for its threads: no partition is fetched or appended to after this returns
+     * (each is removed under its append lock, after any append in progress), and the threads end at their next
+     * round. {@link #shutdown} then waits for them and closes the connections; a blackholed source can hold that
+     * for a request timeout, so the mirror manager does it on another thread.
+     */
+    public void detach() {
+        running = false;
+        new ArrayList<>(partitions.keySet()).forEach(this::removePartition);
+        wake();
+    }
+
     public void shutdown() {
         running = false;
         InterBrokerClient c = client;

@@ -48,9 +48,12 @@ import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
@@ -92,6 +95,12 @@ public final class MirrorManager implements AutoCloseable {
     private final long stateTimeoutMs;
     private final MirrorPartitionMachine machine;
     private final ScheduledExecutorService thread;
+    /**
+     * Ends the fetchers nothing needs any more: their threads may be inside a fetch from a blackholed source for a
+     * request timeout, which the manager's thread, every mirror's passes and failovers, must not wait for (issue 25,
+     * point 3).
+     */
+    private final ExecutorService fetcherCloser;
     private final Map<String, MirrorFetcher> fetchers = new HashMap<>();
     /** The mirror partitions this broker leads; touched only by the manager thread. */
     private final Map<TopicPartition, MirrorPartitionContext> contexts = new HashMap<>();
@@ -167,6 +176,15 @@ public final class MirrorManager implements AutoCloseable {
             t.setDaemon(true);
             return t;
         });
+        // one thread while there is something to close, none otherwise (a broker that stops mirroring keeps none)
+        ThreadPoolExecutor closer = new ThreadPoolExecutor(1, 1, 5, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
+                r -> {
+                    Thread t = new Thread(r, "twinlog-mirror-fetcher-closer-" + brokerId);
+                    t.setDaemon(true);
+                    return t;
+                });
+        closer.allowCoreThreadTimeOut(true);
+        this.fetcherCloser = closer;
     }
 
     public void start() {
@@ -781,10 +799,26 @@ public final class MirrorManager implements AutoCloseable {
             if (!needed.contains(e.getKey())) {
                 log.info("[Mirror {}] this broker has no partition of it to mirror now ({} fetched until now); its "
                         + "fetcher stops", e.getKey(), e.getValue().partitions().size());
-                e.getValue().shutdown();
+                closeInBackground(e.getKey(), e.getValue());
                 it.remove();
                 fetcherConfigs.remove(e.getKey());
             }
+        }
+    }
+
+    /** Detaches {@code fetcher} now (nothing appended after this) and waits for its threads on the closer. */
+    private void closeInBackground(String mirror, MirrorFetcher fetcher) {
+        fetcher.detach();
+        try {
+            fetcherCloser.execute(() -> {
+                try {
+                    fetcher.shutdown();
+                } catch (Throwable t) {
+                    log.error("[Mirror {}] closing its stopped fetcher failed", mirror, t);
+                }
+            });
+        } catch (RejectedExecutionException closing) {
+            fetcher.shutdown(); // the manager is closing: it waits for its fetchers anyway
         }
     }
 
@@ -803,7 +837,7 @@ public final class MirrorManager implements AutoCloseable {
             if (old != null) {
                 log.info("[Mirror {}] source address or client configs changed; restarting its fetcher (now {})",
                         def.name(), def.sourceBootstrap());
-                old.shutdown();
+                closeInBackground(def.name(), old);
             }
             calls.close(def.name()); // their connections to the old source go; pending calls are asked again
         }
@@ -879,5 +913,11 @@ public final class MirrorManager implements AutoCloseable {
         calls.closeAll();
         fetchers.values().forEach(MirrorFetcher::shutdown);
         fetchers.clear();
+        fetcherCloser.shutdown();
+        try {
+            fetcherCloser.awaitTermination(15, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 }
