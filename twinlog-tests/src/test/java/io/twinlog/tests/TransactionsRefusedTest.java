@@ -1,5 +1,6 @@
 package io.twinlog.tests;
 
+import io.twinlog.testkit.RawKafkaConnection;
 import io.twinlog.testkit.TestCluster;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
@@ -7,6 +8,12 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.compress.Compression;
+import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.record.internal.MemoryRecords;
+import org.apache.kafka.common.requests.InitProducerIdResponse;
+import org.apache.kafka.common.requests.ProduceResponse;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -62,6 +69,27 @@ class TransactionsRefusedTest {
             assertTrue(error.getMessage().contains("Twinlog does not support transactions yet")
                             && error.getMessage().contains("transactional.id 'payments-writer'"),
                     "the producer shows the broker's reason: " + error.getMessage());
+        }
+    }
+
+    /**
+     * Transactional batches in a produce request without a transactional id (a client that sets the batch flag on
+     * its own): refused as Kafka refuses them, so no transaction is opened that nothing could end, which would hold
+     * the partition's last stable offset and every read_committed consumer for good.
+     */
+    @Test
+    void transactionalBatchesWithoutATransactionalIdAreRefused() throws Exception {
+        try (Admin admin = cluster.admin();
+             RawKafkaConnection connection = RawKafkaConnection.to(cluster.bootstrapServers())) {
+            long endBefore = KafkaRequests.latestOffset(connection, TOPIC, 0);
+            InitProducerIdResponse id = KafkaRequests.initProducerId(connection);
+            MemoryRecords records = MemoryRecords.withTransactionalRecords(Compression.NONE, id.data().producerId(),
+                    id.data().producerEpoch(), 0, KafkaRequests.simpleRecords(3, "txn"));
+            ProduceResponse response = connection.send(KafkaRequests.produce(ApiKeys.PRODUCE.latestVersion(), TOPIC,
+                    KafkaRequests.topicId(admin, TOPIC), 0, (short) -1, records));
+            assertEquals(Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+                    Errors.forCode(KafkaRequests.onlyPartition(response).errorCode()));
+            assertEquals(endBefore, KafkaRequests.latestOffset(connection, TOPIC, 0), "nothing appended");
         }
     }
 

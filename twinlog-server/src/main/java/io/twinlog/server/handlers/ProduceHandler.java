@@ -18,6 +18,7 @@ import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.requests.ProduceRequest;
 import org.apache.kafka.common.requests.ProduceResponse;
+import org.apache.kafka.common.requests.RequestUtils;
 import org.apache.kafka.common.resource.ResourceType;
 
 import java.util.ArrayList;
@@ -39,6 +40,15 @@ public final class ProduceHandler implements RequestHandler {
         this.ctx = ctx;
     }
 
+    /** Whether any batch is transactional; records too broken to tell are judged per partition later. */
+    private static boolean hasTransactionalRecords(ProduceRequest body) {
+        try {
+            return RequestUtils.hasTransactionalRecords(body);
+        } catch (RuntimeException unreadable) {
+            return false;
+        }
+    }
+
     @Override
     public void handle(Request request) {
         ProduceRequest body = request.body();
@@ -49,7 +59,10 @@ public final class ProduceHandler implements RequestHandler {
         LinkedHashMap<TopicIdPartition, AppendResult> early = new LinkedHashMap<>();
         // resolved partition -> the partition as the client named it (by name before v13, by topic ID after)
         Map<TopicIdPartition, TopicIdPartition> idOrName = new HashMap<>();
-        if (data.transactionalId() != null) {
+        if (data.transactionalId() != null || hasTransactionalRecords(body)) {
+            // Kafka's rule: transactional batches need a transactional id the principal may write with. Without a
+            // coordinator to end it, a transactional batch would open a transaction nothing ever closes, holding
+            // the partition's last stable offset, and every read_committed consumer, where it is for good
             for (ProduceRequestData.TopicProduceData t : data.topicData()) {
                 for (ProduceRequestData.PartitionProduceData p : t.partitionData()) {
                     early.put(new TopicIdPartition(t.topicId(), p.index(), t.name()),
