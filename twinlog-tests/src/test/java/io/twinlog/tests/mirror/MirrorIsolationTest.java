@@ -171,6 +171,67 @@ class MirrorIsolationTest {
         }
     }
 
+    /**
+     * Mirror m1 fetches from source X through a proxy in front of X's MIRROR listener (advertised at the proxy, so
+     * its fetches cross it, as in the campaign); m2 mirrors from source Y. With X blackholed, m1's fetch threads sit
+     * in a fetch until its request timeout; m1 fails over, and its fetcher, needed no more, is closed. m2's failover
+     * right after takes no longer than without the fault: the closing waits for m1's threads off the mirror
+     * manager's thread (decision 79), which every mirror's passes need.
+     */
+    @Test
+    void aFailoverBehindABlackholedSourceDoesNotDelayAnotherMirrorsFailover() throws Exception {
+        try (FaultProxy xMirror = new FaultProxy("x-mirror-listener", "127.0.0.1", 1);
+             TestCluster x = TestCluster.builder().brokers(1)
+                     .brokerProperty("listeners", "PLAINTEXT://127.0.0.1:0,MIRROR://127.0.0.1:0")
+                     .brokerProperty("advertised.listeners", "PLAINTEXT://127.0.0.1:0,MIRROR://" + xMirror.address())
+                     .brokerProperty("listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,MIRROR:PLAINTEXT")
+                     .brokerProperty("inter.broker.listener.name", "PLAINTEXT").build().start();
+             TestCluster y = TestCluster.builder().brokers(1).build().start();
+             TestCluster d = TestCluster.builder().brokers(1).build().start();
+             Admin xAdmin = x.admin();
+             Admin yAdmin = y.admin();
+             MirrorAdmin onD = MirrorAdmin.create(d.bootstrapServers(), Duration.ofSeconds(60))) {
+            xMirror.retarget("127.0.0.1", x.broker(0).boundPort("MIRROR"));
+            xAdmin.createTopics(List.of(new NewTopic("far", 1, (short) 1))).all().get();
+            yAdmin.createTopics(List.of(new NewTopic("near-a", 1, (short) 1), new NewTopic("near-b", 1, (short) 1)))
+                    .all().get();
+            produce(x, "far", 20);
+            produce(y, "near-a", 20);
+            produce(y, "near-b", 20);
+            onD.createClusterMirror("m1", Map.of("bootstrap.servers", xMirror.address()));
+            onD.createClusterMirror("m2", Map.of("bootstrap.servers", y.bootstrapServers()));
+            assertEquals(Map.of(), onD.startMirrorTopics("m1", List.of("far"), List.of(), List.of()));
+            assertEquals(Map.of(), onD.startMirrorTopics("m2", List.of("near-a", "near-b"), List.of(), List.of()));
+            for (String[] mt : new String[][] {{"m1", "far"}, {"m2", "near-a"}, {"m2", "near-b"}}) {
+                Waits.waitUntil(mt[1] + " mirrored", () -> end(d, 0, mt[1]) == 20
+                        && state(onD, mt[0], mt[1]).equals("MIRRORING"));
+            }
+            long usual = timeFailover(onD, "m2", "near-a");
+
+            xMirror.blackhole();
+            timeFailover(onD, "m1", "far"); // needs nothing of the source
+            // the manager's next tick finds m1's fetcher idle and closes it: waiting for threads held by the source
+            Waits.waitUntil("m1's fetcher being closed", MirrorIsolationTest::fetcherClosing, Duration.ofSeconds(30));
+            long withFault = timeFailover(onD, "m2", "near-b");
+            boolean m1StillClosing = Thread.getAllStackTraces().keySet().stream().anyMatch(t -> t.isAlive()
+                    && t.getName().startsWith("twinlog-mirror-fetcher-m1"));
+            System.out.printf("m2's failover: %d ms without the fault, %d ms behind m1's failover from a blackholed "
+                    + "source%n", usual, withFault);
+            assertTrue(withFault < 2 * usual + 1_000, "m2's failover took " + withFault + " ms behind m1's, "
+                    + usual + " ms without");
+            assertTrue(m1StillClosing, "m1's fetch threads were still held by the blackholed source");
+            Waits.waitUntil("m1's fetch threads end once their fetch times out", () -> Thread.getAllStackTraces()
+                    .keySet().stream().noneMatch(t -> t.isAlive() && t.getName().startsWith("twinlog-mirror-fetcher-m1")),
+                    Duration.ofSeconds(90));
+        }
+    }
+
+    /** Some thread of this JVM is inside {@code MirrorFetcher.shutdown}, waiting for a fetcher's threads. */
+    private static boolean fetcherClosing() {
+        return Thread.getAllStackTraces().values().stream().anyMatch(frames -> Arrays.stream(frames).anyMatch(f ->
+                f.getClassName().endsWith("MirrorFetcher") && f.getMethodName().equals("shutdown")));
+    }
+
     /** The broker's mirror start thread is inside a start, waiting (it runs in this JVM). */
     private static boolean startWaitsOnTheSource() {
         return Thread.getAllStackTraces().entrySet().stream().anyMatch(e -> e.getKey().getName()
