@@ -24,6 +24,22 @@ public final class MirrorSteps {
         }
     }
 
+    /**
+     * A one-broker source cluster whose mirror traffic crosses {@code proxy}: besides PLAINTEXT it listens on MIRROR,
+     * advertised at the proxy's address (as the fault campaign's brokers are), and the proxy forwards to it. A mirror
+     * that bootstraps from {@code proxy.address()} then fetches through the proxy too, so the proxy's faults reach
+     * its fetches, not only its first contact.
+     */
+    public static TestCluster startSourceBehind(FaultProxy proxy, TestCluster.Builder builder) throws Exception {
+        TestCluster source = builder.brokers(1)
+                .brokerProperty("listeners", "PLAINTEXT://127.0.0.1:0,MIRROR://127.0.0.1:0")
+                .brokerProperty("advertised.listeners", "PLAINTEXT://127.0.0.1:0,MIRROR://" + proxy.address())
+                .brokerProperty("listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,MIRROR:PLAINTEXT")
+                .brokerProperty("inter.broker.listener.name", "PLAINTEXT").build().start();
+        proxy.retarget("127.0.0.1", source.broker(0).boundPort("MIRROR"));
+        return source;
+    }
+
     /** Fails {@code topic} over: stops mirroring it and waits until every partition is STOPPED, so writable. */
     public static void failOver(MirrorAdmin admin, String name, String topic) throws Exception {
         Map<String, ?> errors = admin.stopMirrorTopics(name, List.of(topic), List.of());

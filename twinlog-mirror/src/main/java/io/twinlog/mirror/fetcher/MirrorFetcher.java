@@ -28,6 +28,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -81,6 +82,8 @@ public final class MirrorFetcher implements Runnable {
     private final ConcurrentHashMap<TopicPartition, Object> appendLocks = new ConcurrentHashMap<>();
     /** The broker fetchers by source broker id; touched only by this thread (and shutdown, after it ended). */
     private final Map<Integer, SourceBrokerFetcher> brokerFetchers = new HashMap<>();
+    /** Which broker fetcher fetches each partition, for the manager's thread ({@link #lastAnsweredMs}). */
+    private final Map<TopicPartition, SourceBrokerFetcher> fetcherOf = new ConcurrentHashMap<>();
     /** When each partition was first seen without a source leader; reported as FAILED after a while. */
     private final Map<TopicPartition, Long> leaderlessSinceMs = new HashMap<>();
     private final Map<TopicPartition, Long> leaderlessRetryAt = new HashMap<>();
@@ -277,6 +280,18 @@ public final class MirrorFetcher implements Runnable {
             f.start();
             return f;
         }).assign(assigned));
+        fetcherOf.keySet().retainAll(leaders.keySet());
+        byBroker.forEach((brokerId, assigned) -> assigned.keySet().forEach(tp ->
+                fetcherOf.put(tp, brokerFetchers.get(brokerId))));
+    }
+
+    /**
+     * When the source broker that leads {@code tp} last answered this mirror's fetch: empty when no broker fetcher
+     * fetches it (its leader unknown, or not assigned yet), which the metadata loop reports on its own.
+     */
+    public OptionalLong lastAnsweredMs(TopicPartition tp) {
+        SourceBrokerFetcher f = fetcherOf.get(tp);
+        return f == null ? OptionalLong.empty() : OptionalLong.of(f.lastAnsweredMs());
     }
 
     private boolean connect() {

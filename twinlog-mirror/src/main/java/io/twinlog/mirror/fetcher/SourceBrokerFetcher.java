@@ -78,6 +78,11 @@ final class SourceBrokerFetcher implements Runnable {
     private volatile boolean running = true;
     private volatile InterBrokerClient client;
     private int consecutiveFailures;
+    /**
+     * When this broker last answered a fetch (or there was nothing to ask it): the source ends its answers gave are
+     * current as of then. A fetch held by a network that drops packets leaves it behind (decision 80).
+     */
+    private volatile long lastAnsweredMs;
 
     SourceBrokerFetcher(MirrorFetcher owner, Node node) {
         this.owner = owner;
@@ -87,6 +92,12 @@ final class SourceBrokerFetcher implements Runnable {
         this.thread = new Thread(this, name);
         this.thread.setDaemon(true);
         this.fetches = owner.metrics().fetcherStarted(node);
+        this.lastAnsweredMs = owner.time().milliseconds();
+    }
+
+    /** When this source broker last answered a fetch of this mirror, or had nothing to be asked. */
+    long lastAnsweredMs() {
+        return lastAnsweredMs;
     }
 
     Node node() {
@@ -145,6 +156,7 @@ final class SourceBrokerFetcher implements Runnable {
                     Optional.of(a.leaderEpoch()), sink.latestEpoch()));
         });
         if (fetchOffsets.isEmpty()) {
+            lastAnsweredMs = now; // nothing outstanding: nothing it knows is out of date because of the network
             pause(100);
             return;
         }
@@ -160,6 +172,7 @@ final class SourceBrokerFetcher implements Runnable {
             onUnreachable(e, fetchOffsets.keySet());
             return;
         }
+        lastAnsweredMs = owner.time().milliseconds();
         if (!session.handleResponse(response, version)) {
             // the session was lost or the answer does not match it: the handler's next request is a full one
             if (response.error() != Errors.NONE) {

@@ -83,6 +83,8 @@ import java.util.stream.Collectors;
  */
 public final class MirrorManager implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(MirrorManager.class);
+    /** A source end fetched longer ago than this, with the fetch since unanswered, is shown unknown (decision 80). */
+    static final long SOURCE_END_STALE_MS = 10_000;
     private static final long TICK_MS = 500;
     private static final long CATCH_UP_REPORT_MIN_LAG = 10_000;
 
@@ -485,6 +487,9 @@ public final class MirrorManager implements AutoCloseable {
         ctx.refused = false;
         ctx.mirror = def.name();
         Long sourceHw = sourceHighWatermarks.get(tp);
+        if (sourceHw != null && sourceEndOutOfDate(def.name(), tp)) {
+            sourceHw = MirrorProgress.UNKNOWN.sourceHighWatermark(); // describe's lag -1, not a figure from before
+        }
         BrokerHost host = new BrokerHost(tp, partition, def);
         try {
             ctx.driver.pass(host, desired, event, sourceProblem,
@@ -804,6 +809,17 @@ public final class MirrorManager implements AutoCloseable {
                 fetcherConfigs.remove(e.getKey());
             }
         }
+    }
+
+    /**
+     * Whether the source broker fetched for {@code tp} has left a fetch unanswered for longer than
+     * {@value #SOURCE_END_STALE_MS} ms (a fetch returns within its 500 ms wait): then the source end last fetched
+     * is no longer known to be current, and describe shows the lag unknown rather than, say, 0 for the 30 s the
+     * fetch takes to time out through a network that drops packets (issue 25, point 10; decision 80).
+     */
+    private boolean sourceEndOutOfDate(String mirror, TopicPartition tp) {
+        OptionalLong answered = existingFetcher(mirror).map(f -> f.lastAnsweredMs(tp)).orElse(OptionalLong.empty());
+        return answered.isPresent() && time.milliseconds() - answered.getAsLong() > SOURCE_END_STALE_MS;
     }
 
     /** Detaches {@code fetcher} now (nothing appended after this) and waits for its threads on the closer. */

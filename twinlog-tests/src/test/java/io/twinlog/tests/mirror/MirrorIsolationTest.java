@@ -180,18 +180,13 @@ class MirrorIsolationTest {
      */
     @Test
     void aFailoverBehindABlackholedSourceDoesNotDelayAnotherMirrorsFailover() throws Exception {
-        try (FaultProxy xMirror = new FaultProxy("x-mirror-listener", "127.0.0.1", 1);
-             TestCluster x = TestCluster.builder().brokers(1)
-                     .brokerProperty("listeners", "PLAINTEXT://127.0.0.1:0,MIRROR://127.0.0.1:0")
-                     .brokerProperty("advertised.listeners", "PLAINTEXT://127.0.0.1:0,MIRROR://" + xMirror.address())
-                     .brokerProperty("listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,MIRROR:PLAINTEXT")
-                     .brokerProperty("inter.broker.listener.name", "PLAINTEXT").build().start();
+        try (FaultProxy xMirror = new FaultProxy("x-mirror-listener", "127.0.0.1", 1); // retargeted at X's start
+             TestCluster x = MirrorSteps.startSourceBehind(xMirror, TestCluster.builder());
              TestCluster y = TestCluster.builder().brokers(1).build().start();
              TestCluster d = TestCluster.builder().brokers(1).build().start();
              Admin xAdmin = x.admin();
              Admin yAdmin = y.admin();
              MirrorAdmin onD = MirrorAdmin.create(d.bootstrapServers(), Duration.ofSeconds(60))) {
-            xMirror.retarget("127.0.0.1", x.broker(0).boundPort("MIRROR"));
             xAdmin.createTopics(List.of(new NewTopic("far", 1, (short) 1))).all().get();
             yAdmin.createTopics(List.of(new NewTopic("near-a", 1, (short) 1), new NewTopic("near-b", 1, (short) 1)))
                     .all().get();

@@ -2,7 +2,9 @@ package io.twinlog.tests.mirror;
 
 import io.twinlog.clients.mirror.MirrorAdmin;
 import io.twinlog.controller.metadata.MetadataImage;
+import io.twinlog.testkit.FaultProxy;
 import io.twinlog.testkit.MirrorInvariants;
+import io.twinlog.testkit.MirrorSteps;
 import io.twinlog.testkit.ReplicaLogs;
 import io.twinlog.testkit.TestCluster;
 import io.twinlog.testkit.Waits;
@@ -132,6 +134,47 @@ class SourceTopicLifecycleTest {
             Waits.waitUntil("MIRRORING again by itself, caught up", () -> partition(mirrors).state()
                     .equals("MIRRORING") && end(destination) == 150, Duration.ofSeconds(90));
             MirrorInvariants.awaitMirrored(source, destination, TP);
+            Waits.waitUntil("describe's lag 0 once caught up", () -> partition(mirrors).lag() == 0);
+        }
+    }
+
+    /**
+     * A source behind a network that drops packets (the proxy in front of its MIRROR listener blackholed): fetches
+     * go unanswered until their 30-second timeout. Describe stops showing the last figure (lag 0 for a caught-up
+     * partition) within a bound: the fetch unanswered for 10 s, then the next progress write (at most 5 s); and once
+     * the network is back the partition mirrors again by itself and shows lag 0 when caught up (decision 80).
+     */
+    @Test
+    @Timeout(value = 3, unit = TimeUnit.MINUTES)
+    void aSourceBehindANetworkThatDropsPacketsShowsAnUnknownLagNotAStaleZero() throws Exception {
+        try (FaultProxy network = new FaultProxy("source-mirror-listener", "127.0.0.1", 1);
+             TestCluster source = MirrorSteps.startSourceBehind(network, TestCluster.builder());
+             // a state timeout longer than the test's bound: the lag must be unknown before the source is judged
+             // unreachable (FAILED, which shows it unknown too)
+             TestCluster destination = TestCluster.builder().brokers(1)
+                     .brokerProperty("mirror.state.timeout.ms", "120000").build().start();
+             Admin sourceAdmin = source.admin();
+             MirrorAdmin mirrors = MirrorAdmin.create(destination.bootstrapServers(), Duration.ofSeconds(60))) {
+            sourceAdmin.createTopics(List.of(new NewTopic(TOPIC, 1, (short) 1))).all().get();
+            produce(source, 0, 100);
+            mirrors.createClusterMirror(MIRROR, Map.of("bootstrap.servers", network.address()));
+            assertEquals(Map.of(), mirrors.startMirrorTopics(MIRROR, List.of(TOPIC), List.of(), List.of()));
+            Waits.waitUntil("MIRRORING, caught up", () -> partition(mirrors).state().equals("MIRRORING")
+                    && partition(mirrors).lag() == 0 && end(destination) == 100);
+
+            network.blackhole();
+            long cutAt = System.nanoTime();
+            MirrorAdmin.PartitionDescription unknown = Waits.waitFor("the lag unknown, not the last figure",
+                    () -> partition(mirrors), p -> p.lag() == -1, Duration.ofSeconds(25));
+            assertEquals("MIRRORING", unknown.state(), "not yet judged unreachable: " + unknown);
+            long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - cutAt);
+            System.out.printf("lag unknown %d ms after the network began dropping packets%n", tookMs);
+            assertTrue(tookMs < 25_000, "lag unknown after " + tookMs + " ms");
+
+            network.heal();
+            produce(source, 100, 50);
+            Waits.waitUntil("MIRRORING again by itself, caught up", () -> partition(mirrors).state()
+                    .equals("MIRRORING") && end(destination) == 150, Duration.ofSeconds(90));
             Waits.waitUntil("describe's lag 0 once caught up", () -> partition(mirrors).lag() == 0);
         }
     }
