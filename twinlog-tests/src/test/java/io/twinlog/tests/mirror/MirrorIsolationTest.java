@@ -120,8 +120,8 @@ class MirrorIsolationTest {
 
     /**
      * A start reads the source's topics before it writes; with the source blackholed it waits out its timeouts. A
-     * stop sent meanwhile to the same broker is answered at once, the topic failed over, and the start that
-     * finishes later does not undo it.
+     * pause, a resume and a stop sent meanwhile to the same broker are answered at once, the topic failed over, and
+     * the start that finishes later does not undo it.
      */
     @Test
     void aStopIsNotQueuedBehindAStartWaitingOnAnUnreachableSource() throws Exception {
@@ -148,6 +148,18 @@ class MirrorIsolationTest {
                 }
             });
             Waits.waitUntil("the broker's start waits on the source", MirrorIsolationTest::startWaitsOnTheSource);
+
+            // pause and resume write metadata only, on the same admin thread as stop: neither waits for the start
+            long pausedAt = System.nanoTime();
+            assertEquals(Map.of(), stops.pauseMirrorTopics("m", List.of("orders"), List.of()));
+            long pauseMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - pausedAt);
+            long resumedAt = System.nanoTime();
+            assertEquals(Map.of(), stops.resumeMirrorTopics("m", List.of("orders"), List.of()));
+            long resumeMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - resumedAt);
+            System.out.printf("--pause and --resume behind a pending --start: %d and %d ms%n", pauseMs, resumeMs);
+            assertTrue(pauseMs < 2_000 && resumeMs < 2_000, "--pause took " + pauseMs + " ms and --resume "
+                    + resumeMs + " ms behind a start waiting on its source");
+            assertTrue(startWaitsOnTheSource(), "the start was still waiting on the source");
 
             long began = System.nanoTime();
             assertEquals(Map.of(), stops.stopMirrorTopics("m", List.of("orders"), List.of()));
