@@ -1,9 +1,12 @@
 package io.twinlog.mirror.runtime;
 
+import io.twinlog.mirror.partition.PeerLookup.Failure;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The seeded simulation of several mirrors and partitions at the level of the mirror manager
@@ -34,5 +37,14 @@ class MirrorManagerSimulationTest {
         }
         System.out.printf("Mirror manager simulation: %s (%d s)%n", stats,
                 TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - startNs));
+        if (seeds >= DEFAULT_SEEDS) {
+            // a run that never drew a kind of peer failure, or never reached a scenario, proves nothing about it
+            for (Failure kind : Failure.values()) {
+                assertTrue(stats.byKind.getOrDefault(kind, 0L) > 0, "no link failed with " + kind + ": " + stats);
+            }
+            assertTrue(stats.failbacks > 0 && stats.failovers > 0 && stats.cutsApplied > 0
+                    && stats.uncleanElections > 0 && stats.topicsDeleted > 0 && stats.topicsRecreated > 0
+                    && stats.isolationChecks > 0, "every scenario was reached: " + stats);
+        }
     }
 }
