@@ -53,9 +53,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * JVM, which is killed under steady acks=all producers and started again on its data. While it is away the
  * leaders keep serving (acks go on); afterwards every broker is registered again, every partition has a leader with
  * its full ISR, the producers went on by themselves without a failed send, every acknowledged record is in the log,
- * and no two brokers acted as controller at once (from the brokers' own logs). In the first case a mirror from a
- * source cluster (written to throughout) runs into those brokers across the outage, and ends with every record the
- * source acknowledged at its offset.
+ * and no two brokers acted as controller at once (from the brokers' own logs). In the first and the last case a
+ * mirror from a source cluster (written to throughout) runs into those brokers across the outage, and ends with
+ * every record the source acknowledged at its offset.
  *
  * <p>With {@code zookeeper.session.timeout.ms} at 6 s the long outage (13 s) expires every session; the short one
  * (2 s, and ZooKeeper's start) expires none of the 15 s sessions.
@@ -121,6 +121,11 @@ class ZooKeeperOutageTest {
     @Test
     void oneBrokerOutlivesAnOutageLongerThanTheSessionTimeout() throws Exception {
         runOutage(1, Duration.ofSeconds(13), SHORT_SESSION_TIMEOUT_MS, true, false);
+    }
+
+    @Test
+    void oneBrokerAndAMirrorOutliveAnOutageShorterThanTheSessionTimeout() throws Exception {
+        runOutage(1, Duration.ofSeconds(2), LONG_SESSION_TIMEOUT_MS, false, true);
     }
 
     /**
