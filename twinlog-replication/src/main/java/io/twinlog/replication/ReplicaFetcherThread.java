@@ -157,7 +157,7 @@ final class ReplicaFetcherThread implements Runnable {
     }
 
     private void doWork() throws InterruptedException {
-        long now = time.milliseconds();
+        long now = time.hiResClockMs(); // monotonic: a step of the wall clock must not hold a delayed partition
         Map<TopicPartition, FetchRequest.PartitionData> fetchData = new LinkedHashMap<>();
         Map<Uuid, String> topicNames = new HashMap<>();
         Map<TopicPartition, FetchState> inRequest = new HashMap<>();
@@ -251,7 +251,7 @@ final class ReplicaFetcherThread implements Runnable {
                                     + "in {} ms", tp, leaderId, d.epoch(), d.endOffset(),
                                     partition.log().logEndOffset(), partition.log().latestEpoch().orElse(-1),
                                     DIVERGENCE_STUCK_BACKOFF_MS);
-                            s.delayedUntilMs = time.milliseconds() + DIVERGENCE_STUCK_BACKOFF_MS;
+                            s.delayedUntilMs = time.hiResClockMs() + DIVERGENCE_STUCK_BACKOFF_MS;
                             return;
                         }
                         partition.truncateTo(to, "leader " + leaderId + " reports epoch " + d.epoch() + " ends at "
@@ -273,11 +273,11 @@ final class ReplicaFetcherThread implements Runnable {
                      UNKNOWN_TOPIC_ID, INCONSISTENT_TOPIC_ID -> {
                     log.debug("Fetch of {} from leader {} in epoch {}: {}; waiting for new metadata", tp, leaderId,
                             s.leaderEpoch, error);
-                    s.delayedUntilMs = time.milliseconds() + PARTITION_BACKOFF_MS;
+                    s.delayedUntilMs = time.hiResClockMs() + PARTITION_BACKOFF_MS;
                 }
                 default -> {
                     log.warn("Fetch of {} from leader {} failed with {}; backing off", tp, leaderId, error);
-                    s.delayedUntilMs = time.milliseconds() + PARTITION_BACKOFF_MS;
+                    s.delayedUntilMs = time.hiResClockMs() + PARTITION_BACKOFF_MS;
                 }
             }
         } catch (org.apache.kafka.common.errors.NotLeaderOrFollowerException e) {
@@ -286,7 +286,7 @@ final class ReplicaFetcherThread implements Runnable {
             log.debug("Dropping fetched data of {} from broker {}: {}", tp, leaderId, e.getMessage());
         } catch (Exception e) {
             log.error("Could not apply fetched data of {} from leader {}; backing off", tp, leaderId, e);
-            s.delayedUntilMs = time.milliseconds() + PARTITION_BACKOFF_MS;
+            s.delayedUntilMs = time.hiResClockMs() + PARTITION_BACKOFF_MS;
         }
     }
 
@@ -324,7 +324,7 @@ final class ReplicaFetcherThread implements Runnable {
         } else if (earliest >= 0 && end < earliest) {
             partition.truncateFullyAndStartAt(earliest, "leader " + leaderId + " log starts at " + earliest);
         } else {
-            s.delayedUntilMs = time.milliseconds() + PARTITION_BACKOFF_MS;
+            s.delayedUntilMs = time.hiResClockMs() + PARTITION_BACKOFF_MS;
         }
     }
 

@@ -92,10 +92,10 @@ final class SourceBrokerFetcher implements Runnable {
         this.thread = new Thread(this, name);
         this.thread.setDaemon(true);
         this.fetches = owner.metrics().fetcherStarted(node);
-        this.lastAnsweredMs = owner.time().milliseconds();
+        this.lastAnsweredMs = owner.time().hiResClockMs();
     }
 
-    /** When this source broker last answered a fetch of this mirror, or had nothing to be asked. */
+    /** When this source broker last answered a fetch of this mirror, or had nothing to be asked (monotonic ms). */
     long lastAnsweredMs() {
         return lastAnsweredMs;
     }
@@ -156,7 +156,7 @@ final class SourceBrokerFetcher implements Runnable {
                     Optional.of(a.leaderEpoch()), sink.latestEpoch()));
         });
         if (fetchOffsets.isEmpty()) {
-            lastAnsweredMs = now; // nothing outstanding: nothing it knows is out of date because of the network
+            lastAnsweredMs = owner.time().hiResClockMs(); // nothing outstanding: nothing is out of date for the network
             pause(100);
             return;
         }
@@ -172,7 +172,7 @@ final class SourceBrokerFetcher implements Runnable {
             onUnreachable(e, fetchOffsets.keySet());
             return;
         }
-        lastAnsweredMs = owner.time().milliseconds();
+        lastAnsweredMs = owner.time().hiResClockMs();
         if (!session.handleResponse(response, version)) {
             // the session was lost or the answer does not match it: the handler's next request is a full one
             if (response.error() != Errors.NONE) {

@@ -819,7 +819,7 @@ public final class MirrorManager implements AutoCloseable {
      */
     private boolean sourceEndOutOfDate(String mirror, TopicPartition tp) {
         OptionalLong answered = existingFetcher(mirror).map(f -> f.lastAnsweredMs(tp)).orElse(OptionalLong.empty());
-        return answered.isPresent() && time.milliseconds() - answered.getAsLong() > SOURCE_END_STALE_MS;
+        return answered.isPresent() && time.hiResClockMs() - answered.getAsLong() > SOURCE_END_STALE_MS;
     }
 
     /** Detaches {@code fetcher} now (nothing appended after this) and waits for its threads on the closer. */

@@ -58,13 +58,14 @@ public final class InterBrokerClient implements AutoCloseable {
     public InterBrokerClient(String clientId, ChannelBuilder channelBuilder, int requestTimeoutMs,
                              int socketReceiveBufferBytes, long reconnectBackoffMs, long reconnectBackoffMaxMs,
                              Time time) {
-        this.time = time;
+        // its timeouts and backoffs on the monotonic clock: a wall-clock step must neither stall nor expire them
+        this.time = MonotonicTime.orMock(time);
         this.requestTimeoutMs = requestTimeoutMs;
         LogContext logContext = new LogContext("[" + clientId + "] ");
-        Selector selector = new Selector(60_000L, metrics, time, clientId, channelBuilder, logContext);
+        Selector selector = new Selector(60_000L, metrics, this.time, clientId, channelBuilder, logContext);
         this.client = new NetworkClient(selector, new ManualMetadataUpdater(), clientId, 1, reconnectBackoffMs,
                 reconnectBackoffMaxMs,
-                Selectable.USE_DEFAULT_BUFFER_SIZE, socketReceiveBufferBytes, requestTimeoutMs, 10_000, 30_000, time,
+                Selectable.USE_DEFAULT_BUFFER_SIZE, socketReceiveBufferBytes, requestTimeoutMs, 10_000, 30_000, this.time,
                 true, new ApiVersions(), logContext, MetadataRecoveryStrategy.NONE, BootstrapConfiguration.DISABLED,
                 false);
     }
