@@ -287,8 +287,8 @@ public final class MirrorFetcher implements Runnable {
 
     /**
      * When the source broker that leads {@code tp} last answered this mirror's fetch, on the monotonic clock
-     * ({@code Time.hiResClockMs}): empty when no broker fetcher
-     * fetches it (its leader unknown, or not assigned yet), which the metadata loop reports on its own.
+     * ({@code Time.hiResClockMs}): empty when no broker fetcher fetches it (its leader unknown, or not assigned
+     * yet), which the metadata loop reports on its own.
      */
     public OptionalLong lastAnsweredMs(TopicPartition tp) {
         SourceBrokerFetcher f = fetcherOf.get(tp);

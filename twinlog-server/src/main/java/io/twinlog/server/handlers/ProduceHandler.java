@@ -20,6 +20,8 @@ import org.apache.kafka.common.requests.ProduceRequest;
 import org.apache.kafka.common.requests.ProduceResponse;
 import org.apache.kafka.common.requests.RequestUtils;
 import org.apache.kafka.common.resource.ResourceType;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -34,17 +36,23 @@ import java.util.Optional;
  * answered, except that an error closes the connection so the producer notices, as Kafka does.
  */
 public final class ProduceHandler implements RequestHandler {
+    private static final Logger log = LoggerFactory.getLogger(ProduceHandler.class);
     private final BrokerContext ctx;
 
     public ProduceHandler(BrokerContext ctx) {
         this.ctx = ctx;
     }
 
-    /** Whether any batch is transactional; records too broken to tell are judged per partition later. */
+    /**
+     * Whether any batch is transactional. Records too broken to tell are not: the partition's own validation below
+     * answers them CORRUPT_MESSAGE (or the error that fits), so the client hears of it either way.
+     */
     private static boolean hasTransactionalRecords(ProduceRequest body) {
         try {
             return RequestUtils.hasTransactionalRecords(body);
         } catch (RuntimeException unreadable) {
+            log.debug("Produce records unreadable while looking for transactional batches; each partition's "
+                    + "validation answers them", unreadable);
             return false;
         }
     }

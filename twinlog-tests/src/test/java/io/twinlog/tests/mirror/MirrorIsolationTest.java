@@ -220,17 +220,21 @@ class MirrorIsolationTest {
             // the manager's next tick finds m1's fetcher idle and closes it: waiting for threads held by the source
             Waits.waitUntil("m1's fetcher being closed", MirrorIsolationTest::fetcherClosing, Duration.ofSeconds(30));
             long withFault = timeFailover(onD, "m2", "near-b");
-            boolean m1StillClosing = Thread.getAllStackTraces().keySet().stream().anyMatch(t -> t.isAlive()
-                    && t.getName().startsWith("twinlog-mirror-fetcher-m1"));
+            boolean m1StillClosing = fetchThreadsAlive("m1");
             System.out.printf("m2's failover: %d ms without the fault, %d ms behind m1's failover from a blackholed "
                     + "source%n", usual, withFault);
             assertTrue(withFault < 2 * usual + 1_000, "m2's failover took " + withFault + " ms behind m1's, "
                     + usual + " ms without");
             assertTrue(m1StillClosing, "m1's fetch threads were still held by the blackholed source");
-            Waits.waitUntil("m1's fetch threads end once their fetch times out", () -> Thread.getAllStackTraces()
-                    .keySet().stream().noneMatch(t -> t.isAlive() && t.getName().startsWith("twinlog-mirror-fetcher-m1")),
+            Waits.waitUntil("m1's fetch threads end once their fetch times out", () -> !fetchThreadsAlive("m1"),
                     Duration.ofSeconds(90));
         }
+    }
+
+    /** Whether a fetch thread of mirror {@code mirror} (its metadata loop or a source-broker fetcher) is alive. */
+    private static boolean fetchThreadsAlive(String mirror) {
+        return Thread.getAllStackTraces().keySet().stream().anyMatch(t -> t.isAlive()
+                && t.getName().startsWith("twinlog-mirror-fetcher-" + mirror));
     }
 
     /** Some thread of this JVM is inside {@code MirrorFetcher.shutdown}, waiting for a fetcher's threads. */

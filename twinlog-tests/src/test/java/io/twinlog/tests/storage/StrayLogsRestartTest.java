@@ -101,13 +101,10 @@ class StrayLogsRestartTest {
             for (String topic : List.of("deleted", "recreated", "reused")) {
                 assertEquals(-1L, logEnd(cluster, DOWN, new TopicPartition(topic, 0)), topic + "-0 is not loaded");
             }
-            File[] setAside = cluster.logDir(DOWN).listFiles((dir, name) -> name.startsWith("reused-0.")
-                    && name.endsWith("-stray"));
-            assertEquals(1, setAside == null ? 0 : setAside.length, "reused-0 renamed aside, with its files");
-            assertTrue(new File(setAside[0], "00000000000000000000.log").length() > 0);
-            File[] deleted = cluster.logDir(DOWN).listFiles((dir, name) -> (name.startsWith("deleted-0")
-                    || name.startsWith("recreated-0")) && name.endsWith("-stray"));
-            assertEquals(0, deleted == null ? 0 : deleted.length, "the deleted topics' logs are not set aside");
+            assertSetAsideWithRecords(cluster.logDir(DOWN), "reused-0", "reused-0 renamed aside, with its files");
+            assertEquals(List.of(), strayDirs(cluster.logDir(DOWN), "deleted-0"), "deleted-0's log is not set aside");
+            assertEquals(List.of(), strayDirs(cluster.logDir(DOWN), "recreated-0"),
+                    "recreated-0's log is not set aside");
             // a name taken by a new topic hosted here, with no deletion of the old one recorded: the old log is
             // renamed aside with its records, never deleted, and the new topic's replica starts empty
             TopicPartition taken = new TopicPartition("taken", 0);
@@ -117,10 +114,7 @@ class StrayLogsRestartTest {
             assertTrue(!takenNow.equals(takenBefore), "taken has a new topic ID");
             assertEquals(takenNow, cluster.broker(DOWN).replicaManager().partition(taken).orElseThrow().topicId());
             assertEquals(0L, logEnd(cluster, DOWN, taken), "the new topic's replica starts empty");
-            File[] takenAside = cluster.logDir(DOWN).listFiles((dir, name) -> name.startsWith("taken-0.")
-                    && name.endsWith("-stray"));
-            assertEquals(1, takenAside == null ? 0 : takenAside.length, "taken-0's old log renamed aside");
-            assertTrue(new File(takenAside[0], "00000000000000000000.log").length() > 0, "with its records");
+            assertSetAsideWithRecords(cluster.logDir(DOWN), "taken-0", "taken-0's old log renamed aside");
 
             // the vanished topic's nodes restored in one transaction, as a restore from a copy would: node by node,
             // the controller would see the assignment without its partition state and write one of its own first
@@ -172,13 +166,23 @@ class StrayLogsRestartTest {
                     .map(p -> p.topicId().equals(cluster.broker(0).metadata().image().topic(tp.topic())
                             .orElseThrow().topicId())).orElse(false), TIMEOUT);
             assertEquals(0L, logEnd(cluster, 0, tp), "the new topic starts empty");
-            File[] aside = cluster.logDir(0).listFiles((dir, name) -> name.startsWith("orders-0.")
-                    && name.endsWith("-stray"));
-            assertEquals(1, aside == null ? 0 : aside.length, "the old log renamed aside");
-            assertTrue(new File(aside[0], "00000000000000000000.log").length() > 0, "with its records");
+            assertSetAsideWithRecords(cluster.logDir(0), "orders-0", "the old log renamed aside");
             produce(cluster, tp.topic());
             assertEquals(RECORDS, logEnd(cluster, 0, tp), "the new topic takes writes");
         }
+    }
+
+    /** The dirs {@code <partition>.<topic id>-stray} in {@code logDir}: logs set aside, neither served nor deleted. */
+    private static List<File> strayDirs(File logDir, String partition) {
+        File[] dirs = logDir.listFiles((dir, name) -> name.startsWith(partition + ".") && name.endsWith("-stray"));
+        return dirs == null ? List.of() : List.of(dirs);
+    }
+
+    /** One log of {@code partition} set aside in {@code logDir}, its records kept. */
+    private static void assertSetAsideWithRecords(File logDir, String partition, String what) {
+        List<File> aside = strayDirs(logDir, partition);
+        assertEquals(1, aside.size(), what);
+        assertTrue(new File(aside.get(0), "00000000000000000000.log").length() > 0, what + ", with its records");
     }
 
     private static long logEnd(TestCluster cluster, int id, TopicPartition tp) {
