@@ -10,6 +10,7 @@ import io.twinlog.controller.metadata.BrokerRegistration;
 import io.twinlog.controller.metadata.MetadataImage;
 import io.twinlog.controller.zk.ControllerZkClient;
 import io.twinlog.controller.zk.EmbeddedZooKeeper;
+import io.twinlog.controller.zk.BrokerUnregistration;
 import io.twinlog.controller.zk.MetadataStore;
 import io.twinlog.controller.zk.MetadataWatcher;
 import io.twinlog.group.GroupCoordinatorHost;
@@ -55,6 +56,7 @@ import io.twinlog.server.handlers.ProduceHandler;
 import io.twinlog.server.handlers.ReassignmentsHandler;
 import io.twinlog.server.handlers.SaslHandlers;
 import io.twinlog.server.handlers.ScramCredentialsHandlers;
+import io.twinlog.server.handlers.UnregisterBrokerHandler;
 import io.twinlog.server.handlers.group.GroupApis;
 import io.twinlog.server.metadata.LostReplicaTracker;
 import io.twinlog.server.metadata.LostReplicas;
@@ -363,6 +365,8 @@ public final class BrokerServer implements AutoCloseable {
                 .add(ApiKeys.DESCRIBE_USER_SCRAM_CREDENTIALS, cluster(AclOperation.DESCRIBE, scram.describe()))
                 .add(ApiKeys.ALTER_USER_SCRAM_CREDENTIALS, cluster(AclOperation.ALTER,
                         adminExecutor.offRequestThreads(scram.alter())))
+                .add(ApiKeys.UNREGISTER_BROKER, cluster(AclOperation.ALTER, adminExecutor.offRequestThreads(
+                        new UnregisterBrokerHandler(new BrokerUnregistration(store.client()), watcher::image))))
                 .add(ApiKeys.DESCRIBE_CLIENT_QUOTAS, cluster(AclOperation.DESCRIBE_CONFIGS,
                         ClientQuotasHandler.describeNone()))
                 .add(ApiKeys.SASL_HANDSHAKE, SaslHandlers.handshake())

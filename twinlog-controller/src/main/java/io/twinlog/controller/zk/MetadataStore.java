@@ -358,7 +358,7 @@ public final class MetadataStore {
     }
 
     /** The brokers that held a replica of the marked topic; empty in a mark written before they were recorded. */
-    private static List<Integer> markBrokers(Map<String, Object> mark) {
+    static List<Integer> markBrokers(Map<String, Object> mark) {
         List<Integer> out = new ArrayList<>();
         if (mark.get("brokers") instanceof List<?> list) {
             list.forEach(b -> out.add(((Number) b).intValue()));

@@ -6,6 +6,8 @@ import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.RetryOneTime;
 import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.errors.BrokerIdNotRegisteredException;
+import org.apache.kafka.common.errors.InvalidRequestException;
 import org.apache.zookeeper.data.Stat;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -26,12 +28,14 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The marks of {@code /admin/delete_topics} on a real ZooKeeper (decisions 72, 74): what a deletion writes, how long
  * a completed mark stays (until every broker that held a replica has been back long enough to have read it), and
- * which creation takes a mark with it.
+ * which creation takes a mark with it, and what unregistering a broker gone for good ({@link BrokerUnregistration})
+ * takes from the marks.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class DeletionMarksTest {
@@ -124,6 +128,52 @@ class DeletionMarksTest {
         // a mirror topic created again carries its source's topic ID
         store.createTopic("orders", DELETED_ID, Map.of(0, List.of(1, 2, 3)), Map.of());
         assertNull(zk.checkExists().forPath(ZkPaths.topicDeletion("orders")));
+    }
+
+    @Test
+    void aBrokerUnregisteredForGoodNoLongerHoldsItsTopicsMarksNorItsTruncationPoints() throws Exception {
+        register(1);
+        register(3); // broker 2 is gone for good
+        createAndDelete();
+        zk.create().creatingParentsIfNeeded().forPath(ZkPaths.mirrorTruncations(2), Json.encode(Map.of("version", 1,
+                "applied", Map.of("orders", Map.of("0", 4)))));
+        long later = markWrittenAt() + COMPLETED_MARK_RETENTION_MS + REGISTERED_BEFORE_EXPIRY_MS + 1;
+        store.resumeTopicDeletions(later);
+        assertNotNull(zk.checkExists().forPath(ZkPaths.topicDeletion("orders")), "broker 2 may still come back");
+
+        BrokerUnregistration.Forgotten forgotten = new BrokerUnregistration(zk).unregister(2, false);
+
+        assertEquals(new BrokerUnregistration.Forgotten(true, List.of("orders")), forgotten);
+        assertNull(zk.checkExists().forPath(ZkPaths.mirrorTruncations(2)));
+        assertEquals(List.of(1, 3), mark().get("brokers"));
+        assertEquals(true, mark().get("completed"), "the rest of the mark is kept");
+        store.resumeTopicDeletions(markWrittenAt() + COMPLETED_MARK_RETENTION_MS + 1);
+        assertNull(zk.checkExists().forPath(ZkPaths.topicDeletion("orders")), "the brokers left have been back");
+    }
+
+    @Test
+    void aRunningBrokerIsNotUnregisteredAndNothingOfItsIsTouched() throws Exception {
+        register(1);
+        register(2);
+        register(3);
+        createAndDelete();
+        zk.create().creatingParentsIfNeeded().forPath(ZkPaths.mirrorTruncations(2), new byte[0]);
+
+        InvalidRequestException refused = assertThrows(InvalidRequestException.class,
+                () -> new BrokerUnregistration(zk).unregister(2, true));
+
+        assertTrue(refused.getMessage().contains("Broker 2 is registered"), refused.getMessage());
+        assertNotNull(zk.checkExists().forPath(ZkPaths.mirrorTruncations(2)));
+        assertEquals(List.of(1, 2, 3), mark().get("brokers"));
+    }
+
+    @Test
+    void aBrokerIdNothingNamesIsNotRegisteredUnlessAnAssignmentNamesIt() throws Exception {
+        createAndDelete();
+        BrokerUnregistration unregistration = new BrokerUnregistration(zk);
+        assertThrows(BrokerIdNotRegisteredException.class, () -> unregistration.unregister(7, false));
+        assertTrue(unregistration.unregister(7, true).nothing(), "a broker only a partition's replicas name");
+        assertEquals(List.of(1, 2, 3), mark().get("brokers"));
     }
 
     private void createAndDelete() throws Exception {

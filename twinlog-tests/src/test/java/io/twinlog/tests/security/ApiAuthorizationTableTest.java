@@ -30,6 +30,7 @@ import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.acl.AclPermissionType;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.errors.ApiException;
+import org.apache.kafka.common.errors.BrokerIdNotRegisteredException;
 import org.apache.kafka.common.errors.ClusterAuthorizationException;
 import org.apache.kafka.common.errors.GroupAuthorizationException;
 import org.apache.kafka.common.errors.TopicAuthorizationException;
@@ -272,6 +273,17 @@ class ApiAuthorizationTableTest {
                 ClusterAuthorizationException.class, user -> withAdmin(user, a -> a.alterUserScramCredentials(
                         List.of(new UserScramCredentialUpsertion("someone-" + user, new ScramCredentialInfo(
                                 ScramMechanism.SCRAM_SHA_256, 4096), "pw"))).all())));
+        // no broker 999: past the authorization, Kafka's answer for an id it does not know
+        rows.add(new Row("UnregisterBroker", List.of(), Grant.cluster(AclOperation.ALTER),
+                ClusterAuthorizationException.class, user -> {
+                    try (Admin admin = admin(user)) {
+                        admin.unregisterBroker(999).all().get(30, TimeUnit.SECONDS);
+                    } catch (ExecutionException e) {
+                        if (!(e.getCause() instanceof BrokerIdNotRegisteredException)) {
+                            throw e;
+                        }
+                    }
+                }));
         rows.add(new Row("DescribeClientQuotas", List.of(), Grant.cluster(AclOperation.DESCRIBE_CONFIGS),
                 ClusterAuthorizationException.class,
                 user -> withAdmin(user, a -> a.describeClientQuotas(ClientQuotaFilter.all()).entities())));

@@ -31,6 +31,7 @@ import org.apache.kafka.common.message.ListPartitionReassignmentsRequestData;
 import org.apache.kafka.common.message.MetadataRequestData;
 import org.apache.kafka.common.message.OffsetForLeaderEpochRequestData;
 import org.apache.kafka.common.message.ProduceRequestData;
+import org.apache.kafka.common.message.UnregisterBrokerRequestData;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.record.internal.SimpleRecord;
@@ -106,6 +107,9 @@ final class DataAndAdminRequests {
         requests.put(ApiKeys.LIST_PARTITION_REASSIGNMENTS, (target, version, connection) ->
                 new ListPartitionReassignmentsRequestData().setTimeoutMs(10_000).setTopics(null));
         requests.put(ApiKeys.ALTER_PARTITION, (target, version, connection) -> staleAlterPartition(target, version));
+        // an id no broker has: a live one would be unregistered from the Kafka side's KRaft controller
+        requests.put(ApiKeys.UNREGISTER_BROKER, (target, version, connection) -> new UnregisterBrokerRequestData()
+                .setBrokerId(999));
         requests.put(ApiKeys.DESCRIBE_ACLS, (target, version, connection) ->
                 new DescribeAclsRequest.Builder(AclBindingFilter.ANY).build(version).data());
         requests.put(ApiKeys.CREATE_ACLS, (target, version, connection) -> new CreateAclsRequestData().setCreations(

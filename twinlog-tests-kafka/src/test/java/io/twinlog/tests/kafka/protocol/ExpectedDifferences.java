@@ -31,7 +31,7 @@ final class ExpectedDifferences {
                 ApiKeys.WRITE_TXN_MARKERS, ApiKeys.DESCRIBE_TRANSACTIONS, ApiKeys.LIST_TRANSACTIONS,
                 ApiKeys.DESCRIBE_PRODUCERS);
         kafkaOnly("metadata lives in ZooKeeper: no KRaft quorum, controller registrations or feature levels",
-                ApiKeys.DESCRIBE_QUORUM, ApiKeys.ADD_RAFT_VOTER, ApiKeys.REMOVE_RAFT_VOTER, ApiKeys.UNREGISTER_BROKER,
+                ApiKeys.DESCRIBE_QUORUM, ApiKeys.ADD_RAFT_VOTER, ApiKeys.REMOVE_RAFT_VOTER,
                 ApiKeys.UNREGISTER_CONTROLLER, ApiKeys.UPDATE_FEATURES);
         kafkaOnly("no delegation tokens",
                 ApiKeys.CREATE_DELEGATION_TOKEN,
