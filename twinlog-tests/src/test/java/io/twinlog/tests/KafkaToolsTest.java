@@ -176,6 +176,32 @@ class KafkaToolsTest {
         }
     }
 
+    /**
+     * An operator's reassignment runbook: --execute, then --verify until completed. Kafka's --verify also clears
+     * every broker's replication throttle (an IncrementalAlterConfigs DELETE on the broker), which Twinlog, having
+     * no dynamic broker configs, once refused: the tool printed an error and exited 1 after a finished reassignment.
+     */
+    @Test
+    void reassignPartitionsCommandExecutesAndVerifies() throws Exception {
+        String topic = "tools-reassign";
+        try (Admin admin = cluster.admin()) {
+            admin.createTopics(List.of(new NewTopic(topic, 1, (short) 1))).all().get();
+        }
+        Path plan = workDir.toPath().resolve("reassign.json");
+        Files.writeString(plan, "{\"version\":1,\"partitions\":[{\"topic\":\"" + topic
+                + "\",\"partition\":0,\"replicas\":[0]}]}");
+        reassign("--execute", "--reassignment-json-file", plan.toString()).assertSuccess();
+        ToolResult verify = reassign("--verify", "--reassignment-json-file", plan.toString());
+        verify.assertSuccess();
+        assertTrue(verify.stdout().contains("Reassignment of partition " + topic + "-0 is completed.")
+                && verify.stdout().contains("Clearing broker-level throttles on broker 0"), verify.toString());
+
+        ToolResult throttled = reassign("--execute", "--reassignment-json-file", plan.toString(), "--throttle",
+                "1000000");
+        assertTrue(throttled.exitCode() != 0 && throttled.all().contains("BROKER configs are static"),
+                "setting a broker throttle is refused with the reason: " + throttled);
+    }
+
     // ---- running tools ----
 
     @Test
@@ -191,6 +217,11 @@ class KafkaToolsTest {
 
     private static ToolResult topics(String... args) throws Exception {
         return runTool("org.apache.kafka.tools.TopicCommand", null,
+                prepend(args, "--bootstrap-server", cluster.bootstrapServers()));
+    }
+
+    private static ToolResult reassign(String... args) throws Exception {
+        return runTool("org.apache.kafka.tools.reassign.ReassignPartitionsCommand", null,
                 prepend(args, "--bootstrap-server", cluster.bootstrapServers()));
     }
 

@@ -2,6 +2,7 @@ package io.twinlog.server.handlers;
 
 import io.twinlog.protocol.Request;
 import io.twinlog.protocol.RequestHandler;
+import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.ConfigResource;
@@ -68,6 +69,13 @@ public final class AlterConfigsHandler {
                 continue;
             }
             try {
+                if (deletesOnlyOnABroker(res)) {
+                    // no dynamic broker config can be set here, so there is none to delete: done, as Kafka answers
+                    // a delete of a config that is not set (kafka-reassign-partitions --verify clears the
+                    // replication throttles of every broker this way)
+                    response.responses().add(r);
+                    continue;
+                }
                 String topic = topicResource(res.resourceType(), res.resourceName());
                 UnaryOperator<Map<String, String>> change = current -> {
                     Map<String, String> overrides = new LinkedHashMap<>(current);
@@ -123,6 +131,12 @@ public final class AlterConfigsHandler {
             response.responses().add(r);
         }
         request.respond(new AlterConfigsResponse(response));
+    }
+
+    private static boolean deletesOnlyOnABroker(IncrementalAlterConfigsRequestData.AlterConfigsResource res) {
+        return ConfigResource.Type.forId(res.resourceType()) == ConfigResource.Type.BROKER
+                && (res.resourceName().isEmpty() || res.resourceName().chars().allMatch(Character::isDigit))
+                && res.configs().stream().allMatch(c -> c.configOperation() == AlterConfigOp.OpType.DELETE.id());
     }
 
     private String topicResource(byte resourceType, String name) {
