@@ -634,20 +634,21 @@ public final class MirrorManager implements AutoCloseable {
                 progress.put(w.tp(), to.progress());
             }
         }
-        List<Integer> versions;
-        try {
-            versions = writer.writeAll(stateWrites.stream().map(w -> new MirrorStateWriter.StateWrite(w.tp(),
-                    w.decision().write().get(), w.from().version())).toList());
-        } catch (Exception e) {
-            log.warn("Could not write the state records of {} mirror partitions; they decide again at their next "
-                    + "pass", stateWrites.size(), e);
-            stateWrites.forEach(w -> refused(w.tp()));
-            return Set.of();
+        MirrorStateWriter.Outcome outcome = writer.writeAll(stateWrites.stream().map(w ->
+                new MirrorStateWriter.StateWrite(w.tp(), w.decision().write().get(), w.from().version())).toList());
+        List<Integer> versions = outcome.versions();
+        if (outcome.failure().isPresent()) {
+            long notWritten = versions.stream().filter(v -> v == MirrorStateWriter.NOT_WRITTEN).count();
+            log.warn("Could not write the state records of {} of {} mirror partitions (the others are written); they "
+                    + "decide again at their next pass", notWritten, stateWrites.size(), outcome.failure().get());
         }
         Set<TopicPartition> written = new HashSet<>();
         for (int i = 0; i < stateWrites.size(); i++) {
             DeferredWrite w = stateWrites.get(i);
-            if (versions.get(i) < 0) {
+            if (versions.get(i) == MirrorStateWriter.NOT_WRITTEN) {
+                refused(w.tp());
+                progress.remove(w.tp());
+            } else if (versions.get(i) == MirrorStateWriter.CHANGED) {
                 log.info("[Mirror {} {}] state record changed concurrently; re-reading", w.def().name(), w.tp());
                 refused(w.tp());
                 progress.remove(w.tp());

@@ -11,11 +11,12 @@ import org.apache.zookeeper.data.Stat;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * Writes a mirror partition's durable state record, conditionally on the version its writer read, so two leaders
- * (an old one not yet fenced and a new one) cannot interleave writes. Returns the new version, or -1 when the
- * record changed meanwhile (the caller re-reads and decides again).
+ * (an old one not yet fenced and a new one) cannot interleave writes. Returns the new version, or {@link #CHANGED}
+ * when the record changed meanwhile (the caller re-reads and decides again).
  */
 final class MirrorStateWriter {
     /** Records per transaction: well inside ZooKeeper's 1 MiB request limit (a record is a few hundred bytes). */
@@ -30,25 +31,46 @@ final class MirrorStateWriter {
     record StateWrite(TopicPartition partition, MirrorPartitionRecord record, int expectedVersion) {
     }
 
+    /** A write's outcome in {@link Outcome#versions}: the record had changed meanwhile, nothing was written. */
+    static final int CHANGED = -1;
+    /** A write's outcome in {@link Outcome#versions}: not known to be written, because ZooKeeper failed first. */
+    static final int NOT_WRITTEN = -2;
+
+    /**
+     * What {@link #writeAll} did, write by write: the new version, {@link #CHANGED} or {@link #NOT_WRITTEN}; and
+     * the failure that stopped it, if one did (the writes before it are committed and say so).
+     */
+    record Outcome(List<Integer> versions, Optional<Exception> failure) {
+    }
+
     /**
      * Writes many records, {@value #OPS_PER_TRANSACTION} per ZooKeeper transaction: one round trip and one log
      * sync per transaction instead of per record (a failover of 1,000 partitions writes each two or three times).
      * A transaction refused because one record changed meanwhile is written again record by record, so only that
      * one fails. Writes to the same record follow each other in order (the second expects the first's version).
+     * Each transaction is all or nothing, not the call: a failure (ZooKeeper lost, say) stops it, and the outcome
+     * still reports every write committed before it, so no caller takes a committed record for a failed one.
      *
-     * @return each write's new version, or -1 where the record changed meanwhile, in the order given
+     * @return each write's outcome, in the order given
      */
-    List<Integer> writeAll(List<StateWrite> writes) throws Exception {
+    Outcome writeAll(List<StateWrite> writes) {
         List<Integer> versions = new ArrayList<>(writes.size());
-        for (int from = 0; from < writes.size(); from += OPS_PER_TRANSACTION) {
-            List<StateWrite> chunk = writes.subList(from, Math.min(writes.size(), from + OPS_PER_TRANSACTION));
-            if (chunk.size() == 1 || !writeTogether(chunk, versions)) {
-                for (StateWrite w : chunk) {
-                    versions.add(write(w.partition(), w.record(), w.expectedVersion()));
+        try {
+            for (int from = 0; from < writes.size(); from += OPS_PER_TRANSACTION) {
+                List<StateWrite> chunk = writes.subList(from, Math.min(writes.size(), from + OPS_PER_TRANSACTION));
+                if (chunk.size() == 1 || !writeTogether(chunk, versions)) {
+                    for (StateWrite w : chunk) {
+                        versions.add(write(w.partition(), w.record(), w.expectedVersion()));
+                    }
                 }
             }
+            return new Outcome(versions, Optional.empty());
+        } catch (Exception e) {
+            while (versions.size() < writes.size()) {
+                versions.add(NOT_WRITTEN);
+            }
+            return new Outcome(versions, Optional.of(e));
         }
-        return versions;
     }
 
     /** One transaction; false (nothing written) if a record changed or is missing, or its parent is. */
@@ -62,7 +84,8 @@ final class MirrorStateWriter {
         }
         try {
             zk.transaction().forOperations(ops);
-        } catch (KeeperException e) {
+        } catch (KeeperException.BadVersionException | KeeperException.NodeExistsException
+                 | KeeperException.NoNodeException e) {
             return false;
         }
         for (StateWrite w : chunk) {
@@ -83,7 +106,7 @@ final class MirrorStateWriter {
             return stat.getVersion();
         } catch (KeeperException.NodeExistsException | KeeperException.BadVersionException
                  | KeeperException.NoNodeException e) {
-            return -1;
+            return CHANGED;
         }
     }
 }

@@ -218,29 +218,51 @@ public final class MirrorStore {
         return out;
     }
 
+    /** Records per transaction of {@link #setTopics}: well inside ZooKeeper's 1 MiB request limit. */
+    static final int TOPICS_PER_TRANSACTION = 500;
+
     /**
-     * Sets the desired state of many mirror topics of one mirror, in ZooKeeper transactions of up to 500 (a failover
-     * of every topic is one write, not one per topic); a transaction refused because a topic's node is missing is
-     * written topic by topic. Each transaction is all or nothing, not the call: if a later one fails (ZooKeeper
-     * lost), the earlier ones stay written and the exception reaches the caller. The desired state is absolute, not
-     * a change, so calling again with the same arguments is safe and completes the rest.
+     * What {@link #setTopics} committed: the topics written, those not (a transaction failed, and every later one
+     * was not tried), and that failure.
      */
-    public void setTopics(String name, List<String> topics, DesiredMirrorState desiredState) throws Exception {
-        for (int from = 0; from < topics.size(); from += 500) {
-            List<String> chunk = topics.subList(from, Math.min(topics.size(), from + 500));
-            List<CuratorOp> ops = new ArrayList<>(chunk.size());
-            for (String topic : chunk) {
-                ops.add(zk.transactionOp().setData().forPath(topicsPath(name) + "/" + topic,
-                        desiredStateJson(desiredState)));
-            }
-            try {
-                zk.transaction().forOperations(ops);
-                log.info("Cluster mirror {}: topics {} desired state is now {}", name, chunk, desiredState);
-            } catch (KeeperException.NoNodeException e) {
+    public record TopicsWritten(List<String> written, List<String> notWritten, Optional<Exception> failure) {
+    }
+
+    /**
+     * Sets the desired state of many mirror topics of one mirror, in ZooKeeper transactions of up to
+     * {@value #TOPICS_PER_TRANSACTION} (a failover of every topic is one write, not one per topic); a transaction
+     * refused because a topic's node is missing is written topic by topic. Each transaction is all or nothing, not
+     * the call: a failure (ZooKeeper lost) stops it, and the result names the topics written before it, so the
+     * caller answers each topic for what happened to it. The desired state is absolute, not a change, so calling
+     * again with the same arguments is safe and completes the rest.
+     */
+    public TopicsWritten setTopics(String name, List<String> topics, DesiredMirrorState desiredState) {
+        List<String> written = new ArrayList<>();
+        try {
+            for (int from = 0; from < topics.size(); from += TOPICS_PER_TRANSACTION) {
+                List<String> chunk = topics.subList(from, Math.min(topics.size(), from + TOPICS_PER_TRANSACTION));
+                List<CuratorOp> ops = new ArrayList<>(chunk.size());
                 for (String topic : chunk) {
-                    setTopic(name, topic, desiredState);
+                    ops.add(zk.transactionOp().setData().forPath(topicsPath(name) + "/" + topic,
+                            desiredStateJson(desiredState)));
+                }
+                try {
+                    zk.transaction().forOperations(ops);
+                    written.addAll(chunk);
+                    log.info("Cluster mirror {}: topics {} desired state is now {}", name, chunk, desiredState);
+                } catch (KeeperException.NoNodeException e) {
+                    for (String topic : chunk) {
+                        setTopic(name, topic, desiredState);
+                        written.add(topic);
+                    }
                 }
             }
+            return new TopicsWritten(written, List.of(), Optional.empty());
+        } catch (Exception e) {
+            List<String> notWritten = topics.subList(written.size(), topics.size());
+            log.warn("Cluster mirror {}: could not set the desired state of {} topics to {} ({} were set)", name,
+                    notWritten.size(), desiredState, written.size(), e);
+            return new TopicsWritten(written, List.copyOf(notWritten), Optional.of(e));
         }
     }
 

@@ -247,7 +247,19 @@ public final class MirrorTopicHandlers implements AutoCloseable {
                 results.put(topic, TopicResult.OK);
             }
         }
-        store.setTopics(name, changing, desired); // one ZooKeeper write for all of them
+        MirrorStore.TopicsWritten written = store.setTopics(name, changing, desired); // few ZooKeeper writes
+        if (written.failure().isPresent()) {
+            if (written.written().isEmpty()) {
+                throw written.failure().get(); // nothing changed: the whole request failed
+            }
+            // some transactions committed: those topics are set, and their answer must say so
+            Exception failure = written.failure().get();
+            for (String topic : written.notWritten()) {
+                results.put(topic, new TopicResult(Errors.forException(failure).code(), "Could not record topic '"
+                        + topic + "' as " + desired + " (" + Failures.rootMessage(failure) + "); the other topics "
+                        + "were set; run the command again for this one"));
+            }
+        }
         if (desired == DesiredMirrorState.STOPPED) {
             return new Outcome(null, results);
         }
