@@ -38,6 +38,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
@@ -78,9 +79,10 @@ final class MirrorGroupOffsetSync {
     private final Supplier<Optional<Map<String, Object>>> localClients;
     private final MirrorMetrics metrics;
     private final Time time;
-    private final Map<String, Long> lastPassMs = new HashMap<>();
+    /** Per mirror; each mirror's passes run on its own thread, one at a time (MirrorMetadataSync). */
+    private final Map<String, Long> lastPassMs = new ConcurrentHashMap<>();
     /** Per mirror, groups skipped in the last pass because they are active here: logged at INFO when this changes. */
-    private final Map<String, Set<String>> activeHere = new HashMap<>();
+    private final Map<String, Set<String>> activeHere = new ConcurrentHashMap<>();
 
     /**
      * @param localClients how this broker's clients reach its own cluster (address and security), for the admin
@@ -93,6 +95,12 @@ final class MirrorGroupOffsetSync {
         this.localClients = localClients;
         this.metrics = metrics;
         this.time = time;
+    }
+
+    /** Forgets the mirrors not in {@code mirrors} (deleted). */
+    void retainMirrors(Set<String> mirrors) {
+        lastPassMs.keySet().retainAll(mirrors);
+        activeHere.keySet().retainAll(mirrors);
     }
 
     /** Runs a pass for {@code mirror} if its interval has passed since the last one. */

@@ -1,6 +1,7 @@
 package io.twinlog.mirror.runtime;
 
 import io.twinlog.common.mirror.DesiredMirrorState;
+import io.twinlog.common.tasks.PerKeyExecutor;
 import io.twinlog.controller.metadata.MirrorImage;
 import io.twinlog.controller.metadata.TopicImage;
 import io.twinlog.controller.zk.MetadataWatcher;
@@ -19,6 +20,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -34,11 +36,13 @@ import java.util.regex.Pattern;
  * increases on the source are followed, source topic config changes are copied (local-only configs excepted; neither
  * from a source topic deleted, or created again with another topic ID than the mirror topic's), and
  * the source ACLs {@code mirror.acls.include} selects are created ({@link MirrorAclSync}), every
- * {@code mirror.metadata.refresh.interval.ms} (default 30 s). On the same thread, at each mirror's own
+ * {@code mirror.metadata.refresh.interval.ms} (default 30 s). In the same turn, at each mirror's own
  * interval, {@link MirrorGroupOffsetSync} copies consumer group offsets from the source. One mirror's failure does
- * not hold the others.
+ * not hold the others, nor does its slow or unreachable source (issue 25, point 3).
  *
- * <p>Threading: one scheduler thread; each pass is bounded by the source admin timeouts.
+ * <p>Threading: a scheduler thread lists the mirrors every second and hands each mirror's turn to that mirror's own
+ * thread ({@link PerKeyExecutor}), unless its last turn still runs; each turn is bounded by the source admin
+ * timeouts.
  */
 public final class MirrorMetadataSync implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(MirrorMetadataSync.class);
@@ -51,7 +55,9 @@ public final class MirrorMetadataSync implements AutoCloseable {
     private final MirrorTopicStarter topics;
     private final BooleanSupplier isController;
     private final ScheduledExecutorService thread;
-    private final Map<String, Long> lastSyncMs = new HashMap<>();
+    private final Map<String, Long> lastSyncMs = new ConcurrentHashMap<>();
+    /** Each mirror's passes, one at a time per mirror: {@code twinlog-mirror-sync-<broker>-<mirror>} while one runs. */
+    private final PerKeyExecutor mirrorSyncs;
     private final MirrorGroupOffsetSync groupOffsets;
     private final MirrorAclSync acls;
     private final MirrorMetrics metrics;
@@ -76,6 +82,7 @@ public final class MirrorMetadataSync implements AutoCloseable {
             t.setDaemon(true);
             return t;
         });
+        this.mirrorSyncs = new PerKeyExecutor("twinlog-mirror-sync-" + brokerId, 10_000);
     }
 
     public void start() {
@@ -95,26 +102,35 @@ public final class MirrorMetadataSync implements AutoCloseable {
             log.warn("Mirror metadata sync could not list the mirrors", e);
             return;
         }
-        metrics.syncedMirrors(definitions.stream().map(MirrorDefinition::name).collect(Collectors.toSet()));
+        Set<String> names = definitions.stream().map(MirrorDefinition::name).collect(Collectors.toSet());
+        metrics.syncedMirrors(names);
+        lastSyncMs.keySet().retainAll(names);
+        groupOffsets.retainMirrors(names);
         for (MirrorDefinition def : definitions) {
-            if (!isController.getAsBoolean()) {
-                return; // resigned during the pass (session lost, another controller): the new one syncs
+            // a mirror whose pass still runs (its source slow or unreachable) is left to it: each mirror's passes
+            // run on its own thread, so one mirror's source never delays another's sync
+            if (def.state() != MirrorDefinition.State.FAILED && !mirrorSyncs.busy(def.name())) {
+                mirrorSyncs.execute(def.name(), () -> syncMirror(def));
             }
-            if (def.state() == MirrorDefinition.State.FAILED) {
-                continue;
+        }
+    }
+
+    /** One mirror's turn: its metadata sync when its interval has passed, and its group offset sync likewise. */
+    private void syncMirror(MirrorDefinition def) {
+        if (!isController.getAsBoolean()) {
+            return; // resigned since the tick (session lost, another controller): the new one syncs
+        }
+        try {
+            long now = System.currentTimeMillis();
+            if (now - lastSyncMs.getOrDefault(def.name(), 0L) >= def.metadataRefreshIntervalMs()) {
+                lastSyncMs.put(def.name(), now);
+                sync(def);
             }
-            try {
-                long now = System.currentTimeMillis();
-                if (now - lastSyncMs.getOrDefault(def.name(), 0L) >= def.metadataRefreshIntervalMs()) {
-                    lastSyncMs.put(def.name(), now);
-                    sync(def);
-                }
-                groupOffsets.maybeSync(def);
-            } catch (Exception e) {
-                // one mirror's failure (a setting stored before it was validated, say) does not hold the others
-                metrics.onTopicMetadataRefreshError(def.name());
-                log.warn("[Mirror {}] metadata sync failed", def.name(), e);
-            }
+            groupOffsets.maybeSync(def);
+        } catch (Exception e) {
+            // one mirror's failure (a setting stored before it was validated, say) does not hold the others
+            metrics.onTopicMetadataRefreshError(def.name());
+            log.warn("[Mirror {}] metadata sync failed", def.name(), e);
         }
     }
 
@@ -219,7 +235,8 @@ public final class MirrorMetadataSync implements AutoCloseable {
 
     @Override
     public void close() {
-        thread.shutdownNow(); // interrupts a pass: its admin calls end at once, its clients close within a second
+        thread.shutdownNow();
+        mirrorSyncs.close(); // interrupts the passes: their admin calls end at once, their clients close within a second
         try {
             if (!thread.awaitTermination(5, TimeUnit.SECONDS)) {
                 log.warn("Mirror metadata sync did not stop within 5 s");

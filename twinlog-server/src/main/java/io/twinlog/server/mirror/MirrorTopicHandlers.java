@@ -6,6 +6,7 @@ import io.twinlog.clients.mirror.MirrorMessages;
 import io.twinlog.common.Failures;
 import io.twinlog.common.mirror.DesiredMirrorState;
 import io.twinlog.common.mirror.MirrorPartitionState;
+import io.twinlog.common.tasks.PerKeyExecutor;
 import io.twinlog.controller.metadata.MetadataImage;
 import io.twinlog.controller.metadata.MirrorImage;
 import io.twinlog.controller.metadata.TopicImage;
@@ -41,6 +42,7 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
@@ -69,8 +71,12 @@ public final class MirrorTopicHandlers implements AutoCloseable {
      * 3): a failover must not wait for the source it is failing over from.
      */
     private final ExecutorService adminThread = daemonThread("twinlog-mirror-admin");
-    /** Starts, one at a time: they read the source's topics and configs before they write. */
-    private final ExecutorService startThread = daemonThread("twinlog-mirror-start");
+    /**
+     * Starts, one at a time per mirror: they read the source's topics and configs before they write, so one mirror's
+     * unreachable source holds only that mirror's later starts (a thread named {@code twinlog-mirror-start-<mirror>}
+     * while it runs; none left for a mirror idle 10 s).
+     */
+    private final PerKeyExecutor startThreads = new PerKeyExecutor("twinlog-mirror-start", 10_000);
 
     private static ExecutorService daemonThread(String name) {
         return Executors.newSingleThreadExecutor(r -> {
@@ -89,15 +95,15 @@ public final class MirrorTopicHandlers implements AutoCloseable {
     }
 
     /**
-     * The four topic APIs answer without holding a request thread: a start's source lookups and writes run on this
-     * broker's mirror start thread, the others' ZooKeeper writes on its mirror admin thread (so a stop never waits
+     * The four topic APIs answer without holding a request thread: a start's source lookups and writes run on the
+     * mirror's start thread, the others' ZooKeeper writes on its mirror admin thread (so a stop never waits
      * for a start stuck on its source), and a failover's wait for STOPPED is a callback on the metadata image, so
      * concurrent failovers do not stall produce and fetch.
      */
     public void register(ApiRegistry.Builder registry) {
         MirrorApiRegistration.addAsync(registry, MirrorApi.START_MIRROR_TOPICS,
-                (ctx, req, deadline) -> onThread(startThread, MirrorApi.START_MIRROR_TOPICS, deadline,
-                        () -> start(ctx, req), answer -> answer));
+                (ctx, req, deadline) -> onThread(startThreads.forKey(req.getString("mirror_name")),
+                        MirrorApi.START_MIRROR_TOPICS, deadline, () -> start(ctx, req), answer -> answer));
         MirrorApiRegistration.addAsync(registry, MirrorApi.STOP_MIRROR_TOPICS, (ctx, req, deadline) ->
                 setDesired(MirrorApi.STOP_MIRROR_TOPICS, ctx, req, deadline, DesiredMirrorState.STOPPED));
         MirrorApiRegistration.addAsync(registry, MirrorApi.PAUSE_MIRROR_TOPICS, (ctx, req, deadline) ->
@@ -113,7 +119,7 @@ public final class MirrorTopicHandlers implements AutoCloseable {
      * requests (decision 60): a start queued behind starts waiting on their sources, or a stop behind a ZooKeeper
      * write that waits for a reconnection, must not take effect after its client was told it timed out.
      */
-    private <T> CompletableFuture<T> onThread(ExecutorService thread, MirrorApi api, AdminDeadline deadline,
+    private <T> CompletableFuture<T> onThread(Executor thread, MirrorApi api, AdminDeadline deadline,
                                               Callable<T> work, Function<Struct, T> asResult) {
         CompletableFuture<T> result = new CompletableFuture<>();
         try {
@@ -141,7 +147,7 @@ public final class MirrorTopicHandlers implements AutoCloseable {
     @Override
     public void close() {
         adminThread.shutdownNow();
-        startThread.shutdownNow();
+        startThreads.close();
     }
 
     private Struct start(AuthorizableRequestContext ctx, Struct req) throws Exception {

@@ -140,14 +140,8 @@ class MirrorIsolationTest {
                     && state(stops, "m", "orders").equals("MIRRORING"));
 
             address.blackhole();
-            CompletableFuture<Object> pendingStart = CompletableFuture.supplyAsync(() -> {
-                try {
-                    return starts.startMirrorTopics("m", List.of("orders"), List.of(), List.of());
-                } catch (Exception e) {
-                    return e;
-                }
-            });
-            Waits.waitUntil("the broker's start waits on the source", MirrorIsolationTest::startWaitsOnTheSource);
+            CompletableFuture<Object> pendingStart = startInBackground(starts, "m", "orders");
+            Waits.waitUntil("the broker's start waits on the source", () -> startWaitsOnTheSource("m"));
 
             // pause and resume write metadata only, on the same admin thread as stop: neither waits for the start
             long pausedAt = System.nanoTime();
@@ -159,7 +153,7 @@ class MirrorIsolationTest {
             System.out.printf("--pause and --resume behind a pending --start: %d and %d ms%n", pauseMs, resumeMs);
             assertTrue(pauseMs < 2_000 && resumeMs < 2_000, "--pause took " + pauseMs + " ms and --resume "
                     + resumeMs + " ms behind a start waiting on its source");
-            assertTrue(startWaitsOnTheSource(), "the start was still waiting on the source");
+            assertTrue(startWaitsOnTheSource("m"), "the start was still waiting on the source");
 
             long began = System.nanoTime();
             assertEquals(Map.of(), stops.stopMirrorTopics("m", List.of("orders"), List.of()));
@@ -180,6 +174,50 @@ class MirrorIsolationTest {
             // the mirror's own calls thread ends with the mirror (or, idle, 30 s after its last call)
             stops.deleteClusterMirror("m");
             Waits.waitUntil("m's calls thread ended with the mirror", () -> !callsThreadAlive("m"));
+        }
+    }
+
+    /**
+     * Starts and the controller's metadata sync run per mirror too. With m1's source blackholed, a start of m1
+     * waits out its source calls and so does m1's metadata sync (it lists the source's topics for its include
+     * pattern); meanwhile m2, on the same broker with the same source at another address, starts a topic at once and
+     * discovers a topic created on the source within a few of its one-second refresh intervals. Before, one start
+     * thread and one sync thread served every mirror, and m2 waited for m1's timeouts (15 s per source call).
+     */
+    @Test
+    void aBlackholedSourceOfOneMirrorDoesNotDelayAnotherMirrorsStartOrSync() throws Exception {
+        try (TestCluster source = TestCluster.builder().brokers(1).build().start();
+             TestCluster destination = TestCluster.builder().brokers(1).build().start();
+             FaultProxy m1Address = new FaultProxy("m1-source", "127.0.0.1", source.broker(0).boundPort("PLAINTEXT"));
+             Admin sourceAdmin = source.admin();
+             MirrorAdmin m1Starts = MirrorAdmin.create(destination.bootstrapServers(), Duration.ofSeconds(60));
+             MirrorAdmin admin = MirrorAdmin.create(destination.bootstrapServers(), Duration.ofSeconds(60))) {
+            sourceAdmin.createTopics(List.of(new NewTopic("m1-orders", 1, (short) 1),
+                    new NewTopic("m2-orders", 1, (short) 1))).all().get();
+            admin.createClusterMirror("m1", Map.of("bootstrap.servers", m1Address.address(),
+                    "mirror.topic.include", "m1-.*", "mirror.metadata.refresh.interval.ms", "1000"));
+            m1Address.blackhole();
+            CompletableFuture<Object> pendingStart = startInBackground(m1Starts, "m1", "m1-orders");
+            Waits.waitUntil("m1's start waits on its source", () -> startWaitsOnTheSource("m1"));
+            Waits.waitUntil("m1's metadata sync waits on its source", () -> syncWaitsOnTheSource("m1"));
+
+            admin.createClusterMirror("m2", Map.of("bootstrap.servers", source.bootstrapServers(),
+                    "mirror.topic.include", "m2-new-.*", "mirror.metadata.refresh.interval.ms", "1000"));
+            long began = System.nanoTime();
+            assertEquals(Map.of(), admin.startMirrorTopics("m2", List.of("m2-orders"), List.of(), List.of()));
+            long startMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - began);
+            System.out.printf("m2's --start beside m1's start waiting on a blackholed source: %d ms%n", startMs);
+            assertTrue(startMs < 5_000, "m2's start took " + startMs + " ms behind m1's");
+
+            sourceAdmin.createTopics(List.of(new NewTopic("m2-new-1", 1, (short) 1))).all().get();
+            began = System.nanoTime();
+            Waits.waitUntil("m2 discovered m2-new-1", () -> admin.describeClusterMirrors(List.of("m2")).get("m2")
+                    .topics().containsKey("m2-new-1"), Duration.ofSeconds(10));
+            System.out.printf("m2's discovery beside m1's sync waiting on a blackholed source: %d ms%n",
+                    TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - began));
+            assertTrue(syncWaitsOnTheSource("m1") || !pendingStart.isDone(), "m1 was still waiting on its source");
+            m1Address.heal();
+            pendingStart.get(120, TimeUnit.SECONDS);
         }
     }
 
@@ -243,11 +281,29 @@ class MirrorIsolationTest {
                 f.getClassName().endsWith("MirrorFetcher") && f.getMethodName().equals("shutdown")));
     }
 
-    /** The broker's mirror start thread is inside a start, waiting (it runs in this JVM). */
-    private static boolean startWaitsOnTheSource() {
+    /** A {@code --start} of one topic, sent now and answered later: its answer, or the exception it threw. */
+    private static CompletableFuture<Object> startInBackground(MirrorAdmin admin, String mirror, String topic) {
+        return CompletableFuture.supplyAsync(() -> {
+            try {
+                return admin.startMirrorTopics(mirror, List.of(topic), List.of(), List.of());
+            } catch (Exception e) {
+                return e;
+            }
+        });
+    }
+
+    /** The broker's start thread of mirror {@code mirror} is inside a start, waiting (it runs in this JVM). */
+    private static boolean startWaitsOnTheSource(String mirror) {
         return Thread.getAllStackTraces().entrySet().stream().anyMatch(e -> e.getKey().getName()
-                .equals("twinlog-mirror-start") && Arrays.stream(e.getValue()).anyMatch(f -> f.getClassName()
+                .equals("twinlog-mirror-start-" + mirror) && Arrays.stream(e.getValue()).anyMatch(f -> f.getClassName()
                 .endsWith("MirrorTopicHandlers") && f.getMethodName().equals("start")));
+    }
+
+    /** The controller broker's sync thread of mirror {@code mirror} is inside that mirror's turn. */
+    private static boolean syncWaitsOnTheSource(String mirror) {
+        return Thread.getAllStackTraces().entrySet().stream().anyMatch(e -> e.getKey().getName()
+                .matches("twinlog-mirror-sync-\\d+-" + mirror) && Arrays.stream(e.getValue()).anyMatch(f ->
+                f.getClassName().endsWith("MirrorMetadataSync") && f.getMethodName().equals("sync")));
     }
 
     /** Whether a broker of this JVM runs a calls thread for mirror {@code mirror} (it ends 30 s after its last call). */
