@@ -141,8 +141,21 @@ class SecuredMirrorTest {
             produce(b, "b", 10);
             produce(a, "lost", 5);
 
+            // issue 25, point 2, an authorization failure: B no longer lets the mirror principal describe from-a,
+            // so A cannot learn what B last mirrored. The failback waits and cuts nothing until it may again
+            assertEquals(1, superOnB.deleteMirrorAcls("from-a", PatternType.LITERAL, "User:mirror", null,
+                    AclOperation.DESCRIBE, AclPermissionType.ALLOW).size());
             Waits.waitUntil("the operator's ACLs applied on A", () -> createdAs(onA, "from-b", source(b, certs)));
             assertEquals(Map.of(), onA.startMirrorTopics("from-b", List.of(TOPIC), List.of(), List.of()));
+            MirrorAdmin.PartitionDescription doubting = Waits.waitFor("A's failback refused the lookup by B's ACLs",
+                    () -> onA.describeClusterMirrors(List.of("from-b")).get("from-b").topics().get(TOPIC)
+                            .partitions().get(0), p -> p.retryAttempt() >= 1 && p.lastError() != null
+                            && p.lastError().contains("AUTHORIZATION"), Duration.ofSeconds(60));
+            assertEquals("LOG_TRUNCATION", doubting.state(), doubting.toString());
+            assertTrue(doubting.lastError().contains("nothing is cut"), doubting.lastError());
+            assertEquals(105, aAdmin.listOffsets(Map.of(TP, OffsetSpec.latest())).all().get().get(TP).offset(),
+                    "A's log is untouched while the lookup is refused");
+            superOnB.createMirrorAcls(List.of(mirrorAcl("from-a", "mirror", AclOperation.DESCRIBE)));
             MirrorInvariants.awaitMirrored(b, a, TP);
             MirrorAdmin.PartitionDescription back = onA.describeClusterMirrors(List.of("from-b")).get("from-b")
                     .topics().get(TOPIC).partitions().get(0);
