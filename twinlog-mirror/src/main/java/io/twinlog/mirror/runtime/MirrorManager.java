@@ -487,9 +487,11 @@ public final class MirrorManager implements AutoCloseable {
         ctx.refused = false;
         ctx.mirror = def.name();
         Long sourceHw = sourceHighWatermarks.get(tp);
-        if (sourceHw != null && sourceEndOutOfDate(def.name(), tp)) {
+        boolean outOfDate = sourceHw != null && sourceEndOutOfDate(def.name(), tp);
+        if (outOfDate) {
             sourceHw = MirrorProgress.UNKNOWN.sourceHighWatermark(); // describe's lag -1, not a figure from before
         }
+        metrics.onSourceEndOutOfDate(tp, outOfDate); // and the lag gauges alike
         BrokerHost host = new BrokerHost(tp, partition, def);
         try {
             ctx.driver.pass(host, desired, event, sourceProblem,

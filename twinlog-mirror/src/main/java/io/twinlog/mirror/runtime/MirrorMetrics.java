@@ -138,6 +138,18 @@ public final class MirrorMetrics implements AutoCloseable {
         }
     }
 
+    /**
+     * Whether the source end last fetched for {@code tp} is out of date (its source broker has left a fetch
+     * unanswered too long, decision 80): the lag gauges then read unknown (-1), as describe does, not the figure
+     * from before, until the next answer. Manager thread only.
+     */
+    void onSourceEndOutOfDate(TopicPartition tp, boolean outOfDate) {
+        LedPartition led = partitions.get(tp);
+        if (led != null) {
+            led.sourceEndOutOfDate = outOfDate;
+        }
+    }
+
     /** This broker no longer leads {@code tp} (or it is no longer mirrored): its metrics go. Manager thread only. */
     void removePartition(TopicPartition tp) {
         LedPartition led = partitions.remove(tp);
@@ -470,6 +482,8 @@ public final class MirrorMetrics implements AutoCloseable {
         private volatile long mirroredNewestTimestamp = -1;
         private volatile long bytesMirrored;
         private volatile long offsetsMirrored;
+        /** Set by the manager's pass, cleared by the next fetch answer. */
+        private volatile boolean sourceEndOutOfDate;
 
         LedPartition(MirrorSet mirror, TopicPartition tp, MirrorPartitionSink log) {
             this.mirror = mirror;
@@ -479,6 +493,7 @@ public final class MirrorMetrics implements AutoCloseable {
 
         void onFetched(long sourceHighWatermark, int bytes, int offsets, long newestTimestamp) {
             this.sourceHighWatermark = sourceHighWatermark;
+            this.sourceEndOutOfDate = false;
             if (offsets > 0) {
                 bytesMirrored += bytes; // one writer: the fetch thread holding the partition's append lock
                 offsetsMirrored += offsets;
@@ -491,7 +506,8 @@ public final class MirrorMetrics implements AutoCloseable {
         }
 
         long lagRecords() {
-            return PartitionLag.records(sourceHighWatermark, log.logEndOffset());
+            return PartitionLag.records(sourceEndOutOfDate ? PartitionLag.UNKNOWN : sourceHighWatermark,
+                    log.logEndOffset());
         }
 
         long lagBytes() {

@@ -198,7 +198,7 @@ class MirrorMetricsTest {
                 v -> v.isPresent() && v.get().equals(expected));
     }
 
-    private static Optional<Object> gaugeValue(BrokerServer broker, String mbean) {
+    static Optional<Object> gaugeValue(BrokerServer broker, String mbean) {
         return find(broker, mbean).map(m -> ((Gauge<?>) m).value());
     }
 

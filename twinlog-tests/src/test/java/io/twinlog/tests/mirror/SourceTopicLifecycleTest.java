@@ -21,6 +21,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -167,6 +168,10 @@ class SourceTopicLifecycleTest {
             MirrorAdmin.PartitionDescription unknown = Waits.waitFor("the lag unknown, not the last figure",
                     () -> partition(mirrors), p -> p.lag() == -1, Duration.ofSeconds(25));
             assertEquals("MIRRORING", unknown.state(), "not yet judged unreachable: " + unknown);
+            String lagGauge = "kafka.server:type=ClusterMirrorPartition,name=LagRecords,mirror=" + MIRROR + ",topic="
+                    + TOPIC + ",partition=0";
+            assertEquals(Optional.of(-1L), MirrorMetricsTest.gaugeValue(destination.broker(0), lagGauge),
+                    "the lag gauge says unknown as describe does");
             long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - cutAt);
             System.out.printf("lag unknown %d ms after the network began dropping packets%n", tookMs);
             assertTrue(tookMs < 25_000, "lag unknown after " + tookMs + " ms");
@@ -176,6 +181,8 @@ class SourceTopicLifecycleTest {
             Waits.waitUntil("MIRRORING again by itself, caught up", () -> partition(mirrors).state()
                     .equals("MIRRORING") && end(destination) == 150, Duration.ofSeconds(90));
             Waits.waitUntil("describe's lag 0 once caught up", () -> partition(mirrors).lag() == 0);
+            Waits.waitUntil("and the lag gauge's", () -> MirrorMetricsTest.gaugeValue(destination.broker(0), lagGauge)
+                    .equals(Optional.of(0L)));
         }
     }
 
