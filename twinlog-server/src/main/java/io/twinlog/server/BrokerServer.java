@@ -45,6 +45,7 @@ import io.twinlog.server.handlers.DeleteTopicsHandler;
 import io.twinlog.server.handlers.DescribeClusterHandler;
 import io.twinlog.server.handlers.DescribeConfigsHandler;
 import io.twinlog.server.handlers.DescribeLogDirsHandler;
+import io.twinlog.server.handlers.DescribeProducersHandler;
 import io.twinlog.server.handlers.DescribeTopicPartitionsHandler;
 import io.twinlog.server.handlers.ElectLeadersHandler;
 import io.twinlog.server.handlers.FetchHandler;
@@ -341,6 +342,7 @@ public final class BrokerServer implements AutoCloseable {
                 .add(ApiKeys.LIST_OFFSETS, new ListOffsetsHandler(ctx))
                 .add(ApiKeys.OFFSET_FOR_LEADER_EPOCH, new OffsetsForLeaderEpochHandler(ctx))
                 .add(ApiKeys.INIT_PRODUCER_ID, new InitProducerIdHandler(ctx))
+                .add(ApiKeys.DESCRIBE_PRODUCERS, new DescribeProducersHandler(ctx))
                 // topic and config changes wait for ZooKeeper and the image: never on a request thread
                 .add(ApiKeys.CREATE_TOPICS, adminExecutor.offRequestThreads(new CreateTopicsHandler(ctx)))
                 .add(ApiKeys.DELETE_TOPICS, adminExecutor.offRequestThreads(new DeleteTopicsHandler(ctx)))

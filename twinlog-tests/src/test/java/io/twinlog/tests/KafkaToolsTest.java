@@ -8,6 +8,8 @@ import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.ConfigResource;
 import org.junit.jupiter.api.AfterAll;
@@ -200,6 +202,31 @@ class KafkaToolsTest {
                 "1000000");
         assertTrue(throttled.exitCode() != 0 && throttled.all().contains("BROKER configs are static"),
                 "setting a broker throttle is refused with the reason: " + throttled);
+    }
+
+    /** kafka-transactions.sh describe-producers lists an idempotent producer that wrote to the partition. */
+    @Test
+    void transactionsCommandDescribesProducers() throws Exception {
+        String topic = "tools-producers";
+        long producerId;
+        try (Admin admin = cluster.admin();
+             KafkaProducer<byte[], byte[]> producer = cluster.producer(Map.of("enable.idempotence", true))) {
+            admin.createTopics(List.of(new NewTopic(topic, 1, (short) 1))).all().get();
+            for (int i = 0; i < 3; i++) {
+                producer.send(new ProducerRecord<>(topic, 0, null, new byte[] {(byte) i})).get();
+            }
+            producerId = admin.describeProducers(List.of(new TopicPartition(topic, 0))).partitionResult(
+                    new TopicPartition(topic, 0)).get().activeProducers().get(0).producerId();
+        }
+        ToolResult described = runTool("org.apache.kafka.tools.TransactionsCommand", null, "--bootstrap-server",
+                cluster.bootstrapServers(), "describe-producers", "--topic", topic, "--partition", "0");
+        described.assertSuccess();
+        // tab-separated columns: ProducerId, ProducerEpoch, LatestCoordinatorEpoch, LastSequence, LastTimestamp,
+        // CurrentTransactionStartOffset
+        assertTrue(described.stdoutLines().get(0).startsWith("ProducerId\tProducerEpoch"), described.toString());
+        List<String> row = Arrays.stream(described.stdoutLines().get(1).split("\t")).map(String::trim).toList();
+        assertEquals(List.of(Long.toString(producerId), "0", "-1", "2"), row.subList(0, 4), described.toString());
+        assertEquals("None", row.get(5), "no open transaction: " + described);
     }
 
     // ---- running tools ----

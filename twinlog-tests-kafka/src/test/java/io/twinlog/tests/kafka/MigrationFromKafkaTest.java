@@ -7,6 +7,7 @@ import io.twinlog.testkit.TestCluster;
 import io.twinlog.testkit.Waits;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.ProducerState;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -28,6 +29,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -85,6 +87,12 @@ class MigrationFromKafkaTest {
                         "read_committed on Twinlog sees exactly what it sees on Kafka");
                 assertTrue(kafkaSide.contains("committed-1") && !kafkaSide.contains("aborted-1")
                         && !kafkaSide.contains("never-committed"));
+                // kafka-transactions.sh describe-producers: the mirror knows the producers, and the open
+                // transaction, as the source does (the same state, rebuilt from the same batches)
+                List<ProducerState> kafkaProducers = activeProducers(kafkaBootstrap);
+                assertEquals(Set.copyOf(kafkaProducers), Set.copyOf(activeProducers(twinlog.bootstrapServers())));
+                assertEquals(1, kafkaProducers.stream().filter(p -> p.currentTransactionStartOffset().isPresent())
+                        .count(), "the transaction left open: " + kafkaProducers);
 
                 // the disaster: Kafka is gone with a transaction open; fail over
                 open.close(Duration.ZERO);
@@ -100,11 +108,19 @@ class MigrationFromKafkaTest {
                 }
                 List<String> after = readCommitted(twinlog.bootstrapServers());
                 assertTrue(after.contains("after-failover") && !after.contains("never-committed"), after.toString());
+                assertTrue(activeProducers(twinlog.bootstrapServers()).stream()
+                        .noneMatch(p -> p.currentTransactionStartOffset().isPresent()), "no transaction left open");
             }
         } finally {
             if (!kafkaClosed) {
                 kafka.close();
             }
+        }
+    }
+
+    private static List<ProducerState> activeProducers(String bootstrap) throws Exception {
+        try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap))) {
+            return admin.describeProducers(List.of(TP)).partitionResult(TP).get().activeProducers();
         }
     }
 

@@ -186,6 +186,9 @@ class ApiAuthorizationTableTest {
                     topics.add(topic);
                     raw(user, OffsetsForLeaderEpochRequest.Builder.forConsumer(topics).build());
                 }));
+        rows.add(new Row("DescribeProducers", List.of(Grant.topic(AclOperation.DESCRIBE, "t8")),
+                Grant.topic(AclOperation.READ, "t8"), TopicAuthorizationException.class,
+                user -> withAdmin(user, a -> a.describeProducers(List.of(new TopicPartition("t8", 0))).all())));
         rows.add(new Row("DescribeTopicPartitions", List.of(), Grant.topic(AclOperation.DESCRIBE, "t7"),
                 TopicAuthorizationException.class,
                 user -> withAdmin(user, a -> a.describeTopics(List.of("t7")).allTopicNames())));
