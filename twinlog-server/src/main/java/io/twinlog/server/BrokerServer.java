@@ -259,10 +259,12 @@ public final class BrokerServer implements AutoCloseable {
         controller.onImage(watcher.image());
         watcher.addListener((previous, next, delta) -> controller.onImage(next));
         // ISR changes on a channel of their own: never behind a forwarded election waiting for its answer
-        alterPartitionChannel = new ControllerChannel(ControllerChannel.ALTER_PARTITION, config.brokerId(), watcher,
+        alterPartitionChannel = new ControllerChannel(ControllerChannel.ALTER_PARTITION, config.brokerId(),
+                () -> watcher.image().controllerId(),
                 id -> brokerNode(id, interBrokerListener), config.replicaSocketTimeoutMs(), channels::interBroker,
                 time);
-        forwardingChannel = new ControllerChannel(ControllerChannel.FORWARDING, config.brokerId(), watcher,
+        forwardingChannel = new ControllerChannel(ControllerChannel.FORWARDING, config.brokerId(),
+                () -> watcher.image().controllerId(),
                 id -> brokerNode(id, interBrokerListener), config.replicaSocketTimeoutMs(), channels::interBroker,
                 time);
         alterPartitionManager = new AlterPartitionManager(config.brokerId(), this::brokerEpoch, watcher, controller,

@@ -1,6 +1,5 @@
 package io.twinlog.server.controller;
 
-import io.twinlog.controller.zk.MetadataWatcher;
 import io.twinlog.protocol.AdminDeadline;
 import io.twinlog.protocol.client.InterBrokerClient;
 import org.apache.kafka.common.Node;
@@ -15,6 +14,7 @@ import java.io.IOException;
 import java.util.Optional;
 import java.util.function.Function;
 import java.util.function.IntFunction;
+import java.util.function.IntSupplier;
 
 /**
  * One connection from this broker to the current controller, over the inter-broker listener, for one purpose. The
@@ -33,18 +33,19 @@ public final class ControllerChannel implements AutoCloseable {
     /** Admin requests forwarded to the controller, from the admin threads. */
     public static final String FORWARDING = "forwarding";
 
-    private final MetadataWatcher metadata;
+    private final IntSupplier controllerId;
     private final Function<Integer, Optional<Node>> brokerNodes;
     private final InterBrokerClient client;
 
     /**
-     * @param purpose  {@link #ALTER_PARTITION} or {@link #FORWARDING}: names the client id and the thread's log lines
-     * @param channels a configured channel builder for the inter-broker listener's security, by client id
+     * @param purpose      {@link #ALTER_PARTITION} or {@link #FORWARDING}: names the client id and the thread's log lines
+     * @param controllerId the controller's broker id in the latest metadata image, -1 when none is known
+     * @param channels     a configured channel builder for the inter-broker listener's security, by client id
      */
-    public ControllerChannel(String purpose, int brokerId, MetadataWatcher metadata,
+    public ControllerChannel(String purpose, int brokerId, IntSupplier controllerId,
                              Function<Integer, Optional<Node>> brokerNodes, int requestTimeoutMs,
                              Function<String, ChannelBuilder> channels, Time time) {
-        this.metadata = metadata;
+        this.controllerId = controllerId;
         this.brokerNodes = brokerNodes;
         String clientId = "controller-" + purpose + "-channel-" + brokerId;
         this.client = new InterBrokerClient(clientId, channels.apply(clientId), requestTimeoutMs, 1 << 20, 50, 1_000,
@@ -77,7 +78,7 @@ public final class ControllerChannel implements AutoCloseable {
     }
 
     public Optional<Node> controllerNode() {
-        int id = metadata.image().controllerId();
+        int id = controllerId.getAsInt();
         return id < 0 ? Optional.empty() : brokerNodes.apply(id);
     }
 
