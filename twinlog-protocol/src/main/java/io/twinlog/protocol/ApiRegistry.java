@@ -81,9 +81,12 @@ public final class ApiRegistry {
             return this;
         }
 
-        /** Registers every version kafka-clients knows for this key. */
+        /**
+         * Registers every stable version kafka-clients knows for this key: what a production Kafka 4.4 broker
+         * advertises (unstable versions, such as InitProducerId v6, only with {@code unstable.api.versions.enable}).
+         */
         public Builder add(ApiKeys key, RequestHandler handler) {
-            return add(key, key.oldestVersion(), key.latestVersion(), handler);
+            return add(key, key.oldestVersion(), key.latestVersion(false), handler);
         }
 
         public Builder add(ApiKeys key, short minVersion, short maxVersion, RequestHandler handler) {

@@ -338,7 +338,7 @@ public final class BrokerServer implements AutoCloseable {
                 .add(ApiKeys.API_VERSIONS, new ApiVersionsHandler(registryRef::get))
                 .add(ApiKeys.METADATA, new MetadataHandler(ctx, adminExecutor::execute))
                 // from v0 as Kafka advertises it (KAFKA-18659); v0-2 close the connection on arrival (Processor)
-                .add(ApiKeys.PRODUCE, ApiKeys.PRODUCE_API_VERSIONS_RESPONSE_MIN_VERSION, ApiKeys.PRODUCE.latestVersion(),
+                .add(ApiKeys.PRODUCE, ApiKeys.PRODUCE_API_VERSIONS_RESPONSE_MIN_VERSION, ApiKeys.PRODUCE.latestVersion(false),
                         new ProduceHandler(ctx))
                 .add(ApiKeys.FETCH, new FetchHandler(ctx))
                 .add(ApiKeys.LIST_OFFSETS, new ListOffsetsHandler(ctx))

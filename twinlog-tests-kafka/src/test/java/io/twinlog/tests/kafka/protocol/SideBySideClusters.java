@@ -33,7 +33,8 @@ final class SideBySideClusters implements AutoCloseable {
     }
 
     static SideBySideClusters start() throws Exception {
-        KafkaClusterTestKit kafka = ApacheKafka.startSingleBroker(Map.of("offsets.topic.num.partitions", "1",
+        // compared with Kafka as users run it, not with the test kit's unstable versions
+        KafkaClusterTestKit kafka = ApacheKafka.startProductionBroker(Map.of("offsets.topic.num.partitions", "1",
                 "auto.create.topics.enable", "false"));
         TestCluster twinlog = null;
         try {
