@@ -362,14 +362,40 @@ public final class Partition {
         try {
             checkLeader();
             if (requiredAcks == -1) {
-                int minIsr = log_.config().minInSyncReplicas;
-                if (isr.size() < minIsr) {
-                    throw new NotEnoughReplicasException("The size of the current ISR " + isr
-                            + " is insufficient to satisfy the min.isr requirement of " + minIsr + " for partition "
-                            + topicPartition);
-                }
+                checkMinIsr();
             }
             LogAppendInfo info = log_.appendAsLeader(records, leaderEpoch, AppendOrigin.CLIENT);
+            maybeIncrementHighWatermark();
+            return info;
+        } finally {
+            leaderIsrLock.readLock().unlock();
+        }
+    }
+
+    /** acks=all's precondition: the ISR holds min.insync.replicas members. Under the leader/ISR read lock. */
+    private void checkMinIsr() {
+        int minIsr = log_.config().minInSyncReplicas;
+        if (isr.size() < minIsr) {
+            throw new NotEnoughReplicasException("The size of the current ISR " + isr
+                    + " is insufficient to satisfy the min.isr requirement of " + minIsr + " for partition "
+                    + topicPartition);
+        }
+    }
+
+    /**
+     * Appends a transaction marker (WriteTxnMarkers, from a transaction coordinator) as leader, with acks=all's
+     * rule that the ISR holds min.insync.replicas members, as Kafka appends markers. Kafka's log checks it against
+     * the producer's state: a stale coordinator epoch is refused TRANSACTION_COORDINATOR_FENCED, a stale producer
+     * epoch INVALID_PRODUCER_EPOCH, with {@code transactionVersion}'s epoch rules (2: the marker's epoch is one
+     * above the transaction's).
+     */
+    public LogAppendInfo appendTransactionMarker(MemoryRecords marker, short transactionVersion) throws IOException {
+        leaderIsrLock.readLock().lock();
+        try {
+            checkLeader();
+            checkMinIsr();
+            LogAppendInfo info = log_.appendAsLeader(marker, leaderEpoch, AppendOrigin.COORDINATOR,
+                    RequestLocal.noCaching(), VerificationGuard.SENTINEL, transactionVersion);
             maybeIncrementHighWatermark();
             return info;
         } finally {

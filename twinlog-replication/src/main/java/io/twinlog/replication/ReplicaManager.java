@@ -393,8 +393,8 @@ public final class ReplicaManager implements AutoCloseable {
     public void appendRecords(long timeoutMs, short requiredAcks, Map<TopicIdPartition, MemoryRecords> entries,
                               BiConsumer<TopicIdPartition, AppendResult> onLocalAppend,
                               Consumer<Map<TopicIdPartition, AppendResult>> callback) {
-        LinkedHashMap<TopicIdPartition, AppendResult> results = new LinkedHashMap<>();
         if (requiredAcks != -1 && requiredAcks != 0 && requiredAcks != 1) {
+            LinkedHashMap<TopicIdPartition, AppendResult> results = new LinkedHashMap<>();
             // As Kafka: any other acks value is refused for every partition before anything is appended, since no
             // acknowledgement rule exists for it.
             for (TopicIdPartition tip : entries.keySet()) {
@@ -404,8 +404,32 @@ public final class ReplicaManager implements AutoCloseable {
             callback.accept(results);
             return;
         }
+        append(timeoutMs, requiredAcks, entries, (partition, records) -> partition.appendRecordsToLeader(records,
+                requiredAcks), onLocalAppend, callback);
+    }
+
+    /**
+     * Appends transaction markers (WriteTxnMarkers) as leader and answers through {@code callback} once the ISR has
+     * them, as Kafka appends markers with acks=all (read_committed readers move on at the high watermark).
+     */
+    public void appendTransactionMarkers(long timeoutMs, Map<TopicIdPartition, MemoryRecords> markers,
+                                         short transactionVersion,
+                                         Consumer<Map<TopicIdPartition, AppendResult>> callback) {
+        append(timeoutMs, (short) -1, markers, (partition, marker) -> partition.appendTransactionMarker(marker,
+                transactionVersion), (tip, result) -> { }, callback);
+    }
+
+    /** How one partition's records go into its leader's log. */
+    private interface LeaderAppend {
+        LogAppendInfo append(Partition partition, MemoryRecords records) throws IOException;
+    }
+
+    private void append(long timeoutMs, short requiredAcks, Map<TopicIdPartition, MemoryRecords> entries,
+                        LeaderAppend leaderAppend, BiConsumer<TopicIdPartition, AppendResult> onLocalAppend,
+                        Consumer<Map<TopicIdPartition, AppendResult>> callback) {
+        LinkedHashMap<TopicIdPartition, AppendResult> results = new LinkedHashMap<>();
         for (Map.Entry<TopicIdPartition, MemoryRecords> e : entries.entrySet()) {
-            AppendResult local = appendToLocalLog(e.getKey().topicPartition(), e.getValue(), requiredAcks);
+            AppendResult local = appendToLocalLog(e.getKey().topicPartition(), e.getValue(), leaderAppend);
             results.put(e.getKey(), local);
             onLocalAppend.accept(e.getKey(), local);
         }
@@ -419,14 +443,14 @@ public final class ReplicaManager implements AutoCloseable {
         producePurgatory.tryCompleteElseWatch(delayed, keys);
     }
 
-    private AppendResult appendToLocalLog(TopicPartition tp, MemoryRecords records, short requiredAcks) {
+    private AppendResult appendToLocalLog(TopicPartition tp, MemoryRecords records, LeaderAppend leaderAppend) {
         Partition partition = partitions.get(tp);
         if (partition == null) {
             ApiException e = notHosted(tp);
             return AppendResult.error(Errors.forException(e), e.getMessage());
         }
         try {
-            LogAppendInfo info = partition.appendRecordsToLeader(records, requiredAcks);
+            LogAppendInfo info = leaderAppend.append(partition, records);
             completeDelayedRequests(tp);
             return new AppendResult(Errors.NONE, null, info.firstOffset(), info.logAppendTime(),
                     info.logStartOffset(), info.lastOffset(), List.of());

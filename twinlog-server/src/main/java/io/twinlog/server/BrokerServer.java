@@ -58,6 +58,7 @@ import io.twinlog.server.handlers.ReassignmentsHandler;
 import io.twinlog.server.handlers.SaslHandlers;
 import io.twinlog.server.handlers.ScramCredentialsHandlers;
 import io.twinlog.server.handlers.UnregisterBrokerHandler;
+import io.twinlog.server.handlers.WriteTxnMarkersHandler;
 import io.twinlog.server.handlers.group.GroupApis;
 import io.twinlog.server.metadata.LostReplicaTracker;
 import io.twinlog.server.metadata.LostReplicas;
@@ -345,6 +346,8 @@ public final class BrokerServer implements AutoCloseable {
                 .add(ApiKeys.OFFSET_FOR_LEADER_EPOCH, new OffsetsForLeaderEpochHandler(ctx))
                 .add(ApiKeys.INIT_PRODUCER_ID, new InitProducerIdHandler(ctx))
                 .add(ApiKeys.DESCRIBE_PRODUCERS, new DescribeProducersHandler(ctx))
+                .add(ApiKeys.WRITE_TXN_MARKERS, cluster(AclOperation.CLUSTER_ACTION,
+                        new WriteTxnMarkersHandler(ctx, groupCoordinator)))
                 // topic and config changes wait for ZooKeeper and the image: never on a request thread
                 .add(ApiKeys.CREATE_TOPICS, adminExecutor.offRequestThreads(new CreateTopicsHandler(ctx)))
                 .add(ApiKeys.DELETE_TOPICS, adminExecutor.offRequestThreads(new DeleteTopicsHandler(ctx)))

@@ -69,7 +69,7 @@ public final class DeleteRecordsHandler implements RequestHandler {
         if (Topic.isInternal(tp.topic())) {
             return Errors.INVALID_TOPIC_EXCEPTION;
         }
-        if (ProduceHandler.mirrorReadOnlyReason(image, tp).isPresent()) {
+        if (MirrorReadOnly.reason(image, tp).isPresent()) {
             return Errors.POLICY_VIOLATION;
         }
         return Errors.NONE;

@@ -1,6 +1,5 @@
 package io.twinlog.server.handlers;
 
-import io.twinlog.common.mirror.MirrorPartitionState;
 import io.twinlog.controller.metadata.MetadataImage;
 import io.twinlog.controller.metadata.TopicImage;
 import io.twinlog.protocol.Request;
@@ -107,7 +106,7 @@ public final class ProduceHandler implements RequestHandler {
                         idOrName.put(resolved, tip);
                         continue;
                     }
-                    Optional<String> readOnly = mirrorReadOnlyReason(image, resolved.topicPartition());
+                    Optional<String> readOnly = MirrorReadOnly.reason(image, resolved.topicPartition());
                     if (readOnly.isPresent()) {
                         // POLICY_VIOLATION: not retriable, and the producer shows the broker's message
                         early.put(tip, AppendResult.error(Errors.POLICY_VIOLATION, readOnly.get()));
@@ -164,22 +163,6 @@ public final class ProduceHandler implements RequestHandler {
             }
             request.respond(new ProduceResponse(response(all)));
         });
-    }
-
-    /** A mirror topic is read-only until its partition has failed over (STOPPED). */
-    static java.util.Optional<String> mirrorReadOnlyReason(MetadataImage image, org.apache.kafka.common.TopicPartition tp) {
-        io.twinlog.controller.metadata.MirrorImage.MirrorTopic mt = image.mirrors().topics().get(tp.topic());
-        if (mt == null) {
-            return java.util.Optional.empty();
-        }
-        io.twinlog.controller.metadata.MirrorImage.MirrorPartition mp = image.mirrors().partitions().get(tp);
-        MirrorPartitionState state = mp == null ? MirrorPartitionState.UNKNOWN : mp.state();
-        if (state == MirrorPartitionState.STOPPED) {
-            return java.util.Optional.empty();
-        }
-        return java.util.Optional.of("Topic '" + tp.topic() + "' is a mirror topic of cluster mirror '" + mt.mirror()
-                + "' (partition " + tp.partition() + " is " + state + ") and is read-only; fail it over with "
-                + "twinlog-mirrors --stop --mirror " + mt.mirror() + " --topic " + tp.topic() + " to write to it");
     }
 
     private static ProduceResponseData response(Map<TopicIdPartition, AppendResult> results) {

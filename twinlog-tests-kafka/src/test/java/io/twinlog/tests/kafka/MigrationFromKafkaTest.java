@@ -2,6 +2,7 @@ package io.twinlog.tests.kafka;
 
 import io.twinlog.cli.MirrorsCommand;
 import io.twinlog.clients.mirror.MirrorAdmin;
+import io.twinlog.testkit.RawKafkaConnection;
 import io.twinlog.testkit.ReplicaLogs;
 import io.twinlog.testkit.TestCluster;
 import io.twinlog.testkit.Waits;
@@ -15,7 +16,11 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.message.WriteTxnMarkersRequestData;
+import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.record.internal.RecordBatch;
+import org.apache.kafka.common.requests.WriteTxnMarkersRequest;
+import org.apache.kafka.common.requests.WriteTxnMarkersResponse;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.test.KafkaClusterTestKit;
@@ -93,6 +98,11 @@ class MigrationFromKafkaTest {
                 assertEquals(Set.copyOf(kafkaProducers), Set.copyOf(activeProducers(twinlog.bootstrapServers())));
                 assertEquals(1, kafkaProducers.stream().filter(p -> p.currentTransactionStartOffset().isPresent())
                         .count(), "the transaction left open: " + kafkaProducers);
+                // its markers are the source's to write: an abort sent to the mirror is refused and changes nothing
+                ProducerState openOne = kafkaProducers.stream().filter(p -> p.currentTransactionStartOffset()
+                        .isPresent()).findFirst().orElseThrow();
+                assertEquals(Errors.POLICY_VIOLATION, abortOn(twinlog.bootstrapServers(), openOne));
+                assertEquals(Set.copyOf(kafkaProducers), Set.copyOf(activeProducers(twinlog.bootstrapServers())));
 
                 // the disaster: Kafka is gone with a transaction open; fail over
                 open.close(Duration.ZERO);
@@ -115,6 +125,20 @@ class MigrationFromKafkaTest {
             if (!kafkaClosed) {
                 kafka.close();
             }
+        }
+    }
+
+    /** What {@code kafka-transactions.sh abort} sends the partition's leader for {@code producer}'s transaction. */
+    private static Errors abortOn(String bootstrap, ProducerState producer) throws Exception {
+        WriteTxnMarkersRequestData data = new WriteTxnMarkersRequestData();
+        data.markers().add(new WriteTxnMarkersRequestData.WritableTxnMarker().setProducerId(producer.producerId())
+                .setProducerEpoch((short) producer.producerEpoch()).setTransactionResult(false)
+                .setCoordinatorEpoch(producer.coordinatorEpoch().orElse(-1))
+                .setTopics(List.of(new WriteTxnMarkersRequestData.WritableTxnMarkerTopic().setName(TP.topic())
+                        .setPartitionIndexes(List.of(TP.partition())))));
+        try (RawKafkaConnection connection = RawKafkaConnection.to(bootstrap)) {
+            WriteTxnMarkersResponse response = connection.send(new WriteTxnMarkersRequest.Builder(data).build());
+            return Errors.forCode(response.data().markers().get(0).topics().get(0).partitions().get(0).errorCode());
         }
     }
 

@@ -37,6 +37,7 @@ import org.apache.kafka.common.errors.TopicAuthorizationException;
 import org.apache.kafka.common.message.AlterPartitionRequestData;
 import org.apache.kafka.common.message.ConsumerGroupHeartbeatRequestData;
 import org.apache.kafka.common.message.OffsetForLeaderEpochRequestData;
+import org.apache.kafka.common.message.WriteTxnMarkersRequestData;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.quota.ClientQuotaFilter;
 import org.apache.kafka.common.requests.AbstractRequest;
@@ -45,6 +46,7 @@ import org.apache.kafka.common.requests.AlterConfigsRequest;
 import org.apache.kafka.common.requests.AlterPartitionRequest;
 import org.apache.kafka.common.requests.ConsumerGroupHeartbeatRequest;
 import org.apache.kafka.common.requests.OffsetsForLeaderEpochRequest;
+import org.apache.kafka.common.requests.WriteTxnMarkersRequest;
 import org.apache.kafka.common.resource.PatternType;
 import org.apache.kafka.common.resource.Resource;
 import org.apache.kafka.common.resource.ResourcePattern;
@@ -255,6 +257,14 @@ class ApiAuthorizationTableTest {
                     AlterPartitionRequestData data = new AlterPartitionRequestData().setBrokerId(BROKER)
                             .setBrokerEpoch(-1);
                     raw(user, new AlterPartitionRequest.Builder(data).build());
+                }));
+        rows.add(new Row("WriteTxnMarkers (inter-broker)", List.of(), Grant.cluster(AclOperation.CLUSTER_ACTION),
+                ClusterAuthorizationException.class, user -> {
+                    WriteTxnMarkersRequestData data = new WriteTxnMarkersRequestData();
+                    data.markers().add(new WriteTxnMarkersRequestData.WritableTxnMarker().setProducerId(1)
+                            .setProducerEpoch((short) 0).setTopics(List.of(new WriteTxnMarkersRequestData
+                                    .WritableTxnMarkerTopic().setName("none").setPartitionIndexes(List.of(0)))));
+                    raw(user, new WriteTxnMarkersRequest.Builder(data).build());
                 }));
         rows.add(new Row("DescribeAcls", List.of(), Grant.cluster(AclOperation.DESCRIBE),
                 ClusterAuthorizationException.class,

@@ -28,7 +28,7 @@ final class ExpectedDifferences {
     static {
         kafkaOnly("no transaction coordinator yet: a transactional id is refused at FindCoordinator",
                 ApiKeys.ADD_PARTITIONS_TO_TXN, ApiKeys.ADD_OFFSETS_TO_TXN, ApiKeys.END_TXN, ApiKeys.TXN_OFFSET_COMMIT,
-                ApiKeys.WRITE_TXN_MARKERS, ApiKeys.DESCRIBE_TRANSACTIONS, ApiKeys.LIST_TRANSACTIONS);
+                ApiKeys.DESCRIBE_TRANSACTIONS, ApiKeys.LIST_TRANSACTIONS);
         kafkaOnly("metadata lives in ZooKeeper: no KRaft quorum, controller registrations or feature levels",
                 ApiKeys.DESCRIBE_QUORUM, ApiKeys.ADD_RAFT_VOTER, ApiKeys.REMOVE_RAFT_VOTER,
                 ApiKeys.UNREGISTER_CONTROLLER, ApiKeys.UPDATE_FEATURES);
