@@ -346,7 +346,7 @@ public final class BrokerServer implements AutoCloseable {
                 .add(ApiKeys.OFFSET_FOR_LEADER_EPOCH, new OffsetsForLeaderEpochHandler(ctx))
                 .add(ApiKeys.INIT_PRODUCER_ID, new InitProducerIdHandler(ctx))
                 .add(ApiKeys.DESCRIBE_PRODUCERS, new DescribeProducersHandler(ctx))
-                .add(ApiKeys.WRITE_TXN_MARKERS, cluster(AclOperation.CLUSTER_ACTION,
+                .add(ApiKeys.WRITE_TXN_MARKERS, ClusterAuthorized.requireAlterOrClusterAction(authorization,
                         new WriteTxnMarkersHandler(ctx, groupCoordinator)))
                 // topic and config changes wait for ZooKeeper and the image: never on a request thread
                 .add(ApiKeys.CREATE_TOPICS, adminExecutor.offRequestThreads(new CreateTopicsHandler(ctx)))

@@ -22,9 +22,15 @@ import java.util.concurrent.atomic.AtomicInteger;
  *
  * <p>While it runs a key's tasks a thread is named {@code <prefix>-<key>}, so a thread dump says whose task waits;
  * idle, {@code <prefix>-<n>}. A task's exception or error is logged with its stack trace and does not stop the key's
- * later tasks.
+ * later tasks. A task that will not run (the executor closed, or no thread could be started for its key) is told so
+ * if it is {@link Rejectable}, so that whoever waits on it gets an answer.
  */
 public final class PerKeyExecutor implements AutoCloseable {
+    /** A task that must answer its caller when it will not run. */
+    public interface Rejectable extends Runnable {
+        void reject(Throwable why);
+    }
+
     private static final Logger log = LoggerFactory.getLogger(PerKeyExecutor.class);
 
     private final String prefix;
@@ -67,11 +73,31 @@ public final class PerKeyExecutor implements AutoCloseable {
         }
         try {
             pool.execute(() -> runAll(key, task));
-        } catch (RejectedExecutionException e) {
+        } catch (Throwable e) {
+            // closed, or no thread could be started (out of native threads): the key must not stay busy for good,
+            // and what queued behind this task in the meantime will not run either
+            Deque<Runnable> dropped;
             synchronized (this) {
-                waiting.remove(key);
+                dropped = waiting.remove(key);
             }
+            reject(dropped, e);
             throw e;
+        }
+    }
+
+    private void reject(Deque<Runnable> dropped, Throwable why) {
+        if (dropped == null || dropped.isEmpty()) {
+            return;
+        }
+        log.warn("{}: {} task(s) will not run: {}", prefix, dropped.size(), why.toString());
+        for (Runnable task : dropped) {
+            if (task instanceof Rejectable rejectable) {
+                try {
+                    rejectable.reject(why);
+                } catch (RuntimeException e) {
+                    log.error("A task of {} failed to take its rejection", prefix, e);
+                }
+            }
         }
     }
 
@@ -107,12 +133,22 @@ public final class PerKeyExecutor implements AutoCloseable {
         }
     }
 
-    /** Interrupts the running tasks; the waiting ones are dropped. */
+    /** Interrupts the running tasks; the waiting ones do not run, and each {@link Rejectable} one is told so. */
     @Override
     public void close() {
+        Deque<Runnable> dropped = new ArrayDeque<>();
         synchronized (this) {
             pool.shutdownNow();
-            waiting.values().forEach(Deque::clear);
+            waiting.values().forEach(queue -> {
+                dropped.addAll(queue);
+                queue.clear();
+            });
         }
+        reject(dropped, new RejectedExecutionException(prefix + " is closed"));
+    }
+
+    /** Waits for the running tasks to end after {@link #close}; false if some still run after {@code timeout}. */
+    public boolean awaitTermination(long timeout, TimeUnit unit) throws InterruptedException {
+        return pool.awaitTermination(timeout, unit);
     }
 }

@@ -11,7 +11,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -40,15 +39,17 @@ class PerKeyExecutorTest {
             release.countDown();
             waitUntil(() -> !executor.busy("m1"));
             assertEquals(List.of("m1-first", "m2:test-m2", "m1-second"), ran);
-            assertFalse(executor.busy("m2"), "an idle key leaves no entry");
+            waitUntil(() -> !executor.busy("m2")); // an idle key leaves no entry
         }
     }
 
     @Test
-    void aFailingTaskIsLoggedAndTheKeysNextTaskStillRuns() throws Exception {
+    void aFailingTaskIsLoggedAndTheKeysNextTaskStillRunsOnTheSameThread() throws Exception {
         try (PerKeyExecutor executor = new PerKeyExecutor("test", 60_000)) {
+            CountDownLatch bothQueued = new CountDownLatch(1);
             CountDownLatch next = new CountDownLatch(1);
             executor.execute("m", () -> {
+                await(bothQueued); // the second task is queued behind this one: the same thread runs it
                 Thread.currentThread().interrupt(); // left behind by the task: not the next one's
                 throw new IllegalStateException("boom");
             });
@@ -57,8 +58,36 @@ class PerKeyExecutorTest {
                     next.countDown();
                 }
             });
+            bothQueued.countDown();
             assertTrue(next.await(10, TimeUnit.SECONDS));
         }
+    }
+
+    @Test
+    void closingTellsTheTasksThatWillNotRun() throws Exception {
+        PerKeyExecutor executor = new PerKeyExecutor("test", 60_000);
+        CountDownLatch running = new CountDownLatch(1);
+        List<Throwable> rejections = new CopyOnWriteArrayList<>();
+        executor.execute("m", () -> {
+            running.countDown();
+            await(new CountDownLatch(1)); // until interrupted by close
+        });
+        executor.execute("m", new PerKeyExecutor.Rejectable() {
+            @Override
+            public void run() {
+                rejections.add(new AssertionError("ran after close"));
+            }
+
+            @Override
+            public void reject(Throwable why) {
+                rejections.add(why);
+            }
+        });
+        assertTrue(running.await(10, TimeUnit.SECONDS));
+        executor.close();
+        assertTrue(executor.awaitTermination(10, TimeUnit.SECONDS), "the running task was interrupted");
+        assertEquals(1, rejections.size());
+        assertTrue(rejections.get(0) instanceof RejectedExecutionException, rejections.toString());
     }
 
     @Test

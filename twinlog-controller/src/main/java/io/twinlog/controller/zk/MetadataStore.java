@@ -336,14 +336,38 @@ public final class MetadataStore {
             }
             deleteMirrorRecords(topic);
         }
-        try {
-            // kept, marked completed, for COMPLETED_MARK_RETENTION_MS: it is what tells a broker that the topic's
-            // logs may go (a topic gone without a mark was not deleted: decision 72)
-            zk.setData().forPath(ZkPaths.topicDeletion(topic), Json.encode(Map.of("version", 1,
-                    "topicId", topicId.toString(), "brokers", brokers, "completed", true)));
-        } catch (KeeperException.NoNodeException ignored) {
-            // expired concurrently by the controller, having been completed by another deleter
+        markCompleted(topic, topicId, brokers);
+    }
+
+    /**
+     * Sets the deletion's mark completed. It is kept so, for COMPLETED_MARK_RETENTION_MS: it is what tells a broker
+     * that the topic's logs may go (a topic gone without a mark was not deleted: decision 72). Written at the
+     * version read, keeping the brokers the mark names now: a broker unregistered meanwhile
+     * ({@link BrokerUnregistration}) stays out of it.
+     */
+    private void markCompleted(String topic, Uuid topicId, List<Integer> brokers) throws Exception {
+        String path = ZkPaths.topicDeletion(topic);
+        for (int attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt++) {
+            Stat stat = new Stat();
+            List<Integer> named;
+            try {
+                Map<String, Object> mark = Json.decode(zk.getData().storingStatIn(stat).forPath(path), path);
+                named = topicId.toString().equals(mark.get("topicId")) ? markBrokers(mark) : brokers;
+            } catch (KeeperException.NoNodeException gone) {
+                return; // expired concurrently by the controller, having been completed by another deleter
+            }
+            try {
+                zk.setData().withVersion(stat.getVersion()).forPath(path, Json.encode(Map.of("version", 1,
+                        "topicId", topicId.toString(), "brokers", named, "completed", true)));
+                return;
+            } catch (KeeperException.NoNodeException gone) {
+                return;
+            } catch (KeeperException.BadVersionException changed) {
+                // rewritten meanwhile (a broker unregistered, another deleter): read it again
+            }
         }
+        throw new IllegalStateException("Could not mark the deletion of " + topic + " completed after "
+                + MAX_CAS_ATTEMPTS + " attempts");
     }
 
     /** The topic ID the name's deletion mark names, if there is a mark (its version in {@code stat}). */

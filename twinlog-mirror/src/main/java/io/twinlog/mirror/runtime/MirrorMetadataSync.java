@@ -238,7 +238,8 @@ public final class MirrorMetadataSync implements AutoCloseable {
         thread.shutdownNow();
         mirrorSyncs.close(); // interrupts the passes: their admin calls end at once, their clients close within a second
         try {
-            if (!thread.awaitTermination(5, TimeUnit.SECONDS)) {
+            // the passes, not only the scheduler that hands them out: none may write after the broker closes
+            if (!thread.awaitTermination(5, TimeUnit.SECONDS) || !mirrorSyncs.awaitTermination(5, TimeUnit.SECONDS)) {
                 log.warn("Mirror metadata sync did not stop within 5 s");
             }
         } catch (InterruptedException e) {

@@ -66,6 +66,9 @@ final class MirrorStateWriter {
             }
             return new Outcome(versions, Optional.empty());
         } catch (Exception e) {
+            if (e instanceof InterruptedException) {
+                Thread.currentThread().interrupt(); // closing: the caller's thread must still see it
+            }
             while (versions.size() < writes.size()) {
                 versions.add(NOT_WRITTEN);
             }

@@ -102,7 +102,14 @@ public final class MirrorTopicStarter {
                     + local.get().topicId() + "; the source topic has ID " + sourceTopic.topicId());
         }
         // the desired state goes first, so the partitions' first leaders already keep the source's epochs
-        if (!store.setTopicAt(mirror, topic, DesiredMirrorState.MIRRORING, expectedVersion)) {
+        MirrorStore.TopicClaim claim = store.claimTopicAt(mirror, topic, DesiredMirrorState.MIRRORING,
+                expectedVersion);
+        if (claim == MirrorStore.TopicClaim.HELD_BY_ANOTHER_MIRROR) {
+            log.info("Mirror {}: the start of {} is not applied: another cluster mirror mirrors it", mirror, topic);
+            return new TopicResult(MirrorErrors.TOPIC_ALREADY_IN_CLUSTER_MIRROR.code, "Topic '" + topic
+                    + "' is mirrored by another cluster mirror (started while this start read the source)");
+        }
+        if (claim == MirrorStore.TopicClaim.CHANGED) {
             log.info("Mirror {}: the start of {} is not applied: its desired state changed while the start read the "
                     + "source", mirror, topic);
             return new TopicResult(MirrorErrors.INVALID_MIRROR_STATE.code, "The desired state of topic '" + topic

@@ -259,6 +259,9 @@ public final class MirrorStore {
             }
             return new TopicsWritten(written, List.of(), Optional.empty());
         } catch (Exception e) {
+            if (e instanceof InterruptedException) {
+                Thread.currentThread().interrupt(); // closing: the caller's thread must still see it
+            }
             List<String> notWritten = topics.subList(written.size(), topics.size());
             log.warn("Cluster mirror {}: could not set the desired state of {} topics to {} ({} were set)", name,
                     notWritten.size(), desiredState, written.size(), e);
@@ -290,33 +293,87 @@ public final class MirrorStore {
 
     /**
      * The version of a mirror topic's desired-state node, -1 when it has none yet: what a start, which reads the
-     * source before it writes, compares against ({@link #setTopicAt}).
+     * source before it writes, compares against ({@link #claimTopicAt}).
      */
     public int topicVersion(String name, String topic) throws Exception {
         Stat stat = zk.checkExists().forPath(topicsPath(name) + "/" + topic);
         return stat == null ? -1 : stat.getVersion();
     }
 
+    /** What {@link #claimTopicAt} did. */
+    public enum TopicClaim {
+        /** The topic's desired state is written under this mirror. */
+        WRITTEN,
+        /** This mirror's node of the topic changed since it was read (a stop, pause, resume or another start). */
+        CHANGED,
+        /** Another mirror mirrors the topic (its desired state there is not STOPPED), or claimed it meanwhile. */
+        HELD_BY_ANOTHER_MIRROR
+    }
+
     /**
      * Sets a mirror topic's desired state only if its node is still at {@code expectedVersion} (-1: it has none
-     * yet): false when a stop, pause, resume or another start wrote it meanwhile, so a start that waited on its
-     * source never undoes a later failover.
+     * yet), so a start that waited on its source never undoes a later failover, and only if no other mirror mirrors
+     * the topic: one ZooKeeper transaction that also checks every other mirror's node of the topic at the version
+     * read (STOPPED), or its absence (created and deleted in the transaction: the create fails if it exists). Two
+     * mirrors starting one topic at once, on one broker or two, cannot both claim it.
      */
-    public boolean setTopicAt(String name, String topic, DesiredMirrorState desiredState, int expectedVersion)
+    public TopicClaim claimTopicAt(String name, String topic, DesiredMirrorState desiredState, int expectedVersion)
             throws Exception {
+        // this mirror's topics node before the others are read: two mirrors' first claims at once must not each
+        // find the other's absent and guard it, which would fail both
         String path = topicsPath(name) + "/" + topic;
-        try {
-            if (expectedVersion < 0) {
-                zk.create().creatingParentsIfNeeded().forPath(path, desiredStateJson(desiredState));
-            } else {
-                zk.setData().withVersion(expectedVersion).forPath(path, desiredStateJson(desiredState));
+        if (zk.checkExists().forPath(topicsPath(name)) == null) {
+            try {
+                zk.create().forPath(topicsPath(name)); // under the mirror's node only: never bring a deleted one back
+            } catch (KeeperException.NodeExistsException ignored) {
+                // made meanwhile
+            } catch (KeeperException.NoNodeException deleted) {
+                return TopicClaim.CHANGED; // the mirror was deleted while this start read the source
             }
+        }
+        List<CuratorOp> ops = new ArrayList<>();
+        List<String> mirrors;
+        try {
+            mirrors = zk.getChildren().forPath(MIRRORS);
+        } catch (KeeperException.NoNodeException e) {
+            mirrors = List.of();
+        }
+        for (String other : mirrors) {
+            if (other.equals(name)) {
+                continue;
+            }
+            String otherPath = topicsPath(other) + "/" + topic;
+            Stat stat = new Stat();
+            try {
+                Map<String, Object> json = Json.decode(zk.getData().storingStatIn(stat).forPath(otherPath), otherPath);
+                if (!DesiredMirrorState.STOPPED.name().equals(json.getOrDefault("desiredState", "MIRRORING"))) {
+                    return TopicClaim.HELD_BY_ANOTHER_MIRROR;
+                }
+                ops.add(zk.transactionOp().check().withVersion(stat.getVersion()).forPath(otherPath));
+            } catch (KeeperException.NoNodeException absent) {
+                if (zk.checkExists().forPath(topicsPath(other)) != null) {
+                    ops.add(zk.transactionOp().create().forPath(otherPath));
+                    ops.add(zk.transactionOp().delete().forPath(otherPath));
+                } else {
+                    // a mirror with no topic yet: its topics node must stay absent, or hold none of this topic
+                    ops.add(zk.transactionOp().create().forPath(topicsPath(other)));
+                    ops.add(zk.transactionOp().delete().forPath(topicsPath(other)));
+                }
+            }
+        }
+        ops.add(expectedVersion < 0 ? zk.transactionOp().create().forPath(path, desiredStateJson(desiredState))
+                : zk.transactionOp().setData().withVersion(expectedVersion).forPath(path,
+                desiredStateJson(desiredState)));
+        try {
+            zk.transaction().forOperations(ops);
         } catch (KeeperException.NodeExistsException | KeeperException.BadVersionException
-                 | KeeperException.NoNodeException e) {
-            return false;
+                 | KeeperException.NoNodeException | KeeperException.NotEmptyException e) {
+            // ours changed, or another mirror's did: which one decides the answer
+            return topicVersion(name, topic) != expectedVersion ? TopicClaim.CHANGED
+                    : TopicClaim.HELD_BY_ANOTHER_MIRROR;
         }
         log.info("Cluster mirror {}: topic {} desired state is now {}", name, topic, desiredState);
-        return true;
+        return TopicClaim.WRITTEN;
     }
 
     public void setTopic(String name, String topic, DesiredMirrorState desiredState) throws Exception {

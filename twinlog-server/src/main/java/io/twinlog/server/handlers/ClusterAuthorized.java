@@ -14,6 +14,23 @@ public final class ClusterAuthorized {
     private ClusterAuthorized() {
     }
 
+    /**
+     * Kafka's rule for WriteTxnMarkers: ALTER on the cluster (an operator's {@code kafka-transactions.sh abort}),
+     * else CLUSTER_ACTION (a broker's coordinator); the first is asked quietly, so only a denial of both is logged.
+     */
+    public static RequestHandler requireAlterOrClusterAction(BrokerAuthorization authorization,
+                                                             RequestHandler handler) {
+        return request -> {
+            if (authorization.allowedOnClusterQuietly(request.context(), AclOperation.ALTER)
+                    || authorization.allowedOnCluster(request.context(), AclOperation.CLUSTER_ACTION)) {
+                handler.handle(request);
+            } else {
+                request.respond(request.errorResponse(new ClusterAuthorizationException(
+                        request.apiKey().name + " needs ALTER or CLUSTER_ACTION on the cluster")));
+            }
+        };
+    }
+
     public static RequestHandler require(BrokerAuthorization authorization, AclOperation operation,
                                          RequestHandler handler) {
         return request -> {

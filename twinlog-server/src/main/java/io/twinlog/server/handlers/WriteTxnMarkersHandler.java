@@ -22,7 +22,6 @@ import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -30,11 +29,13 @@ import java.util.concurrent.CompletionException;
 
 /**
  * WriteTxnMarkers (inter-broker, from a transaction coordinator; also {@code kafka-transactions.sh abort}): writes
- * each marker's COMMIT or ABORT control batch into every partition it names that this broker leads, as Kafka does:
+ * each marker's COMMIT or ABORT control batch into every partition it names that this broker leads, as Kafka does
+ * (a partition this broker has no online replica of is UNKNOWN_TOPIC_OR_PARTITION, one it follows
+ * NOT_LEADER_OR_FOLLOWER; one result per producer id):
  * with acks=all, origin COORDINATOR and the marker's transaction version, so the log refuses a stale coordinator
  * epoch (TRANSACTION_COORDINATOR_FENCED) or producer epoch (INVALID_PRODUCER_EPOCH); a {@code __consumer_offsets}
- * partition completes the transaction's offsets in the group coordinator instead. CLUSTER_ACTION is checked by the
- * registration. Beyond Kafka: a partition of a mirror topic that has not failed over is read-only to markers too
+ * partition completes the transaction's offsets in the group coordinator instead. ALTER or CLUSTER_ACTION on the
+ * cluster is checked by the registration ({@link ClusterAuthorized#requireAlterOrClusterAction}). Beyond Kafka: a partition of a mirror topic that has not failed over is read-only to markers too
  * (POLICY_VIOLATION), since its transactions are its source's and arrive with its batches. Answered from callbacks:
  * no request thread waits for the ISR or the coordinator.
  */
@@ -54,28 +55,32 @@ public final class WriteTxnMarkersHandler implements RequestHandler {
     public void handle(Request request) {
         WriteTxnMarkersRequest body = request.body();
         MetadataImage image = ctx.image();
-        List<CompletableFuture<WriteTxnMarkersResponseData.WritableTxnMarkerResult>> results = new ArrayList<>();
+        // one result per producer id, as Kafka answers: two markers of one producer merge
+        Map<Long, Map<TopicPartition, CompletableFuture<Errors>>> byProducer = new LinkedHashMap<>();
         for (WriteTxnMarkersRequestData.WritableTxnMarker marker : body.data().markers()) {
-            results.add(write(marker, image));
+            write(marker, image, byProducer.computeIfAbsent(marker.producerId(), id -> new LinkedHashMap<>()));
         }
-        CompletableFuture.allOf(results.toArray(CompletableFuture[]::new)).whenComplete((ignored, error) -> {
-            WriteTxnMarkersResponseData data = new WriteTxnMarkersResponseData();
-            results.forEach(r -> data.markers().add(r.join()));
-            request.respond(new WriteTxnMarkersResponse(data));
-        });
+        CompletableFuture.allOf(byProducer.values().stream().flatMap(m -> m.values().stream())
+                .toArray(CompletableFuture[]::new)).whenComplete((ignored, error) -> {
+                    WriteTxnMarkersResponseData data = new WriteTxnMarkersResponseData();
+                    byProducer.forEach((producerId, outcomes) -> data.markers().add(markerResult(producerId,
+                            outcomes)));
+                    request.respond(new WriteTxnMarkersResponse(data));
+                });
     }
 
-    /** One marker: its result once every partition it names has answered. */
-    private CompletableFuture<WriteTxnMarkersResponseData.WritableTxnMarkerResult> write(
-            WriteTxnMarkersRequestData.WritableTxnMarker marker, MetadataImage image) {
-        Map<TopicPartition, CompletableFuture<Errors>> outcomes = new LinkedHashMap<>();
+    /** One marker: each partition it names gets its outcome in {@code outcomes}, now or once appended. */
+    private void write(WriteTxnMarkersRequestData.WritableTxnMarker marker, MetadataImage image,
+                       Map<TopicPartition, CompletableFuture<Errors>> outcomes) {
         Map<TopicIdPartition, MemoryRecords> appends = new LinkedHashMap<>();
         TransactionResult result = marker.transactionResult() ? TransactionResult.COMMIT : TransactionResult.ABORT;
         for (WriteTxnMarkersRequestData.WritableTxnMarkerTopic t : marker.topics()) {
             Optional<TopicImage> topic = image.topic(t.name());
             for (int p : t.partitionIndexes()) {
                 TopicPartition tp = new TopicPartition(t.name(), p);
-                if (topic.isEmpty() || !topic.get().partitions().containsKey(p)) {
+                // not hosted here, or offline in a failed log dir: Kafka's "no online partition" answer
+                if (topic.isEmpty() || !topic.get().partitions().containsKey(p)
+                        || ctx.replicaManager().partition(tp).isEmpty()) {
                     outcomes.put(tp, CompletableFuture.completedFuture(Errors.UNKNOWN_TOPIC_OR_PARTITION));
                 } else if (MirrorReadOnly.reason(image, tp).isPresent()) {
                     outcomes.put(tp, CompletableFuture.completedFuture(Errors.POLICY_VIOLATION));
@@ -95,8 +100,6 @@ public final class WriteTxnMarkersHandler implements RequestHandler {
                     appended -> appended.forEach((tip, r) -> outcomes.get(tip.topicPartition()).complete(outcome(
                             tip.topicPartition(), marker, r))));
         }
-        return CompletableFuture.allOf(outcomes.values().toArray(CompletableFuture[]::new))
-                .thenApply(ignored -> markerResult(marker.producerId(), outcomes));
     }
 
     private static Errors outcome(TopicPartition tp, WriteTxnMarkersRequestData.WritableTxnMarker marker,

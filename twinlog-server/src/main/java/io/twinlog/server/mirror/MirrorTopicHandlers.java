@@ -122,22 +122,35 @@ public final class MirrorTopicHandlers implements AutoCloseable {
     private <T> CompletableFuture<T> onThread(Executor thread, MirrorApi api, AdminDeadline deadline,
                                               Callable<T> work, Function<Struct, T> asResult) {
         CompletableFuture<T> result = new CompletableFuture<>();
+        Call<T> call = new Call<>(api, deadline, work, asResult, result);
         try {
-            thread.execute(() -> {
-                try {
-                    Optional<Struct> expired = MirrorApiRegistration.expiredAnswer(api, deadline);
-                    result.complete(expired.isPresent() ? asResult.apply(expired.get()) : work.call());
-                } catch (Exception e) {
-                    log.error("{} failed", api.name, e);
-                    result.complete(asResult.apply(topLevel(api, Errors.forException(e).code(),
-                            Failures.rootMessage(e))));
-                }
-            });
+            thread.execute(call);
         } catch (RejectedExecutionException e) {
+            call.reject(e);
+        }
+        return result;
+    }
+
+    /** One API call on its thread; told when it will not run (the broker closing), so its client gets an answer. */
+    private record Call<T>(MirrorApi api, AdminDeadline deadline, Callable<T> work, Function<Struct, T> asResult,
+                           CompletableFuture<T> result) implements PerKeyExecutor.Rejectable {
+        @Override
+        public void run() {
+            try {
+                Optional<Struct> expired = MirrorApiRegistration.expiredAnswer(api, deadline);
+                result.complete(expired.isPresent() ? asResult.apply(expired.get()) : work.call());
+            } catch (Exception e) {
+                log.error("{} failed", api.name, e);
+                result.complete(asResult.apply(topLevel(api, Errors.forException(e).code(),
+                        Failures.rootMessage(e))));
+            }
+        }
+
+        @Override
+        public void reject(Throwable why) {
             result.complete(asResult.apply(topLevel(api, Errors.BROKER_NOT_AVAILABLE.code(),
                     "The broker is shutting down")));
         }
-        return result;
     }
 
     /** What setting a desired state gives: the answer, or (a failover) the topics whose STOPPED to wait for. */
@@ -146,8 +159,13 @@ public final class MirrorTopicHandlers implements AutoCloseable {
 
     @Override
     public void close() {
-        adminThread.shutdownNow();
-        startThreads.close();
+        RejectedExecutionException closing = new RejectedExecutionException("closing");
+        for (Runnable dropped : adminThread.shutdownNow()) {
+            if (dropped instanceof PerKeyExecutor.Rejectable call) {
+                call.reject(closing);
+            }
+        }
+        startThreads.close(); // tells the starts still queued
     }
 
     private Struct start(AuthorizableRequestContext ctx, Struct req) throws Exception {

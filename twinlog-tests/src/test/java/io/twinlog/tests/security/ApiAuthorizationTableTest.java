@@ -258,14 +258,11 @@ class ApiAuthorizationTableTest {
                             .setBrokerEpoch(-1);
                     raw(user, new AlterPartitionRequest.Builder(data).build());
                 }));
+        // Kafka's rule: ALTER on the cluster (kafka-transactions.sh abort) or CLUSTER_ACTION (a coordinator)
         rows.add(new Row("WriteTxnMarkers (inter-broker)", List.of(), Grant.cluster(AclOperation.CLUSTER_ACTION),
-                ClusterAuthorizationException.class, user -> {
-                    WriteTxnMarkersRequestData data = new WriteTxnMarkersRequestData();
-                    data.markers().add(new WriteTxnMarkersRequestData.WritableTxnMarker().setProducerId(1)
-                            .setProducerEpoch((short) 0).setTopics(List.of(new WriteTxnMarkersRequestData
-                                    .WritableTxnMarkerTopic().setName("none").setPartitionIndexes(List.of(0)))));
-                    raw(user, new WriteTxnMarkersRequest.Builder(data).build());
-                }));
+                ClusterAuthorizationException.class, ApiAuthorizationTableTest::writeTxnMarkers));
+        rows.add(new Row("WriteTxnMarkers (kafka-transactions.sh abort)", List.of(), Grant.cluster(AclOperation.ALTER),
+                ClusterAuthorizationException.class, ApiAuthorizationTableTest::writeTxnMarkers));
         rows.add(new Row("DescribeAcls", List.of(), Grant.cluster(AclOperation.DESCRIBE),
                 ClusterAuthorizationException.class,
                 user -> withAdmin(user, a -> a.describeAcls(AclBindingFilter.ANY).values())));
@@ -456,6 +453,15 @@ class ApiAuthorizationTableTest {
      * Sends a hand-built request as the user (SASL/PLAIN) and throws Kafka's exception for an authorization error
      * in its answer; other errors mean the request got past authorization.
      */
+    /** A marker to a partition that does not exist: answered UNKNOWN_TOPIC_OR_PARTITION once authorized. */
+    private static void writeTxnMarkers(String user) throws IOException {
+        WriteTxnMarkersRequestData data = new WriteTxnMarkersRequestData();
+        data.markers().add(new WriteTxnMarkersRequestData.WritableTxnMarker().setProducerId(1)
+                .setProducerEpoch((short) 0).setTopics(List.of(new WriteTxnMarkersRequestData.WritableTxnMarkerTopic()
+                        .setName("none").setPartitionIndexes(List.of(0)))));
+        raw(user, new WriteTxnMarkersRequest.Builder(data).build());
+    }
+
     private static void raw(String user, AbstractRequest request)
             throws IOException {
         try (RawKafkaConnection connection = RawKafkaConnection.to(cluster.bootstrapServers())) {
