@@ -372,9 +372,18 @@ public final class Partition {
         }
     }
 
+    /**
+     * The min.insync.replicas acks=all needs here: the topic's, but no more than its replication factor, as Kafka's
+     * {@code Partition.effectiveMinIsr} (a single-replica topic of a cluster whose default is 2 takes acks=all
+     * writes, rather than refusing every one).
+     */
+    public int effectiveMinIsr() {
+        return Math.min(log_.config().minInSyncReplicas, Math.max(1, replicas.size()));
+    }
+
     /** acks=all's precondition: the ISR holds min.insync.replicas members. Under the leader/ISR read lock. */
     private void checkMinIsr() {
-        int minIsr = log_.config().minInSyncReplicas;
+        int minIsr = effectiveMinIsr();
         if (isr.size() < minIsr) {
             throw new NotEnoughReplicasException("The size of the current ISR " + isr
                     + " is insufficient to satisfy the min.isr requirement of " + minIsr + " for partition "
@@ -448,7 +457,7 @@ public final class Partition {
                 }
                 maximalIsrSize = maximal.size();
             }
-            return Optional.of(maximalIsrSize >= log_.config().minInSyncReplicas ? Errors.NONE
+            return Optional.of(maximalIsrSize >= effectiveMinIsr() ? Errors.NONE
                     : Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND);
         } finally {
             leaderIsrLock.readLock().unlock();

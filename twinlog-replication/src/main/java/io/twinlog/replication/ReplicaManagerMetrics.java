@@ -37,9 +37,9 @@ final class ReplicaManagerMetrics {
         group.newGauge("UnderReplicatedPartitions", () -> count(p -> p.isLeader()
                 && p.isr().size() < p.replicas().size()));
         group.newGauge("UnderMinIsrPartitionCount", () -> count(p -> p.isLeader()
-                && p.isr().size() < p.log().config().minInSyncReplicas));
+                && p.isr().size() < p.effectiveMinIsr()));
         group.newGauge("AtMinIsrPartitionCount", () -> count(p -> p.isLeader()
-                && p.isr().size() == p.log().config().minInSyncReplicas));
+                && p.isr().size() == p.effectiveMinIsr()));
         group.newGauge("OfflineReplicaCount", () -> replicas.offlinePartitions().size());
         isrShrinks = group.newMeter("IsrShrinksPerSec", "shrinks");
         isrExpands = group.newMeter("IsrExpandsPerSec", "expands");

@@ -91,7 +91,7 @@ public final class BrokerMirrorPartitions implements LocalPartitions {
             return new PartitionView(partition.leaderEpoch(), partition.log().logEndOffset(),
                     partition.log().highWatermark(), new EpochHistory(epochs),
                     partition.latestProducerStateBarrier(), partition.replicas(), partition.isr(),
-                    partition.followerLogEndOffsets(), partition.log().config().minInSyncReplicas, false, Map.of());
+                    partition.followerLogEndOffsets(), partition.effectiveMinIsr(), false, Map.of());
         }
 
         @Override

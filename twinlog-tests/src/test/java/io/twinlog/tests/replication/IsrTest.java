@@ -104,4 +104,26 @@ class IsrTest {
             assertEquals(List.of("all-isr-3-again"), log.get(log.size() - 1).values());
         }
     }
+
+    /**
+     * Kafka's effective min ISR: min.insync.replicas above the replication factor asks for no more than the
+     * replicas there are, so acks=all writes to a single-replica topic of a cluster whose default is 2 (and to a
+     * 2-replica topic set to 3) are accepted, as Kafka accepts them, instead of all refused NOT_ENOUGH_REPLICAS.
+     */
+    @Test
+    void minInsyncReplicasAboveTheReplicationFactorAsksForEveryReplicaNotMore() throws Exception {
+        TopicPartition single = new TopicPartition("single", 0);
+        TopicPartition pair = new TopicPartition("pair", 0);
+        try (TestCluster cluster = TestCluster.builder().brokers(2).brokerProperty("min.insync.replicas", "2")
+                .build().start();
+             Admin admin = cluster.admin()) {
+            createTopic(admin, single.topic(), Map.of(0, List.of(0)), Map.of());
+            createTopic(admin, pair.topic(), Map.of(0, List.of(0, 1)), Map.of("min.insync.replicas", "3"));
+            awaitIsr(admin, pair, Set.of(0, 1), TIMEOUT);
+            try (KafkaProducer<byte[], byte[]> acksAll = cluster.producer(noRetries("all"))) {
+                assertEquals(0, send(acksAll, single, "one-replica").offset());
+                assertEquals(0, send(acksAll, pair, "two-replicas").offset());
+            }
+        }
+    }
 }
