@@ -202,6 +202,7 @@ final class FaultCampaign {
                 Map.entry("default.replication.factor", "3"),
                 Map.entry("offsets.topic.replication.factor", "3"),
                 Map.entry("offsets.topic.num.partitions", "3"),
+                Map.entry("transaction.state.log.num.partitions", "3"),
                 Map.entry("group.initial.rebalance.delay.ms", "0"),
                 Map.entry("zookeeper.session.timeout.ms", "6000"),
                 Map.entry("replica.lag.time.max.ms", "10000"),

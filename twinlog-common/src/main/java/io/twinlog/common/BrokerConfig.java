@@ -2,6 +2,10 @@ package io.twinlog.common;
 
 import io.twinlog.common.metrics.BrokerMetrics;
 import org.apache.kafka.common.config.AbstractConfig;
+import org.apache.kafka.common.config.ConfigException;
+import org.apache.kafka.coordinator.transaction.AddPartitionsToTxnConfig;
+import org.apache.kafka.coordinator.transaction.TransactionLogConfig;
+import org.apache.kafka.coordinator.transaction.TransactionStateManagerConfig;
 import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.TopicConfig;
 import org.apache.kafka.common.config.internals.BrokerSecurityConfigs;
@@ -97,8 +101,27 @@ public final class BrokerConfig {
     public static final String UNCLEAN_LEADER_ELECTION_ENABLE = ReplicationConfigs.UNCLEAN_LEADER_ELECTION_ENABLE_CONFIG;
     public static final String HIGH_WATERMARK_CHECKPOINT_INTERVAL_MS =
             ReplicationConfigs.REPLICA_HIGH_WATERMARK_CHECKPOINT_INTERVAL_MS_CONFIG;
-    public static final String PRODUCER_ID_EXPIRATION_MS = "producer.id.expiration.ms";
-    public static final String TRANSACTION_MAX_TIMEOUT_MS = "transaction.max.timeout.ms";
+    public static final String PRODUCER_ID_EXPIRATION_MS = TransactionLogConfig.PRODUCER_ID_EXPIRATION_MS_CONFIG;
+    public static final String PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS =
+            TransactionLogConfig.PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS_CONFIG;
+    public static final String TRANSACTION_MAX_TIMEOUT_MS =
+            TransactionStateManagerConfig.TRANSACTIONS_MAX_TIMEOUT_MS_CONFIG;
+    /** The transaction coordinator's keys, Kafka's names, definitions and defaults (issue 26). */
+    public static final List<String> TRANSACTION_LOG_KEYS = List.of(
+            TransactionLogConfig.TRANSACTIONS_TOPIC_PARTITIONS_CONFIG,
+            TransactionLogConfig.TRANSACTIONS_TOPIC_REPLICATION_FACTOR_CONFIG,
+            TransactionLogConfig.TRANSACTIONS_TOPIC_MIN_ISR_CONFIG,
+            TransactionLogConfig.TRANSACTIONS_TOPIC_SEGMENT_BYTES_CONFIG,
+            TransactionLogConfig.TRANSACTIONS_LOAD_BUFFER_SIZE_CONFIG,
+            TransactionLogConfig.TRANSACTION_PARTITION_VERIFICATION_ENABLE_CONFIG);
+    public static final List<String> TRANSACTION_STATE_KEYS = List.of(
+            TransactionStateManagerConfig.TRANSACTIONAL_ID_EXPIRATION_MS_CONFIG,
+            TransactionStateManagerConfig.TRANSACTIONS_ABORT_TIMED_OUT_TRANSACTION_CLEANUP_INTERVAL_MS_CONFIG,
+            TransactionStateManagerConfig.TRANSACTIONS_REMOVE_EXPIRED_TRANSACTIONAL_ID_CLEANUP_INTERVAL_MS_CONFIG,
+            TransactionStateManagerConfig.TRANSACTIONS_2PC_ENABLED_CONFIG);
+    public static final List<String> ADD_PARTITIONS_TO_TXN_KEYS = List.of(
+            AddPartitionsToTxnConfig.ADD_PARTITIONS_TO_TXN_RETRY_BACKOFF_MS_CONFIG,
+            AddPartitionsToTxnConfig.ADD_PARTITIONS_TO_TXN_RETRY_BACKOFF_MAX_MS_CONFIG);
     public static final String REPLICA_LAG_TIME_MAX_MS = ReplicationConfigs.REPLICA_LAG_TIME_MAX_MS_CONFIG;
     /**
      * How long a mirror partition may wait in EPOCH_FENCING or STOPPING, or without a leader on the source, before it
@@ -185,6 +208,11 @@ public final class BrokerConfig {
         }
         this.interBrokerEndpointOverrides = Collections.unmodifiableMap(overrides);
         this.listenerSecurity = new ListenerSecurity(values, listeners, advertisedListeners);
+        if (values.getBoolean(TransactionStateManagerConfig.TRANSACTIONS_2PC_ENABLED_CONFIG)) {
+            // KIP-939's two-phase commit needs InitProducerId v6, which Kafka 4.4 does not advertise either
+            throw new ConfigException(TransactionStateManagerConfig.TRANSACTIONS_2PC_ENABLED_CONFIG, true,
+                    "two-phase commit transactions (KIP-939) are not served by Twinlog");
+        }
     }
 
     public static BrokerConfig fromFile(Path file) throws IOException {
@@ -337,8 +365,27 @@ public final class BrokerConfig {
         return values.getInt(PRODUCER_ID_EXPIRATION_MS);
     }
 
+    public int producerIdExpirationCheckIntervalMs() {
+        return values.getInt(PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS);
+    }
+
     public int transactionMaxTimeoutMs() {
         return values.getInt(TRANSACTION_MAX_TIMEOUT_MS);
+    }
+
+    /** The {@code __transaction_state} topic's and the partitions' transaction settings, as Kafka reads them. */
+    public TransactionLogConfig transactionLogConfig() {
+        return new TransactionLogConfig(values);
+    }
+
+    /** The transaction coordinator's timeouts and intervals, as Kafka reads them. */
+    public TransactionStateManagerConfig transactionStateManagerConfig() {
+        return new TransactionStateManagerConfig(values);
+    }
+
+    /** The partition leader's backoff while it adds a partition to a transaction for a producer (KIP-890). */
+    public AddPartitionsToTxnConfig addPartitionsToTxnConfig() {
+        return new AddPartitionsToTxnConfig(values);
     }
 
     public long replicaLagTimeMaxMs() {

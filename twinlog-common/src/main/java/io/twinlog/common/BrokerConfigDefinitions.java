@@ -5,6 +5,9 @@ import org.apache.kafka.common.config.ConfigDef.Importance;
 import org.apache.kafka.common.config.ConfigDef.Range;
 import org.apache.kafka.common.config.ConfigDef.Type;
 import org.apache.kafka.common.config.internals.BrokerSecurityConfigs;
+import org.apache.kafka.coordinator.transaction.AddPartitionsToTxnConfig;
+import org.apache.kafka.coordinator.transaction.TransactionLogConfig;
+import org.apache.kafka.coordinator.transaction.TransactionStateManagerConfig;
 import org.apache.kafka.network.SocketServerConfigs;
 import org.apache.kafka.server.metrics.MetricConfigs;
 import org.apache.kafka.server.config.ReplicationConfigs;
@@ -45,6 +48,7 @@ final class BrokerConfigDefinitions {
         defineTopicDefaults(def);
         defineLogs(def);
         defineReplication(def);
+        defineTransactions(def);
         defineTwinlog(def);
         defineSecurity(def);
         defineMetrics(def);
@@ -181,12 +185,16 @@ final class BrokerConfigDefinitions {
                         + "among them). If disabled, those topics are not compacted and grow without bound.");
         def.define(BrokerConfig.LOG_INITIAL_TASK_DELAY_MS, Type.LONG, 10_000L, Range.atLeast(0), Importance.LOW,
                 ServerLogConfigs.LOG_INITIAL_TASK_DELAY_MS_DOC + " Twinlog's default is 10 s (Kafka's 30 s).");
-        def.define(BrokerConfig.PRODUCER_ID_EXPIRATION_MS, Type.INT, 86_400_000, Range.atLeast(1), Importance.LOW,
-                "How long the state of an idle producer id (its last sequence numbers, for idempotence) is kept "
-                        + "after its last write, in milliseconds.");
-        def.define(BrokerConfig.TRANSACTION_MAX_TIMEOUT_MS, Type.INT, 900_000, Range.atLeast(1), Importance.HIGH,
-                "The largest transaction timeout a producer may ask for, in milliseconds; the log uses it to "
-                        + "bound how long an open transaction holds back the last stable offset.");
+    }
+
+    /** The transaction coordinator's and the partitions' transaction keys: Kafka's definitions (issue 26). */
+    private static void defineTransactions(ConfigDef def) {
+        kafka(def, TransactionLogConfig.CONFIG_DEF, BrokerConfig.PRODUCER_ID_EXPIRATION_MS);
+        kafka(def, TransactionLogConfig.CONFIG_DEF, BrokerConfig.PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS);
+        kafka(def, TransactionStateManagerConfig.CONFIG_DEF, BrokerConfig.TRANSACTION_MAX_TIMEOUT_MS);
+        BrokerConfig.TRANSACTION_LOG_KEYS.forEach(k -> kafka(def, TransactionLogConfig.CONFIG_DEF, k));
+        BrokerConfig.TRANSACTION_STATE_KEYS.forEach(k -> kafka(def, TransactionStateManagerConfig.CONFIG_DEF, k));
+        BrokerConfig.ADD_PARTITIONS_TO_TXN_KEYS.forEach(k -> kafka(def, AddPartitionsToTxnConfig.CONFIG_DEF, k));
     }
 
     private static void defineReplication(ConfigDef def) {

@@ -179,4 +179,20 @@ class BrokerConfigTest {
             }
         }
     }
+
+    @Test
+    void transactionKeysHaveKafkasDefaultsAndBoundsAndTwoPhaseCommitIsRefused() {
+        BrokerConfig c = config();
+        assertEquals(50, c.transactionLogConfig().transactionTopicPartitions());
+        assertEquals(3, c.transactionLogConfig().transactionTopicReplicationFactor());
+        assertEquals(2, c.transactionLogConfig().transactionTopicMinISR());
+        assertTrue(c.transactionLogConfig().transactionPartitionVerificationEnable());
+        assertEquals(900_000, c.transactionMaxTimeoutMs());
+        assertEquals(604_800_000, c.transactionStateManagerConfig().transactionalIdExpirationMs());
+        assertEquals(10_000, c.transactionStateManagerConfig().transactionAbortTimedOutTransactionCleanupIntervalMs());
+        assertEquals(20, c.addPartitionsToTxnConfig().addPartitionsToTxnRetryBackoffMs());
+        rejection("transaction.state.log.num.partitions", "0");
+        rejection("transaction.max.timeout.ms", "0");
+        assertTrue(rejection("transaction.two.phase.commit.enable", "true").contains("not served"));
+    }
 }

@@ -243,7 +243,8 @@ public final class BrokerServer implements AutoCloseable {
         scramUsers = new ScramUsers(zk, credentials);
         scramUsers.start();
         ListenerChannels channels = new ListenerChannels(config, credentials,
-                version -> ApiVersionsHandler.beforeAuthentication(registryRef.get()), time);
+                version -> ApiVersionsHandler.beforeAuthentication(registryRef.get(), watcher.image().features()),
+                time);
         // waits up to a session timeout for brokers re-registering after a ZooKeeper outage (ReregistrationGrace)
         controller = new Controller(config.brokerId(), new ControllerZkClient(zk), this::uncleanElectionEnabled,
                 config.zookeeperSessionTimeoutMs(), time);
@@ -336,7 +337,7 @@ public final class BrokerServer implements AutoCloseable {
         groupApis = new GroupApis(groupCoordinator, topicAdmin, watcher::image, authorization, time);
         groupApis.register(registryBuilder);
         ApiRegistry registry = registryBuilder
-                .add(ApiKeys.API_VERSIONS, new ApiVersionsHandler(registryRef::get))
+                .add(ApiKeys.API_VERSIONS, new ApiVersionsHandler(registryRef::get, () -> watcher.image().features()))
                 .add(ApiKeys.METADATA, new MetadataHandler(ctx, adminExecutor::execute))
                 // from v0 as Kafka advertises it (KAFKA-18659); v0-2 close the connection on arrival (Processor)
                 .add(ApiKeys.PRODUCE, ApiKeys.PRODUCE_API_VERSIONS_RESPONSE_MIN_VERSION, ApiKeys.PRODUCE.latestVersion(false),
@@ -650,7 +651,8 @@ public final class BrokerServer implements AutoCloseable {
         return new LogStoreConfig(config.brokerId(), config.logDirs(), config.defaultTopicConfigs(),
                 config.logRetentionCheckIntervalMs(), Math.min(config.logFlushIntervalMs(), 60_000L),
                 config.highWatermarkCheckpointIntervalMs(), config.logCleanerEnable(), config.logCleanerBackoffMs(),
-                config.producerIdExpirationMs(), config.transactionMaxTimeoutMs(), 4, config.logInitialTaskDelayMs());
+                config.producerIdExpirationMs(), config.producerIdExpirationCheckIntervalMs(),
+                config.transactionMaxTimeoutMs(), 4, config.logInitialTaskDelayMs());
     }
 
     public int brokerId() {

@@ -74,7 +74,7 @@ public final class LogStore implements AutoCloseable {
                 1, config.flushCheckMs(), 60_000L, 60_000L, config.retentionCheckIntervalMs(),
                 config.transactionMaxTimeoutMs(),
                 new ProducerStateManagerConfig(config.producerIdExpirationMs(), false),
-                600_000, scheduler, brokerTopicStats, logDirFailureChannel, time, false, config.initialTaskDelayMs(),
+                config.producerIdExpirationCheckIntervalMs(), scheduler, brokerTopicStats, logDirFailureChannel, time, false, config.initialTaskDelayMs(),
                 LogCleaner::new);
     }
 

@@ -15,6 +15,7 @@ public record LogStoreConfig(
         boolean cleanerEnable,
         long cleanerBackoffMs,
         int producerIdExpirationMs,
+        int producerIdExpirationCheckIntervalMs,
         int transactionMaxTimeoutMs,
         int backgroundThreads,
         long initialTaskDelayMs) {

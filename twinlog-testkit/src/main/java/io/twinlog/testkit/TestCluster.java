@@ -197,6 +197,10 @@ public final class TestCluster implements AutoCloseable {
         p.put("offsets.topic.replication.factor", Integer.toString(Math.min(3, numBrokers)));
         p.put("offsets.topic.num.partitions", "5");
         p.put("group.initial.rebalance.delay.ms", "0");
+        // transactions: the same for __transaction_state (Kafka's test clusters set these too)
+        p.put("transaction.state.log.replication.factor", Integer.toString(Math.min(3, numBrokers)));
+        p.put("transaction.state.log.min.isr", Integer.toString(Math.min(2, numBrokers)));
+        p.put("transaction.state.log.num.partitions", "5");
         p.putAll(brokerProperties);
         p.putAll(properties);
         BrokerServer broker = new BrokerServer(new BrokerConfig(p), Time.SYSTEM);

@@ -28,6 +28,7 @@ public final class MetadataImage {
     private final int controllerId;
     private final MirrorImage mirrors;
     private final Map<String, Uuid> deletionMarks;
+    private final FeatureLevels features;
 
     public MetadataImage(String clusterId, Map<Integer, BrokerRegistration> brokers, Map<String, TopicImage> topics,
                          Map<String, Map<String, String>> topicConfigs, int controllerId, MirrorImage mirrors) {
@@ -41,6 +42,14 @@ public final class MetadataImage {
     public MetadataImage(String clusterId, Map<Integer, BrokerRegistration> brokers, Map<String, TopicImage> topics,
                          Map<String, Map<String, String>> topicConfigs, int controllerId, MirrorImage mirrors,
                          Map<String, Uuid> deletionMarks) {
+        this(clusterId, brokers, topics, topicConfigs, controllerId, mirrors, deletionMarks, FeatureLevels.DEFAULT);
+    }
+
+    /** @param features the finalized feature levels ({@code /feature}) */
+    public MetadataImage(String clusterId, Map<Integer, BrokerRegistration> brokers, Map<String, TopicImage> topics,
+                         Map<String, Map<String, String>> topicConfigs, int controllerId, MirrorImage mirrors,
+                         Map<String, Uuid> deletionMarks, FeatureLevels features) {
+        this.features = features;
         this.mirrors = mirrors;
         this.deletionMarks = Map.copyOf(deletionMarks);
         this.clusterId = clusterId;
@@ -51,6 +60,11 @@ public final class MetadataImage {
         this.topicsById = Collections.unmodifiableMap(byId);
         this.topicConfigs = Collections.unmodifiableMap(new HashMap<>(topicConfigs));
         this.controllerId = controllerId;
+    }
+
+    /** The cluster's finalized feature levels, the same on every broker once it has seen the same node. */
+    public FeatureLevels features() {
+        return features;
     }
 
     public MirrorImage mirrors() {

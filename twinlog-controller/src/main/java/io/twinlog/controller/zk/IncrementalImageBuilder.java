@@ -3,6 +3,7 @@ package io.twinlog.controller.zk;
 import io.twinlog.common.mirror.DesiredMirrorState;
 import io.twinlog.common.mirror.MirrorPartitionState;
 import io.twinlog.controller.metadata.BrokerRegistration;
+import io.twinlog.controller.metadata.FeatureLevels;
 import io.twinlog.controller.metadata.MetadataDelta;
 import io.twinlog.controller.metadata.MetadataImage;
 import io.twinlog.controller.metadata.MirrorImage;
@@ -48,6 +49,7 @@ import java.util.TreeMap;
  * /mirror_states/&lt;topic&gt;/&lt;p&gt;                    → mirror partitions
  * /mirror_truncations/&lt;broker&gt;                  → truncation points applied (their partitions dirty)
  * /admin/delete_topics/&lt;topic&gt;                  → deletion marks
+ * /feature                                       → finalized feature levels
  * </pre>
  */
 final class IncrementalImageBuilder {
@@ -63,6 +65,8 @@ final class IncrementalImageBuilder {
     private final Map<String, Map<String, String>> configs = new HashMap<>();
     private final Map<String, Uuid> deletionMarks = new HashMap<>();
     private boolean deletionsDirty;
+    private FeatureLevels features = FeatureLevels.DEFAULT;
+    private boolean featuresDirty;
     private int controllerId = -1;
     private final Map<String, MirrorImage.MirrorTopic> mirrorTopics = new HashMap<>();
     /** Persistent (Kafka's pcollections-backed map): an image takes it as it is, without copying thousands. */
@@ -98,7 +102,11 @@ final class IncrementalImageBuilder {
         int version = data.map(ChildData::getStat).map(s -> s.getVersion()).orElse(-1);
         String[] parts = path.split("/");
         try {
-            if (path.equals(ZkPaths.CONTROLLER)) {
+            if (path.equals(ZkPaths.FEATURE)) {
+                features = bytes == null ? FeatureLevels.DEFAULT : FeatureLevels.fromNode(featureLevels(decode(bytes,
+                        path)), version, path);
+                featuresDirty = true;
+            } else if (path.equals(ZkPaths.CONTROLLER)) {
                 controllerId = bytes == null ? -1
                         : ((Number) decode(bytes, path).get("brokerId")).intValue();
                 brokersDirty = true;
@@ -213,6 +221,15 @@ final class IncrementalImageBuilder {
         return Map.copyOf(out);
     }
 
+    /** {@code {"version":1,"features":{"<name>":<level>}}} as levels by name. */
+    private static Map<String, Short> featureLevels(Map<String, Object> json) {
+        Map<String, Short> out = new HashMap<>();
+        @SuppressWarnings("unchecked")
+        Map<String, Object> raw = (Map<String, Object>) json.getOrDefault("features", Map.of());
+        raw.forEach((name, level) -> out.put(name, ((Number) level).shortValue()));
+        return out;
+    }
+
     private Map<String, Object> decode(byte[] bytes, String path) {
         return Json.decode(counted(bytes), path);
     }
@@ -255,7 +272,7 @@ final class IncrementalImageBuilder {
 
     /** True if a node changed since the last {@link #build}. */
     boolean hasChanges() {
-        return !dirtyTopics.isEmpty() || brokersDirty || configsDirty || deletionsDirty
+        return !dirtyTopics.isEmpty() || brokersDirty || configsDirty || deletionsDirty || featuresDirty
                 || !dirtyMirrorTopics.isEmpty() || !dirtyMirrorPartitions.isEmpty();
     }
 
@@ -287,9 +304,11 @@ final class IncrementalImageBuilder {
         brokersDirty = false;
         configsDirty = false;
         deletionsDirty = false;
+        featuresDirty = false;
         dirtyMirrorTopics.clear();
         dirtyMirrorPartitions.clear();
-        return new MetadataImage(clusterId, brokers, topics, configs, controllerId, mirrors, deletionMarks);
+        return new MetadataImage(clusterId, brokers, topics, configs, controllerId, mirrors, deletionMarks,
+                features);
     }
 
     private TopicImage topicImage(String name, Versioned<TopicAssignment> assignment) {

@@ -34,9 +34,10 @@ import java.util.function.Predicate;
 /**
  * Keeps this broker's {@link MetadataImage} in step with ZooKeeper.
  *
- * <p>Curator caches watch {@code /brokers}, {@code /config/topics}, {@code /controller}, {@code /mirrors} and
- * {@code /mirror_states}; a change records which node changed and schedules one rebuild on a single event thread
- * (changes arriving during a rebuild coalesce into the next one). A rebuild decodes only the changed nodes and
+ * <p>Curator caches watch {@code /brokers}, {@code /config/topics}, {@code /controller}, {@code /mirrors},
+ * {@code /mirror_states}, {@code /mirror_truncations}, {@code /admin/delete_topics} and {@code /feature}; a change
+ * records which node changed and schedules one rebuild on a single event thread (changes arriving during a rebuild
+ * coalesce into the next one). A rebuild decodes only the changed nodes and
  * re-assembles only the topics they belong to ({@link IncrementalImageBuilder}); what changed
  * ({@link MetadataDelta}) is computed once per image and handed to every listener. Listeners run on
  * that thread, in order, with the previous and the new image, so a listener sees every image transition exactly
@@ -58,6 +59,7 @@ public final class MetadataWatcher implements AutoCloseable {
     private final CuratorCache mirrorsCache;
     private final CuratorCache mirrorStatesCache;
     private final CuratorCache mirrorTruncationsCache;
+    private final CuratorCache featureCache;
     /** Topic deletion marks: a topic gone without one was not deleted, and its logs stay (decision 72). */
     private final CuratorCache deletionsCache;
     private final ScheduledExecutorService eventThread;
@@ -120,6 +122,7 @@ public final class MetadataWatcher implements AutoCloseable {
         this.mirrorStatesCache = CuratorCache.build(zk, ZkPaths.MIRROR_STATES);
         this.mirrorTruncationsCache = CuratorCache.build(zk, ZkPaths.MIRROR_TRUNCATIONS);
         this.deletionsCache = CuratorCache.build(zk, ZkPaths.DELETE_TOPICS);
+        this.featureCache = CuratorCache.build(zk, ZkPaths.FEATURE);
         this.builder = new IncrementalImageBuilder(clusterId);
         this.eventThread = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "twinlog-metadata-" + brokerId);
@@ -148,9 +151,13 @@ public final class MetadataWatcher implements AutoCloseable {
         if (!deletionsReady.await(30, TimeUnit.SECONDS)) {
             throw new IllegalStateException("Timed out loading the topic deletion marks from ZooKeeper");
         }
+        // the first image already carries the finalized features, so no client sees the defaults first
+        CountDownLatch featureReady = listenUntilLoaded(featureCache);
+        featureCache.start();
         brokersCache.start();
         configsCache.start();
-        if (!brokersReady.await(30, TimeUnit.SECONDS) || !configsReady.await(30, TimeUnit.SECONDS)) {
+        if (!brokersReady.await(30, TimeUnit.SECONDS) || !configsReady.await(30, TimeUnit.SECONDS)
+                || !featureReady.await(30, TimeUnit.SECONDS)) {
             throw new IllegalStateException("Timed out loading metadata from ZooKeeper");
         }
         scheduleRebuild();
@@ -367,7 +374,7 @@ public final class MetadataWatcher implements AutoCloseable {
         Map<String, Long> mismatched = new HashMap<>();
         Map<String, CuratorCache> owners = new HashMap<>();
         for (CuratorCache cache : List.of(brokersCache, configsCache, controllerCache, mirrorsCache,
-                mirrorStatesCache, mirrorTruncationsCache, deletionsCache)) {
+                mirrorStatesCache, mirrorTruncationsCache, deletionsCache, featureCache)) {
             cache.stream().forEach(node -> {
                 Long applied = appliedZxids.get(node.getPath());
                 if (node.getStat() != null && (applied == null || applied != node.getStat().getMzxid())) {
@@ -422,6 +429,7 @@ public final class MetadataWatcher implements AutoCloseable {
         mirrorStatesCache.close();
         mirrorTruncationsCache.close();
         deletionsCache.close();
+        featureCache.close();
         eventThread.shutdown();
         try {
             eventThread.awaitTermination(5, TimeUnit.SECONDS);

@@ -34,6 +34,8 @@ public final class ZkPaths {
     public static final String MIRROR_TRUNCATIONS = "/mirror_truncations";
     /** Topics whose deletion began and has not finished (Kafka's path): what the controller completes. */
     public static final String DELETE_TOPICS = "/admin/delete_topics";
+    /** The finalized feature levels (Kafka's ZooKeeper-mode node): {@code {"version":1,"features":{name:level}}}. */
+    public static final String FEATURE = "/feature";
 
     private ZkPaths() {
     }

@@ -1,6 +1,7 @@
 package io.twinlog.controller.zk;
 
 import io.twinlog.common.mirror.MirrorPartitionState;
+import io.twinlog.controller.metadata.FeatureLevels;
 import io.twinlog.controller.metadata.MetadataDelta;
 import io.twinlog.controller.metadata.MetadataImage;
 import io.twinlog.controller.metadata.PartitionState;
@@ -168,5 +169,29 @@ class IncrementalImageBuilderTest {
         TopicImage a = second.topic("a").orElseThrow();
         assertEquals(0, a.partitions().get(0).leader());
         assertEquals(1, a.partitions().get(1).leader());
+    }
+
+    @Test
+    void featureNodeGivesBoundedLevelsWithAnEpochAboveTheDefaults() {
+        MetadataImage image = twoTopics();
+        assertEquals(FeatureLevels.DEFAULT, image.features());
+        assertEquals(0, image.features().epoch());
+
+        builder.onNode("/feature", node("/feature", Map.of("version", 1, "features",
+                Map.of("transaction.version", 0, "some.future.feature", 7)), 0));
+        MetadataImage zero = builder.build(image);
+        assertEquals(Map.of("transaction.version", (short) 0), zero.features().finalized());
+        assertEquals(1, zero.features().epoch(), "creating the node is newer than the defaults");
+        assertSame(image.topics().get("a"), zero.topics().get("a"), "topics untouched");
+
+        builder.onNode("/feature", node("/feature", Map.of("version", 1, "features",
+                Map.of("transaction.version", 9)), 1));
+        MetadataImage above = builder.build(zero);
+        assertEquals(FeatureLevels.SUPPORTED.get("transaction.version").max(),
+                above.features().level("transaction.version"), "bounded to what this build supports");
+        assertEquals(2, above.features().epoch());
+
+        builder.onNode("/feature", Optional.empty());
+        assertEquals(FeatureLevels.DEFAULT, builder.build(above).features());
     }
 }

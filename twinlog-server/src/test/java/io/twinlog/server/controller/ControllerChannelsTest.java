@@ -2,6 +2,7 @@ package io.twinlog.server.controller;
 
 import io.twinlog.common.BrokerConfig;
 import io.twinlog.common.metrics.BrokerMetrics;
+import io.twinlog.controller.metadata.FeatureLevels;
 import io.twinlog.protocol.AdminDeadline;
 import io.twinlog.protocol.ApiRegistry;
 import io.twinlog.protocol.ListenerChannels;
@@ -79,7 +80,7 @@ class ControllerChannelsTest {
     void start() throws IOException {
         AtomicReference<ApiRegistry> registry = new AtomicReference<>();
         registry.set(ApiRegistry.builder()
-                .add(ApiKeys.API_VERSIONS, new ApiVersionsHandler(registry::get))
+                .add(ApiKeys.API_VERSIONS, new ApiVersionsHandler(registry::get, () -> FeatureLevels.DEFAULT))
                 .add(ApiKeys.ELECT_LEADERS, heldElections::add)
                 .add(ApiKeys.ALTER_PARTITION, request -> request.respond(new AlterPartitionResponse(
                         new AlterPartitionResponseData())))

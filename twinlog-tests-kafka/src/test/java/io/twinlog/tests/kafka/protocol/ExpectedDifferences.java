@@ -29,7 +29,8 @@ final class ExpectedDifferences {
         kafkaOnly("no transaction coordinator yet: a transactional id is refused at FindCoordinator",
                 ApiKeys.ADD_PARTITIONS_TO_TXN, ApiKeys.ADD_OFFSETS_TO_TXN, ApiKeys.END_TXN, ApiKeys.TXN_OFFSET_COMMIT,
                 ApiKeys.DESCRIBE_TRANSACTIONS, ApiKeys.LIST_TRANSACTIONS);
-        kafkaOnly("metadata lives in ZooKeeper: no KRaft quorum, controller registrations or feature levels",
+        kafkaOnly("metadata lives in ZooKeeper: no KRaft quorum or controller registrations; "
+                        + "feature levels are written to the /feature node (decision 87)",
                 ApiKeys.DESCRIBE_QUORUM, ApiKeys.ADD_RAFT_VOTER, ApiKeys.REMOVE_RAFT_VOTER,
                 ApiKeys.UNREGISTER_CONTROLLER, ApiKeys.UPDATE_FEATURES);
         kafkaOnly("no delegation tokens",
