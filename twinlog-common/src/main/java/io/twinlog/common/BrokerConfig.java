@@ -4,6 +4,7 @@ import io.twinlog.common.metrics.BrokerMetrics;
 import org.apache.kafka.common.config.AbstractConfig;
 import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.coordinator.transaction.AddPartitionsToTxnConfig;
+import org.apache.kafka.coordinator.transaction.TransactionConfig;
 import org.apache.kafka.coordinator.transaction.TransactionLogConfig;
 import org.apache.kafka.coordinator.transaction.TransactionStateManagerConfig;
 import org.apache.kafka.common.config.ConfigDef;
@@ -381,6 +382,21 @@ public final class BrokerConfig {
     /** The transaction coordinator's timeouts and intervals, as Kafka reads them. */
     public TransactionStateManagerConfig transactionStateManagerConfig() {
         return new TransactionStateManagerConfig(values);
+    }
+
+    /**
+     * Everything the transaction coordinator reads, as Kafka's broker hands it over. Its state writes wait up to
+     * 30 s for the ISR, Kafka's default {@code request.timeout.ms}, which Twinlog's broker does not define.
+     */
+    public TransactionConfig transactionConfig() {
+        TransactionLogConfig logConfig = transactionLogConfig();
+        TransactionStateManagerConfig state = transactionStateManagerConfig();
+        return new TransactionConfig(state.transactionalIdExpirationMs(), state.transactionMaxTimeoutMs(),
+                logConfig.transactionTopicPartitions(), logConfig.transactionTopicReplicationFactor(),
+                logConfig.transactionTopicSegmentBytes(), logConfig.transactionLoadBufferSize(),
+                logConfig.transactionTopicMinISR(), state.transactionAbortTimedOutTransactionCleanupIntervalMs(),
+                state.transactionRemoveExpiredTransactionalIdCleanupIntervalMs(), state.transaction2PCEnabled(),
+                30_000);
     }
 
     /** The partition leader's backoff while it adds a partition to a transaction for a producer (KIP-890). */

@@ -396,7 +396,7 @@ public final class Partition {
      * rule that the ISR holds min.insync.replicas members, as Kafka appends markers. Kafka's log checks it against
      * the producer's state: a stale coordinator epoch is refused TRANSACTION_COORDINATOR_FENCED, a stale producer
      * epoch INVALID_PRODUCER_EPOCH, with {@code transactionVersion}'s epoch rules (2: the marker's epoch is one
-     * above the transaction's).
+     * above the transaction's). The transaction coordinator's own state records (no producer id) go the same way.
      */
     public LogAppendInfo appendTransactionMarker(MemoryRecords marker, short transactionVersion) throws IOException {
         leaderIsrLock.readLock().lock();

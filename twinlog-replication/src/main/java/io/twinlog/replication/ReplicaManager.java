@@ -21,6 +21,7 @@ import org.apache.kafka.common.requests.ProduceResponse;
 import org.apache.kafka.server.purgatory.DelayedOperationPurgatory;
 import org.apache.kafka.server.purgatory.TopicPartitionOperationKey;
 import org.apache.kafka.common.utils.Time;
+import org.apache.kafka.server.common.TransactionVersion;
 import org.apache.kafka.storage.internals.log.LogAppendInfo;
 import org.apache.kafka.storage.internals.log.LogOffsetMetadata;
 import org.apache.kafka.storage.internals.log.RecordValidationException;
@@ -417,6 +418,24 @@ public final class ReplicaManager implements AutoCloseable {
                                          Consumer<Map<TopicIdPartition, AppendResult>> callback) {
         append(timeoutMs, (short) -1, markers, (partition, marker) -> partition.appendTransactionMarker(marker,
                 transactionVersion), (tip, result) -> { }, callback);
+    }
+
+    /**
+     * Appends a hosted coordinator's own records (the transaction coordinator's {@code __transaction_state} state
+     * records) as leader, with acks=all: {@code callback} is told once the ISR has them and min.insync.replicas
+     * held, or why not, as Kafka's coordinators write their state through the produce path.
+     */
+    public void appendCoordinatorRecords(long timeoutMs, TopicPartition tp, MemoryRecords records,
+                                         Consumer<AppendResult> callback) {
+        Partition partition = partitions.get(tp);
+        if (partition == null) {
+            ApiException e = notHosted(tp);
+            callback.accept(AppendResult.error(Errors.forException(e), e.getMessage()));
+            return;
+        }
+        TopicIdPartition tip = new TopicIdPartition(partition.topicId(), tp);
+        append(timeoutMs, (short) -1, Map.of(tip, records), (p, r) -> p.appendTransactionMarker(r,
+                TransactionVersion.TV_0.featureLevel()), (t, result) -> { }, results -> callback.accept(results.get(tip)));
     }
 
     /** How one partition's records go into its leader's log. */

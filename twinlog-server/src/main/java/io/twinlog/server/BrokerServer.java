@@ -14,6 +14,7 @@ import io.twinlog.controller.zk.BrokerUnregistration;
 import io.twinlog.controller.zk.MetadataStore;
 import io.twinlog.controller.zk.MetadataWatcher;
 import io.twinlog.group.GroupCoordinatorHost;
+import io.twinlog.transaction.TransactionCoordinatorHost;
 import io.twinlog.mirror.runtime.AppliedTruncations;
 import io.twinlog.mirror.runtime.MirrorRuntime;
 import io.twinlog.mirror.store.MirrorStore;
@@ -60,6 +61,7 @@ import io.twinlog.server.handlers.ScramCredentialsHandlers;
 import io.twinlog.server.handlers.UnregisterBrokerHandler;
 import io.twinlog.server.handlers.WriteTxnMarkersHandler;
 import io.twinlog.server.handlers.group.GroupApis;
+import io.twinlog.server.handlers.txn.TransactionApis;
 import io.twinlog.server.metadata.LostReplicaTracker;
 import io.twinlog.server.metadata.LostReplicas;
 import io.twinlog.server.metadata.LostReplicasFile;
@@ -156,6 +158,8 @@ public final class BrokerServer implements AutoCloseable {
     private volatile AdminExecutor adminExecutor;
     private volatile GroupCoordinatorHost groupCoordinator;
     private volatile GroupApis groupApis;
+    private volatile TransactionCoordinatorHost transactionCoordinator;
+    private volatile TransactionApis transactionApis;
     private volatile LogDirFailureHandler logDirFailureHandler;
     private volatile ScramUsers scramUsers;
     private volatile BrokerAuthorization authorization;
@@ -299,13 +303,16 @@ public final class BrokerServer implements AutoCloseable {
         // after the applier: the coordinator follows the leaderships the applier has just applied
         // before the group coordinator: it resolves regex subscriptions with the authorizer
         authorization = BrokerAuthorization.start(config, zk, metrics);
+        producerIds = new ProducerIdManager(config.brokerId(), store);
         groupCoordinator = new GroupCoordinatorHost(config.brokerId(), config.originals(), replicaManager,
                 authorization.authorizer().map(Authorizer.class::cast), metrics, time);
         watcher.addListener((previous, next, delta) -> groupCoordinator.onImage(previous, next));
+        transactionCoordinator = new TransactionCoordinatorHost(config.brokerId(), config.transactionConfig(),
+                replicaManager, producerIds, time);
+        watcher.addListener((previous, next, delta) -> transactionCoordinator.onImage(previous, next));
         watcher.refresh(60_000);
 
         TopicAdmin topicAdmin = new TopicAdmin(store, watcher, topicConfigs, new SecureRandom());
-        producerIds = new ProducerIdManager(config.brokerId(), store);
         if (authorization.enabled()) {
             log.info("{} authorizes every request with the ACLs kept in ZooKeeper (super users: {})",
                     config.authorizerClassName(), config.get(BrokerConfig.SUPER_USERS).orElse("none"));
@@ -334,7 +341,10 @@ public final class BrokerServer implements AutoCloseable {
         mirrorTopicHandlers = new MirrorTopicHandlers(mirrorStore, watcher, mirrorRuntime.topicStarter(),
                 authorization);
         mirrorTopicHandlers.register(registryBuilder);
-        groupApis = new GroupApis(groupCoordinator, topicAdmin, watcher::image, authorization, time);
+        transactionApis = new TransactionApis(transactionCoordinator, topicAdmin, watcher::image, authorization, time);
+        transactionApis.register(registryBuilder);
+        groupApis = new GroupApis(groupCoordinator, topicAdmin, watcher::image, authorization,
+                transactionApis.finder(), time);
         groupApis.register(registryBuilder);
         ApiRegistry registry = registryBuilder
                 .add(ApiKeys.API_VERSIONS, new ApiVersionsHandler(registryRef::get, () -> watcher.image().features()))
@@ -345,7 +355,7 @@ public final class BrokerServer implements AutoCloseable {
                 .add(ApiKeys.FETCH, new FetchHandler(ctx))
                 .add(ApiKeys.LIST_OFFSETS, new ListOffsetsHandler(ctx))
                 .add(ApiKeys.OFFSET_FOR_LEADER_EPOCH, new OffsetsForLeaderEpochHandler(ctx))
-                .add(ApiKeys.INIT_PRODUCER_ID, new InitProducerIdHandler(ctx))
+                .add(ApiKeys.INIT_PRODUCER_ID, new InitProducerIdHandler(ctx, transactionApis.initProducerId()))
                 .add(ApiKeys.DESCRIBE_PRODUCERS, new DescribeProducersHandler(ctx))
                 .add(ApiKeys.WRITE_TXN_MARKERS, ClusterAuthorized.requireAlterOrClusterAction(authorization,
                         new WriteTxnMarkersHandler(ctx, groupCoordinator)))
@@ -781,6 +791,8 @@ public final class BrokerServer implements AutoCloseable {
         closeQuietly("metadata watcher", watcher);
         closeQuietly("group APIs", groupApis);
         closeQuietly("group coordinator", groupCoordinator);
+        closeQuietly("transaction APIs", transactionApis);
+        closeQuietly("transaction coordinator", transactionCoordinator);
         closeQuietly("ISR change sender", alterPartitionManager);
         closeQuietly("AlterPartition channel", alterPartitionChannel);
         closeQuietly("forwarding channel", forwardingChannel);

@@ -1,6 +1,7 @@
 package io.twinlog.server;
 
 import io.twinlog.controller.zk.MetadataStore;
+import io.twinlog.transaction.ProducerIdSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -10,7 +11,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 
 /**
- * Hands out producer ids for idempotent producers, unique across the cluster: each broker claims blocks of
+ * Hands out producer ids for idempotent producers and the transaction coordinator, unique across the cluster: each broker claims blocks of
  * {@value #BLOCK_SIZE} ids from ZooKeeper with a compare-and-set and serves them locally.
  *
  * <p>Claims run on their own thread, never on a request thread: the first block is claimed at start-up and the
@@ -18,7 +19,7 @@ import java.util.concurrent.RejectedExecutionException;
  * claim still under way, ZooKeeper unreachable), {@link #generateProducerId} says so at once and the request is
  * answered COORDINATOR_LOAD_IN_PROGRESS, which clients retry — as Kafka answers in the same case.
  */
-public final class ProducerIdManager implements AutoCloseable {
+public final class ProducerIdManager implements ProducerIdSource, AutoCloseable {
     static final int BLOCK_SIZE = 1000;
     private static final Logger log = LoggerFactory.getLogger(ProducerIdManager.class);
 
@@ -45,6 +46,7 @@ public final class ProducerIdManager implements AutoCloseable {
     }
 
     /** The next producer id, or empty if none is ready yet (a block is being claimed). Never blocks. */
+    @Override
     public synchronized OptionalLong generateProducerId() {
         if (next > blockEnd && prefetched >= 0) {
             next = prefetched;

@@ -2,7 +2,6 @@ package io.twinlog.server.handlers;
 
 import io.twinlog.protocol.Request;
 import io.twinlog.protocol.RequestHandler;
-import io.twinlog.server.handlers.group.TransactionsRefused;
 import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.message.InitProducerIdResponseData;
 import org.apache.kafka.common.protocol.Errors;
@@ -14,26 +13,27 @@ import java.util.OptionalLong;
 
 /**
  * InitProducerId for idempotent producers: a fresh, cluster-unique producer id with epoch 0 each time, as Kafka
- * does without a transactional id. Transactional ids are refused (UNSUPPORTED_VERSION, see
- * {@link TransactionsRefused}) until Twinlog has a transaction coordinator.
+ * does without a transactional id. A request with a transactional id goes to the transaction coordinator's handler.
  */
 public final class InitProducerIdHandler implements RequestHandler {
     private final BrokerContext ctx;
+    private final RequestHandler transactional;
 
-    public InitProducerIdHandler(BrokerContext ctx) {
+    /** @param transactional serves a request that has a transactional id */
+    public InitProducerIdHandler(BrokerContext ctx, RequestHandler transactional) {
         this.ctx = ctx;
+        this.transactional = transactional;
     }
 
     @Override
-    public void handle(Request request) {
+    public void handle(Request request) throws Exception {
         InitProducerIdRequest body = request.body();
-        InitProducerIdResponseData data = new InitProducerIdResponseData().setProducerId(-1).setProducerEpoch((short) -1);
         if (body.data().transactionalId() != null) {
-            // clients ask FindCoordinator first and stop at its answer; one that comes here anyway gets the same
-            // non-retriable code (this response has no message field)
-            TransactionsRefused.log("InitProducerId", body.data().transactionalId());
-            data.setErrorCode(Errors.UNSUPPORTED_VERSION.code());
-        } else if (!ctx.authorization().allowedOnClusterQuietly(request.context(), AclOperation.IDEMPOTENT_WRITE)
+            transactional.handle(request);
+            return;
+        }
+        InitProducerIdResponseData data = new InitProducerIdResponseData().setProducerId(-1).setProducerEpoch((short) -1);
+        if (!ctx.authorization().allowedOnClusterQuietly(request.context(), AclOperation.IDEMPOTENT_WRITE)
                 && !ctx.authorization().allowedOnAny(request.context(), AclOperation.WRITE, ResourceType.TOPIC)) {
             // Kafka's rule for an idempotent producer: IDEMPOTENT_WRITE on the cluster, or WRITE on some topic
             data.setErrorCode(Errors.CLUSTER_AUTHORIZATION_FAILED.code());

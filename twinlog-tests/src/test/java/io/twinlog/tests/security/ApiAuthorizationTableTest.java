@@ -37,6 +37,8 @@ import org.apache.kafka.common.errors.TopicAuthorizationException;
 import org.apache.kafka.common.message.AlterPartitionRequestData;
 import org.apache.kafka.common.message.ConsumerGroupHeartbeatRequestData;
 import org.apache.kafka.common.message.OffsetForLeaderEpochRequestData;
+import org.apache.kafka.common.errors.TransactionalIdAuthorizationException;
+import org.apache.kafka.common.errors.TransactionalIdNotFoundException;
 import org.apache.kafka.common.message.WriteTxnMarkersRequestData;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.quota.ClientQuotaFilter;
@@ -47,6 +49,7 @@ import org.apache.kafka.common.requests.AlterPartitionRequest;
 import org.apache.kafka.common.requests.ConsumerGroupHeartbeatRequest;
 import org.apache.kafka.common.requests.OffsetsForLeaderEpochRequest;
 import org.apache.kafka.common.requests.WriteTxnMarkersRequest;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.resource.PatternType;
 import org.apache.kafka.common.resource.Resource;
 import org.apache.kafka.common.resource.ResourcePattern;
@@ -263,6 +266,42 @@ class ApiAuthorizationTableTest {
                 ClusterAuthorizationException.class, ApiAuthorizationTableTest::writeTxnMarkers));
         rows.add(new Row("WriteTxnMarkers (kafka-transactions.sh abort)", List.of(), Grant.cluster(AclOperation.ALTER),
                 ClusterAuthorizationException.class, ApiAuthorizationTableTest::writeTxnMarkers));
+        // transactional ids: WRITE to initialize one (FindCoordinator needs DESCRIBE, which WRITE implies),
+        // DESCRIBE to see it
+        rows.add(new Row("FindCoordinator + InitProducerId (transactional)", List.of(),
+                new Grant(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, "x-init"),
+                TransactionalIdAuthorizationException.class, user -> {
+                    Map<String, Object> cfg = USERS.client(user);
+                    cfg.put("transactional.id", "x-init");
+                    cfg.put("max.block.ms", 30_000);
+                    try (KafkaProducer<byte[], byte[]> p = new KafkaProducer<>(cfg, new ByteArraySerializer(),
+                            new ByteArraySerializer())) {
+                        p.initTransactions();
+                    }
+                }));
+        // an id nobody initialized: past the authorization, Kafka's answer for an unknown id
+        rows.add(new Row("DescribeTransactions", List.of(),
+                new Grant(AclOperation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, "x-describe"),
+                TransactionalIdAuthorizationException.class, user -> {
+                    try (Admin admin = admin(user)) {
+                        admin.describeTransactions(List.of("x-describe")).all().get(30, TimeUnit.SECONDS);
+                    } catch (ExecutionException e) {
+                        if (!(e.getCause() instanceof TransactionalIdNotFoundException)) {
+                            throw e;
+                        }
+                    }
+                }));
+        // x-listed is initialized by the super user before the rows run
+        rows.add(new Row("ListTransactions", List.of(),
+                new Grant(AclOperation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, "x-listed"), NotVisible.class,
+                user -> {
+                    try (Admin admin = admin(user)) {
+                        if (admin.listTransactions().all().get(30, TimeUnit.SECONDS).stream()
+                                .noneMatch(t -> t.transactionalId().equals("x-listed"))) {
+                            throw new NotVisible("x-listed not listed");
+                        }
+                    }
+                }));
         rows.add(new Row("DescribeAcls", List.of(), Grant.cluster(AclOperation.DESCRIBE),
                 ClusterAuthorizationException.class,
                 user -> withAdmin(user, a -> a.describeAcls(AclBindingFilter.ANY).values())));
@@ -360,6 +399,9 @@ class ApiAuthorizationTableTest {
                 // a group with a committed offset, as an empty consumer group leaves it
                 admin.alterConsumerGroupOffsets("g" + i, Map.of(new TopicPartition("t" + i, 0),
                         new OffsetAndMetadata(0))).all().get();
+            }
+            try (KafkaProducer<byte[], byte[]> listed = cluster.producer(Map.of("transactional.id", "x-listed"))) {
+                listed.initTransactions();
             }
             List<AclBinding> acls = new ArrayList<>();
             for (int i = 0; i < rows.size(); i++) {

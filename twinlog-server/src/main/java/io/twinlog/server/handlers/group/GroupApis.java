@@ -3,23 +3,33 @@ package io.twinlog.server.handlers.group;
 import io.twinlog.controller.metadata.MetadataImage;
 import io.twinlog.group.GroupCoordinatorHost;
 import io.twinlog.protocol.ApiRegistry;
+import io.twinlog.server.handlers.CoordinatorFinder;
+import io.twinlog.server.handlers.InternalTopicCreator;
 import io.twinlog.server.metadata.TopicAdmin;
 import io.twinlog.server.security.BrokerAuthorization;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.utils.Time;
+import org.apache.kafka.coordinator.group.GroupCoordinatorConfig;
 
 import java.util.function.Supplier;
 
 /** Registers the consumer-group APIs, all served by the hosted group coordinator. */
 public final class GroupApis implements AutoCloseable {
     private final GroupRequests groups;
-    private final OffsetsTopic offsetsTopic;
+    private final InternalTopicCreator offsetsTopic;
+    private final CoordinatorFinder transactions;
     private final Supplier<MetadataImage> image;
 
+    /** @param transactions finds transactional ids' coordinators, for FindCoordinator's other key type */
     public GroupApis(GroupCoordinatorHost host, TopicAdmin topicAdmin, Supplier<MetadataImage> image,
-                     BrokerAuthorization authorization, Time time) {
+                     BrokerAuthorization authorization, CoordinatorFinder transactions, Time time) {
         this.groups = new GroupRequests(host, authorization);
-        this.offsetsTopic = new OffsetsTopic(host, topicAdmin, image, time);
+        this.offsetsTopic = new InternalTopicCreator(GroupCoordinatorHost.OFFSETS_TOPIC,
+                GroupCoordinatorConfig.OFFSETS_TOPIC_REPLICATION_FACTOR_CONFIG,
+                () -> new InternalTopicCreator.Spec(host.config().offsetsTopicPartitions(),
+                        host.config().offsetsTopicReplicationFactor(), host.offsetsTopicConfigs()),
+                topicAdmin, image, time);
+        this.transactions = transactions;
         this.image = image;
     }
 
@@ -27,7 +37,7 @@ public final class GroupApis implements AutoCloseable {
         MembershipHandlers membership = new MembershipHandlers(groups);
         OffsetHandlers offsets = new OffsetHandlers(groups, image);
         GroupAdminHandlers admin = new GroupAdminHandlers(groups);
-        registry.add(ApiKeys.FIND_COORDINATOR, new FindCoordinatorHandler(groups, offsetsTopic, image))
+        registry.add(ApiKeys.FIND_COORDINATOR, new FindCoordinatorHandler(groups, offsetsTopic, transactions, image))
                 .add(ApiKeys.JOIN_GROUP, membership.joinGroup())
                 .add(ApiKeys.SYNC_GROUP, membership.syncGroup())
                 .add(ApiKeys.HEARTBEAT, membership.heartbeat())

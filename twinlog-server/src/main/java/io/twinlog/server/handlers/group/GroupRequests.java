@@ -3,7 +3,7 @@ package io.twinlog.server.handlers.group;
 import io.twinlog.server.security.BrokerAuthorization;
 import io.twinlog.group.GroupCoordinatorHost;
 import io.twinlog.protocol.Request;
-import org.apache.kafka.common.errors.ApiException;
+import io.twinlog.server.handlers.FutureResponses;
 import org.apache.kafka.common.errors.GroupAuthorizationException;
 import org.apache.kafka.common.resource.ResourceType;
 import org.apache.kafka.common.acl.AclOperation;
@@ -11,12 +11,8 @@ import org.apache.kafka.common.errors.CoordinatorNotAvailableException;
 import io.twinlog.protocol.RequestHandler;
 import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.AbstractResponse;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
-import java.util.concurrent.ExecutionException;
 import java.util.function.BiFunction;
 import java.util.function.Function;
 
@@ -26,7 +22,6 @@ import java.util.function.Function;
  * response for the request, with the error the coordinator chose).
  */
 final class GroupRequests {
-    private static final Logger log = LoggerFactory.getLogger(GroupRequests.class);
     private final GroupCoordinatorHost host;
     private final BrokerAuthorization authorization;
 
@@ -81,31 +76,10 @@ final class GroupRequests {
     }
 
     <T> void answer(Request request, CompletableFuture<T> future, Function<T, AbstractResponse> toResponse) {
-        future.whenComplete((result, error) -> {
-            if (error != null) {
-                Throwable cause = unwrap(error);
-                if (cause instanceof ApiException) {
-                    log.debug("{} failed in the group coordinator: {}", request, cause.toString());
-                } else {
-                    log.error("{} failed in the group coordinator", request, cause);
-                }
-                request.respond(request.errorResponse(cause));
-                return;
-            }
-            try {
-                request.respond(toResponse.apply(result));
-            } catch (RuntimeException e) {
-                log.error("Could not build the response to {}", request, e);
-                request.respond(request.errorResponse(e));
-            }
-        });
+        FutureResponses.answer(request, future, toResponse, "the group coordinator");
     }
 
     static Throwable unwrap(Throwable t) {
-        Throwable c = t;
-        while ((c instanceof CompletionException || c instanceof ExecutionException) && c.getCause() != null) {
-            c = c.getCause();
-        }
-        return c;
+        return FutureResponses.unwrap(t);
     }
 }

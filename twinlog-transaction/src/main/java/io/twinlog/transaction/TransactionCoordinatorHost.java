@@ -1,0 +1,232 @@
+package io.twinlog.transaction;
+
+import io.twinlog.controller.metadata.MetadataImage;
+import io.twinlog.controller.metadata.TopicImage;
+import io.twinlog.replication.Partition;
+import io.twinlog.replication.ReplicaManager;
+import io.twinlog.transaction.internals.TransactionCoordinator;
+import io.twinlog.transaction.internals.TransactionLogLoader;
+import io.twinlog.transaction.internals.TransactionLogWriter;
+import io.twinlog.transaction.internals.TransactionStateCache;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.config.TopicConfig;
+import org.apache.kafka.common.errors.ApiException;
+import org.apache.kafka.common.errors.CoordinatorNotAvailableException;
+import org.apache.kafka.common.internals.Topic;
+import org.apache.kafka.common.message.DescribeTransactionsResponseData;
+import org.apache.kafka.common.message.ListTransactionsResponseData;
+import org.apache.kafka.common.utils.Time;
+import org.apache.kafka.common.utils.internals.LogContext;
+import org.apache.kafka.coordinator.transaction.InitProducerIdResult;
+import org.apache.kafka.coordinator.transaction.TransactionConfig;
+import org.apache.kafka.queue.EventQueue;
+import org.apache.kafka.queue.KafkaEventQueue;
+import org.apache.kafka.server.common.TransactionVersion;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.TreeMap;
+import java.util.function.Consumer;
+
+/**
+ * The transaction coordinator of a Twinlog broker: serves the transactional ids whose {@code __transaction_state}
+ * partition this broker leads, with Kafka's {@code TransactionMetadata} state machine and record format
+ * ({@code kafka-transaction-coordinator}) and the shell Kafka keeps in its Scala core written here (decision 88).
+ *
+ * <p>Leadership follows the metadata image, as the group coordinator's does: a partition this broker comes to lead
+ * in a new leader epoch is loaded from its log (its ids answer COORDINATOR_LOAD_IN_PROGRESS meanwhile), and the
+ * leader epoch is the coordinator epoch; a partition it stops leading is dropped (NOT_COORDINATOR).
+ *
+ * <p>Threading: everything runs on one event thread, {@code twinlog-txn-coordinator-<id>} (Kafka's
+ * {@link KafkaEventQueue}): request entry points return futures at once, a state write's outcome and a load's
+ * result come back as events. Request threads never wait on the log.
+ */
+public final class TransactionCoordinatorHost implements AutoCloseable {
+    public static final String TRANSACTION_STATE_TOPIC = Topic.TRANSACTION_STATE_TOPIC_NAME;
+    private static final Logger log = LoggerFactory.getLogger(TransactionCoordinatorHost.class);
+
+    private final int brokerId;
+    private final TransactionConfig config;
+    private final ReplicaManager replicaManager;
+    private final KafkaEventQueue queue;
+    private final TransactionStateCache cache = new TransactionStateCache();
+    private final TransactionLogLoader loader;
+    private final TransactionCoordinator coordinator;
+    private volatile int partitionCount = -1;
+    private volatile TransactionVersion finalizedVersion = TransactionVersion.TV_0;
+
+    public TransactionCoordinatorHost(int brokerId, TransactionConfig config, ReplicaManager replicaManager,
+                                      ProducerIdSource producerIds, Time time) {
+        this.brokerId = brokerId;
+        this.config = config;
+        this.replicaManager = replicaManager;
+        this.queue = new KafkaEventQueue(time, new LogContext("[TransactionCoordinator broker=" + brokerId + "] "),
+                "twinlog-txn-coordinator-" + brokerId + "-");
+        this.loader = new TransactionLogLoader(replicaManager, config.transactionLogLoadBufferSize(), time);
+        this.coordinator = new TransactionCoordinator(cache,
+                new TransactionLogWriter(replicaManager, config.requestTimeoutMs(), time), producerIds,
+                config.transactionMaxTimeoutMs(), () -> partitionCount, () -> finalizedVersion, this::post, time);
+    }
+
+    /** True once the first metadata image fixed the number of {@code __transaction_state} partitions. */
+    public boolean isStarted() {
+        return partitionCount > 0;
+    }
+
+    /** The {@code __transaction_state} partition that holds a transactional id; only once started. */
+    public int partitionFor(String transactionalId) {
+        int partitions = partitionCount;
+        if (partitions <= 0) {
+            throw new CoordinatorNotAvailableException("The transaction coordinator is starting");
+        }
+        return TransactionCoordinator.partitionFor(transactionalId, partitions);
+    }
+
+    public TransactionConfig config() {
+        return config;
+    }
+
+    /**
+     * Configs of a new {@code __transaction_state} topic, Kafka's: compacted, its own segment size and min ISR, no
+     * unclean election (a coordinator that lost records could hand out an epoch twice).
+     */
+    public Map<String, String> topicConfigs() {
+        return Map.of(TopicConfig.CLEANUP_POLICY_CONFIG, TopicConfig.CLEANUP_POLICY_COMPACT,
+                TopicConfig.COMPRESSION_TYPE_CONFIG, "uncompressed",
+                TopicConfig.MIN_IN_SYNC_REPLICAS_CONFIG, Integer.toString(config.transactionLogMinInsyncReplicas()),
+                TopicConfig.SEGMENT_BYTES_CONFIG, Integer.toString(config.transactionLogSegmentBytes()),
+                TopicConfig.UNCLEAN_LEADER_ELECTION_ENABLE_CONFIG, "false");
+    }
+
+    /** Metadata listener: the image is applied on the coordinator's thread. */
+    public void onImage(MetadataImage previous, MetadataImage next) {
+        post(() -> apply(next));
+    }
+
+    public CompletableFuture<InitProducerIdResult> initProducerId(String transactionalId, int timeoutMs,
+                                                                  Optional<ExpectedProducer> expected) {
+        return call(result -> coordinator.initProducerId(transactionalId, timeoutMs, expected, result));
+    }
+
+    public CompletableFuture<DescribeTransactionsResponseData.TransactionState> describe(String transactionalId) {
+        return call(result -> result.complete(coordinator.describe(transactionalId)));
+    }
+
+    public CompletableFuture<ListTransactionsResponseData> list(Set<String> states, Set<Long> producerIds,
+                                                                long minDurationMs, String idPattern) {
+        return call(result -> result.complete(coordinator.list(states, producerIds, minDurationMs, idPattern)));
+    }
+
+    /** Runs {@code body} on the coordinator's thread with a future it completes; a failure completes it too. */
+    private <T> CompletableFuture<T> call(Consumer<CompletableFuture<T>> body) {
+        CompletableFuture<T> result = new CompletableFuture<>();
+        queue.append(new EventQueue.Event() {
+            @Override
+            public void run() {
+                body.accept(result);
+            }
+
+            @Override
+            public void handleException(Throwable e) {
+                if (!(e instanceof ApiException)) {
+                    log.error("Transaction coordinator request failed on broker {}", brokerId, e);
+                }
+                result.completeExceptionally(e);
+            }
+        });
+        return result;
+    }
+
+    private void post(Runnable event) {
+        queue.append(new EventQueue.Event() {
+            @Override
+            public void run() {
+                event.run();
+            }
+
+            @Override
+            public void handleException(Throwable e) {
+                log.error("Transaction coordinator event failed on broker {}", brokerId, e);
+            }
+        });
+    }
+
+    private void apply(MetadataImage image) {
+        finalizedVersion = image.features().transactionVersion();
+        if (partitionCount <= 0) {
+            // read once, as Kafka does: the topic's count if it exists, else the one it will be created with
+            partitionCount = image.topic(TRANSACTION_STATE_TOPIC).map(t -> t.partitions().size())
+                    .orElse(config.transactionLogNumPartitions());
+            log.info("Transaction coordinator started on broker {} ({} partitions of {}, transaction.version {})",
+                    brokerId, partitionCount, TRANSACTION_STATE_TOPIC, finalizedVersion.featureLevel());
+        }
+        applyLeadership(image.topic(TRANSACTION_STATE_TOPIC));
+    }
+
+    private void applyLeadership(Optional<TopicImage> topic) {
+        Set<Integer> partitions = topic.map(t -> t.partitions().keySet()).orElse(Set.of());
+        for (Integer p : partitions) {
+            TopicPartition tp = new TopicPartition(TRANSACTION_STATE_TOPIC, p);
+            Optional<Partition> local = replicaManager.partition(tp);
+            Optional<Integer> electedIn = cache.electedEpoch(p);
+            if (local.isPresent() && local.get().isLeader()) {
+                int epoch = local.get().leaderEpoch();
+                if (electedIn.isEmpty() || electedIn.get() != epoch) {
+                    elect(tp, epoch);
+                }
+            } else if (electedIn.isPresent()) {
+                resign(p);
+            }
+        }
+        for (Integer p : cache.partitions()) {
+            if (!partitions.contains(p)) {
+                resign(p);
+            }
+        }
+    }
+
+    private void elect(TopicPartition tp, int epoch) {
+        log.info("Broker {} now coordinates the transactional ids of {} (coordinator epoch {}); loading them",
+                brokerId, tp, epoch);
+        cache.elect(tp.partition(), epoch);
+        loader.load(tp).whenComplete((loaded, failure) -> post(() -> {
+            if (failure != null) {
+                // dropped: NOT_COORDINATOR (clients look again) until the next image elects and loads it again
+                log.error("Could not load the transactional ids of {} (coordinator epoch {})", tp, epoch, failure);
+                cache.resign(tp.partition());
+            } else if (!cache.loaded(tp.partition(), epoch, loaded)) {
+                log.info("Dropped the load of {} in coordinator epoch {}: its leadership changed meanwhile", tp,
+                        epoch);
+            }
+        }));
+    }
+
+    private void resign(int partition) {
+        log.info("Broker {} no longer coordinates the transactional ids of {}-{}", brokerId,
+                TRANSACTION_STATE_TOPIC, partition);
+        cache.resign(partition);
+    }
+
+    @Override
+    public void close() throws InterruptedException {
+        queue.close();
+        try {
+            loader.close();
+        } catch (Exception e) {
+            log.warn("Could not close the transaction log loader", e);
+        }
+    }
+
+    /** For tests and the dashboard: each coordinated partition's coordinator epoch. */
+    public CompletableFuture<Map<Integer, Integer>> coordinatedPartitions() {
+        return call(result -> {
+            Map<Integer, Integer> out = new TreeMap<>();
+            cache.partitions().forEach(p -> cache.electedEpoch(p).ifPresent(e -> out.put(p, e)));
+            result.complete(out);
+        });
+    }
+}

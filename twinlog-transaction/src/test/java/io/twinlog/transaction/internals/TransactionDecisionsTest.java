@@ -1,0 +1,132 @@
+package io.twinlog.transaction.internals;
+
+import io.twinlog.transaction.ExpectedProducer;
+import io.twinlog.transaction.ProducerIdSource;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.record.internal.RecordBatch;
+import org.apache.kafka.coordinator.transaction.TransactionMetadata;
+import org.apache.kafka.coordinator.transaction.TransactionState;
+import org.apache.kafka.server.common.TransactionVersion;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.util.HashSet;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.Set;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The coordinator's InitProducerId rules, one rule per test, over Kafka's own TransactionMetadata. */
+@Timeout(10)
+class TransactionDecisionsTest {
+    private static final long NOW = 1_000_000L;
+    private static final long PID = 4_000L;
+    private static final ProducerIdSource NEXT_ID = () -> OptionalLong.of(9_000L);
+    private static final ProducerIdSource NO_ID_READY = OptionalLong::empty;
+
+    private static TransactionMetadata txn(TransactionState state, short epoch, short lastEpoch) {
+        Set<TopicPartition> partitions = state == TransactionState.ONGOING
+                ? new HashSet<>(Set.of(new TopicPartition("t", 0))) : new HashSet<>();
+        return new TransactionMetadata("app", PID, RecordBatch.NO_PRODUCER_ID, RecordBatch.NO_PRODUCER_ID, epoch,
+                lastEpoch, 60_000, state, partitions, state == TransactionState.ONGOING ? NOW - 10 : -1L, NOW - 10,
+                TransactionVersion.TV_0);
+    }
+
+    private static TransactionMetadata fresh() {
+        return txn(TransactionState.EMPTY, RecordBatch.NO_PRODUCER_EPOCH, RecordBatch.NO_PRODUCER_EPOCH);
+    }
+
+    private static InitDecision init(TransactionMetadata txn, Optional<ExpectedProducer> expected) {
+        return TransactionDecisions.initProducerId(txn, 30_000, expected, NEXT_ID, NOW);
+    }
+
+    @Test
+    void anEmptyIdOrATimeoutAboveTheMaximumIsRefusedBeforeLookup() {
+        assertEquals(Optional.of(Errors.INVALID_REQUEST), TransactionDecisions.checkInit("", 1_000, 900_000));
+        assertEquals(Optional.of(Errors.INVALID_TRANSACTION_TIMEOUT),
+                TransactionDecisions.checkInit("app", 900_001, 900_000));
+        assertEquals(Optional.of(Errors.INVALID_TRANSACTION_TIMEOUT), TransactionDecisions.checkInit("app", 0, 900_000));
+        assertEquals(Optional.empty(), TransactionDecisions.checkInit("app", 900_000, 900_000));
+    }
+
+    @Test
+    void aNewIdGetsEpochZeroWithTheRequestedTimeout() {
+        TransactionMetadata txn = fresh();
+        InitDecision.Write write = assertInstanceOf(InitDecision.Write.class, init(txn, Optional.empty()));
+        assertEquals(PID, write.transit().producerId());
+        assertEquals(0, write.transit().producerEpoch());
+        assertEquals(30_000, write.transit().txnTimeoutMs());
+        assertEquals(TransactionState.EMPTY, write.transit().txnState());
+        assertEquals(Optional.of(TransactionState.EMPTY), txn.pendingState(), "pending until written");
+    }
+
+    @Test
+    void aKnownIdGetsItsEpochBumpedWhichFencesTheOlderProducer() {
+        for (TransactionState state : Set.of(TransactionState.EMPTY, TransactionState.COMPLETE_COMMIT,
+                TransactionState.COMPLETE_ABORT)) {
+            InitDecision.Write write = assertInstanceOf(InitDecision.Write.class,
+                    init(txn(state, (short) 4, (short) 3), Optional.empty()), state.name());
+            assertEquals(5, write.transit().producerEpoch(), state.name());
+            assertEquals(PID, write.transit().producerId(), state.name());
+        }
+    }
+
+    @Test
+    void aProducerRetryingWithItsCurrentEpochIsBumpedAndOneWithTheLastEpochGetsTheSameEpochBack() {
+        InitDecision.Write current = assertInstanceOf(InitDecision.Write.class,
+                init(txn(TransactionState.EMPTY, (short) 4, (short) 3), Optional.of(new ExpectedProducer(PID, (short) 4))));
+        assertEquals(5, current.transit().producerEpoch());
+        assertEquals(4, current.transit().lastProducerEpoch());
+        InitDecision.Write retry = assertInstanceOf(InitDecision.Write.class,
+                init(txn(TransactionState.EMPTY, (short) 4, (short) 3), Optional.of(new ExpectedProducer(PID, (short) 3))));
+        assertEquals(4, retry.transit().producerEpoch(), "a retry of a bump whose answer was lost");
+    }
+
+    @Test
+    void aProducerWithAnOlderEpochOrAnotherProducerIdIsFenced() {
+        TransactionMetadata txn = txn(TransactionState.EMPTY, (short) 4, (short) 3);
+        assertEquals(new InitDecision.Fail(Errors.PRODUCER_FENCED),
+                init(txn, Optional.of(new ExpectedProducer(PID, (short) 1))));
+        assertFalse(txn.pendingTransitionInProgress(), "nothing pending after a refusal");
+        assertEquals(new InitDecision.Fail(Errors.PRODUCER_FENCED),
+                init(txn, Optional.of(new ExpectedProducer(PID + 1, (short) 4))));
+    }
+
+    @Test
+    void anExhaustedEpochRotatesToANewProducerId() {
+        short exhausted = (short) (Short.MAX_VALUE - 1);
+        InitDecision.Write write = assertInstanceOf(InitDecision.Write.class,
+                init(txn(TransactionState.COMPLETE_COMMIT, exhausted, (short) 3), Optional.empty()));
+        assertEquals(9_000L, write.transit().producerId());
+        assertEquals(0, write.transit().producerEpoch());
+        assertEquals(new InitDecision.Fail(Errors.COORDINATOR_LOAD_IN_PROGRESS), TransactionDecisions.initProducerId(
+                txn(TransactionState.COMPLETE_COMMIT, exhausted, (short) 3), 30_000, Optional.empty(), NO_ID_READY,
+                NOW), "no producer id ready yet: retriable");
+    }
+
+    @Test
+    void aTransitionInFlightOrATransactionBeingCompletedIsConcurrent() {
+        TransactionMetadata txn = fresh();
+        assertInstanceOf(InitDecision.Write.class, init(txn, Optional.empty()));
+        assertEquals(new InitDecision.Fail(Errors.CONCURRENT_TRANSACTIONS), init(txn, Optional.empty()));
+        for (TransactionState state : Set.of(TransactionState.PREPARE_COMMIT, TransactionState.PREPARE_ABORT)) {
+            assertEquals(new InitDecision.Fail(Errors.CONCURRENT_TRANSACTIONS),
+                    init(txn(state, (short) 2, (short) 1), Optional.empty()), state.name());
+        }
+    }
+
+    @Test
+    void anOpenTransactionIsFencedWithTheNextEpochBeforeItIsAborted() {
+        TransactionMetadata txn = txn(TransactionState.ONGOING, (short) 2, (short) 1);
+        InitDecision.FenceThenAbort fence = assertInstanceOf(InitDecision.FenceThenAbort.class,
+                init(txn, Optional.empty()));
+        assertEquals(3, fence.fence().producerEpoch());
+        assertEquals(TransactionState.PREPARE_EPOCH_FENCE, fence.fence().txnState());
+        assertTrue(txn.pendingTransitionInProgress());
+    }
+}
