@@ -157,6 +157,26 @@ async function idempotent(kafka, topic, count) {
   console.log(`OK idempotent ${count}`);
 }
 
+// A committed, an aborted and a committed transaction: a read_committed consumer sees the committed ones only.
+async function transactions(kafka, topic, count) {
+  const producer = kafka.producer({ transactionalId: `js-${topic}`, idempotent: true, maxInFlightRequests: 1 });
+  await producer.connect();
+  for (const [prefix, commit, n] of [['c', true, count], ['a', false, count], ['last', true, 1]]) {
+    const txn = await producer.transaction();
+    const messages = [];
+    for (let i = 0; i < n; i++) messages.push({ key: `k${i}`, value: `${prefix}${i}`, partition: 0 });
+    await txn.send({ topic, messages });
+    if (commit) await txn.commit(); else await txn.abort();
+  }
+  await producer.disconnect();
+  const records = await read(kafka, topic, count + 1);
+  records.sort((x, y) => x.offset - y.offset);
+  const values = records.map((r) => r.value);
+  check(values.length === count + 1 && values.every((v, i) => v === (i < count ? `c${i}` : 'last0')),
+    `read_committed saw ${values.length} records, first ${values.slice(0, 3)}`);
+  console.log(`OK transactions ${count}`);
+}
+
 async function group(kafka, topic, groupId) {
   const a = kafka.admin();
   await a.connect();
@@ -217,6 +237,7 @@ async function main() {
   else if (scenario === 'positions') await positions(kafka, topic);
   else if (scenario === 'idempotent') await idempotent(kafka, topic, Number(args[0]));
   else if (scenario === 'group') await group(kafka, topic, args[0]);
+  else if (scenario === 'transactions') await transactions(kafka, topic, Number(args[0]));
   else throw new Error(`unknown scenario ${scenario}`);
 }
 

@@ -132,6 +132,41 @@ def idempotent(bootstrap, topic, count):
     print("OK idempotent %d" % count)
 
 
+def read_all(bootstrap, topic, isolation, at_least):
+    """Every record of partition 0 from the start under an isolation level: until at_least arrived, then 1 s more."""
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "unused-%s-%s" % (topic, isolation),
+                         "enable.auto.commit": False, "isolation.level": isolation})
+    consumer.assign([TopicPartition(topic, 0, OFFSET_BEGINNING)])
+    values = []
+    deadline = time.time() + DEADLINE_S
+    while len(values) < at_least and time.time() < deadline:
+        values += [m.value().decode() for m in consumer.consume(1000, 0.5) if m.error() is None]
+    values += [m.value().decode() for m in consumer.consume(1000, 1.0) if m.error() is None]
+    consumer.close()
+    return values
+
+
+def transactions(bootstrap, topic, count):
+    """A committed, an aborted and a committed transaction: read_committed sees the committed ones only."""
+    producer = Producer({"bootstrap.servers": bootstrap, "transactional.id": "py-" + topic, "linger.ms": 5})
+    producer.init_transactions(DEADLINE_S)
+    for prefix, commit in (("c", True), ("a", False), ("last", True)):
+        producer.begin_transaction()
+        for i in range(count if prefix != "last" else 1):
+            producer.produce(topic, value="%s%d" % (prefix, i), partition=0)
+        check(producer.flush(DEADLINE_S) == 0, "records still unsent after %d s" % DEADLINE_S)
+        if commit:
+            producer.commit_transaction(DEADLINE_S)
+        else:
+            producer.abort_transaction(DEADLINE_S)
+    committed = read_all(bootstrap, topic, "read_committed", count + 1)
+    check(committed == ["c%d" % i for i in range(count)] + ["last0"],
+          "read_committed saw %d records, first %s" % (len(committed), committed[:3]))
+    uncommitted = read_all(bootstrap, topic, "read_uncommitted", 2 * count + 1)
+    check(len(uncommitted) == 2 * count + 1, "read_uncommitted saw %d records" % len(uncommitted))
+    print("OK transactions %d" % count)
+
+
 def group_consumer(bootstrap, group, assignor):
     return Consumer({"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False,
                      "auto.offset.reset": "earliest", "partition.assignment.strategy": assignor,
@@ -206,6 +241,8 @@ def main():
         idempotent(bootstrap, topic, int(args[0]))
     elif scenario == "group":
         group(bootstrap, topic, args[0], args[1])
+    elif scenario == "transactions":
+        transactions(bootstrap, topic, int(args[0]))
     else:
         raise SystemExit("unknown scenario " + scenario)
 

@@ -308,7 +308,7 @@ public final class BrokerServer implements AutoCloseable {
                 authorization.authorizer().map(Authorizer.class::cast), metrics, time);
         watcher.addListener((previous, next, delta) -> groupCoordinator.onImage(previous, next));
         transactionCoordinator = new TransactionCoordinatorHost(config.brokerId(), config.transactionConfig(),
-                replicaManager, producerIds, time);
+                replicaManager, producerIds, id -> brokerNode(id, interBrokerListener), channels::interBroker, time);
         watcher.addListener((previous, next, delta) -> transactionCoordinator.onImage(previous, next));
         watcher.refresh(60_000);
 
@@ -342,7 +342,7 @@ public final class BrokerServer implements AutoCloseable {
                 authorization);
         mirrorTopicHandlers.register(registryBuilder);
         transactionApis = new TransactionApis(transactionCoordinator, topicAdmin, watcher::image, authorization, time);
-        transactionApis.register(registryBuilder);
+        transactionApis.register(registryBuilder, groupCoordinator::partitionFor);
         groupApis = new GroupApis(groupCoordinator, topicAdmin, watcher::image, authorization,
                 transactionApis.finder(), time);
         groupApis.register(registryBuilder);

@@ -7,7 +7,9 @@ import io.twinlog.replication.ReplicaManager;
 import io.twinlog.transaction.internals.TransactionCoordinator;
 import io.twinlog.transaction.internals.TransactionLogLoader;
 import io.twinlog.transaction.internals.TransactionLogWriter;
+import io.twinlog.transaction.internals.TransactionMarkerChannel;
 import io.twinlog.transaction.internals.TransactionStateCache;
+import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.TopicConfig;
 import org.apache.kafka.common.errors.ApiException;
@@ -15,6 +17,9 @@ import org.apache.kafka.common.errors.CoordinatorNotAvailableException;
 import org.apache.kafka.common.internals.Topic;
 import org.apache.kafka.common.message.DescribeTransactionsResponseData;
 import org.apache.kafka.common.message.ListTransactionsResponseData;
+import org.apache.kafka.common.network.ChannelBuilder;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.requests.TransactionResult;
 import org.apache.kafka.common.utils.Time;
 import org.apache.kafka.common.utils.internals.LogContext;
 import org.apache.kafka.coordinator.transaction.InitProducerIdResult;
@@ -28,7 +33,13 @@ import org.slf4j.LoggerFactory;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
 import java.util.TreeMap;
 import java.util.function.Consumer;
 
@@ -54,22 +65,47 @@ public final class TransactionCoordinatorHost implements AutoCloseable {
     private final ReplicaManager replicaManager;
     private final KafkaEventQueue queue;
     private final TransactionStateCache cache = new TransactionStateCache();
+    private final AtomicLong deferredIds = new AtomicLong();
     private final TransactionLogLoader loader;
+    private final TransactionMarkerChannel markers;
     private final TransactionCoordinator coordinator;
+    /** The coordinator epoch of each partition led here, for the marker threads (the cache is the loop's). */
+    private final Map<Integer, Integer> ownedEpochs = new ConcurrentHashMap<>();
+    private volatile MetadataImage image = MetadataImage.EMPTY;
     private volatile int partitionCount = -1;
     private volatile TransactionVersion finalizedVersion = TransactionVersion.TV_0;
 
+    /**
+     * @param brokerNodes how to reach another broker on the inter-broker listener (markers go to partition leaders)
+     * @param channels    the inter-broker listener's channel builder, by client id
+     */
     public TransactionCoordinatorHost(int brokerId, TransactionConfig config, ReplicaManager replicaManager,
-                                      ProducerIdSource producerIds, Time time) {
+                                      ProducerIdSource producerIds, Function<Integer, Optional<Node>> brokerNodes,
+                                      Function<String, ChannelBuilder> channels, Time time) {
         this.brokerId = brokerId;
         this.config = config;
         this.replicaManager = replicaManager;
         this.queue = new KafkaEventQueue(time, new LogContext("[TransactionCoordinator broker=" + brokerId + "] "),
                 "twinlog-txn-coordinator-" + brokerId + "-");
         this.loader = new TransactionLogLoader(replicaManager, config.transactionLogLoadBufferSize(), time);
+        this.markers = new TransactionMarkerChannel(brokerId, () -> image, brokerNodes, channels,
+                config.requestTimeoutMs(), m -> Integer.valueOf(m.coordinatorEpoch()).equals(
+                        ownedEpochs.get(partitionFor(m.transactionalId()))), time);
         this.coordinator = new TransactionCoordinator(cache,
                 new TransactionLogWriter(replicaManager, config.requestTimeoutMs(), time), producerIds,
-                config.transactionMaxTimeoutMs(), () -> partitionCount, () -> finalizedVersion, this::post, time);
+                config.transactionMaxTimeoutMs(), () -> partitionCount, () -> finalizedVersion, markers::send,
+                new TransactionCoordinator.CoordinatorEvents() {
+                    @Override
+                    public void run(Runnable event) {
+                        post(event);
+                    }
+
+                    @Override
+                    public void runAfter(long delayMs, Runnable event) {
+                        postAfter(delayMs, event);
+                    }
+                }, time);
+        scheduleTimeoutCheck();
     }
 
     /** True once the first metadata image fixed the number of {@code __transaction_state} partitions. */
@@ -112,6 +148,20 @@ public final class TransactionCoordinatorHost implements AutoCloseable {
         return call(result -> coordinator.initProducerId(transactionalId, timeoutMs, expected, result));
     }
 
+    /** AddPartitionsToTxn / AddOffsetsToTxn (transaction version 0/1): the code every partition gets. */
+    public CompletableFuture<Errors> addPartitions(String transactionalId, long producerId, short producerEpoch,
+                                                   Set<TopicPartition> partitions, TransactionVersion version) {
+        return call(result -> coordinator.addPartitions(transactionalId, producerId, producerEpoch, partitions,
+                version, result::complete));
+    }
+
+    /** EndTxn (transaction version 0/1); answered once the PREPARE state is written, before the markers. */
+    public CompletableFuture<Errors> endTransaction(String transactionalId, long producerId, short producerEpoch,
+                                                    TransactionResult result, TransactionVersion version) {
+        return call(done -> coordinator.endTransaction(transactionalId, producerId, producerEpoch, result, true,
+                version, done::complete));
+    }
+
     public CompletableFuture<DescribeTransactionsResponseData.TransactionState> describe(String transactionalId) {
         return call(result -> result.complete(coordinator.describe(transactionalId)));
     }
@@ -141,6 +191,35 @@ public final class TransactionCoordinatorHost implements AutoCloseable {
         return result;
     }
 
+    /** Every {@code transaction.abort.timed.out.transaction.cleanup.interval.ms}, on the coordinator's thread. */
+    private void scheduleTimeoutCheck() {
+        postAfter(config.abortTimedOutTransactionsIntervalMs(), () -> {
+            try {
+                coordinator.abortTimedOutTransactions();
+            } finally {
+                scheduleTimeoutCheck();
+            }
+        });
+    }
+
+    private void postAfter(long delayMs, Runnable event) {
+        long deadlineNs = queue.time().nanoseconds() + TimeUnit.MILLISECONDS.toNanos(delayMs);
+        queue.scheduleDeferred("txn-" + deferredIds.incrementAndGet(), ignored -> OptionalLong.of(deadlineNs),
+                new EventQueue.Event() {
+                    @Override
+                    public void run() {
+                        event.run();
+                    }
+
+                    @Override
+                    public void handleException(Throwable e) {
+                        if (!(e instanceof RejectedExecutionException)) {
+                            log.error("Transaction coordinator event failed on broker {}", brokerId, e);
+                        }
+                    }
+                });
+    }
+
     private void post(Runnable event) {
         queue.append(new EventQueue.Event() {
             @Override
@@ -156,6 +235,7 @@ public final class TransactionCoordinatorHost implements AutoCloseable {
     }
 
     private void apply(MetadataImage image) {
+        this.image = image;
         finalizedVersion = image.features().transactionVersion();
         if (partitionCount <= 0) {
             // read once, as Kafka does: the topic's count if it exists, else the one it will be created with
@@ -193,12 +273,16 @@ public final class TransactionCoordinatorHost implements AutoCloseable {
         log.info("Broker {} now coordinates the transactional ids of {} (coordinator epoch {}); loading them",
                 brokerId, tp, epoch);
         cache.elect(tp.partition(), epoch);
+        ownedEpochs.put(tp.partition(), epoch);
         loader.load(tp).whenComplete((loaded, failure) -> post(() -> {
             if (failure != null) {
                 // dropped: NOT_COORDINATOR (clients look again) until the next image elects and loads it again
                 log.error("Could not load the transactional ids of {} (coordinator epoch {})", tp, epoch, failure);
                 cache.resign(tp.partition());
-            } else if (!cache.loaded(tp.partition(), epoch, loaded)) {
+                ownedEpochs.remove(tp.partition(), epoch);
+            } else if (cache.loaded(tp.partition(), epoch, loaded)) {
+                coordinator.onLoaded(tp.partition());
+            } else {
                 log.info("Dropped the load of {} in coordinator epoch {}: its leadership changed meanwhile", tp,
                         epoch);
             }
@@ -209,10 +293,12 @@ public final class TransactionCoordinatorHost implements AutoCloseable {
         log.info("Broker {} no longer coordinates the transactional ids of {}-{}", brokerId,
                 TRANSACTION_STATE_TOPIC, partition);
         cache.resign(partition);
+        ownedEpochs.remove(partition);
     }
 
     @Override
     public void close() throws InterruptedException {
+        markers.close();
         queue.close();
         try {
             loader.close();

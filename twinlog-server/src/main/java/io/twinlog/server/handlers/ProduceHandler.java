@@ -66,15 +66,17 @@ public final class ProduceHandler implements RequestHandler {
         LinkedHashMap<TopicIdPartition, AppendResult> early = new LinkedHashMap<>();
         // resolved partition -> the partition as the client named it (by name before v13, by topic ID after)
         Map<TopicIdPartition, TopicIdPartition> idOrName = new HashMap<>();
-        if (data.transactionalId() != null || hasTransactionalRecords(body)) {
-            // Kafka's rule: transactional batches need a transactional id the principal may write with. Without a
-            // coordinator to end it, a transactional batch would open a transaction nothing ever closes, holding
-            // the partition's last stable offset, and every read_committed consumer, where it is for good
+        if (hasTransactionalRecords(body) && (data.transactionalId() == null || !ctx.authorization().allowed(
+                request.context(), AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, data.transactionalId()))) {
+            // Kafka's rule: transactional batches need a transactional id the principal may write with; without
+            // one, a transactional batch would open a transaction no coordinator knows to end, holding the
+            // partition's last stable offset, and every read_committed consumer, where it is for good
             for (ProduceRequestData.TopicProduceData t : data.topicData()) {
                 for (ProduceRequestData.PartitionProduceData p : t.partitionData()) {
                     early.put(new TopicIdPartition(t.topicId(), p.index(), t.name()),
-                            AppendResult.error(Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
-                                    "Transactions are not supported by Twinlog yet"));
+                            AppendResult.error(Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, data.transactionalId()
+                                    == null ? "Transactional records need a transactional id"
+                                    : "Not authorized to write with transactional id " + data.transactionalId()));
                 }
             }
         } else {

@@ -14,6 +14,7 @@ import org.apache.kafka.clients.admin.RecordsToDelete;
 import org.apache.kafka.clients.admin.ScramCredentialInfo;
 import org.apache.kafka.clients.admin.ScramMechanism;
 import org.apache.kafka.clients.admin.UserScramCredentialUpsertion;
+import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -279,6 +280,17 @@ class ApiAuthorizationTableTest {
                         p.initTransactions();
                     }
                 }));
+        // inside a transaction: WRITE on each topic added (AddPartitionsToTxn), READ on the group whose offsets
+        // are sent (AddOffsetsToTxn, TxnOffsetCommit)
+        rows.add(new Row("AddPartitionsToTxn (topic)", List.of(new Grant(AclOperation.WRITE,
+                ResourceType.TRANSACTIONAL_ID, "x-add")), Grant.topic(AclOperation.WRITE, "t41"),
+                TopicAuthorizationException.class, user -> inTransaction(user, "x-add", p ->
+                        p.send(new ProducerRecord<>("t41", 0, null, new byte[] {1})).get(30, TimeUnit.SECONDS))));
+        rows.add(new Row("AddOffsetsToTxn / TxnOffsetCommit (group)", List.of(new Grant(AclOperation.WRITE,
+                ResourceType.TRANSACTIONAL_ID, "x-offsets"), Grant.topic(AclOperation.READ, "t42")),
+                Grant.group(AclOperation.READ, "g42"), GroupAuthorizationException.class,
+                user -> inTransaction(user, "x-offsets", p -> p.sendOffsetsToTransaction(Map.of(
+                        new TopicPartition("t42", 0), new OffsetAndMetadata(0)), new ConsumerGroupMetadata("g42")))));
         // an id nobody initialized: past the authorization, Kafka's answer for an unknown id
         rows.add(new Row("DescribeTransactions", List.of(),
                 new Grant(AclOperation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, "x-describe"),
@@ -467,6 +479,24 @@ class ApiAuthorizationTableTest {
             throws Exception {
         try (Admin admin = admin(user)) {
             call.apply(admin).get(30, TimeUnit.SECONDS);
+        }
+    }
+
+    /** What a transactional producer does inside one transaction, then commits. */
+    interface InTransaction {
+        void run(KafkaProducer<byte[], byte[]> producer) throws Exception;
+    }
+
+    private static void inTransaction(String user, String transactionalId, InTransaction body) throws Exception {
+        Map<String, Object> cfg = USERS.client(user);
+        cfg.put("transactional.id", transactionalId);
+        cfg.put("max.block.ms", 30_000);
+        try (KafkaProducer<byte[], byte[]> p = new KafkaProducer<>(cfg, new ByteArraySerializer(),
+                new ByteArraySerializer())) {
+            p.initTransactions();
+            p.beginTransaction();
+            body.run(p);
+            p.commitTransaction();
         }
     }
 

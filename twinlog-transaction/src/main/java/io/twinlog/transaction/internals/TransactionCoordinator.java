@@ -8,6 +8,7 @@ import org.apache.kafka.common.message.DescribeTransactionsResponseData;
 import org.apache.kafka.common.message.ListTransactionsResponseData;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.record.internal.RecordBatch;
+import org.apache.kafka.common.requests.TransactionResult;
 import org.apache.kafka.common.utils.Time;
 import org.apache.kafka.common.utils.Utils;
 import org.apache.kafka.coordinator.transaction.InitProducerIdResult;
@@ -41,6 +42,7 @@ import java.util.regex.PatternSyntaxException;
  */
 public final class TransactionCoordinator {
     private static final Logger log = LoggerFactory.getLogger(TransactionCoordinator.class);
+    static final long COMPLETION_RETRY_MS = 100;
 
     private final TransactionStateCache cache;
     private final TransactionLogWriter writer;
@@ -48,16 +50,32 @@ public final class TransactionCoordinator {
     private final int maxTimeoutMs;
     private final IntSupplier partitionCount;
     private final Supplier<TransactionVersion> finalizedVersion;
-    /** Runs an event on the coordinator's thread (a write's outcome comes back through it). */
-    private final Consumer<Runnable> events;
+    private final MarkerSender markers;
+    /** Runs events on the coordinator's thread (a write's or the markers' outcome comes back through it). */
+    private final CoordinatorEvents events;
     private final Time time;
+
+    /** How a transaction's markers are sent ({@link TransactionMarkerChannel}). */
+    @FunctionalInterface
+    public interface MarkerSender {
+        CompletableFuture<TransactionMarkerChannel.Outcome> send(TransactionMarkerChannel.Markers markers,
+                                                                 Set<TopicPartition> partitions);
+    }
+
+    /** The coordinator's event thread: run an event now (after those queued) or after a delay. */
+    public interface CoordinatorEvents {
+        void run(Runnable event);
+
+        void runAfter(long delayMs, Runnable event);
+    }
 
     public TransactionCoordinator(TransactionStateCache cache, TransactionLogWriter writer, ProducerIdSource producerIds,
                                   int maxTimeoutMs, IntSupplier partitionCount,
-                                  Supplier<TransactionVersion> finalizedVersion, Consumer<Runnable> events,
-                                  Time time) {
+                                  Supplier<TransactionVersion> finalizedVersion, MarkerSender markers,
+                                  CoordinatorEvents events, Time time) {
         this.cache = cache;
         this.writer = writer;
+        this.markers = markers;
         this.producerIds = producerIds;
         this.maxTimeoutMs = maxTimeoutMs;
         this.partitionCount = partitionCount;
@@ -123,12 +141,210 @@ public final class TransactionCoordinator {
                     result.complete(initError(error));
                 }
             });
-        } else if (decision instanceof InitDecision.FenceThenAbort) {
-            // ending the open transaction needs the marker channel (issue 26, next step); no API can open one yet
-            txn.pendingState(Optional.empty());
-            log.warn("Transactional id {} has an open transaction, which this coordinator cannot end yet",
-                    transactionalId);
-            result.complete(initError(Errors.CONCURRENT_TRANSACTIONS));
+        } else if (decision instanceof InitDecision.FenceThenAbort fence) {
+            // abort the open transaction with the fenced epoch, then have the producer retry (a second bump)
+            log.info("InitProducerId of transactional id {} found a transaction open: aborting it with epoch {}",
+                    transactionalId, fence.fence().producerEpoch());
+            endTransaction(transactionalId, fence.fence().producerId(), fence.fence().producerEpoch(),
+                    TransactionResult.ABORT, false, finalizedVersion.get(), error -> result.complete(
+                            initError(error == Errors.NONE ? Errors.CONCURRENT_TRANSACTIONS : error)));
+        }
+    }
+
+    /**
+     * AddPartitionsToTxn from a client (transaction version 0/1), and AddOffsetsToTxn as the group's offsets
+     * partition; {@code done} gets the code for every partition.
+     */
+    public void addPartitions(String transactionalId, long producerId, short producerEpoch,
+                              Set<TopicPartition> partitions, TransactionVersion version, Consumer<Errors> done) {
+        Optional<TransactionStateCache.Slot> slot = loadedSlot(transactionalId, done);
+        if (slot.isEmpty()) {
+            return;
+        }
+        Optional<TransactionMetadata> txn = slot.get().get(transactionalId);
+        TxnDecision decision = TransactionDecisions.addPartitions(txn, producerId, producerEpoch, partitions,
+                version, time.milliseconds());
+        if (decision instanceof TxnDecision.Reply reply) {
+            done.accept(reply.error());
+        } else if (decision instanceof TxnDecision.Write write) {
+            writeTransition(partitionFor(transactionalId), slot.get().coordinatorEpoch(), txn.get(), write.transit(),
+                    done);
+        }
+    }
+
+    /**
+     * The loaded slot of the id's partition; otherwise {@code done} is told why not (INVALID_REQUEST for an empty
+     * id, NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS).
+     */
+    private Optional<TransactionStateCache.Slot> loadedSlot(String transactionalId, Consumer<Errors> done) {
+        if (transactionalId.isEmpty()) {
+            done.accept(Errors.INVALID_REQUEST);
+            return Optional.empty();
+        }
+        TransactionStateCache.Lookup lookup = cache.lookup(partitionFor(transactionalId));
+        if (lookup.error() != Errors.NONE) {
+            done.accept(lookup.error());
+            return Optional.empty();
+        }
+        return Optional.of(lookup.slot());
+    }
+
+    /**
+     * EndTxn (transaction version 0/1): the PREPARE_COMMIT or PREPARE_ABORT state is written, {@code done} is told
+     * (the producer may go on), and the markers are then written to every partition of the transaction, after which
+     * the transaction is COMPLETE. From the coordinator itself ({@code fromClient} false) for a fenced or
+     * timed-out transaction, always an abort.
+     */
+    public void endTransaction(String transactionalId, long producerId, short producerEpoch, TransactionResult result,
+                               boolean fromClient, TransactionVersion version, Consumer<Errors> done) {
+        Optional<TransactionStateCache.Slot> slot = loadedSlot(transactionalId, done);
+        if (slot.isEmpty()) {
+            return;
+        }
+        int partition = partitionFor(transactionalId);
+        Optional<TransactionMetadata> found = slot.get().get(transactionalId);
+        boolean fencing = found.isPresent()
+                && found.get().pendingState().equals(Optional.of(TransactionState.PREPARE_EPOCH_FENCE));
+        TxnDecision decision = TransactionDecisions.endTransaction(found, producerId, producerEpoch, result,
+                fromClient, version, time.milliseconds());
+        if (decision instanceof TxnDecision.Reply reply) {
+            if (fencing) {
+                found.get().pendingState(Optional.empty()); // the fence is not written: nothing stays pending
+            }
+            done.accept(reply.error());
+            return;
+        }
+        TransactionMetadata txn = found.get();
+        int coordinatorEpoch = slot.get().coordinatorEpoch();
+        TxnTransitMetadata prepare = ((TxnDecision.Write) decision).transit();
+        writeTransition(partition, coordinatorEpoch, txn, prepare, error -> {
+            if (error != Errors.NONE) {
+                if (fencing) {
+                    // the fenced epoch was never handed out: the next fence must not bump past it again
+                    txn.hasFailedEpochFence(true);
+                }
+                log.info("EndTxn ({}) of transactional id {} answered {}", result, transactionalId, error);
+                done.accept(error);
+                return;
+            }
+            done.accept(Errors.NONE);
+            sendMarkers(partition, coordinatorEpoch, txn);
+        });
+    }
+
+    /**
+     * Completes a transaction in PREPARE_COMMIT or PREPARE_ABORT: its markers to every partition, then the
+     * COMPLETE state written. Also what a coordinator does with such a transaction it loaded, whose previous
+     * coordinator failed before finishing it.
+     */
+    private void sendMarkers(int partition, int coordinatorEpoch, TransactionMetadata txn) {
+        TransactionResult result = txn.state() == TransactionState.PREPARE_COMMIT ? TransactionResult.COMMIT
+                : TransactionResult.ABORT;
+        Set<TopicPartition> partitions = Set.copyOf(txn.topicPartitions());
+        TxnTransitMetadata complete = txn.prepareComplete(time.milliseconds());
+        TransactionMarkerChannel.Markers m = new TransactionMarkerChannel.Markers(txn.transactionalId(),
+                txn.producerId(), txn.producerEpoch(), result, coordinatorEpoch,
+                txn.clientTransactionVersion().featureLevel());
+        markers.send(m, partitions).whenComplete((outcome, failure) -> events.run(() -> {
+            if (!owns(partition, coordinatorEpoch, txn)) {
+                return; // the partition's new coordinator finishes it from the log
+            }
+            if (failure != null || outcome != TransactionMarkerChannel.Outcome.WRITTEN) {
+                log.error("The {} markers of transactional id {} were not written ({}); it stays {} until a "
+                        + "coordinator loads it again", result, txn.transactionalId(),
+                        failure != null ? failure.toString() : outcome, txn.state(), failure);
+                return;
+            }
+            writeCompletion(partition, coordinatorEpoch, txn, complete, 0);
+        }));
+    }
+
+    /** Writes a transaction's COMPLETE state, again after a backoff while the write fails and the id is owned. */
+    private void writeCompletion(int partition, int coordinatorEpoch, TransactionMetadata txn,
+                                 TxnTransitMetadata complete, int attempt) {
+        writer.write(stateTopicPartition(partition), txn.transactionalId(), complete, finalizedVersion.get())
+                .whenComplete((error, failure) -> events.run(() -> {
+                    if (!owns(partition, coordinatorEpoch, txn)) {
+                        return;
+                    }
+                    Errors outcome = failure != null ? Errors.UNKNOWN_SERVER_ERROR : error;
+                    if (outcome == Errors.NONE) {
+                        txn.completeTransitionTo(complete);
+                        log.debug("Transactional id {} completed: {}", txn.transactionalId(), complete.txnState());
+                    } else {
+                        if (attempt % 50 == 0) {
+                            log.warn("Could not write the {} state of transactional id {} ({}); trying again",
+                                    complete.txnState(), txn.transactionalId(), outcome);
+                        }
+                        events.runAfter(COMPLETION_RETRY_MS, () -> {
+                            if (owns(partition, coordinatorEpoch, txn)) {
+                                writeCompletion(partition, coordinatorEpoch, txn, complete, attempt + 1);
+                            }
+                        });
+                    }
+                }));
+    }
+
+    /** Whether this broker still coordinates {@code txn}, the same metadata object, in {@code coordinatorEpoch}. */
+    private boolean owns(int partition, int coordinatorEpoch, TransactionMetadata txn) {
+        return cache.stillOwned(partition, coordinatorEpoch)
+                .flatMap(slot -> slot.get(txn.transactionalId())).orElse(null) == txn;
+    }
+
+    /**
+     * A partition just loaded: the transactions its previous coordinator left in PREPARE_COMMIT or PREPARE_ABORT
+     * are completed (the client was told, so they must end as decided).
+     */
+    public void onLoaded(int partition) {
+        TransactionStateCache.Lookup lookup = cache.lookup(partition);
+        if (lookup.error() != Errors.NONE) {
+            return;
+        }
+        for (TransactionMetadata txn : List.copyOf(lookup.slot().transactions())) {
+            if ((txn.state() == TransactionState.PREPARE_COMMIT || txn.state() == TransactionState.PREPARE_ABORT)
+                    && !txn.pendingTransitionInProgress()) {
+                log.info("Completing transactional id {} left in {} by the previous coordinator",
+                        txn.transactionalId(), txn.state());
+                sendMarkers(partition, lookup.slot().coordinatorEpoch(), txn);
+            }
+        }
+    }
+
+    /**
+     * Aborts every open transaction older than its timeout (Kafka's {@code abortTimedOutTransactions}): its epoch
+     * is fenced, so the producer that opened it can neither add to it nor end it, and ABORT markers end it on every
+     * partition.
+     */
+    public void abortTimedOutTransactions() {
+        long now = time.milliseconds();
+        for (TransactionStateCache.Slot slot : List.copyOf(cache.slots())) {
+            if (slot.status() != TransactionStateCache.Status.LOADED) {
+                continue;
+            }
+            for (TransactionMetadata txn : List.copyOf(slot.transactions())) {
+                if (txn.state() != TransactionState.ONGOING || txn.pendingTransitionInProgress()
+                        || txn.txnStartTimestamp() + txn.txnTimeoutMs() >= now) {
+                    continue;
+                }
+                TxnTransitMetadata fence;
+                try {
+                    fence = txn.prepareFenceProducerEpoch();
+                } catch (IllegalStateException e) {
+                    log.warn("Cannot fence the timed-out transaction of transactional id {}: {}",
+                            txn.transactionalId(), e.getMessage());
+                    continue;
+                }
+                log.info("Aborting the transaction of transactional id {} (producer {}): open {} ms, beyond its "
+                        + "timeout of {} ms", txn.transactionalId(), txn.producerId(), now - txn.txnStartTimestamp(),
+                        txn.txnTimeoutMs());
+                endTransaction(txn.transactionalId(), fence.producerId(), fence.producerEpoch(),
+                        TransactionResult.ABORT, false, finalizedVersion.get(), error -> {
+                            if (error != Errors.NONE) {
+                                log.info("Could not abort the timed-out transaction of {} ({}); the next check "
+                                        + "tries again", txn.transactionalId(), error);
+                            }
+                        });
+            }
         }
     }
 
@@ -140,7 +356,7 @@ public final class TransactionCoordinator {
     private void writeTransition(int partition, int coordinatorEpoch, TransactionMetadata txn,
                                  TxnTransitMetadata transit, Consumer<Errors> done) {
         writer.write(stateTopicPartition(partition), txn.transactionalId(), transit, finalizedVersion.get())
-                .whenComplete((error, failure) -> events.accept(() -> {
+                .whenComplete((error, failure) -> events.run(() -> {
                     Errors outcome = failure != null ? Errors.UNKNOWN_SERVER_ERROR : error;
                     Optional<TransactionStateCache.Slot> owned = cache.stillOwned(partition, coordinatorEpoch);
                     if (owned.isEmpty() || owned.get().get(txn.transactionalId()).orElse(null) != txn) {
@@ -151,10 +367,6 @@ public final class TransactionCoordinator {
                     if (outcome == Errors.NONE) {
                         txn.completeTransitionTo(transit);
                     } else {
-                        if (transit.txnState() == TransactionState.PREPARE_EPOCH_FENCE) {
-                            // the next fence must not bump again: that epoch was never returned to anyone
-                            txn.hasFailedEpochFence(true);
-                        }
                         txn.pendingState(Optional.empty());
                     }
                     done.accept(outcome);

@@ -2,13 +2,18 @@ package io.twinlog.transaction.internals;
 
 import io.twinlog.transaction.ExpectedProducer;
 import io.twinlog.transaction.ProducerIdSource;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.ApiException;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.record.internal.RecordBatch;
+import org.apache.kafka.common.requests.TransactionResult;
 import org.apache.kafka.coordinator.transaction.TransactionMetadata;
+import org.apache.kafka.coordinator.transaction.TransactionState;
+import org.apache.kafka.server.common.TransactionVersion;
 
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.Set;
 
 /**
  * The transaction coordinator's rules, as Kafka 4.4's coordinator applies them, over Kafka's own
@@ -89,5 +94,89 @@ public final class TransactionDecisions {
                 || expected.producerId() == txn.producerId()
                 || (expected.producerId() == txn.prevProducerId()
                 && TransactionMetadata.isEpochExhausted(expected.epoch()));
+    }
+
+    /**
+     * AddPartitionsToTxn (and AddOffsetsToTxn, which adds the group's offsets partition) from the producer that
+     * owns the id (Kafka's {@code handleAddPartitionsToTransaction}): an unknown id or another producer id is
+     * INVALID_PRODUCER_ID_MAPPING, another epoch PRODUCER_FENCED, a transition in flight or a transaction being
+     * completed CONCURRENT_TRANSACTIONS (retriable); partitions already in the open transaction need no write.
+     */
+    public static TxnDecision addPartitions(Optional<TransactionMetadata> found, long producerId, short producerEpoch,
+                                            Set<TopicPartition> partitions, TransactionVersion version, long nowMs) {
+        if (found.isEmpty() || found.get().producerId() != producerId) {
+            return new TxnDecision.Reply(Errors.INVALID_PRODUCER_ID_MAPPING);
+        }
+        TransactionMetadata txn = found.get();
+        if (txn.producerEpoch() != producerEpoch) {
+            return new TxnDecision.Reply(Errors.PRODUCER_FENCED);
+        }
+        if (txn.pendingTransitionInProgress() || txn.state() == TransactionState.PREPARE_COMMIT
+                || txn.state() == TransactionState.PREPARE_ABORT) {
+            return new TxnDecision.Reply(Errors.CONCURRENT_TRANSACTIONS);
+        }
+        if (txn.state() == TransactionState.ONGOING && txn.topicPartitions().containsAll(partitions)) {
+            return new TxnDecision.Reply(Errors.NONE);
+        }
+        return new TxnDecision.Write(txn.prepareAddPartitions(partitions, nowMs, version));
+    }
+
+    /**
+     * EndTxn without KIP-890's epoch bump (transaction version 0 or 1; Kafka's {@code endTransaction}): from the
+     * producer, exactly its epoch; from the coordinator itself (aborting a fenced or timed-out transaction), an
+     * epoch not below the id's. An open transaction goes to PREPARE_COMMIT or PREPARE_ABORT (the epoch fence the
+     * coordinator prepared, if any, is folded into the abort); a retry of a completed end is NONE; a retry of an end
+     * being completed CONCURRENT_TRANSACTIONS; anything else (ending with no transaction open, committing an abort)
+     * INVALID_TXN_STATE.
+     */
+    public static TxnDecision endTransaction(Optional<TransactionMetadata> found, long producerId, short producerEpoch,
+                                             TransactionResult result, boolean fromClient,
+                                             TransactionVersion version, long nowMs) {
+        if (found.isEmpty() || found.get().producerId() != producerId) {
+            return new TxnDecision.Reply(Errors.INVALID_PRODUCER_ID_MAPPING);
+        }
+        TransactionMetadata txn = found.get();
+        if ((fromClient && producerEpoch != txn.producerEpoch()) || producerEpoch < txn.producerEpoch()) {
+            return new TxnDecision.Reply(Errors.PRODUCER_FENCED);
+        }
+        boolean fencing = txn.pendingState().equals(Optional.of(TransactionState.PREPARE_EPOCH_FENCE));
+        if (txn.pendingTransitionInProgress() && !fencing) {
+            return new TxnDecision.Reply(Errors.CONCURRENT_TRANSACTIONS);
+        }
+        boolean commit = result == TransactionResult.COMMIT;
+        switch (txn.state()) {
+            case ONGOING -> {
+                TransactionState next = commit ? TransactionState.PREPARE_COMMIT : TransactionState.PREPARE_ABORT;
+                if (fencing) {
+                    if (commit) {
+                        return new TxnDecision.Reply(Errors.INVALID_TXN_STATE);
+                    }
+                    // the fenced epoch becomes the transaction's: its ABORT markers fence the old producer's
+                    // appends on every partition
+                    txn.pendingState(Optional.empty());
+                    txn.setProducerEpoch(producerEpoch);
+                    txn.setLastProducerEpoch(RecordBatch.NO_PRODUCER_EPOCH);
+                }
+                return new TxnDecision.Write(txn.prepareAbortOrCommit(next, version, RecordBatch.NO_PRODUCER_ID,
+                        nowMs, false));
+            }
+            case COMPLETE_COMMIT -> {
+                return new TxnDecision.Reply(commit ? Errors.NONE : Errors.INVALID_TXN_STATE);
+            }
+            case COMPLETE_ABORT -> {
+                return new TxnDecision.Reply(commit ? Errors.INVALID_TXN_STATE : Errors.NONE);
+            }
+            case PREPARE_COMMIT -> {
+                return new TxnDecision.Reply(commit ? Errors.CONCURRENT_TRANSACTIONS : Errors.INVALID_TXN_STATE);
+            }
+            case PREPARE_ABORT -> {
+                return new TxnDecision.Reply(commit ? Errors.INVALID_TXN_STATE : Errors.CONCURRENT_TRANSACTIONS);
+            }
+            case EMPTY -> {
+                return new TxnDecision.Reply(Errors.INVALID_TXN_STATE);
+            }
+            default -> throw new IllegalStateException("Transactional id " + txn.transactionalId() + " is in state "
+                    + txn.state() + ", which no EndTxn can find: the coordinator's state is corrupt");
+        }
     }
 }

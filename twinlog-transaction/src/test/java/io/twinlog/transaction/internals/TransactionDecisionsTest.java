@@ -5,6 +5,7 @@ import io.twinlog.transaction.ProducerIdSource;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.record.internal.RecordBatch;
+import org.apache.kafka.common.requests.TransactionResult;
 import org.apache.kafka.coordinator.transaction.TransactionMetadata;
 import org.apache.kafka.coordinator.transaction.TransactionState;
 import org.apache.kafka.server.common.TransactionVersion;
@@ -128,5 +129,74 @@ class TransactionDecisionsTest {
         assertEquals(3, fence.fence().producerEpoch());
         assertEquals(TransactionState.PREPARE_EPOCH_FENCE, fence.fence().txnState());
         assertTrue(txn.pendingTransitionInProgress());
+    }
+
+    private static final Set<TopicPartition> T0 = Set.of(new TopicPartition("t", 0));
+
+    @Test
+    void addingPartitionsNeedsTheIdsProducerAndEpochAndNoEndUnderWay() {
+        TransactionMetadata txn = txn(TransactionState.EMPTY, (short) 2, (short) 1);
+        assertEquals(new TxnDecision.Reply(Errors.INVALID_PRODUCER_ID_MAPPING), TransactionDecisions.addPartitions(
+                Optional.empty(), PID, (short) 2, T0, TransactionVersion.TV_0, NOW), "unknown id");
+        assertEquals(new TxnDecision.Reply(Errors.INVALID_PRODUCER_ID_MAPPING), TransactionDecisions.addPartitions(
+                Optional.of(txn), PID + 1, (short) 2, T0, TransactionVersion.TV_0, NOW));
+        assertEquals(new TxnDecision.Reply(Errors.PRODUCER_FENCED), TransactionDecisions.addPartitions(
+                Optional.of(txn), PID, (short) 1, T0, TransactionVersion.TV_0, NOW));
+        for (TransactionState ending : Set.of(TransactionState.PREPARE_COMMIT, TransactionState.PREPARE_ABORT)) {
+            assertEquals(new TxnDecision.Reply(Errors.CONCURRENT_TRANSACTIONS), TransactionDecisions.addPartitions(
+                    Optional.of(txn(ending, (short) 2, (short) 1)), PID, (short) 2, T0, TransactionVersion.TV_0,
+                    NOW), ending.name());
+        }
+        TxnDecision.Write write = assertInstanceOf(TxnDecision.Write.class, TransactionDecisions.addPartitions(
+                Optional.of(txn), PID, (short) 2, T0, TransactionVersion.TV_0, NOW));
+        assertEquals(TransactionState.ONGOING, write.transit().txnState());
+        assertEquals(NOW, write.transit().txnStartTimestamp(), "the transaction starts with its first partition");
+        assertEquals(new TxnDecision.Reply(Errors.CONCURRENT_TRANSACTIONS), TransactionDecisions.addPartitions(
+                Optional.of(txn), PID, (short) 2, T0, TransactionVersion.TV_0, NOW), "while it is written");
+    }
+
+    @Test
+    void partitionsAlreadyInTheOpenTransactionNeedNoWrite() {
+        assertEquals(new TxnDecision.Reply(Errors.NONE), TransactionDecisions.addPartitions(
+                Optional.of(txn(TransactionState.ONGOING, (short) 2, (short) 1)), PID, (short) 2, T0,
+                TransactionVersion.TV_0, NOW));
+    }
+
+    @Test
+    void endingAnOpenTransactionPreparesItAndRetriesOfAnEndAreAnsweredAsKafkaAnswersThem() {
+        TxnDecision.Write commit = assertInstanceOf(TxnDecision.Write.class, TransactionDecisions.endTransaction(
+                Optional.of(txn(TransactionState.ONGOING, (short) 2, (short) 1)), PID, (short) 2,
+                TransactionResult.COMMIT, true, TransactionVersion.TV_0, NOW));
+        assertEquals(TransactionState.PREPARE_COMMIT, commit.transit().txnState());
+        assertEquals(2, commit.transit().producerEpoch(), "no epoch bump before transaction version 2");
+        assertEquals(new TxnDecision.Reply(Errors.NONE), end(TransactionState.COMPLETE_COMMIT, TransactionResult.COMMIT));
+        assertEquals(new TxnDecision.Reply(Errors.INVALID_TXN_STATE),
+                end(TransactionState.COMPLETE_COMMIT, TransactionResult.ABORT));
+        assertEquals(new TxnDecision.Reply(Errors.NONE), end(TransactionState.COMPLETE_ABORT, TransactionResult.ABORT));
+        assertEquals(new TxnDecision.Reply(Errors.CONCURRENT_TRANSACTIONS),
+                end(TransactionState.PREPARE_COMMIT, TransactionResult.COMMIT));
+        assertEquals(new TxnDecision.Reply(Errors.INVALID_TXN_STATE),
+                end(TransactionState.PREPARE_ABORT, TransactionResult.COMMIT));
+        assertEquals(new TxnDecision.Reply(Errors.INVALID_TXN_STATE), end(TransactionState.EMPTY,
+                TransactionResult.COMMIT), "nothing open to end");
+    }
+
+    @Test
+    void aClientEndingWithAnotherEpochIsFencedAndTheCoordinatorsFenceBecomesTheAbortsEpoch() {
+        assertEquals(new TxnDecision.Reply(Errors.PRODUCER_FENCED), TransactionDecisions.endTransaction(
+                Optional.of(txn(TransactionState.ONGOING, (short) 2, (short) 1)), PID, (short) 1,
+                TransactionResult.COMMIT, true, TransactionVersion.TV_0, NOW));
+        TransactionMetadata open = txn(TransactionState.ONGOING, (short) 2, (short) 1);
+        short fenced = open.prepareFenceProducerEpoch().producerEpoch();
+        TxnDecision.Write abort = assertInstanceOf(TxnDecision.Write.class, TransactionDecisions.endTransaction(
+                Optional.of(open), PID, fenced, TransactionResult.ABORT, false, TransactionVersion.TV_1, NOW));
+        assertEquals(TransactionState.PREPARE_ABORT, abort.transit().txnState());
+        assertEquals(3, abort.transit().producerEpoch());
+        assertEquals(Optional.of(TransactionState.PREPARE_ABORT), open.pendingState());
+    }
+
+    private static TxnDecision end(TransactionState state, TransactionResult result) {
+        return TransactionDecisions.endTransaction(Optional.of(txn(state, (short) 2, (short) 1)), PID, (short) 2,
+                result, true, TransactionVersion.TV_0, NOW);
     }
 }

@@ -11,6 +11,8 @@ import org.apache.kafka.common.message.OffsetCommitResponseData;
 import org.apache.kafka.common.message.OffsetDeleteRequestData;
 import org.apache.kafka.common.message.OffsetFetchRequestData;
 import org.apache.kafka.common.message.OffsetFetchResponseData;
+import org.apache.kafka.common.message.TxnOffsetCommitRequestData;
+import org.apache.kafka.common.message.TxnOffsetCommitResponseData;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.OffsetCommitRequest;
 import org.apache.kafka.common.requests.OffsetCommitResponse;
@@ -18,6 +20,8 @@ import org.apache.kafka.common.requests.OffsetDeleteRequest;
 import org.apache.kafka.common.requests.OffsetDeleteResponse;
 import org.apache.kafka.common.requests.OffsetFetchRequest;
 import org.apache.kafka.common.requests.OffsetFetchResponse;
+import org.apache.kafka.common.requests.TxnOffsetCommitRequest;
+import org.apache.kafka.common.requests.TxnOffsetCommitResponse;
 import org.apache.kafka.common.resource.ResourceType;
 import org.apache.kafka.common.utils.internals.BufferSupplier;
 
@@ -82,6 +86,60 @@ final class OffsetHandlers {
             groups.answer(request, groups.host().coordinator().commitOffsets(request.context(), forward,
                     BufferSupplier.NO_CACHING),
                     result -> refused.merge(byId ? withIds(result, current) : result).build());
+        };
+    }
+
+    /**
+     * TxnOffsetCommit (v0-4, {@code sendOffsetsToTransaction}), as Kafka serves it: WRITE on the transactional id,
+     * READ on the group (either refusal answers every partition), READ on each topic; partitions of unknown topics
+     * UNKNOWN_TOPIC_OR_PARTITION. The rest go to the group coordinator, which writes them as the transaction's
+     * pending offsets: its COMMIT marker makes them the group's, its ABORT drops them.
+     */
+    RequestHandler txnCommit() {
+        return request -> {
+            if (!groups.ready(request)) {
+                return;
+            }
+            TxnOffsetCommitRequestData data = ((TxnOffsetCommitRequest) request.body()).data();
+            if (!groups.authorization().allowed(request.context(), AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID,
+                    data.transactionalId())) {
+                request.respond(new TxnOffsetCommitResponse(TxnOffsetCommitRequest.getErrorResponse(data,
+                        Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)));
+                return;
+            }
+            if (!groups.authorized(request, AclOperation.READ, data.groupId())) {
+                return;
+            }
+            MetadataImage current = image.get();
+            List<TxnOffsetCommitResponseData.TxnOffsetCommitResponseTopic> refused = new ArrayList<>();
+            List<TxnOffsetCommitRequestData.TxnOffsetCommitRequestTopic> known = new ArrayList<>();
+            for (TxnOffsetCommitRequestData.TxnOffsetCommitRequestTopic t : data.topics()) {
+                Errors error = null;
+                if (!groups.authorization().allowed(request.context(), AclOperation.READ, ResourceType.TOPIC,
+                        t.name())) {
+                    error = Errors.TOPIC_AUTHORIZATION_FAILED;
+                } else if (current.topic(t.name()).isEmpty()) {
+                    error = Errors.UNKNOWN_TOPIC_OR_PARTITION;
+                }
+                if (error == null) {
+                    known.add(t);
+                } else {
+                    Errors code = error;
+                    refused.add(new TxnOffsetCommitResponseData.TxnOffsetCommitResponseTopic().setName(t.name())
+                            .setPartitions(t.partitions().stream().map(p -> new TxnOffsetCommitResponseData
+                                    .TxnOffsetCommitResponsePartition().setPartitionIndex(p.partitionIndex())
+                                    .setErrorCode(code.code())).toList()));
+                }
+            }
+            if (known.isEmpty()) {
+                request.respond(new TxnOffsetCommitResponse(new TxnOffsetCommitResponseData().setTopics(refused)));
+                return;
+            }
+            groups.answer(request, groups.host().coordinator().commitTransactionalOffsets(request.context(),
+                    data.duplicate().setTopics(known), BufferSupplier.NO_CACHING), result -> {
+                        result.topics().addAll(refused);
+                        return new TxnOffsetCommitResponse(result);
+                    });
         };
     }
 

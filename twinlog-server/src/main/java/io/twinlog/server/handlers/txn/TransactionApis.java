@@ -22,6 +22,7 @@ import org.apache.kafka.coordinator.transaction.TransactionLogConfig;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Function;
 import java.util.function.Supplier;
+import java.util.function.ToIntFunction;
 
 /**
  * The transaction APIs, served by this broker's {@link TransactionCoordinatorHost}: finding a transactional id's
@@ -47,9 +48,18 @@ public final class TransactionApis implements AutoCloseable {
                 topicAdmin, image, time);
     }
 
-    public void register(ApiRegistry.Builder registry) {
+    /**
+     * Registers the transaction APIs. AddPartitionsToTxn up to v3 and EndTxn up to v4: the versions of transaction
+     * version 1, which the cluster finalizes (decision 87); KIP-890's later versions come with its verification.
+     *
+     * @param offsetsPartition the {@code __consumer_offsets} partition of a group (AddOffsetsToTxn)
+     */
+    public void register(ApiRegistry.Builder registry, ToIntFunction<String> offsetsPartition) {
         registry.add(ApiKeys.DESCRIBE_TRANSACTIONS, new DescribeTransactionsHandler(this))
-                .add(ApiKeys.LIST_TRANSACTIONS, new ListTransactionsHandler(this));
+                .add(ApiKeys.LIST_TRANSACTIONS, new ListTransactionsHandler(this))
+                .add(ApiKeys.ADD_PARTITIONS_TO_TXN, (short) 0, (short) 3, new AddPartitionsToTxnHandler(this, image))
+                .add(ApiKeys.ADD_OFFSETS_TO_TXN, new AddOffsetsToTxnHandler(this, offsetsPartition))
+                .add(ApiKeys.END_TXN, (short) 0, (short) 4, new EndTxnHandler(this));
     }
 
     /** InitProducerId with a transactional id; the broker's InitProducerId handler passes those here. */

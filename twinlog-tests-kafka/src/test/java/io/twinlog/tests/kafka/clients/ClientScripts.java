@@ -62,7 +62,11 @@ final class ClientScripts {
     }
 
     static void assumeKcat() {
-        assumeTrue(succeeds(List.of("kcat", "-V")), "kcat is not installed (.ci/run installs it)");
+        assumeTrue(hasKcat(), "kcat is not installed (.ci/run installs it)");
+    }
+
+    static boolean hasKcat() {
+        return succeeds(List.of("kcat", "-V"));
     }
 
     static String python(Duration timeout, String... args) throws Exception {

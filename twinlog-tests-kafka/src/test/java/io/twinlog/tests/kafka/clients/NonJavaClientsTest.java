@@ -54,6 +54,8 @@ class NonJavaClientsTest {
                 .setCombined(true).setNumBrokerNodes(1).setNumControllerNodes(1).build())
                 .setConfigProp("offsets.topic.replication.factor", "1")
                 .setConfigProp("offsets.topic.num.partitions", "1")
+                .setConfigProp("transaction.state.log.replication.factor", "1")
+                .setConfigProp("transaction.state.log.min.isr", "1")
                 .setConfigProp("group.initial.rebalance.delay.ms", "0").build();
         kafka.format();
         kafka.startup();
@@ -171,6 +173,26 @@ class NonJavaClientsTest {
         String topic = createTopic(target, "kcat-metadata", 2);
         String json = kcat("-L", "-J", "-b", bootstrap(target), "-t", topic);
         assertTrue(json.contains("\"topic\":\"" + topic + "\"") && json.contains("\"partition\":1"), json);
+    }
+
+    /**
+     * A committed, an aborted and a committed transaction from each client: its read_committed consumer sees the
+     * committed records only (the scripts check them one by one); after librdkafka's, kcat reading read_committed
+     * sees the same.
+     */
+    @ParameterizedTest(name = "{arguments}")
+    @MethodSource("scripts")
+    void transactionsCommitAndAbort(Target target, Script script) throws Exception {
+        script.assumeInstalled();
+        String topic = createTopic(target, script.prefix() + "-transactions", 1);
+        String out = script.run(SCRIPT_TIMEOUT, bootstrap(target), "transactions", topic, "500");
+        assertTrue(out.startsWith("OK transactions"), out);
+        if (script == Script.PYTHON && ClientScripts.hasKcat()) {
+            List<String> committed = kcat("-C", "-b", bootstrap(target), "-t", topic, "-p", "0", "-o", "beginning",
+                    "-e", "-X", "isolation.level=read_committed", "-f", "%s\n").lines().toList();
+            assertEquals(501, committed.size(), committed.subList(0, Math.min(3, committed.size())).toString());
+            assertTrue(committed.stream().noneMatch(v -> v.startsWith("a")), "an aborted record was read");
+        }
     }
 
     @ParameterizedTest(name = "{arguments}")
