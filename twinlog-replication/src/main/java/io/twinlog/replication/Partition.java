@@ -278,13 +278,22 @@ public final class Partition {
      * Failover of a mirror partition, after {@link #abortOpenTransactions}: appends the producer-state barrier in
      * the current (post-failover) leader epoch and forgets every producer copied from the source, durably (see
      * {@link ProducerStateBarrier}, {@link ProducerStateReset}). Followers forget them when they replicate it.
+     * Refused while a producer still has a transaction open here: forgetting it would move the last stable offset
+     * over records nobody committed or aborted (the failover aborts them first; a pass that finds one retries).
      *
      * @return the barrier's offset
+     * @throws IllegalStateException if a transaction is still open
      */
     public long appendProducerStateBarrier(long nowMs) throws IOException {
         leaderIsrLock.writeLock().lock(); // no client or coordinator append between the barrier and the reset
         try {
             checkLeader();
+            List<Long> open = log_.producerStateManager().activeProducers().entrySet().stream()
+                    .filter(e -> e.getValue().currentTxnFirstOffset().isPresent()).map(Map.Entry::getKey).toList();
+            if (!open.isEmpty()) {
+                throw new IllegalStateException(logPrefix + "producers " + open + " still have a transaction open: "
+                        + "the producer-state barrier waits until they are aborted");
+            }
             long barrierOffset = log_.logEndOffset();
             log_.appendAsLeader(ProducerStateBarrier.create(nowMs), leaderEpoch, AppendOrigin.COORDINATOR,
                     RequestLocal.noCaching(), VerificationGuard.SENTINEL, TransactionVersion.TV_0.featureLevel());
@@ -396,7 +405,7 @@ public final class Partition {
      * rule that the ISR holds min.insync.replicas members, as Kafka appends markers. Kafka's log checks it against
      * the producer's state: a stale coordinator epoch is refused TRANSACTION_COORDINATOR_FENCED, a stale producer
      * epoch INVALID_PRODUCER_EPOCH, with {@code transactionVersion}'s epoch rules (2: the marker's epoch is one
-     * above the transaction's). The transaction coordinator's own state records (no producer id) go the same way.
+     * above the transaction's).
      */
     public LogAppendInfo appendTransactionMarker(MemoryRecords marker, short transactionVersion) throws IOException {
         leaderIsrLock.readLock().lock();
@@ -405,6 +414,30 @@ public final class Partition {
             checkMinIsr();
             LogAppendInfo info = log_.appendAsLeader(marker, leaderEpoch, AppendOrigin.COORDINATOR,
                     RequestLocal.noCaching(), VerificationGuard.SENTINEL, transactionVersion);
+            maybeIncrementHighWatermark();
+            return info;
+        } finally {
+            leaderIsrLock.readLock().unlock();
+        }
+    }
+
+    /**
+     * Appends a transaction coordinator's state records as leader in exactly {@code expectedLeaderEpoch} (the
+     * coordinator epoch its decision was made in), with acks=all's min.insync.replicas rule: a coordinator that lost
+     * and regained the leadership since cannot write a decision taken on state a newer epoch replaced
+     * (NOT_LEADER_OR_FOLLOWER, as after a lost leadership).
+     */
+    public LogAppendInfo appendCoordinatorState(MemoryRecords records, int expectedLeaderEpoch) throws IOException {
+        leaderIsrLock.readLock().lock();
+        try {
+            checkLeader();
+            if (leaderEpoch != expectedLeaderEpoch) {
+                throw new NotLeaderOrFollowerException(logPrefix + "leads in epoch " + leaderEpoch + ", not in the "
+                        + "coordinator epoch " + expectedLeaderEpoch + " the write was decided in");
+            }
+            checkMinIsr();
+            LogAppendInfo info = log_.appendAsLeader(records, leaderEpoch, AppendOrigin.COORDINATOR,
+                    RequestLocal.noCaching(), VerificationGuard.SENTINEL, TransactionVersion.TV_0.featureLevel());
             maybeIncrementHighWatermark();
             return info;
         } finally {

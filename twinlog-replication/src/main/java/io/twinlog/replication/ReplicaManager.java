@@ -21,7 +21,6 @@ import org.apache.kafka.common.requests.ProduceResponse;
 import org.apache.kafka.server.purgatory.DelayedOperationPurgatory;
 import org.apache.kafka.server.purgatory.TopicPartitionOperationKey;
 import org.apache.kafka.common.utils.Time;
-import org.apache.kafka.server.common.TransactionVersion;
 import org.apache.kafka.storage.internals.log.LogAppendInfo;
 import org.apache.kafka.storage.internals.log.LogOffsetMetadata;
 import org.apache.kafka.storage.internals.log.RecordValidationException;
@@ -421,11 +420,12 @@ public final class ReplicaManager implements AutoCloseable {
     }
 
     /**
-     * Appends a hosted coordinator's own records (the transaction coordinator's {@code __transaction_state} state
-     * records) as leader, with acks=all: {@code callback} is told once the ISR has them and min.insync.replicas
-     * held, or why not, as Kafka's coordinators write their state through the produce path.
+     * Appends the transaction coordinator's {@code __transaction_state} records as leader in the coordinator epoch
+     * {@code leaderEpoch} (see {@link Partition#appendCoordinatorState}), with acks=all: {@code callback} is told
+     * once the ISR has them and min.insync.replicas held, or why not, as Kafka's coordinator writes its state
+     * through the produce path.
      */
-    public void appendCoordinatorRecords(long timeoutMs, TopicPartition tp, MemoryRecords records,
+    public void appendCoordinatorRecords(long timeoutMs, TopicPartition tp, int leaderEpoch, MemoryRecords records,
                                          Consumer<AppendResult> callback) {
         Partition partition = partitions.get(tp);
         if (partition == null) {
@@ -434,8 +434,8 @@ public final class ReplicaManager implements AutoCloseable {
             return;
         }
         TopicIdPartition tip = new TopicIdPartition(partition.topicId(), tp);
-        append(timeoutMs, (short) -1, Map.of(tip, records), (p, r) -> p.appendTransactionMarker(r,
-                TransactionVersion.TV_0.featureLevel()), (t, result) -> { }, results -> callback.accept(results.get(tip)));
+        append(timeoutMs, (short) -1, Map.of(tip, records), (p, r) -> p.appendCoordinatorState(r, leaderEpoch),
+                (t, result) -> { }, results -> callback.accept(results.get(tip)));
     }
 
     /** How one partition's records go into its leader's log. */

@@ -38,6 +38,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 import java.util.TreeMap;
@@ -59,6 +60,7 @@ import java.util.function.Consumer;
 public final class TransactionCoordinatorHost implements AutoCloseable {
     public static final String TRANSACTION_STATE_TOPIC = Topic.TRANSACTION_STATE_TOPIC_NAME;
     private static final Logger log = LoggerFactory.getLogger(TransactionCoordinatorHost.class);
+    private static final long LOAD_RETRY_MS = 1_000;
 
     private final int brokerId;
     private final TransactionConfig config;
@@ -73,6 +75,9 @@ public final class TransactionCoordinatorHost implements AutoCloseable {
     private final Map<Integer, Integer> ownedEpochs = new ConcurrentHashMap<>();
     private volatile MetadataImage image = MetadataImage.EMPTY;
     private volatile int partitionCount = -1;
+    /** Whether a partition was ever led here: from then on, ids are served by {@link #partitionCount}. */
+    private boolean everElected;
+    private final AtomicBoolean partitionCountWarned = new AtomicBoolean();
     private volatile TransactionVersion finalizedVersion = TransactionVersion.TV_0;
 
     /**
@@ -106,6 +111,7 @@ public final class TransactionCoordinatorHost implements AutoCloseable {
                     }
                 }, time);
         scheduleTimeoutCheck();
+        scheduleExpiration();
     }
 
     /** True once the first metadata image fixed the number of {@code __transaction_state} partitions. */
@@ -202,6 +208,17 @@ public final class TransactionCoordinatorHost implements AutoCloseable {
         });
     }
 
+    /** Every {@code transaction.remove.expired.transaction.cleanup.interval.ms}, on the coordinator's thread. */
+    private void scheduleExpiration() {
+        postAfter(config.removeExpiredTransactionalIdsIntervalMs(), () -> {
+            try {
+                coordinator.expireTransactionalIds(config.transactionalIdExpirationMs());
+            } finally {
+                scheduleExpiration();
+            }
+        });
+    }
+
     private void postAfter(long delayMs, Runnable event) {
         long deadlineNs = queue.time().nanoseconds() + TimeUnit.MILLISECONDS.toNanos(delayMs);
         queue.scheduleDeferred("txn-" + deferredIds.incrementAndGet(), ignored -> OptionalLong.of(deadlineNs),
@@ -237,12 +254,26 @@ public final class TransactionCoordinatorHost implements AutoCloseable {
     private void apply(MetadataImage image) {
         this.image = image;
         finalizedVersion = image.features().transactionVersion();
+        Optional<Integer> topicPartitions = image.topic(TRANSACTION_STATE_TOPIC).map(t -> t.partitions().size());
         if (partitionCount <= 0) {
-            // read once, as Kafka does: the topic's count if it exists, else the one it will be created with
-            partitionCount = image.topic(TRANSACTION_STATE_TOPIC).map(t -> t.partitions().size())
-                    .orElse(config.transactionLogNumPartitions());
+            // the topic's count if it exists, else the one this broker would create it with
+            partitionCount = topicPartitions.orElse(config.transactionLogNumPartitions());
             log.info("Transaction coordinator started on broker {} ({} partitions of {}, transaction.version {})",
                     brokerId, partitionCount, TRANSACTION_STATE_TOPIC, finalizedVersion.featureLevel());
+        }
+        if (topicPartitions.isPresent() && topicPartitions.get() != partitionCount) {
+            if (!everElected) {
+                // another broker created the topic with its own count: ids map by the topic's, on every broker
+                log.info("{} has {} partitions (this broker's transaction.state.log.num.partitions is {}); using {}",
+                        TRANSACTION_STATE_TOPIC, topicPartitions.get(), partitionCount, topicPartitions.get());
+                partitionCount = topicPartitions.get();
+            } else if (partitionCountWarned.compareAndSet(false, true)) {
+                // ids already map by the old count: moving them would put one id on two coordinators (Kafka
+                // refuses to load then too)
+                log.error("{} now has {} partitions, but this broker serves transactional ids by {}: its partitions "
+                        + "must not change; restore the count (transactional ids are served by the old one)",
+                        TRANSACTION_STATE_TOPIC, topicPartitions.get(), partitionCount);
+            }
         }
         applyLeadership(image.topic(TRANSACTION_STATE_TOPIC));
     }
@@ -272,14 +303,24 @@ public final class TransactionCoordinatorHost implements AutoCloseable {
     private void elect(TopicPartition tp, int epoch) {
         log.info("Broker {} now coordinates the transactional ids of {} (coordinator epoch {}); loading them",
                 brokerId, tp, epoch);
+        everElected = true;
         cache.elect(tp.partition(), epoch);
         ownedEpochs.put(tp.partition(), epoch);
+        load(tp, epoch);
+    }
+
+    /** Loads the partition; a failed load is tried again after a second while it is still led in that epoch. */
+    private void load(TopicPartition tp, int epoch) {
         loader.load(tp).whenComplete((loaded, failure) -> post(() -> {
             if (failure != null) {
-                // dropped: NOT_COORDINATOR (clients look again) until the next image elects and loads it again
-                log.error("Could not load the transactional ids of {} (coordinator epoch {})", tp, epoch, failure);
-                cache.resign(tp.partition());
-                ownedEpochs.remove(tp.partition(), epoch);
+                // its ids answer COORDINATOR_LOAD_IN_PROGRESS meanwhile, which clients retry
+                log.error("Could not load the transactional ids of {} (coordinator epoch {}); trying again in {} ms",
+                        tp, epoch, LOAD_RETRY_MS, failure);
+                postAfter(LOAD_RETRY_MS, () -> {
+                    if (cache.isLoading(tp.partition(), epoch)) {
+                        load(tp, epoch);
+                    }
+                });
             } else if (cache.loaded(tp.partition(), epoch, loaded)) {
                 coordinator.onLoaded(tp.partition());
             } else {

@@ -245,14 +245,22 @@ public final class TransactionCoordinator {
         TransactionMarkerChannel.Markers m = new TransactionMarkerChannel.Markers(txn.transactionalId(),
                 txn.producerId(), txn.producerEpoch(), result, coordinatorEpoch,
                 txn.clientTransactionVersion().featureLevel());
-        markers.send(m, partitions).whenComplete((outcome, failure) -> events.run(() -> {
+        CompletableFuture<TransactionMarkerChannel.Outcome> sent;
+        try {
+            sent = markers.send(m, partitions);
+        } catch (RuntimeException e) {
+            sent = CompletableFuture.failedFuture(e);
+        }
+        sent.whenComplete((outcome, failure) -> events.run(() -> {
             if (!owns(partition, coordinatorEpoch, txn)) {
                 return; // the partition's new coordinator finishes it from the log
             }
             if (failure != null || outcome != TransactionMarkerChannel.Outcome.WRITTEN) {
-                log.error("The {} markers of transactional id {} were not written ({}); it stays {} until a "
-                        + "coordinator loads it again", result, txn.transactionalId(),
-                        failure != null ? failure.toString() : outcome, txn.state(), failure);
+                // still ours: the periodic check sends the markers again (abortTimedOutTransactions)
+                log.error("The {} markers of transactional id {} were not written ({}); sending them again at the "
+                        + "next check", result, txn.transactionalId(), failure != null ? failure.toString()
+                        : outcome, failure);
+                txn.pendingState(Optional.empty());
                 return;
             }
             writeCompletion(partition, coordinatorEpoch, txn, complete, 0);
@@ -262,7 +270,8 @@ public final class TransactionCoordinator {
     /** Writes a transaction's COMPLETE state, again after a backoff while the write fails and the id is owned. */
     private void writeCompletion(int partition, int coordinatorEpoch, TransactionMetadata txn,
                                  TxnTransitMetadata complete, int attempt) {
-        writer.write(stateTopicPartition(partition), txn.transactionalId(), complete, finalizedVersion.get())
+        writer.write(stateTopicPartition(partition), coordinatorEpoch, txn.transactionalId(), complete,
+                        finalizedVersion.get())
                 .whenComplete((error, failure) -> events.run(() -> {
                     if (!owns(partition, coordinatorEpoch, txn)) {
                         return;
@@ -283,6 +292,39 @@ public final class TransactionCoordinator {
                         });
                     }
                 }));
+    }
+
+    /**
+     * Forgets transactional ids idle longer than {@code expirationMs} (Kafka's {@code removeExpiredTransactionalIds}):
+     * only ids with no transaction open or ending; a tombstone is written (compaction then removes the id from the
+     * log) and the id leaves the cache, so its next InitProducerId starts afresh with a new producer id.
+     */
+    public void expireTransactionalIds(long expirationMs) {
+        long now = time.milliseconds();
+        for (Map.Entry<Integer, TransactionStateCache.Slot> e : cache.loadedSlots().entrySet()) {
+            int partition = e.getKey();
+            int coordinatorEpoch = e.getValue().coordinatorEpoch();
+            for (TransactionMetadata txn : List.copyOf(e.getValue().transactions())) {
+                if (!txn.state().isExpirationAllowed() || txn.pendingTransitionInProgress()
+                        || txn.txnLastUpdateTimestamp() + expirationMs > now) {
+                    continue;
+                }
+                txn.prepareDead();
+                writer.writeTombstone(stateTopicPartition(partition), coordinatorEpoch, txn.transactionalId())
+                        .whenComplete((error, failure) -> events.run(() -> {
+                            if (!owns(partition, coordinatorEpoch, txn)) {
+                                return;
+                            }
+                            if (failure == null && error == Errors.NONE) {
+                                e.getValue().remove(txn.transactionalId());
+                                log.info("Transactional id {} expired: unused for more than {} ms",
+                                        txn.transactionalId(), expirationMs);
+                            } else {
+                                txn.pendingState(Optional.empty()); // the next check tries again
+                            }
+                        }));
+            }
+        }
     }
 
     /** Whether this broker still coordinates {@code txn}, the same metadata object, in {@code coordinatorEpoch}. */
@@ -313,15 +355,19 @@ public final class TransactionCoordinator {
     /**
      * Aborts every open transaction older than its timeout (Kafka's {@code abortTimedOutTransactions}): its epoch
      * is fenced, so the producer that opened it can neither add to it nor end it, and ABORT markers end it on every
-     * partition.
+     * partition. Also sends again the markers of a transaction whose markers could not be sent (PREPARE_COMMIT or
+     * PREPARE_ABORT with nothing pending).
      */
     public void abortTimedOutTransactions() {
         long now = time.milliseconds();
-        for (TransactionStateCache.Slot slot : List.copyOf(cache.slots())) {
-            if (slot.status() != TransactionStateCache.Status.LOADED) {
-                continue;
-            }
+        for (Map.Entry<Integer, TransactionStateCache.Slot> e : cache.loadedSlots().entrySet()) {
+            TransactionStateCache.Slot slot = e.getValue();
             for (TransactionMetadata txn : List.copyOf(slot.transactions())) {
+                if ((txn.state() == TransactionState.PREPARE_COMMIT || txn.state() == TransactionState.PREPARE_ABORT)
+                        && !txn.pendingTransitionInProgress()) {
+                    sendMarkers(e.getKey(), slot.coordinatorEpoch(), txn);
+                    continue;
+                }
                 if (txn.state() != TransactionState.ONGOING || txn.pendingTransitionInProgress()
                         || txn.txnStartTimestamp() + txn.txnTimeoutMs() >= now) {
                     continue;
@@ -329,9 +375,9 @@ public final class TransactionCoordinator {
                 TxnTransitMetadata fence;
                 try {
                     fence = txn.prepareFenceProducerEpoch();
-                } catch (IllegalStateException e) {
+                } catch (IllegalStateException exhausted) {
                     log.warn("Cannot fence the timed-out transaction of transactional id {}: {}",
-                            txn.transactionalId(), e.getMessage());
+                            txn.transactionalId(), exhausted.getMessage());
                     continue;
                 }
                 log.info("Aborting the transaction of transactional id {} (producer {}): open {} ms, beyond its "
@@ -355,7 +401,8 @@ public final class TransactionCoordinator {
      */
     private void writeTransition(int partition, int coordinatorEpoch, TransactionMetadata txn,
                                  TxnTransitMetadata transit, Consumer<Errors> done) {
-        writer.write(stateTopicPartition(partition), txn.transactionalId(), transit, finalizedVersion.get())
+        writer.write(stateTopicPartition(partition), coordinatorEpoch, txn.transactionalId(), transit,
+                        finalizedVersion.get())
                 .whenComplete((error, failure) -> events.run(() -> {
                     Errors outcome = failure != null ? Errors.UNKNOWN_SERVER_ERROR : error;
                     Optional<TransactionStateCache.Slot> owned = cache.stillOwned(partition, coordinatorEpoch);

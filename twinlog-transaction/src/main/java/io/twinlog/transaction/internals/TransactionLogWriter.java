@@ -15,6 +15,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Supplier;
 
 /**
  * Writes a transactional id's state to its {@code __transaction_state} partition in Kafka's record format
@@ -35,24 +36,28 @@ public final class TransactionLogWriter {
         this.time = time;
     }
 
-    /** Writes {@code transit} as the state of {@code transactionalId}, in the record version {@code version} uses. */
-    public CompletableFuture<Errors> write(TopicPartition tp, String transactionalId, TxnTransitMetadata transit,
-                                           TransactionVersion version) {
-        return append(tp, transactionalId, TransactionLog.valueToBytes(transit, version));
+    /**
+     * Writes {@code transit} as the state of {@code transactionalId}, in the record version {@code version} uses,
+     * only while this broker leads {@code tp} in {@code coordinatorEpoch}.
+     */
+    public CompletableFuture<Errors> write(TopicPartition tp, int coordinatorEpoch, String transactionalId,
+                                           TxnTransitMetadata transit, TransactionVersion version) {
+        return append(tp, coordinatorEpoch, transactionalId, () -> TransactionLog.valueToBytes(transit, version));
     }
 
     /** Writes the tombstone that removes an expired transactional id when the partition is compacted. */
-    public CompletableFuture<Errors> writeTombstone(TopicPartition tp, String transactionalId) {
-        return append(tp, transactionalId, null);
+    public CompletableFuture<Errors> writeTombstone(TopicPartition tp, int coordinatorEpoch, String transactionalId) {
+        return append(tp, coordinatorEpoch, transactionalId, () -> null);
     }
 
-    private CompletableFuture<Errors> append(TopicPartition tp, String transactionalId, byte[] value) {
-        MemoryRecords records = MemoryRecords.withRecords(Compression.NONE,
-                new SimpleRecord(time.milliseconds(), TransactionLog.keyToBytes(transactionalId), value));
+    private CompletableFuture<Errors> append(TopicPartition tp, int coordinatorEpoch, String transactionalId,
+                                             Supplier<byte[]> value) {
         CompletableFuture<Errors> outcome = new CompletableFuture<>();
         try {
-            replicaManager.appendCoordinatorRecords(timeoutMs, tp, records, result -> outcome.complete(
-                    coordinatorError(tp, transactionalId, result)));
+            MemoryRecords records = MemoryRecords.withRecords(Compression.NONE,
+                    new SimpleRecord(time.milliseconds(), TransactionLog.keyToBytes(transactionalId), value.get()));
+            replicaManager.appendCoordinatorRecords(timeoutMs, tp, coordinatorEpoch, records, result ->
+                    outcome.complete(coordinatorError(tp, transactionalId, result)));
         } catch (RuntimeException e) {
             log.error("Could not write the state of transactional id {} to {}", transactionalId, tp, e);
             outcome.complete(Errors.UNKNOWN_SERVER_ERROR);

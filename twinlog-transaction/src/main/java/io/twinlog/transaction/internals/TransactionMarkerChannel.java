@@ -83,7 +83,7 @@ public final class TransactionMarkerChannel implements AutoCloseable {
         this.requestTimeoutMs = requestTimeoutMs;
         this.stillOwned = stillOwned;
         this.time = time;
-        this.senders = new PerKeyExecutor("twinlog-txn-markers-" + brokerId + "-", 30_000);
+        this.senders = new PerKeyExecutor("twinlog-txn-markers-" + brokerId, 30_000);
         this.retries = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "twinlog-txn-marker-retries-" + brokerId);
             t.setDaemon(true);
@@ -96,8 +96,13 @@ public final class TransactionMarkerChannel implements AutoCloseable {
         Pending pending = new Pending(markers, partitions);
         if (partitions.isEmpty()) {
             pending.future.complete(Outcome.WRITTEN);
-        } else {
+            return pending.future;
+        }
+        try {
             round(pending);
+        } catch (RuntimeException e) {
+            log.error("Could not send the markers of transactional id {}", markers.transactionalId(), e);
+            pending.future.completeExceptionally(e);
         }
         return pending.future;
     }
@@ -108,7 +113,6 @@ public final class TransactionMarkerChannel implements AutoCloseable {
         final Set<TopicPartition> remaining = ConcurrentHashMap.newKeySet();
         final CompletableFuture<Outcome> future = new CompletableFuture<>();
         final AtomicInteger inFlight = new AtomicInteger();
-        volatile boolean abandoned;
         int rounds;
 
         Pending(Markers markers, Set<TopicPartition> partitions) {
@@ -158,28 +162,37 @@ public final class TransactionMarkerChannel implements AutoCloseable {
         pending.inFlight.set(byLeader.size());
         byLeader.forEach((leader, partitions) -> {
             try {
-                senders.execute("broker-" + leader, () -> {
-                    try {
-                        sendTo(leader, pending, partitions);
-                    } finally {
-                        if (pending.inFlight.decrementAndGet() == 0) {
-                            afterRound(pending);
+                senders.execute("broker-" + leader, new PerKeyExecutor.Rejectable() {
+                    @Override
+                    public void run() {
+                        try {
+                            sendTo(leader, pending, partitions);
+                        } finally {
+                            sent(pending);
                         }
+                    }
+
+                    @Override
+                    public void reject(Throwable why) {
+                        sent(pending);
                     }
                 });
             } catch (RejectedExecutionException e) {
-                if (pending.inFlight.decrementAndGet() == 0) {
-                    afterRound(pending);
-                }
+                sent(pending);
             }
         });
     }
 
+    /** One destination's request of this round is over; the last one ends the round. */
+    private void sent(Pending pending) {
+        if (pending.inFlight.decrementAndGet() == 0) {
+            afterRound(pending);
+        }
+    }
+
     /** Completes the transaction's future when nothing remains, else schedules the next round. */
     private void afterRound(Pending pending) {
-        if (pending.abandoned) {
-            pending.future.complete(Outcome.ABANDONED);
-        } else if (pending.remaining.isEmpty()) {
+        if (pending.remaining.isEmpty()) {
             pending.future.complete(Outcome.WRITTEN);
         } else {
             if (pending.rounds % 50 == 0) {
@@ -226,23 +239,20 @@ public final class TransactionMarkerChannel implements AutoCloseable {
                 for (WriteTxnMarkersResponseData.WritableTxnMarkerPartitionResult p : topic.partitions()) {
                     TopicPartition tp = new TopicPartition(topic.name(), p.partitionIndex());
                     Errors error = Errors.forCode(p.errorCode());
-                    switch (MarkerOutcome.of(error, current.topic(tp.topic()).isPresent())) {
-                        case DONE -> {
-                            if (error == Errors.POLICY_VIOLATION) {
-                                log.warn("{} is a mirror partition that has not failed over: the {} marker of "
-                                        + "transactional id {} is not written there (its source ends its "
-                                        + "transactions)", tp, m.result(), m.transactionalId());
-                            }
-                            pending.remaining.remove(tp);
+                    if (MarkerOutcome.of(error, current.topic(tp.topic()).isPresent()) == MarkerOutcome.DONE) {
+                        if (error == Errors.POLICY_VIOLATION) {
+                            log.warn("{} is a mirror partition that has not failed over: the {} marker of "
+                                    + "transactional id {} is not written there (its source ends its "
+                                    + "transactions)", tp, m.result(), m.transactionalId());
+                        } else if (error == Errors.INVALID_PRODUCER_EPOCH) {
+                            log.info("{} already has a newer epoch of producer {} than the {} marker of "
+                                    + "transactional id {} (epoch {}): nothing left to end there", tp,
+                                    m.producerId(), m.result(), m.transactionalId(), m.producerEpoch());
                         }
-                        case ABANDON -> {
-                            log.warn("Giving up the {} markers of transactional id {} (producer {} epoch {}): {} "
-                                    + "answered {}, so a newer coordinator or producer epoch owns it", m.result(),
-                                    m.transactionalId(), m.producerId(), m.producerEpoch(), tp, error);
-                            pending.abandoned = true;
-                        }
-                        case RETRY -> log.debug("Marker for {} of transactional id {} answered {}; sending again",
-                                tp, m.transactionalId(), error);
+                        pending.remaining.remove(tp);
+                    } else {
+                        log.debug("Marker for {} of transactional id {} answered {}; sending again", tp,
+                                m.transactionalId(), error);
                     }
                 }
             }
@@ -250,6 +260,9 @@ public final class TransactionMarkerChannel implements AutoCloseable {
     }
 
     private InterBrokerClient client(int leader) {
+        if (closed) {
+            throw new IllegalStateException("The marker channel is closed");
+        }
         return clients.computeIfAbsent(leader, l -> {
             String clientId = "twinlog-txn-markers-" + brokerId + "-to-" + l;
             return new InterBrokerClient(clientId, channels.apply(clientId), requestTimeoutMs, 1 << 20, 50, 1_000,

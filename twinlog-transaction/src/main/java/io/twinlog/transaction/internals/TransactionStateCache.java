@@ -78,6 +78,12 @@ public final class TransactionStateCache {
         return true;
     }
 
+    /** Whether {@code partition} is led here in {@code coordinatorEpoch} and still loading. */
+    public boolean isLoading(int partition, int coordinatorEpoch) {
+        Slot slot = slots.get(partition);
+        return slot != null && slot.coordinatorEpoch == coordinatorEpoch && slot.status == Status.LOADING;
+    }
+
     public Optional<Slot> resign(int partition) {
         return Optional.ofNullable(slots.remove(partition));
     }
@@ -115,6 +121,17 @@ public final class TransactionStateCache {
         Slot slot = slots.get(partition);
         return slot != null && slot.coordinatorEpoch == coordinatorEpoch && slot.status == Status.LOADED
                 ? Optional.of(slot) : Optional.empty();
+    }
+
+    /** The loaded slots, by partition. */
+    public Map<Integer, Slot> loadedSlots() {
+        Map<Integer, Slot> out = new HashMap<>();
+        slots.forEach((p, slot) -> {
+            if (slot.status == Status.LOADED) {
+                out.put(p, slot);
+            }
+        });
+        return out;
     }
 
     public boolean anyLoading() {

@@ -6,7 +6,7 @@ import org.junit.jupiter.api.Timeout;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-/** Each partition's answer to a marker, as Kafka's coordinator treats it. */
+/** Each partition's answer to a marker (decision 89). */
 @Timeout(10)
 class MarkerOutcomeTest {
     @Test
@@ -18,9 +18,11 @@ class MarkerOutcomeTest {
     }
 
     @Test
-    void aNewerOwnerAbandonsTheMarkers() {
-        assertEquals(MarkerOutcome.ABANDON, MarkerOutcome.of(Errors.INVALID_PRODUCER_EPOCH, true));
-        assertEquals(MarkerOutcome.ABANDON, MarkerOutcome.of(Errors.TRANSACTION_COORDINATOR_FENCED, true));
+    void aNewerProducerEpochIsDoneForThatPartitionAndANewerCoordinatorEpochIsRetriedWhileOwned() {
+        assertEquals(MarkerOutcome.DONE, MarkerOutcome.of(Errors.INVALID_PRODUCER_EPOCH, true),
+                "the partition already ended the older epoch's transaction");
+        assertEquals(MarkerOutcome.RETRY, MarkerOutcome.of(Errors.TRANSACTION_COORDINATOR_FENCED, true),
+                "the channel stops once this broker no longer owns the transaction");
     }
 
     @Test

@@ -4,6 +4,7 @@ import io.twinlog.controller.metadata.MetadataImage;
 import io.twinlog.controller.metadata.TopicImage;
 import io.twinlog.protocol.Request;
 import io.twinlog.protocol.RequestHandler;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.message.OffsetCommitRequestData;
@@ -91,7 +92,7 @@ final class OffsetHandlers {
 
     /**
      * TxnOffsetCommit (v0-4, {@code sendOffsetsToTransaction}), as Kafka serves it: WRITE on the transactional id,
-     * READ on the group (either refusal answers every partition), READ on each topic; partitions of unknown topics
+     * READ on the group (either refusal answers every partition), READ on each topic; unknown partitions
      * UNKNOWN_TOPIC_OR_PARTITION. The rest go to the group coordinator, which writes them as the transaction's
      * pending offsets: its COMMIT marker makes them the group's, its ABORT drops them.
      */
@@ -114,23 +115,30 @@ final class OffsetHandlers {
             List<TxnOffsetCommitResponseData.TxnOffsetCommitResponseTopic> refused = new ArrayList<>();
             List<TxnOffsetCommitRequestData.TxnOffsetCommitRequestTopic> known = new ArrayList<>();
             for (TxnOffsetCommitRequestData.TxnOffsetCommitRequestTopic t : data.topics()) {
-                Errors error = null;
-                if (!groups.authorization().allowed(request.context(), AclOperation.READ, ResourceType.TOPIC,
-                        t.name())) {
-                    error = Errors.TOPIC_AUTHORIZATION_FAILED;
-                } else if (current.topic(t.name()).isEmpty()) {
-                    error = Errors.UNKNOWN_TOPIC_OR_PARTITION;
+                boolean readable = groups.authorization().allowed(request.context(), AclOperation.READ,
+                        ResourceType.TOPIC, t.name());
+                List<TxnOffsetCommitRequestData.TxnOffsetCommitRequestPartition> existing = new ArrayList<>();
+                List<TxnOffsetCommitResponseData.TxnOffsetCommitResponsePartition> errors = new ArrayList<>();
+                for (TxnOffsetCommitRequestData.TxnOffsetCommitRequestPartition p : t.partitions()) {
+                    Errors error = !readable ? Errors.TOPIC_AUTHORIZATION_FAILED
+                            : current.partition(new TopicPartition(t.name(), p.partitionIndex())).isEmpty()
+                            ? Errors.UNKNOWN_TOPIC_OR_PARTITION : Errors.NONE;
+                    if (error == Errors.NONE) {
+                        existing.add(p);
+                    } else {
+                        errors.add(new TxnOffsetCommitResponseData.TxnOffsetCommitResponsePartition()
+                                .setPartitionIndex(p.partitionIndex()).setErrorCode(error.code()));
+                    }
                 }
-                if (error == null) {
-                    known.add(t);
-                } else {
-                    Errors code = error;
+                if (!errors.isEmpty()) {
                     refused.add(new TxnOffsetCommitResponseData.TxnOffsetCommitResponseTopic().setName(t.name())
-                            .setPartitions(t.partitions().stream().map(p -> new TxnOffsetCommitResponseData
-                                    .TxnOffsetCommitResponsePartition().setPartitionIndex(p.partitionIndex())
-                                    .setErrorCode(code.code())).toList()));
+                            .setPartitions(errors));
+                }
+                if (!existing.isEmpty()) {
+                    known.add(t.duplicate().setPartitions(existing));
                 }
             }
+            short version = request.apiVersion();
             if (known.isEmpty()) {
                 request.respond(new TxnOffsetCommitResponse(new TxnOffsetCommitResponseData().setTopics(refused)));
                 return;
@@ -138,6 +146,14 @@ final class OffsetHandlers {
             groups.answer(request, groups.host().coordinator().commitTransactionalOffsets(request.context(),
                     data.duplicate().setTopics(known), BufferSupplier.NO_CACHING), result -> {
                         result.topics().addAll(refused);
+                        if (version < 2) {
+                            // Kafka's rule: clients before 2.0 could fail on the loading error; they retry this one
+                            result.topics().forEach(t -> t.partitions().forEach(p -> {
+                                if (p.errorCode() == Errors.COORDINATOR_LOAD_IN_PROGRESS.code()) {
+                                    p.setErrorCode(Errors.COORDINATOR_NOT_AVAILABLE.code());
+                                }
+                            }));
+                        }
                         return new TxnOffsetCommitResponse(result);
                     });
         };

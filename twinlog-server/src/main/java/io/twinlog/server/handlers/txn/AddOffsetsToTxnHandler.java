@@ -46,7 +46,8 @@ final class AddOffsetsToTxnHandler implements RequestHandler {
             TopicPartition offsets = new TopicPartition(Topic.GROUP_METADATA_TOPIC_NAME,
                     offsetsPartition.applyAsInt(data.groupId()));
             TransactionApis.answer(request, apis.host().addPartitions(data.transactionalId(), data.producerId(),
-                    data.producerEpoch(), Set.of(offsets), TransactionVersion.TV_0), AddOffsetsToTxnHandler::response);
+                    data.producerEpoch(), Set.of(offsets), TransactionVersion.TV_0), error -> response(
+                            TransactionApis.forVersion(error, request.apiVersion(), (short) 2)));
         }
     }
 

@@ -5,6 +5,7 @@ import io.twinlog.protocol.Request;
 import io.twinlog.protocol.RequestHandler;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.acl.AclOperation;
+import org.apache.kafka.common.internals.Topic;
 import org.apache.kafka.common.message.AddPartitionsToTxnRequestData;
 import org.apache.kafka.common.message.AddPartitionsToTxnResponseData;
 import org.apache.kafka.common.protocol.Errors;
@@ -23,7 +24,8 @@ import java.util.function.Supplier;
 /**
  * AddPartitionsToTxn from a transactional producer (v0-3; the broker-to-broker verification versions 4-5 of
  * KIP-890 are not served yet), as Kafka serves it: WRITE on the transactional id (else every partition
- * TRANSACTIONAL_ID_AUTHORIZATION_FAILED), then WRITE on each topic (TOPIC_AUTHORIZATION_FAILED) and the partition
+ * TRANSACTIONAL_ID_AUTHORIZATION_FAILED), then WRITE on each topic (TOPIC_AUTHORIZATION_FAILED, and always for an
+ * internal topic) and the partition
  * must exist (UNKNOWN_TOPIC_OR_PARTITION); if any partition is refused, the others get OPERATION_NOT_ATTEMPTED and
  * nothing is added. Otherwise the coordinator adds them to the open transaction (writing it first).
  */
@@ -50,8 +52,9 @@ final class AddPartitionsToTxnHandler implements RequestHandler {
         MetadataImage current = image.get();
         Map<TopicPartition, Errors> refused = new HashMap<>();
         for (TopicPartition tp : partitions) {
-            if (!apis.authorization().allowed(request.context(), AclOperation.WRITE, ResourceType.TOPIC,
-                    tp.topic())) {
+            // internal topics are never part of a client's transaction (Kafka leaves them out of the authorized set)
+            if (Topic.isInternal(tp.topic()) || !apis.authorization().allowed(request.context(), AclOperation.WRITE,
+                    ResourceType.TOPIC, tp.topic())) {
                 refused.put(tp, Errors.TOPIC_AUTHORIZATION_FAILED);
             } else if (current.partition(tp).isEmpty()) {
                 refused.put(tp, Errors.UNKNOWN_TOPIC_OR_PARTITION);
@@ -68,7 +71,8 @@ final class AddPartitionsToTxnHandler implements RequestHandler {
         Set<TopicPartition> added = new LinkedHashSet<>(partitions);
         TransactionApis.answer(request, apis.host().addPartitions(transactionalId, data.v3AndBelowProducerId(),
                 data.v3AndBelowProducerEpoch(), added, TransactionVersion.transactionVersionForAddPartitionsToTxn(
-                        body)), error -> response(partitions, error, Map.of()));
+                        body)), error -> response(partitions, TransactionApis.forVersion(error, request.apiVersion(),
+                (short) 2), Map.of()));
     }
 
     /** Every partition answered {@code error}, except those in {@code exceptions}, in the v0-3 form. */

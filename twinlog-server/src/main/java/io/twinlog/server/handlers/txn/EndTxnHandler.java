@@ -37,7 +37,8 @@ final class EndTxnHandler implements RequestHandler {
         } else {
             TransactionApis.answer(request, apis.host().endTransaction(data.transactionalId(), data.producerId(),
                     data.producerEpoch(), data.committed() ? TransactionResult.COMMIT : TransactionResult.ABORT,
-                    TransactionVersion.transactionVersionForEndTxn(body)), EndTxnHandler::response);
+                    TransactionVersion.transactionVersionForEndTxn(body)), error -> response(
+                            TransactionApis.forVersion(error, request.apiVersion(), (short) 2)));
         }
     }
 

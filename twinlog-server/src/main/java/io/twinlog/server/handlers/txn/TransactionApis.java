@@ -105,6 +105,15 @@ public final class TransactionApis implements AutoCloseable {
         return authorization;
     }
 
+    /**
+     * Kafka's rule for clients older than PRODUCER_FENCED (InitProducerId before v4; EndTxn, AddPartitionsToTxn and
+     * AddOffsetsToTxn before v2): they are told INVALID_PRODUCER_EPOCH, which they handle the same way.
+     */
+    static Errors forVersion(Errors error, short version, short firstVersionWithProducerFenced) {
+        return error == Errors.PRODUCER_FENCED && version < firstVersionWithProducerFenced
+                ? Errors.INVALID_PRODUCER_EPOCH : error;
+    }
+
     static <T> void answer(Request request, CompletableFuture<T> future, Function<T, AbstractResponse> toResponse) {
         FutureResponses.answer(request, future, toResponse, "the transaction coordinator");
     }

@@ -50,7 +50,8 @@ final class TransactionalInitProducerIdHandler implements RequestHandler {
                 : Optional.of(new ExpectedProducer(data.producerId(), data.producerEpoch()));
         TransactionApis.answer(request, apis.host().initProducerId(transactionalId, data.transactionTimeoutMs(),
                 expected), result -> new InitProducerIdResponse(new InitProducerIdResponseData()
-                .setErrorCode(result.error().code()).setProducerId(result.producerId())
+                .setErrorCode(TransactionApis.forVersion(result.error(), request.apiVersion(), (short) 4).code())
+                .setProducerId(result.producerId())
                 .setProducerEpoch(result.producerEpoch())));
     }
 

@@ -1,0 +1,146 @@
+package io.twinlog.tests.mirror;
+
+import io.twinlog.clients.mirror.MirrorAdmin;
+import io.twinlog.testkit.TestCluster;
+import io.twinlog.testkit.Waits;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.ProducerState;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Transactions across a mirror from a Twinlog source (issue 26, point 4; the KIP-1279 prototype's
+ * {@code test_stop_with_txns}): a committed, an aborted and two open transactions on the source are mirrored as
+ * they are, so a read_committed reader of the destination sees exactly what one of the source sees (held at the
+ * first open transaction); at failover the open transactions are aborted and read_committed readers reach the
+ * end; no producer is left with a transaction open on the destination; and the transactional id whose transaction
+ * was open on the source initializes, commits and is read on the destination.
+ */
+@Timeout(value = 3, unit = TimeUnit.MINUTES)
+class MirrorTransactionsTest {
+    private static final String TOPIC = "payments";
+    private static final List<TopicPartition> PARTITIONS = List.of(new TopicPartition(TOPIC, 0),
+            new TopicPartition(TOPIC, 1));
+
+    @Test
+    void transactionalTopicsMirrorUnchangedAndFailOverWithTheirOpenTransactionsAborted() throws Exception {
+        try (TestCluster source = TestCluster.builder().brokers(1).build().start();
+             TestCluster destination = TestCluster.builder().brokers(1).build().start();
+             Admin sourceAdmin = source.admin();
+             Admin destinationAdmin = destination.admin();
+             MirrorAdmin mirrors = MirrorAdmin.create(destination.bootstrapServers(), Duration.ofSeconds(60))) {
+            sourceAdmin.createTopics(List.of(new NewTopic(TOPIC, 2, (short) 1))).all().get();
+            mirrors.createClusterMirror("dr", Map.of("bootstrap.servers", source.bootstrapServers()));
+            assertEquals(Map.of(), mirrors.startMirrorTopics("dr", List.of(TOPIC), List.of(), List.of()));
+
+            transaction(source, "committer", "committed", 10, true);
+            transaction(source, "aborter", "aborted", 10, false);
+            KafkaProducer<byte[], byte[]> pending = source.producer(Map.of("transactional.id", "pending"));
+            KafkaProducer<byte[], byte[]> pending2 = source.producer(Map.of("transactional.id", "pending-2"));
+            try {
+                for (KafkaProducer<byte[], byte[]> p : List.of(pending, pending2)) {
+                    p.initTransactions();
+                    p.beginTransaction();
+                    for (TopicPartition tp : PARTITIONS) {
+                        for (int i = 0; i < 5; i++) {
+                            p.send(new ProducerRecord<>(TOPIC, tp.partition(), null, bytes("open-" + i))).get();
+                        }
+                    }
+                }
+                Map<TopicPartition, Long> sourceEnds = endOffsets(source, "read_uncommitted");
+                Waits.waitUntil("the destination holds every source record", () ->
+                        endOffsets(destination, "read_uncommitted").equals(sourceEnds));
+                assertEquals(readCommitted(source), readCommitted(destination),
+                        "read_committed on the destination sees what it sees on the source");
+                assertEquals(endOffsets(source, "read_committed"), endOffsets(destination, "read_committed"),
+                        "the same last stable offsets");
+
+                // failover: the open transactions can never end on the destination, so they are aborted
+                assertEquals(Map.of(), mirrors.stopMirrorTopics("dr", List.of(TOPIC), List.of()));
+                Waits.waitUntil("every partition failed over", () -> mirrors.describeClusterMirrors(List.of("dr"))
+                        .get("dr").topics().get(TOPIC).partitions().stream()
+                        .allMatch(p -> p.state().equals("STOPPED")));
+                Waits.waitUntil("read_committed reaches the end", () -> endOffsets(destination, "read_committed")
+                        .equals(endOffsets(destination, "read_uncommitted")));
+                List<String> afterFailover = readCommitted(destination);
+                assertEquals(20, afterFailover.size(), afterFailover.toString());
+                assertTrue(afterFailover.stream().allMatch(v -> v.startsWith("committed-")), afterFailover.toString());
+                for (TopicPartition tp : PARTITIONS) {
+                    List<ProducerState> producers = destinationAdmin.describeProducers(List.of(tp)).all().get()
+                            .get(tp).activeProducers();
+                    assertTrue(producers.stream().noneMatch(p -> p.currentTransactionStartOffset().isPresent()),
+                            tp + " has a transaction open: " + producers);
+                }
+
+                // the application moves: its transactional id, open on the source, works on the destination
+                transaction(destination, "pending", "after-failover", 3, true);
+                List<String> withNew = readCommitted(destination);
+                assertEquals(26, withNew.size(), withNew.toString());
+            } finally {
+                pending.close(Duration.ZERO);
+                pending2.close(Duration.ZERO);
+            }
+        }
+    }
+
+    /** One transaction of {@code count} records on each partition, committed or aborted. */
+    private static void transaction(TestCluster cluster, String id, String prefix, int count, boolean commit) {
+        try (KafkaProducer<byte[], byte[]> p = cluster.producer(Map.of("transactional.id", id))) {
+            p.initTransactions();
+            p.beginTransaction();
+            for (TopicPartition tp : PARTITIONS) {
+                for (int i = 0; i < count; i++) {
+                    p.send(new ProducerRecord<>(TOPIC, tp.partition(), null, bytes(prefix + "-" + i)));
+                }
+            }
+            if (commit) {
+                p.commitTransaction();
+            } else {
+                p.abortTransaction();
+            }
+        }
+    }
+
+    private static byte[] bytes(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    private static Map<TopicPartition, Long> endOffsets(TestCluster cluster, String isolation) {
+        try (KafkaConsumer<byte[], byte[]> c = cluster.consumer(Map.of("isolation.level", isolation))) {
+            return c.endOffsets(PARTITIONS);
+        }
+    }
+
+    /** Every record a read_committed reader gets, partition by partition, up to the last stable offsets. */
+    private static List<String> readCommitted(TestCluster cluster) {
+        List<String> values = new ArrayList<>();
+        try (KafkaConsumer<byte[], byte[]> c = cluster.consumer(Map.of("isolation.level", "read_committed"))) {
+            for (TopicPartition tp : PARTITIONS) {
+                c.assign(List.of(tp));
+                c.seekToBeginning(List.of(tp));
+                long end = c.endOffsets(List.of(tp)).get(tp);
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+                while (c.position(tp) < end && System.nanoTime() < deadline) {
+                    c.poll(Duration.ofMillis(200)).forEach(r -> values.add(tp.partition() + ":"
+                            + new String(r.value(), StandardCharsets.UTF_8)));
+                }
+            }
+        }
+        return values.stream().map(v -> v.substring(v.indexOf(':') + 1)).toList();
+    }
+}
