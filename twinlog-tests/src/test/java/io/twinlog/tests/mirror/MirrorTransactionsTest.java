@@ -1,11 +1,14 @@
 package io.twinlog.tests.mirror;
 
 import io.twinlog.clients.mirror.MirrorAdmin;
+import io.twinlog.testkit.MirrorInvariants;
+import io.twinlog.testkit.MirrorSteps;
 import io.twinlog.testkit.TestCluster;
 import io.twinlog.testkit.Waits;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.ProducerState;
+import org.apache.kafka.clients.admin.TransactionState;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -28,8 +31,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * {@code test_stop_with_txns}): a committed, an aborted and two open transactions on the source are mirrored as
  * they are, so a read_committed reader of the destination sees exactly what one of the source sees (held at the
  * first open transaction); at failover the open transactions are aborted and read_committed readers reach the
- * end; no producer is left with a transaction open on the destination; and the transactional id whose transaction
- * was open on the source initializes, commits and is read on the destination.
+ * end; no producer is left with a transaction open on the destination; the transactional id whose transaction was
+ * open on the source initializes, commits and is read on the destination; and after a failback, while the source's
+ * coordinator times out the transactions it had open before the failover, both clusters hold the same logs with no
+ * transaction open on either.
  */
 @Timeout(value = 3, unit = TimeUnit.MINUTES)
 class MirrorTransactionsTest {
@@ -39,7 +44,9 @@ class MirrorTransactionsTest {
 
     @Test
     void transactionalTopicsMirrorUnchangedAndFailOverWithTheirOpenTransactionsAborted() throws Exception {
-        try (TestCluster source = TestCluster.builder().brokers(1).build().start();
+        // the source's coordinator ends its transactions soon after their timeout (below)
+        try (TestCluster source = TestCluster.builder().brokers(1)
+                .brokerProperty("transaction.abort.timed.out.transaction.cleanup.interval.ms", "500").build().start();
              TestCluster destination = TestCluster.builder().brokers(1).build().start();
              Admin sourceAdmin = source.admin();
              Admin destinationAdmin = destination.admin();
@@ -50,8 +57,10 @@ class MirrorTransactionsTest {
 
             transaction(source, "committer", "committed", 10, true);
             transaction(source, "aborter", "aborted", 10, false);
-            KafkaProducer<byte[], byte[]> pending = source.producer(Map.of("transactional.id", "pending"));
-            KafkaProducer<byte[], byte[]> pending2 = source.producer(Map.of("transactional.id", "pending-2"));
+            KafkaProducer<byte[], byte[]> pending = source.producer(Map.of("transactional.id", "pending",
+                    "transaction.timeout.ms", 10_000));
+            KafkaProducer<byte[], byte[]> pending2 = source.producer(Map.of("transactional.id", "pending-2",
+                    "transaction.timeout.ms", 10_000));
             try {
                 for (KafkaProducer<byte[], byte[]> p : List.of(pending, pending2)) {
                     p.initTransactions();
@@ -91,11 +100,36 @@ class MirrorTransactionsTest {
                 transaction(destination, "pending", "after-failover", 3, true);
                 List<String> withNew = readCommitted(destination);
                 assertEquals(26, withNew.size(), withNew.toString());
+
+                // failback: the source mirrors back from the destination; its coordinator still has the two
+                // transactions of before the failover and aborts them at their timeout, and whatever markers that
+                // writes (before the failback: cut by it; during it: refused by the mirror partitions) leave both
+                // clusters with the same logs, batch for batch, and no transaction open on either
+                try (MirrorAdmin onSource = MirrorAdmin.create(source.bootstrapServers(), Duration.ofSeconds(60))) {
+                    MirrorSteps.startMirroring(onSource, "back", destination, TOPIC);
+                    Waits.waitUntil("the source's coordinator ended its pre-failover transactions", () ->
+                            state(sourceAdmin, "pending") == TransactionState.COMPLETE_ABORT
+                                    && state(sourceAdmin, "pending-2") == TransactionState.COMPLETE_ABORT);
+                    for (TopicPartition tp : PARTITIONS) {
+                        MirrorInvariants.awaitMirrored(destination, source, tp);
+                        for (Admin admin : List.of(sourceAdmin, destinationAdmin)) {
+                            assertTrue(admin.describeProducers(List.of(tp)).all().get().get(tp).activeProducers()
+                                    .stream().noneMatch(p -> p.currentTransactionStartOffset().isPresent()),
+                                    tp + " has a transaction open");
+                        }
+                    }
+                    assertEquals(readCommitted(destination), readCommitted(source),
+                            "after the failback, read_committed sees the same on both clusters");
+                }
             } finally {
                 pending.close(Duration.ZERO);
                 pending2.close(Duration.ZERO);
             }
         }
+    }
+
+    private static TransactionState state(Admin admin, String id) throws Exception {
+        return admin.describeTransactions(List.of(id)).description(id).get().state();
     }
 
     /** One transaction of {@code count} records on each partition, committed or aborted. */
