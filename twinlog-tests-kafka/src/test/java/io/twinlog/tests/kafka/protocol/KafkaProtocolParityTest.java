@@ -52,6 +52,7 @@ class KafkaProtocolParityTest {
     static {
         DataAndAdminRequests.register(REQUESTS);
         GroupRequests.register(REQUESTS);
+        TransactionRequests.register(REQUESTS);
     }
 
     @BeforeAll
@@ -65,6 +66,15 @@ class KafkaProtocolParityTest {
                             ProtocolExchange.request(ApiKeys.FIND_COORDINATOR, (short) 3,
                                     GroupRequests.findCoordinator((short) 3, "matrix-warm-up")));
                     return response.error() == Errors.NONE;
+                }
+            });
+            // and the transaction coordinator (and __transaction_state), for the transaction APIs
+            Waits.waitUntil("a transaction coordinator on " + target, () -> {
+                try (RawKafkaConnection connection = RawKafkaConnection.to(target.bootstrap())) {
+                    FindCoordinatorResponse response = (FindCoordinatorResponse) ProtocolExchange.exchange(connection,
+                            ProtocolExchange.request(ApiKeys.FIND_COORDINATOR, (short) 4,
+                                    TransactionRequests.findTransactionCoordinator("matrix-warm-up")));
+                    return response.data().coordinators().get(0).errorCode() == Errors.NONE.code();
                 }
             });
             // Kafka hands out producer ids once its controller has granted the broker a block
