@@ -536,8 +536,10 @@ public final class MirrorPartitionMachine {
             if (state == FAILED && rec.retryAttempt() < 0 && rec.lastError().equals(Optional.of(problem.reason()))) {
                 return Optional.of(MirrorDecision.act(in.timers(), remove));
             }
+            // the transactions the source left open here can never be ended by it: aborted, so that read_committed
+            // readers of this partition are not held at its last stable offset for good (issue 26)
             return Optional.of(transition(in, rec.failed(problem.reason(), false, epoch), problem.reason()
-                    + " (not retried)", remove));
+                    + " (not retried)", remove, new MirrorAction.AbortOpenTransactions()));
         }
         if (state == FAILED && rec.retryAttempt() >= 0) {
             return Optional.of(failedWhileSourceAway(in, problem));

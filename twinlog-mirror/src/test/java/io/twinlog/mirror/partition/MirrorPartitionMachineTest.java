@@ -664,7 +664,8 @@ class MirrorPartitionMachineTest {
         assertEquals(-1, written(d).retryAttempt(), "not retried: the source no longer holds the topic");
         assertEquals(Optional.of("topic deleted"), written(d).lastError());
         assertEquals(-1, written(d).progress().lag(), "the source end is not known, the lag is not 0");
-        assertEquals(List.of(new MirrorAction.RemoveFetcher()), d.actions());
+        assertEquals(List.of(new MirrorAction.RemoveFetcher(), new MirrorAction.AbortOpenTransactions()),
+                d.actions(), "the source's open transactions can never end here: aborted");
     }
 
     @Test

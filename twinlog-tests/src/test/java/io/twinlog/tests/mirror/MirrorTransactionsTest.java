@@ -57,6 +57,10 @@ class MirrorTransactionsTest {
 
             transaction(source, "committer", "committed", 10, true);
             transaction(source, "aborter", "aborted", 10, false);
+            // EndTxn is answered before the markers are written: wait for them
+            Waits.waitFor("the source's transactions completed", () -> List.of(state(sourceAdmin, "committer"),
+                    state(sourceAdmin, "aborter")), states -> states.equals(List.of(TransactionState.COMPLETE_COMMIT,
+                    TransactionState.COMPLETE_ABORT)));
             KafkaProducer<byte[], byte[]> pending = source.producer(Map.of("transactional.id", "pending",
                     "transaction.timeout.ms", 10_000));
             KafkaProducer<byte[], byte[]> pending2 = source.producer(Map.of("transactional.id", "pending-2",
@@ -98,6 +102,8 @@ class MirrorTransactionsTest {
 
                 // the application moves: its transactional id, open on the source, works on the destination
                 transaction(destination, "pending", "after-failover", 3, true);
+                Waits.waitUntil("the destination's transaction completed", () -> state(destinationAdmin, "pending")
+                        == TransactionState.COMPLETE_COMMIT);
                 List<String> withNew = readCommitted(destination);
                 assertEquals(26, withNew.size(), withNew.toString());
 
@@ -128,6 +134,46 @@ class MirrorTransactionsTest {
         }
     }
 
+    /**
+     * A source topic deleted while a transaction is open on it: its mirror partitions fail for good (decision 61),
+     * and since the source can never end that transaction, it is aborted there, so read_committed readers of the
+     * destination reach the end instead of stopping at the last stable offset for good.
+     */
+    @Test
+    void aSourceTopicDeletedWithATransactionOpenLeavesNoTransactionOpenOnTheDestination() throws Exception {
+        try (TestCluster source = TestCluster.builder().brokers(1).build().start();
+             // the source's answers for a deleted topic are confirmed within the mirror state timeout
+             TestCluster destination = TestCluster.builder().brokers(1)
+                     .brokerProperty("mirror.state.timeout.ms", "6000").build().start();
+             Admin sourceAdmin = source.admin();
+             MirrorAdmin mirrors = MirrorAdmin.create(destination.bootstrapServers(), Duration.ofSeconds(60))) {
+            sourceAdmin.createTopics(List.of(new NewTopic(TOPIC, 2, (short) 1))).all().get();
+            mirrors.createClusterMirror("dr", Map.of("bootstrap.servers", source.bootstrapServers()));
+            assertEquals(Map.of(), mirrors.startMirrorTopics("dr", List.of(TOPIC), List.of(), List.of()));
+            transaction(source, "committer", "committed", 10, true);
+            Waits.waitUntil("the committed transaction completed", () -> state(sourceAdmin, "committer")
+                    == TransactionState.COMPLETE_COMMIT);
+            try (KafkaProducer<byte[], byte[]> open = source.producer(Map.of("transactional.id", "open"))) {
+                open.initTransactions();
+                open.beginTransaction();
+                for (TopicPartition tp : PARTITIONS) {
+                    open.send(new ProducerRecord<>(TOPIC, tp.partition(), null, bytes("open"))).get();
+                }
+                Map<TopicPartition, Long> sourceEnds = endOffsets(source, "read_uncommitted");
+                Waits.waitUntil("the destination holds every source record", () ->
+                        endOffsets(destination, "read_uncommitted").equals(sourceEnds));
+                assertTrue(!endOffsets(destination, "read_committed").equals(sourceEnds), "held at the open one");
+                sourceAdmin.deleteTopics(List.of(TOPIC)).all().get();
+                Waits.waitUntil("every mirror partition failed for good", () -> mirrors.describeClusterMirrors(
+                        List.of("dr")).get("dr").topics().get(TOPIC).partitions().stream()
+                        .allMatch(p -> p.state().equals("FAILED")));
+                Waits.waitUntil("read_committed reaches the end", () -> endOffsets(destination, "read_committed")
+                        .equals(endOffsets(destination, "read_uncommitted")));
+                assertEquals(20, readCommitted(destination).size());
+            }
+        }
+    }
+
     private static TransactionState state(Admin admin, String id) throws Exception {
         return admin.describeTransactions(List.of(id)).description(id).get().state();
     }
@@ -142,6 +188,8 @@ class MirrorTransactionsTest {
                     p.send(new ProducerRecord<>(TOPIC, tp.partition(), null, bytes(prefix + "-" + i)));
                 }
             }
+            // in the log before the end: an abort of batches still in the producer never reaches the broker
+            p.flush();
             if (commit) {
                 p.commitTransaction();
             } else {

@@ -226,11 +226,14 @@ public final class TransactionMarkerChannel implements AutoCloseable {
                 .setCoordinatorEpoch(m.coordinatorEpoch()).setTransactionVersion((byte) m.transactionVersion())
                 .setTopics(topics));
         WriteTxnMarkersResponse response;
+        long startNs = System.nanoTime();
         try {
             response = client(leader).send(node.get(), new WriteTxnMarkersRequest.Builder(data));
         } catch (IOException | RuntimeException e) {
-            log.debug("Could not send the markers of transactional id {} to broker {}: {}", m.transactionalId(),
-                    leader, e.toString());
+            // sent again at the next round; said at INFO since it delays the transaction's completion
+            log.info("Could not send the markers of transactional id {} to broker {} (after {} ms): {}; sending "
+                    + "them again", m.transactionalId(), leader, TimeUnit.NANOSECONDS.toMillis(System.nanoTime()
+                    - startNs), e.toString());
             return; // all these partitions stay remaining
         }
         MetadataImage current = image.get();
