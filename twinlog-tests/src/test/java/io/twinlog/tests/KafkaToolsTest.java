@@ -229,6 +229,18 @@ class KafkaToolsTest {
         assertEquals("None", row.get(5), "no open transaction: " + described);
     }
 
+    /** kafka-features.sh describe lists transaction.version with the levels every broker advertises (decision 87). */
+    @Test
+    void featuresCommandDescribesTheTransactionVersion() throws Exception {
+        ToolResult described = runTool("org.apache.kafka.tools.FeatureCommand", null, "--bootstrap-server",
+                cluster.bootstrapServers(), "describe");
+        described.assertSuccess();
+        String line = described.stdoutLines().stream().filter(l -> l.contains("transaction.version")).findFirst()
+                .orElseThrow(() -> new AssertionError("no transaction.version: " + described));
+        assertTrue(line.contains("SupportedMinVersion: 0") && line.contains("SupportedMaxVersion: 1")
+                && line.contains("FinalizedVersionLevel: 1"), line);
+    }
+
     // ---- running tools ----
 
     @Test
