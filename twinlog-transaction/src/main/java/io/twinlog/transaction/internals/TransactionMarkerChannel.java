@@ -229,7 +229,11 @@ public final class TransactionMarkerChannel implements AutoCloseable {
         long startNs = System.nanoTime();
         try {
             response = client(leader).send(node.get(), new WriteTxnMarkersRequest.Builder(data));
-        } catch (IOException | RuntimeException e) {
+        } catch (RuntimeException e) {
+            log.error("Could not send the markers of transactional id {} to broker {}; sending them again",
+                    m.transactionalId(), leader, e);
+            return; // all these partitions stay remaining
+        } catch (IOException e) {
             // sent again at the next round; said at INFO since it delays the transaction's completion
             log.info("Could not send the markers of transactional id {} to broker {} (after {} ms): {}; sending "
                     + "them again", m.transactionalId(), leader, TimeUnit.NANOSECONDS.toMillis(System.nanoTime()
