@@ -38,10 +38,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
-import java.util.TreeMap;
 import java.util.function.Consumer;
 
 /**
@@ -77,7 +75,7 @@ public final class TransactionCoordinatorHost implements AutoCloseable {
     private volatile int partitionCount = -1;
     /** Whether a partition was ever led here: from then on, ids are served by {@link #partitionCount}. */
     private boolean everElected;
-    private final AtomicBoolean partitionCountWarned = new AtomicBoolean();
+    private boolean partitionCountWarned;
     private volatile TransactionVersion finalizedVersion = TransactionVersion.TV_0;
 
     /**
@@ -267,7 +265,8 @@ public final class TransactionCoordinatorHost implements AutoCloseable {
                 log.info("{} has {} partitions (this broker's transaction.state.log.num.partitions is {}); using {}",
                         TRANSACTION_STATE_TOPIC, topicPartitions.get(), partitionCount, topicPartitions.get());
                 partitionCount = topicPartitions.get();
-            } else if (partitionCountWarned.compareAndSet(false, true)) {
+            } else if (!partitionCountWarned) {
+                partitionCountWarned = true;
                 // ids already map by the old count: moving them would put one id on two coordinators (Kafka
                 // refuses to load then too)
                 log.error("{} now has {} partitions, but this broker serves transactional ids by {}: its partitions "
@@ -346,14 +345,5 @@ public final class TransactionCoordinatorHost implements AutoCloseable {
         } catch (Exception e) {
             log.warn("Could not close the transaction log loader", e);
         }
-    }
-
-    /** For tests and the dashboard: each coordinated partition's coordinator epoch. */
-    public CompletableFuture<Map<Integer, Integer>> coordinatedPartitions() {
-        return call(result -> {
-            Map<Integer, Integer> out = new TreeMap<>();
-            cache.partitions().forEach(p -> cache.electedEpoch(p).ifPresent(e -> out.put(p, e)));
-            result.complete(out);
-        });
     }
 }
