@@ -26,10 +26,12 @@ import java.util.concurrent.CopyOnWriteArrayList;
  */
 final class CoordinatorPartitionWriter implements PartitionWriter, HighWatermarkListener {
     private final ReplicaManager replicaManager;
+    private final TransactionalOffsetVerification verification;
     private final Map<TopicPartition, List<Listener>> listeners = new ConcurrentHashMap<>();
 
-    CoordinatorPartitionWriter(ReplicaManager replicaManager) {
+    CoordinatorPartitionWriter(ReplicaManager replicaManager, TransactionalOffsetVerification verification) {
         this.replicaManager = replicaManager;
+        this.verification = verification;
     }
 
     @Override
@@ -67,12 +69,12 @@ final class CoordinatorPartitionWriter implements PartitionWriter, HighWatermark
         }
     }
 
-    /** Twinlog has no transaction coordinator yet: transactional offset commits are not served, nothing to verify. */
+    /** A transactional offset commit is verified with the producer's transaction coordinator first (KIP-890). */
     @Override
     public CompletableFuture<VerificationGuard> maybeStartTransactionVerification(TopicPartition tp, String transactionalId,
                                                                                   long producerId, short producerEpoch,
                                                                                   int apiVersion) {
-        return CompletableFuture.completedFuture(VerificationGuard.SENTINEL);
+        return verification.start(tp, transactionalId, producerId, producerEpoch, apiVersion);
     }
 
     /** Used by the share coordinator only, which Twinlog does not host. */

@@ -76,9 +76,11 @@ public final class GroupCoordinatorHost implements AutoCloseable {
      *                         thread and one background thread unless configured otherwise
      * @param authorizer       the broker's authorizer, if any: the coordinator resolves a member's regex
      *                         subscription only to the topics its principal may describe, as Kafka's does
+     * @param verification     how a transactional offset commit is verified with its transaction coordinator
      */
     public GroupCoordinatorHost(int brokerId, Map<String, ?> brokerProperties, ReplicaManager replicaManager,
-                                Optional<Authorizer> authorizer, BrokerMetrics brokerMetrics, Time time) {
+                                Optional<Authorizer> authorizer, TransactionalOffsetVerification verification,
+                                BrokerMetrics brokerMetrics, Time time) {
         this.brokerId = brokerId;
         this.metrics = brokerMetrics.kafkaMetrics();
         this.replicaManager = replicaManager;
@@ -88,7 +90,7 @@ public final class GroupCoordinatorHost implements AutoCloseable {
         props.putIfAbsent(GroupCoordinatorConfig.GROUP_COORDINATOR_NUM_BACKGROUND_THREADS_CONFIG, "1");
         this.config = GroupCoordinatorConfig.fromProps(props);
         this.groupConfigs = new GroupConfigManager(config, ShareGroupConfig.fromProps(props));
-        CoordinatorPartitionWriter writer = new CoordinatorPartitionWriter(replicaManager);
+        CoordinatorPartitionWriter writer = new CoordinatorPartitionWriter(replicaManager, verification);
         replicaManager.addHighWatermarkListener(writer);
         this.service = new GroupCoordinatorService.Builder(brokerId, config)
                 .withTime(time)

@@ -367,13 +367,26 @@ public final class Partition {
 
     /** Appends client records as leader; acks=all (-1) also requires min.insync.replicas members in the ISR. */
     public LogAppendInfo appendRecordsToLeader(MemoryRecords records, short requiredAcks) throws IOException {
+        return appendRecordsToLeader(records, requiredAcks, VerificationGuard.SENTINEL);
+    }
+
+    /**
+     * {@link #appendRecordsToLeader(MemoryRecords, short)} for records whose transaction was verified with the
+     * coordinator (KIP-890): {@code guard} is what {@link #maybeStartTransactionVerification} handed out before the
+     * verification; the log refuses the transactional batch (INVALID_TXN_STATE) if the producer's state moved on in
+     * the meantime (a marker ended the transaction, a newer epoch wrote), so a late write cannot open a transaction
+     * no coordinator will end.
+     */
+    public LogAppendInfo appendRecordsToLeader(MemoryRecords records, short requiredAcks, VerificationGuard guard)
+            throws IOException {
         leaderIsrLock.readLock().lock();
         try {
             checkLeader();
             if (requiredAcks == -1) {
                 checkMinIsr();
             }
-            LogAppendInfo info = log_.appendAsLeader(records, leaderEpoch, AppendOrigin.CLIENT);
+            LogAppendInfo info = log_.appendAsLeader(records, leaderEpoch, AppendOrigin.CLIENT,
+                    RequestLocal.noCaching(), guard, TransactionVersion.TV_0.featureLevel());
             maybeIncrementHighWatermark();
             return info;
         } finally {
@@ -397,6 +410,23 @@ public final class Partition {
             throw new NotEnoughReplicasException("The size of the current ISR " + isr
                     + " is insufficient to satisfy the min.isr requirement of " + minIsr + " for partition "
                     + topicPartition);
+        }
+    }
+
+    /**
+     * Starts the verification of a transactional write by {@code producerId} (KIP-890) as leader: SENTINEL when the
+     * producer already has a transaction open here in {@code producerEpoch} (nothing to verify), otherwise the guard
+     * the append must carry once the coordinator has confirmed the partition is in the transaction. An epoch older
+     * than the one the partition knows is refused (InvalidProducerEpochException, from the log).
+     */
+    public VerificationGuard maybeStartTransactionVerification(long producerId, int sequence, short producerEpoch,
+                                                               boolean supportsEpochBump) {
+        leaderIsrLock.readLock().lock();
+        try {
+            checkLeader();
+            return log_.maybeStartTransactionVerification(producerId, sequence, producerEpoch, supportsEpochBump);
+        } finally {
+            leaderIsrLock.readLock().unlock();
         }
     }
 

@@ -21,6 +21,7 @@ import org.apache.kafka.common.requests.ProduceResponse;
 import org.apache.kafka.server.purgatory.DelayedOperationPurgatory;
 import org.apache.kafka.server.purgatory.TopicPartitionOperationKey;
 import org.apache.kafka.common.utils.Time;
+import org.apache.kafka.storage.internals.log.VerificationGuard;
 import org.apache.kafka.storage.internals.log.LogAppendInfo;
 import org.apache.kafka.storage.internals.log.LogOffsetMetadata;
 import org.apache.kafka.storage.internals.log.RecordValidationException;
@@ -393,6 +394,17 @@ public final class ReplicaManager implements AutoCloseable {
     public void appendRecords(long timeoutMs, short requiredAcks, Map<TopicIdPartition, MemoryRecords> entries,
                               BiConsumer<TopicIdPartition, AppendResult> onLocalAppend,
                               Consumer<Map<TopicIdPartition, AppendResult>> callback) {
+        appendRecords(timeoutMs, requiredAcks, entries, Map.of(), onLocalAppend, callback);
+    }
+
+    /**
+     * {@link #appendRecords} of records some of whose transactions were verified with their coordinator (KIP-890):
+     * each such partition's append carries the guard {@link #maybeStartTransactionVerification} gave it.
+     */
+    public void appendRecords(long timeoutMs, short requiredAcks, Map<TopicIdPartition, MemoryRecords> entries,
+                              Map<TopicPartition, VerificationGuard> guards,
+                              BiConsumer<TopicIdPartition, AppendResult> onLocalAppend,
+                              Consumer<Map<TopicIdPartition, AppendResult>> callback) {
         if (requiredAcks != -1 && requiredAcks != 0 && requiredAcks != 1) {
             LinkedHashMap<TopicIdPartition, AppendResult> results = new LinkedHashMap<>();
             // As Kafka: any other acks value is refused for every partition before anything is appended, since no
@@ -405,7 +417,24 @@ public final class ReplicaManager implements AutoCloseable {
             return;
         }
         append(timeoutMs, requiredAcks, entries, (partition, records) -> partition.appendRecordsToLeader(records,
-                requiredAcks), onLocalAppend, callback);
+                requiredAcks, guards.getOrDefault(partition.topicPartition(), VerificationGuard.SENTINEL)),
+                onLocalAppend, callback);
+    }
+
+    /**
+     * Starts verifying a transactional write to {@code tp}, which this broker must lead (see
+     * {@link Partition#maybeStartTransactionVerification}).
+     *
+     * @throws ApiException NOT_LEADER_OR_FOLLOWER, UNKNOWN_TOPIC_OR_PARTITION or INVALID_PRODUCER_EPOCH, the code the
+     *                      partition's produce answer gets
+     */
+    public VerificationGuard maybeStartTransactionVerification(TopicPartition tp, long producerId, int sequence,
+                                                               short producerEpoch, boolean supportsEpochBump) {
+        Partition partition = partitions.get(tp);
+        if (partition == null) {
+            throw notHosted(tp);
+        }
+        return partition.maybeStartTransactionVerification(producerId, sequence, producerEpoch, supportsEpochBump);
     }
 
     /**

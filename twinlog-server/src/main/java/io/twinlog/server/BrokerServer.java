@@ -15,6 +15,8 @@ import io.twinlog.controller.zk.MetadataStore;
 import io.twinlog.controller.zk.MetadataWatcher;
 import io.twinlog.group.GroupCoordinatorHost;
 import io.twinlog.transaction.TransactionCoordinatorHost;
+import io.twinlog.transaction.verification.TransactionVerification;
+import io.twinlog.transaction.verification.TransactionVerifier;
 import io.twinlog.mirror.runtime.AppliedTruncations;
 import io.twinlog.mirror.runtime.MirrorRuntime;
 import io.twinlog.mirror.store.MirrorStore;
@@ -159,6 +161,8 @@ public final class BrokerServer implements AutoCloseable {
     private volatile GroupCoordinatorHost groupCoordinator;
     private volatile GroupApis groupApis;
     private volatile TransactionCoordinatorHost transactionCoordinator;
+    private volatile TransactionVerifier transactionVerifier;
+    private volatile TransactionVerification transactionVerification;
     private volatile TransactionApis transactionApis;
     private volatile LogDirFailureHandler logDirFailureHandler;
     private volatile ScramUsers scramUsers;
@@ -304,8 +308,19 @@ public final class BrokerServer implements AutoCloseable {
         // before the group coordinator: it resolves regex subscriptions with the authorizer
         authorization = BrokerAuthorization.start(config, zk, metrics);
         producerIds = new ProducerIdManager(config.brokerId(), store);
+        // KIP-890: partition leaders (produce, transactional offset commits) ask coordinators before a transaction's
+        // first write to a partition
+        int transactionRequestTimeoutMs = config.transactionConfig().requestTimeoutMs();
+        transactionVerifier = new TransactionVerifier(config.brokerId(), watcher::image,
+                id -> brokerNode(id, interBrokerListener), channels::interBroker, transactionRequestTimeoutMs, time);
+        transactionVerification = new TransactionVerification(config.brokerId(), replicaManager, transactionVerifier,
+                config.transactionLogConfig().transactionPartitionVerificationEnable(),
+                config.addPartitionsToTxnConfig().addPartitionsToTxnRetryBackoffMs(),
+                Math.min(config.addPartitionsToTxnConfig().addPartitionsToTxnRetryBackoffMaxMs(),
+                        transactionRequestTimeoutMs), time);
         groupCoordinator = new GroupCoordinatorHost(config.brokerId(), config.originals(), replicaManager,
-                authorization.authorizer().map(Authorizer.class::cast), metrics, time);
+                authorization.authorizer().map(Authorizer.class::cast), transactionVerification::verifyOffsetCommit,
+                metrics, time);
         watcher.addListener((previous, next, delta) -> groupCoordinator.onImage(previous, next));
         transactionCoordinator = new TransactionCoordinatorHost(config.brokerId(), config.transactionConfig(),
                 replicaManager, producerIds, id -> brokerNode(id, interBrokerListener), channels::interBroker, time);
@@ -320,7 +335,7 @@ public final class BrokerServer implements AutoCloseable {
         BrokerTopicMetrics topicMetrics = new BrokerTopicMetrics(metrics);
         watcher.addListener((previous, next, delta) -> delta.deletedTopics().forEach(topicMetrics::removeTopic));
         BrokerContext ctx = new BrokerContext(config, watcher, replicaManager, logStore, topicAdmin, topicConfigs,
-                producerIds, authorization, topicMetrics, time);
+                producerIds, authorization, topicMetrics, transactionVerification, time);
         adminExecutor = new AdminExecutor("twinlog-admin-" + config.brokerId(), ADMIN_THREADS,
                 config.adminQueuedMaxRequests());
         AlterConfigsHandler alterConfigs = new AlterConfigsHandler(ctx);
@@ -662,7 +677,9 @@ public final class BrokerServer implements AutoCloseable {
                 config.logRetentionCheckIntervalMs(), Math.min(config.logFlushIntervalMs(), 60_000L),
                 config.highWatermarkCheckpointIntervalMs(), config.logCleanerEnable(), config.logCleanerBackoffMs(),
                 config.producerIdExpirationMs(), config.producerIdExpirationCheckIntervalMs(),
-                config.transactionMaxTimeoutMs(), 4, config.logInitialTaskDelayMs());
+                config.transactionMaxTimeoutMs(),
+                config.transactionLogConfig().transactionPartitionVerificationEnable(), 4,
+                config.logInitialTaskDelayMs());
     }
 
     public int brokerId() {
@@ -793,6 +810,8 @@ public final class BrokerServer implements AutoCloseable {
         closeQuietly("group coordinator", groupCoordinator);
         closeQuietly("transaction APIs", transactionApis);
         closeQuietly("transaction coordinator", transactionCoordinator);
+        closeQuietly("transaction verification", transactionVerification);
+        closeQuietly("transaction verifier", transactionVerifier);
         closeQuietly("ISR change sender", alterPartitionManager);
         closeQuietly("AlterPartition channel", alterPartitionChannel);
         closeQuietly("forwarding channel", forwardingChannel);

@@ -73,7 +73,7 @@ public final class LogStore implements AutoCloseable {
         this.logManager = new LogManager(config.logDirs(), List.of(), topicConfigs, defaults, cleanerConfig,
                 1, config.flushCheckMs(), 60_000L, 60_000L, config.retentionCheckIntervalMs(),
                 config.transactionMaxTimeoutMs(),
-                new ProducerStateManagerConfig(config.producerIdExpirationMs(), false),
+                new ProducerStateManagerConfig(config.producerIdExpirationMs(), config.transactionVerificationEnable()),
                 config.producerIdExpirationCheckIntervalMs(), scheduler, brokerTopicStats, logDirFailureChannel, time, false, config.initialTaskDelayMs(),
                 LogCleaner::new);
     }

@@ -17,6 +17,8 @@ public record LogStoreConfig(
         int producerIdExpirationMs,
         int producerIdExpirationCheckIntervalMs,
         int transactionMaxTimeoutMs,
+        // transaction.partition.verification.enable (KIP-890): a transactional batch must carry its verification
+        boolean transactionVerificationEnable,
         int backgroundThreads,
         long initialTaskDelayMs) {
 }

@@ -32,10 +32,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * WriteTxnMarkers, what a transaction coordinator sends partition leaders to end a transaction (issue 26's first
- * step; served as Kafka serves it). Until Twinlog has a coordinator, no client can write transactional batches here,
- * so the test appends two open transactions straight into the leader's partition, as a producer's appends would
- * leave them, then ends one with COMMIT and one with ABORT through the API over the wire: the last stable offset
+ * WriteTxnMarkers, what a transaction coordinator sends partition leaders to end a transaction (served as Kafka
+ * serves it). The test appends two open transactions straight into the leader's partition, as verified producer
+ * appends would leave them, with no coordinator involved, then ends one with COMMIT and one with ABORT through the API over the wire: the last stable offset
  * moves, read_committed consumers see the committed records only, and the producers have no open transaction
  * left. A marker from an older coordinator epoch is refused by the log (TRANSACTION_COORDINATOR_FENCED), a follower
  * answers NOT_LEADER_OR_FOLLOWER, an unknown partition UNKNOWN_TOPIC_OR_PARTITION.
@@ -56,8 +55,11 @@ class WriteTxnMarkersTest {
             Waits.waitUntil("both replicas in the ISR", () -> admin.describeTopics(List.of(TOPIC)).allTopicNames()
                     .get().get(TOPIC).partitions().get(0).isr().size() == 2);
             Partition leader = cluster.broker(0).replicaManager().partition(TP).orElseThrow();
-            leader.appendRecordsToLeader(transactional(COMMITTED, "committed"), (short) -1);
-            leader.appendRecordsToLeader(transactional(ABORTED, "aborted"), (short) -1);
+            // as a produce whose transaction its coordinator confirmed (KIP-890) appends them
+            leader.appendRecordsToLeader(transactional(COMMITTED, "committed"), (short) -1,
+                    leader.maybeStartTransactionVerification(COMMITTED, 0, (short) 0, false));
+            leader.appendRecordsToLeader(transactional(ABORTED, "aborted"), (short) -1,
+                    leader.maybeStartTransactionVerification(ABORTED, 0, (short) 0, false));
             Waits.waitUntil("6 records replicated, the last stable offset held at the first open transaction",
                     () -> leader.log().highWatermark() == 6 && leader.log().lastStableOffset() == 0);
 

@@ -30,6 +30,7 @@ import org.apache.kafka.server.common.TransactionVersion;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.util.Collection;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -157,6 +158,14 @@ public final class TransactionCoordinatorHost implements AutoCloseable {
                                                    Set<TopicPartition> partitions, TransactionVersion version) {
         return call(result -> coordinator.addPartitions(transactionalId, producerId, producerEpoch, partitions,
                 version, result::complete));
+    }
+
+    /** A partition leader's verification (KIP-890's AddPartitionsToTxn with verifyOnly): each partition's code. */
+    public CompletableFuture<Map<TopicPartition, Errors>> verifyPartitions(String transactionalId, long producerId,
+                                                                          short producerEpoch,
+                                                                          Collection<TopicPartition> partitions) {
+        return call(result -> coordinator.verifyPartitions(transactionalId, producerId, producerEpoch, partitions,
+                result::complete));
     }
 
     /** EndTxn (transaction version 0/1); answered once the PREPARE state is written, before the markers. */

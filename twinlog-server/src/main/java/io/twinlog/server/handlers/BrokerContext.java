@@ -10,15 +10,17 @@ import io.twinlog.server.metadata.TopicConfigs;
 import io.twinlog.server.metrics.BrokerTopicMetrics;
 import io.twinlog.server.security.BrokerAuthorization;
 import io.twinlog.storage.LogStore;
+import io.twinlog.transaction.verification.TransactionVerification;
 import org.apache.kafka.common.utils.Time;
 
 /**
  * What request handlers share: configuration, the metadata view, the partitions and their log dirs, the admin
- * write path, and the authorizer.
+ * write path, the authorizer, and the verification of transactional writes with their coordinators (KIP-890).
  */
 public record BrokerContext(BrokerConfig config, MetadataWatcher metadata, ReplicaManager replicaManager, LogStore logStore,
                             TopicAdmin topicAdmin, TopicConfigs topicConfigs, ProducerIdManager producerIds,
-                            BrokerAuthorization authorization, BrokerTopicMetrics topicMetrics, Time time) {
+                            BrokerAuthorization authorization, BrokerTopicMetrics topicMetrics,
+                            TransactionVerification transactionVerification, Time time) {
 
     public int brokerId() {
         return config.brokerId();

@@ -5,8 +5,10 @@ import io.twinlog.controller.metadata.TopicImage;
 import io.twinlog.protocol.Request;
 import io.twinlog.protocol.RequestHandler;
 import io.twinlog.replication.AppendResult;
+import io.twinlog.transaction.verification.TransactionVerification;
 import org.apache.kafka.common.InvalidRecordException;
 import org.apache.kafka.common.TopicIdPartition;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.errors.ApiException;
@@ -15,15 +17,18 @@ import org.apache.kafka.common.message.ProduceRequestData;
 import org.apache.kafka.common.message.ProduceResponseData;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.record.internal.MemoryRecords;
+import org.apache.kafka.common.record.internal.MutableRecordBatch;
 import org.apache.kafka.common.requests.ProduceRequest;
 import org.apache.kafka.common.requests.ProduceResponse;
 import org.apache.kafka.common.requests.RequestUtils;
 import org.apache.kafka.common.resource.ResourceType;
+import org.apache.kafka.storage.internals.log.VerificationGuard;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -150,7 +155,62 @@ public final class ProduceHandler implements RequestHandler {
                 ctx.topicMetrics().produced(resolved.topic(), refused.error(), null);
             }
         });
-        ctx.replicaManager().appendRecords(data.timeoutMs(), acks, toAppend,
+        Map<TopicPartition, TransactionVerification.FirstBatch> transactional = transactionalBatches(toAppend);
+        if (transactional.isEmpty()) {
+            append(request, toAppend, Map.of(), early, idOrName);
+            return;
+        }
+        // KIP-890: a producer's first write to a partition in a transaction is verified with its coordinator
+        // first; answered on the verifier's thread, which then appends (local disk only)
+        ctx.transactionVerification().verifyProduce(data.transactionalId(), transactional, request.apiVersion())
+                .whenComplete((outcome, failure) -> {
+                    Map<TopicPartition, ApiException> refused = new HashMap<>();
+                    if (failure != null) {
+                        log.error("Verifying the transactional produce of {} failed", data.transactionalId(),
+                                failure);
+                        transactional.keySet().forEach(tp -> refused.put(tp, Errors.UNKNOWN_SERVER_ERROR
+                                .exception()));
+                    } else {
+                        refused.putAll(outcome.errors());
+                    }
+                    LinkedHashMap<TopicIdPartition, MemoryRecords> verified = new LinkedHashMap<>();
+                    toAppend.forEach((tip, records) -> {
+                        ApiException e = refused.get(tip.topicPartition());
+                        if (e == null) {
+                            verified.put(tip, records);
+                        } else {
+                            early.put(idOrName.getOrDefault(tip, tip), AppendResult.error(Errors.forException(e),
+                                    e.getMessage()));
+                            ctx.topicMetrics().produced(tip.topic(), Errors.forException(e), null);
+                        }
+                    });
+                    append(request, verified, failure != null ? Map.of() : outcome.guards(), early, idOrName);
+                });
+    }
+
+    /** Each partition whose records start with a transactional batch: what its verification needs. */
+    private static Map<TopicPartition, TransactionVerification.FirstBatch> transactionalBatches(
+            Map<TopicIdPartition, MemoryRecords> toAppend) {
+        Map<TopicPartition, TransactionVerification.FirstBatch> transactional = new LinkedHashMap<>();
+        toAppend.forEach((tip, records) -> {
+            Iterator<MutableRecordBatch> batches = records.batches().iterator();
+            if (batches.hasNext()) {
+                MutableRecordBatch first = batches.next();
+                if (first.hasProducerId() && first.isTransactional()) {
+                    transactional.put(tip.topicPartition(), TransactionVerification.FirstBatch.of(first));
+                }
+            }
+        });
+        return transactional;
+    }
+
+    private void append(Request request, LinkedHashMap<TopicIdPartition, MemoryRecords> toAppend,
+                        Map<TopicPartition, VerificationGuard> guards,
+                        LinkedHashMap<TopicIdPartition, AppendResult> early,
+                        Map<TopicIdPartition, TopicIdPartition> idOrName) {
+        ProduceRequestData data = request.<ProduceRequest>body().data();
+        short acks = data.acks();
+        ctx.replicaManager().appendRecords(data.timeoutMs(), acks, toAppend, guards,
                 (tip, local) -> ctx.topicMetrics().produced(tip.topic(), local.error(), toAppend.get(tip)), results -> {
             Map<TopicIdPartition, AppendResult> all = new LinkedHashMap<>(early);
             results.forEach((tip, r) -> all.put(idOrName.getOrDefault(tip, tip), r));

@@ -35,6 +35,7 @@ import org.apache.kafka.common.errors.BrokerIdNotRegisteredException;
 import org.apache.kafka.common.errors.ClusterAuthorizationException;
 import org.apache.kafka.common.errors.GroupAuthorizationException;
 import org.apache.kafka.common.errors.TopicAuthorizationException;
+import org.apache.kafka.common.message.AddPartitionsToTxnRequestData;
 import org.apache.kafka.common.message.AlterPartitionRequestData;
 import org.apache.kafka.common.message.ConsumerGroupHeartbeatRequestData;
 import org.apache.kafka.common.message.OffsetForLeaderEpochRequestData;
@@ -46,6 +47,7 @@ import org.apache.kafka.common.quota.ClientQuotaFilter;
 import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.AbstractResponse;
 import org.apache.kafka.common.requests.AlterConfigsRequest;
+import org.apache.kafka.common.requests.AddPartitionsToTxnRequest;
 import org.apache.kafka.common.requests.AlterPartitionRequest;
 import org.apache.kafka.common.requests.ConsumerGroupHeartbeatRequest;
 import org.apache.kafka.common.requests.OffsetsForLeaderEpochRequest;
@@ -265,6 +267,9 @@ class ApiAuthorizationTableTest {
         // Kafka's rule: ALTER on the cluster (kafka-transactions.sh abort) or CLUSTER_ACTION (a coordinator)
         rows.add(new Row("WriteTxnMarkers (inter-broker)", List.of(), Grant.cluster(AclOperation.CLUSTER_ACTION),
                 ClusterAuthorizationException.class, ApiAuthorizationTableTest::writeTxnMarkers));
+        // KIP-890: a partition leader verifying a producer's write with its coordinator
+        rows.add(new Row("AddPartitionsToTxn v4-5 (inter-broker)", List.of(), Grant.cluster(AclOperation.CLUSTER_ACTION),
+                ClusterAuthorizationException.class, ApiAuthorizationTableTest::verifyPartitions));
         rows.add(new Row("WriteTxnMarkers (kafka-transactions.sh abort)", List.of(), Grant.cluster(AclOperation.ALTER),
                 ClusterAuthorizationException.class, ApiAuthorizationTableTest::writeTxnMarkers));
         // transactional ids: WRITE to initialize one (FindCoordinator needs DESCRIBE, which WRITE implies),
@@ -532,6 +537,18 @@ class ApiAuthorizationTableTest {
                 .setProducerEpoch((short) 0).setTopics(List.of(new WriteTxnMarkersRequestData.WritableTxnMarkerTopic()
                         .setName("none").setPartitionIndexes(List.of(0)))));
         raw(user, new WriteTxnMarkersRequest.Builder(data).build());
+    }
+
+    private static void verifyPartitions(String user) throws IOException {
+        AddPartitionsToTxnRequestData.AddPartitionsToTxnTopicCollection topics =
+                new AddPartitionsToTxnRequestData.AddPartitionsToTxnTopicCollection();
+        topics.add(new AddPartitionsToTxnRequestData.AddPartitionsToTxnTopic().setName("none")
+                .setPartitions(List.of(0)));
+        AddPartitionsToTxnRequestData.AddPartitionsToTxnTransactionCollection transactions =
+                new AddPartitionsToTxnRequestData.AddPartitionsToTxnTransactionCollection();
+        transactions.add(new AddPartitionsToTxnRequestData.AddPartitionsToTxnTransaction().setTransactionalId("x-verify")
+                .setProducerId(1).setProducerEpoch((short) 0).setVerifyOnly(true).setTopics(topics));
+        raw(user, AddPartitionsToTxnRequest.Builder.forBroker(transactions).build());
     }
 
     private static void raw(String user, AbstractRequest request)

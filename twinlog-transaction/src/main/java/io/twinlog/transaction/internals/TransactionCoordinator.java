@@ -20,7 +20,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -169,6 +171,23 @@ public final class TransactionCoordinator {
         } else if (decision instanceof TxnDecision.Write write) {
             writeTransition(partitionFor(transactionalId), slot.get().coordinatorEpoch(), txn.get(), write.transit(),
                     done);
+        }
+    }
+
+    /**
+     * A partition leader's question whether {@code partitions} are in the producer's open transaction (KIP-890);
+     * {@code done} gets each partition's code. Nothing is written.
+     */
+    public void verifyPartitions(String transactionalId, long producerId, short producerEpoch,
+                                 Collection<TopicPartition> partitions, Consumer<Map<TopicPartition, Errors>> done) {
+        Optional<TransactionStateCache.Slot> slot = loadedSlot(transactionalId, error -> {
+            Map<TopicPartition, Errors> errors = new LinkedHashMap<>();
+            partitions.forEach(tp -> errors.put(tp, error));
+            done.accept(errors);
+        });
+        if (slot.isPresent()) {
+            done.accept(TransactionDecisions.verifyPartitions(slot.get().get(transactionalId), producerId,
+                    producerEpoch, partitions));
         }
     }
 

@@ -11,6 +11,9 @@ import org.apache.kafka.coordinator.transaction.TransactionMetadata;
 import org.apache.kafka.coordinator.transaction.TransactionState;
 import org.apache.kafka.server.common.TransactionVersion;
 
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
@@ -119,6 +122,35 @@ public final class TransactionDecisions {
             return new TxnDecision.Reply(Errors.NONE);
         }
         return new TxnDecision.Write(txn.prepareAddPartitions(partitions, nowMs, version));
+    }
+
+    /**
+     * A partition leader's verification (KIP-890, AddPartitionsToTxn v4+ with {@code verifyOnly}; Kafka's
+     * {@code handleVerifyPartitionsInTransaction}): an unknown id or another producer id is INVALID_PRODUCER_ID_MAPPING,
+     * another epoch PRODUCER_FENCED, a transition in flight or a transaction being completed CONCURRENT_TRANSACTIONS,
+     * each for every partition; otherwise each partition is NONE if the open transaction has it, else
+     * TRANSACTION_ABORTABLE (a write that came after its transaction ended, or that the producer never added). Nothing
+     * is written.
+     */
+    public static Map<TopicPartition, Errors> verifyPartitions(Optional<TransactionMetadata> found, long producerId,
+                                                               short producerEpoch,
+                                                               Collection<TopicPartition> partitions) {
+        Errors all = null;
+        if (found.isEmpty() || found.get().producerId() != producerId) {
+            all = Errors.INVALID_PRODUCER_ID_MAPPING;
+        } else if (found.get().producerEpoch() != producerEpoch) {
+            all = Errors.PRODUCER_FENCED;
+        } else if (found.get().pendingTransitionInProgress()
+                || found.get().state() == TransactionState.PREPARE_COMMIT
+                || found.get().state() == TransactionState.PREPARE_ABORT) {
+            all = Errors.CONCURRENT_TRANSACTIONS;
+        }
+        Map<TopicPartition, Errors> errors = new LinkedHashMap<>();
+        for (TopicPartition tp : partitions) {
+            errors.put(tp, all != null ? all : found.get().topicPartitions().contains(tp) ? Errors.NONE
+                    : Errors.TRANSACTION_ABORTABLE);
+        }
+        return errors;
     }
 
     /**

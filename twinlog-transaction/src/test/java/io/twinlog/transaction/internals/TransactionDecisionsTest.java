@@ -13,6 +13,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 import java.util.HashSet;
+import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
@@ -22,7 +23,10 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** The coordinator's InitProducerId rules, one rule per test, over Kafka's own TransactionMetadata. */
+/**
+ * The coordinator's rules (InitProducerId, AddPartitionsToTxn, EndTxn, KIP-890's verification), one rule per test,
+ * over Kafka's own TransactionMetadata.
+ */
 @Timeout(10)
 class TransactionDecisionsTest {
     private static final long NOW = 1_000_000L;
@@ -198,5 +202,35 @@ class TransactionDecisionsTest {
     private static TxnDecision end(TransactionState state, TransactionResult result) {
         return TransactionDecisions.endTransaction(Optional.of(txn(state, (short) 2, (short) 1)), PID, (short) 2,
                 result, true, TransactionVersion.TV_0, NOW);
+    }
+
+    @Test
+    void verificationAnswersPerPartitionWhetherTheOpenTransactionHasIt() {
+        TopicPartition added = new TopicPartition("t", 0);
+        TopicPartition notAdded = new TopicPartition("t", 1);
+        TransactionMetadata ongoing = txn(TransactionState.ONGOING, (short) 4, (short) 3);
+        assertEquals(Map.of(added, Errors.NONE, notAdded, Errors.TRANSACTION_ABORTABLE),
+                TransactionDecisions.verifyPartitions(Optional.of(ongoing), PID, (short) 4, Set.of(added, notAdded)));
+        assertEquals(Optional.empty(), ongoing.pendingState(), "a verification writes nothing");
+        // a late write after the transaction ended: its partitions are not in any open transaction
+        assertEquals(Map.of(added, Errors.TRANSACTION_ABORTABLE), TransactionDecisions.verifyPartitions(
+                Optional.of(txn(TransactionState.COMPLETE_ABORT, (short) 4, (short) 3)), PID, (short) 4,
+                Set.of(added)));
+    }
+
+    @Test
+    void verificationRefusesEveryPartitionOfAnUnknownFencedOrEndingProducer() {
+        TopicPartition tp = new TopicPartition("t", 0);
+        assertEquals(Errors.INVALID_PRODUCER_ID_MAPPING, TransactionDecisions.verifyPartitions(Optional.empty(), PID,
+                (short) 0, Set.of(tp)).get(tp));
+        TransactionMetadata ongoing = txn(TransactionState.ONGOING, (short) 4, (short) 3);
+        assertEquals(Errors.INVALID_PRODUCER_ID_MAPPING, TransactionDecisions.verifyPartitions(Optional.of(ongoing),
+                PID + 1, (short) 4, Set.of(tp)).get(tp));
+        assertEquals(Errors.PRODUCER_FENCED, TransactionDecisions.verifyPartitions(Optional.of(ongoing), PID,
+                (short) 3, Set.of(tp)).get(tp));
+        for (TransactionState ending : Set.of(TransactionState.PREPARE_COMMIT, TransactionState.PREPARE_ABORT)) {
+            assertEquals(Errors.CONCURRENT_TRANSACTIONS, TransactionDecisions.verifyPartitions(Optional.of(
+                    txn(ending, (short) 4, (short) 3)), PID, (short) 4, Set.of(tp)).get(tp), ending.name());
+        }
     }
 }

@@ -49,15 +49,15 @@ public final class TransactionApis implements AutoCloseable {
     }
 
     /**
-     * Registers the transaction APIs. AddPartitionsToTxn up to v3 and EndTxn up to v4: the versions of transaction
-     * version 1, which the cluster finalizes (decision 87); KIP-890's later versions come with its verification.
+     * Registers the transaction APIs. AddPartitionsToTxn v0-5 (v4-5: partition leaders verifying, KIP-890); EndTxn
+     * up to v4, the versions of transaction version 1.
      *
      * @param offsetsPartition the {@code __consumer_offsets} partition of a group (AddOffsetsToTxn)
      */
     public void register(ApiRegistry.Builder registry, ToIntFunction<String> offsetsPartition) {
         registry.add(ApiKeys.DESCRIBE_TRANSACTIONS, new DescribeTransactionsHandler(this))
                 .add(ApiKeys.LIST_TRANSACTIONS, new ListTransactionsHandler(this))
-                .add(ApiKeys.ADD_PARTITIONS_TO_TXN, (short) 0, (short) 3, new AddPartitionsToTxnHandler(this, image))
+                .add(ApiKeys.ADD_PARTITIONS_TO_TXN, new AddPartitionsToTxnHandler(this, image))
                 .add(ApiKeys.ADD_OFFSETS_TO_TXN, new AddOffsetsToTxnHandler(this, offsetsPartition))
                 .add(ApiKeys.END_TXN, (short) 0, (short) 4, new EndTxnHandler(this));
     }

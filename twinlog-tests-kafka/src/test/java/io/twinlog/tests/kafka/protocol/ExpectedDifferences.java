@@ -26,15 +26,8 @@ final class ExpectedDifferences {
             ApiKeys.ALTER_PARTITION, Map.of(Errors.NONE, 1, Errors.STALE_BROKER_EPOCH, 1));
 
     static {
-        for (int v = 0; v <= 4; v++) {
-            // Kafka verifies a transactional offset commit with the producer's coordinator (KIP-890's
-            // verification, on by default); Twinlog does not yet, so an unknown producer's commit is accepted
-            ANSWERS.put("TxnOffsetCommit v" + v, "no KIP-890 verification yet (issue 26): Kafka answers an unknown "
-                    + "producer INVALID_PRODUCER_ID_MAPPING, Twinlog accepts the pending offsets");
-        }
-        String kip890 = "transaction.version 1 only: the later versions are KIP-890's, served with its partition-side "
-                + "verification (issue 26; decision 89)";
-        API_VERSIONS.put("ADD_PARTITIONS_TO_TXN: Kafka v0-5, Twinlog v0-3", kip890);
+        String kip890 = "transaction.version 1 only: the later versions are KIP-890's transaction version 2 (issue 26; "
+                + "decision 89)";
         API_VERSIONS.put("END_TXN: Kafka v0-5, Twinlog v0-4", kip890);
         API_VERSIONS.put("TXN_OFFSET_COMMIT: Kafka v0-6, Twinlog v0-4", kip890);
         kafkaOnly("metadata lives in ZooKeeper: no KRaft quorum or controller registrations; "

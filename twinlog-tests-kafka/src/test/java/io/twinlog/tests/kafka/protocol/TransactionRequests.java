@@ -42,6 +42,16 @@ final class TransactionRequests {
                     new AddPartitionsToTxnRequestData.AddPartitionsToTxnTopicCollection();
             topics.add(new AddPartitionsToTxnRequestData.AddPartitionsToTxnTopic().setName(TOPIC)
                     .setPartitions(List.of(0)));
+            if (version >= 4) {
+                // the broker form (KIP-890): a partition leader verifying an unknown producer's write
+                AddPartitionsToTxnRequestData.AddPartitionsToTxnTransactionCollection transactions =
+                        new AddPartitionsToTxnRequestData.AddPartitionsToTxnTransactionCollection();
+                transactions.add(new AddPartitionsToTxnRequestData.AddPartitionsToTxnTransaction()
+                        .setTransactionalId(transactionalId(ApiKeys.ADD_PARTITIONS_TO_TXN, version))
+                        .setProducerId(UNKNOWN_PRODUCER).setProducerEpoch((short) 0).setVerifyOnly(true)
+                        .setTopics(topics));
+                return new AddPartitionsToTxnRequestData().setTransactions(transactions);
+            }
             return new AddPartitionsToTxnRequestData()
                     .setV3AndBelowTransactionalId(transactionalId(ApiKeys.ADD_PARTITIONS_TO_TXN, version))
                     .setV3AndBelowProducerId(UNKNOWN_PRODUCER).setV3AndBelowProducerEpoch((short) 0)
