@@ -229,7 +229,10 @@ class KafkaToolsTest {
         assertEquals("None", row.get(5), "no open transaction: " + described);
     }
 
-    /** kafka-features.sh describe lists transaction.version with the levels every broker advertises (decision 87). */
+    /**
+     * kafka-features.sh describe lists transaction.version with the levels every broker advertises (decisions 87,
+     * 91: supported up to 2, finalized at 2 without a {@code /feature} node).
+     */
     @Test
     void featuresCommandDescribesTheTransactionVersion() throws Exception {
         ToolResult described = runTool("org.apache.kafka.tools.FeatureCommand", null, "--bootstrap-server",
@@ -237,8 +240,8 @@ class KafkaToolsTest {
         described.assertSuccess();
         String line = described.stdoutLines().stream().filter(l -> l.contains("transaction.version")).findFirst()
                 .orElseThrow(() -> new AssertionError("no transaction.version: " + described));
-        assertTrue(line.contains("SupportedMinVersion: 0") && line.contains("SupportedMaxVersion: 1")
-                && line.contains("FinalizedVersionLevel: 1"), line);
+        assertTrue(line.contains("SupportedMinVersion: 0") && line.contains("SupportedMaxVersion: 2")
+                && line.contains("FinalizedVersionLevel: 2"), line);
     }
 
     // ---- running tools ----

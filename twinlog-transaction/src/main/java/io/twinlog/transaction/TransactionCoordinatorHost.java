@@ -168,9 +168,12 @@ public final class TransactionCoordinatorHost implements AutoCloseable {
                 result::complete));
     }
 
-    /** EndTxn (transaction version 0/1); answered once the PREPARE state is written, before the markers. */
-    public CompletableFuture<Errors> endTransaction(String transactionalId, long producerId, short producerEpoch,
-                                                    TransactionResult result, TransactionVersion version) {
+    /**
+     * EndTxn; answered once the PREPARE state is written, before the markers, with (transaction version 2) the
+     * producer id and epoch the producer goes on with.
+     */
+    public CompletableFuture<EndTxnResult> endTransaction(String transactionalId, long producerId, short producerEpoch,
+                                                          TransactionResult result, TransactionVersion version) {
         return call(done -> coordinator.endTransaction(transactionalId, producerId, producerEpoch, result, true,
                 version, done::complete));
     }

@@ -22,15 +22,15 @@ public record FeatureLevels(Map<String, Short> finalized, long epoch) {
 
     /** Features this build serves, with the lowest and highest level it can run at. */
     public static final Map<String, Range> SUPPORTED = Map.of(
-            TransactionVersion.FEATURE_NAME, new Range((short) 0, TransactionVersion.TV_1.featureLevel()));
+            TransactionVersion.FEATURE_NAME, new Range((short) 0, TransactionVersion.TV_2.featureLevel()));
 
     /**
-     * Levels when the node does not name a feature. transaction.version 1 (Kafka's level for ZooKeeper-era
-     * clusters): 4.4 clients then use the transaction protocol without KIP-890's epoch bump per transaction, which
-     * Twinlog does not serve yet.
+     * Levels when the node does not name a feature: transaction.version 2, what a new Kafka 4.4 cluster finalizes, so
+     * 4.4 clients use KIP-890's protocol (the epoch bumped by every transaction's end, partitions added by their
+     * leaders). An operator pins 1 in the node to keep the older protocol.
      */
     public static final Map<String, Short> DEFAULTS = Map.of(
-            TransactionVersion.FEATURE_NAME, TransactionVersion.TV_1.featureLevel());
+            TransactionVersion.FEATURE_NAME, TransactionVersion.TV_2.featureLevel());
 
     /** The levels advertised while no {@code /feature} node exists. */
     public static final FeatureLevels DEFAULT = new FeatureLevels(DEFAULTS, 0);

@@ -7,6 +7,7 @@ import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.TransactionDescription;
 import org.apache.kafka.clients.admin.TransactionState;
 import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.common.errors.InvalidTxnStateException;
 import org.apache.kafka.common.errors.ProducerFencedException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -18,6 +19,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 
 import static io.twinlog.tests.transactions.TransactionalRecords.WAIT;
+import static io.twinlog.tests.transactions.TransactionalRecords.causedBy;
 import static io.twinlog.tests.transactions.TransactionalRecords.readAll;
 import static io.twinlog.tests.transactions.TransactionalRecords.record;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -128,9 +130,12 @@ class CoordinatorFailoverTest {
                 assertEquals(epoch + 1, describe(admin, "events-app").producerEpoch(), "its epoch was fenced");
                 List<String> seen = readAll(cluster, "events", "read_committed", 1);
                 assertEquals(List.of("committed-behind"), seen);
-                Exception fenced = assertThrows(Exception.class, gone::commitTransaction);
-                assertTrue(fenced instanceof ProducerFencedException
-                        || fenced.getCause() instanceof ProducerFencedException, fenced.toString());
+                // the late commit is refused: at transaction version 1 as fenced; at 2 (the default) the producer's
+                // epoch is one below the id's, which Kafka 4.4 takes for a retry of an end, and committing an
+                // aborted transaction is INVALID_TXN_STATE
+                Exception refused = assertThrows(Exception.class, gone::commitTransaction);
+                assertTrue(causedBy(refused, ProducerFencedException.class)
+                        || causedBy(refused, InvalidTxnStateException.class), refused.toString());
             } finally {
                 gone.close(Duration.ZERO);
             }
@@ -147,5 +152,4 @@ class CoordinatorFailoverTest {
         } catch (ExecutionException e) {
             return null; // the coordinator is moving
         }
-    }
-}
+    }}

@@ -3,11 +3,12 @@ package io.twinlog.tests.transactions;
 import io.twinlog.replication.Partition;
 import io.twinlog.testkit.RawKafkaConnection;
 import io.twinlog.testkit.TestCluster;
+import io.twinlog.testkit.Waits;
 import io.twinlog.tests.KafkaRequests;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.ProducerState;
-import org.apache.kafka.clients.admin.TransactionDescription;
+import org.apache.kafka.clients.admin.TransactionState;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
@@ -35,7 +36,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * would ever end it and the partition's last stable offset, and with it every read_committed consumer, would stay
  * behind it for good. The leader asks the producer's coordinator first (AddPartitionsToTxn v5 between brokers) and
  * refuses the write: TRANSACTION_ABORTABLE for a producer that knows it (Produce v11), INVALID_TXN_STATE for one that
- * does not (v10). Nothing is appended and the partition keeps no open transaction.
+ * does not (v10), INVALID_PRODUCER_EPOCH for a transaction version 2 producer's write of before the end's epoch bump
+ * (v12). Nothing is appended and the partition keeps no open transaction.
  */
 @Timeout(value = 2, unit = TimeUnit.MINUTES)
 class HangingTransactionTest {
@@ -58,15 +60,30 @@ class HangingTransactionTest {
                 producer.send(new ProducerRecord<>(TOPIC, 1, null, bytes("aborted"))).get();
                 producer.abortTransaction();
             }
-            TransactionDescription txn = admin.describeTransactions(List.of(ID)).description(ID).get();
+            // EndTxn is answered before the markers are written: wait for them
+            Waits.waitUntil("the abort completed", () -> admin.describeTransactions(List.of(ID)).description(ID)
+                    .get().state() == TransactionState.COMPLETE_ABORT);
+            short epoch = (short) admin.describeTransactions(List.of(ID)).description(ID).get().producerEpoch();
+            long producerId = admin.describeTransactions(List.of(ID)).description(ID).get().producerId();
             TopicPartition p0 = new TopicPartition(TOPIC, 0);
             TopicPartition p1 = new TopicPartition(TOPIC, 1);
 
-            // partition 0 was only in the committed transaction, partition 1 in the aborted one: a late batch of
-            // the same producer and epoch reaches each leader with no transaction open for it
-            assertEquals(Errors.TRANSACTION_ABORTABLE, lateWrite(cluster, 0, p0, topicId, txn, (short) 11));
-            assertEquals(Errors.INVALID_TXN_STATE, lateWrite(cluster, 1, p1, topicId, txn, (short) 10));
-            assertEquals(Errors.TRANSACTION_ABORTABLE, lateWrite(cluster, 1, p1, topicId, txn, (short) 11));
+            // partition 0 was only in the committed transaction, partition 1 in the aborted one. A producer that
+            // keeps its epoch (transaction version 1, Produce up to v11): its late batch reaches each leader with no
+            // transaction open for it, and the coordinator says the partition is in no open transaction
+            assertEquals(Errors.TRANSACTION_ABORTABLE, lateWrite(cluster, 0, p0, topicId, producerId, epoch,
+                    (short) 11));
+            assertEquals(Errors.INVALID_TXN_STATE, lateWrite(cluster, 1, p1, topicId, producerId, epoch, (short) 10));
+            assertEquals(Errors.TRANSACTION_ABORTABLE, lateWrite(cluster, 1, p1, topicId, producerId, epoch,
+                    (short) 11));
+            // a transaction version 2 producer (Produce v12, whose leader adds the partition for it): the delayed
+            // batch of the aborted transaction carries the epoch before the abort's bump, which partition 1 (from
+            // the abort's marker) and the coordinator (for partition 0, never in that transaction) both refuse
+            short beforeAbort = (short) (epoch - 1);
+            assertEquals(Errors.INVALID_PRODUCER_EPOCH, lateWrite(cluster, 1, p1, topicId, producerId, beforeAbort,
+                    (short) 12));
+            assertEquals(Errors.INVALID_PRODUCER_EPOCH, lateWrite(cluster, 0, p0, topicId, producerId, beforeAbort,
+                    (short) 12));
 
             for (int broker = 0; broker < 2; broker++) {
                 TopicPartition tp = broker == 0 ? p0 : p1;
@@ -82,11 +99,11 @@ class HangingTransactionTest {
         }
     }
 
-    /** A transactional batch of the described producer sent straight to {@code broker}, the leader of {@code tp}. */
-    private static Errors lateWrite(TestCluster cluster, int broker, TopicPartition tp, Uuid topicId,
-                                    TransactionDescription txn, short version) throws Exception {
-        MemoryRecords records = MemoryRecords.withTransactionalRecords(Compression.NONE, txn.producerId(),
-                (short) txn.producerEpoch(), 1, new SimpleRecord(bytes("late")));
+    /** A transactional batch of the producer sent straight to {@code broker}, the leader of {@code tp}. */
+    private static Errors lateWrite(TestCluster cluster, int broker, TopicPartition tp, Uuid topicId, long producerId,
+                                    short epoch, short version) throws Exception {
+        MemoryRecords records = MemoryRecords.withTransactionalRecords(Compression.NONE, producerId, epoch, 1,
+                new SimpleRecord(bytes("late")));
         ProduceRequest request = KafkaRequests.produce(version, tp.topic(), topicId, tp.partition(), (short) -1,
                 records);
         request.data().setTransactionalId(ID);

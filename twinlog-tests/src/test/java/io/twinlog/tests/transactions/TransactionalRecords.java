@@ -43,4 +43,14 @@ final class TransactionalRecords {
         }
         return values;
     }
+
+    /** Whether {@code t} or one of its causes is a {@code type}. */
+    static boolean causedBy(Throwable t, Class<? extends Throwable> type) {
+        for (Throwable c = t; c != null; c = c.getCause()) {
+            if (type.isInstance(c)) {
+                return true;
+            }
+        }
+        return false;
+    }
 }

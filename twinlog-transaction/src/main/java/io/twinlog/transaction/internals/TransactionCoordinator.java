@@ -1,5 +1,6 @@
 package io.twinlog.transaction.internals;
 
+import io.twinlog.transaction.EndTxnResult;
 import io.twinlog.transaction.ExpectedProducer;
 import io.twinlog.transaction.ProducerIdSource;
 import org.apache.kafka.common.TopicPartition;
@@ -147,9 +148,10 @@ public final class TransactionCoordinator {
             // abort the open transaction with the fenced epoch, then have the producer retry (a second bump)
             log.info("InitProducerId of transactional id {} found a transaction open: aborting it with epoch {}",
                     transactionalId, fence.fence().producerEpoch());
+            // with the transaction's own version's rules, as Kafka's coordinator aborts it
             endTransaction(transactionalId, fence.fence().producerId(), fence.fence().producerEpoch(),
-                    TransactionResult.ABORT, false, finalizedVersion.get(), error -> result.complete(
-                            initError(error == Errors.NONE ? Errors.CONCURRENT_TRANSACTIONS : error)));
+                    TransactionResult.ABORT, false, txn.clientTransactionVersion(), ended -> result.complete(
+                            initError(ended.error() == Errors.NONE ? Errors.CONCURRENT_TRANSACTIONS : ended.error())));
         }
     }
 
@@ -209,14 +211,16 @@ public final class TransactionCoordinator {
     }
 
     /**
-     * EndTxn (transaction version 0/1): the PREPARE_COMMIT or PREPARE_ABORT state is written, {@code done} is told
+     * EndTxn (with {@code version}'s rules; {@link TransactionDecisions#endTransaction}): the PREPARE_COMMIT or
+     * PREPARE_ABORT state is written, {@code done} is told
      * (the producer may go on), and the markers are then written to every partition of the transaction, after which
      * the transaction is COMPLETE. From the coordinator itself ({@code fromClient} false) for a fenced or
      * timed-out transaction, always an abort.
      */
     public void endTransaction(String transactionalId, long producerId, short producerEpoch, TransactionResult result,
-                               boolean fromClient, TransactionVersion version, Consumer<Errors> done) {
-        Optional<TransactionStateCache.Slot> slot = loadedSlot(transactionalId, done);
+                               boolean fromClient, TransactionVersion version, Consumer<EndTxnResult> done) {
+        Optional<TransactionStateCache.Slot> slot = loadedSlot(transactionalId,
+                error -> done.accept(EndTxnResult.refused(error)));
         if (slot.isEmpty()) {
             return;
         }
@@ -225,12 +229,14 @@ public final class TransactionCoordinator {
         boolean fencing = found.isPresent()
                 && found.get().pendingState().equals(Optional.of(TransactionState.PREPARE_EPOCH_FENCE));
         TxnDecision decision = TransactionDecisions.endTransaction(found, producerId, producerEpoch, result,
-                fromClient, version, time.milliseconds());
+                fromClient, version, producerIds, time.milliseconds());
         if (decision instanceof TxnDecision.Reply reply) {
             if (fencing) {
                 found.get().pendingState(Optional.empty()); // the fence is not written: nothing stays pending
             }
-            done.accept(reply.error());
+            // a retry answered NONE gets the producer id and epoch it goes on with (transaction version 2)
+            done.accept(reply.error() == Errors.NONE ? new EndTxnResult(Errors.NONE, found.get().producerId(),
+                    found.get().producerEpoch()) : EndTxnResult.refused(reply.error()));
             return;
         }
         TransactionMetadata txn = found.get();
@@ -243,11 +249,12 @@ public final class TransactionCoordinator {
                     txn.hasFailedEpochFence(true);
                 }
                 log.info("EndTxn ({}) of transactional id {} answered {}", result, transactionalId, error);
-                done.accept(error);
+                done.accept(EndTxnResult.refused(error));
                 return;
             }
-            done.accept(Errors.NONE);
-            sendMarkers(partition, coordinatorEpoch, txn);
+            // answered before the markers, as Kafka: with the producer id and epoch the transaction completes with
+            TxnTransitMetadata complete = sendMarkers(partition, coordinatorEpoch, txn);
+            done.accept(new EndTxnResult(Errors.NONE, complete.producerId(), complete.producerEpoch()));
         });
     }
 
@@ -256,7 +263,7 @@ public final class TransactionCoordinator {
      * COMPLETE state written. Also what a coordinator does with such a transaction it loaded, whose previous
      * coordinator failed before finishing it.
      */
-    private void sendMarkers(int partition, int coordinatorEpoch, TransactionMetadata txn) {
+    private TxnTransitMetadata sendMarkers(int partition, int coordinatorEpoch, TransactionMetadata txn) {
         TransactionResult result = txn.state() == TransactionState.PREPARE_COMMIT ? TransactionResult.COMMIT
                 : TransactionResult.ABORT;
         Set<TopicPartition> partitions = Set.copyOf(txn.topicPartitions());
@@ -284,6 +291,7 @@ public final class TransactionCoordinator {
             }
             writeCompletion(partition, coordinatorEpoch, txn, complete, 0);
         }));
+        return complete;
     }
 
     /** Writes a transaction's COMPLETE state, again after a backoff while the write fails and the id is owned. */
@@ -403,10 +411,10 @@ public final class TransactionCoordinator {
                         + "timeout of {} ms", txn.transactionalId(), txn.producerId(), now - txn.txnStartTimestamp(),
                         txn.txnTimeoutMs());
                 endTransaction(txn.transactionalId(), fence.producerId(), fence.producerEpoch(),
-                        TransactionResult.ABORT, false, finalizedVersion.get(), error -> {
-                            if (error != Errors.NONE) {
+                        TransactionResult.ABORT, false, txn.clientTransactionVersion(), ended -> {
+                            if (ended.error() != Errors.NONE) {
                                 log.info("Could not abort the timed-out transaction of {} ({}); the next check "
-                                        + "tries again", txn.transactionalId(), error);
+                                        + "tries again", txn.transactionalId(), ended.error());
                             }
                         });
             }

@@ -101,21 +101,28 @@ public final class TransactionDecisions {
 
     /**
      * AddPartitionsToTxn (and AddOffsetsToTxn, which adds the group's offsets partition) from the producer that
-     * owns the id (Kafka's {@code handleAddPartitionsToTransaction}): an unknown id or another producer id is
-     * INVALID_PRODUCER_ID_MAPPING, another epoch PRODUCER_FENCED, a transition in flight or a transaction being
-     * completed CONCURRENT_TRANSACTIONS (retriable); partitions already in the open transaction need no write.
+     * owns the id (Kafka's {@code handleAddPartitionsToTransaction}), also for a partition leader adding a partition
+     * for a transaction version 2 producer: a transition in flight is CONCURRENT_TRANSACTIONS (retriable), an unknown
+     * id or another producer id INVALID_PRODUCER_ID_MAPPING, another epoch PRODUCER_FENCED, a transaction being
+     * completed CONCURRENT_TRANSACTIONS; partitions already in the open transaction need no write.
      */
     public static TxnDecision addPartitions(Optional<TransactionMetadata> found, long producerId, short producerEpoch,
                                             Set<TopicPartition> partitions, TransactionVersion version, long nowMs) {
-        if (found.isEmpty() || found.get().producerId() != producerId) {
+        if (found.isEmpty()) {
             return new TxnDecision.Reply(Errors.INVALID_PRODUCER_ID_MAPPING);
         }
         TransactionMetadata txn = found.get();
+        // Kafka's order: a transition in flight first, whoever asks
+        if (txn.pendingTransitionInProgress()) {
+            return new TxnDecision.Reply(Errors.CONCURRENT_TRANSACTIONS);
+        }
+        if (txn.producerId() != producerId) {
+            return new TxnDecision.Reply(Errors.INVALID_PRODUCER_ID_MAPPING);
+        }
         if (txn.producerEpoch() != producerEpoch) {
             return new TxnDecision.Reply(Errors.PRODUCER_FENCED);
         }
-        if (txn.pendingTransitionInProgress() || txn.state() == TransactionState.PREPARE_COMMIT
-                || txn.state() == TransactionState.PREPARE_ABORT) {
+        if (txn.state() == TransactionState.PREPARE_COMMIT || txn.state() == TransactionState.PREPARE_ABORT) {
             return new TxnDecision.Reply(Errors.CONCURRENT_TRANSACTIONS);
         }
         if (txn.state() == TransactionState.ONGOING && txn.topicPartitions().containsAll(partitions)) {
@@ -154,16 +161,30 @@ public final class TransactionDecisions {
     }
 
     /**
-     * EndTxn without KIP-890's epoch bump (transaction version 0 or 1; Kafka's {@code endTransaction}): from the
-     * producer, exactly its epoch; from the coordinator itself (aborting a fenced or timed-out transaction), an
+     * EndTxn (Kafka's {@code endTransaction}): by the rules of {@code version}, the request's transaction version
+     * for a producer's EndTxn, the transaction's own for the coordinator's aborts. See
+     * {@link #endTransactionWithoutBump} and {@link #endTransactionWithBump}.
+     */
+    public static TxnDecision endTransaction(Optional<TransactionMetadata> found, long producerId, short producerEpoch,
+                                             TransactionResult result, boolean fromClient,
+                                             TransactionVersion version, ProducerIdSource producerIds, long nowMs) {
+        return version.supportsEpochBump()
+                ? endTransactionWithBump(found, producerId, producerEpoch, result, fromClient, version, producerIds,
+                        nowMs)
+                : endTransactionWithoutBump(found, producerId, producerEpoch, result, fromClient, version, nowMs);
+    }
+
+    /**
+     * EndTxn without KIP-890's epoch bump (transaction version 0 or 1; Kafka's {@code endTransactionWithTV1}): from
+     * the producer, exactly its epoch; from the coordinator itself (aborting a fenced or timed-out transaction), an
      * epoch not below the id's. An open transaction goes to PREPARE_COMMIT or PREPARE_ABORT (the epoch fence the
      * coordinator prepared, if any, is folded into the abort); a retry of a completed end is NONE; a retry of an end
      * being completed CONCURRENT_TRANSACTIONS; anything else (ending with no transaction open, committing an abort)
      * INVALID_TXN_STATE.
      */
-    public static TxnDecision endTransaction(Optional<TransactionMetadata> found, long producerId, short producerEpoch,
-                                             TransactionResult result, boolean fromClient,
-                                             TransactionVersion version, long nowMs) {
+    static TxnDecision endTransactionWithoutBump(Optional<TransactionMetadata> found, long producerId,
+                                                short producerEpoch, TransactionResult result, boolean fromClient,
+                                                TransactionVersion version, long nowMs) {
         if (found.isEmpty() || found.get().producerId() != producerId) {
             return new TxnDecision.Reply(Errors.INVALID_PRODUCER_ID_MAPPING);
         }
@@ -210,5 +231,105 @@ public final class TransactionDecisions {
             default -> throw new IllegalStateException("Transactional id " + txn.transactionalId() + " is in state "
                     + txn.state() + ", which no EndTxn can find: the coordinator's state is corrupt");
         }
+    }
+
+    /**
+     * EndTxn with KIP-890's epoch bump (transaction version 2, EndTxn v5; Kafka's {@code endTransaction}): every end
+     * bumps the producer's epoch (a new producer id once the epoch is exhausted), which the answer hands back, so a
+     * late write of the ended transaction is fenced on every partition. Because an epoch that is still the same
+     * means the next transaction never started, a retry is recognized by the epoch being one below the id's (or by
+     * the previous producer id after a rotation): a retried end that completed is NONE, one still being completed
+     * CONCURRENT_TRANSACTIONS. An abort with no transaction open (EMPTY, or after a completed end) is written too
+     * (it bumps the epoch); a commit with none is INVALID_TXN_STATE. A transition in flight other than the
+     * coordinator's own epoch fence is CONCURRENT_TRANSACTIONS before anything else is checked, as in Kafka.
+     */
+    static TxnDecision endTransactionWithBump(Optional<TransactionMetadata> found, long producerId,
+                                             short producerEpoch, TransactionResult result, boolean fromClient,
+                                             TransactionVersion version, ProducerIdSource producerIds, long nowMs) {
+        if (found.isEmpty()) {
+            return new TxnDecision.Reply(Errors.INVALID_PRODUCER_ID_MAPPING);
+        }
+        TransactionMetadata txn = found.get();
+        boolean fencing = txn.pendingState().equals(Optional.of(TransactionState.PREPARE_EPOCH_FENCE));
+        boolean retryOnOverflow = !fencing && txn.prevProducerId() == producerId
+                && producerEpoch == Short.MAX_VALUE - 1 && txn.producerEpoch() == 0;
+        boolean retryOnEpochBump = !fencing && txn.producerEpoch() == producerEpoch + 1;
+        boolean retry = retryOnEpochBump || retryOnOverflow;
+        boolean validEpoch;
+        if (fencing) {
+            validEpoch = (!fromClient || producerEpoch == txn.producerEpoch()) && producerEpoch >= txn.producerEpoch();
+        } else {
+            validEpoch = switch (txn.state()) {
+                case PREPARE_COMMIT, PREPARE_ABORT -> retry;
+                case COMPLETE_COMMIT, COMPLETE_ABORT -> retry || producerEpoch == txn.producerEpoch();
+                default -> producerEpoch == txn.producerEpoch();
+            };
+        }
+        if (txn.pendingTransitionInProgress() && !fencing) {
+            return new TxnDecision.Reply(Errors.CONCURRENT_TRANSACTIONS);
+        }
+        if (txn.producerId() != producerId && !retryOnOverflow) {
+            return new TxnDecision.Reply(Errors.INVALID_PRODUCER_ID_MAPPING);
+        }
+        if (!validEpoch) {
+            return new TxnDecision.Reply(Errors.PRODUCER_FENCED);
+        }
+        boolean commit = result == TransactionResult.COMMIT;
+        switch (txn.state()) {
+            case ONGOING -> {
+                return complete(txn, commit ? TransactionState.PREPARE_COMMIT : TransactionState.PREPARE_ABORT,
+                        false, fencing, version, producerIds, nowMs);
+            }
+            case COMPLETE_COMMIT -> {
+                if (commit) {
+                    return new TxnDecision.Reply(retry ? Errors.NONE : Errors.INVALID_TXN_STATE);
+                }
+                return retry ? new TxnDecision.Reply(Errors.INVALID_TXN_STATE)
+                        : complete(txn, TransactionState.PREPARE_ABORT, true, false, version, producerIds, nowMs);
+            }
+            case COMPLETE_ABORT -> {
+                if (commit) {
+                    return new TxnDecision.Reply(Errors.INVALID_TXN_STATE);
+                }
+                return retry ? new TxnDecision.Reply(Errors.NONE)
+                        : complete(txn, TransactionState.PREPARE_ABORT, true, false, version, producerIds, nowMs);
+            }
+            case PREPARE_COMMIT -> {
+                return new TxnDecision.Reply(commit ? Errors.CONCURRENT_TRANSACTIONS : Errors.INVALID_TXN_STATE);
+            }
+            case PREPARE_ABORT -> {
+                return new TxnDecision.Reply(commit ? Errors.INVALID_TXN_STATE : Errors.CONCURRENT_TRANSACTIONS);
+            }
+            case EMPTY -> {
+                return commit ? new TxnDecision.Reply(Errors.INVALID_TXN_STATE)
+                        : complete(txn, TransactionState.PREPARE_ABORT, true, false, version, producerIds, nowMs);
+            }
+            default -> throw new IllegalStateException("Transactional id " + txn.transactionalId() + " is in state "
+                    + txn.state() + ", which no EndTxn can find: the coordinator's state is corrupt");
+        }
+    }
+
+    /**
+     * The PREPARE_x transition of a transaction version 2 end: the epoch bump is the library's; a new producer id is
+     * taken when the epoch is exhausted; the coordinator's own fence is cleared, its bump being the abort's.
+     */
+    private static TxnDecision complete(TransactionMetadata txn, TransactionState next, boolean noPartitionAdded,
+                                        boolean fencing, TransactionVersion version, ProducerIdSource producerIds,
+                                        long nowMs) {
+        long nextProducerId = RecordBatch.NO_PRODUCER_ID;
+        if (txn.isProducerEpochExhausted()) {
+            OptionalLong id = producerIds.generateProducerId();
+            if (id.isEmpty()) {
+                return new TxnDecision.Reply(Errors.COORDINATOR_LOAD_IN_PROGRESS);
+            }
+            nextProducerId = id.getAsLong();
+        }
+        if (fencing && next == TransactionState.PREPARE_ABORT) {
+            txn.pendingState(Optional.empty());
+        } else if (fencing) {
+            return new TxnDecision.Reply(Errors.INVALID_TXN_STATE);
+        }
+        return new TxnDecision.Write(txn.prepareAbortOrCommit(next, version, nextProducerId, nowMs,
+                noPartitionAdded));
     }
 }

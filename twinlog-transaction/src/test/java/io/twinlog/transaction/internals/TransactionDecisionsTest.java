@@ -170,7 +170,7 @@ class TransactionDecisionsTest {
     void endingAnOpenTransactionPreparesItAndRetriesOfAnEndAreAnsweredAsKafkaAnswersThem() {
         TxnDecision.Write commit = assertInstanceOf(TxnDecision.Write.class, TransactionDecisions.endTransaction(
                 Optional.of(txn(TransactionState.ONGOING, (short) 2, (short) 1)), PID, (short) 2,
-                TransactionResult.COMMIT, true, TransactionVersion.TV_0, NOW));
+                TransactionResult.COMMIT, true, TransactionVersion.TV_0, NEXT_ID, NOW));
         assertEquals(TransactionState.PREPARE_COMMIT, commit.transit().txnState());
         assertEquals(2, commit.transit().producerEpoch(), "no epoch bump before transaction version 2");
         assertEquals(new TxnDecision.Reply(Errors.NONE), end(TransactionState.COMPLETE_COMMIT, TransactionResult.COMMIT));
@@ -189,11 +189,11 @@ class TransactionDecisionsTest {
     void aClientEndingWithAnotherEpochIsFencedAndTheCoordinatorsFenceBecomesTheAbortsEpoch() {
         assertEquals(new TxnDecision.Reply(Errors.PRODUCER_FENCED), TransactionDecisions.endTransaction(
                 Optional.of(txn(TransactionState.ONGOING, (short) 2, (short) 1)), PID, (short) 1,
-                TransactionResult.COMMIT, true, TransactionVersion.TV_0, NOW));
+                TransactionResult.COMMIT, true, TransactionVersion.TV_0, NEXT_ID, NOW));
         TransactionMetadata open = txn(TransactionState.ONGOING, (short) 2, (short) 1);
         short fenced = open.prepareFenceProducerEpoch().producerEpoch();
         TxnDecision.Write abort = assertInstanceOf(TxnDecision.Write.class, TransactionDecisions.endTransaction(
-                Optional.of(open), PID, fenced, TransactionResult.ABORT, false, TransactionVersion.TV_1, NOW));
+                Optional.of(open), PID, fenced, TransactionResult.ABORT, false, TransactionVersion.TV_1, NEXT_ID, NOW));
         assertEquals(TransactionState.PREPARE_ABORT, abort.transit().txnState());
         assertEquals(3, abort.transit().producerEpoch());
         assertEquals(Optional.of(TransactionState.PREPARE_ABORT), open.pendingState());
@@ -201,7 +201,7 @@ class TransactionDecisionsTest {
 
     private static TxnDecision end(TransactionState state, TransactionResult result) {
         return TransactionDecisions.endTransaction(Optional.of(txn(state, (short) 2, (short) 1)), PID, (short) 2,
-                result, true, TransactionVersion.TV_0, NOW);
+                result, true, TransactionVersion.TV_0, NEXT_ID, NOW);
     }
 
     @Test
@@ -232,5 +232,95 @@ class TransactionDecisionsTest {
             assertEquals(Errors.CONCURRENT_TRANSACTIONS, TransactionDecisions.verifyPartitions(Optional.of(
                     txn(ending, (short) 4, (short) 3)), PID, (short) 4, Set.of(tp)).get(tp), ending.name());
         }
+    }
+
+    // ---- transaction version 2 (EndTxn v5): the epoch is bumped by every end ----
+
+    /** An end at transaction version 2 of a transaction of epoch 2 by a producer with {@code epoch}. */
+    private static TxnDecision endV2(TransactionMetadata txn, short epoch, TransactionResult result) {
+        return TransactionDecisions.endTransaction(Optional.of(txn), PID, epoch, result, true, TransactionVersion.TV_2,
+                NEXT_ID, NOW);
+    }
+
+    private static TransactionMetadata v2(TransactionState state) {
+        return txn(state, (short) 2, (short) 1);
+    }
+
+    @Test
+    void atVersion2EveryEndBumpsTheEpoch() {
+        for (TransactionResult result : TransactionResult.values()) {
+            TxnDecision.Write write = assertInstanceOf(TxnDecision.Write.class,
+                    endV2(v2(TransactionState.ONGOING), (short) 2, result), result.name());
+            assertEquals(3, write.transit().producerEpoch(), result.name());
+            assertEquals(result == TransactionResult.COMMIT ? TransactionState.PREPARE_COMMIT
+                    : TransactionState.PREPARE_ABORT, write.transit().txnState());
+        }
+        // an abort with nothing open is written too: it bumps the epoch, fencing whatever the producer sent before
+        for (TransactionState idle : Set.of(TransactionState.EMPTY, TransactionState.COMPLETE_COMMIT,
+                TransactionState.COMPLETE_ABORT)) {
+            TxnDecision.Write write = assertInstanceOf(TxnDecision.Write.class,
+                    endV2(v2(idle), (short) 2, TransactionResult.ABORT), idle.name());
+            assertEquals(3, write.transit().producerEpoch(), idle.name());
+        }
+    }
+
+    @Test
+    void atVersion2ARetryIsRecognizedByTheEpochOneBelow() {
+        // the end was written and its answer lost: the id's epoch is already one above the producer's
+        assertEquals(new TxnDecision.Reply(Errors.NONE), endV2(v2(TransactionState.COMPLETE_COMMIT), (short) 1,
+                TransactionResult.COMMIT));
+        assertEquals(new TxnDecision.Reply(Errors.NONE), endV2(v2(TransactionState.COMPLETE_ABORT), (short) 1,
+                TransactionResult.ABORT));
+        assertEquals(new TxnDecision.Reply(Errors.INVALID_TXN_STATE), endV2(v2(TransactionState.COMPLETE_COMMIT),
+                (short) 1, TransactionResult.ABORT));
+        assertEquals(new TxnDecision.Reply(Errors.INVALID_TXN_STATE), endV2(v2(TransactionState.COMPLETE_ABORT),
+                (short) 1, TransactionResult.COMMIT));
+        assertEquals(new TxnDecision.Reply(Errors.CONCURRENT_TRANSACTIONS), endV2(v2(TransactionState.PREPARE_COMMIT),
+                (short) 1, TransactionResult.COMMIT));
+        assertEquals(new TxnDecision.Reply(Errors.INVALID_TXN_STATE), endV2(v2(TransactionState.PREPARE_ABORT),
+                (short) 1, TransactionResult.COMMIT));
+        // the same epoch means the next transaction never started: committing it is not a retry
+        assertEquals(new TxnDecision.Reply(Errors.INVALID_TXN_STATE), endV2(v2(TransactionState.COMPLETE_COMMIT),
+                (short) 2, TransactionResult.COMMIT));
+        assertEquals(new TxnDecision.Reply(Errors.INVALID_TXN_STATE), endV2(v2(TransactionState.EMPTY), (short) 2,
+                TransactionResult.COMMIT));
+    }
+
+    @Test
+    void atVersion2AnyOtherEpochIsFenced() {
+        assertEquals(new TxnDecision.Reply(Errors.PRODUCER_FENCED), endV2(v2(TransactionState.ONGOING), (short) 1,
+                TransactionResult.COMMIT), "a retry needs an ended transaction");
+        assertEquals(new TxnDecision.Reply(Errors.PRODUCER_FENCED), endV2(v2(TransactionState.EMPTY), (short) 1,
+                TransactionResult.ABORT));
+        assertEquals(new TxnDecision.Reply(Errors.PRODUCER_FENCED), endV2(v2(TransactionState.PREPARE_COMMIT),
+                (short) 2, TransactionResult.COMMIT), "PREPARE accepts only retries");
+        assertEquals(new TxnDecision.Reply(Errors.PRODUCER_FENCED), endV2(v2(TransactionState.COMPLETE_ABORT),
+                (short) 0, TransactionResult.ABORT));
+        assertEquals(new TxnDecision.Reply(Errors.INVALID_PRODUCER_ID_MAPPING), TransactionDecisions.endTransaction(
+                Optional.of(v2(TransactionState.ONGOING)), PID + 1, (short) 2, TransactionResult.COMMIT, true,
+                TransactionVersion.TV_2, NEXT_ID, NOW));
+    }
+
+    @Test
+    void atVersion2AnExhaustedEpochEndsWithANewProducerId() {
+        TransactionMetadata exhausted = txn(TransactionState.ONGOING, (short) (Short.MAX_VALUE - 1), (short) 1);
+        TxnDecision.Write write = assertInstanceOf(TxnDecision.Write.class, endV2(exhausted,
+                (short) (Short.MAX_VALUE - 1), TransactionResult.COMMIT));
+        assertEquals(9_000L, write.transit().nextProducerId());
+        assertEquals(new TxnDecision.Reply(Errors.COORDINATOR_LOAD_IN_PROGRESS), TransactionDecisions.endTransaction(
+                Optional.of(txn(TransactionState.ONGOING, (short) (Short.MAX_VALUE - 1), (short) 1)), PID,
+                (short) (Short.MAX_VALUE - 1), TransactionResult.COMMIT, true, TransactionVersion.TV_2, NO_ID_READY,
+                NOW), "no producer id ready yet: retriable");
+    }
+
+    @Test
+    void atVersion2TheCoordinatorsFenceIsBumpedOnceByTheAbort() {
+        TransactionMetadata open = v2(TransactionState.ONGOING);
+        short fenced = open.prepareFenceProducerEpoch().producerEpoch();
+        TxnDecision.Write abort = assertInstanceOf(TxnDecision.Write.class, TransactionDecisions.endTransaction(
+                Optional.of(open), PID, fenced, TransactionResult.ABORT, false, TransactionVersion.TV_2, NEXT_ID,
+                NOW));
+        assertEquals(TransactionState.PREPARE_ABORT, abort.transit().txnState());
+        assertEquals(fenced, abort.transit().producerEpoch(), "the fence's epoch, not one above it");
     }
 }

@@ -45,7 +45,7 @@ public final class GroupApis implements AutoCloseable {
                 .add(ApiKeys.CONSUMER_GROUP_HEARTBEAT, membership.consumerGroupHeartbeat())
                 .add(ApiKeys.OFFSET_COMMIT, offsets.commit())
                 // up to v4: v5 and later are KIP-890's (transaction version 2), not finalized yet (decision 87)
-                .add(ApiKeys.TXN_OFFSET_COMMIT, (short) 0, (short) 4, offsets.txnCommit())
+                .add(ApiKeys.TXN_OFFSET_COMMIT, offsets.txnCommit())
                 .add(ApiKeys.OFFSET_FETCH, offsets.fetch())
                 .add(ApiKeys.OFFSET_DELETE, offsets.delete())
                 .add(ApiKeys.LIST_GROUPS, admin.listGroups())

@@ -112,16 +112,22 @@ final class OffsetHandlers {
                 return;
             }
             MetadataImage current = image.get();
+            short version = request.apiVersion();
+            // v6 names topics by topic ID (KIP-1319); the coordinator works by name
+            boolean byId = version >= 6;
             List<TxnOffsetCommitResponseData.TxnOffsetCommitResponseTopic> refused = new ArrayList<>();
             List<TxnOffsetCommitRequestData.TxnOffsetCommitRequestTopic> known = new ArrayList<>();
             for (TxnOffsetCommitRequestData.TxnOffsetCommitRequestTopic t : data.topics()) {
-                boolean readable = groups.authorization().allowed(request.context(), AclOperation.READ,
-                        ResourceType.TOPIC, t.name());
+                Optional<TopicImage> byIdTopic = byId ? current.topic(t.topicId()) : Optional.empty();
+                String name = byId ? byIdTopic.map(TopicImage::name).orElse("") : t.name();
+                boolean readable = byId && byIdTopic.isEmpty() || groups.authorization().allowed(request.context(),
+                        AclOperation.READ, ResourceType.TOPIC, name);
                 List<TxnOffsetCommitRequestData.TxnOffsetCommitRequestPartition> existing = new ArrayList<>();
                 List<TxnOffsetCommitResponseData.TxnOffsetCommitResponsePartition> errors = new ArrayList<>();
                 for (TxnOffsetCommitRequestData.TxnOffsetCommitRequestPartition p : t.partitions()) {
-                    Errors error = !readable ? Errors.TOPIC_AUTHORIZATION_FAILED
-                            : current.partition(new TopicPartition(t.name(), p.partitionIndex())).isEmpty()
+                    Errors error = byId && byIdTopic.isEmpty() ? Errors.UNKNOWN_TOPIC_ID
+                            : !readable ? Errors.TOPIC_AUTHORIZATION_FAILED
+                            : current.partition(new TopicPartition(name, p.partitionIndex())).isEmpty()
                             ? Errors.UNKNOWN_TOPIC_OR_PARTITION : Errors.NONE;
                     if (error == Errors.NONE) {
                         existing.add(p);
@@ -131,20 +137,22 @@ final class OffsetHandlers {
                     }
                 }
                 if (!errors.isEmpty()) {
-                    refused.add(new TxnOffsetCommitResponseData.TxnOffsetCommitResponseTopic().setName(t.name())
-                            .setPartitions(errors));
+                    refused.add(new TxnOffsetCommitResponseData.TxnOffsetCommitResponseTopic().setName(name)
+                            .setTopicId(t.topicId()).setPartitions(errors));
                 }
                 if (!existing.isEmpty()) {
-                    known.add(t.duplicate().setPartitions(existing));
+                    known.add(t.duplicate().setName(name).setPartitions(existing));
                 }
             }
-            short version = request.apiVersion();
             if (known.isEmpty()) {
                 request.respond(new TxnOffsetCommitResponse(new TxnOffsetCommitResponseData().setTopics(refused)));
                 return;
             }
             groups.answer(request, groups.host().coordinator().commitTransactionalOffsets(request.context(),
                     data.duplicate().setTopics(known), BufferSupplier.NO_CACHING), result -> {
+                        if (byId) {
+                            result.topics().forEach(t -> t.setTopicId(topicId(current, t.name(), t.topicId())));
+                        }
                         result.topics().addAll(refused);
                         if (version < 2) {
                             // Kafka's rule: clients before 2.0 could fail on the loading error; they retry this one

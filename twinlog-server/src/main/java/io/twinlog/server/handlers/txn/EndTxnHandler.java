@@ -14,9 +14,10 @@ import org.apache.kafka.common.resource.ResourceType;
 import org.apache.kafka.server.common.TransactionVersion;
 
 /**
- * EndTxn ({@code commitTransaction()} / {@code abortTransaction()}; v0-4, without KIP-890's epoch bump), as Kafka
- * serves it: WRITE on the transactional id, then the coordinator writes PREPARE_COMMIT or PREPARE_ABORT and
- * answers; the markers follow.
+ * EndTxn ({@code commitTransaction()} / {@code abortTransaction()}), as Kafka serves it: WRITE on the transactional
+ * id, then the coordinator writes PREPARE_COMMIT or PREPARE_ABORT and answers; the markers follow. v5 is transaction
+ * version 2 (KIP-890): every end bumps the producer's epoch, and the answer carries the producer id and epoch to go
+ * on with.
  */
 final class EndTxnHandler implements RequestHandler {
     private final TransactionApis apis;
@@ -37,8 +38,14 @@ final class EndTxnHandler implements RequestHandler {
         } else {
             TransactionApis.answer(request, apis.host().endTransaction(data.transactionalId(), data.producerId(),
                     data.producerEpoch(), data.committed() ? TransactionResult.COMMIT : TransactionResult.ABORT,
-                    TransactionVersion.transactionVersionForEndTxn(body)), error -> response(
-                            TransactionApis.forVersion(error, request.apiVersion(), (short) 2)));
+                    TransactionVersion.transactionVersionForEndTxn(body)), ended -> {
+                        EndTxnResponse response = response(TransactionApis.forVersion(ended.error(),
+                                request.apiVersion(), (short) 2));
+                        if (request.apiVersion() >= 5) {
+                            response.data().setProducerId(ended.producerId()).setProducerEpoch(ended.producerEpoch());
+                        }
+                        return response;
+                    });
         }
     }
 

@@ -49,8 +49,8 @@ public final class TransactionApis implements AutoCloseable {
     }
 
     /**
-     * Registers the transaction APIs. AddPartitionsToTxn v0-5 (v4-5: partition leaders verifying, KIP-890); EndTxn
-     * up to v4, the versions of transaction version 1.
+     * Registers the transaction APIs, with Kafka 4.4's versions: AddPartitionsToTxn v4-5 are partition leaders
+     * verifying or adding (KIP-890), EndTxn v5 is transaction version 2.
      *
      * @param offsetsPartition the {@code __consumer_offsets} partition of a group (AddOffsetsToTxn)
      */
@@ -59,7 +59,7 @@ public final class TransactionApis implements AutoCloseable {
                 .add(ApiKeys.LIST_TRANSACTIONS, new ListTransactionsHandler(this))
                 .add(ApiKeys.ADD_PARTITIONS_TO_TXN, new AddPartitionsToTxnHandler(this, image))
                 .add(ApiKeys.ADD_OFFSETS_TO_TXN, new AddOffsetsToTxnHandler(this, offsetsPartition))
-                .add(ApiKeys.END_TXN, (short) 0, (short) 4, new EndTxnHandler(this));
+                .add(ApiKeys.END_TXN, new EndTxnHandler(this));
     }
 
     /** InitProducerId with a transactional id; the broker's InitProducerId handler passes those here. */

@@ -26,10 +26,6 @@ final class ExpectedDifferences {
             ApiKeys.ALTER_PARTITION, Map.of(Errors.NONE, 1, Errors.STALE_BROKER_EPOCH, 1));
 
     static {
-        String kip890 = "transaction.version 1 only: the later versions are KIP-890's transaction version 2 (issue 26; "
-                + "decision 89)";
-        API_VERSIONS.put("END_TXN: Kafka v0-5, Twinlog v0-4", kip890);
-        API_VERSIONS.put("TXN_OFFSET_COMMIT: Kafka v0-6, Twinlog v0-4", kip890);
         kafkaOnly("metadata lives in ZooKeeper: no KRaft quorum or controller registrations; "
                         + "feature levels are written to the /feature node (decision 87)",
                 ApiKeys.DESCRIBE_QUORUM, ApiKeys.ADD_RAFT_VOTER, ApiKeys.REMOVE_RAFT_VOTER,
