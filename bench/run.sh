@@ -2,10 +2,11 @@
 # Builds Twinlog with the bench module and runs the Twinlog vs Apache Kafka benchmark: single-node
 # produce/consume, replicated produce on three brokers, leader failover, and (only when asked for with
 # --phases mirror) cluster mirroring against MirrorMaker 2, run between Twinlog clusters and between Kafka clusters,
-# and (only with --phases groups) consumer groups: offset commits and time to a stable assignment.
+# (only with --phases groups) consumer groups: offset commits and time to a stable assignment, and (only with
+# --phases txn) transactions: one transactional producer committing every 100 ms on three brokers.
 #
 #   bench/run.sh [--records N] [--replicated-records N] [--warmup-records N] [--record-size N]
-#                [--systems twinlog,kafka] [--phases single,sasl-ssl,replicated,failover,mirror,groups]
+#                [--systems twinlog,kafka] [--phases single,sasl-ssl,replicated,failover,txn,mirror,groups]
 #                [--mirror-setups twinlog,mm2-twinlog,mm2-kafka] [--group-commits N] [--group-repetitions N]
 #                [--session-timeout-ms N] [--rounds N] [--seed N] [--output FILE]
 #

@@ -63,6 +63,7 @@ public final class BenchMain {
                             case SASL_SSL -> runSaslSsl(system, round, options, payloads, results);
                             case REPLICATED -> runReplicated(system, round, options, payloads, results);
                             case FAILOVER -> runFailover(system, round, options, payloads, results);
+                            case TXN -> runTransactions(system, round, options, payloads, results);
                             case MIRROR -> runMirror(system, round, options, payloads, results);
                             case MIRROR_SCALE -> runMirrorScale(round, options, payloads, results);
                             case FAILBACK -> runFailback(round, options, results);
@@ -113,6 +114,16 @@ public final class BenchMain {
             results.replicated.addAll(benchmark.run());
             results.replicatedWarnings.addAll(benchmark.warnings());
             return finished(system, Phase.REPLICATED, round, startupMs, before);
+        }
+    }
+
+    private static Results.SystemRun runTransactions(String system, int round, BenchOptions options,
+                                                     Payloads payloads, Results results) throws Exception {
+        try (ReplicatedCluster cluster = createReplicated(system, options, null)) {
+            long startupMs = start(system, cluster::start, cluster::bootstrapServers);
+            CpuAccounting.Snapshot before = CpuAccounting.snapshot();
+            results.transactions.addAll(new TransactionsBenchmark(cluster, round, payloads).run());
+            return finished(system, Phase.TXN, round, startupMs, before);
         }
     }
 

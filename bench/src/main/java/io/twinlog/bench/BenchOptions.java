@@ -17,7 +17,7 @@ import java.util.Set;
  * --warmup-records N       records per acks setting in each system's warm-up (default 50000; 0 disables it)
  * --record-size N          value size in bytes (default 1024)
  * --systems a,b            which systems to run, in order (default twinlog,kafka)
- * --phases a,b,c           which parts to run: single, replicated, failover, mirror, mirror-scale, groups, failback
+ * --phases a,b,c           which parts to run: single, replicated, failover, txn, mirror, mirror-scale, groups, failback
  *                          (default single,replicated,failover)
  * --mirror-setups a,b,c    what the mirror phase runs ({@link MirrorSetup}): twinlog, mm2-twinlog, mm2-kafka
  *                          (default all three; --systems does not apply to the mirror phase)
@@ -44,7 +44,7 @@ record BenchOptions(int records, int replicatedRecords, int warmUpRecords, int r
     static final List<String> KNOWN_SYSTEMS = List.of("twinlog", "kafka");
 
     static final String USAGE = "Usage: bench/run.sh [--records N] [--replicated-records N] [--warmup-records N] "
-            + "[--record-size N] [--systems twinlog,kafka] [--phases single,sasl-ssl,replicated,failover,mirror,mirror-scale,groups,failback] "
+            + "[--record-size N] [--systems twinlog,kafka] [--phases single,sasl-ssl,replicated,failover,txn,mirror,mirror-scale,groups,failback] "
             + "[--mirror-setups twinlog,mm2-twinlog,mm2-kafka] [--group-commits N] [--group-repetitions N] "
             + "[--mirror-partitions N] [--mirror-topic-partitions N] [--mirror-replication-factor N] "
             + "[--mirror-steady-seconds N] [--mirror-replica-fetchers N] [--failback-prefix-mib N] "

@@ -18,6 +18,11 @@ enum Phase {
     /** Three brokers per system: time for a partition to get a new leader after its leader is stopped. */
     FAILOVER("failover"),
     /**
+     * Transactions (not in the default set): one transactional producer committing every 100 ms on three brokers per
+     * system; see {@link TransactionsBenchmark}.
+     */
+    TXN("txn"),
+    /**
      * Cluster mirroring (not in the default set): Twinlog's own mirroring between two Twinlog clusters against
      * Apache Kafka MirrorMaker 2 between two Twinlog clusters and between two Kafka clusters; runs the
      * {@link MirrorSetup}s instead of the systems; see {@link MirrorBenchmark}.

@@ -46,6 +46,9 @@ final class Report {
         if (!results.replicated.isEmpty()) {
             out.append("\n").append(replicatedSection());
         }
+        if (!results.transactions.isEmpty()) {
+            out.append("\n").append(transactionsSection());
+        }
         if (!results.failovers.isEmpty()) {
             out.append("\n").append(failoverSection());
         }
@@ -128,6 +131,29 @@ final class Report {
         if (options.comparesBoth()) {
             out.append("\nTwinlog / Kafka over SASL_SSL:\n\n");
             out.append(ratioTable(byWorkload, results.saslSsl).render());
+        }
+        return out.toString();
+    }
+
+    private String transactionsSection() {
+        StringBuilder out = new StringBuilder("### Three brokers: transactions\n\n");
+        out.append(String.format(Locale.ROOT, "- One transactional producer (acks=all), records without keys to %d "
+                        + "partitions (replication factor %d, min.insync.replicas=%d), a commit every %d ms, each "
+                        + "system's default transaction.version; %d s of warm-up, then %d s measured. Latency "
+                        + "columns: commitTransaction()'s time.%n", TransactionsBenchmark.PARTITIONS,
+                ReplicatedBenchmark.REPLICATION_FACTOR, ReplicatedBenchmark.MIN_IN_SYNC_REPLICAS,
+                TransactionsBenchmark.TRANSACTION_MS, TransactionsBenchmark.WARM_UP_SECONDS,
+                TransactionsBenchmark.MEASURED_SECONDS));
+        out.append("- The clusters of the replicated phase (3 brokers each, sharing the JVM and the cores with the "
+                + "producer).\n\n");
+        Map<String, Map<String, Aggregate>> byWorkload = aggregate(results.transactions);
+        out.append(resultsTable(byWorkload).render());
+        if (options.comparesBoth()) {
+            out.append("\nTwinlog / Kafka:\n\n");
+            out.append(ratioTable(byWorkload, results.transactions).render());
+            if (options.rounds() > 1) {
+                out.append("\nPer-round ratios in round order (").append(roundOrder()).append(").\n");
+            }
         }
         return out.toString();
     }
