@@ -5,6 +5,8 @@ import io.twinlog.testkit.MirrorInvariants;
 import io.twinlog.testkit.MirrorSteps;
 import io.twinlog.testkit.TestCluster;
 import io.twinlog.testkit.Waits;
+import io.twinlog.tests.KafkaTools;
+import io.twinlog.tests.ToolResult;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.ProducerState;
@@ -15,8 +17,10 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -38,6 +42,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 @Timeout(value = 3, unit = TimeUnit.MINUTES)
 class MirrorTransactionsTest {
+    @TempDir
+    Path toolDir;
+
     private static final String TOPIC = "payments";
     private static final List<TopicPartition> PARTITIONS = List.of(new TopicPartition(TOPIC, 0),
             new TopicPartition(TOPIC, 1));
@@ -126,6 +133,15 @@ class MirrorTransactionsTest {
                     }
                     assertEquals(readCommitted(destination), readCommitted(source),
                             "after the failback, read_committed sees the same on both clusters");
+                    // what an operator checks: kafka-transactions.sh find-hanging lists nothing on either cluster
+                    for (TestCluster cluster : List.of(source, destination)) {
+                        ToolResult hanging = KafkaTools.run(toolDir.toFile(), Duration.ofSeconds(60),
+                                "org.apache.kafka.tools.TransactionsCommand", null, "--bootstrap-server",
+                                cluster.bootstrapServers(), "find-hanging", "--broker-id", "0");
+                        hanging.assertSuccess();
+                        List<String> rows = hanging.stdoutLines().stream().filter(l -> !l.isBlank()).toList();
+                        assertEquals(1, rows.size(), "find-hanging lists only its header: " + hanging);
+                    }
                 }
             } finally {
                 pending.close(Duration.ZERO);

@@ -11,17 +11,8 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.LongDeserializer;
-import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.common.serialization.StringDeserializer;
-import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.KafkaStreams;
-import org.apache.kafka.streams.StreamsBuilder;
-import org.apache.kafka.streams.StreamsConfig;
-import org.apache.kafka.streams.kstream.Consumed;
-import org.apache.kafka.streams.kstream.Grouped;
-import org.apache.kafka.streams.kstream.Materialized;
-import org.apache.kafka.streams.kstream.Produced;
-import org.apache.kafka.streams.state.KeyValueStore;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -30,7 +21,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -55,8 +45,6 @@ class StreamsExactlyOnceTest {
     private static final String APP = "word-count";
     private static final int SENTENCES = 4_000;
     private static final long SEED = 20261206L;
-    private static final List<String> WORDS = List.of("alpha", "bravo", "charlie", "delta", "echo", "foxtrot",
-            "golf", "hotel", "india", "juliett", "kilo", "lima", "mike", "november", "oscar", "papa");
     private static final Duration WAIT = Duration.ofSeconds(120);
 
     @TempDir
@@ -71,7 +59,8 @@ class StreamsExactlyOnceTest {
             Map<String, Long> expected = writeSentences(cluster);
             long updates = expected.values().stream().mapToLong(Long::longValue).sum();
 
-            try (KafkaStreams streams = new KafkaStreams(wordCount().build(), streamsConfig(cluster))) {
+            try (KafkaStreams streams = new KafkaStreams(WordCount.topology().build(),
+                    WordCount.config(APP, cluster.bootstrapServers(), stateDir, 3, 2))) {
                 streams.start();
                 Waits.waitUntil("a fifth of the counts out", () -> endOffsets(cluster, "counts") > updates / 5, WAIT);
 
@@ -90,11 +79,8 @@ class StreamsExactlyOnceTest {
                 Map<String, List<Long>> emitted = readCounts(cluster, expected);
                 for (Map.Entry<String, Long> e : expected.entrySet()) {
                     List<Long> counts = emitted.getOrDefault(e.getKey(), List.of());
-                    List<Long> exact = new ArrayList<>();
-                    for (long i = 1; i <= e.getValue(); i++) {
-                        exact.add(i);
-                    }
-                    assertEquals(exact, counts, "the counts of " + e.getKey() + " (" + counts.size() + " emitted)");
+                    assertEquals(WordCount.exactCounts(e.getValue()), counts, "the counts of " + e.getKey() + " ("
+                            + counts.size() + " emitted)");
                 }
             }
         }
@@ -109,7 +95,7 @@ class StreamsExactlyOnceTest {
                 int n = 3 + random.nextInt(3);
                 String[] sentence = new String[n];
                 for (int w = 0; w < n; w++) {
-                    sentence[w] = WORDS.get(random.nextInt(WORDS.size()));
+                    sentence[w] = WordCount.WORDS.get(random.nextInt(WordCount.WORDS.size()));
                     expected.merge(sentence[w], 1L, Long::sum);
                 }
                 producer.send(new ProducerRecord<>("sentences", ("s" + i).getBytes(StandardCharsets.UTF_8),
@@ -117,32 +103,6 @@ class StreamsExactlyOnceTest {
             }
         }
         return expected;
-    }
-
-    private static StreamsBuilder wordCount() {
-        StreamsBuilder builder = new StreamsBuilder();
-        builder.stream("sentences", Consumed.with(Serdes.String(), Serdes.String()))
-                .flatMapValues(sentence -> Arrays.asList(sentence.split(" ")))
-                .groupBy((key, word) -> word, Grouped.with("by-word", Serdes.String(), Serdes.String()))
-                .count(Materialized.<String, Long, KeyValueStore<Bytes, byte[]>>as("word-counts")
-                        .withCachingDisabled())
-                .toStream()
-                .to("counts", Produced.with(Serdes.String(), Serdes.Long()));
-        return builder;
-    }
-
-    private Properties streamsConfig(TestCluster cluster) {
-        Properties p = new Properties();
-        p.put(StreamsConfig.APPLICATION_ID_CONFIG, APP);
-        p.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrapServers());
-        p.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2);
-        p.put(StreamsConfig.REPLICATION_FACTOR_CONFIG, 3);
-        p.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
-        p.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, 200);
-        p.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, 0);
-        p.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, 2);
-        p.put(StreamsConfig.consumerPrefix("auto.offset.reset"), "earliest");
-        return p;
     }
 
     /** The coordinator of one of the application's transactional ids (its producers are one per stream thread). */
