@@ -92,14 +92,9 @@ class StreamsExactlyOnceTest {
         Map<String, Long> expected = new TreeMap<>();
         try (KafkaProducer<byte[], byte[]> producer = cluster.producer(Map.of("enable.idempotence", true))) {
             for (int i = 0; i < SENTENCES; i++) {
-                int n = 3 + random.nextInt(3);
-                String[] sentence = new String[n];
-                for (int w = 0; w < n; w++) {
-                    sentence[w] = WordCount.WORDS.get(random.nextInt(WordCount.WORDS.size()));
-                    expected.merge(sentence[w], 1L, Long::sum);
-                }
+                String sentence = WordCount.sentence(random, expected);
                 producer.send(new ProducerRecord<>("sentences", ("s" + i).getBytes(StandardCharsets.UTF_8),
-                        String.join(" ", sentence).getBytes(StandardCharsets.UTF_8)));
+                        sentence.getBytes(StandardCharsets.UTF_8)));
             }
         }
         return expected;

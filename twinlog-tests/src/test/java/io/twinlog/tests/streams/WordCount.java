@@ -14,7 +14,9 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.Properties;
+import java.util.Random;
 
 /**
  * The exactly-once word count the Streams tests run: sentences from {@code sentences} split into words, regrouped
@@ -54,6 +56,17 @@ final class WordCount {
         p.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, threads);
         p.put(StreamsConfig.consumerPrefix("auto.offset.reset"), "earliest");
         return p;
+    }
+
+    /** A seeded sentence of 3 to 5 words; {@code written} counts how often each word was written. */
+    static String sentence(Random random, Map<String, Long> written) {
+        int n = 3 + random.nextInt(3);
+        String[] words = new String[n];
+        for (int w = 0; w < n; w++) {
+            words[w] = WORDS.get(random.nextInt(WORDS.size()));
+            written.merge(words[w], 1L, Long::sum);
+        }
+        return String.join(" ", words);
     }
 
     /** The counts an exact word count emits for a word written {@code n} times: 1, 2, ..., n. */
