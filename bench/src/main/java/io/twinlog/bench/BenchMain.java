@@ -123,6 +123,7 @@ public final class BenchMain {
             long startupMs = start(system, cluster::start, cluster::bootstrapServers);
             CpuAccounting.Snapshot before = CpuAccounting.snapshot();
             results.transactions.addAll(new TransactionsBenchmark(cluster, round, payloads).run());
+            results.transactions.add(new StreamsEosBenchmark(cluster, round, results.transactionsWarnings).run());
             return finished(system, Phase.TXN, round, startupMs, before);
         }
     }

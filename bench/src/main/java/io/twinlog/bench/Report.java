@@ -144,8 +144,14 @@ final class Report {
                 ReplicatedBenchmark.REPLICATION_FACTOR, ReplicatedBenchmark.MIN_IN_SYNC_REPLICAS,
                 TransactionsBenchmark.TRANSACTION_MS, TransactionsBenchmark.WARM_UP_SECONDS,
                 TransactionsBenchmark.MEASURED_SECONDS));
+        out.append(String.format(Locale.ROOT, "- Kafka Streams exactly_once_v2 (2 stream threads, commit.interval.ms "
+                        + "100): %,d records of %d B in %d partitions copied through mapValues to %d partitions; "
+                        + "%d s of warm-up, then the records committed to the output over %d s (no latency).%n",
+                StreamsEosBenchmark.RECORDS, StreamsEosBenchmark.VALUE_BYTES, StreamsEosBenchmark.PARTITIONS,
+                StreamsEosBenchmark.PARTITIONS, StreamsEosBenchmark.WARM_UP_SECONDS,
+                StreamsEosBenchmark.MEASURED_SECONDS));
         out.append("- The clusters of the replicated phase (3 brokers each, sharing the JVM and the cores with the "
-                + "producer).\n\n");
+                + "clients).\n\n");
         Map<String, Map<String, Aggregate>> byWorkload = aggregate(results.transactions);
         out.append(resultsTable(byWorkload).render());
         if (options.comparesBoth()) {
@@ -154,6 +160,10 @@ final class Report {
             if (options.rounds() > 1) {
                 out.append("\nPer-round ratios in round order (").append(roundOrder()).append(").\n");
             }
+        }
+        if (!results.transactionsWarnings.isEmpty()) {
+            out.append('\n');
+            results.transactionsWarnings.forEach(w -> out.append("- **Warning**: ").append(w).append('\n'));
         }
         return out.toString();
     }

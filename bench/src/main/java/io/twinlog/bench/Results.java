@@ -10,6 +10,7 @@ final class Results {
     final List<Measurement> saslSsl = new ArrayList<>();
     final List<Measurement> replicated = new ArrayList<>();
     final List<Measurement> transactions = new ArrayList<>();
+    final List<String> transactionsWarnings = new ArrayList<>();
     final List<FailoverResult> failovers = new ArrayList<>();
     final List<SystemRun> runs = new ArrayList<>();
     final List<Failure> failures = new ArrayList<>();
