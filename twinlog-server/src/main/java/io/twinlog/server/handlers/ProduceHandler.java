@@ -155,7 +155,9 @@ public final class ProduceHandler implements RequestHandler {
                 ctx.topicMetrics().produced(resolved.topic(), refused.error(), null);
             }
         });
-        Map<TopicPartition, TransactionVerification.FirstBatch> transactional = transactionalBatches(toAppend);
+        // without a transactional id no transactional batch got this far (refused above): nothing to verify
+        Map<TopicPartition, TransactionVerification.FirstBatch> transactional = data.transactionalId() == null
+                ? Map.of() : transactionalBatches(toAppend);
         if (transactional.isEmpty()) {
             append(request, toAppend, Map.of(), early, idOrName);
             return;
