@@ -63,7 +63,7 @@ final class CoordinatorPartitionWriter implements PartitionWriter, HighWatermark
     @Override
     public long append(TopicPartition tp, VerificationGuard guard, MemoryRecords records, short transactionVersion) {
         try {
-            return partition(tp).appendAsCoordinator(records, guard, transactionVersion);
+            return replicaManager.appendAsCoordinator(tp, records, guard, transactionVersion);
         } catch (IOException e) {
             throw new KafkaStorageException("Could not append to " + tp + ": " + e.getMessage(), e);
         }

@@ -449,6 +449,25 @@ public final class ReplicaManager implements AutoCloseable {
     }
 
     /**
+     * Appends a hosted coordinator's records ({@code __consumer_offsets}) as leader without waiting for replication
+     * (see {@link Partition#appendAsCoordinator}), and wakes the fetches watching the partition: a follower parked
+     * in the fetch purgatory must come for the records at once, since the coordinator answers its client only when
+     * the high watermark passes them.
+     *
+     * @return the offset after the last record appended
+     */
+    public long appendAsCoordinator(TopicPartition tp, MemoryRecords records, VerificationGuard guard,
+                                    short transactionVersion) throws IOException {
+        Partition partition = partitions.get(tp);
+        if (partition == null) {
+            throw notHosted(tp);
+        }
+        long end = partition.appendAsCoordinator(records, guard, transactionVersion);
+        completeDelayedRequests(tp);
+        return end;
+    }
+
+    /**
      * Appends the transaction coordinator's {@code __transaction_state} records as leader in the coordinator epoch
      * {@code leaderEpoch} (see {@link Partition#appendCoordinatorState}), with acks=all: {@code callback} is told
      * once the ISR has them and min.insync.replicas held, or why not, as Kafka's coordinator writes its state
