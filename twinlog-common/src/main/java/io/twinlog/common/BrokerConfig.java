@@ -85,6 +85,8 @@ public final class BrokerConfig {
     public static final String NUM_IO_THREADS = ServerConfigs.NUM_IO_THREADS_CONFIG;
     public static final String QUEUED_MAX_REQUESTS = SocketServerConfigs.QUEUED_MAX_REQUESTS_CONFIG;
     public static final String CONNECTIONS_MAX_IDLE_MS = SocketServerConfigs.CONNECTIONS_MAX_IDLE_MS_CONFIG;
+    public static final String SOCKET_SEND_BUFFER_BYTES = SocketServerConfigs.SOCKET_SEND_BUFFER_BYTES_CONFIG;
+    public static final String SOCKET_RECEIVE_BUFFER_BYTES = SocketServerConfigs.SOCKET_RECEIVE_BUFFER_BYTES_CONFIG;
     public static final String LOG_SEGMENT_BYTES = ServerLogConfigs.LOG_SEGMENT_BYTES_CONFIG;
     public static final String LOG_RETENTION_MS = ServerLogConfigs.LOG_RETENTION_TIME_MILLIS_CONFIG;
     public static final String LOG_RETENTION_MINUTES = ServerLogConfigs.LOG_RETENTION_TIME_MINUTES_CONFIG;
@@ -325,6 +327,16 @@ public final class BrokerConfig {
 
     public long connectionsMaxIdleMs() {
         return values.getLong(CONNECTIONS_MAX_IDLE_MS);
+    }
+
+    /** {@code socket.send.buffer.bytes}: SO_SNDBUF of accepted connections; -1 leaves the OS default. */
+    public int socketSendBufferBytes() {
+        return values.getInt(SOCKET_SEND_BUFFER_BYTES);
+    }
+
+    /** {@code socket.receive.buffer.bytes}: SO_RCVBUF of the listening sockets; -1 leaves the OS default. */
+    public int socketReceiveBufferBytes() {
+        return values.getInt(SOCKET_RECEIVE_BUFFER_BYTES);
     }
 
     /** Kafka's precedence: {@code log.retention.ms}, else {@code log.retention.minutes}, else the hours. */

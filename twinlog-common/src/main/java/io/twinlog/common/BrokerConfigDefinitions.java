@@ -124,6 +124,12 @@ final class BrokerConfigDefinitions {
         kafka(def, SocketServerConfigs.CONFIG_DEF, BrokerConfig.QUEUED_MAX_REQUESTS);
         kafka(def, SocketServerConfigs.CONFIG_DEF, BrokerConfig.SOCKET_REQUEST_MAX_BYTES);
         kafka(def, SocketServerConfigs.CONFIG_DEF, BrokerConfig.CONNECTIONS_MAX_IDLE_MS);
+        def.define(BrokerConfig.SOCKET_SEND_BUFFER_BYTES, Type.INT,
+                SocketServerConfigs.SOCKET_SEND_BUFFER_BYTES_DEFAULT, BrokerConfigValidators.socketBufferBytes(),
+                Importance.HIGH, SocketServerConfigs.SOCKET_SEND_BUFFER_BYTES_DOC);
+        def.define(BrokerConfig.SOCKET_RECEIVE_BUFFER_BYTES, Type.INT,
+                SocketServerConfigs.SOCKET_RECEIVE_BUFFER_BYTES_DEFAULT, BrokerConfigValidators.socketBufferBytes(),
+                Importance.HIGH, SocketServerConfigs.SOCKET_RECEIVE_BUFFER_BYTES_DOC);
         kafka(def, ServerConfigs.CONFIG_DEF, BrokerConfig.BROKER_RACK);
         kafka(def, ServerConfigs.CONFIG_DEF, BrokerConfig.CONTROLLED_SHUTDOWN_ENABLE);
         def.define(BrokerConfig.CONTROLLED_SHUTDOWN_TIMEOUT_MS, Type.LONG, 30_000L, Range.atLeast(0),

@@ -50,6 +50,19 @@ final class BrokerConfigValidators {
         }, () -> "a non-empty comma-separated list");
     }
 
+    /**
+     * A socket buffer size: -1 (the OS default) or a positive number of bytes. Kafka takes any int here and fails
+     * later, when the socket refuses it; Twinlog says so when the config is read.
+     */
+    static ConfigDef.Validator socketBufferBytes() {
+        return ConfigDef.LambdaValidator.with((name, value) -> {
+            int bytes = (Integer) value;
+            if (bytes != -1 && bytes < 1) {
+                throw new ConfigException(name, value, "must be -1 (the OS default) or a positive number of bytes");
+            }
+        }, () -> "-1 (the OS default) or a positive number of bytes");
+    }
+
     /** One {@code id=host:port} entry of an override list, parsed; the validator and the accessor share it. */
     static OverrideEntry parseOverride(String name, String entry) {
         int eq = entry.indexOf('=');

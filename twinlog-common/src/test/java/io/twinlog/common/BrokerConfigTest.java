@@ -70,6 +70,18 @@ class BrokerConfigTest {
     }
 
     @Test
+    void socketBuffersTakeKafkaDefaultsOrTheOsDefaultAndNothingElse() {
+        BrokerConfig defaults = config();
+        assertEquals(102_400, defaults.socketSendBufferBytes());
+        assertEquals(102_400, defaults.socketReceiveBufferBytes());
+        BrokerConfig os = config("socket.send.buffer.bytes", "-1", "socket.receive.buffer.bytes", "-1");
+        assertEquals(-1, os.socketSendBufferBytes());
+        assertEquals(-1, os.socketReceiveBufferBytes());
+        assertTrue(rejection("socket.send.buffer.bytes", "0").contains("OS default"));
+        assertTrue(rejection("socket.receive.buffer.bytes", "-2").contains("OS default"));
+    }
+
+    @Test
     void valuesAreTyped() {
         BrokerConfig c = config("num.io.threads", " 4 ", "replica.lag.time.max.ms", "12000",
                 "controlled.shutdown.enable", "FALSE", "default.replication.factor", "3");

@@ -30,6 +30,7 @@ public final class SocketServer implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(SocketServer.class);
 
     private final Endpoint endpoint;
+    private final SocketBuffers buffers;
     private final List<Processor> processors = new ArrayList<>();
     private final Metrics metrics;
     private ServerSocketChannel serverChannel;
@@ -39,14 +40,26 @@ public final class SocketServer implements AutoCloseable {
     private int nextProcessor;
 
     /**
+     * {@code socket.send.buffer.bytes} and {@code socket.receive.buffer.bytes}, Kafka's defaults 100 KiB each; -1
+     * leaves the OS default (Linux then grows a send buffer to megabytes).
+     */
+    public record SocketBuffers(int sendBytes, int receiveBytes) {
+        public static final SocketBuffers OS_DEFAULT = new SocketBuffers(-1, -1);
+    }
+
+    /**
+     * @param buffers    the accepted connections' send buffer and the listening socket's receive buffer (which
+     *                   accepted connections inherit)
      * @param customApis which API keys are Twinlog's own (their headers are parsed by Twinlog)
      * @param channels   the listener's security: each network thread gets its own Kafka channel builder (a bad
      *                   keystore or JAAS section fails here)
      */
     public SocketServer(int brokerId, Endpoint endpoint, int numProcessors, int maxRequestSize,
-                        long connectionsMaxIdleMs, RequestChannel channel, Time time, Predicate<Short> customApis,
-                        ListenerChannels channels, BrokerMetrics brokerMetrics, RequestMetrics requestMetrics) {
+                        long connectionsMaxIdleMs, SocketBuffers buffers, RequestChannel channel, Time time,
+                        Predicate<Short> customApis, ListenerChannels channels, BrokerMetrics brokerMetrics,
+                        RequestMetrics requestMetrics) {
         this.endpoint = endpoint;
+        this.buffers = buffers;
         this.metrics = brokerMetrics.kafkaMetrics();
         for (int i = 0; i < numProcessors; i++) {
             processors.add(new Processor(brokerId, i, endpoint, channels.protocol(endpoint.listenerName()),
@@ -70,6 +83,10 @@ public final class SocketServer implements AutoCloseable {
     public void bind() throws IOException {
         serverChannel = ServerSocketChannel.open();
         serverChannel.setOption(StandardSocketOptions.SO_REUSEADDR, true);
+        if (buffers.receiveBytes() != -1) {
+            // set before bind: a receive buffer above 64 KiB needs TCP window scaling, agreed in the handshake
+            serverChannel.setOption(StandardSocketOptions.SO_RCVBUF, buffers.receiveBytes());
+        }
         String host = endpoint.host().isEmpty() ? "0.0.0.0" : endpoint.host();
         serverChannel.bind(new InetSocketAddress(host, endpoint.port()), 512);
         serverChannel.configureBlocking(false);
@@ -101,6 +118,9 @@ public final class SocketServer implements AutoCloseable {
                     ch.configureBlocking(false);
                     ch.socket().setTcpNoDelay(true);
                     ch.socket().setKeepAlive(true);
+                    if (buffers.sendBytes() != -1) {
+                        ch.socket().setSendBufferSize(buffers.sendBytes());
+                    }
                     Processor p = processors.get(nextProcessor);
                     nextProcessor = (nextProcessor + 1) % processors.size();
                     p.accept(ch);

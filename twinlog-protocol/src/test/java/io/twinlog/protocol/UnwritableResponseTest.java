@@ -57,7 +57,8 @@ class UnwritableResponseTest {
         RequestChannel channel = new RequestChannel(16);
         handlers = new RequestHandlerPool(1, 1, channel, registry, metrics);
         BrokerConfig config = new BrokerConfig(Map.of(BrokerConfig.LISTENERS, "PLAINTEXT://127.0.0.1:0"));
-        server = new SocketServer(1, config.listeners().get(0), 1, 1 << 20, 600_000, channel, Time.SYSTEM,
+        server = new SocketServer(1, config.listeners().get(0), 1, 1 << 20, 600_000,
+                SocketServer.SocketBuffers.OS_DEFAULT, channel, Time.SYSTEM,
                 registry::isCustomApi, new ListenerChannels(config, ListenerChannels.newCredentialCache(),
                         v -> new ApiVersionsResponse(new ApiVersionsResponseData()), Time.SYSTEM),
                 metrics, new RequestMetrics(metrics));

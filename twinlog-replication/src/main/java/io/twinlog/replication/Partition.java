@@ -550,20 +550,39 @@ public final class Partition {
         }
     }
 
-    /** A follower takes the leader's high watermark, capped at its own log end offset. */
-    public void updateFollowerHighWatermark(long leaderHighWatermark, long leaderLogStartOffset) throws IOException {
+    /**
+     * A follower takes the leader's high watermark, capped at its own log end offset, and the leader's log start.
+     *
+     * @return whether either moved
+     */
+    public boolean updateFollowerHighWatermark(long leaderHighWatermark, long leaderLogStartOffset) throws IOException {
+        if (!followerHighWatermarkWouldMove(leaderHighWatermark, leaderLogStartOffset)) {
+            // the common answer of a busy fetch session: nothing new for this partition, and no lock to take
+            return false;
+        }
         leaderIsrLock.readLock().lock();
         try {
             if (isLeader()) {
-                return;
+                return false;
             }
             log_.maybeUpdateHighWatermark(Math.min(leaderHighWatermark, log_.logEndOffset()));
             if (leaderLogStartOffset > log_.logStartOffset() && leaderLogStartOffset <= log_.highWatermark()) {
                 log_.maybeIncrementLogStartOffset(leaderLogStartOffset, LogStartOffsetIncrementReason.LeaderOffsetIncremented);
             }
+            return true;
         } finally {
             leaderIsrLock.readLock().unlock();
         }
+    }
+
+    /**
+     * Would {@link #updateFollowerHighWatermark} change anything? Read without the lock: a stale read only means
+     * the update runs (under the lock) when it was not needed, or runs at the next answer.
+     */
+    private boolean followerHighWatermarkWouldMove(long leaderHighWatermark, long leaderLogStartOffset) {
+        long highWatermark = log_.highWatermark();
+        return Math.min(leaderHighWatermark, log_.logEndOffset()) != highWatermark
+                || (leaderLogStartOffset > log_.logStartOffset() && leaderLogStartOffset <= highWatermark);
     }
 
     /**

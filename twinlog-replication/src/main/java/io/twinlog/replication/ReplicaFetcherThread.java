@@ -259,12 +259,16 @@ final class ReplicaFetcherThread implements Runnable {
                         return;
                     }
                     Records records = FetchResponse.recordsOrFail(data);
-                    if (records.sizeInBytes() > 0) {
+                    boolean appended = records.sizeInBytes() > 0;
+                    if (appended) {
                         // records parsed from the network are always in memory
                         partition.appendRecordsAsFollower((MemoryRecords) records, fetchOffset);
                     }
-                    partition.updateFollowerHighWatermark(data.highWatermark(), data.logStartOffset());
-                    replicaManager.completeDelayedRequests(tp);
+                    boolean moved = partition.updateFollowerHighWatermark(data.highWatermark(), data.logStartOffset());
+                    if (appended || moved) {
+                        // consumers reading from this follower wait on its high watermark; nothing else changed
+                        replicaManager.completeDelayedRequests(tp);
+                    }
                     s.lag = Math.max(0, data.highWatermark() - partition.log().logEndOffset());
                     maybeReportCatchUp(tp, s, partition.log().logEndOffset(), data.highWatermark());
                 }

@@ -416,7 +416,9 @@ public final class BrokerServer implements AutoCloseable {
             SocketServer server;
             try {
                 server = new SocketServer(config.brokerId(), ep, config.numNetworkThreads(),
-                        config.socketRequestMaxBytes(), config.connectionsMaxIdleMs(), channel, time,
+                        config.socketRequestMaxBytes(), config.connectionsMaxIdleMs(),
+                        new SocketServer.SocketBuffers(config.socketSendBufferBytes(),
+                                config.socketReceiveBufferBytes()), channel, time,
                         registry::isCustomApi, channels, metrics, requestMetrics);
             } catch (KafkaException e) {
                 // Kafka's builders wrap the cause (a keystore that cannot be read, a JAAS section missing): say it

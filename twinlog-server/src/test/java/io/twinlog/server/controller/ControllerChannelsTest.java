@@ -90,7 +90,8 @@ class ControllerChannelsTest {
         BrokerConfig config = new BrokerConfig(Map.of(BrokerConfig.LISTENERS, "PLAINTEXT://127.0.0.1:0"));
         ListenerChannels channels = new ListenerChannels(config, ListenerChannels.newCredentialCache(),
                 v -> new ApiVersionsResponse(new ApiVersionsResponseData()), Time.SYSTEM);
-        server = new SocketServer(CONTROLLER, config.listeners().get(0), 1, 1 << 20, 600_000, channel, Time.SYSTEM,
+        server = new SocketServer(CONTROLLER, config.listeners().get(0), 1, 1 << 20, 600_000,
+                SocketServer.SocketBuffers.OS_DEFAULT, channel, Time.SYSTEM,
                 registry.get()::isCustomApi, channels, metrics, new RequestMetrics(metrics));
         server.bind();
         handlers.start();
