@@ -6,6 +6,8 @@ import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.Metric;
+import org.apache.kafka.common.MetricName;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.KafkaStreams;
@@ -24,6 +26,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
+import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.IntStream;
 
@@ -40,10 +44,18 @@ import java.util.stream.IntStream;
 final class StreamsEosBenchmark {
     private static final Logger log = LoggerFactory.getLogger(StreamsEosBenchmark.class);
     static final int PARTITIONS = 8;
-    static final int RECORDS = 5_000_000;
+    static final int RECORDS = 8_000_000;
     static final int VALUE_BYTES = 100;
+    static final int STREAM_THREADS = 2;
     static final long WARM_UP_SECONDS = 5;
     static final long MEASURED_SECONDS = 20;
+
+    /** The stream threads' and their producers' cumulative figures logged per window (see {@link #timeTotals}). */
+    private static final Set<String> TIMED = Set.of("flush-time-ns-total", "txn-begin-time-ns-total",
+            "txn-send-offsets-time-ns-total", "txn-commit-time-ns-total", "blocked-time-ns-total",
+            "commit-total", "process-total", "poll-total");
+    /** The main consumers' averages: a stream thread reads a fetch response only while it polls. */
+    private static final Set<String> CONSUMER_AVERAGES = Set.of("fetch-latency-avg", "time-between-poll-avg");
 
     private final ReplicatedCluster cluster;
     private final int round;
@@ -89,7 +101,7 @@ final class StreamsEosBenchmark {
         config.put(StreamsConfig.APPLICATION_ID_CONFIG, "bench-eos-r" + round);
         config.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
         config.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2);
-        config.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, 2);
+        config.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, STREAM_THREADS);
         config.put(StreamsConfig.REPLICATION_FACTOR_CONFIG, ReplicatedBenchmark.REPLICATION_FACTOR);
         config.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
         config.put(StreamsConfig.consumerPrefix(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG), "earliest");
@@ -107,10 +119,15 @@ final class StreamsEosBenchmark {
             }
             Thread.sleep(TimeUnit.SECONDS.toMillis(WARM_UP_SECONDS));
             long before = committed(counter, partitions);
+            Map<String, Double> timesBefore = timeTotals(streams);
+            ThreadCpu cpuBefore = ThreadCpu.snapshot();
             long startNanos = System.nanoTime();
             Thread.sleep(TimeUnit.SECONDS.toMillis(MEASURED_SECONDS));
             long after = committed(counter, partitions);
             elapsedNanos = System.nanoTime() - startNanos;
+            log.info("[{}] Streams EOS, the JVM's threads over the window:{}", cluster.name(),
+                    ThreadCpu.describe(ThreadCpu.snapshot().coresSince(cpuBefore, elapsedNanos), 12));
+            logTimeSpent(streams, timesBefore, timeTotals(streams), elapsedNanos);
             committed = after - before;
             if (after >= RECORDS) {
                 String warning = cluster.name() + " round " + round + ": the Streams application reached the end "
@@ -125,6 +142,46 @@ final class StreamsEosBenchmark {
         log.info("[{}] Streams EOS: {} records committed in {} s: {} records/s", cluster.name(), committed,
                 String.format("%.1f", throughput.seconds()), String.format("%.0f", throughput.recordsPerSecond()));
         return new Measurement(workload(), cluster.name(), round, throughput, Optional.empty());
+    }
+
+    /**
+     * The clients' cumulative time totals, summed over the stream threads: where a thread's time goes (its
+     * producer's flushes, offset sends and commits wait on the brokers; the rest is the thread's own work or its
+     * polls).
+     */
+    private static Map<String, Double> timeTotals(KafkaStreams streams) {
+        Map<String, Double> totals = new TreeMap<>();
+        for (Metric metric : streams.metrics().values()) {
+            MetricName name = metric.metricName();
+            boolean producerTime = name.group().equals("producer-metrics") && TIMED.contains(name.name());
+            boolean threadTime = name.group().equals("stream-thread-metrics") && TIMED.contains(name.name());
+            if ((producerTime || threadTime) && metric.metricValue() instanceof Double value) {
+                totals.merge(name.name(), value, Double::sum);
+            }
+        }
+        return totals;
+    }
+
+    private void logTimeSpent(KafkaStreams streams, Map<String, Double> before, Map<String, Double> after,
+                              long elapsedNanos) {
+        StringBuilder line = new StringBuilder();
+        for (Map.Entry<String, Double> entry : after.entrySet()) {
+            double delta = entry.getValue() - before.getOrDefault(entry.getKey(), 0.0);
+            String shown = entry.getKey().endsWith("-ns-total")
+                    ? String.format("%.1f%% of the threads' time",
+                            100.0 * delta / ((double) STREAM_THREADS * elapsedNanos))
+                    : String.format("%.0f", delta);
+            line.append(String.format("%n  %s: %s", entry.getKey(), shown));
+        }
+        for (Metric metric : streams.metrics().values()) {
+            MetricName name = metric.metricName();
+            String client = name.tags().getOrDefault("client-id", "");
+            if (CONSUMER_AVERAGES.contains(name.name()) && client.endsWith("StreamThread-1-consumer")) {
+                line.append(String.format("%n  thread 1's consumer %s: %.1f ms", name.name(),
+                        (Double) metric.metricValue()));
+            }
+        }
+        log.info("[{}] Streams EOS, the stream threads over the window:{}", cluster.name(), line);
     }
 
     private static KafkaConsumer<byte[], byte[]> committedCounter(String bootstrapServers) {
