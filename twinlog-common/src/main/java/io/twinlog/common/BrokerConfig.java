@@ -83,6 +83,8 @@ public final class BrokerConfig {
     public static final String SOCKET_REQUEST_MAX_BYTES = SocketServerConfigs.SOCKET_REQUEST_MAX_BYTES_CONFIG;
     public static final String NUM_NETWORK_THREADS = SocketServerConfigs.NUM_NETWORK_THREADS_CONFIG;
     public static final String NUM_IO_THREADS = ServerConfigs.NUM_IO_THREADS_CONFIG;
+    public static final String MAX_INCREMENTAL_FETCH_SESSION_CACHE_SLOTS =
+            ServerConfigs.MAX_INCREMENTAL_FETCH_SESSION_CACHE_SLOTS_CONFIG;
     public static final String QUEUED_MAX_REQUESTS = SocketServerConfigs.QUEUED_MAX_REQUESTS_CONFIG;
     public static final String CONNECTIONS_MAX_IDLE_MS = SocketServerConfigs.CONNECTIONS_MAX_IDLE_MS_CONFIG;
     public static final String SOCKET_SEND_BUFFER_BYTES = SocketServerConfigs.SOCKET_SEND_BUFFER_BYTES_CONFIG;
@@ -327,6 +329,11 @@ public final class BrokerConfig {
 
     public long connectionsMaxIdleMs() {
         return values.getLong(CONNECTIONS_MAX_IDLE_MS);
+    }
+
+    /** {@code max.incremental.fetch.session.cache.slots}: fetch sessions (KIP-227) this broker keeps at most. */
+    public int maxIncrementalFetchSessionCacheSlots() {
+        return values.getInt(MAX_INCREMENTAL_FETCH_SESSION_CACHE_SLOTS);
     }
 
     /** {@code socket.send.buffer.bytes}: SO_SNDBUF of accepted connections; -1 leaves the OS default. */

@@ -121,6 +121,7 @@ final class BrokerConfigDefinitions {
                 Importance.HIGH, SocketServerConfigs.ADVERTISED_LISTENERS_DOC);
         kafka(def, SocketServerConfigs.CONFIG_DEF, BrokerConfig.NUM_NETWORK_THREADS);
         kafka(def, ServerConfigs.CONFIG_DEF, BrokerConfig.NUM_IO_THREADS);
+        kafka(def, ServerConfigs.CONFIG_DEF, BrokerConfig.MAX_INCREMENTAL_FETCH_SESSION_CACHE_SLOTS);
         kafka(def, SocketServerConfigs.CONFIG_DEF, BrokerConfig.QUEUED_MAX_REQUESTS);
         kafka(def, SocketServerConfigs.CONFIG_DEF, BrokerConfig.SOCKET_REQUEST_MAX_BYTES);
         kafka(def, SocketServerConfigs.CONFIG_DEF, BrokerConfig.CONNECTIONS_MAX_IDLE_MS);

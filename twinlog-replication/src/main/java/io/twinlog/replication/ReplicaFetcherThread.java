@@ -4,6 +4,7 @@ import io.twinlog.common.progress.ProgressReporter;
 import io.twinlog.common.tasks.BackgroundTask;
 import io.twinlog.protocol.client.InterBrokerClient;
 import io.twinlog.protocol.client.SinglePartitionOffsets;
+import org.apache.kafka.clients.FetchSessionHandler;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
@@ -17,13 +18,13 @@ import org.apache.kafka.common.requests.FetchRequest;
 import org.apache.kafka.common.requests.FetchResponse;
 import org.apache.kafka.common.requests.ListOffsetsRequest;
 import org.apache.kafka.common.requests.ListOffsetsResponse;
+import org.apache.kafka.common.utils.internals.LogContext;
 import org.apache.kafka.common.utils.Time;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -53,6 +54,8 @@ final class ReplicaFetcherThread implements Runnable {
     private final FetchSettings settings;
     private final Time time;
     private final InterBrokerClient client;
+    /** This thread's fetch session with the leader (KIP-227); used by this thread only. */
+    private final FetchSessionHandler session;
     private final ConcurrentHashMap<TopicPartition, FetchState> partitions = new ConcurrentHashMap<>();
     private final Thread thread;
     private final Object wakeup = new Object();
@@ -102,6 +105,7 @@ final class ReplicaFetcherThread implements Runnable {
         String name = "replica-fetcher-" + localBrokerId + "-from-" + leaderId + "-" + fetcherId;
         this.client = new InterBrokerClient(name, settings.channels().apply(name), settings.requestTimeoutMs(),
                 settings.maxBytes() + 1024 * 1024, 50, 1_000, time);
+        this.session = new FetchSessionHandler(new LogContext("[" + name + "] "), leaderId);
         this.thread = new Thread(this, "twinlog-" + name);
         this.thread.setDaemon(true);
         this.liveness = BackgroundTask.loop(name, settings.requestTimeoutMs(), time, log);
@@ -158,8 +162,7 @@ final class ReplicaFetcherThread implements Runnable {
 
     private void doWork() throws InterruptedException {
         long now = time.hiResClockMs(); // monotonic: a step of the wall clock must not hold a delayed partition
-        Map<TopicPartition, FetchRequest.PartitionData> fetchData = new LinkedHashMap<>();
-        Map<Uuid, String> topicNames = new HashMap<>();
+        FetchSessionHandler.Builder builder = session.newBuilder(partitions.size(), false);
         Map<TopicPartition, FetchState> inRequest = new HashMap<>();
         for (Map.Entry<TopicPartition, FetchState> e : partitions.entrySet()) {
             FetchState s = e.getValue();
@@ -171,13 +174,15 @@ final class ReplicaFetcherThread implements Runnable {
                 continue;
             }
             var unifiedLog = p.get().log();
-            fetchData.put(e.getKey(), new FetchRequest.PartitionData(s.topicId, unifiedLog.logEndOffset(),
+            builder.add(e.getKey(), new FetchRequest.PartitionData(s.topicId, unifiedLog.logEndOffset(),
                     unifiedLog.logStartOffset(), settings.partitionMaxBytes(), Optional.of(s.leaderEpoch),
                     unifiedLog.latestEpoch()));
-            topicNames.put(s.topicId, e.getKey().topic());
             inRequest.put(e.getKey(), s);
         }
-        if (fetchData.isEmpty()) {
+        // the session (KIP-227) sends only the partitions whose position changed since the last request, and the
+        // leader answers only those with something new; a partition left out (backing off, gone) is forgotten
+        FetchSessionHandler.FetchRequestData fetchData = builder.build();
+        if (fetchData.sessionPartitions().isEmpty() && fetchData.toForget().isEmpty()) {
             synchronized (wakeup) {
                 wakeup.wait(100);
             }
@@ -185,36 +190,46 @@ final class ReplicaFetcherThread implements Runnable {
         }
         Optional<Node> leader = brokerEndpoints.apply(leaderId);
         if (leader.isEmpty()) {
+            session.handleError(new IOException("leader " + leaderId + " has no endpoint"));
             pause(LEADER_UNREACHABLE_BACKOFF_MS);
             return;
         }
         FetchResponse response;
-        short version;
+        short version = ApiKeys.FETCH.latestVersion();
         try {
-            FetchRequest.Builder builder = FetchRequest.Builder.forReplica(ApiKeys.FETCH.latestVersion(), localBrokerId,
-                    brokerEpoch.getAsLong(), settings.maxWaitMs(), settings.minBytes(), fetchData)
-                    .setMaxBytes(settings.maxBytes());
-            response = client.send(leader.get(), builder);
-            version = ApiKeys.FETCH.latestVersion();
+            FetchRequest.Builder request = FetchRequest.Builder.forReplica(version, localBrokerId,
+                    brokerEpoch.getAsLong(), settings.maxWaitMs(), settings.minBytes(), fetchData.toSend())
+                    .setMaxBytes(settings.maxBytes())
+                    .removed(fetchData.toForget())
+                    .replaced(fetchData.toReplace())
+                    .metadata(fetchData.metadata());
+            response = client.send(leader.get(), request);
         } catch (IOException e) {
+            session.handleError(e);
             if (running) {
                 log.info("Replica fetcher of broker {}: leader {} unreachable: {}", localBrokerId, leaderId, e.getMessage());
                 pause(LEADER_UNREACHABLE_BACKOFF_MS);
             }
             return;
         }
-        if (response.error() != Errors.NONE) {
-            log.info("Fetch from leader {} failed: {}", leaderId, response.error());
-            pause(LEADER_UNREACHABLE_BACKOFF_MS);
+        if (!session.handleResponse(response, version)) {
+            // the leader lost the session (it restarted, or evicted it) or refused the request: the handler logged
+            // why, and the next request is a full one that starts a new session
+            if (response.error() != Errors.FETCH_SESSION_ID_NOT_FOUND
+                    && response.error() != Errors.INVALID_FETCH_SESSION_EPOCH) {
+                log.info("Fetch from leader {} failed: {}", leaderId, response.error());
+                pause(LEADER_UNREACHABLE_BACKOFF_MS);
+            }
             return;
         }
         for (Map.Entry<TopicPartition, FetchResponseData.PartitionData> e
-                : response.responseData(topicNames, version).entrySet()) {
+                : response.responseData(session.sessionTopicNames(), version).entrySet()) {
             FetchState s = inRequest.get(e.getKey());
-            if (s == null || partitions.get(e.getKey()) != s) {
+            FetchRequest.PartitionData requested = fetchData.sessionPartitions().get(e.getKey());
+            if (s == null || requested == null || partitions.get(e.getKey()) != s) {
                 continue; // removed or re-added with a new epoch while the fetch was in flight
             }
-            handlePartition(e.getKey(), s, fetchData.get(e.getKey()).fetchOffset, e.getValue(), leader.get());
+            handlePartition(e.getKey(), s, requested.fetchOffset, e.getValue(), leader.get());
         }
     }
 
