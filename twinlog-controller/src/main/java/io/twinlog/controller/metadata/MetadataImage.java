@@ -24,6 +24,7 @@ public final class MetadataImage {
     private final Map<Integer, BrokerRegistration> brokers;
     private final Map<String, TopicImage> topicsByName;
     private final Map<Uuid, TopicImage> topicsById;
+    private final Map<Uuid, String> topicNames;
     private final Map<String, Map<String, String>> topicConfigs;
     private final int controllerId;
     private final MirrorImage mirrors;
@@ -58,6 +59,9 @@ public final class MetadataImage {
         Map<Uuid, TopicImage> byId = new HashMap<>();
         topics.values().forEach(t -> byId.put(t.topicId(), t));
         this.topicsById = Collections.unmodifiableMap(byId);
+        Map<Uuid, String> names = new HashMap<>();
+        topics.values().forEach(t -> names.put(t.topicId(), t.name()));
+        this.topicNames = Collections.unmodifiableMap(names);
         this.topicConfigs = Collections.unmodifiableMap(new HashMap<>(topicConfigs));
         this.controllerId = controllerId;
     }
@@ -85,6 +89,14 @@ public final class MetadataImage {
 
     public Optional<TopicImage> topic(String name) {
         return Optional.ofNullable(topicsByName.get(name));
+    }
+
+    /**
+     * Topic ID to name, for every topic: what a Fetch request's topic IDs are resolved with, built once per image
+     * rather than once per request.
+     */
+    public Map<Uuid, String> topicNames() {
+        return topicNames;
     }
 
     public Optional<TopicImage> topic(Uuid topicId) {

@@ -76,10 +76,7 @@ public final class FetchHandler implements RequestHandler {
             return;
         }
         MetadataImage image = ctx.image();
-        Map<Uuid, String> topicNames = new HashMap<>();
-        for (TopicImage t : image.topics().values()) {
-            topicNames.put(t.topicId(), t.name());
-        }
+        Map<Uuid, String> topicNames = image.topicNames();
         boolean follower = body.replicaId() >= 0;
         // the session (or none) decides which partitions this request is about: an incremental request names only
         // those whose position changed, the session holds the rest
