@@ -44,7 +44,7 @@ import java.util.stream.IntStream;
 final class StreamsEosBenchmark {
     private static final Logger log = LoggerFactory.getLogger(StreamsEosBenchmark.class);
     static final int PARTITIONS = 8;
-    static final int RECORDS = 8_000_000;
+    static final int RECORDS = 12_000_000;
     static final int VALUE_BYTES = 100;
     static final int STREAM_THREADS = 2;
     static final long WARM_UP_SECONDS = 5;
