@@ -82,8 +82,7 @@ public final class FetchHandler implements RequestHandler {
         // those whose position changed, the session holds the rest
         FetchContext session = sessions.newContext(request.apiVersion(), body.metadata(), body.isFromFollower(),
                 body.fetchData(topicNames), body.forgottenTopics(topicNames), topicNames);
-        // the answer is keyed as the session knows each partition (a request before topic IDs names none); the log
-        // is read by the topic's ID
+        // the answer is keyed as the session knows each partition; the log is read by the topic's ID
         Map<TopicIdPartition, TopicIdPartition> asRequested = new HashMap<>();
         LinkedHashMap<TopicIdPartition, FetchRequest.PartitionData> valid = new LinkedHashMap<>();
         LinkedHashMap<TopicIdPartition, FetchResponseData.PartitionData> errors = new LinkedHashMap<>();
@@ -109,8 +108,12 @@ public final class FetchHandler implements RequestHandler {
                         : Errors.UNKNOWN_TOPIC_OR_PARTITION));
                 return;
             }
-            TopicIdPartition resolved = new TopicIdPartition(t.topicId(), tip.topicPartition());
-            asRequested.put(resolved, tip);
+            TopicIdPartition resolved = tip;
+            if (!t.topicId().equals(tip.topicId())) {
+                // a request before topic IDs: read by the ID, answer under the key the session holds
+                resolved = new TopicIdPartition(t.topicId(), tip.topicPartition());
+                asRequested.put(resolved, tip);
+            }
             valid.put(resolved, data);
         });
         FetchIsolation isolation = FetchIsolation.of(body);
