@@ -16,7 +16,7 @@
 # Set TWINLOG_BENCH_SKIP_BUILD=1 to reuse an earlier build (bench/target) instead of running Maven, or
 # TWINLOG_BENCH_NO_INSTALL=1 to build offline without installing into ~/.m2 (reactor `package -pl bench -am`: the
 # Twinlog jars in bench/target/lib are then this worktree's, and other builds sharing ~/.m2 are left alone).
-# JVM options: BENCH_JAVA_OPTS (default -Xmx2g -XX:+UseG1GC). See bench/README.md.
+# JVM options: BENCH_JAVA_OPTS (default -Xms2g -Xmx2g -XX:+AlwaysPreTouch -XX:+UseG1GC: the heap touched once at start, see PageCacheBallast). See bench/README.md.
 set -euo pipefail
 
 bench_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -68,6 +68,6 @@ exec java \
   -Dbench.output="$bench_dir/results/latest.md" \
   -Dbench.mm2Classpath="$mm2_classpath" \
   -Dbench.mm2LogDir="$bench_dir/results" \
-  ${BENCH_JAVA_OPTS:--Xmx2g -XX:+UseG1GC} \
+  ${BENCH_JAVA_OPTS:--Xms2g -Xmx2g -XX:+AlwaysPreTouch -XX:+UseG1GC} \
   -cp "${jars[0]}:$bench_dir/target/lib/*" \
   io.twinlog.bench.BenchMain "$@"

@@ -11,6 +11,7 @@ import java.time.ZonedDateTime;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * Entry point. For each round, each phase ({@link Phase}: single node, replicated produce, failover, and when
@@ -46,6 +47,27 @@ public final class BenchMain {
         log.info("Benchmark options: {}", options);
         Payloads payloads = new Payloads(options.recordSizeBytes(), options.seed());
         Results results = new Results();
+        Path ballastDirectory = TempDirectories.create("ballast");
+        Optional<PageCacheBallast> ballast = options.pageCacheBallast()
+                ? PageCacheBallast.create(ballastDirectory) : Optional.empty();
+        try {
+            runRounds(options, payloads, results, ballast);
+        } finally {
+            if (ballast.isPresent()) {
+                ballast.get().close();
+            }
+            TempDirectories.deleteRecursively(ballastDirectory);
+        }
+        String markdown = new Report(options, results, ZonedDateTime.now()).markdown();
+        System.out.println();
+        System.out.println(markdown);
+        write(options.output(), markdown);
+        System.out.println("Written to " + options.output().toAbsolutePath().normalize());
+        return results.failures.isEmpty();
+    }
+
+    private static void runRounds(BenchOptions options, Payloads payloads, Results results,
+                                  Optional<PageCacheBallast> ballast) throws IOException {
         for (int round = 1; round <= options.rounds(); round++) {
             List<String> order = new ArrayList<>(options.systems());
             if (round % 2 == 0) {
@@ -74,15 +96,12 @@ public final class BenchMain {
                         results.failures.add(new Results.Failure(system, phase, round, e.toString()));
                     }
                     System.gc();    // leave the next system a clean heap
+                    if (ballast.isPresent()) {
+                        ballast.get().topUp();  // the closed cluster's data freed memory (PageCacheBallast)
+                    }
                 }
             }
         }
-        String markdown = new Report(options, results, ZonedDateTime.now()).markdown();
-        System.out.println();
-        System.out.println(markdown);
-        write(options.output(), markdown);
-        System.out.println("Written to " + options.output().toAbsolutePath().normalize());
-        return results.failures.isEmpty();
     }
 
     private static Results.SystemRun runSingle(String system, int round, BenchOptions options, Payloads payloads,

@@ -12,9 +12,13 @@ import java.util.Set;
  * a command-line argument wins.
  *
  * <pre>
- * --records N              records per single-node workload (default 300000)
- * --replicated-records N   records per replicated (3-broker) produce workload (default 300000)
- * --warmup-records N       records per acks setting in each system's warm-up (default 50000; 0 disables it)
+ * --quick                  the headline ratios in under 10 minutes: phases single (without the acks=1 workloads)
+ *                          and replicated, 3 rounds, 2 s of warm-up and 5 s measured per workload (later options
+ *                          still override these)
+ * --warmup-seconds N       warm-up of each throughput workload (single, sasl-ssl, replicated), not measured
+ *                          (default 5)
+ * --measure-seconds N      measured interval of each throughput workload (default 20)
+ * --records N              records prefilled per topic in the mirror phase (default 300000)
  * --record-size N          value size in bytes (default 1024)
  * --systems a,b            which systems to run, in order (default twinlog,kafka)
  * --phases a,b,c           which parts to run: single, replicated, failover, txn, mirror, mirror-scale, groups, failback
@@ -31,30 +35,32 @@ import java.util.Set;
  * --failback-prefix-mib N  size of the shared prefix in the failback phase (default 1024)
  * --session-timeout-ms N   Twinlog zookeeper.session.timeout.ms and Kafka broker.session.timeout.ms of the
  *                          3-broker clusters (default 6000)
- * --rounds N               run everything N times, alternating the order of the systems; report medians (default 1)
+ * --rounds N               run everything N times, alternating the order of the systems; report medians (default 5)
  * --seed N                 seed of the random payloads (default 42)
+ * --page-cache-ballast B   true: hold a clean file in the page cache for the run ({@link PageCacheBallast}),
+ *                          false: leave free memory free (default true)
  * --output FILE            markdown results file (default bench/results/latest.md)
  * </pre>
  */
-record BenchOptions(int records, int replicatedRecords, int warmUpRecords, int recordSizeBytes, List<String> systems,
+record BenchOptions(int records, int warmUpSeconds, int measuredSeconds, int recordSizeBytes, List<String> systems,
                     Set<Phase> phases, List<MirrorSetup> mirrorSetups, int groupCommits, int groupRepetitions,
                     int mirrorPartitions, int mirrorTopicPartitions, int mirrorReplicationFactor,
                     int mirrorSteadySeconds, int mirrorReplicaFetchers, int failbackPrefixMiB, int sessionTimeoutMs,
-                    int rounds, long seed, Path output) {
+                    int rounds, long seed, boolean pageCacheBallast, boolean quick, Path output) {
     static final List<String> KNOWN_SYSTEMS = List.of("twinlog", "kafka");
 
-    static final String USAGE = "Usage: bench/run.sh [--records N] [--replicated-records N] [--warmup-records N] "
+    static final String USAGE = "Usage: bench/run.sh [--quick] [--warmup-seconds N] [--measure-seconds N] [--records N] "
             + "[--record-size N] [--systems twinlog,kafka] [--phases single,sasl-ssl,replicated,failover,txn,mirror,mirror-scale,groups,failback] "
             + "[--mirror-setups twinlog,mm2-twinlog,mm2-kafka] [--group-commits N] [--group-repetitions N] "
             + "[--mirror-partitions N] [--mirror-topic-partitions N] [--mirror-replication-factor N] "
             + "[--mirror-steady-seconds N] [--mirror-replica-fetchers N] [--failback-prefix-mib N] "
-            + "[--session-timeout-ms N] [--rounds N] [--seed N] "
+            + "[--session-timeout-ms N] [--rounds N] [--seed N] [--page-cache-ballast true|false] "
             + "[--output FILE]";
 
     static BenchOptions parse(String[] args) {
         int records = Integer.parseInt(System.getProperty("bench.records", "300000"));
-        int replicatedRecords = Integer.parseInt(System.getProperty("bench.replicatedRecords", "300000"));
-        int warmUpRecords = Integer.parseInt(System.getProperty("bench.warmupRecords", "50000"));
+        int warmUpSeconds = Integer.parseInt(System.getProperty("bench.warmupSeconds", "5"));
+        int measuredSeconds = Integer.parseInt(System.getProperty("bench.measureSeconds", "20"));
         int recordSize = Integer.parseInt(System.getProperty("bench.recordSize", "1024"));
         String systems = System.getProperty("bench.systems", String.join(",", KNOWN_SYSTEMS));
         String phases = System.getProperty("bench.phases", "single,replicated,failover");
@@ -68,13 +74,23 @@ record BenchOptions(int records, int replicatedRecords, int warmUpRecords, int r
         int mirrorReplicaFetchers = Integer.parseInt(System.getProperty("bench.mirrorReplicaFetchers", "1"));
         int failbackPrefixMiB = Integer.parseInt(System.getProperty("bench.failbackPrefixMiB", "1024"));
         int sessionTimeoutMs = Integer.parseInt(System.getProperty("bench.sessionTimeoutMs", "6000"));
-        int rounds = Integer.parseInt(System.getProperty("bench.rounds", "1"));
+        int rounds = Integer.parseInt(System.getProperty("bench.rounds", "5"));
         long seed = Long.parseLong(System.getProperty("bench.seed", "42"));
         String output = System.getProperty("bench.output", "bench/results/latest.md");
+        String ballast = System.getProperty("bench.pageCacheBallast", "true");
+        boolean quick = false;
         for (int i = 0; i < args.length; i++) {
             String name = args[i];
             if (name.equals("--help") || name.equals("-h")) {
                 throw new UsageException(USAGE);
+            }
+            if (name.equals("--quick")) {
+                quick = true;
+                phases = "single,replicated";
+                rounds = 3;
+                warmUpSeconds = 2;
+                measuredSeconds = 5;
+                continue;
             }
             if (i + 1 >= args.length) {
                 throw new UsageException("Missing value for " + name + "\n" + USAGE);
@@ -82,8 +98,8 @@ record BenchOptions(int records, int replicatedRecords, int warmUpRecords, int r
             String value = args[++i];
             switch (name) {
                 case "--records" -> records = Integer.parseInt(value);
-                case "--replicated-records" -> replicatedRecords = Integer.parseInt(value);
-                case "--warmup-records" -> warmUpRecords = Integer.parseInt(value);
+                case "--warmup-seconds" -> warmUpSeconds = Integer.parseInt(value);
+                case "--measure-seconds" -> measuredSeconds = Integer.parseInt(value);
                 case "--record-size" -> recordSize = Integer.parseInt(value);
                 case "--systems" -> systems = value;
                 case "--phases" -> phases = value;
@@ -100,12 +116,13 @@ record BenchOptions(int records, int replicatedRecords, int warmUpRecords, int r
                 case "--rounds" -> rounds = Integer.parseInt(value);
                 case "--seed" -> seed = Long.parseLong(value);
                 case "--output" -> output = value;
+                case "--page-cache-ballast" -> ballast = value;
                 default -> throw new UsageException("Unknown option " + name + "\n" + USAGE);
             }
         }
-        if (records <= 0 || replicatedRecords <= 0 || warmUpRecords < 0 || recordSize <= 0 || rounds <= 0) {
-            throw new UsageException("--records, --replicated-records, --record-size and --rounds must be positive, "
-                    + "--warmup-records not negative");
+        if (records <= 0 || measuredSeconds <= 0 || warmUpSeconds < 0 || recordSize <= 0 || rounds <= 0) {
+            throw new UsageException("--records, --measure-seconds, --record-size and --rounds must be positive, "
+                    + "--warmup-seconds not negative");
         }
         if (groupCommits <= 0 || groupRepetitions <= 0) {
             throw new UsageException("--group-commits and --group-repetitions must be positive");
@@ -124,6 +141,9 @@ record BenchOptions(int records, int replicatedRecords, int warmUpRecords, int r
         }
         if (sessionTimeoutMs < 1000 || sessionTimeoutMs > 60_000) {
             throw new UsageException("--session-timeout-ms must be between 1000 and 60000");
+        }
+        if (!ballast.equals("true") && !ballast.equals("false")) {
+            throw new UsageException("--page-cache-ballast must be true or false");
         }
         List<String> systemList = new ArrayList<>();
         for (String s : systems.split(",")) {
@@ -146,10 +166,21 @@ record BenchOptions(int records, int replicatedRecords, int warmUpRecords, int r
                 setupList.add(setup);
             }
         }
-        return new BenchOptions(records, replicatedRecords, warmUpRecords, recordSize, List.copyOf(systemList),
+        return new BenchOptions(records, warmUpSeconds, measuredSeconds, recordSize, List.copyOf(systemList),
                 Set.copyOf(phaseSet), List.copyOf(setupList), groupCommits, groupRepetitions, mirrorPartitions,
                 mirrorTopicPartitions, mirrorReplicationFactor, mirrorSteadySeconds, mirrorReplicaFetchers,
-                failbackPrefixMiB, sessionTimeoutMs, rounds, seed, Path.of(output));
+                failbackPrefixMiB, sessionTimeoutMs, rounds, seed, Boolean.parseBoolean(ballast), quick,
+                Path.of(output));
+    }
+
+    /** The producer acknowledgement settings of the single-node phase: acks=all alone with --quick. */
+    List<Acks> singleNodeAcks() {
+        return quick ? List.of(Acks.ALL) : List.of(Acks.values());
+    }
+
+    /** How each throughput workload is timed. */
+    SteadyWindow window() {
+        return SteadyWindow.ofSeconds(warmUpSeconds, measuredSeconds);
     }
 
     boolean runs(Phase phase) {
@@ -169,14 +200,14 @@ record BenchOptions(int records, int replicatedRecords, int warmUpRecords, int r
 
     @Override
     public String toString() {
-        return "records=" + records + ", replicatedRecords=" + replicatedRecords + ", warmUpRecords=" + warmUpRecords
+        return "warmUpSeconds=" + warmUpSeconds + ", measuredSeconds=" + measuredSeconds + ", records=" + records
                 + ", recordSizeBytes=" + recordSizeBytes + ", systems=" + systems + ", phases="
                 + EnumSet.copyOf(phases) + ", mirrorSetups=" + mirrorSetups + ", groupCommits=" + groupCommits + ", groupRepetitions="
                 + groupRepetitions + ", mirrorPartitions=" + mirrorPartitions + ", mirrorTopicPartitions="
                 + mirrorTopicPartitions + ", mirrorReplicationFactor=" + mirrorReplicationFactor
                 + ", mirrorSteadySeconds=" + mirrorSteadySeconds + ", mirrorReplicaFetchers="
                 + mirrorReplicaFetchers + ", failbackPrefixMiB=" + failbackPrefixMiB + ", sessionTimeoutMs="
-                + sessionTimeoutMs + ", rounds=" + rounds
+                + sessionTimeoutMs + ", rounds=" + rounds + ", pageCacheBallast=" + pageCacheBallast + ", quick=" + quick
                 + ", seed=" + seed + ", output=" + output;
     }
 }

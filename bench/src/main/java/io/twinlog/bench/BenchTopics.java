@@ -21,6 +21,17 @@ import java.util.concurrent.TimeUnit;
  */
 final class BenchTopics {
     private static final long TIMEOUT_MS = 30_000;
+    /**
+     * The throughput workloads write for their whole window, several GiB at a time; with these limits the logs of a
+     * workload stay in the page cache (about 1.5 GiB per replica at most) and deleted segments are dropped before
+     * they are written back, so neither system is measured against this machine's disk. Both systems' brokers check
+     * retention every 2 s for it (Kafka's default is 5 minutes).
+     */
+    static final String RETENTION_CHECK_INTERVAL_CONFIG = "log.retention.check.interval.ms";
+    static final String RETENTION_CHECK_INTERVAL_MS = "2000";
+    private static final long SEGMENT_BYTES = 64L << 20;
+    private static final long RETENTION_BYTES_PER_TOPIC = 512L << 20;
+    private static final long MIN_RETENTION_BYTES_PER_PARTITION = 128L << 20;
     private static final long POLL_INTERVAL_MS = 50;
 
     private final Admin admin;
@@ -32,6 +43,26 @@ final class BenchTopics {
     /** A topic with replication factor 1 (single-node benchmark). */
     void create(String topic, int partitions) throws Exception {
         createAndAwait(new NewTopic(topic, partitions, (short) 1), partitions, 1);
+    }
+
+    /** A topic with replication factor 1 for a throughput workload: its size bounded ({@link #boundedSize}). */
+    void createBounded(String topic, int partitions) throws Exception {
+        createAndAwait(new NewTopic(topic, partitions, (short) 1).configs(boundedSize(partitions)), partitions, 1);
+    }
+
+    /** A replicated topic for a throughput workload: its size bounded ({@link #boundedSize}). */
+    void createReplicatedBounded(String topic, int partitions, int replicationFactor, int minInSyncReplicas)
+            throws Exception {
+        Map<String, String> configs = new HashMap<>(boundedSize(partitions));
+        configs.put("min.insync.replicas", Integer.toString(minInSyncReplicas));
+        createAndAwait(new NewTopic(topic, partitions, (short) replicationFactor).configs(configs), partitions,
+                replicationFactor);
+    }
+
+    /** Segments of 64 MiB, 512 MiB of retained data per topic (at least 128 MiB per partition). */
+    static Map<String, String> boundedSize(int partitions) {
+        long retention = Math.max(MIN_RETENTION_BYTES_PER_PARTITION, RETENTION_BYTES_PER_TOPIC / partitions);
+        return Map.of("segment.bytes", Long.toString(SEGMENT_BYTES), "retention.bytes", Long.toString(retention));
     }
 
     /** A topic with the given replication factor and {@code min.insync.replicas}. */

@@ -56,6 +56,7 @@ public final class KafkaCluster implements ClusterUnderTest {
                 .setConfigProp("transaction.state.log.replication.factor", "1")
                 .setConfigProp("transaction.state.log.min.isr", "1")
                 .setConfigProp("group.initial.rebalance.delay.ms", "0")
+                .setConfigProp(BenchTopics.RETENTION_CHECK_INTERVAL_CONFIG, BenchTopics.RETENTION_CHECK_INTERVAL_MS)
                 // with SASL the kit turns on StandardAuthorizer with its admin as super user; the controller
                 // listener stays PLAINTEXT, so the broker registering there (ANONYMOUS) must be one too
                 .setConfigProp("super.users", "User:" + JaasUtils.KAFKA_PLAIN_ADMIN + ";User:ANONYMOUS")

@@ -57,7 +57,8 @@ final class KafkaReplicatedCluster implements ReplicatedCluster {
                 .build();
         KafkaClusterTestKit.Builder builder = new KafkaClusterTestKit.Builder(nodes)
                 .setConfigProp("group.initial.rebalance.delay.ms", "0")
-                .setConfigProp("broker.session.timeout.ms", Integer.toString(sessionTimeoutMs));
+                .setConfigProp("broker.session.timeout.ms", Integer.toString(sessionTimeoutMs))
+                .setConfigProp(BenchTopics.RETENTION_CHECK_INTERVAL_CONFIG, BenchTopics.RETENTION_CHECK_INTERVAL_MS);
         if (plannedFailure == FailureMode.CRASH) {
             builder.setConfigProp("controlled.shutdown.enable", "false");
         }

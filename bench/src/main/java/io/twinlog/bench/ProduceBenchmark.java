@@ -5,19 +5,21 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.time.Duration;
 import java.util.Map;
+import java.util.OptionalDouble;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * Sends {@code records} values without keys (so the sticky partitioner spreads batches over all partitions) as
- * fast as the producer accepts them, then flushes.
+ * Sends values without keys (so the sticky partitioner spreads batches over all partitions) as fast as the
+ * producer accepts them for the warm-up and the measured interval of a {@link SteadyWindow}, then flushes.
  *
- * <p>Throughput: records and value bytes divided by the time from the first {@code send()} until {@code flush()}
- * returns, i.e. until every record is acknowledged. Latency of a record: from just before its {@code send()} call
- * (so time blocked on a full {@code buffer.memory} counts) until its callback runs. With an unthrottled producer
- * this latency is mostly time queued in the client, so it shows how fast the broker drains a full pipeline, not
- * the latency of an idle system.
+ * <p>Throughput: the records (and value bytes) whose acknowledgement arrived inside the measured interval, divided
+ * by its length. Latency: of every record sent inside the interval, from just before its {@code send()} call (so
+ * time blocked on a full {@code buffer.memory} counts) until its callback runs. With an unthrottled producer this
+ * latency is mostly time queued in the client, so it shows how fast the broker drains a full pipeline, not the
+ * latency of an idle system. CPU: the system's ({@link SystemCpu}) over the interval.
  */
 final class ProduceBenchmark {
     private static final Logger log = LoggerFactory.getLogger(ProduceBenchmark.class);
@@ -37,46 +39,77 @@ final class ProduceBenchmark {
         this.security = security;
     }
 
-    Result run(String topic, Acks acks, int records) {
-        LatencyRecorder latencies = new LatencyRecorder(records);
+    /** Sends with acks=all for {@code duration}, nothing measured: a fresh cluster's warm-up. */
+    void warmUp(String topic, Duration duration) {
+        if (duration.isZero()) {
+            return;
+        }
+        log.info("Warm-up: producing to {} for {} s", topic, duration.toSeconds());
+        run(topic, Acks.ALL, new SteadyWindow(Duration.ZERO, duration));
+    }
+
+    Result run(String topic, Acks acks, SteadyWindow window) {
+        LatencyHistogram latencies = new LatencyHistogram();
         AtomicReference<Exception> firstError = new AtomicReference<>();
         AtomicLong failed = new AtomicLong();
-        long valueBytes = 0;
-        long elapsedNanos;
+        AtomicLong ackedRecords = new AtomicLong();
+        AtomicLong ackedBytes = new AtomicLong();
+        long sent = 0;
+        SystemCpu.Snapshot cpuBefore = null;
+        SystemCpu.Snapshot cpuAfter;
+        SteadyWindow.Bounds bounds;
         try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(
                 ClientSettings.producer(bootstrapServers, acks, security))) {
             // Load the topic's metadata (and, with idempotence, a producer ID) before the clock starts.
             producer.partitionsFor(topic);
-            long startNanos = System.nanoTime();
-            for (int i = 0; i < records; i++) {
-                byte[] value = payloads.get(i);
-                valueBytes += value.length;
-                long sendNanos = System.nanoTime();
+            bounds = window.from(System.nanoTime());
+            long now = System.nanoTime();
+            while (now < bounds.endNanos() && firstError.get() == null) {
+                if (cpuBefore == null && now >= bounds.beginNanos()) {
+                    cpuBefore = SystemCpu.snapshot();
+                }
+                byte[] value = payloads.get(sent++);
+                long sendNanos = now;
                 producer.send(new ProducerRecord<>(topic, value), (metadata, exception) -> {
                     if (exception != null) {
                         failed.incrementAndGet();
                         firstError.compareAndSet(null, exception);
-                    } else {
-                        latencies.record(System.nanoTime() - sendNanos);
+                        return;
+                    }
+                    long ackNanos = System.nanoTime();
+                    if (bounds.contains(ackNanos)) {
+                        ackedRecords.incrementAndGet();
+                        ackedBytes.addAndGet(value.length);
+                    }
+                    if (bounds.contains(sendNanos)) {
+                        latencies.record(ackNanos - sendNanos);
                     }
                 });
+                now = System.nanoTime();
             }
+            cpuAfter = SystemCpu.snapshot();
             producer.flush();
-            elapsedNanos = System.nanoTime() - startNanos;
         }
         if (firstError.get() != null) {
-            throw new IllegalStateException(failed.get() + " of " + records + " sends to " + topic + " (acks="
+            throw new IllegalStateException(failed.get() + " of " + sent + " sends to " + topic + " (acks="
                     + acks.config() + ") failed; the first error", firstError.get());
         }
-        Result result = new Result(new Throughput(records, valueBytes, elapsedNanos), latencies.summary());
-        log.info("Produced {} records to {} (acks={}) in {} s: {} records/s, {} MiB/s, p50 {} ms, p99 {} ms",
-                records, topic, acks.config(), String.format("%.2f", result.throughput().seconds()),
+        if (cpuBefore == null) {
+            throw new IllegalStateException("The measured interval of " + topic + " never began");
+        }
+        Result result = new Result(new Throughput(ackedRecords.get(), ackedBytes.get(), bounds.lengthNanos()),
+                latencies.summary(), OptionalDouble.of(cpuAfter.systemSecondsSince(cpuBefore)));
+        log.info("Produced to {} (acks={}) for {} s after {} s of warm-up: {} records/s, {} MiB/s, p50 {} ms, "
+                        + "p99 {} ms, p99.9 {} ms, {} system CPU-s", topic, acks.config(),
+                window.measured().toSeconds(), window.warmUp().toSeconds(),
                 String.format("%.0f", result.throughput().recordsPerSecond()),
                 String.format("%.1f", result.throughput().mebibytesPerSecond()),
-                String.format("%.1f", result.latency().p50Ms()), String.format("%.1f", result.latency().p99Ms()));
+                String.format("%.1f", result.latency().p50Ms()), String.format("%.1f", result.latency().p99Ms()),
+                String.format("%.1f", result.latency().p999Ms()),
+                String.format("%.1f", result.systemCpuSeconds().getAsDouble()));
         return result;
     }
 
-    record Result(Throughput throughput, LatencyRecorder.LatencySummary latency) {
+    record Result(Throughput throughput, LatencyRecorder.LatencySummary latency, OptionalDouble systemCpuSeconds) {
     }
 }

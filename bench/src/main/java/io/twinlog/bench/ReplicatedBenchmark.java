@@ -15,9 +15,10 @@ import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Replicated produce on a started three-broker cluster: a warm-up (acks=all to an 8-partition topic, not
- * reported), then for 1 and 8 partitions one producer sends N records with {@code acks=all} (idempotence on) to a
- * fresh topic with replication factor 3 and {@code min.insync.replicas=2}. Every record is acknowledged only once
+ * Replicated produce on a started three-broker cluster: for 1 and 8 partitions one producer sends with
+ * {@code acks=all} (idempotence on) to a fresh topic with replication factor 3 and {@code min.insync.replicas=2}
+ * for the options' {@link SteadyWindow} (a warm-up, then the measured interval), after a warm-up of the fresh
+ * cluster (acks=all to an 8-partition topic for the window's warm-up time, not reported). Every record is acknowledged only once
  * all three replicas have it (both systems wait for the whole ISR, which stays at three members unless a follower
  * falls {@code replica.lag.time.max.ms} behind). Producer settings are those of the single-node benchmark.
  */
@@ -50,20 +51,17 @@ final class ReplicatedBenchmark {
         try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers))) {
             BenchTopics topics = new BenchTopics(admin);
             ProduceBenchmark produce = new ProduceBenchmark(bootstrapServers, payloads);
-            if (options.warmUpRecords() > 0) {
-                String warmUpTopic = topicPrefix() + "-warmup";
-                log.info("[{}] Replicated warm-up: {} records to {}", cluster.name(), options.warmUpRecords(),
-                        warmUpTopic);
-                topics.createReplicated(warmUpTopic, WARM_UP_PARTITIONS, REPLICATION_FACTOR, MIN_IN_SYNC_REPLICAS);
-                produce.run(warmUpTopic, Acks.ALL, options.warmUpRecords());
-            }
+            String warmUpTopic = topicPrefix() + "-warmup";
+            topics.createReplicatedBounded(warmUpTopic, WARM_UP_PARTITIONS, REPLICATION_FACTOR,
+                    MIN_IN_SYNC_REPLICAS);
+            produce.warmUp(warmUpTopic, options.window().warmUp());
             for (int partitions : SystemBenchmark.PARTITION_COUNTS) {
                 String topic = topicPrefix() + "-p" + partitions;
-                topics.createReplicated(topic, partitions, REPLICATION_FACTOR, MIN_IN_SYNC_REPLICAS);
-                ProduceBenchmark.Result result = produce.run(topic, Acks.ALL, options.replicatedRecords());
+                topics.createReplicatedBounded(topic, partitions, REPLICATION_FACTOR, MIN_IN_SYNC_REPLICAS);
+                ProduceBenchmark.Result result = produce.run(topic, Acks.ALL, options.window());
                 checkInSyncReplicas(admin, topic);
                 measurements.add(new Measurement(workload(partitions), cluster.name(), round, result.throughput(),
-                        Optional.of(result.latency())));
+                        Optional.of(result.latency()), result.systemCpuSeconds()));
             }
         }
         return measurements;

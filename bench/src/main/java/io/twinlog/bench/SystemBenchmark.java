@@ -2,8 +2,6 @@ package io.twinlog.bench;
 
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -13,17 +11,18 @@ import java.util.Map;
 import java.util.Optional;
 
 /**
- * Runs every workload against one started system, in a fixed order: a warm-up (produce with both acks settings to
- * an 8-partition topic, then consume it; not reported), then for 1 and 8 partitions: produce with {@code acks=1}
- * to a fresh topic, produce with {@code acks=all} to another fresh topic, and consume the {@code acks=all} topic.
- * Topic names start with the system's name and the round so no two brokers in this JVM share per-topic metric
- * names.
+ * Runs every workload against one started system, in a fixed order, each for the options' {@link SteadyWindow}
+ * (a warm-up, then the measured interval), after a warm-up of the fresh cluster (acks=all to an 8-partition topic
+ * for the window's warm-up time: the first workload after a cluster start ran at half speed without it, as the
+ * JIT recompiled code both systems share): for 1 and 8 partitions, produce with {@code acks=1} to a fresh topic,
+ * produce with {@code acks=all} to another fresh topic, and consume the {@code acks=all} topic. Topic names start
+ * with the system's name and the round so no two brokers in this JVM share per-topic metric names; their size is
+ * bounded ({@link BenchTopics#boundedSize}) so that the logs stay in memory.
  */
 final class SystemBenchmark {
-    private static final Logger log = LoggerFactory.getLogger(SystemBenchmark.class);
     static final List<Integer> PARTITION_COUNTS = List.of(1, 8);
-    private static final int WARM_UP_PARTITIONS = 8;
     private static final Duration CONSUME_STALL_TIMEOUT = Duration.ofSeconds(30);
+    private static final int WARM_UP_PARTITIONS = 8;
 
     private final ClusterUnderTest cluster;
     private final BenchOptions options;
@@ -47,31 +46,23 @@ final class SystemBenchmark {
             ProduceBenchmark produce = new ProduceBenchmark(bootstrapServers, payloads, cluster.clientSecurity());
             ConsumeBenchmark consume = new ConsumeBenchmark(bootstrapServers, CONSUME_STALL_TIMEOUT,
                     cluster.clientSecurity());
-
-            if (options.warmUpRecords() > 0) {
-                String warmUpTopic = topicPrefix() + "-warmup";
-                log.info("[{}] Warm-up: {} records per acks setting to {}", cluster.name(), options.warmUpRecords(),
-                        warmUpTopic);
-                topics.create(warmUpTopic, WARM_UP_PARTITIONS);
-                for (Acks acks : Acks.values()) {
-                    produce.run(warmUpTopic, acks, options.warmUpRecords());
-                }
-                consume.run(warmUpTopic, WARM_UP_PARTITIONS, 2L * options.warmUpRecords());
-            }
-
+            SteadyWindow window = options.window();
+            String warmUpTopic = topicPrefix() + "-warmup";
+            topics.createBounded(warmUpTopic, WARM_UP_PARTITIONS);
+            produce.warmUp(warmUpTopic, window.warmUp());
             for (int partitions : PARTITION_COUNTS) {
                 String consumeTopic = null;
-                for (Acks acks : Acks.values()) {
+                for (Acks acks : options.singleNodeAcks()) {
                     String topic = topicPrefix() + "-p" + partitions + "-acks" + acks.config();
-                    topics.create(topic, partitions);
-                    ProduceBenchmark.Result result = produce.run(topic, acks, options.records());
+                    topics.createBounded(topic, partitions);
+                    ProduceBenchmark.Result result = produce.run(topic, acks, window);
                     measurements.add(new Measurement(Measurement.produceWorkload(partitions, acks), cluster.name(),
-                            round, result.throughput(), Optional.of(result.latency())));
+                            round, result.throughput(), Optional.of(result.latency()), result.systemCpuSeconds()));
                     consumeTopic = topic;
                 }
-                Throughput consumed = consume.run(consumeTopic, partitions, options.records());
+                ConsumeBenchmark.Measured consumed = consume.run(consumeTopic, partitions, window);
                 measurements.add(new Measurement(Measurement.consumeWorkload(partitions), cluster.name(), round,
-                        consumed, Optional.empty()));
+                        consumed.throughput(), Optional.empty(), consumed.systemCpuSeconds()));
             }
         }
         return measurements;

@@ -78,6 +78,7 @@ public final class TwinlogCluster implements ClusterUnderTest {
         props.setProperty("num.partitions", "1");
         props.setProperty("offsets.topic.replication.factor", "1");
         props.setProperty("group.initial.rebalance.delay.ms", "0");
+        props.setProperty(BenchTopics.RETENTION_CHECK_INTERVAL_CONFIG, BenchTopics.RETENTION_CHECK_INTERVAL_MS);
         broker = new BrokerServer(new BrokerConfig(props), Time.SYSTEM);
         broker.start();
     }

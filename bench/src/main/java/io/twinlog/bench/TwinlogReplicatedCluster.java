@@ -75,6 +75,7 @@ final class TwinlogReplicatedCluster implements ReplicatedCluster {
             p.setProperty(BrokerConfig.ZOOKEEPER_CONNECT, connect);
             p.setProperty(BrokerConfig.ZOOKEEPER_SESSION_TIMEOUT_MS, Integer.toString(sessionTimeoutMs));
             p.setProperty(BrokerConfig.NUM_PARTITIONS, "1");
+            p.setProperty(BenchTopics.RETENTION_CHECK_INTERVAL_CONFIG, BenchTopics.RETENTION_CHECK_INTERVAL_MS);
             p.putAll(overrides);
             BrokerServer broker = new BrokerServer(new BrokerConfig(p), Time.SYSTEM);
             brokers.put(id, broker);
