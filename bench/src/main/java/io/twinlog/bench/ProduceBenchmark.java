@@ -56,7 +56,9 @@ final class ProduceBenchmark {
         AtomicLong ackedBytes = new AtomicLong();
         long sent = 0;
         SystemCpu.Snapshot cpuBefore = null;
+        ThreadCpu threadsBefore = null;
         SystemCpu.Snapshot cpuAfter;
+        ThreadCpu threadsAfter;
         SteadyWindow.Bounds bounds;
         try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(
                 ClientSettings.producer(bootstrapServers, acks, security))) {
@@ -67,6 +69,7 @@ final class ProduceBenchmark {
             while (now < bounds.endNanos() && firstError.get() == null) {
                 if (cpuBefore == null && now >= bounds.beginNanos()) {
                     cpuBefore = SystemCpu.snapshot();
+                    threadsBefore = ThreadCpu.snapshot();
                 }
                 byte[] value = payloads.get(sent++);
                 long sendNanos = now;
@@ -88,6 +91,7 @@ final class ProduceBenchmark {
                 now = System.nanoTime();
             }
             cpuAfter = SystemCpu.snapshot();
+            threadsAfter = ThreadCpu.snapshot();
             producer.flush();
         }
         if (firstError.get() != null) {
@@ -107,6 +111,8 @@ final class ProduceBenchmark {
                 String.format("%.1f", result.latency().p50Ms()), String.format("%.1f", result.latency().p99Ms()),
                 String.format("%.1f", result.latency().p999Ms()),
                 String.format("%.1f", result.systemCpuSeconds().getAsDouble()));
+        log.info("Where the cores went while producing to {}:{}", topic,
+                ThreadCpu.describe(threadsAfter.coresSince(threadsBefore, bounds.lengthNanos()), 12));
         return result;
     }
 
