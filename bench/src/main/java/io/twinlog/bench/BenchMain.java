@@ -11,6 +11,7 @@ import java.time.ZonedDateTime;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 /**
@@ -90,6 +91,7 @@ public final class BenchMain {
                             case MIRROR_SCALE -> runMirrorScale(round, options, payloads, results);
                             case FAILBACK -> runFailback(round, options, results);
                             case GROUPS -> runGroups(system, round, options, results);
+                            case FETCH_SESSIONS -> runFetchSessions(system, round, options, payloads, results);
                         });
                     } catch (Exception e) {
                         log.error("[{}] Round {}, {} failed", system, round, phase, e);
@@ -161,6 +163,21 @@ public final class BenchMain {
             }
             return finished(system, Phase.GROUPS, round, startupMs, before);
         }
+    }
+
+    /** One fresh single-broker cluster with fetch sessions and one without. */
+    private static Results.SystemRun runFetchSessions(String system, int round, BenchOptions options,
+                                                      Payloads payloads, Results results) throws Exception {
+        long startupMs = 0;
+        CpuAccounting.Snapshot before = CpuAccounting.snapshot();
+        for (FetchSessionsBenchmark.Sessions sessions : FetchSessionsBenchmark.Sessions.values()) {
+            try (ClusterUnderTest cluster = createSingle(system, false, sessions.brokerOverrides())) {
+                startupMs = Math.max(startupMs, start(system, cluster::start, cluster::bootstrapServers));
+                results.fetchSessions.addAll(new FetchSessionsBenchmark(cluster, round, options, payloads)
+                        .run(sessions));
+            }
+        }
+        return finished(system, Phase.FETCH_SESSIONS, round, startupMs, before);
     }
 
     /** One fresh cluster per failure mode, so every measurement starts from three healthy brokers. */
@@ -287,9 +304,13 @@ public final class BenchMain {
     }
 
     private static ClusterUnderTest createSingle(String system, boolean saslSsl) {
+        return createSingle(system, saslSsl, Map.of());
+    }
+
+    private static ClusterUnderTest createSingle(String system, boolean saslSsl, Map<String, String> overrides) {
         return switch (system) {
-            case "twinlog" -> new TwinlogCluster(TempDirectories.create(system), saslSsl);
-            case "kafka" -> new KafkaCluster(TempDirectories.create(system), saslSsl);
+            case "twinlog" -> new TwinlogCluster(TempDirectories.create(system), saslSsl, overrides);
+            case "kafka" -> new KafkaCluster(TempDirectories.create(system), saslSsl, overrides);
             default -> throw new IllegalArgumentException("Unknown system " + system);
         };
     }

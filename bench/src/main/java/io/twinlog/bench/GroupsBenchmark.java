@@ -56,14 +56,11 @@ final class GroupsBenchmark {
     private static final long TIMEOUT_MS = 60_000;
     private static final long VERIFY_TIMEOUT_MS = 10_000;
 
-    /** One figure of the groups phase; {@code higherIsBetter} tells how to read the Twinlog / Kafka ratio. */
-    record Figure(String system, int round, String name, double value, String unit, boolean higherIsBetter) {
-    }
 
     private final ClusterUnderTest cluster;
     private final int round;
     private final BenchOptions options;
-    private final List<Figure> figures = new ArrayList<>();
+    private final List<SystemFigure> figures = new ArrayList<>();
     private final List<String> notes = new ArrayList<>();
 
     GroupsBenchmark(ClusterUnderTest cluster, int round, BenchOptions options) {
@@ -72,7 +69,7 @@ final class GroupsBenchmark {
         this.options = options;
     }
 
-    List<Figure> figures() {
+    List<SystemFigure> figures() {
         return figures;
     }
 
@@ -300,7 +297,7 @@ final class GroupsBenchmark {
     }
 
     private void add(String name, double value, String unit, boolean higherIsBetter) {
-        figures.add(new Figure(cluster.name(), round, name, value, unit, higherIsBetter));
+        figures.add(new SystemFigure(cluster.name(), round, name, value, unit, higherIsBetter));
     }
 
     static double median(double[] sorted) {

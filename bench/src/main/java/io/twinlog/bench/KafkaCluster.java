@@ -20,6 +20,7 @@ import java.util.Map;
 public final class KafkaCluster implements ClusterUnderTest {
     private final Path baseDirectory;
     private final boolean saslSsl;
+    private final Map<String, String> brokerOverrides;
     private KafkaClusterTestKit cluster;
 
     public KafkaCluster(Path baseDirectory) {
@@ -32,8 +33,14 @@ public final class KafkaCluster implements ClusterUnderTest {
      *                PLAINTEXT; clients never use it)
      */
     public KafkaCluster(Path baseDirectory, boolean saslSsl) {
+        this(baseDirectory, saslSsl, Map.of());
+    }
+
+    /** @param brokerOverrides broker settings applied last (for example fetch session cache slots) */
+    public KafkaCluster(Path baseDirectory, boolean saslSsl, Map<String, String> brokerOverrides) {
         this.baseDirectory = baseDirectory;
         this.saslSsl = saslSsl;
+        this.brokerOverrides = brokerOverrides;
     }
 
     @Override
@@ -50,7 +57,7 @@ public final class KafkaCluster implements ClusterUnderTest {
                 .setBaseDirectory(baseDirectory)
                 .setBrokerSecurityProtocol(saslSsl ? SecurityProtocol.SASL_SSL : SecurityProtocol.PLAINTEXT)
                 .build();
-        cluster = new KafkaClusterTestKit.Builder(nodes)
+        KafkaClusterTestKit.Builder builder = new KafkaClusterTestKit.Builder(nodes)
                 .setConfigProp("num.partitions", "1")
                 .setConfigProp("offsets.topic.replication.factor", "1")
                 .setConfigProp("transaction.state.log.replication.factor", "1")
@@ -59,8 +66,9 @@ public final class KafkaCluster implements ClusterUnderTest {
                 .setConfigProp(BenchTopics.RETENTION_CHECK_INTERVAL_CONFIG, BenchTopics.RETENTION_CHECK_INTERVAL_MS)
                 // with SASL the kit turns on StandardAuthorizer with its admin as super user; the controller
                 // listener stays PLAINTEXT, so the broker registering there (ANONYMOUS) must be one too
-                .setConfigProp("super.users", "User:" + JaasUtils.KAFKA_PLAIN_ADMIN + ";User:ANONYMOUS")
-                .build();
+                .setConfigProp("super.users", "User:" + JaasUtils.KAFKA_PLAIN_ADMIN + ";User:ANONYMOUS");
+        brokerOverrides.forEach(builder::setConfigProp);
+        cluster = builder.build();
         formatQuietly(cluster);
         cluster.startup();
         cluster.waitForReadyBrokers();

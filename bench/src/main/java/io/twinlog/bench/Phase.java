@@ -40,6 +40,11 @@ enum Phase {
      */
     GROUPS("groups"),
     /**
+     * Incremental fetch sessions (not in the default set): a consumer of 1,000 partitions with little traffic, on
+     * one broker per system with sessions and without; see {@link FetchSessionsBenchmark}.
+     */
+    FETCH_SESSIONS("fetch-sessions"),
+    /**
      * Failback cost (not in the default set, Twinlog only): a large shared prefix, a 1,000-record divergent tail on
      * each side, the failback's time and bytes fetched, and --verify; see {@link FailbackBenchmark}.
      */

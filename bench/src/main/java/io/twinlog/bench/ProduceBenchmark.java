@@ -10,6 +10,7 @@ import java.util.Map;
 import java.util.OptionalDouble;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.atomic.LongAdder;
 
 /**
  * Sends values without keys (so the sticky partitioner spreads batches over all partitions) as fast as the
@@ -52,8 +53,8 @@ final class ProduceBenchmark {
         LatencyHistogram latencies = new LatencyHistogram();
         AtomicReference<Exception> firstError = new AtomicReference<>();
         AtomicLong failed = new AtomicLong();
-        AtomicLong ackedRecords = new AtomicLong();
-        AtomicLong ackedBytes = new AtomicLong();
+        LongAdder ackedRecords = new LongAdder();
+        LongAdder ackedBytes = new LongAdder();
         long sent = 0;
         SystemCpu.Snapshot cpuBefore = null;
         ThreadCpu threadsBefore = null;
@@ -81,8 +82,8 @@ final class ProduceBenchmark {
                     }
                     long ackNanos = System.nanoTime();
                     if (bounds.contains(ackNanos)) {
-                        ackedRecords.incrementAndGet();
-                        ackedBytes.addAndGet(value.length);
+                        ackedRecords.increment();
+                        ackedBytes.add(value.length);
                     }
                     if (bounds.contains(sendNanos)) {
                         latencies.record(ackNanos - sendNanos);
@@ -101,7 +102,7 @@ final class ProduceBenchmark {
         if (cpuBefore == null) {
             throw new IllegalStateException("The measured interval of " + topic + " never began");
         }
-        Result result = new Result(new Throughput(ackedRecords.get(), ackedBytes.get(), bounds.lengthNanos()),
+        Result result = new Result(new Throughput(ackedRecords.sum(), ackedBytes.sum(), bounds.lengthNanos()),
                 latencies.summary(), OptionalDouble.of(cpuAfter.systemSecondsSince(cpuBefore)));
         log.info("Produced to {} (acks={}) for {} s after {} s of warm-up: {} records/s, {} MiB/s, p50 {} ms, "
                         + "p99 {} ms, p99.9 {} ms, {} system CPU-s", topic, acks.config(),

@@ -64,6 +64,9 @@ final class Report {
         if (!results.groups.isEmpty() || !results.groupsNotes.isEmpty()) {
             out.append("\n").append(groupsSection());
         }
+        if (!results.fetchSessions.isEmpty()) {
+            out.append("\n").append(fetchSessionsSection());
+        }
         return out.toString();
     }
 
@@ -633,9 +636,40 @@ final class Report {
             out.append("- ").append(roundOrder()).append(".\n");
         }
         out.append('\n');
+        out.append(figureTables(results.groups));
+        out.append('\n');
+        for (String note : results.groupsNotes) {
+            out.append("- ").append(note).append('\n');
+        }
+        return out.toString();
+    }
+
+    private String fetchSessionsSection() {
+        StringBuilder out = new StringBuilder("### Incremental fetch sessions\n\n");
+        out.append(String.format(Locale.ROOT, "- One broker per system, once with the default %s and once with 0 "
+                        + "(no sessions). One consumer (assign(), no group) of %,d partitions of one topic; a "
+                        + "producer writes %d records/s of %d B round-robin over them. %d s of warm-up, then %d s "
+                        + "measured: the consumer's fetch requests per second, bytes sent per request and received "
+                        + "per response (its network client's totals), and the system's CPU per second.%n",
+                FetchSessionsBenchmark.SLOTS_CONFIG, FetchSessionsBenchmark.PARTITIONS,
+                FetchSessionsBenchmark.RECORDS_PER_SECOND, options.recordSizeBytes(), options.warmUpSeconds(),
+                options.measuredSeconds()));
+        if (options.rounds() > 1) {
+            out.append("- ").append(roundOrder()).append(".\n");
+        }
+        out.append('\n').append(figureTables(results.fetchSessions));
+        return out.toString();
+    }
+
+    /**
+     * Named figures per system: median over rounds, min to max, spread and every round; then, when both systems
+     * ran, Twinlog / Kafka of the medians and per round.
+     */
+    private String figureTables(List<SystemFigure> figures) {
+        StringBuilder out = new StringBuilder();
         Map<String, Map<String, Map<Integer, Double>>> byName = new LinkedHashMap<>();
-        Map<String, GroupsBenchmark.Figure> kinds = new LinkedHashMap<>();
-        for (GroupsBenchmark.Figure f : results.groups) {
+        Map<String, SystemFigure> kinds = new LinkedHashMap<>();
+        for (SystemFigure f : figures) {
             byName.computeIfAbsent(f.name(), k -> new LinkedHashMap<>())
                     .computeIfAbsent(f.system(), k -> new TreeMap<>()).put(f.round(), f.value());
             kinds.putIfAbsent(f.name(), f);
@@ -677,10 +711,6 @@ final class Report {
             });
             out.append("\nTwinlog / Kafka (ratio of the medians; per round in round order):\n\n")
                     .append(ratios.render());
-        }
-        out.append('\n');
-        for (String note : results.groupsNotes) {
-            out.append("- ").append(note).append('\n');
         }
         return out.toString();
     }

@@ -20,7 +20,8 @@ final class Results {
     final List<String> mirrorNotes = new ArrayList<>();
     final List<MirrorBenchmark.Figure> mirrorScale = new ArrayList<>();
     final List<String> mirrorScaleNotes = new ArrayList<>();
-    final List<GroupsBenchmark.Figure> groups = new ArrayList<>();
+    final List<SystemFigure> groups = new ArrayList<>();
+    final List<SystemFigure> fetchSessions = new ArrayList<>();
     final List<String> groupsNotes = new ArrayList<>();
 
     /**

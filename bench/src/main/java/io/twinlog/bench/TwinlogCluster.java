@@ -27,6 +27,7 @@ public final class TwinlogCluster implements ClusterUnderTest {
 
     private final Path baseDirectory;
     private final boolean saslSsl;
+    private final Map<String, String> brokerOverrides;
     private TestCertificates certificates;
     private BrokerServer broker;
 
@@ -36,8 +37,14 @@ public final class TwinlogCluster implements ClusterUnderTest {
 
     /** @param saslSsl serve one SASL_SSL listener (SASL/PLAIN over TLS with a keytool certificate) */
     public TwinlogCluster(Path baseDirectory, boolean saslSsl) {
+        this(baseDirectory, saslSsl, Map.of());
+    }
+
+    /** @param brokerOverrides broker settings applied last (for example fetch session cache slots) */
+    public TwinlogCluster(Path baseDirectory, boolean saslSsl, Map<String, String> brokerOverrides) {
         this.baseDirectory = baseDirectory;
         this.saslSsl = saslSsl;
+        this.brokerOverrides = brokerOverrides;
     }
 
     @Override
@@ -79,6 +86,7 @@ public final class TwinlogCluster implements ClusterUnderTest {
         props.setProperty("offsets.topic.replication.factor", "1");
         props.setProperty("group.initial.rebalance.delay.ms", "0");
         props.setProperty(BenchTopics.RETENTION_CHECK_INTERVAL_CONFIG, BenchTopics.RETENTION_CHECK_INTERVAL_MS);
+        props.putAll(brokerOverrides);
         broker = new BrokerServer(new BrokerConfig(props), Time.SYSTEM);
         broker.start();
     }
