@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # Builds Twinlog with the bench module and runs the Twinlog vs Apache Kafka benchmark: single-node
-# produce/consume, replicated produce on three brokers, leader failover, and (only when asked for with
-# --phases mirror) cluster mirroring against MirrorMaker 2, run between Twinlog clusters and between Kafka clusters,
-# (only with --phases groups) consumer groups: offset commits and time to a stable assignment, and (only with
-# --phases txn) transactions: one transactional producer committing every 100 ms on three brokers.
+# produce/consume, replicated produce on three brokers, leader failover, and, when named in --phases, sasl-ssl, txn,
+# mirror (against MirrorMaker 2), mirror-scale, groups, fetch-sessions and failback. Throughput workloads run for a
+# warm-up and a measured interval (5 s and 20 s), 5 rounds; --quick gives the headline ratios in about 8 minutes.
 #
-#   bench/run.sh [--records N] [--replicated-records N] [--warmup-records N] [--record-size N]
-#                [--systems twinlog,kafka] [--phases single,sasl-ssl,replicated,failover,txn,mirror,groups]
+#   bench/run.sh [--quick] [--warmup-seconds N] [--measure-seconds N] [--records N] [--record-size N]
+#                [--systems twinlog,kafka] [--phases single,sasl-ssl,replicated,failover,txn,mirror,groups,...]
 #                [--mirror-setups twinlog,mm2-twinlog,mm2-kafka] [--group-commits N] [--group-repetitions N]
-#                [--session-timeout-ms N] [--rounds N] [--seed N] [--output FILE]
+#                [--session-timeout-ms N] [--rounds N] [--seed N] [--page-cache-ballast true|false]
+#                [--output FILE]
 #
 # On a machine shared with other builds, run it as `flock /tmp/twinlog-mvn.lock bench/run.sh ...`.
 # Results are printed on stdout and written to bench/results/latest.md; progress goes to stderr; MirrorMaker 2's
