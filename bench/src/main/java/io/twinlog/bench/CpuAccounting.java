@@ -42,7 +42,8 @@ final class CpuAccounting {
         }
     }
 
-    private static double processCpuSeconds() {
+    /** This JVM's CPU time in seconds (all threads, GC and JIT included); NaN where the JVM does not say. */
+    static double processCpuSeconds() {
         if (ManagementFactory.getOperatingSystemMXBean() instanceof com.sun.management.OperatingSystemMXBean os) {
             return os.getProcessCpuTime() / 1e9;
         }

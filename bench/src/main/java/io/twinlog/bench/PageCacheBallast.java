@@ -32,6 +32,8 @@ final class PageCacheBallast implements AutoCloseable {
     /** Left free for the JVM's native memory, thread stacks and the operating system. */
     private static final long RESERVE_BYTES = 3L << 30;
     private static final int CHUNK_BYTES = 8 << 20;
+    /** Disk left free for the systems' data (the bounded topics of a run need a few GiB at a time). */
+    private static final long DISK_RESERVE_BYTES = 16L << 30;
 
     private final Path file;
     private long size;
@@ -49,7 +51,19 @@ final class PageCacheBallast implements AutoCloseable {
                     .orElse("unknown"));
             return Optional.empty();
         }
-        long size = (available.get() - RESERVE_BYTES) / CHUNK_BYTES * CHUNK_BYTES;
+        long wanted = available.get() - RESERVE_BYTES;
+        long diskRoom = Files.getFileStore(directory).getUsableSpace() - DISK_RESERVE_BYTES;
+        long size = Math.min(wanted, diskRoom) / CHUNK_BYTES * CHUNK_BYTES;
+        if (size <= 0) {
+            log.warn("No page cache ballast: {} MiB of disk usable in {}, {} MiB kept for the systems' data; the "
+                    + "throughput figures may then measure this VM's first touch of memory (see bench/README.md)",
+                    Files.getFileStore(directory).getUsableSpace() >> 20, directory, DISK_RESERVE_BYTES >> 20);
+            return Optional.empty();
+        }
+        if (size < wanted / CHUNK_BYTES * CHUNK_BYTES) {
+            log.warn("Page cache ballast cut to {} MiB of the {} MiB wanted, to leave {} MiB of disk for the "
+                    + "systems' data", size >> 20, wanted >> 20, DISK_RESERVE_BYTES >> 20);
+        }
         Path file = directory.resolve("page-cache-ballast");
         long startNanos = System.nanoTime();
         log.info("Writing a page cache ballast of {} MiB to {} (about 10 s per GiB the host has to back again)",
@@ -92,7 +106,8 @@ final class PageCacheBallast implements AutoCloseable {
         long grown = 0;
         Optional<Long> free = memFreeBytes();
         if (free.isPresent() && free.get() > RESERVE_BYTES + CHUNK_BYTES) {
-            long more = (free.get() - RESERVE_BYTES) / CHUNK_BYTES * CHUNK_BYTES;
+            long diskRoom = Files.getFileStore(file).getUsableSpace() - DISK_RESERVE_BYTES;
+            long more = Math.max(0, Math.min(free.get() - RESERVE_BYTES, diskRoom)) / CHUNK_BYTES * CHUNK_BYTES;
             chunk = filledChunk();
             try (FileChannel channel = FileChannel.open(file, StandardOpenOption.WRITE)) {
                 for (long written = 0; written < more; ) {

@@ -30,11 +30,7 @@ final class SystemCpu {
                 clientNanos += Math.max(0, threads.getThreadCpuTime(info.getThreadId()));
             }
         }
-        double process = Double.NaN;
-        if (ManagementFactory.getOperatingSystemMXBean() instanceof com.sun.management.OperatingSystemMXBean os) {
-            process = os.getProcessCpuTime() / 1e9;
-        }
-        return new Snapshot(process, clientNanos / 1e9);
+        return new Snapshot(CpuAccounting.processCpuSeconds(), clientNanos / 1e9);
     }
 
     static boolean isClientThread(String threadName) {
