@@ -210,6 +210,14 @@ final class MirrorScaleBenchmark {
             throw new IllegalStateException("StartMirrorTopics failed for " + errors.size() + " topics, e.g. "
                     + errors.entrySet().iterator().next());
         }
+        add(label + ": StartMirrorTopics call", (System.nanoTime() - mirrorStart) / 1e6, "ms");
+        awaitImage(pair.destination, "all " + partitions() + " destination partitions led", image -> {
+            long led = image.topics().values().stream().filter(t -> t.name().startsWith("scale-"))
+                    .flatMap(t -> t.partitions().values().stream()).filter(p -> p.leader() >= 0).count();
+            return led == partitions() ? null : led + " led";
+        });
+        add(label + ": StartMirrorTopics until all destination partitions led", (System.nanoTime() - mirrorStart) / 1e6,
+                "ms");
         awaitMirrorStates(pair, MirrorPartitionState.MIRRORING);
         add(label + ": StartMirrorTopics until all MIRRORING", (System.nanoTime() - mirrorStart) / 1e6, "ms");
         metadataFigures(label + ": destination", before, ClusterReading.of(pair.destination), false);

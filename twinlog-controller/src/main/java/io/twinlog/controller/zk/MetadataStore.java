@@ -2,6 +2,7 @@ package io.twinlog.controller.zk;
 
 import io.twinlog.controller.metadata.BrokerRegistration;
 import io.twinlog.controller.metadata.TopicAssignment;
+import org.apache.curator.RetryLoop;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.api.transaction.CuratorOp;
 import org.apache.kafka.common.Uuid;
@@ -11,6 +12,8 @@ import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.Op;
+import org.apache.zookeeper.OpResult;
 import org.apache.zookeeper.data.Stat;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -183,14 +186,22 @@ public final class MetadataStore {
         for (Integer p : assignment.keySet()) {
             ops.add(zk.transactionOp().create().forPath(ZkPaths.partition(topic, p)));
         }
-        if (zk.checkExists().forPath(ZkPaths.topicConfig(topic)) != null) {
+        // a leftover config and a deletion mark of this name, read together (one round trip: a start of 100 mirror
+        // topics creates them at once, each round trip queued behind the broker's metadata reads, decision 94)
+        List<OpResult> found = multiRead(List.of(Op.getData(ZkPaths.topicConfig(topic)),
+                Op.getData(ZkPaths.topicDeletion(topic))));
+        if (found.get(0) instanceof OpResult.GetDataResult) {
             // a leftover from a topic deleted while this path was being written; the new topic's configs win
             ops.add(zk.transactionOp().setData().forPath(ZkPaths.topicConfig(topic), configJson(configs)));
         } else {
             ops.add(zk.transactionOp().create().forPath(ZkPaths.topicConfig(topic), configJson(configs)));
         }
         Stat mark = new Stat();
-        Optional<Uuid> markedId = deletionMarkOf(topic, mark);
+        Optional<Uuid> markedId = Optional.empty();
+        if (found.get(1) instanceof OpResult.GetDataResult markData) {
+            mark = markData.getStat();
+            markedId = Optional.of(markedTopicId(markData.getData(), ZkPaths.topicDeletion(topic)));
+        }
         if (markedId.isPresent() && markedId.get().equals(topicId)) {
             // a mirror topic created again has the source's topic ID, the very ID the mark names: brokers would take
             // the new topic for the deleted one, so the mark goes with this creation. A mark of another topic ID stays
@@ -374,11 +385,20 @@ public final class MetadataStore {
     private Optional<Uuid> deletionMarkOf(String topic, Stat stat) throws Exception {
         String path = ZkPaths.topicDeletion(topic);
         try {
-            Object id = Json.decode(zk.getData().storingStatIn(stat).forPath(path), path).get("topicId");
-            return Optional.of(Uuid.fromString(String.valueOf(id)));
+            return Optional.of(markedTopicId(zk.getData().storingStatIn(stat).forPath(path), path));
         } catch (KeeperException.NoNodeException e) {
             return Optional.empty();
         }
+    }
+
+    private static Uuid markedTopicId(byte[] mark, String path) {
+        return Uuid.fromString(String.valueOf(Json.decode(mark, path).get("topicId")));
+    }
+
+    /** ZooKeeper's multi-read (Curator has none), under Curator's retry policy: a missing node is an error result. */
+    private List<OpResult> multiRead(List<Op> reads) throws Exception {
+        return RetryLoop.callWithRetry(zk.getZookeeperClient(), () -> zk.getZookeeperClient().getZooKeeper()
+                .multi(reads));
     }
 
     /** The brokers that held a replica of the marked topic; empty in a mark written before they were recorded. */
@@ -419,7 +439,14 @@ public final class MetadataStore {
      * and starts from the initial record).
      */
     private void deleteMirrorRecords(String topic) throws Exception {
-        for (String path : List.of(ZkPaths.mirrorStates(topic), ZkPaths.mirrorProgress(topic))) {
+        List<String> paths = List.of(ZkPaths.mirrorStates(topic), ZkPaths.mirrorProgress(topic));
+        // usually neither exists: one round trip to know, instead of a refused delete each
+        List<OpResult> found = multiRead(paths.stream().map(Op::getChildren).toList());
+        for (int i = 0; i < paths.size(); i++) {
+            String path = paths.get(i);
+            if (!(found.get(i) instanceof OpResult.GetChildrenResult)) {
+                continue;
+            }
             try {
                 zk.delete().deletingChildrenIfNeeded().forPath(path);
                 log.info("Deleted the mirror records {} of topic {}", path, topic);

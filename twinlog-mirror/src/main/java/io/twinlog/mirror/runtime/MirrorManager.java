@@ -352,7 +352,9 @@ public final class MirrorManager implements AutoCloseable {
                 }
                 try {
                     run(tp, partition.get(), def, desired, MirrorEvent.TICK,
-                            needsSource ? fetcherFor(def).sourceProblem(topic, localTopicId) : Optional.empty());
+                            needsSource ? fetcherFor(def).sourceProblem(topic, localTopicId) : Optional.empty(), true);
+                } catch (WriteFirst ex) {
+                    // its record goes with the others of this pass; the follow-up pass runs the action
                 } catch (ConcurrentRecordChange ex) {
                     log.info("[Mirror {} {}] {}; deciding again at the next pass", def.name(), tp, ex.getMessage());
                 } catch (FailoverStepsQueued ex) {
@@ -482,7 +484,7 @@ public final class MirrorManager implements AutoCloseable {
 
     /** One pass of the state machine over a partition this broker leads (or a fetcher report about it). */
     private void run(TopicPartition tp, MirrorLocalPartition partition, MirrorDefinition def, DesiredMirrorState desired,
-                     MirrorEvent event, Optional<SourceProblem> sourceProblem) throws Exception {
+                     MirrorEvent event, Optional<SourceProblem> sourceProblem, boolean batched) throws Exception {
         MirrorPartitionContext ctx = contexts.computeIfAbsent(tp, k -> new MirrorPartitionContext());
         ctx.refused = false;
         ctx.mirror = def.name();
@@ -492,7 +494,7 @@ public final class MirrorManager implements AutoCloseable {
             sourceHw = MirrorProgress.UNKNOWN.sourceHighWatermark(); // describe's lag -1, not a figure from before
         }
         metrics.onSourceEndOutOfDate(tp, outOfDate); // and the lag gauges alike
-        BrokerHost host = new BrokerHost(tp, partition, def);
+        BrokerHost host = new BrokerHost(tp, partition, def, batched);
         try {
             ctx.driver.pass(host, desired, event, sourceProblem,
                     sourceHw == null ? OptionalLong.empty() : OptionalLong.of(sourceHw), time.milliseconds());
@@ -516,11 +518,18 @@ public final class MirrorManager implements AutoCloseable {
         private final MirrorDefinition def;
         /** The peer's answer as the driver has it in this pass: what the decision written next was made with. */
         private PeerLookup peer = PeerLookup.NOT_ASKED;
+        /**
+         * Part of a pass over many partitions: an action that must follow this partition's deferred record stops its
+         * pass ({@link WriteFirst}) rather than writing that record alone, so a pass over 1,000 starting partitions
+         * writes their records in a few transactions instead of one each (decision 94).
+         */
+        private final boolean batched;
 
-        BrokerHost(TopicPartition tp, MirrorLocalPartition partition, MirrorDefinition def) {
+        BrokerHost(TopicPartition tp, MirrorLocalPartition partition, MirrorDefinition def, boolean batched) {
             this.tp = tp;
             this.partition = partition;
             this.def = def;
+            this.batched = batched;
         }
 
         @Override
@@ -543,6 +552,9 @@ public final class MirrorManager implements AutoCloseable {
             if (!(action instanceof MirrorAction.RemoveFetcher) && deferred.containsKey(tp)) {
                 // an action follows a write of this pass: the record goes first, as the machine decided them (not
                 // for removing the fetcher: no longer copying is safe under any record)
+                if (batched) {
+                    throw new WriteFirst(tp);
+                }
                 flush();
                 if (!contexts.containsKey(tp) || contexts.get(tp).refused) {
                     throw new ConcurrentRecordChange(tp);
@@ -567,6 +579,16 @@ public final class MirrorManager implements AutoCloseable {
     private static final class ConcurrentRecordChange extends Exception {
         ConcurrentRecordChange(TopicPartition tp) {
             super("the state record of " + tp + " changed concurrently");
+        }
+    }
+
+    /**
+     * An action must follow the partition's record, which waits for the others of the pass: its pass stops here, and
+     * the follow-up pass after the records are written (see {@link #passOver}) runs the action.
+     */
+    private static final class WriteFirst extends Exception {
+        WriteFirst(TopicPartition tp) {
+            super("the record of " + tp + " is written before its next action", null, false, false);
         }
     }
 
@@ -905,7 +927,7 @@ public final class MirrorManager implements AutoCloseable {
                 return;
             }
             try {
-                run(tp, p.get(), def, mt.desired(), event, Optional.empty());
+                run(tp, p.get(), def, mt.desired(), event, Optional.empty(), false);
             } catch (FailoverStepsQueued e) {
                 // appended just below
             } catch (MirrorCallRouter.AwaitingCall e) {

@@ -16,6 +16,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -171,6 +172,7 @@ public final class MirrorMetadataSync implements AutoCloseable {
         List<String> exclude = def.excludePatterns();
         Set<String> sourceTopics = source.listTopics().names().get(SOURCE_TIMEOUT_MS, TimeUnit.MILLISECONDS);
         MirrorImage mirrors = metadata.image().mirrors();
+        Map<String, Integer> discovered = new LinkedHashMap<>();
         for (String topic : sourceTopics) {
             if (mirrored.containsKey(topic) || mirrors.topics().containsKey(topic)
                     || MirrorQuarantine.TOPIC.equals(topic)
@@ -178,14 +180,19 @@ public final class MirrorMetadataSync implements AutoCloseable {
                     || exclude.stream().anyMatch(p -> Pattern.matches(p, topic))) {
                 continue;
             }
-            MirrorTopicStarter.TopicResult r = topics.startTopic(def.name(), topic, source);
+            discovered.put(topic, store.topicVersion(def.name(), topic));
+        }
+        if (discovered.isEmpty()) {
+            return;
+        }
+        topics.startTopics(def.name(), discovered, source).forEach((topic, r) -> {
             if (r.code() == 0) {
                 log.info("[Mirror {}] discovered source topic {} (matches {}); mirroring it", def.name(), topic, include);
             } else {
                 log.info("[Mirror {}] source topic {} matches {} but could not start: {}", def.name(), topic, include,
                         r.message());
             }
-        }
+        });
     }
 
     private void followPartitionsAndConfigs(MirrorDefinition def, Admin source, String topic) throws Exception {

@@ -2,6 +2,7 @@ package io.twinlog.mirror.runtime;
 
 import io.twinlog.clients.mirror.MirrorErrors;
 import io.twinlog.common.mirror.DesiredMirrorState;
+import io.twinlog.common.tasks.Concurrently;
 import io.twinlog.common.mirror.MirrorPartitionState;
 import io.twinlog.controller.metadata.MirrorImage;
 import io.twinlog.controller.metadata.TopicImage;
@@ -12,7 +13,9 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.common.KafkaFuture;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.apache.kafka.common.internals.Topic;
@@ -20,6 +23,7 @@ import org.apache.kafka.common.protocol.Errors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -44,6 +48,8 @@ public final class MirrorTopicStarter {
     private final MetadataWatcher metadata;
     private final LocalTopics localTopics;
     private final int sourceTimeoutMs;
+    /** Desired-state writes in flight at once during a start of many topics. */
+    static final int ZOOKEEPER_THREADS = 8;
 
     /** A topic's outcome: a Kafka (or mirror) error code and message, {@link #OK} when it started. */
     public record TopicResult(short code, String message) {
@@ -63,67 +69,187 @@ public final class MirrorTopicStarter {
         return startTopic(mirror, topic, source, store.topicVersion(mirror, topic));
     }
 
-    /**
-     * As {@link #startTopic(String, String, Admin)}, writing the desired state only if the topic's node is still at
-     * {@code expectedVersion} (read before the source was first contacted, -1 for none): a stop, pause or resume
-     * that came while this start waited on the source wins, and this topic's start is refused with the reason.
-     */
+    /** As {@link #startTopics}, for one topic. */
     public TopicResult startTopic(String mirror, String topic, Admin source, int expectedVersion) throws Exception {
+        return startTopics(mirror, Map.of(topic, expectedVersion), source).get(topic);
+    }
+
+    /**
+     * Starts many topics of one mirror together: the source is asked about them all in two requests (their
+     * descriptions, then their configs), each desired state is written, and the new mirror topics are created and
+     * awaited together, so starting 100 topics costs about what one did (decision 94). Each desired state is written
+     * only if the topic's node is still at its expected version (read before the source was first contacted, -1 for
+     * none): a stop, pause or resume that came while this start waited on the source wins, and that topic's start is
+     * refused with the reason. Each topic has its own outcome; a source that cannot be read fails the call before
+     * anything is written.
+     *
+     * @param expectedVersions the topics, in the order to answer them, with their desired-state node versions
+     * @return each topic's outcome, in the order given
+     */
+    public Map<String, TopicResult> startTopics(String mirror, Map<String, Integer> expectedVersions, Admin source)
+            throws Exception {
+        Map<String, TopicResult> results = new LinkedHashMap<>();
+        List<String> asked = new ArrayList<>();
+        for (String topic : expectedVersions.keySet()) {
+            Optional<TopicResult> refused = refusal(mirror, topic);
+            if (refused.isPresent()) {
+                results.put(topic, refused.get());
+            } else {
+                asked.add(topic);
+            }
+        }
+        Map<String, SourceTopic> sourceTopics = readSource(source, asked, results);
+        List<SourceTopic> toClaim = new ArrayList<>();
+        for (SourceTopic sourceTopic : sourceTopics.values()) {
+            String topic = sourceTopic.description().name();
+            Uuid topicId = sourceTopic.description().topicId();
+            Optional<TopicImage> local = metadata.image().topic(topic);
+            if (local.isPresent() && !local.get().topicId().equals(topicId)) {
+                results.put(topic, new TopicResult(Errors.INCONSISTENT_TOPIC_ID.code(), "A local topic '" + topic
+                        + "' exists with ID " + local.get().topicId() + "; the source topic has ID " + topicId));
+            } else {
+                toClaim.add(sourceTopic);
+            }
+        }
+        // the desired states go first, so the partitions' first leaders already keep the source's epochs; each
+        // topic's claim is its own ZooKeeper transaction, a few at a time
+        List<Concurrently.Outcome<Optional<TopicResult>>> claims = Concurrently.run(toClaim, ZOOKEEPER_THREADS,
+                "twinlog-mirror-claim-" + mirror, t -> claim(mirror, t.description().name(),
+                        expectedVersions.get(t.description().name())));
+        List<LocalTopics.NewMirrorTopic> toCreate = new ArrayList<>();
+        for (int i = 0; i < toClaim.size(); i++) {
+            SourceTopic sourceTopic = toClaim.get(i);
+            String topic = sourceTopic.description().name();
+            Uuid topicId = sourceTopic.description().topicId();
+            Optional<TopicImage> local = metadata.image().topic(topic);
+            Concurrently.Outcome<Optional<TopicResult>> claimed = claims.get(i);
+            if (claimed.failed()) {
+                log.warn("Mirror {}: the start of {} is not applied: its desired state could not be written", mirror,
+                        topic, claimed.failure());
+                results.put(topic, new TopicResult(Errors.forException(claimed.failure()).code(), "The desired state "
+                        + "of topic '" + topic + "' could not be written: " + claimed.failure().getMessage()));
+            } else if (claimed.value().isPresent()) {
+                results.put(topic, claimed.value().get());
+            } else if (local.isEmpty()) {
+                toCreate.add(new LocalTopics.NewMirrorTopic(topic, topicId, sourceTopic.description().partitions()
+                        .size(), sourceTopic.configs()));
+                results.put(topic, TopicResult.OK);
+            } else {
+                restartPartitions(mirror, topic);
+                results.put(topic, TopicResult.OK);
+            }
+        }
+        if (!toCreate.isEmpty()) {
+            Map<String, Optional<Exception>> created = localTopics.createMirrorTopics(toCreate);
+            for (LocalTopics.NewMirrorTopic topic : toCreate) {
+                Optional<Exception> failure = created.getOrDefault(topic.name(), Optional.empty());
+                if (failure.isEmpty()) {
+                    log.info("Mirror {}: created mirror topic {} with the source's topic ID {}, {} partitions, "
+                            + "configs {}", mirror, topic.name(), topic.topicId(), topic.partitions(), topic.configs());
+                } else {
+                    // its desired state stays written: a start again creates it (the topic is mirrored, not local)
+                    log.warn("Mirror {}: creating mirror topic {} failed; start it again once the cause is dealt "
+                            + "with: {}", mirror, topic.name(), failure.get().toString());
+                    results.put(topic.name(), new TopicResult(Errors.forException(failure.get()).code(),
+                            "Creating mirror topic '" + topic.name() + "' failed: " + failure.get().getMessage()));
+                }
+            }
+        }
+        Map<String, TopicResult> ordered = new LinkedHashMap<>();
+        expectedVersions.keySet().forEach(topic -> ordered.put(topic, results.get(topic)));
+        return ordered;
+    }
+
+    /** Why {@code topic} may not be mirrored by {@code mirror} at all, before the source is asked. */
+    private Optional<TopicResult> refusal(String mirror, String topic) {
         if (Topic.isInternal(topic)) {
             // __consumer_offsets belongs to each cluster's own coordinator; groups move by offset sync instead
-            return new TopicResult(Errors.INVALID_TOPIC_EXCEPTION.code(), "Internal topic '" + topic
-                    + "' cannot be mirrored; consumer group offsets are synced by the mirror instead");
+            return Optional.of(new TopicResult(Errors.INVALID_TOPIC_EXCEPTION.code(), "Internal topic '" + topic
+                    + "' cannot be mirrored; consumer group offsets are synced by the mirror instead"));
         }
         if (MirrorQuarantine.TOPIC.equals(topic)) {
-            return new TopicResult(Errors.INVALID_TOPIC_EXCEPTION.code(), "Topic '" + topic + "' is a cluster's "
-                    + "quarantine of records removed by mirroring truncations; it is never mirrored");
+            return Optional.of(new TopicResult(Errors.INVALID_TOPIC_EXCEPTION.code(), "Topic '" + topic
+                    + "' is a cluster's quarantine of records removed by mirroring truncations; it is never mirrored"));
         }
         MirrorImage.MirrorTopic existing = metadata.image().mirrors().topics().get(topic);
         if (existing != null && !existing.mirror().equals(mirror) && existing.desired() != DesiredMirrorState.STOPPED) {
-            return new TopicResult(MirrorErrors.TOPIC_ALREADY_IN_CLUSTER_MIRROR.code, "Topic '" + topic
-                    + "' is mirrored by cluster mirror '" + existing.mirror() + "'");
+            return Optional.of(new TopicResult(MirrorErrors.TOPIC_ALREADY_IN_CLUSTER_MIRROR.code, "Topic '" + topic
+                    + "' is mirrored by cluster mirror '" + existing.mirror() + "'"));
         }
-        TopicDescription sourceTopic;
-        Map<String, String> configs = new LinkedHashMap<>();
-        try {
-            sourceTopic = source.describeTopics(List.of(topic)).allTopicNames()
-                    .get(sourceTimeoutMs, TimeUnit.MILLISECONDS).get(topic);
-            configs.putAll(copiedConfigs(source, topic));
-        } catch (ExecutionException e) {
-            if (e.getCause() instanceof UnknownTopicOrPartitionException) {
-                return new TopicResult(Errors.UNKNOWN_TOPIC_OR_PARTITION.code(), "Topic '" + topic
-                        + "' does not exist on the source cluster");
+        return Optional.empty();
+    }
+
+    /** A source topic as a start needs it: its description and the configs a mirror topic copies. */
+    private record SourceTopic(TopicDescription description, Map<String, String> configs) {
+    }
+
+    /**
+     * The source's descriptions and configs of {@code topics}, in two requests; a topic the source does not have is
+     * answered in {@code results}. Any other failure to read the source is thrown, before anything is written.
+     */
+    private Map<String, SourceTopic> readSource(Admin source, List<String> topics, Map<String, TopicResult> results)
+            throws Exception {
+        Map<String, SourceTopic> out = new LinkedHashMap<>();
+        if (topics.isEmpty()) {
+            return out;
+        }
+        long deadline = System.currentTimeMillis() + sourceTimeoutMs;
+        Map<String, KafkaFuture<TopicDescription>> described = source.describeTopics(topics).topicNameValues();
+        Map<String, TopicDescription> found = new LinkedHashMap<>();
+        for (String topic : topics) {
+            try {
+                found.put(topic, described.get(topic).get(remaining(deadline), TimeUnit.MILLISECONDS));
+            } catch (ExecutionException e) {
+                if (!(e.getCause() instanceof UnknownTopicOrPartitionException)) {
+                    throw e;
+                }
+                results.put(topic, new TopicResult(Errors.UNKNOWN_TOPIC_OR_PARTITION.code(), "Topic '" + topic
+                        + "' does not exist on the source cluster"));
             }
-            throw e;
         }
-        Optional<TopicImage> local = metadata.image().topic(topic);
-        if (local.isPresent() && !local.get().topicId().equals(sourceTopic.topicId())) {
-            return new TopicResult(Errors.INCONSISTENT_TOPIC_ID.code(), "A local topic '" + topic + "' exists with ID "
-                    + local.get().topicId() + "; the source topic has ID " + sourceTopic.topicId());
+        if (found.isEmpty()) {
+            return out;
         }
-        // the desired state goes first, so the partitions' first leaders already keep the source's epochs
+        Map<ConfigResource, KafkaFuture<Config>> configs = source.describeConfigs(found.keySet().stream()
+                .map(t -> new ConfigResource(ConfigResource.Type.TOPIC, t)).toList()).values();
+        for (Map.Entry<String, TopicDescription> e : found.entrySet()) {
+            ConfigResource res = new ConfigResource(ConfigResource.Type.TOPIC, e.getKey());
+            try {
+                out.put(e.getKey(), new SourceTopic(e.getValue(),
+                        copied(configs.get(res).get(remaining(deadline), TimeUnit.MILLISECONDS))));
+            } catch (ExecutionException failure) {
+                if (!(failure.getCause() instanceof UnknownTopicOrPartitionException)) {
+                    throw failure;
+                }
+                // deleted on the source between the two requests
+                results.put(e.getKey(), new TopicResult(Errors.UNKNOWN_TOPIC_OR_PARTITION.code(), "Topic '"
+                        + e.getKey() + "' does not exist on the source cluster"));
+            }
+        }
+        return out;
+    }
+
+    private static long remaining(long deadline) {
+        return Math.max(0, deadline - System.currentTimeMillis());
+    }
+
+    /** Writes the topic's desired state MIRRORING under {@code mirror}; why not, if it was not written. */
+    private Optional<TopicResult> claim(String mirror, String topic, int expectedVersion) throws Exception {
         MirrorStore.TopicClaim claim = store.claimTopicAt(mirror, topic, DesiredMirrorState.MIRRORING,
                 expectedVersion);
         if (claim == MirrorStore.TopicClaim.HELD_BY_ANOTHER_MIRROR) {
             log.info("Mirror {}: the start of {} is not applied: another cluster mirror mirrors it", mirror, topic);
-            return new TopicResult(MirrorErrors.TOPIC_ALREADY_IN_CLUSTER_MIRROR.code, "Topic '" + topic
-                    + "' is mirrored by another cluster mirror (started while this start read the source)");
+            return Optional.of(new TopicResult(MirrorErrors.TOPIC_ALREADY_IN_CLUSTER_MIRROR.code, "Topic '" + topic
+                    + "' is mirrored by another cluster mirror (started while this start read the source)"));
         }
         if (claim == MirrorStore.TopicClaim.CHANGED) {
             log.info("Mirror {}: the start of {} is not applied: its desired state changed while the start read the "
                     + "source", mirror, topic);
-            return new TopicResult(MirrorErrors.INVALID_MIRROR_STATE.code, "The desired state of topic '" + topic
-                    + "' changed while this start read the source (a stop, pause, resume or another start meanwhile); "
-                    + "describe the mirror, and start the topic again if it should mirror");
+            return Optional.of(new TopicResult(MirrorErrors.INVALID_MIRROR_STATE.code, "The desired state of topic '"
+                    + topic + "' changed while this start read the source (a stop, pause, resume or another start "
+                    + "meanwhile); describe the mirror, and start the topic again if it should mirror"));
         }
-        if (local.isEmpty()) {
-            localTopics.createMirrorTopic(topic, sourceTopic.topicId(), sourceTopic.partitions().size(), configs);
-            log.info("Mirror {}: created mirror topic {} with the source's topic ID {}, {} partitions, configs {}",
-                    mirror, topic, sourceTopic.topicId(), sourceTopic.partitions().size(), configs);
-        } else {
-            restartPartitions(mirror, topic);
-        }
-        return TopicResult.OK;
+        return Optional.empty();
     }
 
     /**
@@ -162,7 +288,10 @@ public final class MirrorTopicStarter {
     /** The source topic's own (dynamic) configs that a mirror topic copies: all but the local-only ones. */
     static Map<String, String> copiedConfigs(Admin source, String topic, int timeoutMs) throws Exception {
         ConfigResource res = new ConfigResource(ConfigResource.Type.TOPIC, topic);
-        Config c = source.describeConfigs(List.of(res)).all().get(timeoutMs, TimeUnit.MILLISECONDS).get(res);
+        return copied(source.describeConfigs(List.of(res)).all().get(timeoutMs, TimeUnit.MILLISECONDS).get(res));
+    }
+
+    private static Map<String, String> copied(Config c) {
         Map<String, String> out = new LinkedHashMap<>();
         for (ConfigEntry e : c.entries()) {
             if (e.source() == ConfigEntry.ConfigSource.DYNAMIC_TOPIC_CONFIG && e.value() != null
@@ -171,9 +300,5 @@ public final class MirrorTopicStarter {
             }
         }
         return out;
-    }
-
-    private Map<String, String> copiedConfigs(Admin source, String topic) throws Exception {
-        return copiedConfigs(source, topic, sourceTimeoutMs);
     }
 }

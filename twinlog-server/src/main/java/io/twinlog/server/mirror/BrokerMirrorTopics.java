@@ -4,7 +4,11 @@ import io.twinlog.mirror.runtime.LocalTopics;
 import io.twinlog.server.metadata.TopicAdmin;
 import org.apache.kafka.common.Uuid;
 
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.function.IntSupplier;
 
 /**
@@ -26,12 +30,23 @@ public final class BrokerMirrorTopics implements LocalTopics {
     }
 
     @Override
-    public void createMirrorTopic(String topic, Uuid topicId, int partitions, Map<String, String> configs)
-            throws Exception {
+    public Map<String, Optional<Exception>> createMirrorTopics(List<NewMirrorTopic> topics)
+            throws InterruptedException {
         short replicationFactor = (short) Math.min(defaultReplicationFactor, Math.max(1, liveBrokers.getAsInt()));
-        TopicAdmin.TopicPlan plan = topicAdmin.plan(topic, partitions, (short) -1, null, configs, defaultPartitions,
-                replicationFactor);
-        topicAdmin.create(topicAdmin.withTopicId(plan, topicId));
+        Map<String, Optional<Exception>> outcome = new LinkedHashMap<>();
+        List<TopicAdmin.TopicPlan> plans = new ArrayList<>();
+        for (NewMirrorTopic topic : topics) {
+            try {
+                TopicAdmin.TopicPlan plan = topicAdmin.plan(topic.name(), topic.partitions(), (short) -1, null,
+                        topic.configs(), defaultPartitions, replicationFactor);
+                plans.add(topicAdmin.withTopicId(plan, topic.topicId()));
+                outcome.put(topic.name(), Optional.empty());
+            } catch (RuntimeException e) {
+                outcome.put(topic.name(), Optional.of(e)); // refused by Kafka's topic rules: nothing written
+            }
+        }
+        outcome.putAll(topicAdmin.createAll(plans));
+        return outcome;
     }
 
     @Override

@@ -204,12 +204,17 @@ public final class MirrorTopicHandlers implements AutoCloseable {
                     }
                 }
             }
+            Map<String, Integer> allowed = new LinkedHashMap<>();
             for (String topic : wanted) {
                 Optional<TopicResult> denied = topicDenied(ctx, topic);
-                Integer version = versions.get(topic);
-                results.put(topic, denied.isPresent() ? denied.get() : version == null
-                        ? starter.startTopic(name, topic, source) : starter.startTopic(name, topic, source, version));
+                if (denied.isPresent()) {
+                    results.put(topic, denied.get());
+                } else {
+                    Integer version = versions.get(topic);
+                    allowed.put(topic, version != null ? version : store.topicVersion(name, topic));
+                }
             }
+            results.putAll(starter.startTopics(name, allowed, source));
         } catch (Exception e) {
             return topLevel(MirrorApi.START_MIRROR_TOPICS, MirrorErrors.SOURCE_CLUSTER_UNREACHABLE.code,
                     "Could not read topics from the source " + def.get().sourceBootstrap() + ": " + Failures.rootMessage(e));
