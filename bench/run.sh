@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds Twinlog with the bench module and runs the Twinlog vs Apache Kafka benchmark: single-node
 # produce/consume, replicated produce on three brokers, leader failover, and, when named in --phases, sasl-ssl, txn,
-# mirror (against MirrorMaker 2), mirror-scale, groups, fetch-sessions and failback. Throughput workloads run for a
+# mirror (against MirrorMaker 2), mirror-scale, groups, fetch-sessions, latency and failback. Throughput workloads run for a
 # warm-up and a measured interval (5 s and 20 s), 5 rounds; --quick gives the headline ratios in about 9 minutes.
 #
 #   bench/run.sh [--quick] [--warmup-seconds N] [--measure-seconds N] [--records N] [--record-size N]

@@ -92,6 +92,7 @@ public final class BenchMain {
                             case FAILBACK -> runFailback(round, options, results);
                             case GROUPS -> runGroups(system, round, options, results);
                             case FETCH_SESSIONS -> runFetchSessions(system, round, options, payloads, results);
+                            case LATENCY -> runLatency(system, round, options, payloads, results);
                         });
                     } catch (Exception e) {
                         log.error("[{}] Round {}, {} failed", system, round, phase, e);
@@ -178,6 +179,25 @@ public final class BenchMain {
             }
         }
         return finished(system, Phase.FETCH_SESSIONS, round, startupMs, before);
+    }
+
+    private static Results.SystemRun runLatency(String system, int round, BenchOptions options, Payloads payloads,
+                                                Results results) throws Exception {
+        try (ReplicatedCluster cluster = createReplicated(system, options, null)) {
+            long startupMs = start(system, cluster::start, cluster::bootstrapServers);
+            CpuAccounting.Snapshot before = CpuAccounting.snapshot();
+            LoadLatencyBenchmark benchmark = new LoadLatencyBenchmark(cluster, round, options, payloads);
+            results.latency.addAll(benchmark.run());
+            if (cluster instanceof TwinlogReplicatedCluster) {
+                // the mirror lag: this cluster is the source of a second one (MirrorMaker 2's: not measured yet)
+                try (TwinlogReplicatedCluster destination = new TwinlogReplicatedCluster(
+                        TempDirectories.create("latency-mirror-dst"), options.sessionTimeoutMs(), null)) {
+                    destination.start();
+                    results.latency.addAll(benchmark.runMirror(destination));
+                }
+            }
+            return finished(system, Phase.LATENCY, round, startupMs, before);
+        }
     }
 
     /** One fresh cluster per failure mode, so every measurement starts from three healthy brokers. */

@@ -22,7 +22,7 @@ import java.util.Set;
  * --record-size N          value size in bytes (default 1024)
  * --systems a,b            which systems to run, in order (default twinlog,kafka)
  * --phases a,b,c           which parts to run: single, sasl-ssl, replicated, failover, txn, mirror, mirror-scale,
- *                          groups, fetch-sessions, failback
+ *                          groups, fetch-sessions, latency, failback
  *                          (default single,replicated,failover)
  * --mirror-setups a,b,c    what the mirror phase runs ({@link MirrorSetup}): twinlog, mm2-twinlog, mm2-kafka
  *                          (default all three; --systems does not apply to the mirror phase)
@@ -51,7 +51,7 @@ record BenchOptions(int records, int warmUpSeconds, int measuredSeconds, int rec
     static final List<String> KNOWN_SYSTEMS = List.of("twinlog", "kafka");
 
     static final String USAGE = "Usage: bench/run.sh [--quick] [--warmup-seconds N] [--measure-seconds N] [--records N] "
-            + "[--record-size N] [--systems twinlog,kafka] [--phases single,sasl-ssl,replicated,failover,txn,mirror,mirror-scale,groups,fetch-sessions,failback] "
+            + "[--record-size N] [--systems twinlog,kafka] [--phases single,sasl-ssl,replicated,failover,txn,mirror,mirror-scale,groups,fetch-sessions,latency,failback] "
             + "[--mirror-setups twinlog,mm2-twinlog,mm2-kafka] [--group-commits N] [--group-repetitions N] "
             + "[--mirror-partitions N] [--mirror-topic-partitions N] [--mirror-replication-factor N] "
             + "[--mirror-steady-seconds N] [--mirror-replica-fetchers N] [--failback-prefix-mib N] "

@@ -54,7 +54,14 @@ final class BenchTopics {
     /** A replicated topic for a throughput workload: its size bounded ({@link #boundedSize}). */
     void createReplicatedBounded(String topic, int partitions, int replicationFactor, int minInSyncReplicas)
             throws Exception {
+        createReplicatedBounded(topic, partitions, replicationFactor, minInSyncReplicas, Map.of());
+    }
+
+    /** As {@link #createReplicatedBounded(String, int, int, int)}, with more topic configs. */
+    void createReplicatedBounded(String topic, int partitions, int replicationFactor, int minInSyncReplicas,
+                                 Map<String, String> more) throws Exception {
         Map<String, String> configs = new HashMap<>(boundedSize(partitions));
+        configs.putAll(more);
         configs.put("min.insync.replicas", Integer.toString(minInSyncReplicas));
         createAndAwait(new NewTopic(topic, partitions, (short) replicationFactor).configs(configs), partitions,
                 replicationFactor);

@@ -45,6 +45,11 @@ enum Phase {
      */
     FETCH_SESSIONS("fetch-sessions"),
     /**
+     * Latency at a fixed load (not in the default set): produce-to-consume latency at 10 and 50 MiB/s into 24
+     * partitions of replication factor 3, on three brokers per system; see {@link LoadLatencyBenchmark}.
+     */
+    LATENCY("latency"),
+    /**
      * Failback cost (not in the default set, Twinlog only): a large shared prefix, a 1,000-record divergent tail on
      * each side, the failback's time and bytes fetched, and --verify; see {@link FailbackBenchmark}.
      */

@@ -64,6 +64,9 @@ final class Report {
         if (!results.groups.isEmpty() || !results.groupsNotes.isEmpty()) {
             out.append("\n").append(groupsSection());
         }
+        if (!results.latency.isEmpty()) {
+            out.append("\n").append(latencySection());
+        }
         if (!results.fetchSessions.isEmpty()) {
             out.append("\n").append(fetchSessionsSection());
         }
@@ -641,6 +644,24 @@ final class Report {
         for (String note : results.groupsNotes) {
             out.append("- ").append(note).append('\n');
         }
+        return out.toString();
+    }
+
+    private String latencySection() {
+        StringBuilder out = new StringBuilder("### Latency at a fixed load\n\n");
+        out.append(String.format(Locale.ROOT, "- Three brokers per system; per rate a fresh topic of %d partitions, "
+                        + "replication factor %d, min.insync.replicas %d. A producer (acks=all, idempotent) paced to "
+                        + "the rate, records of %d B round-robin over the partitions; a consumer (assign(), from the "
+                        + "end, no group) of all of them. Latency: from the record handed to send() (its send time in "
+                        + "its first 8 bytes) to the consumer's poll() returning it, every record sent in the "
+                        + "measured interval (%d s after %d s of warm-up); one clock, clients and brokers in one "
+                        + "JVM.%n", LoadLatencyBenchmark.PARTITIONS, LoadLatencyBenchmark.REPLICATION_FACTOR,
+                LoadLatencyBenchmark.MIN_INSYNC_REPLICAS, options.recordSizeBytes(), options.measuredSeconds(),
+                options.warmUpSeconds()));
+        if (options.rounds() > 1) {
+            out.append("- ").append(roundOrder()).append(".\n");
+        }
+        out.append('\n').append(figureTables(results.latency));
         return out.toString();
     }
 

@@ -22,6 +22,7 @@ final class Results {
     final List<String> mirrorScaleNotes = new ArrayList<>();
     final List<SystemFigure> groups = new ArrayList<>();
     final List<SystemFigure> fetchSessions = new ArrayList<>();
+    final List<SystemFigure> latency = new ArrayList<>();
     final List<String> groupsNotes = new ArrayList<>();
 
     /**

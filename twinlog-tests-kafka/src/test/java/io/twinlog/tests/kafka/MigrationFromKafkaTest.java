@@ -57,7 +57,10 @@ class MigrationFromKafkaTest {
             Uuid topicId;
             try (Admin admin = Admin.create(Map.of("bootstrap.servers", kafkaBootstrap))) {
                 admin.createTopics(List.of(new NewTopic("payments", 1, (short) 1))).all().get();
-                topicId = admin.describeTopics(List.of("payments")).allTopicNames().get().get("payments").topicId();
+                // Kafka answers CreateTopics once its controller committed the topic; its broker may not know it
+                // yet (UNKNOWN_TOPIC_OR_PARTITION for a moment: a CI run of 2026-12-06)
+                topicId = Waits.waitFor("payments known to Kafka's broker", () -> admin.describeTopics(
+                        List.of("payments")).allTopicNames().get().get("payments").topicId(), id -> id != null);
             }
             produceOnKafka(kafkaBootstrap);
             KafkaProducer<byte[], byte[]> open = transactional(kafkaBootstrap, "left-open");

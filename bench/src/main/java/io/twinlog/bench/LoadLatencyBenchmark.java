@@ -1,0 +1,248 @@
+package io.twinlog.bench;
+
+import io.twinlog.clients.mirror.MirrorAdmin;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.stream.IntStream;
+
+/**
+ * Latency at a fixed load, the figure a disaster-recovery user asks first (issue 27 point 4a): three brokers per
+ * system, one topic of {@value #PARTITIONS} partitions (replication factor 3, min.insync.replicas 2), a producer
+ * (acks=all, idempotent, the benchmark's client settings) paced to a fixed rate of 1 KiB records round-robin over the
+ * partitions, and a consumer (assign(), from the end, no group) polling them all. Each record carries, in its first 8
+ * bytes, the producer's {@link System#nanoTime()} when it was handed to {@code send()}; the consumer records the time
+ * from there to its {@code poll()} returning it, for every record sent in the measured interval. Clients and brokers
+ * share this JVM, so both ends read one clock. Rates: {@link #RATES_MIB_PER_S} MiB/s, each on a fresh topic after the
+ * window's warm-up.
+ */
+final class LoadLatencyBenchmark {
+    private static final Logger log = LoggerFactory.getLogger(LoadLatencyBenchmark.class);
+    static final int PARTITIONS = 24;
+    static final int REPLICATION_FACTOR = 3;
+    static final int MIN_INSYNC_REPLICAS = 2;
+    static final int[] RATES_MIB_PER_S = {10, 50};
+    private static final String MIRROR = "lag";
+    /** How long the consumer may take, after the window, to receive the last records sent in it. */
+    private static final long DRAIN_TIMEOUT_NANOS = 60_000_000_000L;
+
+    private final ReplicatedCluster cluster;
+    private final int round;
+    private final BenchOptions options;
+    private final Payloads payloads;
+
+    LoadLatencyBenchmark(ReplicatedCluster cluster, int round, BenchOptions options, Payloads payloads) {
+        this.cluster = cluster;
+        this.round = round;
+        this.options = options;
+        this.payloads = payloads;
+    }
+
+    List<SystemFigure> run() throws Exception {
+        List<SystemFigure> figures = new ArrayList<>();
+        for (int rate : RATES_MIB_PER_S) {
+            String topic = cluster.name() + "-r" + round + "-latency-" + rate;
+            try (Admin admin = admin(cluster.bootstrapServers())) {
+                new BenchTopics(admin).createReplicatedBounded(topic, PARTITIONS, REPLICATION_FACTOR,
+                        MIN_INSYNC_REPLICAS);
+            }
+            figures.addAll(measure(cluster.bootstrapServers(), cluster.bootstrapServers(), topic, rate, false));
+        }
+        return figures;
+    }
+
+    /**
+     * Mirror lag at the same rates (issue 27 point 4b), Twinlog's own mirroring: a second three-broker cluster
+     * mirrors a topic of the same shape whose source stamps each batch with its append time
+     * ({@code message.timestamp.type=LogAppendTime}); the mirror copies batches as they are, so a record's timestamp
+     * on the destination is the source leader's append time. Measured per record: from send() to the destination
+     * consumer's poll(), and (to the millisecond, the timestamp's unit) from the source leader's append to it.
+     */
+    List<SystemFigure> runMirror(TwinlogReplicatedCluster destination) throws Exception {
+        List<SystemFigure> figures = new ArrayList<>();
+        try (MirrorAdmin mirrors = MirrorAdmin.create(destination.bootstrapServers(), Duration.ofSeconds(60))) {
+            mirrors.createClusterMirror(MIRROR, Map.of("bootstrap.servers", cluster.bootstrapServers()));
+            for (int rate : RATES_MIB_PER_S) {
+                String topic = cluster.name() + "-r" + round + "-mirror-lag-" + rate;
+                try (Admin admin = admin(cluster.bootstrapServers())) {
+                    new BenchTopics(admin).createReplicatedBounded(topic, PARTITIONS, REPLICATION_FACTOR,
+                            MIN_INSYNC_REPLICAS, Map.of("message.timestamp.type", "LogAppendTime"));
+                }
+                Map<String, ?> errors = mirrors.startMirrorTopics(MIRROR, List.of(topic), List.of(), List.of());
+                if (!errors.isEmpty()) {
+                    throw new IllegalStateException("StartMirrorTopics of " + topic + " failed: " + errors);
+                }
+                awaitMirroring(mirrors, topic);
+                figures.addAll(measure(cluster.bootstrapServers(), destination.bootstrapServers(), topic, rate,
+                        true));
+            }
+        }
+        return figures;
+    }
+
+    private static void awaitMirroring(MirrorAdmin mirrors, String topic) throws Exception {
+        long deadline = System.nanoTime() + DRAIN_TIMEOUT_NANOS;
+        while (System.nanoTime() < deadline) {
+            MirrorAdmin.TopicDescription t = mirrors.describeClusterMirrors(List.of(MIRROR)).get(MIRROR).topics()
+                    .get(topic);
+            if (t != null && t.partitions().size() == PARTITIONS
+                    && t.partitions().stream().allMatch(p -> p.state().equals("MIRRORING"))) {
+                return;
+            }
+            Thread.sleep(50);
+        }
+        throw new IllegalStateException("Mirror topic " + topic + " did not reach MIRRORING");
+    }
+
+    /**
+     * Produces to {@code topic} on {@code produceBootstrap} at the rate and consumes it on {@code consumeBootstrap}
+     * (the same cluster, or the mirror's destination), recording each record sent in the measured interval.
+     */
+    private List<SystemFigure> measure(String produceBootstrap, String consumeBootstrap, String topic,
+                                       int mibPerSecond, boolean mirrored) throws Exception {
+        long recordsPerSecond = (long) mibPerSecond * (1 << 20) / options.recordSizeBytes();
+        List<TopicPartition> assignment = IntStream.range(0, PARTITIONS)
+                .mapToObj(p -> new TopicPartition(topic, p)).toList();
+        LatencyHistogram latencies = new LatencyHistogram();
+        LatencyHistogram fromAppend = new LatencyHistogram();
+        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(ClientSettings.consumer(consumeBootstrap))) {
+            consumer.assign(assignment);
+            consumer.seekToEnd(assignment);
+            assignment.forEach(consumer::position); // the end is fixed before the first record is sent
+            SteadyWindow.Bounds bounds = options.window().from(System.nanoTime());
+            PacedProducer producer = new PacedProducer(produceBootstrap, topic, recordsPerSecond, bounds);
+            Thread producerThread = new Thread(producer, "bench-latency-producer");
+            producerThread.start();
+            long received = 0;
+            long drainDeadline = Long.MAX_VALUE;
+            while (true) {
+                for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(100))) {
+                    long now = System.nanoTime();
+                    long sentAt = ByteBuffer.wrap(r.value()).getLong();
+                    if (sentAt >= bounds.beginNanos() && sentAt < bounds.endNanos()) {
+                        latencies.record(now - sentAt);
+                        if (mirrored) {
+                            fromAppend.record((System.currentTimeMillis() - r.timestamp()) * 1_000_000L);
+                        }
+                        received++;
+                    }
+                }
+                if (producer.error.get() != null) {
+                    throw new IllegalStateException("A send to " + topic + " failed", producer.error.get());
+                }
+                if (!producerThread.isAlive()) {
+                    if (received >= producer.sentInWindow.get()) {
+                        break;
+                    }
+                    drainDeadline = Math.min(drainDeadline, System.nanoTime() + DRAIN_TIMEOUT_NANOS);
+                    if (System.nanoTime() > drainDeadline) {
+                        throw new IllegalStateException("The consumer of " + topic + " received " + received
+                                + " of the " + producer.sentInWindow.get() + " records sent in the measured interval");
+                    }
+                }
+            }
+            producerThread.join();
+            double seconds = bounds.lengthNanos() / 1e9;
+            double achieved = producer.sentInWindow.get() * (double) options.recordSizeBytes() / (1 << 20) / seconds;
+            String at = " at " + mibPerSecond + " MiB/s";
+            String what = mirrored ? "mirror: produce to consume on the destination" : "produce to consume";
+            List<SystemFigure> figures = new ArrayList<>();
+            figures.add(figure((mirrored ? "mirror: " : "") + "rate sent" + at, achieved, "MiB/s", true));
+            figures.addAll(percentiles(what, at, latencies.summary()));
+            if (mirrored) {
+                figures.addAll(percentiles("mirror: source append to consume on the destination", at,
+                        fromAppend.summary()));
+            }
+            log.info("[{}] latency{}: {} records in the window, {}", cluster.name(), at, received, figures);
+            return figures;
+        }
+    }
+
+    private List<SystemFigure> percentiles(String what, String at, LatencyRecorder.LatencySummary s) {
+        return List.of(
+                figure(what + " p50" + at, s.p50Ms(), "ms", false),
+                figure(what + " p99" + at, s.p99Ms(), "ms", false),
+                figure(what + " p99.9" + at, s.p999Ms(), "ms", false),
+                figure(what + " max" + at, s.maxMs(), "ms", false));
+    }
+
+    private static Admin admin(String bootstrap) {
+        return Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap));
+    }
+
+    private SystemFigure figure(String name, double value, String unit, boolean higherIsBetter) {
+        return new SystemFigure(cluster.name(), round, name, value, unit, higherIsBetter);
+    }
+
+    /**
+     * Sends records due by now (the rate from the window's start), each stamped with its send time, until the window
+     * ends; a millisecond's sleep when ahead. Counts the records sent within the measured interval.
+     */
+    private final class PacedProducer implements Runnable {
+        private final String bootstrap;
+        private final String topic;
+        private final long recordsPerSecond;
+        private final SteadyWindow.Bounds bounds;
+        final AtomicLong sentInWindow = new AtomicLong();
+        final AtomicReference<Exception> error = new AtomicReference<>();
+
+        PacedProducer(String bootstrap, String topic, long recordsPerSecond, SteadyWindow.Bounds bounds) {
+            this.bootstrap = bootstrap;
+            this.topic = topic;
+            this.recordsPerSecond = recordsPerSecond;
+            this.bounds = bounds;
+        }
+
+        @Override
+        public void run() {
+            try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(ClientSettings.producer(bootstrap,
+                    Acks.ALL))) {
+                producer.partitionsFor(topic);
+                long start = System.nanoTime();
+                long sent = 0;
+                while (true) {
+                    long now = System.nanoTime();
+                    if (now >= bounds.endNanos()) {
+                        break;
+                    }
+                    long due = (now - start) * recordsPerSecond / 1_000_000_000L;
+                    if (sent >= due) {
+                        Thread.sleep(1); // pacing the load, not waiting for state
+                        continue;
+                    }
+                    for (; sent < due; sent++) {
+                        byte[] value = payloads.get(sent).clone();
+                        long sendNanos = System.nanoTime();
+                        ByteBuffer.wrap(value).putLong(sendNanos);
+                        producer.send(new ProducerRecord<>(topic, (int) (sent % PARTITIONS), null, value),
+                                (metadata, e) -> {
+                                    if (e != null) {
+                                        error.compareAndSet(null, e);
+                                    }
+                                });
+                        if (sendNanos >= bounds.beginNanos() && sendNanos < bounds.endNanos()) {
+                            sentInWindow.incrementAndGet();
+                        }
+                    }
+                }
+                producer.flush();
+            } catch (Exception e) {
+                error.compareAndSet(null, e);
+            }
+        }
+    }
+}
