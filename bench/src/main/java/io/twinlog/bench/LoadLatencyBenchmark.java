@@ -163,6 +163,8 @@ final class LoadLatencyBenchmark {
             List<SystemFigure> figures = new ArrayList<>();
             figures.add(figure((mirrored ? "mirror: " : "") + "rate sent" + at, achieved, "MiB/s", true));
             figures.addAll(percentiles(what, at, latencies.summary()));
+            figures.addAll(percentiles((mirrored ? "mirror: " : "") + "produce acknowledged", at,
+                    producer.acknowledged.summary()));
             if (mirrored) {
                 figures.addAll(percentiles("mirror: source append to consume on the destination", at,
                         fromAppend.summary()));
@@ -198,6 +200,8 @@ final class LoadLatencyBenchmark {
         private final long recordsPerSecond;
         private final SteadyWindow.Bounds bounds;
         final AtomicLong sentInWindow = new AtomicLong();
+        /** From send() to the acknowledgement (acks=all), records sent in the measured interval. */
+        final LatencyHistogram acknowledged = new LatencyHistogram();
         final AtomicReference<Exception> error = new AtomicReference<>();
 
         PacedProducer(String bootstrap, String topic, long recordsPerSecond, SteadyWindow.Bounds bounds) {
@@ -228,13 +232,16 @@ final class LoadLatencyBenchmark {
                         byte[] value = payloads.get(sent).clone();
                         long sendNanos = System.nanoTime();
                         ByteBuffer.wrap(value).putLong(sendNanos);
+                        boolean inWindow = sendNanos >= bounds.beginNanos() && sendNanos < bounds.endNanos();
                         producer.send(new ProducerRecord<>(topic, (int) (sent % PARTITIONS), null, value),
                                 (metadata, e) -> {
                                     if (e != null) {
                                         error.compareAndSet(null, e);
+                                    } else if (inWindow) {
+                                        acknowledged.record(System.nanoTime() - sendNanos);
                                     }
                                 });
-                        if (sendNanos >= bounds.beginNanos() && sendNanos < bounds.endNanos()) {
+                        if (inWindow) {
                             sentInWindow.incrementAndGet();
                         }
                     }
