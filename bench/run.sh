@@ -41,9 +41,11 @@ fi
 # classpath, listed by bench/mm2/pom.xml (not part of the reactor). Build that list when the phase is asked for
 # and the list is missing or older than the pom.
 mm2_classpath="$bench_dir/mm2/target/classpath.txt"
-# (mirror-scale runs no MirrorMaker 2.)
+# (mirror-scale runs no MirrorMaker 2; the latency phase does.)
 all_args=" $* ${BENCH_JAVA_OPTS:-} "
-if [[ "$help_only" != 1 && "${all_args//mirror-scale/}" == *mirror* && ( ! -s "$mm2_classpath" || "$bench_dir/mm2/pom.xml" -nt "$mm2_classpath" ) ]]; then
+needs_mm2=0
+[[ "${all_args//mirror-scale/}" == *mirror* || "$all_args" == *latency* ]] && needs_mm2=1
+if [[ "$help_only" != 1 && "$needs_mm2" == 1 && ( ! -s "$mm2_classpath" || "$bench_dir/mm2/pom.xml" -nt "$mm2_classpath" ) ]]; then
   echo "Resolving the MirrorMaker 2 classpath (bench/mm2/pom.xml)..." >&2
   mvn -B -q -f "$bench_dir/mm2/pom.xml" dependency:build-classpath -Dmdep.outputFile="$mm2_classpath" >&2
 fi

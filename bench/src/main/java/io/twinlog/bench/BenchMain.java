@@ -189,11 +189,12 @@ public final class BenchMain {
             LoadLatencyBenchmark benchmark = new LoadLatencyBenchmark(cluster, round, options, payloads);
             results.latency.addAll(benchmark.run());
             if (cluster instanceof TwinlogReplicatedCluster) {
-                // the mirror lag: this cluster is the source of a second one (MirrorMaker 2's: not measured yet)
+                // the mirror lag: this cluster is the source of a second one, through Twinlog's mirror and MM2's
                 try (TwinlogReplicatedCluster destination = new TwinlogReplicatedCluster(
                         TempDirectories.create("latency-mirror-dst"), options.sessionTimeoutMs(), null)) {
                     destination.start();
                     results.latency.addAll(benchmark.runMirror(destination));
+                    results.latency.addAll(benchmark.runMirrorMaker(destination));
                 }
             }
             return finished(system, Phase.LATENCY, round, startupMs, before);

@@ -3,6 +3,8 @@ package io.twinlog.bench;
 import io.twinlog.clients.mirror.MirrorAdmin;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -12,10 +14,13 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.nio.ByteBuffer;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.IntStream;
@@ -94,6 +99,87 @@ final class LoadLatencyBenchmark {
         return figures;
     }
 
+    /**
+     * The same mirror lag with Apache Kafka MirrorMaker 2 between the same two clusters (issue 27 point 4b's
+     * comparison): one MM2 process (its defaults, replication factor 3) for topics of both rates, created before it
+     * starts (MM2 looks for new topics every 10 minutes). MM2 writes each record with its source timestamp, the
+     * source leader's append time here, to {@code A.<topic>}.
+     */
+    List<SystemFigure> runMirrorMaker(TwinlogReplicatedCluster destination) throws Exception {
+        List<SystemFigure> figures = new ArrayList<>();
+        String prefix = cluster.name() + "-r" + round + "-mm2-lag-";
+        try (Admin admin = admin(cluster.bootstrapServers())) {
+            for (int rate : RATES_MIB_PER_S) {
+                new BenchTopics(admin).createReplicatedBounded(prefix + rate, PARTITIONS, REPLICATION_FACTOR,
+                        MIN_INSYNC_REPLICAS, Map.of("message.timestamp.type", "LogAppendTime"));
+            }
+        }
+        Path workDir = TempDirectories.create("latency-mm2");
+        Path logFile = Path.of(System.getProperty("bench.mm2LogDir", "bench/results"))
+                .resolve("mm2-latency-round" + round + ".log");
+        Process mm2 = MirrorMaker2.start(workDir, logFile, cluster.bootstrapServers(),
+                destination.bootstrapServers(), prefix + ".*", REPLICATION_FACTOR);
+        try (Admin dst = admin(destination.bootstrapServers())) {
+            for (int rate : RATES_MIB_PER_S) {
+                String target = MirrorMaker2.targetTopic(prefix + rate);
+                awaitTopic(dst, target, mm2);
+                awaitCopying(prefix + rate, dst, target, mm2);
+                figures.addAll(measure(cluster.bootstrapServers(), destination.bootstrapServers(), prefix + rate,
+                        target, rate, "MirrorMaker 2: "));
+            }
+        } finally {
+            MirrorMaker2.stop(mm2);
+            TempDirectories.deleteRecursively(workDir);
+        }
+        return figures;
+    }
+
+    /** Waits until MM2 has created {@code topic} on the destination with all partitions led. */
+    private static void awaitTopic(Admin dst, String topic, Process mm2) throws Exception {
+        long deadline = System.nanoTime() + DRAIN_TIMEOUT_NANOS;
+        while (System.nanoTime() < deadline) {
+            if (!mm2.isAlive()) {
+                throw new IllegalStateException("MirrorMaker 2 exited with " + mm2.exitValue());
+            }
+            try {
+                TopicDescription d = dst.describeTopics(List.of(topic)).allTopicNames().get().get(topic);
+                if (d.partitions().size() == PARTITIONS && d.partitions().stream().allMatch(p -> p.leader() != null)) {
+                    return;
+                }
+            } catch (ExecutionException notYet) {
+                // not created yet
+            }
+            Thread.sleep(100);
+        }
+        throw new IllegalStateException("MirrorMaker 2 did not create " + topic + " on the destination");
+    }
+
+    /**
+     * Sends one record to every source partition and waits until MM2 has copied them all: its tasks run and its
+     * consumers are positioned, so the measured interval does not start with MM2's start-up backlog.
+     */
+    private void awaitCopying(String topic, Admin dst, String target, Process mm2) throws Exception {
+        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(ClientSettings.producer(
+                cluster.bootstrapServers(), Acks.ALL))) {
+            for (int p = 0; p < PARTITIONS; p++) {
+                producer.send(new ProducerRecord<>(topic, p, null, payloads.get(p))).get();
+            }
+        }
+        Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
+        IntStream.range(0, PARTITIONS).forEach(p -> latest.put(new TopicPartition(target, p), OffsetSpec.latest()));
+        long deadline = System.nanoTime() + DRAIN_TIMEOUT_NANOS;
+        while (System.nanoTime() < deadline) {
+            if (!mm2.isAlive()) {
+                throw new IllegalStateException("MirrorMaker 2 exited with " + mm2.exitValue());
+            }
+            if (dst.listOffsets(latest).all().get().values().stream().allMatch(o -> o.offset() >= 1)) {
+                return;
+            }
+            Thread.sleep(100);
+        }
+        throw new IllegalStateException("MirrorMaker 2 did not copy " + topic + " to " + target);
+    }
+
     private static void awaitMirroring(MirrorAdmin mirrors, String topic) throws Exception {
         long deadline = System.nanoTime() + DRAIN_TIMEOUT_NANOS;
         while (System.nanoTime() < deadline) {
@@ -114,9 +200,19 @@ final class LoadLatencyBenchmark {
      */
     private List<SystemFigure> measure(String produceBootstrap, String consumeBootstrap, String topic,
                                        int mibPerSecond, boolean mirrored) throws Exception {
+        return measure(produceBootstrap, consumeBootstrap, topic, topic, mibPerSecond, mirrored ? "mirror: " : null);
+    }
+
+    /**
+     * As above, consuming {@code consumeTopic} (MirrorMaker 2 renames it); {@code mirrorLabel} prefixes the figures of
+     * a mirror (null: one cluster).
+     */
+    private List<SystemFigure> measure(String produceBootstrap, String consumeBootstrap, String topic,
+                                       String consumeTopic, int mibPerSecond, String mirrorLabel) throws Exception {
+        boolean mirrored = mirrorLabel != null;
         long recordsPerSecond = (long) mibPerSecond * (1 << 20) / options.recordSizeBytes();
         List<TopicPartition> assignment = IntStream.range(0, PARTITIONS)
-                .mapToObj(p -> new TopicPartition(topic, p)).toList();
+                .mapToObj(p -> new TopicPartition(consumeTopic, p)).toList();
         LatencyHistogram latencies = new LatencyHistogram();
         LatencyHistogram fromAppend = new LatencyHistogram();
         try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(ClientSettings.consumer(consumeBootstrap))) {
@@ -159,14 +255,14 @@ final class LoadLatencyBenchmark {
             double seconds = bounds.lengthNanos() / 1e9;
             double achieved = producer.sentInWindow.get() * (double) options.recordSizeBytes() / (1 << 20) / seconds;
             String at = " at " + mibPerSecond + " MiB/s";
-            String what = mirrored ? "mirror: produce to consume on the destination" : "produce to consume";
+            String prefix = mirrored ? mirrorLabel : "";
+            String what = mirrored ? prefix + "produce to consume on the destination" : "produce to consume";
             List<SystemFigure> figures = new ArrayList<>();
-            figures.add(figure((mirrored ? "mirror: " : "") + "rate sent" + at, achieved, "MiB/s", true));
+            figures.add(figure(prefix + "rate sent" + at, achieved, "MiB/s", true));
             figures.addAll(percentiles(what, at, latencies.summary()));
-            figures.addAll(percentiles((mirrored ? "mirror: " : "") + "produce acknowledged", at,
-                    producer.acknowledged.summary()));
+            figures.addAll(percentiles(prefix + "produce acknowledged", at, producer.acknowledged.summary()));
             if (mirrored) {
-                figures.addAll(percentiles("mirror: source append to consume on the destination", at,
+                figures.addAll(percentiles(prefix + "source append to consume on the destination", at,
                         fromAppend.summary()));
             }
             log.info("[{}] latency{}: {} records in the window, {}", cluster.name(), at, received, figures);

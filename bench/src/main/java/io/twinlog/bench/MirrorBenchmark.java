@@ -10,8 +10,6 @@ import org.apache.kafka.common.TopicPartition;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -211,43 +209,24 @@ final class MirrorBenchmark {
      */
     void runMirrorMaker(MirrorSetup setup, ClusterUnderTest source, ClusterUnderTest target) throws Exception {
         String system = setup.label();
-        String classpathFile = System.getProperty("bench.mm2Classpath", "bench/mm2/target/classpath.txt");
-        Path cpPath = Path.of(classpathFile);
         Path workDir = TempDirectories.create("mm2");
         Process mm2 = null;
         Path logFile = null;
         try (ClusterUnderTest sourceCluster = source; ClusterUnderTest targetCluster = target) {
-            if (!Files.exists(cpPath)) {
-                throw new IllegalStateException("No MirrorMaker 2 classpath at " + cpPath.toAbsolutePath()
-                        + "; build it with: mvn -B -q -f bench/mm2/pom.xml dependency:build-classpath "
-                        + "-Dmdep.outputFile=target/classpath.txt (bench/run.sh does when the mirror phase runs)");
-            }
-            String classpath = Files.readString(cpPath).trim();
             sourceCluster.start();
             targetCluster.start();
             String topic = "mirror-bulk";
-            String targetTopic = "A." + topic;
+            String targetTopic = MirrorMaker2.targetTopic(topic);
             try (Admin src = admin(sourceCluster.bootstrapServers());
                  Admin dst = admin(targetCluster.bootstrapServers())) {
                 new BenchTopics(src).create(topic, PARTITIONS);
                 prefill(sourceCluster.bootstrapServers(), topic, records());
                 Map<Integer, Long> sourceEnds = endOffsets(src, topic, PARTITIONS);
-                Path props = workDir.resolve("mm2.properties");
-                Files.writeString(props, mm2Properties(sourceCluster.bootstrapServers(),
-                        targetCluster.bootstrapServers(), topic), StandardCharsets.UTF_8);
                 Path logDirectory = Path.of(System.getProperty("bench.mm2LogDir", "bench/results"));
-                Files.createDirectories(logDirectory);
                 logFile = logDirectory.resolve("mm2-" + system + "-round" + round + ".log");
-                String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-                // slf4j-simple (on MM2's classpath) writes INFO and above to stderr, i.e. to the log file.
-                ProcessBuilder pb = new ProcessBuilder(java, "-Xmx1g", "-XX:+UseG1GC",
-                        "-Dorg.slf4j.simpleLogger.showDateTime=true",
-                        "-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS",
-                        "-cp", classpath, "org.apache.kafka.connect.mirror.MirrorMaker", props.toString())
-                        .redirectErrorStream(true).redirectOutput(logFile.toFile());
                 long start = System.nanoTime();
-                mm2 = pb.start();
-                log.info("[{}] mirror: MirrorMaker 2 started (pid {}), output in {}", system, mm2.pid(), logFile);
+                mm2 = MirrorMaker2.start(workDir, logFile, sourceCluster.bootstrapServers(),
+                        targetCluster.bootstrapServers(), topic, 1);
                 long[] firstAndLast = awaitCaughtUp(dst, targetTopic, sourceEnds, start, mm2);
                 bulkFigures(system, start, -1, firstAndLast);
                 steadyLag(system, sourceCluster.bootstrapServers(), src, topic, dst, targetTopic, () -> -1);
@@ -256,44 +235,13 @@ final class MirrorBenchmark {
                     mirrorMakerCpuSeconds = mm2.info().totalCpuDuration().map(d -> d.toNanos() / 1e9).orElse(0.0);
                     add(system, "MM2 process: CPU time until stopped", mirrorMakerCpuSeconds, "s");
                 }
-                stop(mm2);
+                MirrorMaker2.stop(mm2);
                 if (logFile != null && mm2 != null) {
                     notes.addAll(MirrorMakerLog.summary(setup, round, logFile));
                 }
             }
         } finally {
             TempDirectories.deleteRecursively(workDir);
-        }
-    }
-
-    private static String mm2Properties(String a, String b, String topic) {
-        return String.join("\n",
-                "clusters=A,B",
-                "A.bootstrap.servers=" + a,
-                "B.bootstrap.servers=" + b,
-                "A->B.enabled=true",
-                "A->B.topics=" + topic,
-                "B->A.enabled=false",
-                "replication.factor=1",
-                "offset-syncs.topic.replication.factor=1",
-                "checkpoints.topic.replication.factor=1",
-                "heartbeats.topic.replication.factor=1",
-                "config.storage.replication.factor=1",
-                "offset.storage.replication.factor=1",
-                "status.storage.replication.factor=1",
-                "");
-    }
-
-    /** MM2 does not exit on SIGTERM once its clusters are gone, so it is stopped first, and killed if need be. */
-    private static void stop(Process mm2) throws InterruptedException {
-        if (mm2 == null) {
-            return;
-        }
-        mm2.destroy();
-        if (!mm2.waitFor(15, TimeUnit.SECONDS)) {
-            log.warn("MirrorMaker 2 (pid {}) did not exit within 15 s of SIGTERM; killing it", mm2.pid());
-            mm2.destroyForcibly();
-            mm2.waitFor(10, TimeUnit.SECONDS);
         }
     }
 
