@@ -65,7 +65,7 @@ final class LoadLatencyBenchmark {
                 new BenchTopics(admin).createReplicatedBounded(topic, PARTITIONS, REPLICATION_FACTOR,
                         MIN_INSYNC_REPLICAS);
             }
-            figures.addAll(measure(cluster.bootstrapServers(), cluster.bootstrapServers(), topic, rate, false));
+            figures.addAll(measure(cluster.bootstrapServers(), cluster.bootstrapServers(), topic, topic, rate, null));
         }
         return figures;
     }
@@ -92,8 +92,8 @@ final class LoadLatencyBenchmark {
                     throw new IllegalStateException("StartMirrorTopics of " + topic + " failed: " + errors);
                 }
                 awaitMirroring(mirrors, topic);
-                figures.addAll(measure(cluster.bootstrapServers(), destination.bootstrapServers(), topic, rate,
-                        true));
+                figures.addAll(measure(cluster.bootstrapServers(), destination.bootstrapServers(), topic, topic, rate,
+                        "mirror: "));
             }
         }
         return figures;
@@ -195,17 +195,10 @@ final class LoadLatencyBenchmark {
     }
 
     /**
-     * Produces to {@code topic} on {@code produceBootstrap} at the rate and consumes it on {@code consumeBootstrap}
-     * (the same cluster, or the mirror's destination), recording each record sent in the measured interval.
-     */
-    private List<SystemFigure> measure(String produceBootstrap, String consumeBootstrap, String topic,
-                                       int mibPerSecond, boolean mirrored) throws Exception {
-        return measure(produceBootstrap, consumeBootstrap, topic, topic, mibPerSecond, mirrored ? "mirror: " : null);
-    }
-
-    /**
-     * As above, consuming {@code consumeTopic} (MirrorMaker 2 renames it); {@code mirrorLabel} prefixes the figures of
-     * a mirror (null: one cluster).
+     * Produces to {@code topic} on {@code produceBootstrap} at the rate and consumes {@code consumeTopic} on
+     * {@code consumeBootstrap} (the same cluster and topic, or a mirror's destination, where MirrorMaker 2 renames
+     * it), recording each record sent in the measured interval; {@code mirrorLabel} prefixes a mirror's figures (null:
+     * one cluster).
      */
     private List<SystemFigure> measure(String produceBootstrap, String consumeBootstrap, String topic,
                                        String consumeTopic, int mibPerSecond, String mirrorLabel) throws Exception {

@@ -194,11 +194,7 @@ final class MirrorScaleBenchmark {
             pair.sourceAdmin.createTopics(newTopics.subList(from, Math.min(newTopics.size(), from + 50))).all()
                     .get(TIMEOUT_MS, TimeUnit.MILLISECONDS);
         }
-        awaitImage(pair.source, "all " + partitions() + " source partitions led", image -> {
-            long led = image.topics().values().stream().filter(t -> t.name().startsWith("scale-"))
-                    .flatMap(t -> t.partitions().values().stream()).filter(p -> p.leader() >= 0).count();
-            return led == partitions() ? null : led + " led";
-        });
+        awaitAllLed(pair.source, "source");
         produce(pair.source.bootstrapServers(), (long) partitions() * RECORDS_PER_PARTITION, 0);
         add(label + ": " + partitions() + " source partitions created and filled", (System.nanoTime() - start) / 1e6,
                 "ms");
@@ -211,11 +207,7 @@ final class MirrorScaleBenchmark {
                     + errors.entrySet().iterator().next());
         }
         add(label + ": StartMirrorTopics call", (System.nanoTime() - mirrorStart) / 1e6, "ms");
-        awaitImage(pair.destination, "all " + partitions() + " destination partitions led", image -> {
-            long led = image.topics().values().stream().filter(t -> t.name().startsWith("scale-"))
-                    .flatMap(t -> t.partitions().values().stream()).filter(p -> p.leader() >= 0).count();
-            return led == partitions() ? null : led + " led";
-        });
+        awaitAllLed(pair.destination, "destination");
         add(label + ": StartMirrorTopics until all destination partitions led", (System.nanoTime() - mirrorStart) / 1e6,
                 "ms");
         awaitMirrorStates(pair, MirrorPartitionState.MIRRORING);
@@ -375,6 +367,15 @@ final class MirrorScaleBenchmark {
     /** Why an image does not yet show what is awaited, or null once it does. */
     private interface ImageCheck {
         String missing(MetadataImage image);
+    }
+
+    /** Polls every broker's image of {@code cluster} until every partition of the phase's topics has a leader. */
+    private void awaitAllLed(TwinlogReplicatedCluster cluster, String side) throws InterruptedException {
+        awaitImage(cluster, "all " + partitions() + " " + side + " partitions led", image -> {
+            long led = image.topics().values().stream().filter(t -> t.name().startsWith("scale-"))
+                    .flatMap(t -> t.partitions().values().stream()).filter(p -> p.leader() >= 0).count();
+            return led == partitions() ? null : led + " led";
+        });
     }
 
     /** Polls every destination broker's image until all mirror partitions are in {@code state}; returns nanoTime. */

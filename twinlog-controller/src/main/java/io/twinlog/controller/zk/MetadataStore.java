@@ -2,7 +2,6 @@ package io.twinlog.controller.zk;
 
 import io.twinlog.controller.metadata.BrokerRegistration;
 import io.twinlog.controller.metadata.TopicAssignment;
-import org.apache.curator.RetryLoop;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.api.transaction.CuratorOp;
 import org.apache.kafka.common.Uuid;
@@ -52,13 +51,7 @@ public final class MetadataStore {
 
     /** Creates the base paths if missing. Idempotent. */
     public void ensureLayout() throws Exception {
-        for (String p : List.of(ZkPaths.BROKER_IDS, ZkPaths.TOPICS, ZkPaths.TOPIC_CONFIGS, "/cluster")) {
-            try {
-                zk.create().creatingParentsIfNeeded().forPath(p);
-            } catch (KeeperException.NodeExistsException ignored) {
-                // already there: another broker or an earlier run made it
-            }
-        }
+        ZkBatch.createIfAbsent(zk, List.of(ZkPaths.BROKER_IDS, ZkPaths.TOPICS, ZkPaths.TOPIC_CONFIGS, "/cluster"));
     }
 
     /**
@@ -188,7 +181,7 @@ public final class MetadataStore {
         }
         // a leftover config and a deletion mark of this name, read together (one round trip: a start of 100 mirror
         // topics creates them at once, each round trip queued behind the broker's metadata reads, decision 94)
-        List<OpResult> found = multiRead(List.of(Op.getData(ZkPaths.topicConfig(topic)),
+        List<OpResult> found = ZkBatch.multiRead(zk, List.of(Op.getData(ZkPaths.topicConfig(topic)),
                 Op.getData(ZkPaths.topicDeletion(topic))));
         if (found.get(0) instanceof OpResult.GetDataResult) {
             // a leftover from a topic deleted while this path was being written; the new topic's configs win
@@ -395,12 +388,6 @@ public final class MetadataStore {
         return Uuid.fromString(String.valueOf(Json.decode(mark, path).get("topicId")));
     }
 
-    /** ZooKeeper's multi-read (Curator has none), under Curator's retry policy: a missing node is an error result. */
-    private List<OpResult> multiRead(List<Op> reads) throws Exception {
-        return RetryLoop.callWithRetry(zk.getZookeeperClient(), () -> zk.getZookeeperClient().getZooKeeper()
-                .multi(reads));
-    }
-
     /** The brokers that held a replica of the marked topic; empty in a mark written before they were recorded. */
     static List<Integer> markBrokers(Map<String, Object> mark) {
         List<Integer> out = new ArrayList<>();
@@ -441,7 +428,7 @@ public final class MetadataStore {
     private void deleteMirrorRecords(String topic) throws Exception {
         List<String> paths = List.of(ZkPaths.mirrorStates(topic), ZkPaths.mirrorProgress(topic));
         // usually neither exists: one round trip to know, instead of a refused delete each
-        List<OpResult> found = multiRead(paths.stream().map(Op::getChildren).toList());
+        List<OpResult> found = ZkBatch.multiRead(zk, paths.stream().map(Op::getChildren).toList());
         for (int i = 0; i < paths.size(); i++) {
             String path = paths.get(i);
             if (!(found.get(i) instanceof OpResult.GetChildrenResult)) {

@@ -1,6 +1,7 @@
 package io.twinlog.mirror.runtime;
 
 import io.twinlog.controller.zk.Json;
+import io.twinlog.controller.zk.ZkBatch;
 import io.twinlog.controller.zk.ZkPaths;
 import io.twinlog.mirror.store.MirrorPartitionRecord;
 import org.apache.curator.framework.CuratorFramework;
@@ -118,13 +119,7 @@ final class MirrorStateWriter {
         Set<String> parents = new LinkedHashSet<>();
         chunk.stream().filter(w -> w.expectedVersion() < 0)
                 .forEach(w -> parents.add(ZkPaths.mirrorStates(w.partition().topic())));
-        for (String parent : parents) {
-            try {
-                zk.create().creatingParentsIfNeeded().forPath(parent);
-            } catch (KeeperException.NodeExistsException exists) {
-                // this topic has records already
-            }
-        }
+        ZkBatch.createIfAbsent(zk, parents);
         return !parents.isEmpty();
     }
 

@@ -64,16 +64,6 @@ public final class MirrorTopicStarter {
         this.sourceTimeoutMs = sourceTimeoutMs;
     }
 
-    /** Blocks on the source and ZooKeeper: call it from an admin or sync thread only. */
-    public TopicResult startTopic(String mirror, String topic, Admin source) throws Exception {
-        return startTopic(mirror, topic, source, store.topicVersion(mirror, topic));
-    }
-
-    /** As {@link #startTopics}, for one topic. */
-    public TopicResult startTopic(String mirror, String topic, Admin source, int expectedVersion) throws Exception {
-        return startTopics(mirror, Map.of(topic, expectedVersion), source).get(topic);
-    }
-
     /**
      * Starts many topics of one mirror together: the source is asked about them all in two requests (their
      * descriptions, then their configs), each desired state is written, and the new mirror topics are created and
@@ -81,7 +71,7 @@ public final class MirrorTopicStarter {
      * only if the topic's node is still at its expected version (read before the source was first contacted, -1 for
      * none): a stop, pause or resume that came while this start waited on the source wins, and that topic's start is
      * refused with the reason. Each topic has its own outcome; a source that cannot be read fails the call before
-     * anything is written.
+     * anything is written. Blocks on the source and ZooKeeper: call it from an admin or sync thread only.
      *
      * @param expectedVersions the topics, in the order to answer them, with their desired-state node versions
      * @return each topic's outcome, in the order given
@@ -149,7 +139,7 @@ public final class MirrorTopicStarter {
                 } else {
                     // its desired state stays written: a start again creates it (the topic is mirrored, not local)
                     log.warn("Mirror {}: creating mirror topic {} failed; start it again once the cause is dealt "
-                            + "with: {}", mirror, topic.name(), failure.get().toString());
+                            + "with", mirror, topic.name(), failure.get());
                     results.put(topic.name(), new TopicResult(Errors.forException(failure.get()).code(),
                             "Creating mirror topic '" + topic.name() + "' failed: " + failure.get().getMessage()));
                 }

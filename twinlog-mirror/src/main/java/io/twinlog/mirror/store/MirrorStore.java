@@ -2,8 +2,8 @@ package io.twinlog.mirror.store;
 
 import io.twinlog.common.mirror.DesiredMirrorState;
 import io.twinlog.controller.zk.Json;
+import io.twinlog.controller.zk.ZkBatch;
 import io.twinlog.controller.zk.ZkPaths;
-import org.apache.curator.RetryLoop;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.api.transaction.CuratorOp;
 import org.apache.kafka.common.TopicPartition;
@@ -455,18 +455,10 @@ public final class MirrorStore {
     private boolean writeProgressCreating(List<Map.Entry<TopicPartition, MirrorProgress>> chunk) throws Exception {
         Set<String> parents = new LinkedHashSet<>();
         chunk.forEach(e -> parents.add(ZkPaths.mirrorProgress(e.getKey().topic())));
-        for (String parent : parents) {
-            try {
-                zk.create().creatingParentsIfNeeded().forPath(parent);
-            } catch (KeeperException.NodeExistsException exists) {
-                // the usual case after a topic's first pass
-            }
-        }
+        ZkBatch.createIfAbsent(zk, parents);
         List<Op> reads = chunk.stream().map(e -> Op.getData(ZkPaths.mirrorProgress(e.getKey().topic(),
                 e.getKey().partition()))).toList();
-        // Curator has no multi-read: ZooKeeper's own, under Curator's retry policy
-        List<OpResult> found = RetryLoop.callWithRetry(zk.getZookeeperClient(),
-                () -> zk.getZookeeperClient().getZooKeeper().multi(reads));
+        List<OpResult> found = ZkBatch.multiRead(zk, reads);
         List<CuratorOp> ops = new ArrayList<>(chunk.size());
         for (int i = 0; i < chunk.size(); i++) {
             Map.Entry<TopicPartition, MirrorProgress> e = chunk.get(i);
@@ -496,9 +488,7 @@ public final class MirrorStore {
             List<TopicPartition> chunk = all.subList(from, Math.min(all.size(), from + 500));
             List<Op> reads = chunk.stream()
                     .map(tp -> Op.getData(ZkPaths.mirrorProgress(tp.topic(), tp.partition()))).toList();
-            // Curator has no multi-read: ZooKeeper's own, under Curator's retry policy
-            List<OpResult> results = RetryLoop.callWithRetry(zk.getZookeeperClient(),
-                    () -> zk.getZookeeperClient().getZooKeeper().multi(reads));
+            List<OpResult> results = ZkBatch.multiRead(zk, reads);
             for (int i = 0; i < chunk.size(); i++) {
                 if (results.get(i) instanceof OpResult.GetDataResult data) {
                     out.put(chunk.get(i), MirrorProgress.fromJson(data.getData(), reads.get(i).getPath()));

@@ -14,6 +14,7 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.protocol.Errors;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -29,6 +30,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
  * written a few at a time and the mirror topics created and awaited together): every topic gets its own answer, the
  * refused ones with their own error, and every started topic mirrors with the source's topic ID and partitions.
  */
+@Timeout(180)
 class MirrorStartManyTopicsTest {
     private static final int TOPICS = 30;
     private static final int PARTITIONS = 2;
