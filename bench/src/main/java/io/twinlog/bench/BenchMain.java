@@ -88,11 +88,12 @@ public final class BenchMain {
                             case FAILOVER -> runFailover(system, round, options, payloads, results);
                             case TXN -> runTransactions(system, round, options, payloads, results);
                             case MIRROR -> runMirror(system, round, options, payloads, results);
-                            case MIRROR_SCALE -> runMirrorScale(round, options, payloads, results);
+                            case MIRROR_SCALE -> runMirrorScale(system, round, options, payloads, results);
                             case FAILBACK -> runFailback(round, options, results);
                             case GROUPS -> runGroups(system, round, options, results);
                             case FETCH_SESSIONS -> runFetchSessions(system, round, options, payloads, results);
                             case LATENCY -> runLatency(system, round, options, payloads, results);
+                            case CATCH_UP -> runCatchUp(system, round, options, payloads, results);
                         });
                     } catch (Exception e) {
                         log.error("[{}] Round {}, {} failed", system, round, phase, e);
@@ -201,6 +202,13 @@ public final class BenchMain {
         }
     }
 
+    private static Results.SystemRun runCatchUp(String system, int round, BenchOptions options, Payloads payloads,
+                                                Results results) throws Exception {
+        CpuAccounting.Snapshot before = CpuAccounting.snapshot();
+        results.catchUp.addAll(new CatchUpBenchmark(round, options, payloads).run(system));
+        return finished(system, Phase.CATCH_UP, round, 0, before);
+    }
+
     /** One fresh cluster per failure mode, so every measurement starts from three healthy brokers. */
     private static Results.SystemRun runFailover(String system, int round, BenchOptions options, Payloads payloads,
                                                  Results results) throws Exception {
@@ -218,19 +226,31 @@ public final class BenchMain {
         return finished(system, Phase.FAILOVER, round, startupMs, before);
     }
 
-    /** What a phase runs in a round: the systems, the mirror setups, or Twinlog alone (mirror-scale). */
+    /** What a phase runs in a round: the systems, the mirror setups, or Twinlog alone (failback). */
     private static List<String> systemsOf(Phase phase, BenchOptions options, int round, List<String> order) {
         return switch (phase) {
             case MIRROR -> mirrorOrder(options, round);
-            case MIRROR_SCALE -> List.of(MirrorScaleBenchmark.SYSTEM);
+            case MIRROR_SCALE -> order.contains(KafkaLeaderMoveBenchmark.SYSTEM) ? order
+                    : List.of(MirrorScaleBenchmark.SYSTEM);
             case FAILBACK -> List.of(FailbackBenchmark.SYSTEM);
             default -> order;
         };
     }
 
-    private static Results.SystemRun runMirrorScale(int round, BenchOptions options, Payloads payloads,
-                                                    Results results) throws Exception {
+    /** Twinlog's mirroring at scale, or Kafka's leadership move of as many partitions (issue 27 point 7). */
+    private static Results.SystemRun runMirrorScale(String system, int round, BenchOptions options,
+                                                    Payloads payloads, Results results) throws Exception {
         CpuAccounting.Snapshot before = CpuAccounting.snapshot();
+        if (system.equals(KafkaLeaderMoveBenchmark.SYSTEM)) {
+            KafkaLeaderMoveBenchmark benchmark = new KafkaLeaderMoveBenchmark(round, options, payloads);
+            try {
+                benchmark.run();
+            } finally {
+                results.mirrorScale.addAll(benchmark.figures());
+                results.mirrorScaleNotes.addAll(benchmark.notes());
+            }
+            return finished(system, Phase.MIRROR_SCALE, round, 0, before);
+        }
         MirrorScaleBenchmark benchmark = new MirrorScaleBenchmark(round, options, payloads);
         try {
             benchmark.run();

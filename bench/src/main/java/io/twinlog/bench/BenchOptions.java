@@ -34,6 +34,7 @@ import java.util.Set;
  * --mirror-steady-seconds N  length of the mirror-scale steady-state window (default 30)
  * --mirror-replica-fetchers N  num.replica.fetchers of the mirror-scale brokers (default 1, Kafka's default)
  * --failback-prefix-mib N  size of the shared prefix in the failback phase (default 1024)
+ * --catch-up-mib N         data copied in the catch-up phase (default 10240, 10 GiB)
  * --session-timeout-ms N   Twinlog zookeeper.session.timeout.ms and Kafka broker.session.timeout.ms of the
  *                          3-broker clusters (default 6000)
  * --rounds N               run everything N times, alternating the order of the systems; report medians (default 5)
@@ -46,15 +47,16 @@ import java.util.Set;
 record BenchOptions(int records, int warmUpSeconds, int measuredSeconds, int recordSizeBytes, List<String> systems,
                     Set<Phase> phases, List<MirrorSetup> mirrorSetups, int groupCommits, int groupRepetitions,
                     int mirrorPartitions, int mirrorTopicPartitions, int mirrorReplicationFactor,
-                    int mirrorSteadySeconds, int mirrorReplicaFetchers, int failbackPrefixMiB, int sessionTimeoutMs,
+                    int mirrorSteadySeconds, int mirrorReplicaFetchers, int failbackPrefixMiB, int catchUpMiB,
+                    int sessionTimeoutMs,
                     int rounds, long seed, boolean pageCacheBallast, boolean quick, Path output) {
     static final List<String> KNOWN_SYSTEMS = List.of("twinlog", "kafka");
 
     static final String USAGE = "Usage: bench/run.sh [--quick] [--warmup-seconds N] [--measure-seconds N] [--records N] "
-            + "[--record-size N] [--systems twinlog,kafka] [--phases single,sasl-ssl,replicated,failover,txn,mirror,mirror-scale,groups,fetch-sessions,latency,failback] "
+            + "[--record-size N] [--systems twinlog,kafka] [--phases single,sasl-ssl,replicated,failover,txn,mirror,mirror-scale,groups,fetch-sessions,latency,catch-up,failback] "
             + "[--mirror-setups twinlog,mm2-twinlog,mm2-kafka] [--group-commits N] [--group-repetitions N] "
             + "[--mirror-partitions N] [--mirror-topic-partitions N] [--mirror-replication-factor N] "
-            + "[--mirror-steady-seconds N] [--mirror-replica-fetchers N] [--failback-prefix-mib N] "
+            + "[--mirror-steady-seconds N] [--mirror-replica-fetchers N] [--failback-prefix-mib N] [--catch-up-mib N] "
             + "[--session-timeout-ms N] [--rounds N] [--seed N] [--page-cache-ballast true|false] "
             + "[--output FILE]";
 
@@ -74,6 +76,7 @@ record BenchOptions(int records, int warmUpSeconds, int measuredSeconds, int rec
         int mirrorSteadySeconds = Integer.parseInt(System.getProperty("bench.mirrorSteadySeconds", "30"));
         int mirrorReplicaFetchers = Integer.parseInt(System.getProperty("bench.mirrorReplicaFetchers", "1"));
         int failbackPrefixMiB = Integer.parseInt(System.getProperty("bench.failbackPrefixMiB", "1024"));
+        int catchUpMiB = Integer.parseInt(System.getProperty("bench.catchUpMiB", "10240"));
         int sessionTimeoutMs = Integer.parseInt(System.getProperty("bench.sessionTimeoutMs", "6000"));
         int rounds = Integer.parseInt(System.getProperty("bench.rounds", "5"));
         long seed = Long.parseLong(System.getProperty("bench.seed", "42"));
@@ -113,6 +116,7 @@ record BenchOptions(int records, int warmUpSeconds, int measuredSeconds, int rec
                 case "--mirror-steady-seconds" -> mirrorSteadySeconds = Integer.parseInt(value);
                 case "--mirror-replica-fetchers" -> mirrorReplicaFetchers = Integer.parseInt(value);
                 case "--failback-prefix-mib" -> failbackPrefixMiB = Integer.parseInt(value);
+                case "--catch-up-mib" -> catchUpMiB = Integer.parseInt(value);
                 case "--session-timeout-ms" -> sessionTimeoutMs = Integer.parseInt(value);
                 case "--rounds" -> rounds = Integer.parseInt(value);
                 case "--seed" -> seed = Long.parseLong(value);
@@ -137,8 +141,8 @@ record BenchOptions(int records, int warmUpSeconds, int measuredSeconds, int rec
                     + TwinlogReplicatedCluster.BROKERS + ", --mirror-steady-seconds and --mirror-replica-fetchers "
                     + "positive");
         }
-        if (failbackPrefixMiB <= 0) {
-            throw new UsageException("--failback-prefix-mib must be positive");
+        if (failbackPrefixMiB <= 0 || catchUpMiB <= 0) {
+            throw new UsageException("--failback-prefix-mib and --catch-up-mib must be positive");
         }
         if (sessionTimeoutMs < 1000 || sessionTimeoutMs > 60_000) {
             throw new UsageException("--session-timeout-ms must be between 1000 and 60000");
@@ -157,7 +161,7 @@ record BenchOptions(int records, int warmUpSeconds, int measuredSeconds, int rec
         Set<Phase> phaseSet = EnumSet.noneOf(Phase.class);
         for (String p : phases.split(",")) {
             phaseSet.add(Phase.parse(p.trim()).orElseThrow(() -> new UsageException("Unknown phase '" + p
-                    + "'; known: single, sasl-ssl, replicated, failover, txn, mirror, mirror-scale, groups, fetch-sessions, failback")));
+                    + "'; known: single, sasl-ssl, replicated, failover, txn, mirror, mirror-scale, groups, fetch-sessions, latency, catch-up, failback")));
         }
         List<MirrorSetup> setupList = new ArrayList<>();
         for (String m : mirrorSetups.split(",")) {
@@ -170,7 +174,7 @@ record BenchOptions(int records, int warmUpSeconds, int measuredSeconds, int rec
         return new BenchOptions(records, warmUpSeconds, measuredSeconds, recordSize, List.copyOf(systemList),
                 Set.copyOf(phaseSet), List.copyOf(setupList), groupCommits, groupRepetitions, mirrorPartitions,
                 mirrorTopicPartitions, mirrorReplicationFactor, mirrorSteadySeconds, mirrorReplicaFetchers,
-                failbackPrefixMiB, sessionTimeoutMs, rounds, seed, Boolean.parseBoolean(ballast), quick,
+                failbackPrefixMiB, catchUpMiB, sessionTimeoutMs, rounds, seed, Boolean.parseBoolean(ballast), quick,
                 Path.of(output));
     }
 

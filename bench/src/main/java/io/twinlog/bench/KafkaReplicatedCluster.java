@@ -8,6 +8,7 @@ import java.io.PrintStream;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 /**
@@ -30,16 +31,24 @@ final class KafkaReplicatedCluster implements ReplicatedCluster {
     private final Path baseDirectory;
     private final int sessionTimeoutMs;
     private final FailureMode plannedFailure;
+    private final Map<String, String> overrides;
     private KafkaClusterTestKit cluster;
 
     /** {@code plannedFailure}: the way {@link #stop} will be called, or null if it will not be. */
     KafkaReplicatedCluster(Path baseDirectory, int sessionTimeoutMs, FailureMode plannedFailure) {
+        this(baseDirectory, sessionTimeoutMs, plannedFailure, Map.of());
+    }
+
+    /** As above, with broker settings that replace Kafka's defaults ({@code overrides}). */
+    KafkaReplicatedCluster(Path baseDirectory, int sessionTimeoutMs, FailureMode plannedFailure,
+                           Map<String, String> overrides) {
         if (plannedFailure == FailureMode.ABORT) {
             throw new IllegalArgumentException("Kafka has no equivalent of Twinlog's abort()");
         }
         this.baseDirectory = baseDirectory;
         this.sessionTimeoutMs = sessionTimeoutMs;
         this.plannedFailure = plannedFailure;
+        this.overrides = Map.copyOf(overrides);
     }
 
     @Override
@@ -62,6 +71,7 @@ final class KafkaReplicatedCluster implements ReplicatedCluster {
         if (plannedFailure == FailureMode.CRASH) {
             builder.setConfigProp("controlled.shutdown.enable", "false");
         }
+        overrides.forEach(builder::setConfigProp);
         cluster = builder.build();
         PrintStream stdout = System.out;
         System.setOut(System.err);   // the storage formatter prints to stdout, which carries only the results
@@ -84,6 +94,11 @@ final class KafkaReplicatedCluster implements ReplicatedCluster {
         List<Integer> ids = new ArrayList<>(cluster.brokers().keySet());
         ids.sort(null);
         return ids;
+    }
+
+    /** The running brokers by ID, for benchmarks that read a broker's own state. */
+    Map<Integer, BrokerServer> brokers() {
+        return cluster.brokers();
     }
 
     @Override

@@ -9,9 +9,6 @@ import io.twinlog.controller.zk.MetadataWatcher;
 import io.twinlog.server.BrokerServer;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
-import org.apache.kafka.clients.admin.NewTopic;
-import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -25,7 +22,6 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * Phase {@code mirror-scale} (Twinlog only): many mirror partitions between two 3-broker Twinlog clusters, each with
@@ -61,14 +57,14 @@ final class MirrorScaleBenchmark {
 
     private final int round;
     private final BenchOptions options;
-    private final Payloads payloads;
+    private final ScaleTopics topics;
     private final List<MirrorBenchmark.Figure> figures = new ArrayList<>();
     private final List<String> notes = new ArrayList<>();
 
     MirrorScaleBenchmark(int round, BenchOptions options, Payloads payloads) {
         this.round = round;
         this.options = options;
-        this.payloads = payloads;
+        this.topics = new ScaleTopics(options, payloads);
     }
 
     List<MirrorBenchmark.Figure> figures() {
@@ -81,10 +77,6 @@ final class MirrorScaleBenchmark {
 
     private int partitions() {
         return options.mirrorPartitions();
-    }
-
-    private int topics() {
-        return options.mirrorPartitions() / options.mirrorTopicPartitions();
     }
 
     private void add(String name, double value, String unit) {
@@ -177,31 +169,18 @@ final class MirrorScaleBenchmark {
         }
     }
 
-    private String topic(int i) {
-        return String.format("scale-%05d", i);
-    }
-
     /** Creates the source topics, fills them, mirrors them all and waits until every partition is MIRRORING. */
     private void mirrorAll(Pair pair, String label) throws Exception {
         long start = System.nanoTime();
-        List<NewTopic> newTopics = new ArrayList<>();
-        for (int i = 0; i < topics(); i++) {
-            newTopics.add(new NewTopic(topic(i), options.mirrorTopicPartitions(),
-                    (short) options.mirrorReplicationFactor()));
-        }
-        // in batches, so that one CreateTopics does not outlast its timeout
-        for (int from = 0; from < newTopics.size(); from += 50) {
-            pair.sourceAdmin.createTopics(newTopics.subList(from, Math.min(newTopics.size(), from + 50))).all()
-                    .get(TIMEOUT_MS, TimeUnit.MILLISECONDS);
-        }
+        topics.create(pair.sourceAdmin);
         awaitAllLed(pair.source, "source");
-        produce(pair.source.bootstrapServers(), (long) partitions() * RECORDS_PER_PARTITION, 0);
+        topics.produce(pair.source.bootstrapServers(), (long) partitions() * RECORDS_PER_PARTITION, 0);
         add(label + ": " + partitions() + " source partitions created and filled", (System.nanoTime() - start) / 1e6,
                 "ms");
         pair.mirrors.createClusterMirror(MIRROR, Map.of("bootstrap.servers", pair.source.bootstrapServers()));
         ClusterReading before = ClusterReading.of(pair.destination);
         long mirrorStart = System.nanoTime();
-        Map<String, ?> errors = pair.mirrors.startMirrorTopics(MIRROR, List.of(), List.of("scale-.*"), List.of());
+        Map<String, ?> errors = pair.mirrors.startMirrorTopics(MIRROR, List.of(), List.of(ScaleTopics.PATTERN), List.of());
         if (!errors.isEmpty()) {
             throw new IllegalStateException("StartMirrorTopics failed for " + errors.size() + " topics, e.g. "
                     + errors.entrySet().iterator().next());
@@ -213,38 +192,6 @@ final class MirrorScaleBenchmark {
         awaitMirrorStates(pair, MirrorPartitionState.MIRRORING);
         add(label + ": StartMirrorTopics until all MIRRORING", (System.nanoTime() - mirrorStart) / 1e6, "ms");
         metadataFigures(label + ": destination", before, ClusterReading.of(pair.destination), false);
-    }
-
-    /**
-     * Produces {@code count} records round-robin over all source partitions, paced to {@code recordsPerSecond}
-     * (0: as fast as the producer goes).
-     */
-    private void produce(String bootstrap, long count, int recordsPerSecond) throws InterruptedException {
-        AtomicReference<Exception> error = new AtomicReference<>();
-        try (KafkaProducer<byte[], byte[]> producer =
-                     new KafkaProducer<>(ClientSettings.producer(bootstrap, Acks.ONE))) {
-            long begin = System.nanoTime();
-            for (long i = 0; i < count; i++) {
-                if (recordsPerSecond > 0) {
-                    long due = begin + i * 1_000_000_000L / recordsPerSecond;
-                    long waitMs = (due - System.nanoTime()) / 1_000_000;
-                    if (waitMs > 0) {
-                        Thread.sleep(waitMs);    // pacing the load, not waiting for state
-                    }
-                }
-                int partition = (int) (i % partitions());
-                producer.send(new ProducerRecord<>(topic(partition / options.mirrorTopicPartitions()),
-                        partition % options.mirrorTopicPartitions(), null, payloads.get(i)), (m, e) -> {
-                            if (e != null) {
-                                error.compareAndSet(null, e);
-                            }
-                        });
-            }
-            producer.flush();
-        }
-        if (error.get() != null) {
-            throw new IllegalStateException("producing to the source failed", error.get());
-        }
     }
 
     /** One broker's counters at one moment. */
@@ -272,7 +219,7 @@ final class MirrorScaleBenchmark {
         ZooKeeperWrites.Snapshot destinationBefore = destinationZk.snapshot();
         ClusterReading sourceStart = ClusterReading.of(pair.source);
         ClusterReading destinationStart = ClusterReading.of(pair.destination);
-        produce(pair.source.bootstrapServers(), (long) STEADY_RECORDS_PER_S * seconds, STEADY_RECORDS_PER_S);
+        topics.produce(pair.source.bootstrapServers(), (long) STEADY_RECORDS_PER_S * seconds, STEADY_RECORDS_PER_S);
         ClusterReading destinationEnd = ClusterReading.of(pair.destination);
         ClusterReading sourceEnd = ClusterReading.of(pair.source);
         ZooKeeperWrites.Snapshot sourceAfter = sourceZk.snapshot();

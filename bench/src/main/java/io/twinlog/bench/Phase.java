@@ -29,8 +29,10 @@ enum Phase {
      */
     MIRROR("mirror"),
     /**
-     * Mirroring at scale (not in the default set, Twinlog only): many mirror partitions on 3+3 brokers; ZooKeeper
-     * writes and metadata rebuilds in steady state, describe, failover of all; see {@link MirrorScaleBenchmark}.
+     * Mirroring at scale (not in the default set): many mirror partitions on 3+3 Twinlog brokers; ZooKeeper writes
+     * and metadata rebuilds in steady state, describe, failover of all; see {@link MirrorScaleBenchmark}. Kafka's
+     * side is a preferred-leader election of as many partitions on 3 brokers, against which the failover is
+     * compared; see {@link KafkaLeaderMoveBenchmark}.
      */
     MIRROR_SCALE("mirror-scale"),
     /**
@@ -49,6 +51,11 @@ enum Phase {
      * partitions of replication factor 3, on three brokers per system; see {@link LoadLatencyBenchmark}.
      */
     LATENCY("latency"),
+    /**
+     * Copying existing data (not in the default set): Twinlog's mirror catching up a topic the source already holds
+     * against a new Kafka follower replica catching up the same data; see {@link CatchUpBenchmark}.
+     */
+    CATCH_UP("catch-up"),
     /**
      * Failback cost (not in the default set, Twinlog only): a large shared prefix, a 1,000-record divergent tail on
      * each side, the failback's time and bytes fetched, and --verify; see {@link FailbackBenchmark}.

@@ -67,6 +67,9 @@ final class Report {
         if (!results.latency.isEmpty()) {
             out.append("\n").append(latencySection());
         }
+        if (!results.catchUp.isEmpty()) {
+            out.append("\n").append(catchUpSection());
+        }
         if (!results.fetchSessions.isEmpty()) {
             out.append("\n").append(fetchSessionsSection());
         }
@@ -586,7 +589,10 @@ final class Report {
         return table;
     }
 
-    /** Figures of the mirror-scale phase (Twinlog only), then the per-broker and per-subtree notes. */
+    /**
+     * Figures of the mirror-scale phase (Twinlog, and Kafka's leader move), then the per-broker and per-subtree
+     * notes.
+     */
     private String mirrorScaleSection() {
         StringBuilder out = new StringBuilder("### Cluster mirroring at scale\n\n");
         out.append(String.format(Locale.ROOT, "- Two Twinlog clusters of 3 brokers, each with its embedded "
@@ -608,12 +614,59 @@ final class Report {
                 MirrorScaleBenchmark.RECORDS_PER_PARTITION, options.mirrorSteadySeconds(),
                 MirrorScaleBenchmark.STEADY_RECORDS_PER_S, MirrorScaleBenchmark.DESCRIBES,
                 MirrorScaleBenchmark.SOURCE_DOWN_SETTLE_MS));
-        out.append(figureTable(results.mirrorScale, List.of(MirrorScaleBenchmark.SYSTEM), "System").render());
+        boolean kafka = results.mirrorScale.stream().anyMatch(f -> f.system().equals(KafkaLeaderMoveBenchmark.SYSTEM));
+        if (kafka) {
+            out.append(String.format(Locale.ROOT, "- Kafka (issue 27 point 7): three brokers and one KRaft "
+                    + "controller in this JVM, auto.leader.rebalance.enable=false; the same topics and records, "
+                    + "placed by Kafka. Every partition reassigned to its replicas rotated by one (nothing copied, "
+                    + "the leader no longer the preferred replica), then `Admin.electLeaders(PREFERRED)` of all "
+                    + "(`kafka-leader-election.sh --election-type preferred`); the call, and until every broker's "
+                    + "metadata names the preferred replica and that replica's partition is leader at the new "
+                    + "epoch.%n"));
+            if (options.rounds() > 1) {
+                out.append("- ").append(roundOrder()).append(".\n");
+            }
+            out.append('\n');
+        }
+        out.append(figureTable(results.mirrorScale,
+                List.of(MirrorScaleBenchmark.SYSTEM, KafkaLeaderMoveBenchmark.SYSTEM), "System").render());
         out.append('\n');
+        if (kafka) {
+            out.append(failoverAgainstElection()).append('\n');
+        }
         for (String note : results.mirrorScaleNotes) {
             out.append("- Note: ").append(note).append('\n');
         }
         return out.toString();
+    }
+
+    /**
+     * Twinlog's failover (source up) against Kafka's preferred election, until done on every broker: the ratio of the
+     * medians and per round (Kafka / Twinlog, so above 1 means Twinlog is faster).
+     */
+    private String failoverAgainstElection() {
+        String twinlog = "failover " + options.mirrorPartitions() + " partitions, source up: until all STOPPED on "
+                + "every broker";
+        String kafka = "leader move " + options.mirrorPartitions() + " partitions: until all led by the preferred "
+                + "replica on every broker";
+        Map<String, Map<String, Map<Integer, Double>>> byName = figuresByName(results.mirrorScale);
+        Map<Integer, Double> t = byName.getOrDefault(twinlog, Map.of()).get(MirrorScaleBenchmark.SYSTEM);
+        Map<Integer, Double> k = byName.getOrDefault(kafka, Map.of()).get(KafkaLeaderMoveBenchmark.SYSTEM);
+        if (t == null || k == null) {
+            return "- Failover against Kafka's election: not both measured.\n";
+        }
+        double ratio = median(k.values().stream().mapToDouble(Double::doubleValue).sorted().toArray())
+                / median(t.values().stream().mapToDouble(Double::doubleValue).sorted().toArray());
+        List<String> perRound = new ArrayList<>();
+        t.forEach((round, value) -> {
+            Double other = k.get(round);
+            if (other != null) {
+                perRound.add("r" + round + " " + format("%.2f", other / value));
+            }
+        });
+        return "- **Failover against Kafka's preferred election** (Kafka's time / Twinlog's, until done on every "
+                + "broker; above 1 is Twinlog faster): " + format("%.2f", ratio) + " of the medians; per round "
+                + String.join(", ", perRound) + ".\n";
     }
 
     /**
@@ -644,6 +697,23 @@ final class Report {
         for (String note : results.groupsNotes) {
             out.append("- ").append(note).append('\n');
         }
+        return out.toString();
+    }
+
+    private String catchUpSection() {
+        StringBuilder out = new StringBuilder("### Catching up existing data\n\n");
+        out.append(String.format(Locale.ROOT, "- %,d MiB of %d B records in %d partitions are written first "
+                        + "(acks=1), then copied to a second broker. Twinlog: two single-broker clusters in this "
+                        + "JVM; StartMirrorTopics on the destination, timed until every destination partition's end "
+                        + "offset reaches the source's. Kafka: three brokers and a KRaft controller in this JVM, the "
+                        + "topic on broker 0 (replication factor 1), then AlterPartitionReassignments to [0, 1], "
+                        + "timed until no reassignment is left (the new follower caught up and joined the ISR). Both "
+                        + "with their defaults; CPU: the system's CPU seconds during the copy (both brokers) per GiB "
+                        + "copied.%n", options.catchUpMiB(), options.recordSizeBytes(), CatchUpBenchmark.PARTITIONS));
+        if (options.rounds() > 1) {
+            out.append("- ").append(roundOrder()).append(".\n");
+        }
+        out.append('\n').append(figureTables(results.catchUp));
         return out.toString();
     }
 

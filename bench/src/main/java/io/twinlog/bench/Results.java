@@ -23,6 +23,7 @@ final class Results {
     final List<SystemFigure> groups = new ArrayList<>();
     final List<SystemFigure> fetchSessions = new ArrayList<>();
     final List<SystemFigure> latency = new ArrayList<>();
+    final List<SystemFigure> catchUp = new ArrayList<>();
     final List<String> groupsNotes = new ArrayList<>();
 
     /**

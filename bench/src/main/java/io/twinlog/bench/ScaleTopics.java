@@ -1,0 +1,94 @@
+package io.twinlog.bench;
+
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * The many topics of the {@code mirror-scale} phase ({@code scale-00000}, ...: {@code --mirror-partitions} partitions
+ * in topics of {@code --mirror-topic-partitions}), the same on Twinlog's source and on Kafka's cluster.
+ */
+final class ScaleTopics {
+    static final String PATTERN = "scale-.*";
+    private static final int TOPICS_PER_CREATE = 50;
+    private static final long TIMEOUT_MS = 600_000;
+
+    private final BenchOptions options;
+    private final Payloads payloads;
+
+    ScaleTopics(BenchOptions options, Payloads payloads) {
+        this.options = options;
+        this.payloads = payloads;
+    }
+
+    int partitions() {
+        return options.mirrorPartitions();
+    }
+
+    int count() {
+        return options.mirrorPartitions() / options.mirrorTopicPartitions();
+    }
+
+    static String name(int i) {
+        return String.format("scale-%05d", i);
+    }
+
+    List<String> names() {
+        List<String> names = new ArrayList<>();
+        for (int i = 0; i < count(); i++) {
+            names.add(name(i));
+        }
+        return names;
+    }
+
+    /** Creates every topic, with the phase's replication factor, a few CreateTopics at a time. */
+    void create(Admin admin) throws Exception {
+        List<NewTopic> newTopics = new ArrayList<>();
+        for (String name : names()) {
+            newTopics.add(new NewTopic(name, options.mirrorTopicPartitions(), (short) options.mirrorReplicationFactor()));
+        }
+        // in batches, so that one CreateTopics does not outlast its timeout
+        for (int from = 0; from < newTopics.size(); from += TOPICS_PER_CREATE) {
+            admin.createTopics(newTopics.subList(from, Math.min(newTopics.size(), from + TOPICS_PER_CREATE))).all()
+                    .get(TIMEOUT_MS, TimeUnit.MILLISECONDS);
+        }
+    }
+
+    /**
+     * Produces {@code count} records round-robin over all partitions, paced to {@code recordsPerSecond} (0: as fast
+     * as the producer goes).
+     */
+    void produce(String bootstrap, long count, int recordsPerSecond) throws InterruptedException {
+        AtomicReference<Exception> error = new AtomicReference<>();
+        try (KafkaProducer<byte[], byte[]> producer =
+                     new KafkaProducer<>(ClientSettings.producer(bootstrap, Acks.ONE))) {
+            long begin = System.nanoTime();
+            for (long i = 0; i < count; i++) {
+                if (recordsPerSecond > 0) {
+                    long due = begin + i * 1_000_000_000L / recordsPerSecond;
+                    long waitMs = (due - System.nanoTime()) / 1_000_000;
+                    if (waitMs > 0) {
+                        Thread.sleep(waitMs);    // pacing the load, not waiting for state
+                    }
+                }
+                int partition = (int) (i % partitions());
+                producer.send(new ProducerRecord<>(name(partition / options.mirrorTopicPartitions()),
+                        partition % options.mirrorTopicPartitions(), null, payloads.get(i)), (m, e) -> {
+                            if (e != null) {
+                                error.compareAndSet(null, e);
+                            }
+                        });
+            }
+            producer.flush();
+        }
+        if (error.get() != null) {
+            throw new IllegalStateException("producing to the scale topics failed", error.get());
+        }
+    }
+}
