@@ -247,7 +247,6 @@ public final class BenchMain {
                 benchmark.run();
             } finally {
                 results.mirrorScale.addAll(benchmark.figures());
-                results.mirrorScaleNotes.addAll(benchmark.notes());
             }
             return finished(system, Phase.MIRROR_SCALE, round, 0, before);
         }

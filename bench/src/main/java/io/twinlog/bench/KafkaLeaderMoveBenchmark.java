@@ -54,7 +54,6 @@ final class KafkaLeaderMoveBenchmark {
     private final BenchOptions options;
     private final ScaleTopics topics;
     private final List<MirrorBenchmark.Figure> figures = new ArrayList<>();
-    private final List<String> notes = new ArrayList<>();
 
     KafkaLeaderMoveBenchmark(int round, BenchOptions options, Payloads payloads) {
         this.round = round;
@@ -64,10 +63,6 @@ final class KafkaLeaderMoveBenchmark {
 
     List<MirrorBenchmark.Figure> figures() {
         return figures;
-    }
-
-    List<String> notes() {
-        return notes;
     }
 
     private int partitions() {

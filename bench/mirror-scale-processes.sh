@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Mirroring at a scale one JVM cannot hold (issue 27 point 6): two Twinlog clusters of three brokers, each in its own
+# process (LocalClusterMain: an embedded ZooKeeper and the brokers), driven from a third by
+# io.twinlog.bench.MirrorScaleProcesses (create and fill, start, steady, describe, failover, failback); then the heap
+# per partition of one 3-broker cluster of Twinlog and of Apache Kafka 4.4 in a JVM each. Not a test.
+#
+#   bench/mirror-scale-processes.sh --mirror-partitions 10000 --mirror-replication-factor 1 --mirror-topic-partitions 100
+#
+# Options are BenchMain's (--mirror-partitions, --mirror-topic-partitions, --mirror-replication-factor,
+# --mirror-steady-seconds). Needs the bench built (`mvn -o -Pbench -DskipTests package -pl bench` after an install)
+# and vm.max_map_count above about 4 memory maps per partition and broker process (each log maps its offset and
+# time indexes); run it under `flock /tmp/twinlog-mvn.lock` on a shared machine. SCALE_CLUSTER_HEAP (default 3g) is
+# each cluster process's heap. Results: bench/results/mirror-scale-processes*.md.
+set -euo pipefail
+
+bench_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+shopt -s nullglob
+jars=("$bench_dir"/target/twinlog-bench-*.jar)
+if [[ ${#jars[@]} -eq 0 || ! -d "$bench_dir/target/lib" ]]; then
+  echo "Build the benchmark first: mvn -o -Pbench -DskipTests package -pl bench" >&2
+  exit 1
+fi
+classpath="${jars[0]}:$bench_dir/target/lib/*"
+logging="-Dlog4j2.configurationFile=$bench_dir/src/main/resources/log4j2-bench.properties"
+heap="${SCALE_CLUSTER_HEAP:-3g}"
+echo "vm.max_map_count=$(cat /proc/sys/vm/max_map_count), open files per process: $(ulimit -n)" >&2
+
+data="$(mktemp -d /tmp/twinlog-scale-XXXXXX)"
+pids=()
+cleanup() {
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+  rm -rf "$data"
+}
+trap cleanup EXIT
+
+start_cluster() { # name first-port zookeeper-port
+  java "-Xmx$heap" -XX:+UseG1GC "$logging" -cp "$classpath" io.twinlog.server.LocalClusterMain --brokers 3 \
+    --first-port "$2" --zookeeper-port "$3" --data "$data/$1" >"$data/$1.log" 2>&1 &
+  pids+=("$!")
+}
+start_cluster source 19092 12181
+start_cluster destination 19192 12182
+echo "Clusters starting (logs in $data/*.log)" >&2
+
+java -Xmx1g -XX:+UseG1GC "$logging" -cp "$classpath" \
+  -Dscale.source=127.0.0.1:19092,127.0.0.1:19093,127.0.0.1:19094 \
+  -Dscale.destination=127.0.0.1:19192,127.0.0.1:19193,127.0.0.1:19194 \
+  -Dscale.sourceZk=12181 -Dscale.destinationZk=12182 \
+  -Dscale.output="$bench_dir/results/mirror-scale-processes.md" \
+  io.twinlog.bench.MirrorScaleProcesses "$@"
+cleanup
+pids=()
+data="$(mktemp -d /tmp/twinlog-scale-XXXXXX)"
+
+for system in twinlog kafka; do
+  java -Xmx4g -XX:+UseG1GC "$logging" -Djava.io.tmpdir="$data" -cp "$classpath" -Dscale.heap="$system" \
+    -Dscale.output="$bench_dir/results/mirror-scale-processes-heap-$system.md" \
+    io.twinlog.bench.MirrorScaleProcesses "$@"
+done
