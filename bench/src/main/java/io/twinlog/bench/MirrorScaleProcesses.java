@@ -63,6 +63,7 @@ public final class MirrorScaleProcesses {
     private final BenchOptions options;
     private final ScaleTopics topics;
     private final List<String[]> rows = new ArrayList<>();
+    private int describeFailures;
 
     private MirrorScaleProcesses(BenchOptions options) {
         this.options = options;
@@ -117,12 +118,15 @@ public final class MirrorScaleProcesses {
 
             ZooKeeperWrites sourceWrites = new ZooKeeperWrites(sourceZk);
             ZooKeeperWrites destinationWrites = new ZooKeeperWrites(destinationZk);
-            ZooKeeperWrites.Snapshot sourceBefore = sourceWrites.snapshot();
-            ZooKeeperWrites.Snapshot destinationBefore = destinationWrites.snapshot();
-            topics.produce(source, (long) MirrorScaleBenchmark.STEADY_RECORDS_PER_S * options.mirrorSteadySeconds(),
-                    MirrorScaleBenchmark.STEADY_RECORDS_PER_S);
-            ZooKeeperWrites.Snapshot sourceAfter = sourceWrites.snapshot();
-            ZooKeeperWrites.Snapshot destinationAfter = destinationWrites.snapshot();
+            ZooKeeperWrites.Snapshot sourceBefore = sourceWrites.zxidOnly();
+            ZooKeeperWrites.Snapshot destinationBefore = destinationWrites.zxidOnly();
+            long steadyRecords = (long) MirrorScaleBenchmark.STEADY_RECORDS_PER_S * options.mirrorSteadySeconds();
+            long steadyStart = System.nanoTime();
+            topics.produce(source, steadyRecords, MirrorScaleBenchmark.STEADY_RECORDS_PER_S);
+            add("steady: records/s the producer reached (asked " + MirrorScaleBenchmark.STEADY_RECORDS_PER_S + ")",
+                    steadyRecords / seconds(steadyStart), "/s");
+            ZooKeeperWrites.Snapshot sourceAfter = sourceWrites.zxidOnly();
+            ZooKeeperWrites.Snapshot destinationAfter = destinationWrites.zxidOnly();
             add("steady (" + MirrorScaleBenchmark.STEADY_RECORDS_PER_S + " records/s): source ZooKeeper write "
                     + "transactions/s", sourceAfter.writesSince(sourceBefore) / sourceAfter.secondsSince(sourceBefore),
                     "/s");
@@ -224,7 +228,15 @@ public final class MirrorScaleProcesses {
         long nextReport = System.currentTimeMillis() + 10_000;
         Map<String, Integer> counts = Map.of();
         while (System.currentTimeMillis() < deadline) {
-            counts = countStates(mirrors, mirror);
+            try {
+                counts = countStates(mirrors, mirror);
+            } catch (IOException e) {
+                // one poll failing is reported, not the end of the run: the next one may answer
+                log.warn("mirror-scale-processes: DescribeClusterMirrors of {} failed; polling on", mirror, e);
+                describeFailures++;
+                Thread.sleep(POLL_MS);
+                continue;
+            }
             if (counts.getOrDefault(state, 0) == topics.partitions()) {
                 return;
             }
@@ -268,6 +280,9 @@ public final class MirrorScaleProcesses {
     }
 
     private void write(Path output) throws IOException {
+        if (describeFailures > 0) {
+            add("DescribeClusterMirrors polls that failed (see the log)", describeFailures, "");
+        }
         MarkdownTable table = MarkdownTable.withColumns("Figure", "value", "unit");
         rows.forEach(r -> table.row(r[0], r[1], r[2]));
         String markdown = "### Mirroring at scale, clusters in separate processes ("

@@ -3,10 +3,12 @@ package io.twinlog.bench;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Properties;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -18,6 +20,8 @@ final class ScaleTopics {
     static final String PATTERN = "scale-.*";
     private static final int TOPICS_PER_CREATE = 50;
     private static final long TIMEOUT_MS = 600_000;
+    private static final int SCALE_BATCH_SIZE_BYTES = 16_384;
+    private static final long SCALE_BUFFER_MEMORY_BYTES = 256L << 20;
 
     private final BenchOptions options;
     private final Payloads payloads;
@@ -66,8 +70,12 @@ final class ScaleTopics {
      */
     void produce(String bootstrap, long count, int recordsPerSecond) throws InterruptedException {
         AtomicReference<Exception> error = new AtomicReference<>();
-        try (KafkaProducer<byte[], byte[]> producer =
-                     new KafkaProducer<>(ClientSettings.producer(bootstrap, Acks.ONE))) {
+        Properties settings = ClientSettings.producer(bootstrap, Acks.ONE);
+        // a record per partition in turn: a batch rarely holds more than one, and at the benchmark's 128 KiB per
+        // batch 32 MiB of buffer would hold only 256 partitions' batches, so send() would wait for memory
+        settings.put(ProducerConfig.BATCH_SIZE_CONFIG, Integer.toString(SCALE_BATCH_SIZE_BYTES));
+        settings.put(ProducerConfig.BUFFER_MEMORY_CONFIG, Long.toString(SCALE_BUFFER_MEMORY_BYTES));
+        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(settings)) {
             long begin = System.nanoTime();
             for (long i = 0; i < count; i++) {
                 if (recordsPerSecond > 0) {

@@ -40,6 +40,13 @@ final class MirrorCalls implements AutoCloseable {
     private final PeerComparison comparison = new PeerComparison();
     /** Calls in flight by key, with whoever waits on each; manager thread only. */
     private final Map<String, List<Consumer<Outcome<?>>>> inFlight = new HashMap<>();
+    /**
+     * Calls refused since the queue was last found full; manager thread only. At 10,000 partitions a failback asks
+     * for more calls than the queue holds on every pass: the first refusal of a streak is a warning, the rest are
+     * counted and summed up once the queue takes calls again, instead of one warning per partition and pass (half
+     * a million lines in one 10,000-partition failback).
+     */
+    private long refusedWhileFull;
     private volatile boolean closed;
 
     /** A call's result: its value, or what it threw. */
@@ -124,15 +131,34 @@ final class MirrorCalls implements AutoCloseable {
                 Outcome<?> outcome = run(what, work);
                 results.execute(() -> finished(key, outcome));
             });
-            return true;
         } catch (RejectedExecutionException e) {
             inFlight.remove(key);
             if (!closed) {
-                log.warn("[Mirror {}] {} not started: {} calls already wait on this mirror's thread; asked again at "
-                        + "the next pass", mirror, what, QUEUE_CAPACITY);
+                refused(what);
             }
             return false;
         }
+        if (refusedWhileFull > 0) {
+            log.info("[Mirror {}] this mirror's thread takes calls again; {} were refused while {} waited, each asked "
+                    + "again at its partition's next pass", mirror, refusedWhileFull, QUEUE_CAPACITY);
+            refusedWhileFull = 0;
+        }
+        return true;
+    }
+
+    private void refused(String what) {
+        if (refusedWhileFull++ == 0) {
+            log.warn("[Mirror {}] {} not started: {} calls already wait on this mirror's thread; this and further "
+                    + "calls are asked again at their partitions' next passes (counted until the queue takes calls "
+                    + "again)", mirror, what, QUEUE_CAPACITY);
+        } else {
+            log.debug("[Mirror {}] {} not started: the queue is full", mirror, what);
+        }
+    }
+
+    /** Calls refused since the queue was last found full (0 once it takes calls again); manager thread only. */
+    long refusedWhileFull() {
+        return refusedWhileFull;
     }
 
     private Outcome<?> run(String what, Callable<?> work) {

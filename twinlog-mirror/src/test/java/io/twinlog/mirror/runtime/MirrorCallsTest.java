@@ -136,13 +136,23 @@ class MirrorCallsTest {
             return 0;
         }, o -> { })));
         assertTrue(running.await(10, TimeUnit.SECONDS));
+        CountDownLatch drained = new CountDownLatch(MirrorCalls.QUEUE_CAPACITY);
         for (int i = 0; i < MirrorCalls.QUEUE_CAPACITY; i++) {
             int key = i;
-            assertTrue(onManager(() -> m.call("queued/" + key, "queued", () -> key, o -> { })));
+            assertTrue(onManager(() -> m.call("queued/" + key, "queued", () -> key, o -> drained.countDown())));
         }
         assertFalse(onManager(() -> m.call("one-too-many", "over the limit", () -> 0, o -> { })),
                 "the queue holds at most " + MirrorCalls.QUEUE_CAPACITY + " calls");
+        assertFalse(onManager(() -> m.call("two-too-many", "over the limit", () -> 0, o -> { })));
+        // the streak is counted (one warning, not one per refusal) until the queue takes a call again
+        assertEquals(2L, onManager(m::refusedWhileFull));
         release.countDown();
+        assertTrue(drained.await(10, TimeUnit.SECONDS));
+        BlockingQueue<Outcome<Object>> later = new LinkedBlockingQueue<>();
+        assertTrue(onManager(() -> m.call("asked-again", "asked again", () -> "done", later::add)),
+                "the drained queue takes the call asked again");
+        assertEquals("done", later.poll(10, TimeUnit.SECONDS).value());
+        assertEquals(0L, onManager(m::refusedWhileFull), "the streak ends once a call is taken");
     }
 
     @Test
