@@ -9,8 +9,8 @@
 #
 # Options are BenchMain's (--mirror-partitions, --mirror-topic-partitions, --mirror-replication-factor,
 # --mirror-steady-seconds). Needs the bench built (`mvn -o -Pbench -DskipTests package -pl bench` after an install)
-# and vm.max_map_count above about 4 memory maps per partition and broker process (each log maps its offset and
-# time indexes); run it under `flock /tmp/twinlog-mvn.lock` on a shared machine. SCALE_BROKER_HEAP (default 1536m)
+# and vm.max_map_count above two memory maps per log in a broker process (each log maps its offset and time
+# indexes; the default 65,530 holds 10,000 RF 1 partitions over three brokers); run it under `flock /tmp/twinlog-mvn.lock` on a shared machine. SCALE_BROKER_HEAP (default 1536m)
 # is each broker process's heap. Results: bench/results/mirror-scale-processes*.md.
 set -euo pipefail
 

@@ -27,9 +27,9 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * Mirroring at a scale one JVM cannot hold (issue 27 point 6: 10,000 partitions): the two clusters run as separate
- * processes ({@code bench/mirror-scale-processes.sh} starts them with {@code LocalClusterMain}, one cluster of three
- * brokers per process, so each stays below the per-process open-file limit), and this program drives them from
- * outside, as an operator's tools would, seeing their state only through DescribeClusterMirrors:
+ * processes ({@code bench/mirror-scale-processes.sh} starts a ZooKeeper and three brokers per cluster, each its own
+ * process, so each stays below the per-process open-file limit), and this program drives them from outside, as an
+ * operator's tools would, seeing their state only through the Admin API and DescribeClusterMirrors:
  *
  * <ol>
  *   <li>the {@code scale-*} topics on the source ({@code --mirror-partitions}, {@code --mirror-topic-partitions},
