@@ -158,7 +158,8 @@ final class CatchUpBenchmark {
         long start = System.nanoTime();
         AtomicReference<Exception> error = new AtomicReference<>();
         long count = records();
-        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(ClientSettings.producer(bootstrap, Acks.ONE))) {
+        try (KafkaProducer<byte[], byte[]> producer =
+                     new KafkaProducer<>(ClientSettings.producer(bootstrap, Acks.ONE))) {
             for (long i = 0; i < count && error.get() == null; i++) {
                 producer.send(new ProducerRecord<>(TOPIC, (int) (i % PARTITIONS), null, payloads.get(i)), (m, e) -> {
                     if (e != null) {
@@ -203,19 +204,22 @@ final class CatchUpBenchmark {
     private static void awaitCondition(String what, Pending pending) throws Exception {
         long deadline = System.currentTimeMillis() + TIMEOUT_MS;
         String last = "nothing yet";
+        Exception lastError = null;
         while (System.currentTimeMillis() < deadline) {
             try {
                 last = pending.missing();
+                lastError = null;
                 if (last == null) {
                     return;
                 }
             } catch (Exception e) {
-                last = e.toString();   // e.g. a partition not hosted yet
+                last = e.toString();   // e.g. a partition not hosted yet: polled again, and the cause if it lasts
+                lastError = e;
             }
             Thread.sleep(POLL_MS);
         }
         throw new IllegalStateException("Timed out after " + TIMEOUT_MS + " ms waiting until " + what + "; last: "
-                + last);
+                + last, lastError);
     }
 
     private static Admin admin(String bootstrap) {

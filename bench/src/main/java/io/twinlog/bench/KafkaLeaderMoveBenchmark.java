@@ -5,16 +5,12 @@ import kafka.server.BrokerServer;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewPartitionReassignment;
-import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.common.ElectionType;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.TopicPartitionInfo;
 import org.apache.kafka.image.TopicImage;
 import org.apache.kafka.metadata.LeaderAndIsr;
 import org.apache.kafka.metadata.PartitionRegistration;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 import scala.Option;
 
 import java.util.ArrayList;
@@ -24,7 +20,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -46,23 +41,21 @@ import java.util.concurrent.TimeUnit;
  * </ol>
  */
 final class KafkaLeaderMoveBenchmark {
-    private static final Logger log = LoggerFactory.getLogger(KafkaLeaderMoveBenchmark.class);
     static final String SYSTEM = "kafka";
     private static final long TIMEOUT_MS = 600_000;
 
-    private final int round;
     private final BenchOptions options;
     private final ScaleTopics topics;
-    private final List<MirrorBenchmark.Figure> figures = new ArrayList<>();
+    private final ScaleFigures figures;
 
     KafkaLeaderMoveBenchmark(int round, BenchOptions options, Payloads payloads) {
-        this.round = round;
         this.options = options;
         this.topics = new ScaleTopics(options, payloads);
+        this.figures = new ScaleFigures(SYSTEM, round);
     }
 
     List<MirrorBenchmark.Figure> figures() {
-        return figures;
+        return figures.list();
     }
 
     private int partitions() {
@@ -70,8 +63,7 @@ final class KafkaLeaderMoveBenchmark {
     }
 
     private void add(String name, double value, String unit) {
-        figures.add(new MirrorBenchmark.Figure(SYSTEM, round, name, value, unit));
-        log.info("[{}] mirror-scale: {} = {} {}", SYSTEM, name, String.format("%.1f", value), unit);
+        figures.add(name, value, unit);
     }
 
     void run() throws Exception {
@@ -83,33 +75,31 @@ final class KafkaLeaderMoveBenchmark {
             config.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "300000");
             config.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, "120000");
             try (Admin admin = Admin.create(config)) {
-                List<String> topics = createAndFill(admin, cluster.bootstrapServers());
-                Map<TopicPartition, List<Integer>> preferred = movePreferredAway(admin, cluster, topics);
+                createAndFill(admin, cluster.bootstrapServers());
+                Map<TopicPartition, List<Integer>> preferred = movePreferredAway(admin, cluster);
                 elect(admin, cluster, preferred);
             }
         }
     }
 
-    private List<String> createAndFill(Admin admin, String bootstrap) throws Exception {
+    private void createAndFill(Admin admin, String bootstrap) throws Exception {
         long start = System.nanoTime();
         topics.create(admin);
-        List<String> names = topics.names();
-        awaitDescribed(admin, names, "all partitions led with a full ISR",
+        topics.awaitPartitions(admin, "all partitions led with a full ISR",
                 p -> p.leader() != null && p.isr().size() == p.replicas().size());
         topics.produce(bootstrap, (long) partitions() * MirrorScaleBenchmark.RECORDS_PER_PARTITION, 0);
         add("set-up: " + partitions() + " partitions created and filled", (System.nanoTime() - start) / 1e6, "ms");
-        return names;
     }
 
     /**
      * Reassigns every partition to its replicas rotated by one and waits until that is done everywhere with the
      * leaders unmoved; returns the new replica lists (the first is the preferred leader).
      */
-    private Map<TopicPartition, List<Integer>> movePreferredAway(Admin admin, KafkaReplicatedCluster cluster,
-                                                                 List<String> topics) throws Exception {
+    private Map<TopicPartition, List<Integer>> movePreferredAway(Admin admin, KafkaReplicatedCluster cluster)
+            throws Exception {
         Map<TopicPartition, List<Integer>> rotated = new HashMap<>();
         Map<TopicPartition, Optional<NewPartitionReassignment>> reassignments = new HashMap<>();
-        describe(admin, topics).forEach((tp, info) -> {
+        topics.describe(admin).forEach((tp, info) -> {
             List<Integer> replicas = new ArrayList<>(info.replicas().stream().map(Node::id).toList());
             replicas.add(replicas.remove(0));
             rotated.put(tp, replicas);
@@ -129,7 +119,7 @@ final class KafkaLeaderMoveBenchmark {
             return registration != null
                     && Arrays.equals(registration.replicas, replicas.stream().mapToInt(Integer::intValue).toArray());
         });
-        long notPreferred = describe(admin, topics).entrySet().stream()
+        long notPreferred = topics.describe(admin).entrySet().stream()
                 .filter(e -> e.getValue().leader().id() != rotated.get(e.getKey()).get(0)).count();
         if (notPreferred != partitions()) {
             throw new IllegalStateException("Only " + notPreferred + " of " + partitions()
@@ -162,41 +152,6 @@ final class KafkaLeaderMoveBenchmark {
         add("leader move " + partitions() + " partitions: electLeaders(PREFERRED) call", callNanos / 1e6, "ms");
         add("leader move " + partitions() + " partitions: until all led by the preferred replica on every broker",
                 doneNanos / 1e6, "ms");
-    }
-
-    private Map<TopicPartition, TopicPartitionInfo> describe(Admin admin, List<String> topics) throws Exception {
-        Map<TopicPartition, TopicPartitionInfo> out = new HashMap<>();
-        Map<String, TopicDescription> described = admin.describeTopics(topics).allTopicNames()
-                .get(TIMEOUT_MS, TimeUnit.MILLISECONDS);
-        described.forEach((name, d) -> d.partitions().forEach(p ->
-                out.put(new TopicPartition(name, p.partition()), p)));
-        return out;
-    }
-
-    /** What one partition must look like. */
-    private interface PartitionCheck {
-        boolean holds(TopicPartitionInfo partition);
-    }
-
-    private void awaitDescribed(Admin admin, List<String> topics, String what, PartitionCheck check)
-            throws Exception {
-        long deadline = System.currentTimeMillis() + TIMEOUT_MS;
-        String last = "nothing yet";
-        while (true) {
-            try {
-                long holding = describe(admin, topics).values().stream().filter(check::holds).count();
-                if (holding == partitions()) {
-                    return;
-                }
-                last = holding + " of " + partitions();
-            } catch (ExecutionException e) {
-                last = e.getCause().toString();   // a topic not in every broker's metadata yet
-            }
-            if (System.currentTimeMillis() > deadline) {
-                throw new IllegalStateException("Timed out waiting for " + what + ": " + last);
-            }
-            Thread.sleep(50);
-        }
     }
 
     /** What one broker must show for one partition with the given replicas. */

@@ -58,17 +58,18 @@ final class MirrorScaleBenchmark {
     private final int round;
     private final BenchOptions options;
     private final ScaleTopics topics;
-    private final List<MirrorBenchmark.Figure> figures = new ArrayList<>();
+    private final ScaleFigures figures;
     private final List<String> notes = new ArrayList<>();
 
     MirrorScaleBenchmark(int round, BenchOptions options, Payloads payloads) {
         this.round = round;
         this.options = options;
         this.topics = new ScaleTopics(options, payloads);
+        this.figures = new ScaleFigures(SYSTEM, round);
     }
 
     List<MirrorBenchmark.Figure> figures() {
-        return figures;
+        return figures.list();
     }
 
     List<String> notes() {
@@ -80,8 +81,7 @@ final class MirrorScaleBenchmark {
     }
 
     private void add(String name, double value, String unit) {
-        figures.add(new MirrorBenchmark.Figure(SYSTEM, round, name, value, unit));
-        log.info("[{}] mirror-scale: {} = {} {}", SYSTEM, name, String.format("%.1f", value), unit);
+        figures.add(name, value, unit);
     }
 
     void run() throws Exception {

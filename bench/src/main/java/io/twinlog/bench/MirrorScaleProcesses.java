@@ -3,7 +3,6 @@ package io.twinlog.bench;
 import io.twinlog.clients.mirror.MirrorAdmin;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
-import org.apache.kafka.clients.admin.TopicDescription;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -23,7 +22,6 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
 import java.util.TreeMap;
-import java.util.concurrent.TimeUnit;
 
 /**
  * Mirroring at a scale one JVM cannot hold (issue 27 point 6: 10,000 partitions): the two clusters run as separate
@@ -202,24 +200,7 @@ public final class MirrorScaleProcesses {
     }
 
     private void awaitLed(Admin admin) throws Exception {
-        long deadline = System.currentTimeMillis() + TIMEOUT_MS;
-        String last = "nothing yet";
-        while (System.currentTimeMillis() < deadline) {
-            try {
-                Map<String, TopicDescription> described = admin.describeTopics(topics.names()).allTopicNames()
-                        .get(60, TimeUnit.SECONDS);
-                long led = described.values().stream().flatMap(d -> d.partitions().stream())
-                        .filter(p -> p.leader() != null && !p.leader().isEmpty()).count();
-                if (led == topics.partitions()) {
-                    return;
-                }
-                last = led + " of " + topics.partitions() + " led";
-            } catch (Exception e) {
-                last = e.toString();
-            }
-            Thread.sleep(POLL_MS);
-        }
-        throw new IllegalStateException("Timed out waiting for every partition to be led; last: " + last);
+        topics.awaitPartitions(admin, "every partition led", p -> p.leader() != null && !p.leader().isEmpty());
     }
 
     /** Polls DescribeClusterMirrors until every partition of the scale topics is in {@code state}. */

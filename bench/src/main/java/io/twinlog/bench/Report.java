@@ -700,56 +700,51 @@ final class Report {
         return out.toString();
     }
 
+    /** A section of named figures: its heading, what was run, the round order and the tables. */
+    private String namedFiguresSection(String title, String description, List<SystemFigure> figures) {
+        StringBuilder out = new StringBuilder("### ").append(title).append("\n\n").append(description);
+        if (options.rounds() > 1) {
+            out.append("- ").append(roundOrder()).append(".\n");
+        }
+        out.append('\n').append(figureTables(figures));
+        return out.toString();
+    }
+
     private String catchUpSection() {
-        StringBuilder out = new StringBuilder("### Catching up existing data\n\n");
-        out.append(String.format(Locale.ROOT, "- %,d MiB of %d B records in %d partitions are written first "
-                        + "(acks=1), then copied to a second broker. Twinlog: two single-broker clusters in this "
+        String description = String.format(Locale.ROOT, "- %,d MiB of %d B records in %d partitions are written "
+                        + "first (acks=1), then copied to a second broker. Twinlog: two single-broker clusters in this "
                         + "JVM; StartMirrorTopics on the destination, timed until every destination partition's end "
                         + "offset reaches the source's. Kafka: three brokers and a KRaft controller in this JVM, the "
                         + "topic on broker 0 (replication factor 1), then AlterPartitionReassignments to [0, 1], "
                         + "timed until no reassignment is left (the new follower caught up and joined the ISR). Both "
                         + "with their defaults; CPU: the system's CPU seconds during the copy (both brokers) per GiB "
-                        + "copied.%n", options.catchUpMiB(), options.recordSizeBytes(), CatchUpBenchmark.PARTITIONS));
-        if (options.rounds() > 1) {
-            out.append("- ").append(roundOrder()).append(".\n");
-        }
-        out.append('\n').append(figureTables(results.catchUp));
-        return out.toString();
+                        + "copied.%n", options.catchUpMiB(), options.recordSizeBytes(), CatchUpBenchmark.PARTITIONS);
+        return namedFiguresSection("Catching up existing data", description, results.catchUp);
     }
 
     private String latencySection() {
-        StringBuilder out = new StringBuilder("### Latency at a fixed load\n\n");
-        out.append(String.format(Locale.ROOT, "- Three brokers per system; per rate a fresh topic of %d partitions, "
-                        + "replication factor %d, min.insync.replicas %d. A producer (acks=all, idempotent) paced to "
-                        + "the rate, records of %d B round-robin over the partitions; a consumer (assign(), from the "
-                        + "end, no group) of all of them. Latency: from the record handed to send() (its send time in "
-                        + "its first 8 bytes) to the consumer's poll() returning it, every record sent in the "
-                        + "measured interval (%d s after %d s of warm-up); one clock, clients and brokers in one "
-                        + "JVM.%n", LoadLatencyBenchmark.PARTITIONS, LoadLatencyBenchmark.REPLICATION_FACTOR,
-                LoadLatencyBenchmark.MIN_INSYNC_REPLICAS, options.recordSizeBytes(), options.measuredSeconds(),
-                options.warmUpSeconds()));
-        if (options.rounds() > 1) {
-            out.append("- ").append(roundOrder()).append(".\n");
-        }
-        out.append('\n').append(figureTables(results.latency));
-        return out.toString();
+        String description = String.format(Locale.ROOT, "- Three brokers per system; per rate a fresh topic of %d "
+                        + "partitions, replication factor %d, min.insync.replicas %d. A producer (acks=all, "
+                        + "idempotent) paced to the rate, records of %d B round-robin over the partitions; a consumer "
+                        + "(assign(), from the end, no group) of all of them. Latency: from the record handed to "
+                        + "send() (its send time in its first 8 bytes) to the consumer's poll() returning it, every "
+                        + "record sent in the measured interval (%d s after %d s of warm-up); one clock, clients and "
+                        + "brokers in one JVM.%n", LoadLatencyBenchmark.PARTITIONS,
+                LoadLatencyBenchmark.REPLICATION_FACTOR, LoadLatencyBenchmark.MIN_INSYNC_REPLICAS,
+                options.recordSizeBytes(), options.measuredSeconds(), options.warmUpSeconds());
+        return namedFiguresSection("Latency at a fixed load", description, results.latency);
     }
 
     private String fetchSessionsSection() {
-        StringBuilder out = new StringBuilder("### Incremental fetch sessions\n\n");
-        out.append(String.format(Locale.ROOT, "- One broker per system, once with the default %s and once with 0 "
-                        + "(no sessions). One consumer (assign(), no group) of %,d partitions of one topic; a "
-                        + "producer writes %d records/s of %d B round-robin over them. %d s of warm-up, then %d s "
-                        + "measured: the consumer's fetch requests per second, bytes sent per request and received "
-                        + "per response (its network client's totals), and the system's CPU per second.%n",
+        String description = String.format(Locale.ROOT, "- One broker per system, once with the default %s and "
+                        + "once with 0 (no sessions). One consumer (assign(), no group) of %,d partitions of one "
+                        + "topic; a producer writes %d records/s of %d B round-robin over them. %d s of warm-up, then "
+                        + "%d s measured: the consumer's fetch requests per second, bytes sent per request and "
+                        + "received per response (its network client's totals), and the system's CPU per second.%n",
                 FetchSessionsBenchmark.SLOTS_CONFIG, FetchSessionsBenchmark.PARTITIONS,
                 FetchSessionsBenchmark.RECORDS_PER_SECOND, options.recordSizeBytes(), options.warmUpSeconds(),
-                options.measuredSeconds()));
-        if (options.rounds() > 1) {
-            out.append("- ").append(roundOrder()).append(".\n");
-        }
-        out.append('\n').append(figureTables(results.fetchSessions));
-        return out.toString();
+                options.measuredSeconds());
+        return namedFiguresSection("Incremental fetch sessions", description, results.fetchSessions);
     }
 
     /**

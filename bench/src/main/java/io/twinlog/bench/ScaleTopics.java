@@ -2,15 +2,22 @@ package io.twinlog.bench;
 
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.TopicPartitionInfo;
 
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Properties;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Predicate;
 
 /**
  * The many topics of the {@code mirror-scale} phase ({@code scale-00000}, ...: {@code --mirror-partitions} partitions
@@ -19,6 +26,7 @@ import java.util.concurrent.atomic.AtomicReference;
 final class ScaleTopics {
     static final String PATTERN = "scale-.*";
     private static final int TOPICS_PER_CREATE = 50;
+    private static final long POLL_MS = 50;
     private static final long TIMEOUT_MS = 600_000;
     private static final int SCALE_BATCH_SIZE_BYTES = 16_384;
     private static final long SCALE_BUFFER_MEMORY_BYTES = 256L << 20;
@@ -55,13 +63,46 @@ final class ScaleTopics {
     void create(Admin admin) throws Exception {
         List<NewTopic> newTopics = new ArrayList<>();
         for (String name : names()) {
-            newTopics.add(new NewTopic(name, options.mirrorTopicPartitions(), (short) options.mirrorReplicationFactor()));
+            newTopics.add(new NewTopic(name, options.mirrorTopicPartitions(),
+                    (short) options.mirrorReplicationFactor()));
         }
         // in batches, so that one CreateTopics does not outlast its timeout
         for (int from = 0; from < newTopics.size(); from += TOPICS_PER_CREATE) {
             admin.createTopics(newTopics.subList(from, Math.min(newTopics.size(), from + TOPICS_PER_CREATE))).all()
                     .get(TIMEOUT_MS, TimeUnit.MILLISECONDS);
         }
+    }
+
+    /** Every partition of the topics, as DescribeTopics shows it. */
+    Map<TopicPartition, TopicPartitionInfo> describe(Admin admin) throws Exception {
+        Map<TopicPartition, TopicPartitionInfo> out = new HashMap<>();
+        Map<String, TopicDescription> described = admin.describeTopics(names()).allTopicNames()
+                .get(TIMEOUT_MS, TimeUnit.MILLISECONDS);
+        described.forEach((name, d) -> d.partitions().forEach(p ->
+                out.put(new TopicPartition(name, p.partition()), p)));
+        return out;
+    }
+
+    /** Polls DescribeTopics until every partition passes {@code check}. */
+    void awaitPartitions(Admin admin, String what, Predicate<TopicPartitionInfo> check) throws Exception {
+        long deadline = System.currentTimeMillis() + TIMEOUT_MS;
+        String last = "nothing yet";
+        Throwable lastError = null;
+        while (System.currentTimeMillis() < deadline) {
+            try {
+                long holding = describe(admin).values().stream().filter(check).count();
+                if (holding == partitions()) {
+                    return;
+                }
+                last = holding + " of " + partitions();
+                lastError = null;
+            } catch (ExecutionException e) {
+                last = e.getCause().toString();   // a topic not in every broker's metadata yet: polled again
+                lastError = e.getCause();
+            }
+            Thread.sleep(POLL_MS);
+        }
+        throw new IllegalStateException("Timed out waiting for " + what + ": " + last, lastError);
     }
 
     /**
