@@ -10,6 +10,7 @@ import io.twinlog.controller.metadata.TopicImage;
 import io.twinlog.replication.Partition;
 import io.twinlog.replication.ReplicaManager;
 import io.twinlog.common.mirror.TruncationPoints;
+import io.twinlog.common.tasks.Concurrently;
 import io.twinlog.storage.LogStore;
 import org.apache.kafka.common.TopicIdPartition;
 import org.apache.kafka.common.TopicPartition;
@@ -18,6 +19,7 @@ import org.apache.kafka.storage.internals.log.UnifiedLog;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.io.IOException;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -39,6 +41,12 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 public final class PartitionApplier {
     private static final Logger log = LoggerFactory.getLogger(PartitionApplier.class);
+    /**
+     * Threads that apply one image's truncation points at once. Each replica's point is a cut and a synced file
+     * (two syncs); one after another they were 2.6 to 4.7 s of each broker's metadata thread in a 1,000-partition
+     * mirror start, and this disk syncs about 3.5 times as many small files per second on 8 threads as on one.
+     */
+    static final int TRUNCATION_POINT_THREADS = 8;
 
     private final int brokerId;
     /** The cluster id in this broker's log dirs' meta.properties: stray logs are deleted only for that cluster. */
@@ -96,6 +104,7 @@ public final class PartitionApplier {
         }
         toApply.addAll(unapplied);
         unapplied.clear();
+        applyTruncationPointsConcurrently(next, toApply);
         for (TopicPartition tp : toApply) {
             Optional<TopicImage> topic = next.topic(tp.topic());
             PartitionImage p = topic.map(t -> t.partitions().get(tp.partition())).orElse(null);
@@ -186,6 +195,66 @@ public final class PartitionApplier {
             strayLogsChecked = true;
             handleStrayLogs(next);
         }
+    }
+
+    /**
+     * Applies, on a few threads at once, the truncation points of the hosted replicas in {@code toApply} that have
+     * one to apply (decision 96), before the loop that applies each partition in turn. Each replica still cuts and
+     * records its point under its own lock, in that order, so a restart never applies a point twice; the loop then
+     * finds the point applied, and a replica whose point failed here is applied (and reported) by the loop as
+     * before. Replicas not hosted yet, or of another incarnation of the topic, are left to the loop.
+     */
+    private void applyTruncationPointsConcurrently(MetadataImage image, Set<TopicPartition> toApply) {
+        List<PendingTruncation> pending = new ArrayList<>();
+        for (TopicPartition tp : toApply) {
+            Optional<TruncationPoints> truncation = truncationPoints(image.mirrors().partitions().get(tp));
+            Optional<Partition> partition = replicaManager.partition(tp);
+            Optional<Uuid> topicId = image.topic(tp.topic()).map(TopicImage::topicId);
+            if (truncation.isEmpty() || partition.isEmpty() || topicId.isEmpty()
+                    || !partition.get().topicId().equals(topicId.get())) {
+                continue;
+            }
+            try {
+                if (truncation.get().cutFor(partition.get().appliedTruncationId()).isPresent()) {
+                    pending.add(new PendingTruncation(partition.get(), truncation.get()));
+                }
+            } catch (IOException e) {
+                log.debug("Could not read the applied truncation point of {}; the partition's apply retries", tp, e);
+            }
+        }
+        if (pending.size() < 2) {
+            return; // nothing to overlap: the loop applies it
+        }
+        long start = System.nanoTime();
+        List<Concurrently.Outcome<Boolean>> outcomes;
+        try {
+            outcomes = Concurrently.run(pending, TRUNCATION_POINT_THREADS, "twinlog-truncation-points-" + brokerId,
+                    p -> p.partition().applyTruncationPoints(p.truncation()));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt(); // shutting down: the loop applies what is left, one by one
+            return;
+        }
+        int failed = 0;
+        for (int i = 0; i < outcomes.size(); i++) {
+            if (outcomes.get(i).failed()) {
+                failed++;
+                // the loop applies it again and logs the error with the partition left unavailable if it fails again
+                log.debug("Applying the truncation point of {} failed; the partition's apply retries",
+                        pending.get(i).partition().topicPartition(), outcomes.get(i).failure());
+            }
+        }
+        long ms = (System.nanoTime() - start) / 1_000_000;
+        if (failed == 0) {
+            log.info("Broker {} applied the truncation points of {} mirror replicas in {} ms", brokerId,
+                    pending.size(), ms);
+        } else {
+            log.info("Broker {} applied the truncation points of {} mirror replicas in {} ms; {} failed and are "
+                    + "applied again one by one", brokerId, pending.size() - failed, ms, failed);
+        }
+    }
+
+    /** A hosted replica with a truncation point it has not applied. */
+    private record PendingTruncation(Partition partition, TruncationPoints truncation) {
     }
 
     /** A kept log whose topic came back (hosted again above) or was since deleted by an operator. */
