@@ -2,11 +2,14 @@ package io.twinlog.controller.zk;
 
 import org.apache.curator.RetryLoop;
 import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.api.transaction.CuratorOp;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.Op;
 import org.apache.zookeeper.OpResult;
 
+import java.util.ArrayList;
 import java.util.Collection;
+import java.util.LinkedHashSet;
 import java.util.List;
 
 /** ZooKeeper operations on many nodes in few round trips, for the stores that write batches of records. */
@@ -23,14 +26,56 @@ public final class ZkBatch {
                 .multi(reads));
     }
 
-    /** Creates each of {@code paths} (with its parents) that does not exist yet; one round trip per path. */
+    /** Paths checked and created per round trip: well under ZooKeeper's request size limit for these short paths. */
+    static final int CHUNK = 500;
+
+    /**
+     * Creates each of {@code paths} that does not exist yet, in two round trips per {@value #CHUNK} paths: a
+     * multi-read of them finds the missing ones, and one transaction creates those. If that transaction is refused
+     * (another writer made one meanwhile, or a parent of a path is missing too) each missing path is created on its
+     * own with its parents, one round trip each, as always before: the parents of the mirror partitions' first
+     * records were 100 such round trips per broker, one after another, in a start of 100 topics.
+     */
     public static void createIfAbsent(CuratorFramework zk, Collection<String> paths) throws Exception {
-        for (String path : paths) {
-            try {
-                zk.create().creatingParentsIfNeeded().forPath(path);
-            } catch (KeeperException.NodeExistsException exists) {
-                // the usual case: another writer, or an earlier batch, made it
+        List<String> all = List.copyOf(new LinkedHashSet<>(paths));
+        for (int from = 0; from < all.size(); from += CHUNK) {
+            createChunkIfAbsent(zk, all.subList(from, Math.min(all.size(), from + CHUNK)));
+        }
+    }
+
+    private static void createChunkIfAbsent(CuratorFramework zk, List<String> paths) throws Exception {
+        if (paths.size() == 1) {
+            createOneIfAbsent(zk, paths.get(0));
+            return;
+        }
+        List<OpResult> found = multiRead(zk, paths.stream().map(Op::getData).toList());
+        List<String> missing = new ArrayList<>();
+        for (int i = 0; i < paths.size(); i++) {
+            if (!(found.get(i) instanceof OpResult.GetDataResult)) {
+                missing.add(paths.get(i));
             }
+        }
+        if (missing.isEmpty()) {
+            return;
+        }
+        List<CuratorOp> creates = new ArrayList<>(missing.size());
+        for (String path : missing) {
+            creates.add(zk.transactionOp().create().forPath(path));
+        }
+        try {
+            zk.transaction().forOperations(creates);
+        } catch (KeeperException.NodeExistsException | KeeperException.NoNodeException e) {
+            for (String path : missing) {
+                createOneIfAbsent(zk, path);
+            }
+        }
+    }
+
+    private static void createOneIfAbsent(CuratorFramework zk, String path) throws Exception {
+        try {
+            zk.create().creatingParentsIfNeeded().forPath(path);
+        } catch (KeeperException.NodeExistsException exists) {
+            // the usual case: another writer, or an earlier batch, made it
         }
     }
 }

@@ -446,8 +446,9 @@ public final class MirrorStore {
     }
 
     /**
-     * The first progress of new mirror partitions, together: their topics' parent nodes made (one round trip per
-     * topic), which nodes exist read in one multi-read (of their data: ZooKeeper's multi-read has no exists), then one transaction creating the others; node by node
+     * The first progress of new mirror partitions, together: their topics' parent nodes made (two round trips for
+     * all of them, {@link ZkBatch#createIfAbsent}), which nodes exist read in one multi-read (of their data:
+     * ZooKeeper's multi-read has no exists), then one transaction creating the others; node by node
      * (one round trip each, as a start of 1,000 partitions did, decision 94) only if that is refused too.
      *
      * @return false if the transaction was refused (a node created or deleted meanwhile): nothing was written
