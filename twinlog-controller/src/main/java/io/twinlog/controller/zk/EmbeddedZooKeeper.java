@@ -1,5 +1,8 @@
 package io.twinlog.controller.zk;
 
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.retry.RetryOneTime;
 import org.apache.zookeeper.server.embedded.ExitHandler;
 import org.apache.zookeeper.server.embedded.ZooKeeperServerEmbedded;
 import org.slf4j.Logger;
@@ -10,6 +13,7 @@ import java.io.IOException;
 import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.util.Properties;
+import java.util.concurrent.TimeUnit;
 
 /**
  * A single ZooKeeper server run inside the broker's JVM: the default on one machine, so a new user needs nothing
@@ -58,6 +62,20 @@ public final class EmbeddedZooKeeper implements AutoCloseable {
 
     public int port() {
         return port;
+    }
+
+    /**
+     * A Curator client of this server, started and connected (30 s session, one retry after 100 ms): for the tests
+     * that drive the metadata and mirror stores on a real ZooKeeper. The caller closes it.
+     */
+    public CuratorFramework connectedClient() throws InterruptedException {
+        CuratorFramework zk = CuratorFrameworkFactory.newClient(connectString(), 30_000, 5_000, new RetryOneTime(100));
+        zk.start();
+        if (!zk.blockUntilConnected(30, TimeUnit.SECONDS)) {
+            zk.close();
+            throw new IllegalStateException("Could not connect to the embedded ZooKeeper at " + connectString());
+        }
+        return zk;
     }
 
     @Override

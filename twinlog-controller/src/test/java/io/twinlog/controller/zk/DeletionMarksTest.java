@@ -3,8 +3,6 @@ package io.twinlog.controller.zk;
 import io.twinlog.common.Endpoint;
 import io.twinlog.controller.metadata.BrokerRegistration;
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.CuratorFrameworkFactory;
-import org.apache.curator.retry.RetryOneTime;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.errors.BrokerIdNotRegisteredException;
 import org.apache.kafka.common.errors.InvalidRequestException;
@@ -50,9 +48,7 @@ class DeletionMarksTest {
     @BeforeEach
     void start() throws Exception {
         zooKeeper = EmbeddedZooKeeper.start(dir, 0);
-        zk = CuratorFrameworkFactory.newClient(zooKeeper.connectString(), 30_000, 5_000, new RetryOneTime(100));
-        zk.start();
-        zk.blockUntilConnected(30, TimeUnit.SECONDS);
+        zk = zooKeeper.connectedClient();
         store = new MetadataStore(zk);
         store.ensureLayout();
     }

@@ -1,8 +1,6 @@
 package io.twinlog.controller.zk;
 
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.CuratorFrameworkFactory;
-import org.apache.curator.retry.RetryOneTime;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -34,9 +32,7 @@ class ZkBatchTest {
     @BeforeEach
     void start() throws Exception {
         zooKeeper = EmbeddedZooKeeper.start(dir, 0);
-        zk = CuratorFrameworkFactory.newClient(zooKeeper.connectString(), 30_000, 5_000, new RetryOneTime(100));
-        zk.start();
-        zk.blockUntilConnected(30, TimeUnit.SECONDS);
+        zk = zooKeeper.connectedClient();
         zk.create().forPath("/states");
     }
 

@@ -4,8 +4,6 @@ import io.twinlog.controller.zk.EmbeddedZooKeeper;
 import io.twinlog.controller.zk.Json;
 import io.twinlog.controller.zk.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.CuratorFrameworkFactory;
-import org.apache.curator.retry.RetryOneTime;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -42,9 +40,7 @@ class AppliedTruncationsTest {
     @BeforeEach
     void start() throws Exception {
         zooKeeper = EmbeddedZooKeeper.start(dir, 0);
-        zk = CuratorFrameworkFactory.newClient(zooKeeper.connectString(), 30_000, 5_000, new RetryOneTime(100));
-        zk.start();
-        zk.blockUntilConnected(30, TimeUnit.SECONDS);
+        zk = zooKeeper.connectedClient();
     }
 
     @AfterEach

@@ -7,9 +7,7 @@ import io.twinlog.controller.zk.ZkPaths;
 import io.twinlog.mirror.store.MirrorPartitionRecord;
 import io.twinlog.mirror.store.MirrorStore;
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.api.transaction.CuratorOp;
-import org.apache.curator.retry.RetryOneTime;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.ZooDefs;
@@ -46,9 +44,7 @@ class PartialMirrorWritesTest {
     @BeforeEach
     void start() throws Exception {
         zooKeeper = EmbeddedZooKeeper.start(dir, 0);
-        zk = CuratorFrameworkFactory.newClient(zooKeeper.connectString(), 30_000, 5_000, new RetryOneTime(100));
-        zk.start();
-        zk.blockUntilConnected(30, TimeUnit.SECONDS);
+        zk = zooKeeper.connectedClient();
     }
 
     @AfterEach

@@ -3,8 +3,6 @@ package io.twinlog.mirror.store;
 import io.twinlog.common.mirror.DesiredMirrorState;
 import io.twinlog.controller.zk.EmbeddedZooKeeper;
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.CuratorFrameworkFactory;
-import org.apache.curator.retry.RetryOneTime;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -38,9 +36,7 @@ class TopicClaimTest {
     @BeforeEach
     void start() throws Exception {
         zooKeeper = EmbeddedZooKeeper.start(dir, 0);
-        zk = CuratorFrameworkFactory.newClient(zooKeeper.connectString(), 30_000, 5_000, new RetryOneTime(100));
-        zk.start();
-        zk.blockUntilConnected(30, TimeUnit.SECONDS);
+        zk = zooKeeper.connectedClient();
         store = new MirrorStore(zk);
         for (String mirror : List.of("m1", "m2")) {
             zk.create().creatingParentsIfNeeded().forPath(MirrorStore.mirrorPath(mirror));
