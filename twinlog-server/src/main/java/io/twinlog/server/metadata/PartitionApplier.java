@@ -104,7 +104,11 @@ public final class PartitionApplier {
         }
         toApply.addAll(unapplied);
         unapplied.clear();
-        applyTruncationPointsConcurrently(next, toApply);
+        Map<TopicPartition, TruncationPoints> truncations = new HashMap<>();
+        for (TopicPartition tp : toApply) {
+            truncationPoints(next.mirrors().partitions().get(tp)).ifPresent(t -> truncations.put(tp, t));
+        }
+        applyTruncationPointsConcurrently(next, truncations);
         for (TopicPartition tp : toApply) {
             Optional<TopicImage> topic = next.topic(tp.topic());
             PartitionImage p = topic.map(t -> t.partitions().get(tp.partition())).orElse(null);
@@ -112,8 +116,7 @@ public final class PartitionApplier {
                 continue;   // gone or not ours: the removal pass below handles it
             }
             partitionsApplied.incrementAndGet();
-            MirrorImage.MirrorPartition mirror = next.mirrors().partitions().get(tp);
-            Optional<TruncationPoints> truncation = truncationPoints(mirror);
+            Optional<TruncationPoints> truncation = Optional.ofNullable(truncations.get(tp));
             int leader = p.leader();
             if (leader == brokerId && lost.current().isLost(new TopicIdPartition(topic.get().topicId(), tp),
                     p.leaderEpoch())) {
@@ -198,25 +201,25 @@ public final class PartitionApplier {
     }
 
     /**
-     * Applies, on a few threads at once, the truncation points of the hosted replicas in {@code toApply} that have
-     * one to apply (decision 96), before the loop that applies each partition in turn. Each replica still cuts and
+     * Applies, on a few threads at once, the {@code truncations} of the partitions the image touches whose hosted
+     * replica has one to apply (decision 96), before the loop that applies each partition in turn. Each replica still cuts and
      * records its point under its own lock, in that order, so a restart never applies a point twice; the loop then
      * finds the point applied, and a replica whose point failed here is applied (and reported) by the loop as
      * before. Replicas not hosted yet, or of another incarnation of the topic, are left to the loop.
      */
-    private void applyTruncationPointsConcurrently(MetadataImage image, Set<TopicPartition> toApply) {
+    private void applyTruncationPointsConcurrently(MetadataImage image,
+                                                   Map<TopicPartition, TruncationPoints> truncations) {
         List<PendingTruncation> pending = new ArrayList<>();
-        for (TopicPartition tp : toApply) {
-            Optional<TruncationPoints> truncation = truncationPoints(image.mirrors().partitions().get(tp));
+        for (Map.Entry<TopicPartition, TruncationPoints> entry : truncations.entrySet()) {
+            TopicPartition tp = entry.getKey();
             Optional<Partition> partition = replicaManager.partition(tp);
             Optional<Uuid> topicId = image.topic(tp.topic()).map(TopicImage::topicId);
-            if (truncation.isEmpty() || partition.isEmpty() || topicId.isEmpty()
-                    || !partition.get().topicId().equals(topicId.get())) {
+            if (partition.isEmpty() || topicId.isEmpty() || !partition.get().topicId().equals(topicId.get())) {
                 continue;
             }
             try {
-                if (truncation.get().cutFor(partition.get().appliedTruncationId()).isPresent()) {
-                    pending.add(new PendingTruncation(partition.get(), truncation.get()));
+                if (entry.getValue().cutFor(partition.get().appliedTruncationId()).isPresent()) {
+                    pending.add(new PendingTruncation(partition.get(), entry.getValue()));
                 }
             } catch (IOException e) {
                 log.debug("Could not read the applied truncation point of {}; the partition's apply retries", tp, e);
