@@ -11,7 +11,8 @@
 # --mirror-steady-seconds). Needs the bench built (`mvn -o -Pbench -DskipTests package -pl bench` after an install)
 # and vm.max_map_count above two memory maps per log in a broker process (each log maps its offset and time
 # indexes; the default 65,530 holds 10,000 RF 1 partitions over three brokers); run it under `flock /tmp/twinlog-mvn.lock` on a shared machine. SCALE_BROKER_HEAP (default 1536m)
-# is each broker process's heap. Results: bench/results/mirror-scale-processes*.md.
+# is each broker process's heap; SCALE_BROKER_JAVA_OPTS adds JVM options to the broker processes (a flight
+# recording, say) and SCALE_LOG4J_CONFIG replaces the log4j2 configuration of every process. Results: bench/results/mirror-scale-processes*.md.
 set -euo pipefail
 
 bench_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -23,7 +24,9 @@ if [[ ${#jars[@]} -eq 0 || ! -d "$bench_dir/target/lib" ]]; then
   exit 1
 fi
 classpath="${jars[0]}:$bench_dir/target/lib/*"
-logging="-Dlog4j2.configurationFile=$bench_dir/src/main/resources/log4j2-bench.properties"
+logging="-Dlog4j2.configurationFile=${SCALE_LOG4J_CONFIG:-$bench_dir/src/main/resources/log4j2-bench.properties}"
+# extra JVM options of the broker processes only (e.g. a flight recording: name its file after %p, the pid)
+read -r -a broker_opts <<<"${SCALE_BROKER_JAVA_OPTS:-}"
 heap="${SCALE_BROKER_HEAP:-1536m}"
 echo "vm.max_map_count=$(cat /proc/sys/vm/max_map_count), open files per process: $(ulimit -n)" >&2
 
@@ -51,7 +54,7 @@ start_cluster() { # name first-port zookeeper-port: a ZooKeeper process and thre
     "$data/$1/zookeeper.properties" >"$data/$1-zookeeper.log" 2>&1 &
   zookeepers+=("$!")
   for id in 0 1 2; do
-    java "-Xmx$heap" -XX:+UseG1GC "$logging" -cp "$classpath" io.twinlog.server.Main \
+    java "-Xmx$heap" -XX:+UseG1GC "$logging" ${broker_opts[@]+"${broker_opts[@]}"} -cp "$classpath" io.twinlog.server.Main \
       "$root_dir/config/server.properties" --override "broker.id=$id" \
       --override "listeners=PLAINTEXT://127.0.0.1:$(( $2 + id ))" --override "log.dirs=$data/$1/broker-$id" \
       --override "zookeeper.connect=127.0.0.1:$3" --override "zookeeper.session.timeout.ms=30000" \

@@ -29,6 +29,11 @@ public record MirrorDecision(List<MirrorAction> actions, Optional<MirrorPartitio
         return new MirrorDecision(List.of(actions), Optional.empty(), "", false, timers);
     }
 
+    /** The same decision with {@code timers} as the clocks to keep. */
+    MirrorDecision withTimers(MirrorTimers timers) {
+        return new MirrorDecision(actions, write, reason, progressOnly, timers);
+    }
+
     /** Whether the shell must decide again after running the actions (the partition or peer answer changed). */
     public boolean decideAgain() {
         return actions.stream().anyMatch(MirrorAction::changesView);

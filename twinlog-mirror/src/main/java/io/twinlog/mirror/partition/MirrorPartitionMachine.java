@@ -186,7 +186,14 @@ public final class MirrorPartitionMachine {
                 to = differ;
             }
         }
-        return recordPoint(in, rec.withoutError(), to, why);
+        MirrorDecision point = recordPoint(in, rec.withoutError(), to, why);
+        if (in.peer() instanceof PeerLookup.Compared) {
+            // what this leader keeps is what it just compared batch by batch with the source (the rest is cut, and
+            // nothing is appended until it mirrors): MIRRORING need not compare it again after this leader's own
+            // epoch fencing; a new leader starts without this memory and compares (decision 98)
+            return point.withTimers(point.timers().reconciledUpTo(rec.reconcileRequests()));
+        }
+        return point;
     }
 
     /**

@@ -7,37 +7,54 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.Callable;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 
 /**
  * The calls of one mirror that may wait on its source or on a long copy — the peer's last-mirrored lookup, the
- * comparison of a log with the peer's, the quarantine copy before a cut — run on this mirror's own thread, off the
+ * comparison of a log with the peer's, the quarantine copy before a cut — run on this mirror's own threads, off the
  * mirror manager's, so that one mirror's slow or dead peer never delays another mirror's passes (issue 25, point 3).
  * Each result is handed back to the manager's thread ({@code results}) as an event.
  *
  * <p>Threading: {@link #call} and {@link #close} are called on the manager thread, and every {@code onDone} runs
- * there; the work itself runs on one thread per mirror (ended after {@value #IDLE_SECONDS} s without work, and by
- * {@link #close}), fed by a queue of at most {@value #QUEUE_CAPACITY} calls. Calls with the same key while one is
- * in flight join it: a topic's partitions share one lookup.
+ * there; the work itself runs on up to {@value #CALL_THREADS} threads per mirror (each ended after
+ * {@value #IDLE_SECONDS} s without work, and by {@link #close}), fed by a queue of at most {@value #QUEUE_CAPACITY}
+ * calls. Calls with the same key while one is in flight join it: a topic's partitions share one lookup. Calls of
+ * different partitions run side by side: a failback of thousands of partitions is one comparison per partition,
+ * each a handful of round trips to the peer, and one thread took 8.6 minutes for 10,000 (decision 98). The calls of
+ * one partition never overlap: its state machine asks for the next only once the last one's outcome is back.
  */
 final class MirrorCalls implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(MirrorCalls.class);
     static final int QUEUE_CAPACITY = 1_000;
     static final int IDLE_SECONDS = 30;
+    /**
+     * Threads per mirror: enough to overlap the round trips of a failback's comparisons (each waits on the peer
+     * most of its time), few enough that a broker leading partitions of several mirrors keeps its cores and its
+     * connections to each source (each thread has its own, see {@link #comparison}) within reason.
+     */
+    static final int CALL_THREADS = 4;
 
     private final String mirror;
     private final Executor results;
-    /** This mirror's thread (or, in the simulation, the executor that stands for it). */
+    /** This mirror's threads (or, in the simulation, the executor that stands for them). */
     private final ExecutorService thread;
-    /** For the comparisons of this mirror: used on this mirror's thread only, closed when it ends. */
-    private final PeerComparison comparison = new PeerComparison();
+    /**
+     * The comparisons of this mirror, one per call thread: a comparison holds one blocking connection to the peer,
+     * so two threads must not share one. Each is closed when its thread ends.
+     */
+    private final ThreadLocal<PeerComparison> comparisons = new ThreadLocal<>();
+    /** Every comparison not closed yet, so that the pool's end closes what a thread did not. */
+    private final Set<PeerComparison> openComparisons = ConcurrentHashMap.newKeySet();
     /** Calls in flight by key, with whoever waits on each; manager thread only. */
     private final Map<String, List<Consumer<Outcome<?>>>> inFlight = new HashMap<>();
     /**
@@ -70,15 +87,23 @@ final class MirrorCalls implements AutoCloseable {
     MirrorCalls(int brokerId, String mirror, Executor results) {
         this.mirror = mirror;
         this.results = results;
-        ThreadPoolExecutor own = new ThreadPoolExecutor(1, 1, IDLE_SECONDS, TimeUnit.SECONDS,
+        AtomicInteger threads = new AtomicInteger();
+        ThreadPoolExecutor own = new ThreadPoolExecutor(CALL_THREADS, CALL_THREADS, IDLE_SECONDS, TimeUnit.SECONDS,
                 new ArrayBlockingQueue<>(QUEUE_CAPACITY), r -> {
-                    Thread t = new Thread(r, "twinlog-mirror-calls-" + brokerId + "-" + mirror);
+                    Thread t = new Thread(() -> {
+                        try {
+                            r.run();
+                        } finally {
+                            closeComparisonOfThisThread(); // its last call is done: nothing else uses it
+                        }
+                    }, "twinlog-mirror-calls-" + brokerId + "-" + mirror + "-" + threads.getAndIncrement());
                     t.setDaemon(true);
                     return t;
                 }) {
             @Override
             protected void terminated() {
-                comparison.close(); // after the last call: nothing else uses it
+                openComparisons.forEach(PeerComparison::close); // none should be left; a thread that never ran
+                openComparisons.clear();
             }
         };
         own.allowCoreThreadTimeOut(true);
@@ -88,7 +113,7 @@ final class MirrorCalls implements AutoCloseable {
     /**
      * With {@code thread} standing for this mirror's thread: the seeded simulation's executor, which runs each call
      * at a simulated time ({@code MirrorManagerSimulation}, decision 65). It must run one call at a time, in order,
-     * and refuse calls once shut down.
+     * and refuse calls once shut down: the seeded run replays only if the calls' order is the simulation's.
      */
     MirrorCalls(String mirror, Executor results, ExecutorService thread) {
         this.mirror = mirror;
@@ -100,9 +125,32 @@ final class MirrorCalls implements AutoCloseable {
         return mirror;
     }
 
-    /** This mirror's comparisons with its source; for work running on this mirror's thread only. */
+    /**
+     * This mirror's comparisons with its source for the calling thread: call it from work running on one of this
+     * mirror's threads, which alone uses what it returns.
+     */
     PeerComparison comparison() {
+        PeerComparison comparison = comparisons.get();
+        if (comparison == null) {
+            comparison = new PeerComparison();
+            comparisons.set(comparison);
+            openComparisons.add(comparison);
+        }
         return comparison;
+    }
+
+    private void closeComparisonOfThisThread() {
+        PeerComparison comparison = comparisons.get();
+        if (comparison != null) {
+            comparisons.remove();
+            openComparisons.remove(comparison);
+            comparison.close();
+        }
+    }
+
+    /** For tests: the comparisons open now, one per call thread that compared. */
+    int openComparisons() {
+        return openComparisons.size();
     }
 
     /**
@@ -193,13 +241,13 @@ final class MirrorCalls implements AutoCloseable {
         return closed;
     }
 
-    /** Whether this mirror's thread is running now (it ends when idle). */
+    /** Whether any of this mirror's threads is running now (each ends when idle). */
     boolean threadAlive() {
         return thread instanceof ThreadPoolExecutor own ? own.getPoolSize() > 0 : !thread.isTerminated();
     }
 
     /**
-     * Ends this mirror's calls: the one running is interrupted, queued ones dropped, and no outcome is delivered
+     * Ends this mirror's calls: those running are interrupted, queued ones dropped, and no outcome is delivered
      * afterwards (whoever waited on them asks again from a new instance, or is gone). Does not wait.
      */
     @Override
@@ -209,7 +257,7 @@ final class MirrorCalls implements AutoCloseable {
         thread.shutdownNow();
     }
 
-    /** For tests: waits until this mirror's thread has ended after {@link #close}. */
+    /** For tests: waits until this mirror's threads have ended after {@link #close}. */
     boolean awaitTermination(long timeoutMs) throws InterruptedException {
         return thread.awaitTermination(timeoutMs, TimeUnit.MILLISECONDS);
     }

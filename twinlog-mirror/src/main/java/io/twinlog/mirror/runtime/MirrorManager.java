@@ -763,10 +763,11 @@ public final class MirrorManager implements AutoCloseable {
             Optional<LastMirroredTruncation.LastMirrored> answer = peer instanceof PeerLookup.Answered a
                     ? a.lastMirrored() : Optional.empty();
             MirrorCalls mirrorCalls = calls.callsFor(def.name());
-            PeerComparison comparison = mirrorCalls.comparison();
+            // the comparison of the call thread that runs it: each of the mirror's threads has its own connection
             CompareResult result = outcomeOf(tp, partition, host, new PartitionCalls.Key.ComparePeer(compare.upTo()),
                     "compare/" + tp + "/" + compare.upTo(), "comparing " + tp + " with the source below offset "
-                            + compare.upTo(), () -> compareWithPeer(comparison, def, tp, partition, compare.upTo()),
+                            + compare.upTo(),
+                    () -> compareWithPeer(mirrorCalls.comparison(), def, tp, partition, compare.upTo()),
                     outcome -> {
                         if (!outcome.isFailure()) { // counted once per comparison, not per pass that reads it
                             metrics.onReconciliation(def.name(), outcome.value().failure() == null,

@@ -80,6 +80,33 @@ class MirrorPartitionMachineTest {
         assertTrue(cut.actions().size() == 1 && cut.actions().get(0) instanceof MirrorAction.ApplyTruncationPoint t
                 && t.offset() == 100, "epoch 3 ends at 120 here, but the peer has only up to 100: " + cut.actions());
         assertEquals(100, written(cut).truncation().latest().offset(), "recorded for every replica");
+        assertEquals(-1, compare.timers().reconciledAt(), "asking is not comparing");
+        assertEquals(0, cut.timers().reconciledAt(), "what is kept was compared by this leader");
+        assertFalse(cut.progressOnly(), "a new point is a record change, logged and written as one");
+        assertTrue(cut.reason().startsWith("truncation point "), cut.reason());
+    }
+
+    @Test
+    void aLeaderThatComparedInLogTruncationDoesNotCompareAgainOnceMirroringAfterItsOwnFencing() {
+        MirrorInput asking = input(record(LOG_TRUNCATION, 6), view(6, 150, history(0, 0, 3, 50, 5, 120)),
+                DesiredMirrorState.MIRRORING);
+        MirrorDecision cut = machine.decide(with(asking, new PeerLookup.Compared(
+                Optional.of(new LastMirrored(3, 100)), OptionalLong.empty())));
+        // the point applied, the epoch raised by the fencing: the same leader now mirrors at epoch 16
+        MirrorInput mirroring = new MirrorInput(record(MIRRORING, 16), view(16, 100, history(0, 0, 3, 50, 16, 100)),
+                DesiredMirrorState.MIRRORING, MirrorEvent.TICK, PeerLookup.NOT_ASKED, Optional.empty(),
+                OptionalLong.empty(), cut.timers(), 1_000);
+        assertEquals(List.of(new MirrorAction.AddFetcher()), machine.decide(mirroring).actions(),
+                "compared below offset 100 in LOG_TRUNCATION: the log it mirrors on is that one");
+
+        MirrorInput newLeader = new MirrorInput(mirroring.record(), mirroring.view(), mirroring.desired(),
+                MirrorEvent.TICK, PeerLookup.NOT_ASKED, Optional.empty(), OptionalLong.empty(), MirrorTimers.NONE,
+                1_000);
+        assertEquals(List.of(new MirrorAction.RemoveFetcher(), new MirrorAction.ComparePeer(100)),
+                machine.decide(newLeader).actions(), "another leader has not compared its log: it does");
+
+        MirrorDecision full = machine.decide(with(asking, new PeerLookup.Answered(Optional.empty())));
+        assertEquals(-1, full.timers().reconciledAt(), "a cut to 0 compared nothing (an empty log needs nothing)");
     }
 
     @Test

@@ -7,9 +7,12 @@ import org.junit.jupiter.api.Timeout;
 
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.Callable;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -27,8 +30,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The per-mirror call threads of the mirror manager (issue 25, point 3): work runs off the manager's thread, one
- * mirror's stuck call never holds another's, outcomes (failures too) come back on the manager's thread, the queue is
- * bounded, and close ends the thread.
+ * mirror's stuck call never holds another's, calls of different partitions run side by side on the mirror's threads
+ * each with its own comparison (decision 98), outcomes (failures too) come back on the manager's thread, the queue
+ * is bounded, and close ends the threads.
  */
 @Timeout(30)
 class MirrorCallsTest {
@@ -72,7 +76,8 @@ class MirrorCallsTest {
 
         assertEquals("m2 answered on test-manager", outcomes.poll(10, TimeUnit.SECONDS),
                 "m2's outcome arrives on the manager's thread while m1's call is stuck");
-        assertEquals("twinlog-mirror-calls-7-m2", ranOn.get(), "the work ran on m2's own thread");
+        assertTrue(ranOn.get().startsWith("twinlog-mirror-calls-7-m2-"), "the work ran on one of m2's own threads, "
+                + "not " + ranOn.get());
         assertNull(outcomes.poll(), "m1 is still waiting");
         peerAnswers.countDown();
         assertEquals("m1 answered", outcomes.poll(10, TimeUnit.SECONDS));
@@ -126,16 +131,61 @@ class MirrorCallsTest {
     }
 
     @Test
+    void callsOfDifferentPartitionsRunSideBySideOnTheMirrorsThreads() throws Exception {
+        MirrorCalls m = calls("m");
+        CountDownLatch release = new CountDownLatch(1);
+        CountDownLatch allRunning = new CountDownLatch(MirrorCalls.CALL_THREADS);
+        AtomicInteger running = new AtomicInteger();
+        AtomicInteger mostAtOnce = new AtomicInteger();
+        Set<PeerComparison> comparisons = ConcurrentHashMap.newKeySet();
+        BlockingQueue<Integer> outcomes = new LinkedBlockingQueue<>();
+        int calls = MirrorCalls.CALL_THREADS + 2;
+        for (int p = 0; p < calls; p++) {
+            int partition = p;
+            assertTrue(onManager(() -> m.call("compare/t-" + partition, "comparing t-" + partition, () -> {
+                mostAtOnce.accumulateAndGet(running.incrementAndGet(), Math::max);
+                comparisons.add(m.comparison()); // the thread's own: a second call on it finds the same one
+                allRunning.countDown();
+                release.await();
+                running.decrementAndGet();
+                return partition;
+            }, o -> outcomes.add(o.value()))));
+        }
+        assertTrue(allRunning.await(10, TimeUnit.SECONDS), "the comparisons of " + MirrorCalls.CALL_THREADS
+                + " partitions run at once, none waits for another's peer");
+        assertEquals(MirrorCalls.CALL_THREADS, mostAtOnce.get(), "no more than the mirror's threads at once");
+        assertEquals(MirrorCalls.CALL_THREADS, comparisons.size(), "one comparison per thread");
+        release.countDown();
+        Set<Integer> got = new HashSet<>();
+        for (int i = 0; i < calls; i++) {
+            got.add(outcomes.poll(10, TimeUnit.SECONDS));
+        }
+        assertEquals(calls, got.size(), "the queued calls ran too: " + got);
+        assertEquals(MirrorCalls.CALL_THREADS, comparisons.size(), "the queued calls used the threads' comparisons");
+        assertEquals(MirrorCalls.CALL_THREADS, m.openComparisons());
+
+        onManager(() -> {
+            m.close();
+            return null;
+        });
+        assertTrue(m.awaitTermination(5_000));
+        assertEquals(0, m.openComparisons(), "each thread's comparison is closed as the thread ends");
+    }
+
+    @Test
     void aFullQueueRefusesTheCallAndTheCallerAsksAgainLater() throws Exception {
         MirrorCalls m = calls("m");
         CountDownLatch release = new CountDownLatch(1);
-        CountDownLatch running = new CountDownLatch(1);
-        assertTrue(onManager(() -> m.call("running", "a stuck call", () -> {
-            running.countDown();
-            release.await();
-            return 0;
-        }, o -> { })));
-        assertTrue(running.await(10, TimeUnit.SECONDS));
+        CountDownLatch running = new CountDownLatch(MirrorCalls.CALL_THREADS);
+        for (int i = 0; i < MirrorCalls.CALL_THREADS; i++) {
+            int key = i;
+            assertTrue(onManager(() -> m.call("running/" + key, "a stuck call", () -> {
+                running.countDown();
+                release.await();
+                return 0;
+            }, o -> { })));
+        }
+        assertTrue(running.await(10, TimeUnit.SECONDS), "every thread of the mirror holds a stuck call");
         CountDownLatch drained = new CountDownLatch(MirrorCalls.QUEUE_CAPACITY);
         for (int i = 0; i < MirrorCalls.QUEUE_CAPACITY; i++) {
             int key = i;
