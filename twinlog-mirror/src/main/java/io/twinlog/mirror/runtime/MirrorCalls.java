@@ -64,6 +64,17 @@ final class MirrorCalls implements AutoCloseable {
      * a million lines in one 10,000-partition failback).
      */
     private long refusedWhileFull;
+    /**
+     * Refusals not reported yet, and when the last streak was reported; manager thread only. With several threads
+     * draining it the queue fills and drains again many times in one failback (about 870 streaks per broker at
+     * 10,000 partitions): at most one streak per {@value #REPORT_INTERVAL_SECONDS} s is reported, with the count
+     * of the refusals since the last report.
+     */
+    private long refusedUnreported;
+    private long lastReportNanos;
+    private boolean streakReported;
+    private long streaksReported;
+    static final int REPORT_INTERVAL_SECONDS = 30;
     private volatile boolean closed;
 
     /** A call's result: its value, or what it threw. */
@@ -187,21 +198,37 @@ final class MirrorCalls implements AutoCloseable {
             return false;
         }
         if (refusedWhileFull > 0) {
-            log.info("[Mirror {}] this mirror's thread takes calls again; {} were refused while {} waited, each asked "
-                    + "again at its partition's next pass", mirror, refusedWhileFull, QUEUE_CAPACITY);
+            if (streakReported) {
+                log.info("[Mirror {}] this mirror's threads take calls again; {} were refused while {} waited, each "
+                        + "asked again at its partition's next pass", mirror, refusedWhileFull, QUEUE_CAPACITY);
+            }
             refusedWhileFull = 0;
+            streakReported = false;
         }
         return true;
     }
 
     private void refused(String what) {
-        if (refusedWhileFull++ == 0) {
-            log.warn("[Mirror {}] {} not started: {} calls already wait on this mirror's thread; this and further "
-                    + "calls are asked again at their partitions' next passes (counted until the queue takes calls "
-                    + "again)", mirror, what, QUEUE_CAPACITY);
+        refusedUnreported++;
+        long now = System.nanoTime();
+        boolean due = lastReportNanos == 0 || now - lastReportNanos >= TimeUnit.SECONDS.toNanos(REPORT_INTERVAL_SECONDS);
+        if (refusedWhileFull++ == 0 && due) {
+            log.warn("[Mirror {}] {} not started: {} calls already wait on this mirror's threads; this and further "
+                    + "calls are asked again at their partitions' next passes ({} refused since the last such "
+                    + "warning, this one included; the next comes {} s after this one at the earliest)", mirror, what, QUEUE_CAPACITY,
+                    refusedUnreported, REPORT_INTERVAL_SECONDS);
+            refusedUnreported = 0;
+            lastReportNanos = now;
+            streakReported = true;
+            streaksReported++;
         } else {
             log.debug("[Mirror {}] {} not started: the queue is full", mirror, what);
         }
+    }
+
+    /** For tests: the streaks of refusals reported as a warning so far; manager thread only. */
+    long streaksReported() {
+        return streaksReported;
     }
 
     /** Calls refused since the queue was last found full (0 once it takes calls again); manager thread only. */

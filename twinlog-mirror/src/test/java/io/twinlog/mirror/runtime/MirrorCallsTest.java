@@ -206,6 +206,54 @@ class MirrorCallsTest {
     }
 
     @Test
+    void aQueueThatFillsAgainSoonAfterIsNotReportedAgain() throws Exception {
+        MirrorCalls m = calls("m");
+        for (int streak = 0; streak < 2; streak++) {
+            CountDownLatch release = fillQueue(m, "streak " + streak);
+            assertFalse(onManager(() -> m.call("over", "over the limit", () -> 0, o -> { })));
+            assertEquals(1L, onManager(m::refusedWhileFull));
+            release.countDown();
+            BlockingQueue<Object> taken = new LinkedBlockingQueue<>();
+            assertTrue(eventually(() -> onManager(() -> m.call("again/" + taken.size(), "asked again", () -> 0,
+                    taken::add))), "the drained queue takes calls again");
+            assertEquals(0L, onManager(m::refusedWhileFull));
+        }
+        assertEquals(1L, onManager(m::streaksReported), "the second streak, within "
+                + MirrorCalls.REPORT_INTERVAL_SECONDS + " s of the first, is counted into the next warning, not warned");
+    }
+
+    /** Every thread of {@code m} stuck and its queue full; counting the latch down lets them all finish. */
+    private CountDownLatch fillQueue(MirrorCalls m, String name) throws Exception {
+        CountDownLatch release = new CountDownLatch(1);
+        CountDownLatch running = new CountDownLatch(MirrorCalls.CALL_THREADS);
+        for (int i = 0; i < MirrorCalls.CALL_THREADS + MirrorCalls.QUEUE_CAPACITY; i++) {
+            String key = name + "/" + i;
+            boolean stuck = i < MirrorCalls.CALL_THREADS;
+            assertTrue(onManager(() -> m.call(key, "a call of " + name, () -> {
+                running.countDown();
+                release.await();
+                return 0;
+            }, o -> { })));
+            if (stuck && i == MirrorCalls.CALL_THREADS - 1) {
+                assertTrue(running.await(10, TimeUnit.SECONDS), "every thread holds a stuck call");
+            }
+        }
+        return release;
+    }
+
+    /** Polls {@code condition} until it holds, for at most 10 s. */
+    private static boolean eventually(Callable<Boolean> condition) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (System.nanoTime() < deadline) {
+            if (condition.call()) {
+                return true;
+            }
+            Thread.onSpinWait();
+        }
+        return false;
+    }
+
+    @Test
     void closeEndsTheThreadAndDeliversNothingMore() throws Exception {
         MirrorCalls m = calls("m");
         CountDownLatch running = new CountDownLatch(1);
