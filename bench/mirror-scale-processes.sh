@@ -25,7 +25,8 @@ if [[ ${#jars[@]} -eq 0 || ! -d "$bench_dir/target/lib" ]]; then
 fi
 classpath="${jars[0]}:$bench_dir/target/lib/*"
 logging="-Dlog4j2.configurationFile=${SCALE_LOG4J_CONFIG:-$bench_dir/src/main/resources/log4j2-bench.properties}"
-# extra JVM options of the broker processes only (e.g. a flight recording: name its file after %p, the pid)
+# extra JVM options of the broker processes only (a flight recording: give an existing directory as its filename,
+# so that each process writes its own file)
 read -r -a broker_opts <<<"${SCALE_BROKER_JAVA_OPTS:-}"
 heap="${SCALE_BROKER_HEAP:-1536m}"
 echo "vm.max_map_count=$(cat /proc/sys/vm/max_map_count), open files per process: $(ulimit -n)" >&2

@@ -309,7 +309,7 @@ class MirrorIsolationTest {
     /** Whether a broker of this JVM runs a calls thread for mirror {@code mirror} (it ends 30 s after its last call). */
     private static boolean callsThreadAlive(String mirror) {
         return Thread.getAllStackTraces().keySet().stream().anyMatch(t -> t.isAlive()
-                && t.getName().matches("twinlog-mirror-calls-\\d+-" + mirror));
+                && t.getName().matches("twinlog-mirror-calls-\\d+-" + mirror + "-\\d+"));
     }
 
     /** A failover of {@code topic} as the operator runs it (stop, then every partition STOPPED), in ms. */
