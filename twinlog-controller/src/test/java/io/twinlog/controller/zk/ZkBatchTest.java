@@ -1,6 +1,9 @@
 package io.twinlog.controller.zk;
 
 import org.apache.curator.framework.CuratorFramework;
+import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.Op;
+import org.apache.zookeeper.OpResult;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -15,12 +18,13 @@ import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 
 /**
  * {@link ZkBatch#createIfAbsent} on a real ZooKeeper: it creates what is missing in a few round trips (counted by
  * ZooKeeper's own transaction ids), leaves what exists untouched, and falls back to one path at a time when its
- * transaction is refused (a parent missing too).
+ * transaction is refused (a parent missing too). {@link ZkBatch#multiReadAll} reads many nodes in order.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class ZkBatchTest {
@@ -78,6 +82,32 @@ class ZkBatchTest {
         ZkBatch.createIfAbsent(zk, List.of("/states/a", "/states/b"));
 
         assertEquals(0, writesSince(before), "write transactions");
+    }
+
+    @Test
+    void readsOfManyNodesComeBackInTheirOrderWithAMissingNodeAnErrorInItsPlace() throws Exception {
+        List<Op> reads = new ArrayList<>();
+        for (int i = 0; i < 1_300; i++) {
+            String path = String.format("/states/r-%04d", i);
+            if (i % 7 != 3) {
+                zk.create().forPath(path, Integer.toString(i).getBytes(StandardCharsets.UTF_8));
+            }
+            reads.add(Op.getData(path));
+        }
+
+        List<OpResult> results = ZkBatch.multiReadAll(zk, reads);
+
+        assertEquals(1_300, results.size(), "one result per read, over three multi-reads");
+        for (int i = 0; i < 1_300; i++) {
+            if (i % 7 == 3) {
+                assertEquals(KeeperException.Code.NONODE.intValue(),
+                        assertInstanceOf(OpResult.ErrorResult.class, results.get(i)).getErr(), "read " + i);
+            } else {
+                assertEquals(Integer.toString(i), new String(assertInstanceOf(OpResult.GetDataResult.class,
+                        results.get(i)).getData(), StandardCharsets.UTF_8), "read " + i);
+            }
+        }
+        assertEquals(List.of(), ZkBatch.multiReadAll(zk, List.of()));
     }
 
     /** The transaction id of a probe node's creation (the probe is then deleted: one more transaction). */
