@@ -481,9 +481,9 @@ public final class MirrorStore {
     }
 
     /**
-     * The last recorded progress of many mirror partitions, read with ZooKeeper multi-reads of up to 500 nodes sent
-     * together ({@link ZkBatch#multiReadAll}; not one round trip per partition, nor one per 500 in turn: describe of
-     * thousands of partitions). Partitions whose leader has recorded nothing yet are left out.
+     * The last recorded progress of many mirror partitions, read with ZooKeeper multi-reads of up to 500 nodes (one
+     * round trip each instead of one per partition: describe of thousands of partitions). Partitions whose leader
+     * has recorded nothing yet are left out.
      */
     public Map<TopicPartition, MirrorProgress> progressAll(Collection<TopicPartition> partitions) throws Exception {
         Map<TopicPartition, MirrorProgress> out = new HashMap<>();
