@@ -1,8 +1,10 @@
 package io.twinlog.bench;
 
 import io.twinlog.clients.mirror.MirrorAdmin;
+import io.twinlog.clients.mirror.MirrorException;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.common.protocol.Errors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -22,6 +24,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
 import java.util.TreeMap;
+import java.util.stream.Collectors;
 
 /**
  * Mirroring at a scale one JVM cannot hold (issue 27 point 6: 10,000 partitions): the two clusters run as separate
@@ -148,7 +151,18 @@ public final class MirrorScaleProcesses {
             start = System.nanoTime();
             errors = mirrors.stopMirrorTopics(MIRROR, List.of(), List.of(".*"));
             add("failover (StopMirrorTopics .*) call", seconds(start), "s");
-            check("StopMirrorTopics", errors);
+            // a failover that outlasts the call's bound (30 s) is answered REQUEST_TIMED_OUT per topic not yet
+            // STOPPED and goes on: counted, and waited for below like the rest
+            Map<String, ?> stillGoing = errors.entrySet().stream()
+                    .filter(e -> e.getValue() instanceof MirrorException m
+                            && m.errorCode() == Errors.REQUEST_TIMED_OUT.code())
+                    .collect(Collectors.toMap(Map.Entry::getKey, Map.Entry::getValue));
+            if (!stillGoing.isEmpty()) {
+                add("failover: topics the call answered still in progress (REQUEST_TIMED_OUT)", stillGoing.size(),
+                        "");
+            }
+            check("StopMirrorTopics", errors.entrySet().stream().filter(e -> !stillGoing.containsKey(e.getKey()))
+                    .collect(Collectors.toMap(Map.Entry::getKey, Map.Entry::getValue)));
             awaitStates(mirrors, MIRROR, "STOPPED");
             add("failover until all STOPPED (described)", seconds(start), "s");
 
