@@ -12,8 +12,8 @@ import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.Callable;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -211,12 +211,16 @@ final class MirrorCalls implements AutoCloseable {
     private void refused(String what) {
         refusedUnreported++;
         long now = System.nanoTime();
-        boolean due = lastReportNanos == 0 || now - lastReportNanos >= TimeUnit.SECONDS.toNanos(REPORT_INTERVAL_SECONDS);
-        if (refusedWhileFull++ == 0 && due) {
+        boolean due = lastReportNanos == 0
+                || now - lastReportNanos >= TimeUnit.SECONDS.toNanos(REPORT_INTERVAL_SECONDS);
+        refusedWhileFull++;
+        // any refusal of a streak not reported yet may report it once due: a queue that stays full for minutes is
+        // reported even when it filled up soon after the last report
+        if (!streakReported && due) {
             log.warn("[Mirror {}] {} not started: {} calls already wait on this mirror's threads; this and further "
                     + "calls are asked again at their partitions' next passes ({} refused since the last such "
-                    + "warning, this one included; the next comes {} s after this one at the earliest)", mirror, what, QUEUE_CAPACITY,
-                    refusedUnreported, REPORT_INTERVAL_SECONDS);
+                    + "warning, this one included; the next comes {} s after this one at the earliest)", mirror,
+                    what, QUEUE_CAPACITY, refusedUnreported, REPORT_INTERVAL_SECONDS);
             refusedUnreported = 0;
             lastReportNanos = now;
             streakReported = true;
