@@ -21,13 +21,17 @@ class PerKeyExecutorTest {
     void aKeyWhoseTaskWaitsHoldsOnlyItsOwnLaterTasks() throws Exception {
         try (PerKeyExecutor executor = new PerKeyExecutor("test", 60_000)) {
             CountDownLatch release = new CountDownLatch(1);
+            CountDownLatch m1Started = new CountDownLatch(1);
             CountDownLatch m2Done = new CountDownLatch(1);
             List<String> ran = new CopyOnWriteArrayList<>();
             executor.execute("m1", () -> {
                 ran.add("m1-first");
+                m1Started.countDown();
                 await(release);
             });
             executor.execute("m1", () -> ran.add("m1-second"));
+            // m1's thread may start after m2's: wait for it so the order of "ran" is m1's waiting task first
+            assertTrue(m1Started.await(10, TimeUnit.SECONDS));
             executor.execute("m2", () -> {
                 ran.add("m2:" + Thread.currentThread().getName());
                 m2Done.countDown();
