@@ -26,7 +26,10 @@ public final class ZkBatch {
                 .multi(reads));
     }
 
-    /** Paths checked and created per round trip: well under ZooKeeper's request size limit for these short paths. */
+    /**
+     * Nodes read, or checked and created, per round trip: well under ZooKeeper's request size limit for these short
+     * paths.
+     */
     static final int CHUNK = 500;
 
     /**
