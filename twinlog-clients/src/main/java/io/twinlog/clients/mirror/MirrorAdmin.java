@@ -59,8 +59,12 @@ import java.util.Properties;
 public final class MirrorAdmin implements AutoCloseable {
     /** The ACL APIs' version Twinlog brokers serve (Kafka 4.4's latest; flexible, with the pattern type). */
     private static final short ACL_API_VERSION = 3;
-    /** Versions every broker of Kafka 4.x and Twinlog serves (Metadata's cluster ID came with v2). */
-    private static final short METADATA_VERSION = 12;
+    /**
+     * Versions every broker a mirror may copy from serves: Kafka 2.4 to 4.4 and Twinlog (Metadata's cluster ID came
+     * with v2, v9 is its first flexible version; a broker closes the connection on a version it does not serve, so
+     * v12 would cut off sources before Kafka 3.1).
+     */
+    private static final short METADATA_VERSION = 9;
     private static final short API_VERSIONS_VERSION = 3;
     private final MirrorNetworkClient client;
     private final List<String> bootstrapServers;

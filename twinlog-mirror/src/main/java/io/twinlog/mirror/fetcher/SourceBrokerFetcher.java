@@ -4,6 +4,7 @@ import io.twinlog.common.tasks.BackgroundTask;
 import io.twinlog.mirror.MirrorPartitionSink;
 import io.twinlog.protocol.client.InterBrokerClient;
 import io.twinlog.protocol.client.SinglePartitionOffsets;
+import io.twinlog.protocol.client.UnsupportedApiVersionException;
 import org.apache.kafka.clients.FetchSessionHandler;
 import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.Node;
@@ -52,10 +53,17 @@ import java.util.Optional;
 final class SourceBrokerFetcher implements Runnable {
     private static final Logger log = LoggerFactory.getLogger(SourceBrokerFetcher.class);
     private static final int MAX_WAIT_MS = 500;
+    /** The last Fetch version that names topics instead of giving their IDs. */
+    private static final short FETCH_VERSION_BY_NAME = 12;
     private static final int PARTITION_MAX_BYTES = 1 << 20;
     private static final int MAX_BYTES = 8 << 20;
     private static final long NOT_LEADER_RETRY_MS = 100;
     static final long TIMESTAMP_PROBE_INTERVAL_MS = 5_000;
+    /**
+     * How long a source broker that does not serve the max-timestamp probe (Kafka before 3.0) is not asked again: long
+     * enough not to cost a request per fetch, short enough to notice a rolling upgrade of the source.
+     */
+    static final long TIMESTAMP_PROBE_UNSERVED_INTERVAL_MS = 10 * 60_000;
 
     /** What the mirror fetcher hands over for one partition: the source topic ID and the leader epoch it knows. */
     record Assigned(Uuid topicId, int leaderEpoch) {
@@ -161,12 +169,18 @@ final class SourceBrokerFetcher implements Runnable {
             return;
         }
         FetchSessionHandler.FetchRequestData data = builder.build();
-        short version = ApiKeys.FETCH.latestVersion();
+        // by topic ID (v13+) when the source gives IDs; a source before Kafka 3.1 negotiates down to v12, by name
+        short maxVersion = data.canUseTopicIds() ? ApiKeys.FETCH.latestVersion() : FETCH_VERSION_BY_NAME;
         FetchResponse response;
+        short version;
         try {
-            response = client.send(node, FetchRequest.Builder.forConsumer(version, MAX_WAIT_MS, 1, data.toSend())
+            InterBrokerClient.Exchange<FetchResponse> answer = client.exchange(node, FetchRequest.Builder
+                    .forConsumer(maxVersion, MAX_WAIT_MS, 1, data.toSend())
                     .isolationLevel(IsolationLevel.READ_UNCOMMITTED).setMaxBytes(MAX_BYTES)
                     .metadata(data.metadata()).removed(data.toForget()).replaced(data.toReplace()));
+            response = answer.body();
+            // the answer is laid out as the version it was sent at: by name below v13
+            version = answer.version();
         } catch (IOException e) {
             session.handleError(e);
             onUnreachable(e, fetchOffsets.keySet());
@@ -226,6 +240,11 @@ final class SourceBrokerFetcher implements Runnable {
                     .forConsumer(false, IsolationLevel.READ_UNCOMMITTED, true, false, false, false)
                     .setTargetTimes(List.copyOf(topics.values())));
         } catch (IOException | RuntimeException e) {
+            if (e instanceof UnsupportedApiVersionException) {
+                // an older source (before ListOffsets v7): asking again at every fetch would only cost a request
+                long later = now + TIMESTAMP_PROBE_UNSERVED_INTERVAL_MS;
+                probed.forEach(tp -> nextTimestampProbeMs.put(tp, later));
+            }
             String message = "[Mirror {}] source broker {} did not give its newest record timestamps ({}); the lag "
                     + "in seconds falls back to the age of the newest record mirrored";
             if (timestampProbeFailureReported) {

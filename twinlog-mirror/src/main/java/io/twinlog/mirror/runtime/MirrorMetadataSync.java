@@ -21,6 +21,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
@@ -228,7 +229,13 @@ public final class MirrorMetadataSync implements AutoCloseable {
         try {
             Map<String, String> wanted = new HashMap<>(metadata.image().topicConfig(topic));
             wanted.keySet().retainAll(MirrorTopicStarter.LOCAL_ONLY_CONFIGS);
-            wanted.putAll(MirrorTopicStarter.copiedConfigs(source, topic, SOURCE_TIMEOUT_MS));
+            Set<String> notCopied = new TreeSet<>();
+            wanted.putAll(MirrorTopicStarter.copiedConfigs(source, topic, SOURCE_TIMEOUT_MS, notCopied));
+            if (!notCopied.isEmpty()) {
+                // said at INFO when the topic's mirror started; here at every sync, so only for the curious
+                log.debug("[Mirror {}] {}: source configs {} are unknown to this cluster; not copied", def.name(),
+                        topic, notCopied);
+            }
             if (!wanted.equals(metadata.image().topicConfig(topic))) {
                 localTopics.setConfigs(topic, wanted);
                 log.info("[Mirror {}] {}: synced topic configs from the source: {}", def.name(), topic, wanted);

@@ -2,6 +2,7 @@ package io.twinlog.mirror.runtime;
 
 import io.twinlog.clients.mirror.MirrorErrors;
 import io.twinlog.common.mirror.DesiredMirrorState;
+import io.twinlog.common.mirror.MirrorTopicConfigs;
 import io.twinlog.common.tasks.Concurrently;
 import io.twinlog.common.mirror.MirrorPartitionState;
 import io.twinlog.controller.metadata.MirrorImage;
@@ -17,6 +18,7 @@ import org.apache.kafka.common.KafkaFuture;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.storage.internals.log.LogConfig;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.apache.kafka.common.internals.Topic;
 import org.apache.kafka.common.protocol.Errors;
@@ -29,6 +31,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 
@@ -205,8 +208,13 @@ public final class MirrorTopicStarter {
         for (Map.Entry<String, TopicDescription> e : found.entrySet()) {
             ConfigResource res = new ConfigResource(ConfigResource.Type.TOPIC, e.getKey());
             try {
+                Set<String> notCopied = new TreeSet<>();
                 out.put(e.getKey(), new SourceTopic(e.getValue(),
-                        copied(configs.get(res).get(remaining(deadline), TimeUnit.MILLISECONDS))));
+                        copied(configs.get(res).get(remaining(deadline), TimeUnit.MILLISECONDS), notCopied)));
+                if (!notCopied.isEmpty()) {
+                    log.info("Topic {}'s source configs {} are not topic configs of this cluster (Kafka 4.4's); "
+                            + "not copied", e.getKey(), notCopied);
+                }
             } catch (ExecutionException failure) {
                 if (!(failure.getCause() instanceof UnknownTopicOrPartitionException)) {
                     throw failure;
@@ -275,18 +283,33 @@ public final class MirrorTopicStarter {
         }
     }
 
-    /** The source topic's own (dynamic) configs that a mirror topic copies: all but the local-only ones. */
-    static Map<String, String> copiedConfigs(Admin source, String topic, int timeoutMs) throws Exception {
+    /**
+     * The source topic's own (dynamic) configs that a mirror topic copies: all but the local-only ones and those this
+     * cluster does not know, whose names go to {@code notCopied}.
+     */
+    static Map<String, String> copiedConfigs(Admin source, String topic, int timeoutMs, Set<String> notCopied)
+            throws Exception {
         ConfigResource res = new ConfigResource(ConfigResource.Type.TOPIC, topic);
-        return copied(source.describeConfigs(List.of(res)).all().get(timeoutMs, TimeUnit.MILLISECONDS).get(res));
+        return copied(source.describeConfigs(List.of(res)).all().get(timeoutMs, TimeUnit.MILLISECONDS).get(res),
+                notCopied);
     }
 
-    private static Map<String, String> copied(Config c) {
+    /**
+     * The copied configs of {@code c}. A source on an older Kafka may hold configs that Kafka 4.4 removed
+     * ({@code message.format.version}, set per topic by many 2.x operators): copied, they would make the mirror
+     * topic's creation or config sync fail, so they are left out and named in {@code notCopied}.
+     */
+    static Map<String, String> copied(Config c, Set<String> notCopied) {
         Map<String, String> out = new LinkedHashMap<>();
         for (ConfigEntry e : c.entries()) {
-            if (e.source() == ConfigEntry.ConfigSource.DYNAMIC_TOPIC_CONFIG && e.value() != null
-                    && !LOCAL_ONLY_CONFIGS.contains(e.name())) {
+            if (e.source() != ConfigEntry.ConfigSource.DYNAMIC_TOPIC_CONFIG || e.value() == null
+                    || LOCAL_ONLY_CONFIGS.contains(e.name())) {
+                continue;
+            }
+            if (LogConfig.configNames().contains(e.name()) || MirrorTopicConfigs.isMirrorTopicConfig(e.name())) {
                 out.put(e.name(), e.value());
+            } else {
+                notCopied.add(e.name());
             }
         }
         return out;

@@ -39,6 +39,8 @@ import java.util.concurrent.TimeoutException;
  */
 public final class ClusterBatches implements AutoCloseable {
     private static final int REQUEST_TIMEOUT_MS = 30_000;
+    /** The last Fetch version that names topics instead of giving their IDs. */
+    private static final short FETCH_VERSION_BY_NAME = 12;
 
     /** The offsets a consumer may read: from the log start to the high watermark. */
     public record Range(long start, long end) {
@@ -117,14 +119,17 @@ public final class ClusterBatches implements AutoCloseable {
         Uuid topicId = topic.topicId();
         LinkedHashMap<TopicPartition, FetchRequest.PartitionData> data = new LinkedHashMap<>();
         data.put(tp, new FetchRequest.PartitionData(topicId, offset, -1L, 1, Optional.empty()));
-        FetchRequest.Builder request = FetchRequest.Builder.forConsumer(ApiKeys.FETCH.latestVersion(), 0, 1, data)
-                .setMaxBytes(1);
-        FetchResponse response = fetcher.send(leader, request);
+        // by name (v12) when the cluster gave no topic ID: an ID of zero cannot be fetched by
+        short maxVersion = Uuid.ZERO_UUID.equals(topicId) ? FETCH_VERSION_BY_NAME : ApiKeys.FETCH.latestVersion();
+        FetchRequest.Builder request = FetchRequest.Builder.forConsumer(maxVersion, 0, 1, data).setMaxBytes(1);
+        InterBrokerClient.Exchange<FetchResponse> answer = fetcher.exchange(leader, request);
+        FetchResponse response = answer.body();
         if (response.error() != Errors.NONE) {
             throw new IOException("Fetch of " + tp + " from " + what + " failed: " + response.error());
         }
+        // read as the version it was answered at: a broker before Kafka 3.1 answers v12, by topic name
         FetchResponseData.PartitionData partition = response.responseData(Map.of(topicId, tp.topic()),
-                ApiKeys.FETCH.latestVersion()).get(tp);
+                answer.version()).get(tp);
         Errors error = partition == null ? Errors.UNKNOWN_TOPIC_OR_PARTITION : Errors.forCode(partition.errorCode());
         if (error == Errors.OFFSET_OUT_OF_RANGE) {
             return Optional.empty();

@@ -11,6 +11,7 @@ import org.apache.kafka.clients.NetworkClientUtils;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.errors.AuthenticationException;
 import org.apache.kafka.common.errors.DisconnectException;
+import org.apache.kafka.common.errors.UnsupportedVersionException;
 import org.apache.kafka.common.metrics.Metrics;
 import org.apache.kafka.common.network.ChannelBuilder;
 import org.apache.kafka.common.network.ListenerName;
@@ -76,12 +77,28 @@ public final class InterBrokerClient implements AutoCloseable {
         return channelBuilder;
     }
 
+    /** A response and the version it was sent and answered at (negotiated with the broker's ApiVersions). */
+    public record Exchange<T extends AbstractResponse>(T body, short version) {
+    }
+
     /**
      * Sends one request to {@code target} and waits for its response.
      *
-     * @throws IOException when the broker cannot be reached or the connection drops (the caller backs off)
+     * @throws IOException when the broker cannot be reached or the connection drops (the caller backs off);
+     *                     {@link UnsupportedApiVersionException} when it serves no version of the request the
+     *                     builder can make (the connection stays up)
      */
     public <T extends AbstractResponse> T send(Node target, AbstractRequest.Builder<?> request) throws IOException {
+        return this.<T>exchange(target, request).body();
+    }
+
+    /**
+     * As {@link #send}, with the version the request went out at. A response whose layout depends on the version
+     * (Fetch: by topic ID from v13, by name before) must be read at that version, not at the latest this client
+     * knows: a broker on Kafka before 3.1 answers Fetch at v12.
+     */
+    public <T extends AbstractResponse> Exchange<T> exchange(Node target, AbstractRequest.Builder<?> request)
+            throws IOException {
         try {
             if (!NetworkClientUtils.awaitReady(client, target, time, requestTimeoutMs)) {
                 throw new SocketTimeoutException("Broker " + target.id() + " at " + target.host() + ":"
@@ -90,13 +107,13 @@ public final class InterBrokerClient implements AutoCloseable {
             ClientRequest clientRequest = client.newClientRequest(Integer.toString(target.id()), request,
                     time.milliseconds(), true);
             ClientResponse response = NetworkClientUtils.sendAndReceive(client, clientRequest, time);
-            if (response.versionMismatch() != null) {
-                throw new IOException("Broker " + target.id() + " does not support " + request.apiKey(),
-                        response.versionMismatch());
-            }
             @SuppressWarnings("unchecked")
             T body = (T) response.responseBody();
-            return body;
+            return new Exchange<>(body, response.requestHeader().apiVersion());
+        } catch (UnsupportedVersionException e) {
+            // nothing was sent (the broker's ApiVersions ruled it out): the connection is as good as before
+            throw new UnsupportedApiVersionException("Broker " + target.id() + " serves no version of "
+                    + request.apiKey() + " this broker can send: " + e.getMessage(), e);
         } catch (AuthenticationException e) {
             // TLS handshake or SASL failure: as unreachable as a dead broker, with the reason the operator must fix
             client.close(Integer.toString(target.id()));

@@ -5,10 +5,10 @@ import io.twinlog.controller.metadata.MetadataImage;
 import io.twinlog.controller.metadata.PartitionImage;
 import io.twinlog.controller.metadata.TopicImage;
 import io.twinlog.protocol.client.InterBrokerClient;
+import io.twinlog.protocol.client.UnsupportedApiVersionException;
 import io.twinlog.transaction.internals.TransactionCoordinator;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.errors.UnsupportedVersionException;
 import org.apache.kafka.common.internals.Topic;
 import org.apache.kafka.common.message.AddPartitionsToTxnRequestData;
 import org.apache.kafka.common.message.AddPartitionsToTxnResponseData;
@@ -225,7 +225,7 @@ public final class TransactionVerifier implements AutoCloseable {
         try {
             response = client(broker).send(node.get(), AddPartitionsToTxnRequest.Builder.forBroker(transactions));
         } catch (IOException e) {
-            if (e.getCause() instanceof UnsupportedVersionException) {
+            if (e instanceof UnsupportedApiVersionException) {
                 // Kafka's rule: a coordinator that cannot verify lets the writes through as before KIP-890
                 log.warn("Broker {} does not serve AddPartitionsToTxn's verification; writing without it", broker);
                 batch.values().forEach(p -> p.future.complete(all(p, Errors.NONE)));
