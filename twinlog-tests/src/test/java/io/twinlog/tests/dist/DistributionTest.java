@@ -84,7 +84,8 @@ class DistributionTest {
                 "bin/twinlog-zookeeper-start.sh", "bin/twinlog-mirrors.sh", "bin/twinlog-quickstart.sh",
                 "bin/kafka-topics.sh", "bin/kafka-verifiable-consumer.sh", "config/server.properties",
                 "config/zookeeper.properties", "config/tools-log4j2.properties", "config/twinlog-server.service",
-                "config/twinlog-zookeeper.service", "libs/kafka-tools-4.4.0.jar", "licenses/Apache-2.0.txt",
+                "config/twinlog-zookeeper.service", "config/grafana/twinlog-dashboard.json",
+                "libs/kafka-tools-4.4.0.jar", "licenses/Apache-2.0.txt",
                 "licenses/THIRD-PARTY.txt", "licenses/kafka-clients-4.4.0/LICENSE.txt", "docs/installing.md")) {
             assertTrue(Files.exists(home.resolve(path)), path + " is in the tarball");
         }
