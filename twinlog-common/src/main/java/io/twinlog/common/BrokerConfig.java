@@ -15,6 +15,7 @@ import org.apache.kafka.common.metrics.MetricConfig;
 import org.apache.kafka.common.metrics.MetricsReporter;
 import org.apache.kafka.common.utils.Time;
 import org.apache.kafka.network.SocketServerConfigs;
+import org.apache.kafka.server.config.QuotaConfig;
 import org.apache.kafka.server.config.ReplicationConfigs;
 import org.apache.kafka.server.config.ServerConfigs;
 import org.apache.kafka.server.config.ServerLogConfigs;
@@ -141,6 +142,11 @@ public final class BrokerConfig {
     public static final String METRICS_SAMPLE_WINDOW_MS = MetricConfigs.METRIC_SAMPLE_WINDOW_MS_CONFIG;
     public static final String METRICS_RECORDING_LEVEL = MetricConfigs.METRIC_RECORDING_LEVEL_CONFIG;
     public static final String METRICS_PROMETHEUS_LISTENER = "metrics.prometheus.listener";
+    public static final String QUOTA_WINDOW_NUM = QuotaConfig.NUM_QUOTA_SAMPLES_CONFIG;
+    public static final String QUOTA_WINDOW_SIZE_SECONDS = QuotaConfig.QUOTA_WINDOW_SIZE_SECONDS_CONFIG;
+    public static final String REPLICATION_QUOTA_WINDOW_NUM = QuotaConfig.NUM_REPLICATION_QUOTA_SAMPLES_CONFIG;
+    public static final String REPLICATION_QUOTA_WINDOW_SIZE_SECONDS =
+            QuotaConfig.REPLICATION_QUOTA_WINDOW_SIZE_SECONDS_CONFIG;
     public static final String DASHBOARD_LISTENER = "dashboard.listener";
     public static final String DASHBOARD_ACTIONS_ENABLE = "dashboard.actions.enable";
     public static final String PASSWORD_ENCODER_OLD_SECRET = "password.encoder.old.secret";
@@ -317,6 +323,26 @@ public final class BrokerConfig {
 
     public int numNetworkThreads() {
         return values.getInt(NUM_NETWORK_THREADS);
+    }
+
+    /** Samples over which a client quota's rate is measured ({@code quota.window.num}). */
+    public int quotaWindowNum() {
+        return values.getInt(QUOTA_WINDOW_NUM);
+    }
+
+    /** Length of one client quota sample ({@code quota.window.size.seconds}). */
+    public int quotaWindowSizeSeconds() {
+        return values.getInt(QUOTA_WINDOW_SIZE_SECONDS);
+    }
+
+    /** Samples over which a replication quota's rate is measured ({@code replication.quota.window.num}). */
+    public int replicationQuotaWindowNum() {
+        return values.getInt(REPLICATION_QUOTA_WINDOW_NUM);
+    }
+
+    /** Length of one replication quota sample ({@code replication.quota.window.size.seconds}). */
+    public int replicationQuotaWindowSizeSeconds() {
+        return values.getInt(REPLICATION_QUOTA_WINDOW_SIZE_SECONDS);
     }
 
     public int numIoThreads() {

@@ -10,6 +10,7 @@ import org.apache.kafka.coordinator.transaction.TransactionLogConfig;
 import org.apache.kafka.coordinator.transaction.TransactionStateManagerConfig;
 import org.apache.kafka.network.SocketServerConfigs;
 import org.apache.kafka.server.metrics.MetricConfigs;
+import org.apache.kafka.server.config.QuotaConfig;
 import org.apache.kafka.server.config.ReplicationConfigs;
 import org.apache.kafka.server.config.ServerConfigs;
 import org.apache.kafka.server.config.ServerLogConfigs;
@@ -53,6 +54,7 @@ final class BrokerConfigDefinitions {
         defineSecurity(def);
         defineMetrics(def);
         defineDashboard(def);
+        defineQuotas(def);
         return def;
     }
 
@@ -246,6 +248,18 @@ final class BrokerConfigDefinitions {
                 "Addresses to use for other brokers instead of the ones they registered (broker.id=host:port,...): "
                         + "for networks where brokers reach each other through NAT or a proxy, and for tests that "
                         + "put a fault proxy between two brokers.");
+    }
+
+    /**
+     * Client quota windows with Kafka's keys and definitions (issue 28): the quotas themselves are set per user and
+     * client id with {@code kafka-configs} and stored in ZooKeeper; these say over how many windows of how many
+     * seconds a rate is measured, for clients and for the replication quota of a mirror's fetchers.
+     */
+    private static void defineQuotas(ConfigDef def) {
+        kafka(def, QuotaConfig.CONFIG_DEF, BrokerConfig.QUOTA_WINDOW_NUM);
+        kafka(def, QuotaConfig.CONFIG_DEF, BrokerConfig.QUOTA_WINDOW_SIZE_SECONDS);
+        kafka(def, QuotaConfig.CONFIG_DEF, BrokerConfig.REPLICATION_QUOTA_WINDOW_NUM);
+        kafka(def, QuotaConfig.CONFIG_DEF, BrokerConfig.REPLICATION_QUOTA_WINDOW_SIZE_SECONDS);
     }
 
     /** Kafka's definition of {@code name}, as is. */

@@ -68,12 +68,14 @@ final class Processor implements Request.ResponseSink {
     /** The request whose response is being written, per connection (one at a time: the connection is muted). */
     private final Map<String, Request> sending = new HashMap<>();
     private final SecurityProtocol securityProtocol;
+    private final ResponseThrottling throttling;
 
     /** @param channelBuilder configured for the listener's security; the selector closes it */
     Processor(int brokerId, int id, Endpoint endpoint, SecurityProtocol securityProtocol, ChannelBuilder channelBuilder,
               int maxRequestSize, long connectionsMaxIdleMs, RequestChannel requestChannel, Metrics metrics,
-              RequestMetrics requestMetrics, Time time, Predicate<Short> customApis) {
+              RequestMetrics requestMetrics, Time time, Predicate<Short> customApis, ResponseThrottling throttling) {
         this.requestMetrics = requestMetrics;
+        this.throttling = throttling;
         this.customApis = customApis;
         this.brokerId = brokerId;
         this.id = id;
@@ -100,19 +102,36 @@ final class Processor implements Request.ResponseSink {
 
     @Override
     public void send(Request request, Send send) {
-        actions.add(new Action(request, send, false));
-        selector.wakeup();
+        enqueue(new Action(ActionKind.SEND, request, send));
     }
 
     @Override
     public void noResponse(Request request) {
-        actions.add(new Action(request, null, false));
-        selector.wakeup();
+        enqueue(new Action(ActionKind.NO_RESPONSE, request, null));
     }
 
     @Override
     public void close(Request request) {
-        actions.add(new Action(request, null, true));
+        enqueue(new Action(ActionKind.CLOSE, request, null));
+    }
+
+    @Override
+    public void throttleStarted(Request request) {
+        enqueue(new Action(ActionKind.THROTTLE_START, request, null));
+    }
+
+    @Override
+    public void throttleEnded(Request request) {
+        enqueue(new Action(ActionKind.THROTTLE_END, request, null));
+    }
+
+    @Override
+    public ResponseThrottling throttling() {
+        return throttling;
+    }
+
+    private void enqueue(Action action) {
+        actions.add(action);
         selector.wakeup();
     }
 
@@ -157,13 +176,23 @@ final class Processor implements Request.ResponseSink {
             if (channel == null) {
                 continue; // the client went away while its request was being handled
             }
+            if (a.kind == ActionKind.THROTTLE_START) {
+                muteEvent(channel, KafkaChannel.ChannelMuteEvent.THROTTLE_STARTED);
+                continue;
+            }
+            if (a.kind == ActionKind.THROTTLE_END) {
+                if (muteEvent(channel, KafkaChannel.ChannelMuteEvent.THROTTLE_ENDED)) {
+                    selector.unmute(connectionId); // reads again only if its response is written too
+                }
+                continue;
+            }
             a.request.markResponseDequeued();
-            if (a.close) {
+            if (a.kind == ActionKind.CLOSE) {
                 requestMetrics.record(a.request, System.nanoTime());
                 selector.close(connectionId);
-            } else if (a.send == null) {
+            } else if (a.kind == ActionKind.NO_RESPONSE) {
                 requestMetrics.record(a.request, System.nanoTime());
-                unmuteIfOpen(connectionId);
+                responseDone(connectionId);
             } else {
                 try {
                     sending.put(connectionId, a.request);
@@ -187,8 +216,11 @@ final class Processor implements Request.ResponseSink {
             ByteBuffer payload = receive.payload();
             Request request = parse(connectionId, channel, payload, receive.size());
             if (request != null) {
+                // muted until its response is written and any throttle of the client is over (KIP-219)
                 selector.mute(connectionId);
-                requestChannel.put(request);
+                if (muteEvent(channel, KafkaChannel.ChannelMuteEvent.REQUEST_RECEIVED)) {
+                    requestChannel.put(request);
+                }
             }
         }
         selector.clearCompletedReceives();
@@ -287,15 +319,34 @@ final class Processor implements Request.ResponseSink {
             if (closeAfterSend.remove(connectionId)) {
                 selector.close(connectionId);
             } else {
-                unmuteIfOpen(connectionId);
+                responseDone(connectionId);
             }
         }
         selector.clearCompletedSends();
     }
 
-    private void unmuteIfOpen(String connectionId) {
-        if (selector.channel(connectionId) != null) {
+    /** The response is written (or none was due): the connection reads again, unless its client is throttled. */
+    private void responseDone(String connectionId) {
+        KafkaChannel channel = selector.channel(connectionId);
+        if (channel != null && muteEvent(channel, KafkaChannel.ChannelMuteEvent.RESPONSE_SENT)) {
             selector.unmute(connectionId);
+        }
+    }
+
+    /**
+     * Drives Kafka's mute state of a channel. A transition the state machine refuses would be a bug here; the
+     * connection is then closed with the reason logged, since a connection left muted for ever is the worst outcome
+     * of such a bug and a client simply reconnects.
+     */
+    private boolean muteEvent(KafkaChannel channel, KafkaChannel.ChannelMuteEvent event) {
+        try {
+            channel.handleChannelMuteEvent(event);
+            return true;
+        } catch (IllegalStateException e) {
+            log.error("Closing connection {}: its mute state {} cannot take {}", channel.id(), channel.muteState(),
+                    event, e);
+            selector.close(channel.id());
+            return false;
         }
     }
 
@@ -325,6 +376,8 @@ final class Processor implements Request.ResponseSink {
         }
     }
 
-    private record Action(Request request, Send send, boolean close) {
+    private enum ActionKind { SEND, NO_RESPONSE, CLOSE, THROTTLE_START, THROTTLE_END }
+
+    private record Action(ActionKind kind, Request request, Send send) {
     }
 }

@@ -50,6 +50,9 @@ public final class Request {
     private volatile Map<Errors, Integer> errorCounts;
     private volatile String customName;
     private volatile boolean unsupportedVersion;
+    /** Set by a handler that applied the client quotas itself; -1: the generic request quota applies. */
+    private volatile int handlerThrottleTimeMs = -1;
+    private volatile int throttleTimeMs;
 
     Request(RequestContext context, AbstractRequest body, long receivedNanos, int sizeInBytes, ResponseSink sink) {
         this.context = context;
@@ -152,6 +155,7 @@ public final class Request {
         if (answered.compareAndSet(false, true)) {
             markResponseReady();
             errorCounts = response.errorCounts();
+            applyThrottle(response);
             Send send;
             try {
                 send = context.buildResponseSend(response);
@@ -161,6 +165,63 @@ public final class Request {
             }
             sink.send(this, send);
         }
+    }
+
+    /**
+     * Asks the quotas how long this client is held back and says so in the response. A failure of the quota code
+     * is logged and the response goes out unthrottled: a quota must never cost a client its answer.
+     */
+    private void applyThrottle(AbstractResponse response) {
+        int ms;
+        try {
+            ms = handlerThrottleTimeMs >= 0 ? handlerThrottleTimeMs : sink.throttling().onResponse(this, response);
+        } catch (RuntimeException e) {
+            log.error("Client quotas failed on {}; answering without a throttle", this, e);
+            return;
+        }
+        if (ms > 0) {
+            throttleTimeMs = ms;
+            response.maybeSetThrottleTimeMs(ms);
+        }
+    }
+
+    /**
+     * The handler recorded this request against the client's quotas itself (Produce and Fetch, which measure
+     * bytes) and decided the throttle, already started if positive: {@link #respond} uses it as is.
+     */
+    public void throttleDecided(int throttleTimeMs) {
+        this.handlerThrottleTimeMs = Math.max(0, throttleTimeMs);
+        if (throttleTimeMs > 0) {
+            this.throttleTimeMs = throttleTimeMs;
+        }
+    }
+
+    /** KIP-219: from now on the connection stays muted after its response is written, until {@link #endThrottling}. */
+    public void startThrottling() {
+        sink.throttleStarted(this);
+    }
+
+    /** The client's throttle time is over: the connection reads again once its response is written. */
+    public void endThrottling() {
+        sink.throttleEnded(this);
+    }
+
+    /** The throttle time given to the client in this request's response, 0 if none (for RequestMetrics). */
+    int throttleTimeMs() {
+        return throttleTimeMs;
+    }
+
+    /**
+     * Time a request handler thread spent on this request so far, in nanoseconds: what Kafka's request quota
+     * ({@code request_percentage}) counts.
+     */
+    public long handlerThreadNanos() {
+        long dequeued = dequeuedNanos;
+        if (dequeued == 0) {
+            return 0;
+        }
+        long local = localCompleteNanos;
+        return Math.max(0, (local != 0 ? local : System.nanoTime()) - dequeued);
     }
 
     /**
@@ -303,5 +364,12 @@ public final class Request {
         void noResponse(Request request);
 
         void close(Request request);
+
+        /** Mutes the connection beyond its response (KIP-219); queued before the response it belongs to. */
+        void throttleStarted(Request request);
+
+        void throttleEnded(Request request);
+
+        ResponseThrottling throttling();
     }
 }

@@ -14,7 +14,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * Kafka's {@code kafka.network:type=RequestMetrics} per request type: {@code RequestsPerSec} (also per version),
  * {@code ErrorsPerSec} per error, and the time a request spent in each stage, in milliseconds:
  * {@code RequestQueueTimeMs} (read, waiting for a handler thread), {@code LocalTimeMs} (in its handler),
- * {@code RemoteTimeMs} (waiting for others: acks=all, a long poll, the controller), {@code ResponseQueueTimeMs}
+ * {@code RemoteTimeMs} (waiting for others: acks=all, a long poll, the controller), {@code ThrottleTimeMs} (the
+ * client quota throttle its response carried), {@code ResponseQueueTimeMs}
  * (answered, waiting for its network thread), {@code ResponseSendTimeMs} (being written) and
  * {@code TotalTimeMs}. Fetches are also counted as {@code FetchConsumer} or {@code FetchFollower}, as Kafka does.
  */
@@ -28,8 +29,8 @@ public final class RequestMetrics {
         this.group = metrics.group("kafka.network", "RequestMetrics");
     }
 
-    private record Stages(Histogram requestQueue, Histogram local, Histogram remote, Histogram responseQueue,
-                          Histogram responseSend, Histogram total) {
+    private record Stages(Histogram requestQueue, Histogram local, Histogram remote, Histogram throttle,
+                          Histogram responseQueue, Histogram responseSend, Histogram total) {
     }
 
     /** A request's response was written (or none was due): records every stage. */
@@ -60,6 +61,7 @@ public final class RequestMetrics {
         s.requestQueue.update(ms(dequeued - received));
         s.local.update(ms(localDone - dequeued));
         s.remote.update(ms(ready - localDone));
+        s.throttle.update(request.throttleTimeMs());
         s.responseQueue.update(ms(sendStart - ready));
         s.responseSend.update(ms(done - sendStart));
         s.total.update(ms(done - received));
@@ -68,7 +70,8 @@ public final class RequestMetrics {
     private Stages newStages(String name) {
         Map<String, String> tags = Map.of("request", name);
         return new Stages(group.newHistogram("RequestQueueTimeMs", tags), group.newHistogram("LocalTimeMs", tags),
-                group.newHistogram("RemoteTimeMs", tags), group.newHistogram("ResponseQueueTimeMs", tags),
+                group.newHistogram("RemoteTimeMs", tags), group.newHistogram("ThrottleTimeMs", tags),
+                group.newHistogram("ResponseQueueTimeMs", tags),
                 group.newHistogram("ResponseSendTimeMs", tags), group.newHistogram("TotalTimeMs", tags));
     }
 

@@ -53,18 +53,19 @@ public final class SocketServer implements AutoCloseable {
      * @param customApis which API keys are Twinlog's own (their headers are parsed by Twinlog)
      * @param channels   the listener's security: each network thread gets its own Kafka channel builder (a bad
      *                   keystore or JAAS section fails here)
+     * @param throttling the client quotas, asked before each response is written
      */
     public SocketServer(int brokerId, Endpoint endpoint, int numProcessors, int maxRequestSize,
                         long connectionsMaxIdleMs, SocketBuffers buffers, RequestChannel channel, Time time,
                         Predicate<Short> customApis, ListenerChannels channels, BrokerMetrics brokerMetrics,
-                        RequestMetrics requestMetrics) {
+                        RequestMetrics requestMetrics, ResponseThrottling throttling) {
         this.endpoint = endpoint;
         this.buffers = buffers;
         this.metrics = brokerMetrics.kafkaMetrics();
         for (int i = 0; i < numProcessors; i++) {
             processors.add(new Processor(brokerId, i, endpoint, channels.protocol(endpoint.listenerName()),
                     channels.server(endpoint.listenerName(), i), maxRequestSize, connectionsMaxIdleMs, channel,
-                    metrics, requestMetrics, time, customApis));
+                    metrics, requestMetrics, time, customApis, throttling));
         }
     }
 

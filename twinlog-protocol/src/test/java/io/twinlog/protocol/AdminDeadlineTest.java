@@ -80,6 +80,19 @@ class AdminDeadlineTest {
             @Override
             public void close(Request request) {
             }
+
+            @Override
+            public void throttleStarted(Request request) {
+            }
+
+            @Override
+            public void throttleEnded(Request request) {
+            }
+
+            @Override
+            public ResponseThrottling throttling() {
+                return ResponseThrottling.NONE;
+            }
         });
     }
 }

@@ -61,7 +61,7 @@ class UnwritableResponseTest {
                 SocketServer.SocketBuffers.OS_DEFAULT, channel, Time.SYSTEM,
                 registry::isCustomApi, new ListenerChannels(config, ListenerChannels.newCredentialCache(),
                         v -> new ApiVersionsResponse(new ApiVersionsResponseData()), Time.SYSTEM),
-                metrics, new RequestMetrics(metrics));
+                metrics, new RequestMetrics(metrics), ResponseThrottling.NONE);
         server.bind();
         handlers.start();
         server.startProcessing();

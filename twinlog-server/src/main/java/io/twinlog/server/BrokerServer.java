@@ -79,6 +79,8 @@ import io.twinlog.server.mirror.MirrorApiHandlers;
 import io.twinlog.server.mirror.MirrorTopicHandlers;
 import io.twinlog.server.security.BrokerAuthorization;
 import io.twinlog.server.security.LocalClientConfigs;
+import io.twinlog.server.quota.BrokerQuotas;
+import io.twinlog.server.quota.ClientQuotaStore;
 import io.twinlog.server.security.ScramUsers;
 import io.twinlog.storage.LogDirIdentity;
 import io.twinlog.storage.LogStore;
@@ -166,6 +168,8 @@ public final class BrokerServer implements AutoCloseable {
     private volatile TransactionApis transactionApis;
     private volatile LogDirFailureHandler logDirFailureHandler;
     private volatile ScramUsers scramUsers;
+    private volatile BrokerQuotas quotas;
+    private volatile ClientQuotaStore clientQuotas;
     private volatile BrokerAuthorization authorization;
     private volatile BrokerMetrics metrics;
     private volatile DashboardServer dashboard;
@@ -204,6 +208,8 @@ public final class BrokerServer implements AutoCloseable {
         BrokerConfigCheck.validateHostedKeys(config);
         BrokerConfigCheck.undefinedKeysWarning(config).ifPresent(log::warn);
         metrics = config.newMetrics(time);
+        quotas = new BrokerQuotas(config.quotaWindowNum(), config.quotaWindowSizeSeconds(), metrics.kafkaMetrics(),
+                time, config.brokerId());
         // before ZooKeeper and before any log is loaded: a dir of another broker is refused with nothing touched
         LogDirIdentity identity = LogDirIdentity.load(config.logDirs());
         identity.checkBrokerId(config.brokerId());
@@ -250,6 +256,9 @@ public final class BrokerServer implements AutoCloseable {
         CredentialCache credentials = ListenerChannels.newCredentialCache();
         scramUsers = new ScramUsers(zk, credentials);
         scramUsers.start();
+        // read before the listeners open: a client's first request is already held to its quotas
+        clientQuotas = new ClientQuotaStore(zk, quotas);
+        clientQuotas.start(config.zookeeperSessionTimeoutMs());
         ListenerChannels channels = new ListenerChannels(config, credentials,
                 version -> ApiVersionsHandler.beforeAuthentication(registryRef.get(), watcher.image().features()),
                 time);
@@ -335,13 +344,14 @@ public final class BrokerServer implements AutoCloseable {
         BrokerTopicMetrics topicMetrics = new BrokerTopicMetrics(metrics);
         watcher.addListener((previous, next, delta) -> delta.deletedTopics().forEach(topicMetrics::removeTopic));
         BrokerContext ctx = new BrokerContext(config, watcher, replicaManager, logStore, topicAdmin, topicConfigs,
-                producerIds, authorization, topicMetrics, transactionVerification, time);
+                producerIds, authorization, topicMetrics, transactionVerification, quotas, time);
         adminExecutor = new AdminExecutor("twinlog-admin-" + config.brokerId(), ADMIN_THREADS,
                 config.adminQueuedMaxRequests());
         AlterConfigsHandler alterConfigs = new AlterConfigsHandler(ctx);
         ReassignmentsHandler reassignments = new ReassignmentsHandler(ctx, controller, forwardingChannel);
         ApiRegistry.Builder registryBuilder = ApiRegistry.builder();
         ScramCredentialsHandlers scram = new ScramCredentialsHandlers(scramUsers);
+        ClientQuotasHandler clientQuotasHandler = new ClientQuotasHandler(clientQuotas);
         AclsHandler acls = new AclsHandler(authorization);
         MirrorStore mirrorStore = new MirrorStore(zk, config.passwordEncoderSecret()
                 .map(secret -> new SecretCodec(secret, config.passwordEncoderOldSecret())));
@@ -401,7 +411,9 @@ public final class BrokerServer implements AutoCloseable {
                 .add(ApiKeys.UNREGISTER_BROKER, cluster(AclOperation.ALTER, adminExecutor.offRequestThreads(
                         new UnregisterBrokerHandler(new BrokerUnregistration(store.client()), watcher::image))))
                 .add(ApiKeys.DESCRIBE_CLIENT_QUOTAS, cluster(AclOperation.DESCRIBE_CONFIGS,
-                        ClientQuotasHandler.describeNone()))
+                        clientQuotasHandler.describe()))
+                .add(ApiKeys.ALTER_CLIENT_QUOTAS, cluster(AclOperation.ALTER_CONFIGS,
+                        adminExecutor.offRequestThreads(clientQuotasHandler.alter())))
                 .add(ApiKeys.SASL_HANDSHAKE, SaslHandlers.handshake())
                 .add(ApiKeys.SASL_AUTHENTICATE, SaslHandlers.authenticate())
                 .build();
@@ -419,7 +431,7 @@ public final class BrokerServer implements AutoCloseable {
                         config.socketRequestMaxBytes(), config.connectionsMaxIdleMs(),
                         new SocketServer.SocketBuffers(config.socketSendBufferBytes(),
                                 config.socketReceiveBufferBytes()), channel, time,
-                        registry::isCustomApi, channels, metrics, requestMetrics);
+                        registry::isCustomApi, channels, metrics, requestMetrics, quotas);
             } catch (KafkaException e) {
                 // Kafka's builders wrap the cause (a keystore that cannot be read, a JAAS section missing): say it
                 throw new ConfigException("listener " + ep.listenerName() + ": " + innermostMessage(e));
@@ -804,8 +816,11 @@ public final class BrokerServer implements AutoCloseable {
         closeQuietly("controller", controller);
         new ArrayList<>(socketServers).forEach(SocketServer::close);
         closeQuietly("SCRAM credentials", scramUsers);
+        closeQuietly("client quota store", clientQuotas);
         closeQuietly("authorizer", authorization);
         closeQuietly("request handlers", handlerPool);
+        // after the network threads: a throttle ending now finds its connection closed, which is harmless
+        closeQuietly("client quotas", quotas);
         // no more metadata from here on: an image applied now would start replica fetchers on logs about to close
         closeQuietly("metadata watcher", watcher);
         closeQuietly("group APIs", groupApis);

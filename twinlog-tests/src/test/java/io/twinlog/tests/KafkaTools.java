@@ -47,6 +47,14 @@ public final class KafkaTools {
         return new ToolResult(mainClass + " " + String.join(" ", args), process.exitValue(), read(out), read(err));
     }
 
+    /** Kafka's {@code kafka-configs} against {@code bootstrapServers}, with up to 90 s to finish. */
+    public static ToolResult configs(File workDir, String bootstrapServers, String... args) throws Exception {
+        List<String> all = new ArrayList<>(List.of("--bootstrap-server", bootstrapServers));
+        all.addAll(List.of(args));
+        return run(workDir, Duration.ofSeconds(90), "org.apache.kafka.tools.ConfigCommand", null,
+                all.toArray(String[]::new));
+    }
+
     private static String read(Path p) throws IOException {
         return Files.exists(p) ? Files.readString(p) : "";
     }

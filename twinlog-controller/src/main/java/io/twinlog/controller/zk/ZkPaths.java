@@ -21,8 +21,17 @@ public final class ZkPaths {
     public static final String BROKERS = "/brokers";
     public static final String TOPICS = "/brokers/topics";
     public static final String TOPIC_CONFIGS = "/config/topics";
-    /** SCRAM credentials per user, in Kafka's ZooKeeper layout: {@code /config/users/<sanitized user>}. */
+    /**
+     * SCRAM credentials and client quotas per user, in Kafka's ZooKeeper layout: {@code /config/users/<sanitized
+     * user>}, and a user's quotas per client id under {@code /config/users/<user>/clients/<sanitized client id>}.
+     */
     public static final String USER_CONFIGS = "/config/users";
+    /** Client quotas per client id (Kafka's layout): {@code /config/clients/<sanitized client id>}. */
+    public static final String CLIENT_CONFIGS = "/config/clients";
+    /** Connection-rate quotas per client address (Kafka's layout): {@code /config/ips/<ip>}. */
+    public static final String IP_CONFIGS = "/config/ips";
+    /** The node name of an entity's default (all users, all client ids), as in Kafka's ZooKeeper layout. */
+    public static final String DEFAULT_ENTITY = "<default>";
     public static final String PRODUCER_ID_BLOCK = "/latest_producer_id_block";
     public static final String CONTROLLER = "/controller";
     public static final String CONTROLLER_EPOCH = "/controller_epoch";

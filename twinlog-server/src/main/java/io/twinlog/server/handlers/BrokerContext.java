@@ -8,6 +8,7 @@ import io.twinlog.server.ProducerIdManager;
 import io.twinlog.server.metadata.TopicAdmin;
 import io.twinlog.server.metadata.TopicConfigs;
 import io.twinlog.server.metrics.BrokerTopicMetrics;
+import io.twinlog.server.quota.BrokerQuotas;
 import io.twinlog.server.security.BrokerAuthorization;
 import io.twinlog.storage.LogStore;
 import io.twinlog.transaction.verification.TransactionVerification;
@@ -15,12 +16,13 @@ import org.apache.kafka.common.utils.Time;
 
 /**
  * What request handlers share: configuration, the metadata view, the partitions and their log dirs, the admin
- * write path, the authorizer, and the verification of transactional writes with their coordinators (KIP-890).
+ * write path, the authorizer, the verification of transactional writes with their coordinators (KIP-890), and the
+ * client quotas that Produce and Fetch apply themselves.
  */
 public record BrokerContext(BrokerConfig config, MetadataWatcher metadata, ReplicaManager replicaManager, LogStore logStore,
                             TopicAdmin topicAdmin, TopicConfigs topicConfigs, ProducerIdManager producerIds,
                             BrokerAuthorization authorization, BrokerTopicMetrics topicMetrics,
-                            TransactionVerification transactionVerification, Time time) {
+                            TransactionVerification transactionVerification, BrokerQuotas quotas, Time time) {
 
     public int brokerId() {
         return config.brokerId();

@@ -117,8 +117,10 @@ public final class FetchHandler implements RequestHandler {
             valid.put(resolved, data);
         });
         FetchIsolation isolation = FetchIsolation.of(body);
-        FetchParams params = new FetchParams(body.replicaId(), body.replicaEpoch(), body.maxWait(), body.minBytes(),
-                body.maxBytes(), isolation);
+        // a consumer never gets more in one answer than its byte-rate quota allows over the quota window
+        int maxBytes = follower ? body.maxBytes() : ctx.quotas().maxConsumerFetchBytes(request, body.maxBytes());
+        FetchParams params = new FetchParams(body.replicaId(), body.replicaEpoch(), body.maxWait(),
+                Math.min(body.minBytes(), maxBytes), maxBytes, isolation);
         ctx.replicaManager().fetchMessages(params, valid, results -> {
             LinkedHashMap<TopicIdPartition, FetchResponseData.PartitionData> all = new LinkedHashMap<>();
             results.forEach((tip, data) -> all.put(asRequested.getOrDefault(tip, tip), data));
@@ -127,6 +129,13 @@ public final class FetchHandler implements RequestHandler {
             // ones refused before it: a client's unknown topic must not create meters
             results.forEach((tip, data) -> ctx.topicMetrics().fetched(tip.topic(), follower,
                     Errors.forCode(data.errorCode()), data.records() == null ? 0 : data.records().sizeInBytes()));
+            int throttleMs = follower ? 0 : ctx.quotas().onConsumerFetchReady(request,
+                    session.getResponseSize(all, request.apiVersion()));
+            if (throttleMs > 0) {
+                // over its quota: an empty answer carrying the throttle, the session left where it was (Kafka's way)
+                request.respond(session.getThrottledResponse(throttleMs, List.of()));
+                return;
+            }
             request.respond(session.updateAndGenerateResponseData(all, List.of()));
         });
     }

@@ -216,6 +216,9 @@ public final class ProduceHandler implements RequestHandler {
                 (tip, local) -> ctx.topicMetrics().produced(tip.topic(), local.error(), toAppend.get(tip)), results -> {
             Map<TopicIdPartition, AppendResult> all = new LinkedHashMap<>(early);
             results.forEach((tip, r) -> all.put(idOrName.getOrDefault(tip, tip), r));
+            // Kafka's order: the client's quotas are charged once the append is done, and the response (if any)
+            // carries the throttle; acks=0 pays for its bytes, not for handler time
+            ctx.quotas().onProduceAppended(request, acks == 0);
             if (acks == 0) {
                 boolean anyError = all.values().stream().anyMatch(r -> r.error() != Errors.NONE);
                 if (anyError) {

@@ -1,6 +1,6 @@
 package io.twinlog.server.security;
 
-import io.twinlog.controller.zk.Json;
+import io.twinlog.controller.zk.EntityConfigNode;
 import io.twinlog.controller.zk.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.recipes.cache.ChildData;
@@ -12,7 +12,6 @@ import org.apache.kafka.common.security.scram.internals.ScramCredentialUtils;
 import org.apache.kafka.common.security.scram.internals.ScramMechanism;
 import org.apache.kafka.common.utils.internals.Sanitizer;
 import org.apache.zookeeper.KeeperException;
-import org.apache.zookeeper.data.Stat;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -71,6 +70,9 @@ public final class ScramUsers implements AutoCloseable {
                     + "read before", user, path, e);
             return;
         }
+        if (asStrings(next).equals(asStrings(users.getOrDefault(user, Map.of())))) {
+            return; // the node changed for a client quota of the user (ClientQuotaStore), not its credentials
+        }
         for (String mechanism : ScramMechanism.mechanismNames()) {
             CredentialCache.Cache<ScramCredential> byUser = cache.cache(mechanism, ScramCredential.class);
             ScramCredential credential = next.get(mechanism);
@@ -88,17 +90,20 @@ public final class ScramUsers implements AutoCloseable {
         log.info("SCRAM credentials of user {} now: {}", user, next.isEmpty() ? "none" : next.keySet());
     }
 
+    /** Credentials as stored ({@link ScramCredential} has no equals). */
+    private static Map<String, String> asStrings(Map<String, ScramCredential> credentials) {
+        Map<String, String> out = new HashMap<>();
+        credentials.forEach((mechanism, c) -> out.put(mechanism, ScramCredentialUtils.credentialToString(c)));
+        return out;
+    }
+
     private static Map<String, ScramCredential> decode(byte[] bytes, String path) {
-        Map<String, Object> json = Json.decode(bytes, path);
-        Object config = json.getOrDefault("config", Map.of());
         Map<String, ScramCredential> out = new HashMap<>();
-        if (config instanceof Map<?, ?> entries) {
-            entries.forEach((k, v) -> {
-                if (ScramMechanism.isScram(String.valueOf(k))) {
-                    out.put(String.valueOf(k), ScramCredentialUtils.credentialFromString(String.valueOf(v)));
-                }
-            });
-        }
+        EntityConfigNode.config(bytes, path).forEach((key, value) -> {
+            if (ScramMechanism.isScram(key)) {
+                out.put(key, ScramCredentialUtils.credentialFromString(value));
+            }
+        });
         return out;
     }
 
@@ -123,30 +128,19 @@ public final class ScramUsers implements AutoCloseable {
     public boolean write(String user, String mechanism, Optional<ScramCredential> credential) throws Exception {
         String path = ZkPaths.userConfig(Sanitizer.sanitize(user));
         while (true) {
-            Stat stat = new Stat();
-            Map<String, String> config = new LinkedHashMap<>();
-            boolean exists = true;
-            try {
-                byte[] bytes = zk.getData().storingStatIn(stat).forPath(path);
-                Object current = bytes == null || bytes.length == 0 ? Map.of()
-                        : Json.decode(bytes, path).getOrDefault("config", Map.of());
-                if (current instanceof Map<?, ?> entries) {
-                    entries.forEach((k, v) -> config.put(String.valueOf(k), String.valueOf(v)));
-                }
-            } catch (KeeperException.NoNodeException e) {
-                exists = false;
-            }
+            EntityConfigNode.Read node = EntityConfigNode.read(zk, path);
+            Map<String, String> config = node.config();
             if (credential.isPresent()) {
                 config.put(mechanism, ScramCredentialUtils.credentialToString(credential.get()));
             } else if (config.remove(mechanism) == null) {
                 return false;
             }
-            byte[] next = Json.encode(Map.of("version", 1, "config", config));
+            byte[] next = EntityConfigNode.encode(config);
             try {
-                if (!exists) {
+                if (!node.exists()) {
                     zk.create().creatingParentsIfNeeded().forPath(path, next);
                 } else {
-                    zk.setData().withVersion(stat.getVersion()).forPath(path, next);
+                    zk.setData().withVersion(node.version()).forPath(path, next);
                 }
                 return true;
             } catch (KeeperException.NodeExistsException | KeeperException.BadVersionException e) {

@@ -10,6 +10,7 @@ import io.twinlog.protocol.Request;
 import io.twinlog.protocol.RequestChannel;
 import io.twinlog.protocol.RequestHandlerPool;
 import io.twinlog.protocol.RequestMetrics;
+import io.twinlog.protocol.ResponseThrottling;
 import io.twinlog.protocol.SocketServer;
 import io.twinlog.server.handlers.ApiVersionsHandler;
 import org.apache.kafka.common.ElectionType;
@@ -92,7 +93,7 @@ class ControllerChannelsTest {
                 v -> new ApiVersionsResponse(new ApiVersionsResponseData()), Time.SYSTEM);
         server = new SocketServer(CONTROLLER, config.listeners().get(0), 1, 1 << 20, 600_000,
                 SocketServer.SocketBuffers.OS_DEFAULT, channel, Time.SYSTEM,
-                registry.get()::isCustomApi, channels, metrics, new RequestMetrics(metrics));
+                registry.get()::isCustomApi, channels, metrics, new RequestMetrics(metrics), ResponseThrottling.NONE);
         server.bind();
         handlers.start();
         server.startProcessing();

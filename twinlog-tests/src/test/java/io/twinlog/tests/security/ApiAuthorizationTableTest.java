@@ -43,6 +43,8 @@ import org.apache.kafka.common.errors.TransactionalIdAuthorizationException;
 import org.apache.kafka.common.errors.TransactionalIdNotFoundException;
 import org.apache.kafka.common.message.WriteTxnMarkersRequestData;
 import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.quota.ClientQuotaAlteration;
+import org.apache.kafka.common.quota.ClientQuotaEntity;
 import org.apache.kafka.common.quota.ClientQuotaFilter;
 import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.AbstractResponse;
@@ -353,6 +355,11 @@ class ApiAuthorizationTableTest {
         rows.add(new Row("DescribeClientQuotas", List.of(), Grant.cluster(AclOperation.DESCRIBE_CONFIGS),
                 ClusterAuthorizationException.class,
                 user -> withAdmin(user, a -> a.describeClientQuotas(ClientQuotaFilter.all()).entities())));
+        rows.add(new Row("AlterClientQuotas", List.of(), Grant.cluster(AclOperation.ALTER_CONFIGS),
+                ClusterAuthorizationException.class, user -> withAdmin(user, a -> a.alterClientQuotas(List.of(
+                        new ClientQuotaAlteration(new ClientQuotaEntity(Map.of(ClientQuotaEntity.CLIENT_ID,
+                                "quota-of-" + user)), List.of(new ClientQuotaAlteration.Op("producer_byte_rate",
+                                1048576.0))))).all())));
         // consumer groups (g<i> exist with a committed offset on t<i>, made by the super user)
         rows.add(new Row("FindCoordinator + OffsetFetch", List.of(), Grant.group(AclOperation.DESCRIBE, "g30"),
                 GroupAuthorizationException.class, user -> withAdmin(user,

@@ -24,7 +24,6 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.io.File;
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -43,7 +42,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 @Timeout(value = 3, unit = TimeUnit.MINUTES)
 class ScramCredentialsTest {
-    private static final Duration TOOL_TIMEOUT = Duration.ofSeconds(90);
     private static final String SCRAM_SERVER = "org.apache.kafka.common.security.scram.ScramLoginModule required;";
 
     @TempDir
@@ -153,10 +151,6 @@ class ScramCredentialsTest {
     }
 
     private static ToolResult configs(String... args) throws Exception {
-        String[] all = new String[args.length + 2];
-        all[0] = "--bootstrap-server";
-        all[1] = cluster.bootstrapServers();
-        System.arraycopy(args, 0, all, 2, args.length);
-        return KafkaTools.run(workDir, TOOL_TIMEOUT, "org.apache.kafka.tools.ConfigCommand", null, all);
+        return KafkaTools.configs(workDir, cluster.bootstrapServers(), args);
     }
 }

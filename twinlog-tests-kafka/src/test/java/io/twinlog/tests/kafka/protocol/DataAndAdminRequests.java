@@ -9,6 +9,7 @@ import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.acl.AclPermissionType;
 import org.apache.kafka.common.compress.Compression;
 import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.message.AlterClientQuotasRequestData;
 import org.apache.kafka.common.message.AlterConfigsRequestData;
 import org.apache.kafka.common.message.AlterPartitionReassignmentsRequestData;
 import org.apache.kafka.common.message.AlterPartitionRequestData;
@@ -118,6 +119,17 @@ final class DataAndAdminRequests {
                         new AccessControlEntry("User:alice", "*", AclOperation.READ, AclPermissionType.ALLOW))))));
         requests.put(ApiKeys.DELETE_ACLS, (target, version, connection) -> new DeleteAclsRequestData()
                 .setFilters(List.of(DeleteAclsRequest.deleteAclsFilter(AclBindingFilter.ANY))));
+        // validate-only, one entity Kafka accepts and one it refuses (a key it does not know): nothing is stored
+        requests.put(ApiKeys.ALTER_CLIENT_QUOTAS, (target, version, connection) -> new AlterClientQuotasRequestData()
+                .setValidateOnly(true).setEntries(List.of(clientQuota("parity", "producer_byte_rate", 1024),
+                        clientQuota("parity-refused", "no_such_quota", 1))));
+    }
+
+    private static AlterClientQuotasRequestData.EntryData clientQuota(String clientId, String key, double value) {
+        return new AlterClientQuotasRequestData.EntryData()
+                .setEntity(List.of(new AlterClientQuotasRequestData.EntityData().setEntityType("client-id")
+                        .setEntityName(clientId)))
+                .setOps(List.of(new AlterClientQuotasRequestData.OpData().setKey(key).setValue(value)));
     }
 
     private static MetadataRequestData metadata(short version) {

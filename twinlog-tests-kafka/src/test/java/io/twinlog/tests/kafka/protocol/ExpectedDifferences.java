@@ -33,7 +33,6 @@ final class ExpectedDifferences {
         kafkaOnly("no delegation tokens",
                 ApiKeys.CREATE_DELEGATION_TOKEN,
                 ApiKeys.RENEW_DELEGATION_TOKEN, ApiKeys.EXPIRE_DELEGATION_TOKEN, ApiKeys.DESCRIBE_DELEGATION_TOKEN);
-        kafkaOnly("no client quotas (DescribeClientQuotas answers that there are none)", ApiKeys.ALTER_CLIENT_QUOTAS);
         kafkaOnly("no share groups (KIP-932)", ApiKeys.SHARE_GROUP_HEARTBEAT, ApiKeys.SHARE_GROUP_DESCRIBE,
                 ApiKeys.SHARE_FETCH, ApiKeys.SHARE_ACKNOWLEDGE, ApiKeys.DESCRIBE_SHARE_GROUP_OFFSETS,
                 ApiKeys.ALTER_SHARE_GROUP_OFFSETS, ApiKeys.DELETE_SHARE_GROUP_OFFSETS,
