@@ -66,7 +66,7 @@ import java.util.concurrent.Callable;
             "  --create --mirror NAME --source-bootstrap-server HOST:PORT[,...] [--source-config KEY=VALUE]...",
             "           [--source-config-file FILE] [--include REGEX[,REGEX...]] [--exclude REGEX[,REGEX...]]",
             "           [--groups-include REGEX[,REGEX...]] [--groups-exclude REGEX[,REGEX...]]",
-            "           [--groups-sync-interval-ms MS]",
+            "           [--groups-sync-interval-ms MS] [--replication-throttled-rate BYTES_PER_SEC]",
             "  --alter --mirror NAME [any option of --create]",
             "  --list [--mirror NAME]",
             "  --describe [--mirror NAME]",
@@ -318,8 +318,16 @@ public final class MirrorsCommand implements Callable<Integer> {
                 + "offsets are synced (mirror.groups.sync.interval.ms; default 30000).")
         Long groupsSyncIntervalMs;
 
-        /** The group sync options given, as mirror configs ({@code --groups-include ''} as an empty value). */
-        Map<String, String> groupConfigs() {
+        @Option(names = "--replication-throttled-rate", paramLabel = "BYTES_PER_SEC", order = 39, description =
+                "The most bytes per second each destination broker's fetchers of the mirror take from the source "
+                + "(mirror.replication.throttled.rate; default unlimited; changed live with --alter).")
+        Long replicationThrottledRate;
+
+        /**
+         * The mirror settings given (group sync, bandwidth cap), as mirror configs ({@code --groups-include ''} as an
+         * empty value).
+         */
+        Map<String, String> settingConfigs() {
             Map<String, String> out = new LinkedHashMap<>();
             if (groupsInclude != null) {
                 out.put(CreateMirror.GROUPS_INCLUDE, joined(groupsInclude));
@@ -333,6 +341,13 @@ public final class MirrorsCommand implements Callable<Integer> {
                             + groupsSyncIntervalMs);
                 }
                 out.put(CreateMirror.GROUPS_SYNC_INTERVAL_MS, Long.toString(groupsSyncIntervalMs));
+            }
+            if (replicationThrottledRate != null) {
+                if (replicationThrottledRate <= 0) {
+                    throw CommandException.usage("--replication-throttled-rate must be positive, but got "
+                            + replicationThrottledRate);
+                }
+                out.put(CreateMirror.REPLICATION_THROTTLED_RATE, Long.toString(replicationThrottledRate));
             }
             return out;
         }
@@ -363,7 +378,10 @@ public final class MirrorsCommand implements Callable<Integer> {
             if (groupsExclude != null) {
                 return Optional.of("--groups-exclude");
             }
-            return groupsSyncIntervalMs == null ? Optional.empty() : Optional.of("--groups-sync-interval-ms");
+            if (groupsSyncIntervalMs != null) {
+                return Optional.of("--groups-sync-interval-ms");
+            }
+            return replicationThrottledRate == null ? Optional.empty() : Optional.of("--replication-throttled-rate");
         }
     }
 
@@ -488,13 +506,13 @@ public final class MirrorsCommand implements Callable<Integer> {
             case "--create": {
                 Map<String, String> configs = SourceConfigs.build(Optional.ofNullable(c.sourceConfigFile),
                         c.sourceConfigs, Optional.ofNullable(c.sourceBootstrapServer), c.include, c.exclude);
-                configs.putAll(c.groupConfigs());
+                configs.putAll(c.settingConfigs());
                 return new CreateMirror(requireMirror(action, s), configs);
             }
             case "--alter": {
                 Map<String, String> changes = SourceConfigs.build(Optional.ofNullable(c.sourceConfigFile),
                         c.sourceConfigs, Optional.ofNullable(c.sourceBootstrapServer), c.include, c.exclude, false);
-                changes.putAll(c.groupConfigs());
+                changes.putAll(c.settingConfigs());
                 if (changes.isEmpty()) {
                     throw CommandException.usage("--alter needs at least one of the --create options to change");
                 }

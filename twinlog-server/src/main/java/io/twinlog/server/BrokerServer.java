@@ -17,6 +17,7 @@ import io.twinlog.group.GroupCoordinatorHost;
 import io.twinlog.transaction.TransactionCoordinatorHost;
 import io.twinlog.transaction.verification.TransactionVerification;
 import io.twinlog.transaction.verification.TransactionVerifier;
+import io.twinlog.mirror.fetcher.MirrorFetchQuota;
 import io.twinlog.mirror.runtime.AppliedTruncations;
 import io.twinlog.mirror.runtime.MirrorRuntime;
 import io.twinlog.mirror.store.MirrorStore;
@@ -360,7 +361,8 @@ public final class BrokerServer implements AutoCloseable {
                 new BrokerMirrorTopics(topicAdmin, config.numPartitions(), config.defaultReplicationFactor(),
                         () -> watcher.image().brokers().size()),
                 controller::isActive, () -> LocalClientConfigs.of(config, watcher.image(), config.brokerId()),
-                config.mirrorStateTimeoutMs(), metrics, time);
+                config.mirrorStateTimeoutMs(), new MirrorFetchQuota.Windows(config.replicationQuotaWindowNum(),
+                        config.replicationQuotaWindowSizeSeconds()), metrics, time);
         mirrorApiHandlers = new MirrorApiHandlers(mirrorStore, watcher, authorization, config.brokerId());
         mirrorApiHandlers.register(registryBuilder);
         mirrorTopicHandlers = new MirrorTopicHandlers(mirrorStore, watcher, mirrorRuntime.topicStarter(),

@@ -18,6 +18,7 @@ public final class CreateMirror implements MirrorAction {
     public static final String GROUPS_INCLUDE = "mirror.groups.include";
     public static final String GROUPS_EXCLUDE = "mirror.groups.exclude";
     public static final String GROUPS_SYNC_INTERVAL_MS = "mirror.groups.sync.interval.ms";
+    public static final String REPLICATION_THROTTLED_RATE = "mirror.replication.throttled.rate";
 
     private final String mirror;
     private final Map<String, String> configs;

@@ -66,6 +66,14 @@ public interface MirrorFetchMetrics {
     /** The source could not say what its newest record timestamp is (a source before ListOffsets v7). */
     void onSourceNewestTimestampUnavailable(TopicPartition partition);
 
+    /** A fetch thread waited {@code ms} for the mirror's bandwidth cap ({@link MirrorFetchQuota}). */
+    default void onThrottled(long ms) {
+    }
+
+    /** The mirror's bandwidth cap on this broker changed ({@link MirrorFetchQuota#UNLIMITED}: none). */
+    default void onReplicationQuota(long bytesPerSecond) {
+    }
+
     /** Counts one fetch thread's fetch requests. */
     interface FetchCounter extends AutoCloseable {
         FetchCounter NONE = new FetchCounter() {

@@ -73,6 +73,7 @@ public final class MirrorFetcher implements Runnable {
     private final List<Node> bootstrap;
     private final MirrorFetchListener listener;
     private final MirrorFetchMetrics metrics;
+    private final MirrorFetchQuota quota;
     private final Time time;
     private final Map<String, String> sourceClientConfigs;
     /** Made on this thread at first use, so configs that cannot make a channel fail the partitions, with why. */
@@ -114,10 +115,14 @@ public final class MirrorFetcher implements Runnable {
      *                            shows in describe with why; how long the source may answer no metadata request
      *                            before it is unreachable; twice how long a deletion must be seen before it is one
      * @param metrics             where the fetch threads record what they fetch and append
+     * @param quota               the mirror's bandwidth cap on this broker, shared by its fetch threads; closed with
+     *                            this fetcher
      */
     public MirrorFetcher(String mirrorName, Map<String, String> sourceClientConfigs, long stateTimeoutMs,
-                         MirrorFetchListener listener, MirrorFetchMetrics metrics, Time time) {
+                         MirrorFetchListener listener, MirrorFetchMetrics metrics, MirrorFetchQuota quota,
+                         Time time) {
         this.mirrorName = mirrorName;
+        this.quota = quota;
         this.stateTimeoutMs = stateTimeoutMs;
         this.topicStatus = new SourceTopicStatus(sourceClientConfigs.getOrDefault("bootstrap.servers", ""),
                 stateTimeoutMs, time.milliseconds());
@@ -461,6 +466,20 @@ public final class MirrorFetcher implements Runnable {
         return metrics;
     }
 
+    MirrorFetchQuota quota() {
+        return quota;
+    }
+
+    /** Sets the mirror's bandwidth cap on this broker ({@code mirror.replication.throttled.rate}), live. */
+    public void updateReplicationQuota(long bytesPerSecond) {
+        if (bytesPerSecond != quota.bytesPerSecond()) {
+            log.info("[Mirror {}] fetching from the source capped at {} on this broker", mirrorName,
+                    bytesPerSecond == MirrorFetchQuota.UNLIMITED ? "nothing (no cap)" : bytesPerSecond + " bytes/s");
+            quota.update(bytesPerSecond);
+            metrics.onReplicationQuota(bytesPerSecond);
+        }
+    }
+
     Time time() {
         return time;
     }
@@ -564,6 +583,7 @@ public final class MirrorFetcher implements Runnable {
         if (connected != null) {
             connected.close();
         }
+        quota.close();
     }
 
     /** The bootstrap list as nodes with negative ids (they are not the source's broker ids), parsed by Kafka's helpers. */

@@ -57,6 +57,8 @@ final class SourceBrokerFetcher implements Runnable {
     private static final short FETCH_VERSION_BY_NAME = 12;
     private static final int PARTITION_MAX_BYTES = 1 << 20;
     private static final int MAX_BYTES = 8 << 20;
+    /** How long a fetch thread waits before it looks at the mirror's bandwidth cap again. */
+    private static final long QUOTA_WAIT_MS = 100;
     private static final long NOT_LEADER_RETRY_MS = 100;
     static final long TIMESTAMP_PROBE_INTERVAL_MS = 5_000;
     /**
@@ -153,6 +155,8 @@ final class SourceBrokerFetcher implements Runnable {
         nextTimestampProbeMs.keySet().retainAll(current.keySet());
         FetchSessionHandler.Builder builder = session.newBuilder();
         Map<TopicPartition, Long> fetchOffsets = new HashMap<>();
+        // under a cap, one second's worth at most: a low cap is then spread evenly, not taken in 8 MiB bursts
+        int partitionMaxBytes = owner.quota().maxBytes(PARTITION_MAX_BYTES);
         current.forEach((tp, a) -> {
             MirrorPartitionSink sink = owner.sink(tp);
             if (sink == null || delayedUntil.getOrDefault(tp, 0L) > now || !sink.isLeader()) {
@@ -160,12 +164,20 @@ final class SourceBrokerFetcher implements Runnable {
             }
             long offset = sink.logEndOffset();
             fetchOffsets.put(tp, offset);
-            builder.add(tp, new FetchRequest.PartitionData(a.topicId(), offset, -1L, PARTITION_MAX_BYTES,
+            builder.add(tp, new FetchRequest.PartitionData(a.topicId(), offset, -1L, partitionMaxBytes,
                     Optional.of(a.leaderEpoch()), sink.latestEpoch()));
         });
         if (fetchOffsets.isEmpty()) {
             lastAnsweredMs = owner.time().hiResClockMs(); // nothing outstanding: nothing is out of date for the network
             pause(100);
+            return;
+        }
+        MirrorFetchQuota quota = owner.quota();
+        if (quota.exceeded()) {
+            // over the mirror's bandwidth cap: no request until the rate is back under it, as a throttled follower
+            lastAnsweredMs = owner.time().hiResClockMs(); // waiting by choice, not for the network
+            pause(QUOTA_WAIT_MS);
+            owner.metrics().onThrottled(QUOTA_WAIT_MS);
             return;
         }
         FetchSessionHandler.FetchRequestData data = builder.build();
@@ -176,7 +188,7 @@ final class SourceBrokerFetcher implements Runnable {
         try {
             InterBrokerClient.Exchange<FetchResponse> answer = client.exchange(node, FetchRequest.Builder
                     .forConsumer(maxVersion, MAX_WAIT_MS, 1, data.toSend())
-                    .isolationLevel(IsolationLevel.READ_UNCOMMITTED).setMaxBytes(MAX_BYTES)
+                    .isolationLevel(IsolationLevel.READ_UNCOMMITTED).setMaxBytes(quota.maxBytes(MAX_BYTES))
                     .metadata(data.metadata()).removed(data.toForget()).replaced(data.toReplace()));
             response = answer.body();
             // the answer is laid out as the version it was sent at: by name below v13
@@ -200,6 +212,7 @@ final class SourceBrokerFetcher implements Runnable {
         timestampProbes.clear();
         for (Map.Entry<TopicPartition, FetchResponseData.PartitionData> e
                 : response.responseData(session.sessionTopicNames(), version).entrySet()) {
+            quota.record(FetchResponse.recordsSize(e.getValue()));
             Long fetchOffset = fetchOffsets.get(e.getKey());
             if (fetchOffset != null) {
                 handle(e.getKey(), fetchOffset, e.getValue());

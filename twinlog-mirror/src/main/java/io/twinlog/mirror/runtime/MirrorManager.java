@@ -10,6 +10,7 @@ import io.twinlog.controller.metadata.MirrorImage;
 import io.twinlog.controller.zk.MetadataWatcher;
 import io.twinlog.mirror.LastMirroredTruncation;
 import io.twinlog.mirror.fetcher.MirrorFetchListener;
+import io.twinlog.mirror.fetcher.MirrorFetchQuota;
 import io.twinlog.mirror.fetcher.MirrorFetcher;
 import io.twinlog.mirror.partition.MirrorAction;
 import io.twinlog.mirror.partition.MirrorDecision;
@@ -114,6 +115,7 @@ public final class MirrorManager implements AutoCloseable {
      * only.
      */
     private final MirrorCallRouter calls;
+    private final MirrorFetchQuota.Windows quotaWindows;
     /** The mirror definitions as read at the last tick (a pass between ticks does not read ZooKeeper for them). */
     private final Map<String, MirrorDefinition> definitions = new HashMap<>();
     /**
@@ -164,11 +166,13 @@ public final class MirrorManager implements AutoCloseable {
      * @param stateTimeoutMs how long a partition may wait for the controller's epoch bump (EPOCH_FENCING, STOPPING),
      *                       or for its source partition to have a leader, before it goes FAILED with the reason
      *                       (retried with backoff)
+     * @param quotaWindows   how each mirror's bandwidth cap is measured (Kafka's replication quota windows)
      */
     MirrorManager(int brokerId, MirrorStore store, CuratorFramework zk, MetadataWatcher metadata,
                   LocalPartitions partitions, MirrorQuarantine quarantine, MirrorMetrics metrics, long stateTimeoutMs,
-                  Time time) {
+                  MirrorFetchQuota.Windows quotaWindows, Time time) {
         this.quarantine = quarantine;
+        this.quotaWindows = quotaWindows;
         this.metrics = metrics;
         this.brokerId = brokerId;
         this.stateTimeoutMs = stateTimeoutMs;
@@ -274,6 +278,13 @@ public final class MirrorManager implements AutoCloseable {
             image.topic(topic).ifPresent(t -> all.put(topic, t.partitions().keySet()));
         }
         passOver(image, all);
+        // a changed bandwidth cap applies live: no fetcher restarts for a mirror.* setting
+        fetchers.forEach((name, fetcher) -> {
+            MirrorDefinition def = definitions.get(name);
+            if (def != null) {
+                fetcher.updateReplicationQuota(def.replicationThrottledRate());
+            }
+        });
         // partitions no longer mirrored (topic deleted, mirror gone): nothing of them lingers, in the fetcher neither
         for (Map.Entry<TopicPartition, MirrorPartitionContext> e : List.copyOf(contexts.entrySet())) {
             if (!image.mirrors().topics().containsKey(e.getKey().topic())) {
@@ -901,8 +912,9 @@ public final class MirrorManager implements AutoCloseable {
         }
         return fetchers.computeIfAbsent(def.name(), name -> {
             MirrorFetcher f = new MirrorFetcher(name, clientConfigs, stateTimeoutMs, new Listener(def),
-                    metrics.fetchMetrics(name), time);
+                    metrics.fetchMetrics(name), new MirrorFetchQuota(quotaWindows, time), time);
             f.expectClusterId(def.sourceClusterId()); // before its first metadata round: it adopts no other cluster's
+            f.updateReplicationQuota(def.replicationThrottledRate()); // capped from its first fetch
             f.start();
             return f;
         });

@@ -9,6 +9,7 @@ import io.twinlog.common.tasks.BackgroundTask;
 import io.twinlog.mirror.LastMirroredTruncation;
 import io.twinlog.mirror.MirrorPartitionSink;
 import io.twinlog.mirror.fetcher.MirrorFetchMetrics;
+import io.twinlog.mirror.fetcher.MirrorFetchQuota;
 import io.twinlog.mirror.partition.MirrorAction;
 import io.twinlog.mirror.partition.MirrorDecision;
 import io.twinlog.mirror.partition.PeerLookup;
@@ -285,6 +286,16 @@ public final class MirrorMetrics implements AutoCloseable {
             public void onSourceNewestTimestampUnavailable(TopicPartition tp) {
                 onSourceNewestTimestamp(tp, PartitionLag.UNAVAILABLE);
             }
+
+            @Override
+            public void onThrottled(long ms) {
+                mirror(mirror).throttledTime.mark(ms);
+            }
+
+            @Override
+            public void onReplicationQuota(long bytesPerSecond) {
+                mirror(mirror).replicationThrottledRate = bytesPerSecond;
+            }
         };
     }
 
@@ -404,6 +415,9 @@ public final class MirrorMetrics implements AutoCloseable {
         private final LongAdder bytesMirrored = new LongAdder();
         private final LongAdder offsetsMirrored = new LongAdder();
         private volatile long lastGroupOffsetSyncMs = -1;
+        /** Milliseconds this broker's fetch threads of the mirror waited for its bandwidth cap. */
+        private final Meter throttledTime;
+        private volatile long replicationThrottledRate = MirrorFetchQuota.UNLIMITED;
 
         MirrorSet(String mirror) {
             this.mirror = mirror;
@@ -431,6 +445,10 @@ public final class MirrorMetrics implements AutoCloseable {
             reconciliationsMatched = meter(names, clusterMirror, "ReconciliationsMatched", "comparisons", tags);
             reconciliationsRepaired = meter(names, clusterMirror, "ReconciliationsRepaired", "comparisons", tags);
             reconciliationsFailed = meter(names, clusterMirror, "ReconciliationsFailed", "comparisons", tags);
+            throttledTime = meter(names, clusterMirror, "ThrottledTimeMs", "milliseconds", tags);
+            // the cap in force on this broker, -1 for none (mirror.replication.throttled.rate)
+            gauge(names, clusterMirror, "ReplicationThrottledRate", tags, () -> replicationThrottledRate
+                    == MirrorFetchQuota.UNLIMITED ? -1L : replicationThrottledRate);
         }
 
         /** The sum over the partitions whose lag is known. */

@@ -2,6 +2,7 @@ package io.twinlog.mirror.runtime;
 
 import io.twinlog.common.metrics.BrokerMetrics;
 import io.twinlog.controller.zk.MetadataWatcher;
+import io.twinlog.mirror.fetcher.MirrorFetchQuota;
 import io.twinlog.mirror.store.MirrorStore;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.kafka.common.utils.Time;
@@ -42,12 +43,12 @@ public final class MirrorRuntime implements AutoCloseable {
     public MirrorRuntime(int brokerId, MirrorStore store, CuratorFramework zk, MetadataWatcher metadata,
                          LocalPartitions partitions, LocalTopics topics, BooleanSupplier isController,
                          Supplier<Optional<Map<String, Object>>> localClients, long stateTimeoutMs,
-                         BrokerMetrics brokerMetrics, Time time) {
+                         MirrorFetchQuota.Windows quotaWindows, BrokerMetrics brokerMetrics, Time time) {
         this.metrics = new MirrorMetrics(brokerMetrics, time);
         this.topicStarter = new MirrorTopicStarter(store, metadata, topics, SOURCE_TIMEOUT_MS);
         this.quarantine = new MirrorQuarantine(localClients, topics, metadata);
         this.manager = new MirrorManager(brokerId, store, zk, metadata, partitions, quarantine, metrics,
-                stateTimeoutMs, time);
+                stateTimeoutMs, quotaWindows, time);
         this.metadataSync = new MirrorMetadataSync(store, metadata, topics, topicStarter, isController, brokerId,
                 localClients, metrics);
     }

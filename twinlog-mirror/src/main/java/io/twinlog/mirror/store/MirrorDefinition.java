@@ -55,7 +55,16 @@ public record MirrorDefinition(String name, Map<String, String> configs, Optiona
      * The mirror's own numeric settings, typed and bounded with Kafka's {@link ConfigDef}: checked at create and
      * alter (INVALID_CONFIG with the reason), so a running mirror never meets a value it cannot use.
      */
+    /**
+     * Bytes per second each destination broker's fetchers of the mirror may take from the source, named after Kafka's
+     * {@code follower.replication.throttled.rate}; unlimited by default.
+     */
+    public static final String REPLICATION_THROTTLED_RATE = "mirror.replication.throttled.rate";
     private static final ConfigDef SETTINGS = new ConfigDef()
+            .define(REPLICATION_THROTTLED_RATE, ConfigDef.Type.LONG, Long.MAX_VALUE, ConfigDef.Range.atLeast(1),
+                    ConfigDef.Importance.MEDIUM, "The most bytes per second the mirror's fetchers on one destination "
+                            + "broker take from the source, all source brokers together (a mirror led by N brokers "
+                            + "may take N times this); changed live. Unlimited by default.")
             .define(GROUPS_SYNC_INTERVAL_MS, ConfigDef.Type.LONG, DEFAULT_GROUPS_SYNC_INTERVAL_MS,
                     ConfigDef.Range.atLeast(1), ConfigDef.Importance.MEDIUM,
                     "How often consumer group offsets are copied from the source, in milliseconds.")
@@ -105,6 +114,11 @@ public record MirrorDefinition(String name, Map<String, String> configs, Optiona
     /** How often group offsets are synced; the value was checked by {@link #validateSettings()} when it was set. */
     public long groupsSyncIntervalMs() {
         return (Long) settings().get(GROUPS_SYNC_INTERVAL_MS);
+    }
+
+    /** The mirror's bandwidth cap per destination broker, in bytes per second ({@code Long.MAX_VALUE}: none). */
+    public long replicationThrottledRate() {
+        return (Long) settings().get(REPLICATION_THROTTLED_RATE);
     }
 
     /** How often the source's metadata is followed; checked by {@link #validateSettings()} when it was set. */

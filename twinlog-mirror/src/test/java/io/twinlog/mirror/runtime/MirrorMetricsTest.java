@@ -11,6 +11,7 @@ import io.twinlog.mirror.LastMirroredTruncation.LastMirrored;
 import io.twinlog.mirror.MirrorPartitionSink;
 import io.twinlog.mirror.fetcher.MirrorFetchListener;
 import io.twinlog.mirror.fetcher.MirrorFetchMetrics;
+import io.twinlog.mirror.fetcher.MirrorFetchQuota;
 import io.twinlog.mirror.fetcher.MirrorFetcher;
 import io.twinlog.mirror.partition.EpochHistory;
 import io.twinlog.mirror.partition.MirrorAction;
@@ -153,7 +154,7 @@ class MirrorMetricsTest {
         // a fetcher whose client configs make no channel fails every partition it is given, on its own thread
         MirrorFetcher fetcher = new MirrorFetcher("m", Map.of("bootstrap.servers", "127.0.0.1:9",
                 "security.protocol", "NOT_A_PROTOCOL"), 10_000, new FailureLatch(failed),
-                metrics.fetchMetrics("m"), time);
+                metrics.fetchMetrics("m"), new MirrorFetchQuota(MirrorFetchQuota.Windows.KAFKA_DEFAULT, time), time);
         fetcher.addPartition(TP, log);
         fetcher.start();
         try {

@@ -82,7 +82,8 @@ class MirrorsCommandTest {
                 "--source-config", "client.id=dr-mirror",
                 "--source-config-file", configFile.toString(),
                 "--include", "orders.*,payments", "--exclude", ".*-internal",
-                "--groups-include", "app-.*", "--groups-exclude", "app-test", "--groups-sync-interval-ms", "60000");
+                "--groups-include", "app-.*", "--groups-exclude", "app-test", "--groups-sync-interval-ms", "60000",
+                "--replication-throttled-rate", "1048576");
         created.assertSuccess();
         assertEquals(List.of("Created cluster mirror 'dr' from " + source.bootstrapServers() + "."), created.outLines());
 
@@ -112,16 +113,17 @@ class MirrorsCommandTest {
                 "    mirror.groups.exclude=app-test",
                 "    mirror.groups.include=app-.*",
                 "    mirror.groups.sync.interval.ms=60000",
+                "    mirror.replication.throttled.rate=1048576",
                 "    mirror.topic.exclude=.*-internal",
                 "    mirror.topic.include=orders.*,payments",
                 "    sasl.jaas.config=[hidden]",
                 "    ssl.truststore.password=[hidden]",
                 "  Topics: 0",
-                ""), described.outLines().subList(0, 19));
-        assertEquals(PARTITION_HEADER, words(described.outLines().get(19)));
-        assertEquals("", described.outLines().get(20));
-        assertEquals(GROUP_HEADER, words(described.outLines().get(21)));
-        assertEquals(22, described.outLines().size(), "no mirror partitions or synced groups yet: the tables are "
+                ""), described.outLines().subList(0, 20));
+        assertEquals(PARTITION_HEADER, words(described.outLines().get(20)));
+        assertEquals("", described.outLines().get(21));
+        assertEquals(GROUP_HEADER, words(described.outLines().get(22)));
+        assertEquals(23, described.outLines().size(), "no mirror partitions or synced groups yet: the tables are "
                 + "their headers\n" + described.out);
         assertFalse(described.out.contains("s3cret"), "credentials are never printed");
 
@@ -246,6 +248,8 @@ class MirrorsCommandTest {
             {"--groups-include is only valid with --create", b, CLOSED_PORT, "--describe", "--groups-include", "x"},
             {"--groups-sync-interval-ms must be positive, but got 0", b, CLOSED_PORT, "--create", "--mirror", "m",
                 "--source-bootstrap-server", "h:9092", "--groups-sync-interval-ms", "0"},
+            {"--replication-throttled-rate must be positive, but got -5", b, CLOSED_PORT, "--create", "--mirror", "m",
+                "--source-bootstrap-server", "h:9092", "--replication-throttled-rate", "-5"},
             {"--create needs --source-bootstrap-server (or bootstrap.servers in --source-config or "
                     + "--source-config-file)", b, CLOSED_PORT, "--create", "--mirror", "m"},
             {"Invalid --source-bootstrap-server ':9092': a host is needed, the destination brokers connect to it",
@@ -400,7 +404,8 @@ class MirrorsCommandTest {
         for (String option : List.of("--bootstrap-server", "--mirror", "--create", "--list", "--describe", "--delete",
                 "--start", "--add", "--stop", "--remove", "--pause", "--resume", "--topic", "--source-bootstrap-server",
                 "--source-config", "--source-config-file", "--include", "--exclude", "--groups-include",
-                "--groups-exclude", "--groups-sync-interval-ms", "--command-config", "--timeout-ms", "--verbose")) {
+                "--groups-exclude", "--groups-sync-interval-ms", "--replication-throttled-rate", "--command-config",
+                "--timeout-ms", "--verbose")) {
             assertTrue(help.out.contains(option + " ") || help.out.contains(option + "="), option);
         }
     }
