@@ -4,10 +4,13 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.twinlog.testkit.TestCluster;
 import io.twinlog.testkit.Waits;
+import io.twinlog.tests.KafkaTools;
+import io.twinlog.tests.ToolResult;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.TopicPartition;
@@ -48,7 +51,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * FileStreamSource → topic → FileStreamSink pipeline copies a file's lines; a graceful restart of the worker
  * resumes from the committed offsets without a duplicate, a kill -9 restart loses nothing and re-reads only a
  * contiguous stretch; the status topic is compacted by Twinlog's cleaner. And Connect refuses to start on an
- * offsets topic that is not compacted, which it finds out through Twinlog's DescribeConfigs answer.
+ * offsets topic that is not compacted, which it finds out through Twinlog's DescribeConfigs answer. With exactly-once
+ * source support (KIP-618) the source's lines reach the topic exactly once, read read_committed, through a kill -9.
  *
  * <p>The worker runs in a JVM of its own ({@link ConnectWorker}); the brokers run in the test JVM.
  */
@@ -130,7 +134,7 @@ class ConnectDistributedTest {
         appendLines(in, 1_500, 2_000);
         worker.kill();
         worker.start().awaitReady(WORKER_START);
-        SinkOutput copied = awaitCopied(out, 2_000);
+        CopiedLines copied = awaitCopied(out, 2_000);
         assertNull(copied.skipAhead(), "out.txt after a kill -9 restart: " + copied);
         assertTrue(copied.lowestDuplicate() >= 1_000, "only lines read after the graceful restart's commits may be "
                 + "copied twice, but line " + copied.lowestDuplicate() + " was: " + copied);
@@ -168,6 +172,61 @@ class ConnectDistributedTest {
         assertTrue(log.contains("'refused-offsets'") && log.contains("is required to have 'cleanup.policy=compact'"),
                 "the worker's log names the offsets topic and the cleanup policy it requires");
         assertEquals(1, exitCode, "the worker's exit code");
+    }
+
+    /**
+     * KIP-618: with {@code exactly.once.source.support=enabled} the source task writes its records and their offsets
+     * in transactions (transactional id {@code <group>-<connector>-<task>}), and the leader writes the config topic
+     * with its own ({@code connect-cluster-<group>}). The worker is killed while a transaction holds lines in the log
+     * uncommitted; the restarted task's producer takes the same transactional id, which aborts that transaction, and
+     * the task resumes from the offsets committed with the last committed lines: a read_committed reader sees every
+     * line exactly once, while the aborted copies stay in the log for read_uncommitted readers.
+     */
+    @Test
+    void exactlyOnceSourceCopiesEachLineOnceThroughAWorkerCrash() throws Exception {
+        String topic = "eos-lines";
+        Path in = dir.resolve("in.txt");
+        Files.createFile(in);
+        try (Admin admin = cluster.admin()) {
+            admin.createTopics(List.of(new NewTopic(topic, 1, (short) 3))).all().get();
+        }
+        Map<String, String> properties = workerProperties("connect-eos", "eos");
+        properties.put("exactly.once.source.support", "enabled");
+        ConnectWorker worker = workers.create(dir.resolve("worker"), properties, List.of(fileConnectorBridge));
+        worker.start().awaitReady(WORKER_START);
+        worker.call("POST", "/connectors", Map.of("name", "src", "config", Map.of(
+                "connector.class", FileStreamSourceConnector.class.getName(), "tasks.max", "1",
+                "file", in.toString(), "topic", topic,
+                // Connect refuses the connector unless it declares exactly-once support (FileStreamSource does)
+                "exactly.once.support", "required",
+                // one transaction per 10 s instead of one per poll, so that the kill below finds one open
+                "transaction.boundary", "interval", "transaction.boundary.interval.ms", "10000")), 201);
+        appendLines(in, 0, 1_000);
+        assertCopiedOnce(awaitLines(topic, "read_committed", 1_000), 1_000, topic + " read read_committed");
+
+        // a transaction was just committed: the next one, holding the new lines, stays open for about 10 s
+        appendLines(in, 1_000, 1_500);
+        awaitLines(topic, "read_uncommitted", 1_500);
+        worker.kill();
+        long stable = endOffset(topic, "read_committed");
+        long high = endOffset(topic, "read_uncommitted");
+        assertTrue(stable < high, "the kill left a transaction open in " + topic + ": last stable offset " + stable
+                + ", high watermark " + high);
+
+        worker.start().awaitReady(WORKER_START);
+        assertCopiedOnce(awaitLines(topic, "read_committed", 1_500), 1_500,
+                topic + " read read_committed after a kill -9 restart");
+        CopiedLines all = readLines(topic, "read_uncommitted");
+        assertTrue(all.duplicates() > 0, "the aborted transaction's lines are in the log: " + all);
+        System.out.printf("exactly-once kill -9 restart: read_uncommitted %s; read_committed each line once%n", all);
+
+        ToolResult transactions = KafkaTools.run(dir.toFile(), Duration.ofSeconds(60),
+                "org.apache.kafka.tools.TransactionsCommand", null, "--bootstrap-server", cluster.bootstrapServers(),
+                "list");
+        transactions.assertSuccess();
+        assertTrue(transactions.stdout().contains("connect-cluster-connect-eos")
+                && transactions.stdout().contains("connect-eos-src-0"), "the leader's and the task's transactional "
+                + "ids in kafka-transactions.sh list: " + transactions);
     }
 
     /**
@@ -244,15 +303,54 @@ class ConnectDistributedTest {
         return String.format("line-%05d\n", number);
     }
 
-    private static void assertCopiedOnce(SinkOutput copied, int count, String what) {
+    private static void assertCopiedOnce(CopiedLines copied, int count, String what) {
         assertTrue(copied.numbers().equals(lines(0, count)), what + ": every line once, in order, but "
                 + copied + (copied.skipAhead() == null ? "" : "; " + copied.skipAhead()));
     }
 
     /** Waits until out.txt holds every line 0..count-1 at least once. */
-    private static SinkOutput awaitCopied(Path out, int count) {
-        return Waits.waitFor("out.txt to hold lines 0 to " + (count - 1), () -> SinkOutput.read(out),
+    private static CopiedLines awaitCopied(Path out, int count) {
+        return Waits.waitFor("out.txt to hold lines 0 to " + (count - 1), () -> CopiedLines.read(out),
                 copied -> copied.hasAll(count), COPY);
+    }
+
+    /** Waits until a reader of the topic's one partition at this isolation level sees every line 0..count-1. */
+    private static CopiedLines awaitLines(String topic, String isolation, int count) {
+        return Waits.waitFor(topic + " to hold lines 0 to " + (count - 1) + " " + isolation,
+                () -> readLines(topic, isolation), copied -> copied.hasAll(count), COPY);
+    }
+
+    /**
+     * The lines of a topic's partition 0 up to its end at this isolation level: the high watermark, or for
+     * read_committed the last stable offset, short of any open transaction.
+     */
+    private static CopiedLines readLines(String topic, String isolation) {
+        TopicPartition partition = new TopicPartition(topic, 0);
+        try (KafkaConsumer<byte[], byte[]> consumer = cluster.consumer(Map.of(
+                ConsumerConfig.ISOLATION_LEVEL_CONFIG, isolation))) {
+            consumer.assign(List.of(partition));
+            consumer.seekToBeginning(List.of(partition));
+            long end = consumer.endOffsets(List.of(partition)).get(partition);
+            List<Integer> numbers = new ArrayList<>();
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+            while (consumer.position(partition) < end) {
+                if (System.nanoTime() > deadline) {
+                    throw new IllegalStateException("did not read " + topic + " " + isolation + " to " + end);
+                }
+                for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(200))) {
+                    numbers.add(CopiedLines.number(new String(r.value(), StandardCharsets.UTF_8)));
+                }
+            }
+            return new CopiedLines(numbers);
+        }
+    }
+
+    private static long endOffset(String topic, String isolation) {
+        TopicPartition partition = new TopicPartition(topic, 0);
+        try (KafkaConsumer<byte[], byte[]> consumer = cluster.consumer(Map.of(
+                ConsumerConfig.ISOLATION_LEVEL_CONFIG, isolation))) {
+            return consumer.endOffsets(List.of(partition)).get(partition);
+        }
     }
 
     /** The source connector's offset for {@code file} through {@code GET /connectors/src/offsets}; -1 if none. */
@@ -301,9 +399,12 @@ class ConnectDistributedTest {
         }
     }
 
-    /** The line numbers of out.txt in the order the sink wrote them (a line still being written is left out). */
-    private record SinkOutput(List<Integer> numbers) {
-        static SinkOutput read(Path file) throws Exception {
+    /**
+     * Line numbers in the order they were copied: from out.txt as the sink wrote it (a line still being written is
+     * left out), or from a topic as the source produced it.
+     */
+    private record CopiedLines(List<Integer> numbers) {
+        static CopiedLines read(Path file) throws Exception {
             List<Integer> numbers = new ArrayList<>();
             if (Files.exists(file)) {
                 String text = Files.readString(file);
@@ -311,14 +412,19 @@ class ConnectDistributedTest {
                 int complete = text.lastIndexOf('\n') + 1;
                 for (String line : text.substring(0, complete).split("\n", -1)) {
                     if (!line.isEmpty()) {
-                        if (!line.startsWith("line-")) {
-                            throw new AssertionError("out.txt holds a line the source never read: " + line);
-                        }
-                        numbers.add(Integer.parseInt(line.substring("line-".length())));
+                        numbers.add(number(line));
                     }
                 }
             }
-            return new SinkOutput(numbers);
+            return new CopiedLines(numbers);
+        }
+
+        /** The number of a line as the source read it (without its line separator). */
+        static int number(String line) {
+            if (!line.startsWith("line-")) {
+                throw new AssertionError("A line the source never read: " + line);
+            }
+            return Integer.parseInt(line.substring("line-".length()));
         }
 
         boolean hasAll(int count) {
