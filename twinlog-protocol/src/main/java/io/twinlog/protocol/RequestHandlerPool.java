@@ -16,38 +16,113 @@ import java.util.concurrent.TimeUnit;
  * <p>An exception that escapes a handler is a bug or an unexpected storage failure, never the client's fault by
  * design; it is logged at ERROR and the client gets Kafka's error response for it, so one bad request cannot take a
  * handler thread or the broker down.
+ *
+ * <p>The pool can be resized while it runs ({@code num.io.threads} is a dynamic broker config): see {@link #resize}.
  */
 public final class RequestHandlerPool implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(RequestHandlerPool.class);
 
+    private final int brokerId;
     private final RequestChannel channel;
     private final ApiRegistry registry;
-    private final List<Thread> threads = new ArrayList<>();
+    /** The handlers serving now, lowest number first; replaced whole under {@code this} by {@link #resize}. */
+    private volatile List<Handler> handlers;
+    /** Handlers told to stop that may still be finishing a request; {@link #close} waits for them too. */
+    private final List<Handler> retiring = new ArrayList<>();
+    /** Never reused, so that a thread still finishing its request never shares its name with a new one. */
+    private int nextHandlerNumber;
+    private boolean started;
     private volatile boolean running = true;
-    private final int numThreads;
     private final Meter idle;
 
     public RequestHandlerPool(int brokerId, int numThreads, RequestChannel channel, ApiRegistry registry,
                               BrokerMetrics metrics) {
+        this.brokerId = brokerId;
         this.channel = channel;
         this.registry = registry;
-        this.numThreads = numThreads;
         // Kafka's: idle nanoseconds over all handler threads, read per nanosecond, i.e. the average idle fraction
         this.idle = metrics.group("kafka.server", "KafkaRequestHandlerPool")
                 .newMeter("RequestHandlerAvgIdlePercent", "percent", TimeUnit.NANOSECONDS);
-        for (int i = 0; i < numThreads; i++) {
-            Thread t = new Thread(this::runLoop, "twinlog-request-handler-" + brokerId + "-" + i);
-            t.setDaemon(true);
-            threads.add(t);
+        this.handlers = List.copyOf(newHandlers(numThreads));
+    }
+
+    /** One handler thread with its own stop flag, so that a shrink stops just the threads it removes. */
+    private final class Handler {
+        private final Thread thread;
+        private volatile boolean stopped;
+
+        Handler(int number) {
+            this.thread = new Thread(() -> runLoop(this), "twinlog-request-handler-" + brokerId + "-" + number);
+            this.thread.setDaemon(true);
         }
     }
 
-    public void start() {
-        threads.forEach(Thread::start);
+    private List<Handler> newHandlers(int count) {
+        List<Handler> created = new ArrayList<>();
+        for (int i = 0; i < count; i++) {
+            created.add(new Handler(nextHandlerNumber++));
+        }
+        return created;
     }
 
-    private void runLoop() {
-        while (running) {
+    public synchronized void start() {
+        started = true;
+        handlers.forEach(h -> h.thread.start());
+    }
+
+    /** The number of handler threads serving requests (those told to stop by a shrink no longer count). */
+    public int threadCount() {
+        return handlers.size();
+    }
+
+    /**
+     * Sets the number of handler threads, for a dynamic {@code num.io.threads}. Growing starts new threads (if the
+     * pool is started) whose numbers continue after the highest ever used. Shrinking stops the highest-numbered
+     * threads: each finishes the request it is handling and takes no other, so no request is lost or handled twice,
+     * and queued requests stay in the shared {@link RequestChannel} for the threads that remain. It does not wait
+     * for the stopped threads to end. Kafka's limits on the change (at most double, at least half) are the
+     * caller's to check.
+     *
+     * @throws IllegalArgumentException if {@code newThreads} is below 1
+     * @throws IllegalStateException    if the pool is closed
+     */
+    public synchronized void resize(int newThreads) {
+        if (newThreads < 1) {
+            throw new IllegalArgumentException("A request handler pool needs at least 1 thread, not " + newThreads);
+        }
+        if (!running) {
+            throw new IllegalStateException("The request handler pool of broker " + brokerId + " is closed");
+        }
+        List<Handler> current = handlers;
+        int oldThreads = current.size();
+        if (newThreads == oldThreads) {
+            return;
+        }
+        retiring.removeIf(h -> !h.thread.isAlive());
+        List<Handler> next;
+        if (newThreads > oldThreads) {
+            List<Handler> added = newHandlers(newThreads - oldThreads);
+            next = new ArrayList<>(current);
+            next.addAll(added);
+            handlers = List.copyOf(next);
+            if (started) {
+                added.forEach(h -> h.thread.start());
+            }
+        } else {
+            List<Handler> removed = current.subList(newThreads, oldThreads);
+            handlers = List.copyOf(current.subList(0, newThreads));
+            for (Handler h : removed) {
+                h.stopped = true;
+                retiring.add(h);
+            }
+        }
+        log.info("Request handler threads of broker {}: {} -> {}", brokerId, oldThreads, newThreads);
+    }
+
+    private void runLoop(Handler self) {
+        // the flag is read before taking a request, never between taking and handling it: a stopped thread
+        // finishes what it took
+        while (running && !self.stopped) {
             Request request;
             long waitStart = System.nanoTime();
             try {
@@ -55,7 +130,8 @@ public final class RequestHandlerPool implements AutoCloseable {
             } catch (InterruptedException e) {
                 return;
             }
-            idle.mark((System.nanoTime() - waitStart) / numThreads);
+            // divided by the live count, so that the meter stays an average fraction across a resize
+            idle.mark((System.nanoTime() - waitStart) / Math.max(1, handlers.size()));
             if (request != null) {
                 request.markDequeued();
                 dispatch(request);
@@ -116,9 +192,14 @@ public final class RequestHandlerPool implements AutoCloseable {
 
     @Override
     public void close() throws InterruptedException {
-        running = false;
-        for (Thread t : threads) {
-            t.join(5_000);
+        List<Handler> all;
+        synchronized (this) {
+            running = false;
+            all = new ArrayList<>(handlers);
+            all.addAll(retiring);
+        }
+        for (Handler h : all) {
+            h.thread.join(5_000);
         }
     }
 }

@@ -1,37 +1,25 @@
 package io.twinlog.protocol;
 
-import io.twinlog.common.BrokerConfig;
-import io.twinlog.common.metrics.BrokerMetrics;
 import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.message.ApiVersionsResponseData;
 import org.apache.kafka.common.message.ListOffsetsRequestData;
 import org.apache.kafka.common.message.ListOffsetsResponseData;
 import org.apache.kafka.common.protocol.ApiKeys;
-import org.apache.kafka.common.protocol.ByteBufferAccessor;
 import org.apache.kafka.common.requests.AbstractRequest;
-import org.apache.kafka.common.requests.AbstractResponse;
 import org.apache.kafka.common.requests.ApiVersionsRequest;
 import org.apache.kafka.common.requests.ApiVersionsResponse;
 import org.apache.kafka.common.requests.ListOffsetsRequest;
 import org.apache.kafka.common.requests.ListOffsetsResponse;
-import org.apache.kafka.common.requests.RequestHeader;
-import org.apache.kafka.common.requests.ResponseHeader;
-import org.apache.kafka.common.utils.Time;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-import java.io.DataInputStream;
 import java.io.IOException;
-import java.net.InetSocketAddress;
 import java.net.Socket;
-import java.net.SocketException;
-import java.net.SocketTimeoutException;
-import java.nio.ByteBuffer;
 import java.util.List;
-import java.util.Map;
 
+import static io.twinlog.protocol.Frames.assertClosedByBroker;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 /**
@@ -41,11 +29,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
  */
 @Timeout(60)
 class UnwritableResponseTest {
-    private static final int READ_TIMEOUT_MS = 10_000;
-
-    private SocketServer server;
-    private RequestHandlerPool handlers;
-    private final BrokerMetrics metrics = BrokerMetrics.unreported(1, Time.SYSTEM);
+    private LoopbackServer broker;
 
     @BeforeEach
     void start() throws IOException {
@@ -54,24 +38,12 @@ class UnwritableResponseTest {
                         new ApiVersionsResponseData())))
                 .add(ApiKeys.LIST_OFFSETS, UnwritableResponseTest::answerWithLeaderEpoch)
                 .build();
-        RequestChannel channel = new RequestChannel(16);
-        handlers = new RequestHandlerPool(1, 1, channel, registry, metrics);
-        BrokerConfig config = new BrokerConfig(Map.of(BrokerConfig.LISTENERS, "PLAINTEXT://127.0.0.1:0"));
-        server = new SocketServer(1, config.listeners().get(0), 1, 1 << 20, 600_000,
-                SocketServer.SocketBuffers.OS_DEFAULT, channel, Time.SYSTEM,
-                registry::isCustomApi, new ListenerChannels(config, ListenerChannels.newCredentialCache(),
-                        v -> new ApiVersionsResponse(new ApiVersionsResponseData()), Time.SYSTEM),
-                metrics, new RequestMetrics(metrics), ResponseThrottling.NONE);
-        server.bind();
-        handlers.start();
-        server.startProcessing();
+        broker = LoopbackServer.plaintext(1, 1, 1, registry);
     }
 
     @AfterEach
     void stop() throws Exception {
-        server.close();
-        handlers.close();
-        metrics.close();
+        broker.close();
     }
 
     private static void answerWithLeaderEpoch(Request request) {
@@ -86,30 +58,32 @@ class UnwritableResponseTest {
 
     @Test
     void responseThatCannotBeWrittenClosesTheConnection() throws IOException {
-        try (Socket socket = connect()) {
-            send(socket, listOffsets((short) 2), 1);
+        try (Socket socket = broker.connect()) {
+            send(socket, listOffsets((short) 2));
             assertClosedByBroker(socket);
         }
     }
 
     @Test
     void sameResponseAtAVersionThatCarriesItIsAnswered() throws IOException {
-        try (Socket socket = connect()) {
-            send(socket, listOffsets((short) 4), 1);
-            ListOffsetsResponse response = receive(socket, ApiKeys.LIST_OFFSETS, (short) 4);
+        try (Socket socket = broker.connect()) {
+            send(socket, listOffsets((short) 4));
+            ListOffsetsResponse response = Frames.<ListOffsetsResponse>receive(socket, ApiKeys.LIST_OFFSETS,
+                    (short) 4).body();
             assertEquals(3, response.data().topics().get(0).partitions().get(0).leaderEpoch());
         }
     }
 
     @Test
     void otherConnectionsAreServedAfterAClosedOne() throws IOException {
-        try (Socket broken = connect()) {
-            send(broken, listOffsets((short) 1), 1);
+        try (Socket broken = broker.connect()) {
+            send(broken, listOffsets((short) 1));
             assertClosedByBroker(broken);
         }
-        try (Socket socket = connect()) {
-            send(socket, new ApiVersionsRequest.Builder().build((short) 3), 1);
-            ApiVersionsResponse response = receive(socket, ApiKeys.API_VERSIONS, (short) 3);
+        try (Socket socket = broker.connect()) {
+            send(socket, new ApiVersionsRequest.Builder().build((short) 3));
+            ApiVersionsResponse response = Frames.<ApiVersionsResponse>receive(socket, ApiKeys.API_VERSIONS,
+                    (short) 3).body();
             assertEquals(0, response.data().errorCode());
         }
     }
@@ -122,43 +96,7 @@ class UnwritableResponseTest {
                 .setTargetTimes(List.of(topic)).build(version);
     }
 
-    private Socket connect() throws IOException {
-        Socket socket = new Socket();
-        socket.connect(new InetSocketAddress("127.0.0.1", server.boundPort()), 5_000);
-        socket.setSoTimeout(READ_TIMEOUT_MS);
-        return socket;
-    }
-
-    private static void send(Socket socket, AbstractRequest request, int correlationId) throws IOException {
-        RequestHeader header = new RequestHeader(request.apiKey(), request.version(), "unwritable-test", correlationId);
-        ByteBuffer payload = request.serializeWithHeader(header);
-        ByteBuffer frame = ByteBuffer.allocate(4 + payload.remaining());
-        frame.putInt(payload.remaining()).put(payload).flip();
-        socket.getOutputStream().write(frame.array());
-        socket.getOutputStream().flush();
-    }
-
-    @SuppressWarnings("unchecked")
-    private static <T extends AbstractResponse> T receive(Socket socket, ApiKeys key, short version)
-            throws IOException {
-        DataInputStream in = new DataInputStream(socket.getInputStream());
-        byte[] bytes = new byte[in.readInt()];
-        in.readFully(bytes);
-        ByteBuffer buffer = ByteBuffer.wrap(bytes);
-        ResponseHeader.parse(buffer, key.responseHeaderVersion(version));
-        return (T) AbstractResponse.parseResponse(key, new ByteBufferAccessor(buffer), version);
-    }
-
-    /** End of stream or a reset before the read timeout: closed. A timeout means the broker left us hanging. */
-    private static void assertClosedByBroker(Socket socket) throws IOException {
-        int next;
-        try {
-            next = socket.getInputStream().read();
-        } catch (SocketTimeoutException e) {
-            throw new AssertionError("The connection was left open and unanswered for " + READ_TIMEOUT_MS + " ms");
-        } catch (SocketException e) {
-            return; // reset by the broker: closed
-        }
-        assertEquals(-1, next, "the broker answered instead of closing the connection");
+    private static void send(Socket socket, AbstractRequest request) throws IOException {
+        Frames.send(socket, request, "unwritable-test", 1);
     }
 }
