@@ -7,6 +7,7 @@ import org.apache.kafka.common.network.ChannelBuilder;
 import org.apache.kafka.common.network.ClientInformation;
 import org.apache.kafka.common.network.KafkaChannel;
 import org.apache.kafka.common.network.ListenerName;
+import org.apache.kafka.common.network.ListenerReconfigurable;
 import org.apache.kafka.common.network.NetworkReceive;
 import org.apache.kafka.common.network.NetworkSend;
 import org.apache.kafka.common.network.Send;
@@ -47,6 +48,10 @@ import java.util.function.Predicate;
  * parse is answered with a minimal UNSUPPORTED_VERSION frame (correlation id + error code) and then the connection
  * is closed, because no response schema exists to say more; Produce v0-2, advertised but removed from the protocol,
  * close the connection without a frame, as in Kafka 4.4.
+ *
+ * <p>A processor removed by a shrink of {@code num.network.threads} is closed with its connections, as Kafka does;
+ * responses handed to it afterwards (its requests still being handled) are dropped, and a connection handed to it
+ * afterwards is refused back to the acceptor.
  */
 final class Processor implements Request.ResponseSink {
     private static final Logger log = LoggerFactory.getLogger(Processor.class);
@@ -69,6 +74,14 @@ final class Processor implements Request.ResponseSink {
     private final Map<String, Request> sending = new HashMap<>();
     private final SecurityProtocol securityProtocol;
     private final ResponseThrottling throttling;
+    /** The selector's builder, kept to reload its keystore; the selector owns (closes) it. */
+    private final ChannelBuilder channelBuilder;
+    /**
+     * Held to reload the keystore and to register connections: the reload runs on the caller's thread and Kafka's
+     * SslFactory keeps its engine factory in a plain field, so the lock is what makes new connections see the new
+     * keystore (and never a half-made one).
+     */
+    private final Object channelBuilderLock = new Object();
 
     /** @param channelBuilder configured for the listener's security; the selector closes it */
     Processor(int brokerId, int id, Endpoint endpoint, SecurityProtocol securityProtocol, ChannelBuilder channelBuilder,
@@ -83,11 +96,14 @@ final class Processor implements Request.ResponseSink {
         this.time = time;
         this.listenerName = new ListenerName(endpoint.listenerName());
         this.securityProtocol = securityProtocol;
+        this.channelBuilder = channelBuilder;
         this.selector = new org.apache.kafka.common.network.Selector(maxRequestSize, connectionsMaxIdleMs, metrics,
                 time, "socket-server", Map.of("listener", endpoint.listenerName(), "networkProcessor",
                         Integer.toString(id)), false,
                 channelBuilder, new LogContext("[Processor broker=" + brokerId + " id=" + id + "] "));
-        this.thread = new Thread(this::runLoop, "twinlog-network-" + brokerId + "-" + id);
+        // the listener is in the name: every listener numbers its network threads from 0
+        this.thread = new Thread(this::runLoop,
+                "twinlog-network-" + brokerId + "-" + endpoint.listenerName() + "-" + id);
         this.thread.setDaemon(true);
     }
 
@@ -95,9 +111,36 @@ final class Processor implements Request.ResponseSink {
         thread.start();
     }
 
-    void accept(SocketChannel channel) {
+    /**
+     * Hands a new connection to this thread.
+     *
+     * @return false if this processor is closed and the connection was not taken (the caller gives it to another)
+     */
+    boolean accept(SocketChannel channel) {
+        if (!running) {
+            return false;
+        }
         newConnections.add(channel);
+        if (!running && newConnections.remove(channel)) {
+            return false; // closed between the check and the add, and its thread has not taken it
+        }
         selector.wakeup();
+        return true;
+    }
+
+    /** The channel builder as Kafka's reconfigurable (SSL and SASL builders are), or null. */
+    ListenerReconfigurable reconfigurableChannels() {
+        return channelBuilder instanceof ListenerReconfigurable r ? r : null;
+    }
+
+    /** Reloads this thread's keystore and truststore (connections already open keep theirs). */
+    void reconfigureChannels(Map<String, ?> configs) {
+        ListenerReconfigurable reconfigurable = reconfigurableChannels();
+        if (reconfigurable != null) {
+            synchronized (channelBuilderLock) {
+                reconfigurable.reconfigure(configs);
+            }
+        }
     }
 
     @Override
@@ -130,27 +173,48 @@ final class Processor implements Request.ResponseSink {
         return throttling;
     }
 
+    /** After {@link #close()} the action is dropped: its connection is gone with this processor's selector. */
     private void enqueue(Action action) {
+        if (!running) {
+            return;
+        }
         actions.add(action);
+        if (!running) {
+            actions.clear(); // closed meanwhile: nothing will ever drain the queue
+            return;
+        }
         selector.wakeup();
     }
 
     private void runLoop() {
-        while (running) {
-            try {
-                registerNewConnections();
-                processActions();
-                selector.poll(300);
-                processCompletedReceives();
-                processCompletedSends();
-                processDisconnected();
-            } catch (InterruptedException e) {
-                return;
-            } catch (Throwable t) {
-                log.error("Unexpected error in network processor {} of broker {}", id, brokerId, t);
+        try {
+            while (running) {
+                try {
+                    registerNewConnections();
+                    processActions();
+                    selector.poll(300);
+                    processCompletedReceives();
+                    processCompletedSends();
+                    processDisconnected();
+                } catch (InterruptedException e) {
+                    return;
+                } catch (Throwable t) {
+                    log.error("Unexpected error in network processor {} of broker {}", id, brokerId, t);
+                }
             }
+        } finally {
+            closeSelector();
         }
+    }
+
+    /** Closes every connection, the channel builder and the selector's metrics, and drops what is still queued. */
+    private void closeSelector() {
         selector.close();
+        SocketChannel pending;
+        while ((pending = newConnections.poll()) != null) {
+            closeQuietly(pending);
+        }
+        actions.clear();
     }
 
     private void registerNewConnections() {
@@ -160,7 +224,9 @@ final class Processor implements Request.ResponseSink {
             String connectionId = s.getLocalAddress().getHostAddress() + ":" + s.getLocalPort() + "-"
                     + s.getInetAddress().getHostAddress() + ":" + s.getPort() + "-" + id + "-" + (connectionIndex++);
             try {
-                selector.register(connectionId, ch);
+                synchronized (channelBuilderLock) {
+                    selector.register(connectionId, ch); // builds the channel, with the keystore of now
+                }
             } catch (IOException e) {
                 log.info("Could not register connection {}: {}", connectionId, e.toString());
                 closeQuietly(ch);
@@ -358,13 +424,25 @@ final class Processor implements Request.ResponseSink {
         }
     }
 
+    /**
+     * Stops this thread and closes its connections, waiting up to 5 s. Not thread-safe against {@link #start()}:
+     * the socket server calls both under its lock.
+     */
     void close() {
         running = false;
+        if (thread.getState() == Thread.State.NEW) {
+            closeSelector(); // never started: no thread of its own to do it
+            return;
+        }
         selector.wakeup();
         try {
             thread.join(5_000);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        }
+        if (thread.isAlive()) {
+            log.warn("Network thread {} did not stop within 5 s (blocked on a full request queue?); its "
+                    + "connections close when it does", thread.getName());
         }
     }
 
