@@ -80,6 +80,7 @@ import io.twinlog.server.mirror.MirrorApiHandlers;
 import io.twinlog.server.mirror.MirrorTopicHandlers;
 import io.twinlog.server.security.BrokerAuthorization;
 import io.twinlog.server.security.LocalClientConfigs;
+import io.twinlog.server.dynamic.DynamicBrokerConfigs;
 import io.twinlog.server.quota.BrokerQuotas;
 import io.twinlog.server.quota.ClientQuotaStore;
 import io.twinlog.server.security.ScramUsers;
@@ -171,6 +172,7 @@ public final class BrokerServer implements AutoCloseable {
     private volatile ScramUsers scramUsers;
     private volatile BrokerQuotas quotas;
     private volatile ClientQuotaStore clientQuotas;
+    private volatile DynamicBrokerConfigs dynamicConfigs;
     private volatile BrokerAuthorization authorization;
     private volatile BrokerMetrics metrics;
     private volatile DashboardServer dashboard;
@@ -240,6 +242,10 @@ public final class BrokerServer implements AutoCloseable {
         store = new MetadataStore(zk);
         String clusterId = joinCluster(identity, zooKeeperName);
         log.info("Connected to ZooKeeper at {}; cluster ID {}", connect, clusterId);
+        // the dynamic broker configs before any part is built: each is built with them, nothing resized at start
+        dynamicConfigs = new DynamicBrokerConfigs(zk, config);
+        dynamicConfigs.start(config.zookeeperSessionTimeoutMs());
+        BrokerConfig startConfig = dynamicConfigs.current();
 
         abortIfClosed();
         watcher = new MetadataWatcher(zk, clusterId, config.brokerId());
@@ -260,7 +266,7 @@ public final class BrokerServer implements AutoCloseable {
         // read before the listeners open: a client's first request is already held to its quotas
         clientQuotas = new ClientQuotaStore(zk, quotas);
         clientQuotas.start(config.zookeeperSessionTimeoutMs());
-        ListenerChannels channels = new ListenerChannels(config, credentials,
+        ListenerChannels channels = new ListenerChannels(startConfig, credentials,
                 version -> ApiVersionsHandler.beforeAuthentication(registryRef.get(), watcher.image().features()),
                 time);
         // waits up to a session timeout for brokers re-registering after a ZooKeeper outage (ReregistrationGrace)
@@ -290,7 +296,7 @@ public final class BrokerServer implements AutoCloseable {
         alterPartitionManager = new AlterPartitionManager(config.brokerId(), this::brokerEpoch, watcher, controller,
                 alterPartitionChannel);
         ReplicaFetcherManager fetcherManager = new ReplicaFetcherManager(config.brokerId(),
-                id -> brokerNode(id, interBrokerListener), this::brokerEpoch, config.numReplicaFetchers(),
+                id -> brokerNode(id, interBrokerListener), this::brokerEpoch, startConfig.numReplicaFetchers(),
                 config.replicaFetchWaitMaxMs(),
                 config.replicaFetchMinBytes(), config.replicaFetchResponseMaxBytes(), config.replicaFetchMaxBytes(),
                 config.replicaSocketTimeoutMs(), channels::interBroker, time);
@@ -303,7 +309,7 @@ public final class BrokerServer implements AutoCloseable {
                 this::publishOffline, this::shutdownOnFatalError);
         logDirFailureHandler.start();
 
-        TopicConfigs topicConfigs = new TopicConfigs(config);
+        TopicConfigs topicConfigs = new TopicConfigs(startConfig);
         appliedTruncations = new AppliedTruncations(config.brokerId(), zk);
         // before the applier leads anything and before the registration: what this broker lost with its disk
         lostTracker = new LostReplicaTracker(config.brokerId(), new LostReplicasFile(
@@ -348,7 +354,7 @@ public final class BrokerServer implements AutoCloseable {
                 producerIds, authorization, topicMetrics, transactionVerification, quotas, time);
         adminExecutor = new AdminExecutor("twinlog-admin-" + config.brokerId(), ADMIN_THREADS,
                 config.adminQueuedMaxRequests());
-        AlterConfigsHandler alterConfigs = new AlterConfigsHandler(ctx);
+        AlterConfigsHandler alterConfigs = new AlterConfigsHandler(ctx, dynamicConfigs);
         ReassignmentsHandler reassignments = new ReassignmentsHandler(ctx, controller, forwardingChannel);
         ApiRegistry.Builder registryBuilder = ApiRegistry.builder();
         ScramCredentialsHandlers scram = new ScramCredentialsHandlers(scramUsers);
@@ -390,7 +396,7 @@ public final class BrokerServer implements AutoCloseable {
                 .add(ApiKeys.CREATE_TOPICS, adminExecutor.offRequestThreads(new CreateTopicsHandler(ctx)))
                 .add(ApiKeys.DELETE_TOPICS, adminExecutor.offRequestThreads(new DeleteTopicsHandler(ctx)))
                 .add(ApiKeys.CREATE_PARTITIONS, adminExecutor.offRequestThreads(new CreatePartitionsHandler(ctx)))
-                .add(ApiKeys.DESCRIBE_CONFIGS, new DescribeConfigsHandler(ctx))
+                .add(ApiKeys.DESCRIBE_CONFIGS, new DescribeConfigsHandler(ctx, dynamicConfigs))
                 .add(ApiKeys.DELETE_RECORDS, new DeleteRecordsHandler(ctx))
                 .add(ApiKeys.DESCRIBE_LOG_DIRS, cluster(AclOperation.DESCRIBE, new DescribeLogDirsHandler(ctx)))
                 .add(ApiKeys.INCREMENTAL_ALTER_CONFIGS, adminExecutor.offRequestThreads(alterConfigs.incremental()))
@@ -425,11 +431,12 @@ public final class BrokerServer implements AutoCloseable {
         RequestChannel channel = new RequestChannel(config.queuedMaxRequests());
         RequestMetrics requestMetrics = new RequestMetrics(metrics);
         NetworkMetrics.register(metrics, channel);
-        handlerPool = new RequestHandlerPool(config.brokerId(), config.numIoThreads(), channel, registry, metrics);
+        handlerPool = new RequestHandlerPool(config.brokerId(), startConfig.numIoThreads(), channel, registry,
+                metrics);
         for (Endpoint ep : config.listeners()) {
             SocketServer server;
             try {
-                server = new SocketServer(config.brokerId(), ep, config.numNetworkThreads(),
+                server = new SocketServer(config.brokerId(), ep, startConfig.numNetworkThreads(),
                         config.socketRequestMaxBytes(), config.connectionsMaxIdleMs(),
                         new SocketServer.SocketBuffers(config.socketSendBufferBytes(),
                                 config.socketReceiveBufferBytes()), channel, time,
@@ -819,6 +826,7 @@ public final class BrokerServer implements AutoCloseable {
         new ArrayList<>(socketServers).forEach(SocketServer::close);
         closeQuietly("SCRAM credentials", scramUsers);
         closeQuietly("client quota store", clientQuotas);
+        closeQuietly("dynamic broker configs", dynamicConfigs);
         closeQuietly("authorizer", authorization);
         closeQuietly("request handlers", handlerPool);
         // after the network threads: a throttle ending now finds its connection closed, which is harmless

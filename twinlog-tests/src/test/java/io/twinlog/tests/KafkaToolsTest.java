@@ -181,7 +181,8 @@ class KafkaToolsTest {
     /**
      * An operator's reassignment runbook: --execute, then --verify until completed. Kafka's --verify also clears
      * every broker's replication throttle (an IncrementalAlterConfigs DELETE on the broker), which Twinlog, having
-     * no dynamic broker configs, once refused: the tool printed an error and exited 1 after a finished reassignment.
+     * no dynamic broker configs then, once refused: the tool printed an error and exited 1 after a finished
+     * reassignment. Setting a throttle is refused with the reason: Twinlog applies no replication throttle.
      */
     @Test
     void reassignPartitionsCommandExecutesAndVerifies() throws Exception {
@@ -200,7 +201,9 @@ class KafkaToolsTest {
 
         ToolResult throttled = reassign("--execute", "--reassignment-json-file", plan.toString(), "--throttle",
                 "1000000");
-        assertTrue(throttled.exitCode() != 0 && throttled.all().contains("BROKER configs are static"),
+        assertTrue(throttled.exitCode() != 0 && throttled.all().contains(
+                "Twinlog cannot update these configs dynamically: [follower.replication.throttled.rate, "
+                        + "leader.replication.throttled.rate]"),
                 "setting a broker throttle is refused with the reason: " + throttled);
     }
 

@@ -30,6 +30,8 @@ public final class ZkPaths {
     public static final String CLIENT_CONFIGS = "/config/clients";
     /** Connection-rate quotas per client address (Kafka's layout): {@code /config/ips/<ip>}. */
     public static final String IP_CONFIGS = "/config/ips";
+    /** Dynamic broker configs (Kafka's layout): {@code /config/brokers/<broker id>} and {@code /config/brokers/<default>}. */
+    public static final String BROKER_CONFIGS = "/config/brokers";
     /** The node name of an entity's default (all users, all client ids), as in Kafka's ZooKeeper layout. */
     public static final String DEFAULT_ENTITY = "<default>";
     public static final String PRODUCER_ID_BLOCK = "/latest_producer_id_block";
@@ -100,6 +102,11 @@ public final class ZkPaths {
     }
 
     /** {@code sanitizedUser}: the user name as Kafka's {@code Sanitizer} writes it in a path. */
+    /** {@code entity} is a broker id or {@link #DEFAULT_ENTITY}. */
+    public static String brokerConfig(String entity) {
+        return BROKER_CONFIGS + "/" + entity;
+    }
+
     public static String userConfig(String sanitizedUser) {
         return USER_CONFIGS + "/" + sanitizedUser;
     }

@@ -1,7 +1,9 @@
 package io.twinlog.server.handlers;
 
+import io.twinlog.controller.zk.ZkPaths;
 import io.twinlog.protocol.Request;
 import io.twinlog.protocol.RequestHandler;
+import io.twinlog.server.dynamic.DynamicBrokerConfigs;
 import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.config.ConfigDef;
@@ -19,16 +21,19 @@ import org.apache.kafka.common.requests.AlterConfigsRequest;
 import org.apache.kafka.common.requests.AlterConfigsResponse;
 import org.apache.kafka.common.requests.IncrementalAlterConfigsRequest;
 import org.apache.kafka.common.requests.IncrementalAlterConfigsResponse;
+import org.apache.kafka.server.config.DynamicConfig;
 import org.apache.kafka.storage.internals.log.LogConfig;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.function.UnaryOperator;
 
 /**
@@ -41,9 +46,11 @@ import java.util.function.UnaryOperator;
 public final class AlterConfigsHandler {
     private static final Logger log = LoggerFactory.getLogger(AlterConfigsHandler.class);
     private final BrokerContext ctx;
+    private final DynamicBrokerConfigs brokerConfigs;
 
-    public AlterConfigsHandler(BrokerContext ctx) {
+    public AlterConfigsHandler(BrokerContext ctx, DynamicBrokerConfigs brokerConfigs) {
         this.ctx = ctx;
+        this.brokerConfigs = brokerConfigs;
     }
 
     public RequestHandler incremental() {
@@ -69,10 +76,14 @@ public final class AlterConfigsHandler {
                 continue;
             }
             try {
-                if (deletesOnlyOnABroker(res)) {
-                    // no dynamic broker config can be set here, so there is none to delete: done, as Kafka answers
-                    // a delete of a config that is not set (kafka-reassign-partitions --verify clears the
-                    // replication throttles of every broker this way)
+                if (ConfigResource.Type.forId(res.resourceType()) == ConfigResource.Type.BROKER) {
+                    List<IncrementalAlterConfigsRequestData.AlterableConfig> ops = List.copyOf(res.configs());
+                    checkOps(ops);
+                    brokerConfigs.alter(brokerEntity(res.resourceName()), current -> {
+                        Map<String, String> next = new LinkedHashMap<>(current);
+                        ops.forEach(op -> applyBrokerOp(next, op));
+                        return next;
+                    }, data.validateOnly());
                     response.responses().add(r);
                     continue;
                 }
@@ -115,6 +126,18 @@ public final class AlterConfigsHandler {
                 continue;
             }
             try {
+                if (ConfigResource.Type.forId(res.resourceType()) == ConfigResource.Type.BROKER) {
+                    // the legacy API replaces the whole set
+                    Map<String, String> replacement = new LinkedHashMap<>();
+                    res.configs().forEach(c -> replacement.put(c.name(), c.value()));
+                    if (replacement.containsValue(null)) {
+                        throw new InvalidRequestException("Null value not supported for : " + nullValued(replacement));
+                    }
+                    brokerConfigs.alter(brokerEntity(res.resourceName()), current -> replacement,
+                            data.validateOnly());
+                    response.responses().add(r);
+                    continue;
+                }
                 String topic = topicResource(res.resourceType(), res.resourceName());
                 Map<String, String> overrides = new LinkedHashMap<>();
                 res.configs().forEach(c -> overrides.put(c.name(), c.value()));
@@ -133,10 +156,87 @@ public final class AlterConfigsHandler {
         request.respond(new AlterConfigsResponse(response));
     }
 
-    private static boolean deletesOnlyOnABroker(IncrementalAlterConfigsRequestData.AlterConfigsResource res) {
-        return ConfigResource.Type.forId(res.resourceType()) == ConfigResource.Type.BROKER
-                && (res.resourceName().isEmpty() || res.resourceName().chars().allMatch(Character::isDigit))
-                && res.configs().stream().allMatch(c -> c.configOperation() == AlterConfigOp.OpType.DELETE.id());
+    /**
+     * The broker entity a BROKER resource names, with Kafka's answers: {@code ""} is the cluster default, this
+     * broker's id its own configs; another broker's configs are changed through that broker (the admin client sends
+     * them there).
+     */
+    private String brokerEntity(String name) {
+        if (name.isEmpty()) {
+            return ZkPaths.DEFAULT_ENTITY;
+        }
+        int id;
+        try {
+            id = Integer.parseInt(name);
+        } catch (NumberFormatException e) {
+            throw new InvalidRequestException("Node id must be an integer, but it is: " + name);
+        }
+        if (id != ctx.brokerId()) {
+            throw new InvalidRequestException("Unexpected broker id, expected " + ctx.brokerId() + ", but received "
+                    + name);
+        }
+        return name;
+    }
+
+    /** Kafka's checks of the operations themselves, before any value: duplicate keys, SET without a value. */
+    private static void checkOps(List<IncrementalAlterConfigsRequestData.AlterableConfig> ops) {
+        Set<String> seen = new HashSet<>();
+        List<String> nulls = new ArrayList<>();
+        for (IncrementalAlterConfigsRequestData.AlterableConfig op : ops) {
+            if (!seen.add(op.name())) {
+                throw new InvalidRequestException("Error due to duplicate config keys");
+            }
+            if (op.value() == null && op.configOperation() != AlterConfigOp.OpType.DELETE.id()) {
+                nulls.add(op.name());
+            }
+        }
+        if (!nulls.isEmpty()) {
+            throw new InvalidRequestException("Null value not supported for : " + String.join(", ", nulls));
+        }
+    }
+
+    private static String nullValued(Map<String, String> configs) {
+        List<String> out = new ArrayList<>();
+        configs.forEach((k, v) -> {
+            if (v == null) {
+                out.add(k);
+            }
+        });
+        return String.join(", ", out);
+    }
+
+    /** A broker config operation; only list-typed keys take APPEND and SUBTRACT (Kafka's INVALID_CONFIG). */
+    private static void applyBrokerOp(Map<String, String> configs,
+                                      IncrementalAlterConfigsRequestData.AlterableConfig c) {
+        if (c.configOperation() == AlterConfigOp.OpType.SET.id()) {
+            configs.put(c.name(), c.value());
+        } else if (c.configOperation() == AlterConfigOp.OpType.DELETE.id()) {
+            configs.remove(c.name());
+        } else if (c.configOperation() == AlterConfigOp.OpType.APPEND.id()
+                || c.configOperation() == AlterConfigOp.OpType.SUBTRACT.id()) {
+            ConfigDef.ConfigKey key = DynamicConfig.Broker.configKeys().get(c.name());
+            if (key == null || key.type != ConfigDef.Type.LIST) {
+                throw new InvalidConfigurationException("Config value " + (c.configOperation()
+                        == AlterConfigOp.OpType.APPEND.id() ? "append" : "subtract")
+                        + " is not allowed for config key: " + c.name());
+            }
+            List<String> values = new ArrayList<>();
+            for (String s : configs.getOrDefault(c.name(), "").split(",")) {
+                if (!s.isBlank()) {
+                    values.add(s.trim());
+                }
+            }
+            for (String v : c.value().split(",")) {
+                if (c.configOperation() == AlterConfigOp.OpType.APPEND.id() && !values.contains(v.trim())) {
+                    values.add(v.trim());
+                } else if (c.configOperation() == AlterConfigOp.OpType.SUBTRACT.id()) {
+                    values.remove(v.trim());
+                }
+            }
+            configs.put(c.name(), String.join(",", values));
+        } else {
+            throw new InvalidRequestException("Unknown config operation " + c.configOperation());
+        }
     }
 
     private String topicResource(byte resourceType, String name) {

@@ -2,6 +2,7 @@ package io.twinlog.server.handlers;
 
 import io.twinlog.protocol.Request;
 import io.twinlog.protocol.RequestHandler;
+import io.twinlog.server.dynamic.DynamicBrokerConfigs;
 import io.twinlog.server.metadata.BrokerConfigs;
 import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.config.ConfigResource;
@@ -11,23 +12,36 @@ import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.DescribeConfigsRequest;
 import org.apache.kafka.common.requests.DescribeConfigsResponse;
 
-import java.util.ArrayList;
 import java.util.Map;
 import java.util.Optional;
 
 /**
  * DescribeConfigs for topics (every topic config with its effective value and source) and brokers (every key of
- * Kafka's broker definition with Twinlog's effective value, see {@link BrokerConfigs}). The empty broker name asks
- * for the cluster-wide dynamic defaults, of which Twinlog has none (an empty list, as Kafka answers without any).
- * Other resource types get INVALID_REQUEST.
+ * Kafka's broker definition with its effective value and source, dynamic configs included, see
+ * {@link BrokerConfigs}). The empty broker name asks for the cluster-wide dynamic defaults. Other resource types get
+ * INVALID_REQUEST.
  */
 public final class DescribeConfigsHandler implements RequestHandler {
     private final BrokerContext ctx;
-    private final BrokerConfigs brokerConfigs;
+    private final DynamicBrokerConfigs dynamicConfigs;
+    /** Built again only when the dynamic configs changed (~350 entries each time). */
+    private volatile BrokerConfigs brokerConfigs;
+    private volatile DynamicBrokerConfigs.Layers builtFrom;
 
-    public DescribeConfigsHandler(BrokerContext ctx) {
+    public DescribeConfigsHandler(BrokerContext ctx, DynamicBrokerConfigs dynamicConfigs) {
         this.ctx = ctx;
-        this.brokerConfigs = new BrokerConfigs(ctx.config());
+        this.dynamicConfigs = dynamicConfigs;
+    }
+
+    private BrokerConfigs brokerConfigs() {
+        DynamicBrokerConfigs.Layers layers = dynamicConfigs.layers();
+        BrokerConfigs built = brokerConfigs;
+        if (built == null || builtFrom != layers) {
+            built = new BrokerConfigs(dynamicConfigs.staticConfig(), layers);
+            brokerConfigs = built;
+            builtFrom = layers;
+        }
+        return built;
     }
 
     @Override
@@ -54,12 +68,14 @@ public final class DescribeConfigsHandler implements RequestHandler {
                 }
             } else if (type == ConfigResource.Type.BROKER) {
                 if (res.resourceName().isEmpty()) {
-                    r.setConfigs(new ArrayList<>());
+                    r.setConfigs(brokerConfigs().describeClusterDefaults(res.configurationKeys(),
+                            data.includeSynonyms(), data.includeDocumentation()));
                 } else if (!res.resourceName().equals(Integer.toString(ctx.brokerId()))) {
-                    r.setErrorCode(Errors.INVALID_REQUEST.code()).setErrorMessage("Broker " + ctx.brokerId()
-                            + " can only describe its own configuration, not broker " + res.resourceName());
+                    // Kafka's answer: another broker's configs are described by that broker
+                    r.setErrorCode(Errors.INVALID_REQUEST.code()).setErrorMessage("Unexpected broker id, expected "
+                            + ctx.brokerId() + " or empty string, but received " + res.resourceName());
                 } else {
-                    r.setConfigs(brokerConfigs.describe(res.configurationKeys(), data.includeSynonyms(),
+                    r.setConfigs(brokerConfigs().describe(res.configurationKeys(), data.includeSynonyms(),
                             data.includeDocumentation()));
                 }
             } else {

@@ -1,0 +1,137 @@
+package io.twinlog.tests.admin;
+
+import io.twinlog.controller.zk.ZkPaths;
+import io.twinlog.tests.KafkaTools;
+import io.twinlog.tests.ToolResult;
+import io.twinlog.testkit.TestCluster;
+import io.twinlog.testkit.Waits;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.Config;
+import org.apache.kafka.clients.admin.ConfigEntry;
+import org.apache.kafka.common.config.ConfigResource;
+import org.apache.zookeeper.ZooKeeper;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.File;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Dynamic broker configs as a Kafka operator sets them (issue 28, point 5): Kafka's own {@code kafka-configs
+ * --entity-type brokers} against a 2-broker cluster. Values are stored per broker and as the cluster default in
+ * Kafka's ZooKeeper layout, described with Kafka's sources and synonyms, refused with Kafka's messages when Kafka
+ * would refuse them (and with Twinlog's when Twinlog cannot apply them live), and in force after a restart.
+ */
+@Timeout(value = 4, unit = TimeUnit.MINUTES)
+class DynamicBrokerConfigsTest {
+    @TempDir
+    static File workDir;
+    private static TestCluster cluster;
+
+    @BeforeAll
+    static void start() throws Exception {
+        cluster = TestCluster.builder().brokers(2).brokerProperty("log.retention.hours", "48").build().start();
+    }
+
+    @AfterAll
+    static void stop() {
+        if (cluster != null) {
+            cluster.close();
+        }
+    }
+
+    @Test
+    void perBrokerAndDefaultConfigsAreDescribedWithKafkasSourcesAndSynonyms() throws Exception {
+        configs("--entity-type", "brokers", "--entity-default", "--alter", "--add-config",
+                "log.retention.ms=600000").assertSuccess();
+        configs("--entity-type", "brokers", "--entity-name", "1", "--alter", "--add-config",
+                "log.retention.ms=300000").assertSuccess();
+        ToolResult defaults = configs("--entity-type", "brokers", "--entity-default", "--describe");
+        assertTrue(defaults.stdout().contains("Default configs for brokers in the cluster are:")
+                && defaults.stdout().contains("log.retention.ms=600000 sensitive=false "
+                + "synonyms={DYNAMIC_DEFAULT_BROKER_CONFIG:log.retention.ms=600000}"), defaults.all());
+        ToolResult broker1 = configs("--entity-type", "brokers", "--entity-name", "1", "--describe");
+        assertTrue(broker1.stdout().contains("Dynamic configs for broker 1 are:")
+                && broker1.stdout().contains("log.retention.ms=300000 sensitive=false "
+                + "synonyms={DYNAMIC_BROKER_CONFIG:log.retention.ms=300000, "
+                + "DYNAMIC_DEFAULT_BROKER_CONFIG:log.retention.ms=600000, STATIC_BROKER_CONFIG:"
+                + "log.retention.hours=48"), broker1.all());
+        // broker 0 has only the default over its static value
+        ConfigEntry retention = brokerEntry(0, "log.retention.ms");
+        assertEquals("600000", retention.value());
+        assertEquals(ConfigEntry.ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG, retention.source());
+        assertTrue(node(ZkPaths.brokerConfig("<default>")).contains("\"log.retention.ms\":\"600000\""));
+        assertTrue(node(ZkPaths.brokerConfig("1")).contains("\"log.retention.ms\":\"300000\""));
+
+        configs("--entity-type", "brokers", "--entity-name", "1", "--alter", "--delete-config",
+                "log.retention.ms").assertSuccess();
+        configs("--entity-type", "brokers", "--entity-default", "--alter", "--delete-config", "log.retention.ms")
+                .assertSuccess();
+        assertEquals(ConfigEntry.ConfigSource.STATIC_BROKER_CONFIG, brokerEntry(1, "log.retention.hours").source());
+    }
+
+    @Test
+    void keysThatCannotChangeLiveAreRefusedWithTheReason() throws Exception {
+        assertRefused(List.of("--entity-name", "0", "--add-config", "log.dirs=/elsewhere"),
+                "Cannot update these configs dynamically: [log.dirs]");
+        assertRefused(List.of("--entity-name", "0", "--add-config", "ssl.keystore.location=/k.jks"),
+                "These security configs can be dynamically updated only per-listener using the listener prefix: "
+                        + "[ssl.keystore.location]");
+        assertRefused(List.of("--entity-default", "--add-config",
+                        "listener.name.ssl.ssl.keystore.location=/k.jks"),
+                "Cannot update these configs at default cluster level, broker id must be specified: "
+                        + "[listener.name.ssl.ssl.keystore.location]");
+        assertRefused(List.of("--entity-name", "0", "--add-config", "num.io.threads=0"),
+                "Invalid value 0 for configuration num.io.threads: Value must be at least 1");
+        // dynamic in Kafka, not applied by Twinlog: refused rather than stored and ignored
+        assertRefused(List.of("--entity-name", "0", "--add-config", "max.connections=100"),
+                "Twinlog cannot update these configs dynamically: [max.connections]");
+        assertEquals(null, node(ZkPaths.brokerConfig("0")), "nothing stored for a refused change");
+    }
+
+    private static void assertRefused(List<String> args, String message) throws Exception {
+        List<String> all = new ArrayList<>(List.of("--entity-type", "brokers", "--alter"));
+        all.addAll(args);
+        ToolResult refused = configs(all.toArray(String[]::new));
+        assertNotEquals(0, refused.exitCode(), refused.all());
+        assertTrue(refused.all().contains(message), "expected '" + message + "' in\n" + refused.all());
+    }
+
+    private static ConfigEntry brokerEntry(int broker, String name) throws Exception {
+        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG,
+                "127.0.0.1:" + cluster.broker(broker).boundPort("PLAINTEXT")))) {
+            ConfigResource resource = new ConfigResource(ConfigResource.Type.BROKER, Integer.toString(broker));
+            return Waits.waitFor("broker " + broker + "'s " + name, () -> {
+                Config config = admin.describeConfigs(List.of(resource)).all().get(30, TimeUnit.SECONDS)
+                        .get(resource);
+                return config.get(name);
+            }, e -> e != null);
+        }
+    }
+
+    /** The node's data as text, null when it does not exist. */
+    private static String node(String path) throws Exception {
+        try (ZooKeeper zk = new ZooKeeper(cluster.zookeeperConnect(), 10_000, event -> { })) {
+            if (zk.exists(path, false) == null) {
+                return null;
+            }
+            return new String(zk.getData(path, false, null), StandardCharsets.UTF_8);
+        }
+    }
+
+    private static ToolResult configs(String... args) throws Exception {
+        return KafkaTools.configs(workDir, cluster.bootstrapServers(), args);
+    }
+}
