@@ -81,6 +81,8 @@ import io.twinlog.server.mirror.MirrorTopicHandlers;
 import io.twinlog.server.security.BrokerAuthorization;
 import io.twinlog.server.security.LocalClientConfigs;
 import io.twinlog.server.dynamic.DynamicBrokerConfigs;
+import io.twinlog.server.dynamic.ListenerReconfiguration;
+import io.twinlog.server.dynamic.RequestHandlerThreads;
 import io.twinlog.server.quota.BrokerQuotas;
 import io.twinlog.server.quota.ClientQuotaStore;
 import io.twinlog.server.security.ScramUsers;
@@ -447,8 +449,10 @@ public final class BrokerServer implements AutoCloseable {
             }
             server.bind();
             socketServers.add(server);
+            dynamicConfigs.register(new ListenerReconfiguration(ep.listenerName(), server));
             boundPorts.put(ep.listenerName(), server.boundPort());
         }
+        dynamicConfigs.register(new RequestHandlerThreads(handlerPool));
         handlerPool.start();
         socketServers.forEach(SocketServer::startProcessing);
 

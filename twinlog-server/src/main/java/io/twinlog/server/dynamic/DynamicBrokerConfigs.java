@@ -294,14 +294,22 @@ public final class DynamicBrokerConfigs implements AutoCloseable {
                     ? secrets.orElseThrow().encrypt(v) : v));
             try {
                 Stat written;
-                if (!exists) {
+                if (next.isEmpty()) {
+                    // nothing left: the node goes, as Kafka's ZooKeeper brokers left no empty config node
+                    zk.delete().withVersion(stat.getVersion()).forPath(path);
+                    written = null;
+                } else if (!exists) {
                     zk.create().creatingParentsIfNeeded().forPath(path, EntityConfigNode.encode(toStore));
                     written = zk.checkExists().forPath(path);
                 } else {
                     // written even when unchanged for this broker: a keystore replaced in place is reloaded so
                     written = zk.setData().withVersion(stat.getVersion()).forPath(path, EntityConfigNode.encode(toStore));
                 }
-                awaitRead(perBroker, written == null ? -1 : written.getMzxid());
+                if (written != null) {
+                    awaitRead(perBroker, written.getMzxid());
+                } else {
+                    awaitGone(perBroker);
+                }
                 log.info("Dynamic broker configs of {} set to {}", perBroker ? "broker " + entity : "the cluster default",
                         masked(next));
                 return;
@@ -345,6 +353,18 @@ public final class DynamicBrokerConfigs implements AutoCloseable {
             if (leftMs <= 0) {
                 throw new TimeoutException("The dynamic broker configs were written to ZooKeeper but this broker has "
                         + "not read them back yet");
+            }
+            wait(leftMs);
+        }
+    }
+
+    private synchronized void awaitGone(boolean perBroker) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(APPLY_TIMEOUT_MS);
+        while ((perBroker ? ownZxid : defaultZxid) != -1) {
+            long leftMs = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
+            if (leftMs <= 0) {
+                throw new TimeoutException("The dynamic broker configs were removed from ZooKeeper but this broker "
+                        + "has not seen it yet");
             }
             wait(leftMs);
         }

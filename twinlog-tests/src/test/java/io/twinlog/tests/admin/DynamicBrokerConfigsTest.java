@@ -83,6 +83,40 @@ class DynamicBrokerConfigsTest {
     }
 
     @Test
+    void threadCountsChangeLiveOnTheBrokerNamedAndTheDefaultOnAll() throws Exception {
+        int before = threads("twinlog-request-handler-0-");
+        configs("--entity-type", "brokers", "--entity-name", "0", "--alter", "--add-config",
+                "num.io.threads=" + (before + 2)).assertSuccess();
+        Waits.waitUntil("broker 0 runs " + (before + 2) + " request handler threads",
+                () -> threads("twinlog-request-handler-0-") == before + 2);
+        assertEquals(before, threads("twinlog-request-handler-1-"), "broker 1 is not changed");
+        // the cluster default reaches every broker; broker 0's own value stays above it
+        configs("--entity-type", "brokers", "--entity-default", "--alter", "--add-config", "num.network.threads=4")
+                .assertSuccess();
+        for (int broker : List.of(0, 1)) {
+            Waits.waitUntil("broker " + broker + " runs 4 network threads",
+                    () -> threads("twinlog-network-" + broker + "-") == 4);
+        }
+        assertEquals(before + 2, threads("twinlog-request-handler-0-"));
+        // Kafka's rule: at most double at a time, with Kafka's words
+        assertRefused(List.of("--entity-name", "1", "--add-config", "num.io.threads=" + (before * 2 + 1)),
+                "Dynamic thread count update validation failed for num.io.threads=" + (before * 2 + 1)
+                        + ", value should not be greater than double the current value " + before);
+        configs("--entity-type", "brokers", "--entity-default", "--alter", "--delete-config", "num.network.threads")
+                .assertSuccess();
+        configs("--entity-type", "brokers", "--entity-name", "0", "--alter", "--delete-config", "num.io.threads")
+                .assertSuccess();
+        Waits.waitUntil("broker 0 back to " + before + " request handler threads",
+                () -> threads("twinlog-request-handler-0-") == before);
+    }
+
+    /** Live threads of this JVM (the in-process brokers) whose name starts with {@code prefix}. */
+    private static int threads(String prefix) {
+        return (int) Thread.getAllStackTraces().keySet().stream()
+                .filter(t -> t.isAlive() && t.getName().startsWith(prefix)).count();
+    }
+
+    @Test
     void keysThatCannotChangeLiveAreRefusedWithTheReason() throws Exception {
         assertRefused(List.of("--entity-name", "0", "--add-config", "log.dirs=/elsewhere"),
                 "Cannot update these configs dynamically: [log.dirs]");
