@@ -101,6 +101,14 @@ public final class BrokerConfig {
     public static final String LOG_RETENTION_CHECK_INTERVAL_MS = ServerLogConfigs.LOG_CLEANUP_INTERVAL_MS_CONFIG;
     public static final String LOG_CLEANER_ENABLE = CleanerConfig.LOG_CLEANER_ENABLE_PROP;
     public static final String LOG_CLEANER_BACKOFF_MS = CleanerConfig.LOG_CLEANER_BACKOFF_MS_PROP;
+    public static final String LOG_CLEANER_THREADS = CleanerConfig.LOG_CLEANER_THREADS_PROP;
+    public static final String LOG_CLEANER_DEDUPE_BUFFER_SIZE = CleanerConfig.LOG_CLEANER_DEDUPE_BUFFER_SIZE_PROP;
+    public static final String LOG_CLEANER_IO_MAX_BYTES_PER_SECOND =
+            CleanerConfig.LOG_CLEANER_IO_MAX_BYTES_PER_SECOND_PROP;
+    public static final String LOG_CLEANER_IO_BUFFER_SIZE = CleanerConfig.LOG_CLEANER_IO_BUFFER_SIZE_PROP;
+    /** The dedupe buffer's load factor, despite its name ({@code CleanerConfig.dedupeBufferLoadFactor}). */
+    public static final String LOG_CLEANER_IO_BUFFER_LOAD_FACTOR =
+            CleanerConfig.LOG_CLEANER_DEDUPE_BUFFER_LOAD_FACTOR_PROP;
     public static final String LOG_ROLL_MS = ServerLogConfigs.LOG_ROLL_TIME_MILLIS_CONFIG;
     public static final String COMPRESSION_TYPE = ServerConfigs.COMPRESSION_TYPE_CONFIG;
     public static final String MIN_INSYNC_REPLICAS = ServerLogConfigs.MIN_IN_SYNC_REPLICAS_CONFIG;
@@ -401,6 +409,28 @@ public final class BrokerConfig {
 
     public long logCleanerBackoffMs() {
         return values.getLong(LOG_CLEANER_BACKOFF_MS);
+    }
+
+    public int logCleanerThreads() {
+        return values.getInt(LOG_CLEANER_THREADS);
+    }
+
+    /** The heap of the cleaner's dedupe maps, split evenly over its threads. */
+    public long logCleanerDedupeBufferSize() {
+        return values.getLong(LOG_CLEANER_DEDUPE_BUFFER_SIZE);
+    }
+
+    public double logCleanerIoMaxBytesPerSecond() {
+        return values.getDouble(LOG_CLEANER_IO_MAX_BYTES_PER_SECOND);
+    }
+
+    public int logCleanerIoBufferSize() {
+        return values.getInt(LOG_CLEANER_IO_BUFFER_SIZE);
+    }
+
+    /** {@code log.cleaner.io.buffer.load.factor}: how full a dedupe map may get before a pass stops. */
+    public double logCleanerDedupeBufferLoadFactor() {
+        return values.getDouble(LOG_CLEANER_IO_BUFFER_LOAD_FACTOR);
     }
 
     public long highWatermarkCheckpointIntervalMs() {

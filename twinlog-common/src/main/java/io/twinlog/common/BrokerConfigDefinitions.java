@@ -192,8 +192,28 @@ final class BrokerConfigDefinitions {
         def.define(BrokerConfig.LOG_CLEANER_ENABLE, Type.BOOLEAN, true, Importance.MEDIUM,
                 "Run the log cleaner, which compacts topics with cleanup.policy=compact (the consumer offsets topic "
                         + "among them). If disabled, those topics are not compacted and grow without bound.");
+        defineCleaner(def);
         def.define(BrokerConfig.LOG_INITIAL_TASK_DELAY_MS, Type.LONG, 10_000L, Range.atLeast(0), Importance.LOW,
                 ServerLogConfigs.LOG_INITIAL_TASK_DELAY_MS_DOC + " Twinlog's default is 10 s (Kafka's 30 s).");
+    }
+
+    /**
+     * The log cleaner's threads and memory: Kafka's definitions, except the dedupe buffer's default. Kafka allocates
+     * that buffer on the heap when the cleaner starts (each thread its share), whether or not a topic is compacted.
+     */
+    private static void defineCleaner(ConfigDef def) {
+        for (String key : List.of(BrokerConfig.LOG_CLEANER_THREADS, BrokerConfig.LOG_CLEANER_IO_MAX_BYTES_PER_SECOND,
+                BrokerConfig.LOG_CLEANER_IO_BUFFER_SIZE, BrokerConfig.LOG_CLEANER_IO_BUFFER_LOAD_FACTOR)) {
+            kafka(def, CleanerConfig.CONFIG_DEF, key);
+        }
+        ConfigDef.ConfigKey dedupe = kafkaKey(CleanerConfig.CONFIG_DEF, BrokerConfig.LOG_CLEANER_DEDUPE_BUFFER_SIZE);
+        def.define(dedupe.name, dedupe.type, 16L << 20, dedupe.validator, dedupe.importance, dedupe.documentation
+                + ". Twinlog's default is 16 MiB (Kafka's 128 MiB), since the buffer is heap taken at start-up on "
+                + "every broker, compacted topics or not (and several brokers share one JVM in an in-process "
+                + "cluster). 16 MiB hold about 600,000 keys per cleaning pass (24 bytes a key, filled to the load "
+                + "factor); a partition with more distinct keys is cleaned in more passes. Each cleaner thread needs "
+                + "more than 1 MiB of it (Kafka's rule), so 16 MiB allow up to 15 " + BrokerConfig.LOG_CLEANER_THREADS
+                + ".");
     }
 
     /** The transaction coordinator's and the partitions' transaction keys: Kafka's definitions (issue 26). */
@@ -264,10 +284,14 @@ final class BrokerConfigDefinitions {
 
     /** Kafka's definition of {@code name}, as is. */
     private static void kafka(ConfigDef def, ConfigDef kafkaDefinition, String name) {
+        def.define(kafkaKey(kafkaDefinition, name));
+    }
+
+    private static ConfigDef.ConfigKey kafkaKey(ConfigDef kafkaDefinition, String name) {
         ConfigDef.ConfigKey key = kafkaDefinition.configKeys().get(name);
         if (key == null) {
             throw new IllegalStateException("Kafka no longer defines " + name + "; define it in Twinlog");
         }
-        def.define(key);
+        return key;
     }
 }

@@ -111,6 +111,26 @@ class BrokerConfigTest {
     }
 
     @Test
+    void cleanerKeysHaveKafkasDefinitionsAndTwinlogsDedupeBuffer() {
+        BrokerConfig defaults = config();
+        assertEquals(1, defaults.logCleanerThreads());
+        assertEquals(16L << 20, defaults.logCleanerDedupeBufferSize(), "Twinlog's default, not Kafka's 128 MiB");
+        assertEquals(0.9, defaults.logCleanerDedupeBufferLoadFactor());
+        assertEquals(512 * 1024, defaults.logCleanerIoBufferSize());
+        assertEquals(Double.MAX_VALUE, defaults.logCleanerIoMaxBytesPerSecond());
+        BrokerConfig set = config("log.cleaner.threads", "4", "log.cleaner.dedupe.buffer.size", "67108864",
+                "log.cleaner.io.buffer.load.factor", "0.5", "log.cleaner.io.buffer.size", "1048576",
+                "log.cleaner.io.max.bytes.per.second", "1000000");
+        assertEquals(4, set.logCleanerThreads());
+        assertEquals(64L << 20, set.logCleanerDedupeBufferSize());
+        assertEquals(0.5, set.logCleanerDedupeBufferLoadFactor());
+        assertEquals(1 << 20, set.logCleanerIoBufferSize());
+        assertEquals(1_000_000d, set.logCleanerIoMaxBytesPerSecond());
+        rejection("log.cleaner.threads", "-1");
+        rejection("log.cleaner.io.buffer.size", "-1");
+    }
+
+    @Test
     void topicKeysMapToKafkasBrokerSynonyms() {
         assertEquals("log.roll.ms", BrokerConfig.brokerKeyForTopicKey("segment.ms").orElseThrow());
         assertEquals("log.cleaner.min.cleanable.ratio",

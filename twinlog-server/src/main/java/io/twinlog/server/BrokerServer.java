@@ -702,7 +702,8 @@ public final class BrokerServer implements AutoCloseable {
     private LogStoreConfig logStoreConfig() {
         return new LogStoreConfig(config.brokerId(), config.logDirs(), config.defaultTopicConfigs(),
                 config.logRetentionCheckIntervalMs(), Math.min(config.logFlushIntervalMs(), 60_000L),
-                config.highWatermarkCheckpointIntervalMs(), config.logCleanerEnable(), config.logCleanerBackoffMs(),
+                config.highWatermarkCheckpointIntervalMs(), config.logCleanerEnable(),
+                LogStoreConfig.CleanerSettings.from(config),
                 config.producerIdExpirationMs(), config.producerIdExpirationCheckIntervalMs(),
                 config.transactionMaxTimeoutMs(),
                 config.transactionLogConfig().transactionPartitionVerificationEnable(), 4,

@@ -4,6 +4,7 @@ import io.twinlog.common.tasks.BackgroundTask;
 import io.twinlog.common.tasks.HealthRecordingScheduler;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.common.utils.Time;
 import org.apache.kafka.metadata.ConfigRepository;
 import org.apache.kafka.server.util.FileLock;
@@ -27,9 +28,12 @@ import java.nio.channels.ClosedChannelException;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.Properties;
 import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.stream.Collectors;
 
@@ -44,7 +48,11 @@ import java.util.stream.Collectors;
  * with {@link #takeNextOfflineLogDir()}, stops serving the dir's partitions, then calls
  * {@link #handleLogDirFailure(String)}. The data on disk is left as it is.
  *
- * <p>Thread-safe: LogManager and UnifiedLog are; the checkpoint is written by one scheduler task at a time.
+ * <p>Broker configs changed while it runs (dynamic broker configs): {@link #reconfigureDefaults} takes new defaults
+ * of topic configs to every log, {@link #reconfigureCleaner} restarts the cleaner with new settings.
+ *
+ * <p>Thread-safe: LogManager and UnifiedLog are; the checkpoint is written by one scheduler task at a time; a log's
+ * config changes (new defaults, a topic's overrides, a new log) one at a time, see {@link #logConfigLock}.
  */
 public final class LogStore implements AutoCloseable {
     public static final String HIGH_WATERMARK_CHECKPOINT_FILE = "replication-offset-checkpoint";
@@ -61,15 +69,32 @@ public final class LogStore implements AutoCloseable {
     private final Map<File, OffsetCheckpointFile> highWatermarkFiles = new HashMap<>();
     private final Map<TopicPartition, Long> recoveredHighWatermarks = new ConcurrentHashMap<>();
     private final Object checkpointLock = new Object();
+    /** Each topic's overrides: what new logs are created with, and what new defaults are merged under. */
+    private final ConfigRepository topicConfigs;
+    /**
+     * Held while a log's config is set: new defaults for every log (the reconfigure thread), a topic's new overrides
+     * (the metadata thread), a log created with both. Kafka's LogManager merges its current defaults with the
+     * overrides given at each of these, so in any order the last one leaves each log with the latest defaults, and
+     * the latest overrides as long as {@link #reconfigureDefaults} reads them inside the lock. Without it a log
+     * created or updated while new defaults are taken to the logs could keep the old ones.
+     */
+    private final Object logConfigLock = new Object();
+    /** The defaults of topic configs the logs have now, by topic config name; guarded by {@link #logConfigLock}. */
+    private Map<String, String> defaultTopicConfigs;
+    /** Held while the cleaner restarts with new settings, which waits for its threads to stop. */
+    private final Object cleanerLock = new Object();
+    private volatile LogStoreConfig.CleanerSettings cleanerSettings;
 
     public LogStore(LogStoreConfig config, ConfigRepository topicConfigs, Time time) throws IOException {
         this.config = config;
+        this.topicConfigs = topicConfigs;
+        this.defaultTopicConfigs = Map.copyOf(config.defaultTopicConfigs());
+        this.cleanerSettings = config.cleaner();
         this.scheduler = new HealthRecordingScheduler(new KafkaScheduler(config.backgroundThreads(), true,
                 "twinlog-log-" + config.brokerId() + "-"), time, log);
         this.logDirFailureChannel = new LogDirFailureChannel(config.logDirs().size());
         LogConfig defaults = new LogConfig(config.defaultTopicConfigs());
-        CleanerConfig cleanerConfig = new CleanerConfig(1, 16L << 20, 0.9, 512 * 1024, defaults.maxMessageSize(),
-                Double.MAX_VALUE, config.cleanerBackoffMs(), config.cleanerEnable());
+        CleanerConfig cleanerConfig = config.cleaner().toKafka(config.cleanerEnable());
         this.logManager = new LogManager(config.logDirs(), List.of(), topicConfigs, defaults, cleanerConfig,
                 1, config.flushCheckMs(), 60_000L, 60_000L, config.retentionCheckIntervalMs(),
                 config.transactionMaxTimeoutMs(),
@@ -126,7 +151,9 @@ public final class LogStore implements AutoCloseable {
      * the topic (same name, other topic ID) is an error of the caller, who must delete it first.
      */
     public UnifiedLog getOrCreateLog(TopicPartition tp, Uuid topicId) throws IOException {
-        return logManager.getOrCreateLog(tp, Optional.of(topicId));
+        synchronized (logConfigLock) {
+            return logManager.getOrCreateLog(tp, Optional.of(topicId));
+        }
     }
 
     /** The high watermark recorded at the last checkpoint before start-up, if any. */
@@ -194,13 +221,134 @@ public final class LogStore implements AutoCloseable {
         logManager.handleLogDirFailure(dir);
     }
 
-    /** Re-reads a topic's overrides from the config repository and applies them to its logs. */
+    /** Applies a topic's new overrides to its logs, over the current defaults. */
     public void topicConfigUpdated(String topic, Properties overrides) {
-        logManager.updateTopicConfig(topic, overrides, false, false);
+        synchronized (logConfigLock) {
+            logManager.updateTopicConfig(topic, overrides, false, false);
+        }
     }
 
     public LogConfig currentDefaultConfig() {
         return logManager.currentDefaultConfig();
+    }
+
+    /**
+     * The broker's defaults of topic configs changed (Kafka's {@code DynamicLogConfig}): every log this store holds
+     * takes {@code brokerTopicDefaults} plus its topic's overrides, read from the config repository now, and logs
+     * created from now on take them too.
+     *
+     * @param brokerTopicDefaults every default, by topic config name ({@code retention.ms}, {@code max.message.bytes},
+     *                            as {@code BrokerConfig.defaultTopicConfigs()} gives them): a key
+     *                            left out goes back to Kafka's default
+     * @throws ConfigException       when a value cannot be parsed: nothing changed
+     * @throws IllegalStateException when the logs of some topics could not take the new defaults (named, the first
+     *                               error as the cause); every other log and every new one has them
+     */
+    public void reconfigureDefaults(Map<String, String> brokerTopicDefaults) {
+        LogConfig next = new LogConfig(brokerTopicDefaults);
+        synchronized (logConfigLock) {
+            Map<String, String> before = defaultTopicConfigs;
+            logManager.reconfigureDefaultLogConfig(next);
+            defaultTopicConfigs = Map.copyOf(brokerTopicDefaults);
+            Set<String> topics = new TreeSet<>();
+            logManager.allLogs().forEach(l -> topics.add(l.topicPartition().topic()));
+            Map<String, RuntimeException> failed = new TreeMap<>();
+            for (String topic : topics) {
+                try {
+                    logManager.updateTopicConfig(topic, logOverrides(topic), false, false);
+                } catch (RuntimeException e) {
+                    failed.put(topic, e);
+                }
+            }
+            log.info("Log defaults of broker {}: {}; applied to the logs of {} topics", config.brokerId(),
+                    changes(before, defaultTopicConfigs), topics.size() - failed.size());
+            if (!failed.isEmpty()) {
+                RuntimeException first = failed.values().iterator().next();
+                throw new IllegalStateException("The logs of topics " + failed.keySet() + " on broker "
+                        + config.brokerId() + " kept their previous config: " + first.getMessage(), first);
+            }
+        }
+    }
+
+    /** A topic's overrides of log configs; its Twinlog keys (a mirror's) are left out, as the metadata thread does. */
+    private Properties logOverrides(String topic) {
+        Properties out = new Properties();
+        topicConfigs.topicConfig(topic).forEach((k, v) -> {
+            if (LogConfig.configNames().contains((String) k)) {
+                out.put(k, v);
+            }
+        });
+        return out;
+    }
+
+    /** "key old -> new" for every key that differs, "(default)" for one not set. */
+    private static String changes(Map<String, String> before, Map<String, String> after) {
+        Set<String> keys = new TreeSet<>(before.keySet());
+        keys.addAll(after.keySet());
+        List<String> out = keys.stream().filter(k -> !Objects.equals(before.get(k), after.get(k)))
+                .map(k -> k + " " + before.getOrDefault(k, "(default)") + " -> " + after.getOrDefault(k, "(default)"))
+                .toList();
+        return out.isEmpty() ? "unchanged" : String.join(", ", out);
+    }
+
+    /** The settings the log cleaner runs with (or would, when it is disabled). */
+    public LogStoreConfig.CleanerSettings cleanerSettings() {
+        return cleanerSettings;
+    }
+
+    /**
+     * Whether the cleaner would take {@code next}: Kafka's rule for its threads, at least 1 and at most double or
+     * half the current number ({@link LogCleaner#validateReconfiguration}). A broker whose cleaner is disabled
+     * ({@code log.cleaner.enable=false}) has none to change, so it refuses every cleaner setting but
+     * {@code message.max.bytes}.
+     *
+     * @throws ConfigException with Kafka's message
+     */
+    public void validateCleanerReconfiguration(LogStoreConfig.CleanerSettings next) {
+        LogCleaner cleaner = logManager.cleaner();
+        if (cleaner == null) {
+            if (next.cleanerOnlySettingsDiffer(cleanerSettings)) {
+                throw new ConfigException("The log cleaner of broker " + config.brokerId() + " is disabled ("
+                        + CleanerConfig.LOG_CLEANER_ENABLE_PROP + "=false): its settings cannot be changed");
+            }
+            return;
+        }
+        cleaner.validateReconfiguration(next.toKafka(true));
+    }
+
+    /**
+     * Restarts the log cleaner with {@code next} ({@link LogCleaner#reconfigure}): every cleaner thread stops, which
+     * aborts the cleanings in progress (they start again later), and {@code next.threads()} start. Blocks until the
+     * old threads stopped. Nothing happens for settings equal to the current ones.
+     *
+     * @throws ConfigException       when {@link #validateCleanerReconfiguration} refuses {@code next}: the cleaner
+     *                               runs on as it was
+     * @throws IllegalStateException when the new threads could not start (their dedupe buffers did not fit in the
+     *                               heap): the cleaner was restarted with its previous settings
+     */
+    public void reconfigureCleaner(LogStoreConfig.CleanerSettings next) {
+        synchronized (cleanerLock) {
+            LogStoreConfig.CleanerSettings before = cleanerSettings;
+            if (next.equals(before)) {
+                return;
+            }
+            validateCleanerReconfiguration(next);
+            LogCleaner cleaner = logManager.cleaner();
+            if (cleaner != null) {
+                CleanerConfig running = cleaner.currentConfig();
+                CleanerConfig wanted = next.toKafka(true);
+                try {
+                    cleaner.reconfigure(running, wanted);
+                } catch (RuntimeException | OutOfMemoryError e) {
+                    cleaner.reconfigure(wanted, running);
+                    throw new IllegalStateException("The log cleaner of broker " + config.brokerId()
+                            + " could not start with " + next + "; it runs with its previous settings", e);
+                }
+            }
+            cleanerSettings = next;
+            log.info("Log cleaner of broker {}{}: {}", config.brokerId(), cleaner == null ? " (disabled)" : "",
+                    next.changesFrom(before));
+        }
     }
 
     /** Writes every hosted log's high watermark to its log dir's checkpoint file. */
