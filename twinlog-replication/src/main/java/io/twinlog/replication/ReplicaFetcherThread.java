@@ -8,6 +8,7 @@ import org.apache.kafka.clients.FetchSessionHandler;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.errors.NotLeaderOrFollowerException;
 import org.apache.kafka.common.message.FetchResponseData;
 import org.apache.kafka.common.network.ChannelBuilder;
 import org.apache.kafka.common.protocol.ApiKeys;
@@ -126,8 +127,24 @@ final class ReplicaFetcherThread implements Runnable {
         }
     }
 
-    void removePartition(TopicPartition tp) {
-        partitions.remove(tp);
+    /** What a fetcher needs to follow a partition, kept when the partition moves to another fetcher. */
+    record Followed(Uuid topicId, int leaderEpoch) {
+    }
+
+    /**
+     * Stops fetching {@code tp}: a response for it still in flight is dropped.
+     *
+     * @return what it was fetched with, or empty if this fetcher did not have it
+     */
+    Optional<Followed> removePartition(TopicPartition tp) {
+        FetchState removed = partitions.remove(tp);
+        return removed == null ? Optional.empty() : Optional.of(new Followed(removed.topicId, removed.leaderEpoch));
+    }
+
+    /** The leader epoch {@code tp} is fetched in, if this fetcher has it. */
+    Optional<Integer> leaderEpoch(TopicPartition tp) {
+        FetchState s = partitions.get(tp);
+        return s == null ? Optional.empty() : Optional.of(s.leaderEpoch);
     }
 
     /** The largest lag of this fetcher's partitions, in records. */
@@ -299,11 +316,18 @@ final class ReplicaFetcherThread implements Runnable {
                     s.delayedUntilMs = time.hiResClockMs() + PARTITION_BACKOFF_MS;
                 }
             }
-        } catch (org.apache.kafka.common.errors.NotLeaderOrFollowerException e) {
+        } catch (NotLeaderOrFollowerException e) {
             // this broker became the leader while the fetch was in flight (the metadata thread switches the role
             // first and removes the partition from this fetcher right after): an expected race, not a failure
             log.debug("Dropping fetched data of {} from broker {}: {}", tp, leaderId, e.getMessage());
         } catch (Exception e) {
+            if (partitions.get(tp) != s) {
+                // moved to another fetcher (a new leader, a new num.replica.fetchers) while this response was
+                // applied: that fetcher appended first, and the log refused this append below its end
+                log.debug("Dropping fetched data of {} from broker {}: the partition moved to another fetcher ({})",
+                        tp, leaderId, e.toString());
+                return;
+            }
             log.error("Could not apply fetched data of {} from leader {}; backing off", tp, leaderId, e);
             s.delayedUntilMs = time.hiResClockMs() + PARTITION_BACKOFF_MS;
         }
