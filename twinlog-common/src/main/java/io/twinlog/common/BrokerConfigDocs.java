@@ -25,8 +25,11 @@ public final class BrokerConfigDocs {
                 .append("naming the key, the value and why.\n\n")
                 .append("Kafka's group coordinator runs inside the broker and reads its own keys (`offsets.*`, ")
                 .append("`group.*`, such as `offsets.topic.replication.factor`) with Kafka's names, defaults and ")
-                .append("checks; see Kafka's broker configuration reference for them. Any other key is ignored ")
-                .append("and named in one WARN at start-up.\n");
+                .append("checks, and so do Kafka's share-group classes (KIP-932: `group.share.*`, ")
+                .append("`share.coordinator.*`, `share.fetch.purgatory.purge.interval.requests`), which are used ")
+                .append("only once the `share.version` feature is finalized at 1 (docs/status.md); see Kafka's ")
+                .append("broker configuration reference for them. Any other key is ignored and named in one WARN ")
+                .append("at start-up.\n");
         BrokerConfig.CONFIG_DEF.configKeys().values().stream()
                 .sorted(Comparator.comparing(key -> key.name))
                 .forEach(key -> appendKey(out, key));

@@ -5,6 +5,7 @@ import io.twinlog.controller.metadata.MetadataImage;
 import io.twinlog.controller.metadata.PartitionImage;
 import io.twinlog.controller.metadata.TopicImage;
 import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.metadata.FeatureLevelRecord;
 import org.apache.kafka.common.metadata.PartitionRecord;
 import org.apache.kafka.common.metadata.RegisterBrokerRecord;
 import org.apache.kafka.common.metadata.RemoveTopicRecord;
@@ -12,7 +13,9 @@ import org.apache.kafka.common.metadata.TopicRecord;
 import org.apache.kafka.common.metadata.UnregisterBrokerRecord;
 import org.apache.kafka.image.MetadataDelta;
 import org.apache.kafka.image.MetadataProvenance;
+import org.apache.kafka.server.common.ShareVersion;
 
+import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 
@@ -21,10 +24,15 @@ import java.util.Optional;
  * the brokers with their racks and the topics with their IDs and partition counts — what consumer-protocol
  * assignment and the clean-up of offsets of deleted topics need. Leadership is not translated (the coordinator does
  * not use it). Each update replays only the differences, so the delta tells the coordinator which topics went.
+ * Of the feature levels, those Kafka's coordinators read from the image ({@link #BRIDGED_FEATURES}): the share
+ * coordinator runs its periodic jobs only while share.version is 1 or more.
  *
  * <p>Not thread-safe: used from the group coordinator host's event thread.
  */
 final class KafkaImageBridge {
+    /** Feature levels Kafka's hosted coordinators read from the image. */
+    static final List<String> BRIDGED_FEATURES = List.of(ShareVersion.FEATURE_NAME);
+
     private org.apache.kafka.image.MetadataImage current = org.apache.kafka.image.MetadataImage.EMPTY;
     private long version;
 
@@ -35,6 +43,14 @@ final class KafkaImageBridge {
     Optional<Update> update(MetadataImage ours, long nowMs) {
         MetadataDelta delta = new MetadataDelta.Builder().setImage(current).build();
         boolean changed = false;
+        for (String feature : BRIDGED_FEATURES) {
+            short level = ours.features().level(feature);
+            if (current.features().finalizedVersions().getOrDefault(feature, (short) 0) != level) {
+                // level 0 removes the feature from Kafka's image, as a KRaft controller's record does
+                delta.replay(new FeatureLevelRecord().setName(feature).setFeatureLevel(level));
+                changed = true;
+            }
+        }
         for (BrokerRegistration b : ours.brokers().values()) {
             org.apache.kafka.metadata.BrokerRegistration known = current.cluster().broker(b.id());
             if (known == null || !Objects.equals(known.rack(), b.rack()) || known.epoch() != b.brokerEpoch()) {

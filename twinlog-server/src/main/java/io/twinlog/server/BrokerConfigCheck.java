@@ -3,7 +3,10 @@ package io.twinlog.server;
 import io.twinlog.common.BrokerConfig;
 import org.apache.kafka.common.config.AbstractConfig;
 import org.apache.kafka.common.config.ConfigDef;
+import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.coordinator.group.GroupCoordinatorConfig;
+import org.apache.kafka.coordinator.group.modern.share.ShareGroupConfig;
+import org.apache.kafka.coordinator.share.ShareCoordinatorConfig;
 import org.apache.kafka.server.config.AbstractKafkaConfig;
 
 import java.util.ArrayList;
@@ -18,9 +21,12 @@ import java.util.TreeSet;
  * Start-up checks of the keys of a broker's configuration that {@link BrokerConfig} does not define itself.
  *
  * <p>Kafka's group coordinator runs inside the broker (decision 18) and reads its own keys ({@code offsets.*},
- * {@code group.*}) from the broker's configuration: they are checked against Kafka's definition of them
- * ({@link GroupCoordinatorConfig#CONFIG_DEF}) before the broker starts, so a bad one fails with the same one line as
- * any other key instead of surfacing half-way through start-up. Every other key that neither defines is ignored and
+ * {@code group.*}) from the broker's configuration, and so do Kafka's share-group classes ({@code group.share.*},
+ * {@code share.coordinator.*}, {@code share.fetch.*}; KIP-932): they are checked against Kafka's definitions of them
+ * ({@link GroupCoordinatorConfig#CONFIG_DEF}, {@link ShareGroupConfig#CONFIG_DEF},
+ * {@link ShareCoordinatorConfig#CONFIG_DEF}) and the rules between them (a default within its min and max) before
+ * the broker starts, so a bad one fails with the same one line as any other key instead of surfacing half-way
+ * through start-up. Every other key that neither defines is ignored and
  * named once in a WARN, as Kafka does with keys it does not know; Kafka broker keys Twinlog does not implement
  * ({@code background.threads}, {@code ssl.*}) are told apart from keys nobody defines, which are likely typos.
  *
@@ -28,14 +34,23 @@ import java.util.TreeSet;
  */
 public final class BrokerConfigCheck {
     /** Definitions of the keys Kafka's code hosted by the broker reads from its configuration. */
-    static final ConfigDef HOSTED_DEFINITIONS = GroupCoordinatorConfig.CONFIG_DEF;
+    static final ConfigDef HOSTED_DEFINITIONS = hostedDefinitions();
 
     private BrokerConfigCheck() {
     }
 
+    private static ConfigDef hostedDefinitions() {
+        ConfigDef all = new ConfigDef(GroupCoordinatorConfig.CONFIG_DEF);
+        for (ConfigDef share : List.of(ShareGroupConfig.CONFIG_DEF, ShareCoordinatorConfig.CONFIG_DEF)) {
+            share.configKeys().values().forEach(all::define);
+        }
+        return all;
+    }
+
     /**
      * @throws org.apache.kafka.common.config.ConfigException naming the key, the value and why, if a key of Kafka's
-     *                                                        hosted group coordinator has an invalid value
+     *                                                        hosted group or share coordinator has an invalid
+     *                                                        value
      */
     public static void validateHostedKeys(BrokerConfig config) {
         Map<String, String> hosted = new HashMap<>();
@@ -44,7 +59,15 @@ public final class BrokerConfigCheck {
                 hosted.put(key, value);
             }
         });
-        new AbstractConfig(HOSTED_DEFINITIONS, hosted, false);
+        AbstractConfig parsed = new AbstractConfig(HOSTED_DEFINITIONS, hosted, false);
+        try {
+            // Kafka's own cross-key rules (group.share.record.lock.duration.ms within its min and max, and so on)
+            new ShareGroupConfig(parsed);
+            new ShareCoordinatorConfig(parsed);
+        } catch (IllegalArgumentException e) {
+            // Kafka states these rules with Utils.require; the start-up path reports configuration errors by type
+            throw new ConfigException(e.getMessage());
+        }
     }
 
     /** The WARN to log at start-up for keys no definition covers, or empty if every key is defined. */

@@ -10,6 +10,7 @@ import java.util.Optional;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 @Timeout(10)
 class BrokerConfigCheckTest {
@@ -21,6 +22,24 @@ class BrokerConfigCheckTest {
                 new BrokerConfig(Map.of("offsets.topic.replication.factor", "0"))));
         assertEquals("Invalid value 0 for configuration offsets.topic.replication.factor: Value must be at least 1",
                 e.getMessage());
+    }
+
+    @Test
+    void shareGroupKeysAreValidatedByKafkasDefinitionsAndRules() {
+        BrokerConfigCheck.validateHostedKeys(new BrokerConfig(Map.of("group.share.record.lock.duration.ms", "20000",
+                "share.coordinator.state.topic.replication.factor", "1", "group.share.max.size", "10")));
+        ConfigException range = assertThrows(ConfigException.class, () -> BrokerConfigCheck.validateHostedKeys(
+                new BrokerConfig(Map.of("share.coordinator.state.topic.num.partitions", "0"))));
+        assertEquals("Invalid value 0 for configuration share.coordinator.state.topic.num.partitions: Value must be "
+                + "at least 1", range.getMessage());
+        // within the key's own bounds but below its minimum key: Kafka's cross-key rule, Kafka's words
+        ConfigException rule = assertThrows(ConfigException.class, () -> BrokerConfigCheck.validateHostedKeys(
+                new BrokerConfig(Map.of("group.share.record.lock.duration.ms", "16000",
+                        "group.share.min.record.lock.duration.ms", "20000"))));
+        assertTrue(rule.getMessage().contains("group.share.record.lock.duration.ms"), rule.getMessage());
+        assertEquals(Optional.empty(), BrokerConfigCheck.undefinedKeysWarning(new BrokerConfig(Map.of(
+                "group.share.delivery.count.limit", "4", "share.coordinator.threads", "1",
+                "share.fetch.purgatory.purge.interval.requests", "100"))));
     }
 
     @Test

@@ -23,6 +23,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -30,10 +31,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * (which decides the transaction protocol a 4.4 producer speaks) with the levels it supports and the cluster's
  * finalized level; an operator's level in ZooKeeper's {@code /feature} node reaches every broker with a higher epoch
  * (clients keep only a newer epoch's levels), and a level above what the broker supports is not applied.
+ * share.version (KIP-932) is supported up to 1 and finalized only when the node names it.
  */
 @Timeout(value = 2, unit = TimeUnit.MINUTES)
 class FeatureLevelsTest {
     private static final String TV = "transaction.version";
+    private static final String SV = "share.version";
 
     @Test
     void everyBrokerAdvertisesTheFinalizedLevelsOfTheFeatureNode() throws Exception {
@@ -51,6 +54,10 @@ class FeatureLevelsTest {
                 assertEquals(FeatureLevels.DEFAULTS.get(TV), answer.finalizedFeatures().find(TV).maxVersionLevel());
                 assertEquals(0, answer.supportedFeatures().find(TV).minVersion());
                 assertEquals(FeatureLevels.SUPPORTED.get(TV).max(), answer.supportedFeatures().find(TV).maxVersion());
+                // share groups: supported up to 1 (no dead-letter queue), off and so not finalized by default
+                assertEquals(0, answer.supportedFeatures().find(SV).minVersion());
+                assertEquals(1, answer.supportedFeatures().find(SV).maxVersion());
+                assertNull(answer.finalizedFeatures().find(SV), "broker " + id);
             }
             FeatureMetadata described = admin.describeFeatures().featureMetadata().get();
             assertEquals(new SupportedVersionRange((short) 0, FeatureLevels.SUPPORTED.get(TV).max()),
@@ -71,13 +78,16 @@ class FeatureLevelsTest {
                 });
             }
 
-            // a level this build cannot run at is bounded to what it supports, with a newer epoch again
-            zk.setData().forPath("/feature", "{\"version\":1,\"features\":{\"transaction.version\":99}}"
-                    .getBytes(StandardCharsets.UTF_8));
-            Waits.waitUntil("the level is bounded to the supported maximum", () -> {
+            // a level this build cannot run at is bounded to what it supports, with a newer epoch again: Kafka 4.4's
+            // share.version 2 (dead-letter queue) runs at 1
+            zk.setData().forPath("/feature", ("{\"version\":1,\"features\":{\"transaction.version\":99,"
+                    + "\"share.version\":2}}").getBytes(StandardCharsets.UTF_8));
+            Waits.waitUntil("the levels are bounded to the supported maximum", () -> {
                 ApiVersionsResponseData answer = apiVersions(cluster, 2, (short) 3);
                 return answer.finalizedFeaturesEpoch() == 2 && answer.finalizedFeatures().find(TV)
-                        .maxVersionLevel() == FeatureLevels.SUPPORTED.get(TV).max();
+                        .maxVersionLevel() == FeatureLevels.SUPPORTED.get(TV).max()
+                        && answer.finalizedFeatures().find(SV) != null
+                        && answer.finalizedFeatures().find(SV).maxVersionLevel() == 1;
             });
 
             // ApiVersions v2 and older has no feature fields: the answer still parses and lists the APIs
