@@ -82,6 +82,9 @@ import io.twinlog.server.security.BrokerAuthorization;
 import io.twinlog.server.security.LocalClientConfigs;
 import io.twinlog.server.dynamic.DynamicBrokerConfigs;
 import io.twinlog.server.dynamic.ListenerReconfiguration;
+import io.twinlog.server.dynamic.LogCleanerSettings;
+import io.twinlog.server.dynamic.LogDefaults;
+import io.twinlog.server.dynamic.ReplicaFetchers;
 import io.twinlog.server.dynamic.RequestHandlerThreads;
 import io.twinlog.server.quota.BrokerQuotas;
 import io.twinlog.server.quota.ClientQuotaStore;
@@ -256,8 +259,10 @@ public final class BrokerServer implements AutoCloseable {
 
         abortIfClosed();
         ConfigRepository topicConfigRepository = this::configFor;
-        logStore = new LogStore(logStoreConfig(), topicConfigRepository, time);
+        logStore = new LogStore(logStoreConfig(startConfig), topicConfigRepository, time);
         logStore.startup();
+        dynamicConfigs.register(new LogDefaults(logStore));
+        dynamicConfigs.register(new LogCleanerSettings(logStore));
         logStore.backgroundTasks().forEach(metrics.backgroundTasks()::register);
         String interBrokerListener = config.listenerSecurity().interBrokerListener();
         // the registry comes later; a SASL client asks for ApiVersions only once the listeners serve
@@ -302,6 +307,7 @@ public final class BrokerServer implements AutoCloseable {
                 config.replicaFetchWaitMaxMs(),
                 config.replicaFetchMinBytes(), config.replicaFetchResponseMaxBytes(), config.replicaFetchMaxBytes(),
                 config.replicaSocketTimeoutMs(), channels::interBroker, time);
+        dynamicConfigs.register(new ReplicaFetchers(fetcherManager));
         replicaManager = new ReplicaManager(config.brokerId(), logStore, fetcherManager, alterPartitionManager,
                 config.replicaLagTimeMaxMs(), time);
         replicaManager.enableMetrics(metrics);
@@ -311,7 +317,7 @@ public final class BrokerServer implements AutoCloseable {
                 this::publishOffline, this::shutdownOnFatalError);
         logDirFailureHandler.start();
 
-        TopicConfigs topicConfigs = new TopicConfigs(startConfig);
+        TopicConfigs topicConfigs = new TopicConfigs(dynamicConfigs::current, dynamicConfigs::sourceOf);
         appliedTruncations = new AppliedTruncations(config.brokerId(), zk);
         // before the applier leads anything and before the registration: what this broker lost with its disk
         lostTracker = new LostReplicaTracker(config.brokerId(), new LostReplicasFile(
@@ -595,7 +601,9 @@ public final class BrokerServer implements AutoCloseable {
 
     private boolean uncleanElectionEnabled(String topic) {
         String v = watcher.image().topicConfig(topic).get("unclean.leader.election.enable");
-        return v == null ? config.uncleanLeaderElectionEnable() : Boolean.parseBoolean(v.trim());
+        // the broker default may have changed live (unclean.leader.election.enable is a dynamic config)
+        BrokerConfig now = dynamicConfigs == null ? config : dynamicConfigs.current();
+        return v == null ? now.uncleanLeaderElectionEnable() : Boolean.parseBoolean(v.trim());
     }
 
     /** This broker's epoch: the creation zxid of its registration (-1 before it is registered). */
@@ -699,15 +707,16 @@ public final class BrokerServer implements AutoCloseable {
         return clusterId;
     }
 
-    private LogStoreConfig logStoreConfig() {
-        return new LogStoreConfig(config.brokerId(), config.logDirs(), config.defaultTopicConfigs(),
-                config.logRetentionCheckIntervalMs(), Math.min(config.logFlushIntervalMs(), 60_000L),
-                config.highWatermarkCheckpointIntervalMs(), config.logCleanerEnable(),
-                LogStoreConfig.CleanerSettings.from(config),
-                config.producerIdExpirationMs(), config.producerIdExpirationCheckIntervalMs(),
-                config.transactionMaxTimeoutMs(),
-                config.transactionLogConfig().transactionPartitionVerificationEnable(), 4,
-                config.logInitialTaskDelayMs());
+    /** The log store as {@code c} (the start-up configuration, dynamic configs included) says. */
+    private static LogStoreConfig logStoreConfig(BrokerConfig c) {
+        return new LogStoreConfig(c.brokerId(), c.logDirs(), c.defaultTopicConfigs(),
+                c.logRetentionCheckIntervalMs(), Math.min(c.logFlushIntervalMs(), 60_000L),
+                c.highWatermarkCheckpointIntervalMs(), c.logCleanerEnable(),
+                LogStoreConfig.CleanerSettings.from(c),
+                c.producerIdExpirationMs(), c.producerIdExpirationCheckIntervalMs(),
+                c.transactionMaxTimeoutMs(),
+                c.transactionLogConfig().transactionPartitionVerificationEnable(), 4,
+                c.logInitialTaskDelayMs());
     }
 
     public int brokerId() {

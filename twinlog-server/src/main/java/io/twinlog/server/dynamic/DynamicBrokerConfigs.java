@@ -11,6 +11,7 @@ import org.apache.curator.framework.recipes.cache.CuratorCacheListener;
 import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.common.errors.InvalidRequestException;
 import org.apache.kafka.common.errors.TimeoutException;
+import org.apache.kafka.common.requests.DescribeConfigsResponse.ConfigSource;
 import org.apache.kafka.server.config.DynamicBrokerConfig;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.data.Stat;
@@ -129,6 +130,16 @@ public final class DynamicBrokerConfigs implements AutoCloseable {
     /** The configuration the broker was started with ({@code server.properties}). */
     public BrokerConfig staticConfig() {
         return staticConfig;
+    }
+
+    /** Where {@code key}'s value comes from now: a dynamic level, else the properties file (or the default). */
+    public ConfigSource sourceOf(String key) {
+        Layers l = layers;
+        if (l.perBroker().containsKey(key)) {
+            return ConfigSource.DYNAMIC_BROKER_CONFIG;
+        }
+        return l.clusterDefault().containsKey(key) ? ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG
+                : ConfigSource.STATIC_BROKER_CONFIG;
     }
 
     /** A part that takes configs live; registered once it exists. */

@@ -14,6 +14,8 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.function.Function;
+import java.util.function.Supplier;
 
 /**
  * Topic configuration: validation with Kafka's own {@link LogConfig} rules and messages (and Twinlog's
@@ -21,14 +23,26 @@ import java.util.Properties;
  * default, Kafka default) for DescribeConfigs.
  */
 public final class TopicConfigs {
-    private final Map<String, String> brokerDefaults;
+    private final Supplier<BrokerConfig> brokerConfig;
+    private final Function<String, DescribeConfigsResponse.ConfigSource> brokerKeySource;
 
+    /** Broker defaults fixed at {@code brokerConfig}'s, all from the properties file. */
     public TopicConfigs(BrokerConfig brokerConfig) {
-        this.brokerDefaults = brokerConfig.defaultTopicConfigs();
+        this(() -> brokerConfig, key -> DescribeConfigsResponse.ConfigSource.STATIC_BROKER_CONFIG);
+    }
+
+    /**
+     * @param brokerConfig    the broker's configuration now (dynamic broker configs change the defaults live)
+     * @param brokerKeySource where a broker key's value comes from (a dynamic level or the properties file)
+     */
+    public TopicConfigs(Supplier<BrokerConfig> brokerConfig,
+                        Function<String, DescribeConfigsResponse.ConfigSource> brokerKeySource) {
+        this.brokerConfig = brokerConfig;
+        this.brokerKeySource = brokerKeySource;
     }
 
     public Map<String, String> brokerDefaults() {
-        return brokerDefaults;
+        return brokerConfig.get().defaultTopicConfigs();
     }
 
     /**
@@ -50,7 +64,7 @@ public final class TopicConfigs {
         });
         try {
             MirrorTopicConfigs.validate(overrides);
-            LogConfig.validate(brokerDefaults, kafkaKeys, Map.of(), false);
+            LogConfig.validate(brokerDefaults(), kafkaKeys, Map.of(), false);
         } catch (ConfigException e) {
             throw new InvalidConfigurationException(e.getMessage());
         }
@@ -71,6 +85,7 @@ public final class TopicConfigs {
     public List<DescribeConfigsResponseData.DescribeConfigsResourceResult> describe(
             Map<String, String> overrides, List<String> keys, boolean includeSynonyms, boolean includeDocumentation) {
         Map<String, ConfigDef.ConfigKey> defs = LogConfig.configKeys();
+        Map<String, String> brokerDefaults = brokerDefaults();
         Map<String, Object> merged = new HashMap<>(brokerDefaults);
         merged.putAll(overrides);
         LogConfig effective = new LogConfig(merged, overrides.keySet());
@@ -90,7 +105,8 @@ public final class TopicConfigs {
             if (overrides.containsKey(name)) {
                 source = DescribeConfigsResponse.ConfigSource.TOPIC_CONFIG;
             } else if (brokerDefaults.containsKey(name)) {
-                source = DescribeConfigsResponse.ConfigSource.STATIC_BROKER_CONFIG;
+                source = BrokerConfig.brokerKeyForTopicKey(name).map(brokerKeySource)
+                        .orElse(DescribeConfigsResponse.ConfigSource.STATIC_BROKER_CONFIG);
             } else {
                 source = DescribeConfigsResponse.ConfigSource.DEFAULT_CONFIG;
             }
@@ -113,7 +129,7 @@ public final class TopicConfigs {
                     if (brokerDefaults.containsKey(name)) {
                         synonyms.add(new DescribeConfigsResponseData.DescribeConfigsSynonym().setName(brokerKey)
                                 .setValue(brokerDefaults.get(name))
-                                .setSource(DescribeConfigsResponse.ConfigSource.STATIC_BROKER_CONFIG.id()));
+                                .setSource(brokerKeySource.apply(brokerKey).id()));
                     }
                 });
                 r.setSynonyms(synonyms);

@@ -9,7 +9,12 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.ConfigEntry;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.errors.RecordTooLargeException;
 import org.apache.zookeeper.ZooKeeper;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -22,6 +27,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -108,6 +114,55 @@ class DynamicBrokerConfigsTest {
                 .assertSuccess();
         Waits.waitUntil("broker 0 back to " + before + " request handler threads",
                 () -> threads("twinlog-request-handler-0-") == before);
+    }
+
+    @Test
+    void logDefaultsTheCleanerAndTheReplicaFetchersChangeLive() throws Exception {
+        try (Admin admin = cluster.admin()) {
+            admin.createTopics(List.of(new NewTopic("limited", 1, (short) 2), new NewTopic("own-limit", 1, (short) 2)
+                            .configs(Map.of("max.message.bytes", "100000")), new NewTopic("followed", 8, (short) 2)))
+                    .all().get(30, TimeUnit.SECONDS);
+        }
+        byte[] twoKb = new byte[2_000];
+        try (KafkaProducer<byte[], byte[]> producer = cluster.producer(Map.of(ProducerConfig.RETRIES_CONFIG, 0))) {
+            producer.send(new ProducerRecord<>("limited", twoKb)).get(30, TimeUnit.SECONDS);
+            configs("--entity-type", "brokers", "--entity-default", "--alter", "--add-config",
+                    "message.max.bytes=1000").assertSuccess();
+            // a topic without its own limit takes the new default on every broker; one with its own keeps it
+            Waits.waitUntil("a 2 KB record is too large for 'limited'", () -> tooLarge(producer, "limited", twoKb));
+            producer.send(new ProducerRecord<>("own-limit", twoKb)).get(30, TimeUnit.SECONDS);
+            configs("--entity-type", "brokers", "--entity-default", "--alter", "--delete-config",
+                    "message.max.bytes").assertSuccess();
+            Waits.waitUntil("a 2 KB record fits again", () -> !tooLarge(producer, "limited", twoKb));
+        }
+
+        int cleaners = threads("kafka-log-cleaner-thread-");
+        int fetchers = threads("twinlog-replica-fetcher-");
+        configs("--entity-type", "brokers", "--entity-default", "--alter", "--add-config",
+                "log.cleaner.threads=2,num.replica.fetchers=2").assertSuccess();
+        Waits.waitUntil("each broker runs 2 cleaner threads", () -> threads("kafka-log-cleaner-thread-")
+                == cleaners * 2);
+        // which fetcher a partition goes to is Kafka's hash of its name: with 8 partitions over 2 brokers, at least
+        // one broker's followed partitions spread over both fetchers
+        Waits.waitUntil("more replica fetcher threads", () -> threads("twinlog-replica-fetcher-") > fetchers);
+        configs("--entity-type", "brokers", "--entity-default", "--alter", "--delete-config",
+                "log.cleaner.threads,num.replica.fetchers").assertSuccess();
+        Waits.waitUntil("back to 1 cleaner thread each", () -> threads("kafka-log-cleaner-thread-") == cleaners);
+        Waits.waitUntil("back to 1 fetcher per leader", () -> threads("twinlog-replica-fetcher-") == fetchers);
+    }
+
+    /** Whether the broker refuses {@code value} on {@code topic} as too large (other outcomes: false). */
+    private static boolean tooLarge(KafkaProducer<byte[], byte[]> producer, String topic, byte[] value)
+            throws Exception {
+        try {
+            producer.send(new ProducerRecord<>(topic, value)).get(30, TimeUnit.SECONDS);
+            return false;
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof RecordTooLargeException) {
+                return true;
+            }
+            throw e;
+        }
     }
 
     /** Live threads of this JVM (the in-process brokers) whose name starts with {@code prefix}. */
