@@ -71,6 +71,8 @@ public final class DynamicBrokerConfigs implements AutoCloseable {
     private volatile BrokerConfig current;
     /** What the reconfigure thread applied last; that thread only. */
     private BrokerConfig applied;
+    /** The configs in force when {@link #start} returned: what the broker's parts are built with. */
+    private volatile BrokerConfig startedWith;
     /** mzxids of the two nodes as last read (-1: absent); guarded by this. */
     private long defaultZxid = -1;
     private long ownZxid = -1;
@@ -84,6 +86,7 @@ public final class DynamicBrokerConfigs implements AutoCloseable {
         this.cache = CuratorCache.build(zk, ZkPaths.BROKER_CONFIGS);
         this.current = staticConfig;
         this.applied = staticConfig;
+        this.startedWith = staticConfig;
         // one thread; a change queued behind a newer one is skipped (apply checks it is still current)
         this.reconfigureThread = new ThreadPoolExecutor(1, 1, 0, TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(),
                 r -> {
@@ -110,8 +113,10 @@ public final class DynamicBrokerConfigs implements AutoCloseable {
                     + "they apply as soon as they are read", timeoutMs);
         }
         synchronized (this) {
-            applied = current;
+            startedWith = current;
         }
+        // what the reconfigure thread applied so far is what the parts are built with, from here on
+        reconfigureThread.execute(() -> applied = startedWith);
         if (!layers.equals(Layers.NONE)) {
             log.info("Dynamic broker configs in force at start: cluster default {}, broker {} {}",
                     masked(layers.clusterDefault()), brokerId, masked(layers.perBroker()));
@@ -142,9 +147,27 @@ public final class DynamicBrokerConfigs implements AutoCloseable {
                 : ConfigSource.STATIC_BROKER_CONFIG;
     }
 
-    /** A part that takes configs live; registered once it exists. */
+    /**
+     * A part that takes configs live, registered once it exists; it was built with the configs in force at
+     * {@link #start}, so a change that arrived while the broker was starting is applied to it now.
+     */
     public void register(BrokerReconfigurable reconfigurable) {
         reconfigurables.add(reconfigurable);
+        BrokerConfig builtWith = startedWith;
+        reconfigureThread.execute(() -> {
+            BrokerConfig now = current;
+            List<String> changed = changedKeys(builtWith, now, reconfigurable);
+            if (!changed.isEmpty()) {
+                try {
+                    reconfigurable.reconfigure(builtWith, now);
+                    log.info("Dynamic broker configs {} that changed during start-up applied to the {}", changed,
+                            reconfigurable.name());
+                } catch (Exception e) {
+                    log.error("Dynamic broker configs {} could not be applied to the {}; it keeps its previous "
+                            + "settings", changed, reconfigurable.name(), e);
+                }
+            }
+        });
     }
 
     private void onNode(String path) {
