@@ -3,10 +3,11 @@ package io.twinlog.group;
 import io.twinlog.replication.HighWatermarkListener;
 import io.twinlog.replication.Partition;
 import io.twinlog.replication.ReplicaManager;
-import org.apache.kafka.common.KafkaException;
+import io.twinlog.replication.DeleteRecordsResult;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.KafkaStorageException;
 import org.apache.kafka.common.errors.NotLeaderOrFollowerException;
+import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.coordinator.common.runtime.PartitionWriter;
 import org.apache.kafka.storage.internals.log.LogConfig;
@@ -20,16 +21,24 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
- * How Kafka's coordinator runtime writes to Twinlog: batches go into the local leader replica of a
- * {@code __consumer_offsets} partition without waiting for replication, and the runtime learns that they are
- * committed (replicated to the ISR) from high-watermark notifications, which it waits for before answering clients.
+ * How Kafka's coordinator runtime writes to Twinlog: batches go into the local leader replica of a coordinator
+ * partition ({@code __consumer_offsets}, {@code __share_group_state}) without waiting for replication, and the
+ * runtime learns that they are committed (replicated to the ISR) from high-watermark notifications, which it waits
+ * for before answering clients.
  */
-final class CoordinatorPartitionWriter implements PartitionWriter, HighWatermarkListener {
+public final class CoordinatorPartitionWriter implements PartitionWriter, HighWatermarkListener {
+    /** How long a pruning of the share coordinator's log waits for the followers, as a client's DeleteRecords may. */
+    static final long DELETE_RECORDS_TIMEOUT_MS = 30_000;
+
     private final ReplicaManager replicaManager;
     private final TransactionalOffsetVerification verification;
     private final Map<TopicPartition, List<Listener>> listeners = new ConcurrentHashMap<>();
 
-    CoordinatorPartitionWriter(ReplicaManager replicaManager, TransactionalOffsetVerification verification) {
+    /**
+     * @param verification how a transactional offset commit is verified; the share coordinator writes no
+     *                     transactional records, so its writer is given one that refuses
+     */
+    public CoordinatorPartitionWriter(ReplicaManager replicaManager, TransactionalOffsetVerification verification) {
         this.replicaManager = replicaManager;
         this.verification = verification;
     }
@@ -77,10 +86,23 @@ final class CoordinatorPartitionWriter implements PartitionWriter, HighWatermark
         return verification.start(tp, transactionalId, producerId, producerEpoch, apiVersion);
     }
 
-    /** Used by the share coordinator only, which Twinlog does not host. */
+    /**
+     * The share coordinator's pruning: records below the offset no share partition's state needs any more go, as
+     * DeleteRecords moves the log start, once the followers have it too.
+     */
     @Override
     public CompletableFuture<Void> deleteRecords(TopicPartition tp, long deleteBeforeOffset) {
-        return CompletableFuture.failedFuture(new KafkaException("deleteRecords is not supported for " + tp));
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        replicaManager.deleteRecords(DELETE_RECORDS_TIMEOUT_MS, Map.of(tp, deleteBeforeOffset), results -> {
+            DeleteRecordsResult result = results.get(tp);
+            if (result.error() == Errors.NONE) {
+                done.complete(null);
+            } else {
+                done.completeExceptionally(result.error().exception("Could not delete the records of " + tp
+                        + " before " + deleteBeforeOffset));
+            }
+        });
+        return done;
     }
 
     private Partition partition(TopicPartition tp) {

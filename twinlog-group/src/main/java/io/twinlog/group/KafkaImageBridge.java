@@ -20,14 +20,14 @@ import java.util.Objects;
 import java.util.Optional;
 
 /**
- * Translates Twinlog's metadata image (from ZooKeeper) into the KRaft image type Kafka's group coordinator takes:
+ * Translates Twinlog's metadata image (from ZooKeeper) into the KRaft image type Kafka's coordinators take:
  * the brokers with their racks and the topics with their IDs and partition counts — what consumer-protocol
  * assignment and the clean-up of offsets of deleted topics need. Leadership is not translated (the coordinator does
  * not use it). Each update replays only the differences, so the delta tells the coordinator which topics went.
  * Of the feature levels, those Kafka's coordinators read from the image ({@link #BRIDGED_FEATURES}): the share
  * coordinator runs its periodic jobs only while share.version is 1 or more.
  *
- * <p>Not thread-safe: used from the group coordinator host's event thread.
+ * <p>Not thread-safe: one per hosted coordinator, used from its host's event thread.
  */
 final class KafkaImageBridge {
     /** Feature levels Kafka's hosted coordinators read from the image. */

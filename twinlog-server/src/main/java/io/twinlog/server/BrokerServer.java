@@ -14,6 +14,7 @@ import io.twinlog.controller.zk.BrokerUnregistration;
 import io.twinlog.controller.zk.MetadataStore;
 import io.twinlog.controller.zk.MetadataWatcher;
 import io.twinlog.group.GroupCoordinatorHost;
+import io.twinlog.share.ShareCoordinatorHost;
 import io.twinlog.transaction.TransactionCoordinatorHost;
 import io.twinlog.transaction.verification.TransactionVerification;
 import io.twinlog.transaction.verification.TransactionVerifier;
@@ -64,6 +65,7 @@ import io.twinlog.server.handlers.ScramCredentialsHandlers;
 import io.twinlog.server.handlers.UnregisterBrokerHandler;
 import io.twinlog.server.handlers.WriteTxnMarkersHandler;
 import io.twinlog.server.handlers.group.GroupApis;
+import io.twinlog.server.handlers.share.ShareStateApis;
 import io.twinlog.server.handlers.txn.TransactionApis;
 import io.twinlog.server.metadata.LostReplicaTracker;
 import io.twinlog.server.metadata.LostReplicas;
@@ -169,6 +171,8 @@ public final class BrokerServer implements AutoCloseable {
     private volatile AdminExecutor adminExecutor;
     private volatile GroupCoordinatorHost groupCoordinator;
     private volatile GroupApis groupApis;
+    private volatile ShareCoordinatorHost shareCoordinator;
+    private volatile ShareStateApis shareStateApis;
     private volatile TransactionCoordinatorHost transactionCoordinator;
     private volatile TransactionVerifier transactionVerifier;
     private volatile TransactionVerification transactionVerification;
@@ -346,6 +350,9 @@ public final class BrokerServer implements AutoCloseable {
                 authorization.authorizer().map(Authorizer.class::cast), transactionVerification::verifyOffsetCommit,
                 metrics, time);
         watcher.addListener((previous, next, delta) -> groupCoordinator.onImage(previous, next));
+        shareCoordinator = new ShareCoordinatorHost(config.brokerId(), config.originals(), replicaManager, metrics,
+                time);
+        watcher.addListener((previous, next, delta) -> shareCoordinator.onImage(previous, next));
         transactionCoordinator = new TransactionCoordinatorHost(config.brokerId(), config.transactionConfig(),
                 replicaManager, producerIds, id -> brokerNode(id, interBrokerListener), channels::interBroker, time);
         watcher.addListener((previous, next, delta) -> transactionCoordinator.onImage(previous, next));
@@ -384,8 +391,10 @@ public final class BrokerServer implements AutoCloseable {
         mirrorTopicHandlers.register(registryBuilder);
         transactionApis = new TransactionApis(transactionCoordinator, topicAdmin, watcher::image, authorization, time);
         transactionApis.register(registryBuilder, groupCoordinator::partitionFor);
+        shareStateApis = new ShareStateApis(shareCoordinator, topicAdmin, watcher::image, authorization, time);
+        shareStateApis.register(registryBuilder);
         groupApis = new GroupApis(groupCoordinator, topicAdmin, watcher::image, authorization,
-                transactionApis.finder(), time);
+                transactionApis.finder(), shareStateApis.finder(), time);
         groupApis.register(registryBuilder);
         ApiRegistry registry = registryBuilder
                 .add(ApiKeys.API_VERSIONS, new ApiVersionsHandler(registryRef::get, () -> watcher.image().features()))
@@ -849,6 +858,8 @@ public final class BrokerServer implements AutoCloseable {
         closeQuietly("metadata watcher", watcher);
         closeQuietly("group APIs", groupApis);
         closeQuietly("group coordinator", groupCoordinator);
+        closeQuietly("share state APIs", shareStateApis);
+        closeQuietly("share coordinator", shareCoordinator);
         closeQuietly("transaction APIs", transactionApis);
         closeQuietly("transaction coordinator", transactionCoordinator);
         closeQuietly("transaction verification", transactionVerification);

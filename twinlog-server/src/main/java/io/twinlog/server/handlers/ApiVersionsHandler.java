@@ -4,6 +4,7 @@ import io.twinlog.controller.metadata.FeatureLevels;
 import io.twinlog.protocol.ApiRegistry;
 import io.twinlog.protocol.Request;
 import io.twinlog.protocol.RequestHandler;
+import io.twinlog.server.handlers.share.ShareFeature;
 import org.apache.kafka.common.message.ApiVersionsResponseData;
 import org.apache.kafka.common.message.ApiVersionsResponseData.FinalizedFeatureKey;
 import org.apache.kafka.common.message.ApiVersionsResponseData.FinalizedFeatureKeyCollection;
@@ -18,7 +19,8 @@ import java.util.function.Supplier;
 /**
  * ApiVersions: advertises exactly the APIs and versions registered, so clients adapt to what Twinlog serves, and
  * (v3+) the features this build supports with the cluster's finalized levels, which decide for instance which
- * transaction protocol a 4.4 producer speaks (transaction.version).
+ * transaction protocol a 4.4 producer speaks (transaction.version). The share-group APIs are listed only while
+ * share.version is 1 or more ({@link ShareFeature}).
  */
 public final class ApiVersionsHandler implements RequestHandler {
     private final Supplier<ApiRegistry> registry;
@@ -51,7 +53,8 @@ public final class ApiVersionsHandler implements RequestHandler {
 
     private static ApiVersionsResponseData advertised(ApiRegistry registry, FeatureLevels features) {
         ApiVersionsResponseData.ApiVersionCollection keys = new ApiVersionsResponseData.ApiVersionCollection();
-        registry.advertisedVersions().forEach(v -> keys.add(v.duplicate()));
+        registry.advertisedVersions().stream().filter(v -> ShareFeature.advertised(v.apiKey(), features))
+                .forEach(v -> keys.add(v.duplicate()));
         SupportedFeatureKeyCollection supported = new SupportedFeatureKeyCollection();
         FeatureLevels.SUPPORTED.forEach((name, range) -> supported.add(new SupportedFeatureKey().setName(name)
                 .setMinVersion(range.min()).setMaxVersion(range.max())));

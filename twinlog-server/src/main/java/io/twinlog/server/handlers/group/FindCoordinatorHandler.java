@@ -20,19 +20,22 @@ import java.util.function.Supplier;
 /**
  * FindCoordinator: a group's coordinator is the leader of its {@code __consumer_offsets} partition, a transactional
  * id's the leader of its {@code __transaction_state} partition, as in Kafka (each topic is created on first use).
- * Share-group keys are refused (INVALID_REQUEST).
+ * A share key's ({@code group:topicId:partition}) is the leader of its {@code __share_group_state} partition,
+ * while share groups are on (otherwise INVALID_REQUEST, as for any key type Twinlog lacks).
  */
 final class FindCoordinatorHandler implements RequestHandler {
     private final GroupRequests groups;
     private final InternalTopicCreator offsetsTopic;
     private final CoordinatorFinder transactions;
+    private final CoordinatorFinder shares;
     private final Supplier<MetadataImage> image;
 
     FindCoordinatorHandler(GroupRequests groups, InternalTopicCreator offsetsTopic, CoordinatorFinder transactions,
-                           Supplier<MetadataImage> image) {
+                           CoordinatorFinder shares, Supplier<MetadataImage> image) {
         this.groups = groups;
         this.offsetsTopic = offsetsTopic;
         this.transactions = transactions;
+        this.shares = shares;
         this.image = image;
     }
 
@@ -59,6 +62,9 @@ final class FindCoordinatorHandler implements RequestHandler {
     private CoordinatorLocation find(Request request, String key, byte keyType, String listener) {
         if (keyType == FindCoordinatorRequest.CoordinatorType.TRANSACTION.id()) {
             return transactions.find(request, key, listener);
+        }
+        if (keyType == FindCoordinatorRequest.CoordinatorType.SHARE.id()) {
+            return shares.find(request, key, listener);
         }
         if (keyType != FindCoordinatorRequest.CoordinatorType.GROUP.id()) {
             return CoordinatorLocation.error(Errors.INVALID_REQUEST, "Unsupported coordinator key type " + keyType);

@@ -18,11 +18,16 @@ public final class GroupApis implements AutoCloseable {
     private final GroupRequests groups;
     private final InternalTopicCreator offsetsTopic;
     private final CoordinatorFinder transactions;
+    private final CoordinatorFinder shares;
     private final Supplier<MetadataImage> image;
 
-    /** @param transactions finds transactional ids' coordinators, for FindCoordinator's other key type */
+    /**
+     * @param transactions finds transactional ids' coordinators, for FindCoordinator's other key types
+     * @param shares       finds share-group state coordinators ({@code group:topicId:partition} keys)
+     */
     public GroupApis(GroupCoordinatorHost host, TopicAdmin topicAdmin, Supplier<MetadataImage> image,
-                     BrokerAuthorization authorization, CoordinatorFinder transactions, Time time) {
+                     BrokerAuthorization authorization, CoordinatorFinder transactions, CoordinatorFinder shares,
+                     Time time) {
         this.groups = new GroupRequests(host, authorization);
         this.offsetsTopic = new InternalTopicCreator(GroupCoordinatorHost.OFFSETS_TOPIC,
                 GroupCoordinatorConfig.OFFSETS_TOPIC_REPLICATION_FACTOR_CONFIG,
@@ -30,6 +35,7 @@ public final class GroupApis implements AutoCloseable {
                         host.config().offsetsTopicReplicationFactor(), host.offsetsTopicConfigs()),
                 topicAdmin, image, time);
         this.transactions = transactions;
+        this.shares = shares;
         this.image = image;
     }
 
@@ -37,7 +43,8 @@ public final class GroupApis implements AutoCloseable {
         MembershipHandlers membership = new MembershipHandlers(groups);
         OffsetHandlers offsets = new OffsetHandlers(groups, image);
         GroupAdminHandlers admin = new GroupAdminHandlers(groups);
-        registry.add(ApiKeys.FIND_COORDINATOR, new FindCoordinatorHandler(groups, offsetsTopic, transactions, image))
+        registry.add(ApiKeys.FIND_COORDINATOR, new FindCoordinatorHandler(groups, offsetsTopic, transactions, shares,
+                        image))
                 .add(ApiKeys.JOIN_GROUP, membership.joinGroup())
                 .add(ApiKeys.SYNC_GROUP, membership.syncGroup())
                 .add(ApiKeys.HEARTBEAT, membership.heartbeat())
