@@ -3,7 +3,6 @@ package io.twinlog.group;
 import io.twinlog.common.metrics.BrokerMetrics;
 import io.twinlog.controller.metadata.MetadataImage;
 import io.twinlog.replication.ReplicaManager;
-import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.internals.Plugin;
 import org.apache.kafka.common.internals.Topic;
 import org.apache.kafka.common.metrics.Metrics;
@@ -17,7 +16,7 @@ import org.apache.kafka.coordinator.group.metrics.GroupCoordinatorMetrics;
 import org.apache.kafka.coordinator.group.metrics.GroupCoordinatorRuntimeMetrics;
 import org.apache.kafka.coordinator.group.modern.share.ShareGroupConfig;
 import org.apache.kafka.server.authorizer.Authorizer;
-import org.apache.kafka.server.share.persister.NoOpStatePersister;
+import org.apache.kafka.server.share.persister.Persister;
 import org.apache.kafka.server.util.PartitionMetadataClient;
 import org.apache.kafka.server.util.timer.SystemTimer;
 import org.apache.kafka.server.util.timer.SystemTimerReaper;
@@ -25,8 +24,6 @@ import org.apache.kafka.server.util.timer.SystemTimerReaper;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
-import java.util.concurrent.CompletableFuture;
 
 /**
  * Hosts Apache Kafka's group coordinator ({@code kafka-group-coordinator}, the one Kafka brokers run) on a Twinlog
@@ -59,9 +56,13 @@ public final class GroupCoordinatorHost implements AutoCloseable {
      * @param authorizer       the broker's authorizer, if any: the coordinator resolves a member's regex
      *                         subscription only to the topics its principal may describe, as Kafka's does
      * @param verification     how a transactional offset commit is verified with its transaction coordinator
+     * @param persister        where share groups' partition state is initialized, read and deleted (Kafka's
+     *                         persister, talking to the share coordinators; KIP-932)
+     * @param latestOffsets    partitions' latest offsets, for the lag DescribeShareGroupOffsets shows
      */
     public GroupCoordinatorHost(int brokerId, Map<String, ?> brokerProperties, ReplicaManager replicaManager,
                                 Optional<Authorizer> authorizer, TransactionalOffsetVerification verification,
+                                Persister persister, PartitionMetadataClient latestOffsets,
                                 BrokerMetrics brokerMetrics, Time time) {
         this.metrics = brokerMetrics.kafkaMetrics();
         Map<String, Object> props = new HashMap<>(brokerProperties);
@@ -82,9 +83,9 @@ public final class GroupCoordinatorHost implements AutoCloseable {
                 // the broker's registry, not Kafka's JVM-wide one: brokers sharing a JVM must not share gauges
                 .withGroupCoordinatorMetrics(new GroupCoordinatorMetrics(brokerMetrics.registry(), metrics))
                 .withGroupConfigManager(groupConfigs)
-                .withPersister(new NoOpStatePersister())
+                .withPersister(persister)
                 .withAuthorizerPlugin(authorizer.map(a -> Plugin.wrapInstance(a, null, "authorizer.class.name")))
-                .withPartitionMetadataClient(new NoShareGroupOffsets())
+                .withPartitionMetadataClient(latestOffsets)
                 .build();
         this.follower = new CoordinatorMetadataFollower(brokerId, "group", OFFSETS_TOPIC, "the groups",
                 config::offsetsTopicPartitions, replicaManager, new CoordinatorMetadataFollower.Coordinator(
@@ -127,17 +128,5 @@ public final class GroupCoordinatorHost implements AutoCloseable {
             service.shutdown(); // also closes the timer and the loader
         }
         groupConfigs.close();
-    }
-
-    /** Share groups are not hosted: nothing asks for their partitions' offsets. */
-    private static final class NoShareGroupOffsets implements PartitionMetadataClient {
-        @Override
-        public Map<TopicPartition, CompletableFuture<OffsetResponse>> listLatestOffsets(Set<TopicPartition> partitions) {
-            return Map.of();
-        }
-
-        @Override
-        public void close() {
-        }
     }
 }

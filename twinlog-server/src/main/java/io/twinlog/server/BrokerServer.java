@@ -14,7 +14,10 @@ import io.twinlog.controller.zk.BrokerUnregistration;
 import io.twinlog.controller.zk.MetadataStore;
 import io.twinlog.controller.zk.MetadataWatcher;
 import io.twinlog.group.GroupCoordinatorHost;
+import io.twinlog.share.ImageShareCoordinatorLocator;
+import io.twinlog.share.LocalPartitionMetadataClient;
 import io.twinlog.share.ShareCoordinatorHost;
+import io.twinlog.share.SharePersister;
 import io.twinlog.transaction.TransactionCoordinatorHost;
 import io.twinlog.transaction.verification.TransactionVerification;
 import io.twinlog.transaction.verification.TransactionVerifier;
@@ -145,6 +148,8 @@ public final class BrokerServer implements AutoCloseable {
     private static final int ADMIN_THREADS = 2;
     /** How long one attempt to publish offline log dirs waits for ZooKeeper before the handler retries. */
     private static final long PUBLISH_TIMEOUT_MS = 30_000;
+    /** How long one share-group state RPC of the persister may take before it is retried (Kafka's request timeout). */
+    private static final int SHARE_PERSISTER_TIMEOUT_MS = 30_000;
 
     private final BrokerConfig config;
     private final Time time;
@@ -172,6 +177,7 @@ public final class BrokerServer implements AutoCloseable {
     private volatile GroupCoordinatorHost groupCoordinator;
     private volatile GroupApis groupApis;
     private volatile ShareCoordinatorHost shareCoordinator;
+    private volatile SharePersister sharePersister;
     private volatile ShareStateApis shareStateApis;
     private volatile TransactionCoordinatorHost transactionCoordinator;
     private volatile TransactionVerifier transactionVerifier;
@@ -346,13 +352,18 @@ public final class BrokerServer implements AutoCloseable {
                 config.addPartitionsToTxnConfig().addPartitionsToTxnRetryBackoffMs(),
                 Math.min(config.addPartitionsToTxnConfig().addPartitionsToTxnRetryBackoffMaxMs(),
                         transactionRequestTimeoutMs), time);
-        groupCoordinator = new GroupCoordinatorHost(config.brokerId(), config.originals(), replicaManager,
-                authorization.authorizer().map(Authorizer.class::cast), transactionVerification::verifyOffsetCommit,
-                metrics, time);
-        watcher.addListener((previous, next, delta) -> groupCoordinator.onImage(previous, next));
+        // before the group coordinator: share groups' state goes through the persister to the share coordinators
         shareCoordinator = new ShareCoordinatorHost(config.brokerId(), config.originals(), replicaManager, metrics,
                 time);
         watcher.addListener((previous, next, delta) -> shareCoordinator.onImage(previous, next));
+        sharePersister = new SharePersister(config.brokerId(),
+                channels.interBroker("twinlog-share-persister-" + config.brokerId()),
+                new ImageShareCoordinatorLocator(watcher::image, shareCoordinator,
+                        id -> brokerNode(id, interBrokerListener)), SHARE_PERSISTER_TIMEOUT_MS, time);
+        groupCoordinator = new GroupCoordinatorHost(config.brokerId(), config.originals(), replicaManager,
+                authorization.authorizer().map(Authorizer.class::cast), transactionVerification::verifyOffsetCommit,
+                sharePersister.persister(), new LocalPartitionMetadataClient(replicaManager), metrics, time);
+        watcher.addListener((previous, next, delta) -> groupCoordinator.onImage(previous, next));
         transactionCoordinator = new TransactionCoordinatorHost(config.brokerId(), config.transactionConfig(),
                 replicaManager, producerIds, id -> brokerNode(id, interBrokerListener), channels::interBroker, time);
         watcher.addListener((previous, next, delta) -> transactionCoordinator.onImage(previous, next));
@@ -858,6 +869,7 @@ public final class BrokerServer implements AutoCloseable {
         closeQuietly("metadata watcher", watcher);
         closeQuietly("group APIs", groupApis);
         closeQuietly("group coordinator", groupCoordinator);
+        closeQuietly("share persister", sharePersister);
         closeQuietly("share state APIs", shareStateApis);
         closeQuietly("share coordinator", shareCoordinator);
         closeQuietly("transaction APIs", transactionApis);

@@ -62,11 +62,27 @@ public final class InterBrokerClient implements AutoCloseable {
         // its timeouts and backoffs on the monotonic clock: a wall-clock step must neither stall nor expire them
         this.time = MonotonicTime.orMock(time);
         this.requestTimeoutMs = requestTimeoutMs;
+        this.client = networkClient(clientId, channelBuilder, metrics, 1, requestTimeoutMs, socketReceiveBufferBytes,
+                reconnectBackoffMs, reconnectBackoffMaxMs, this.time);
+    }
+
+    /**
+     * Kafka's {@link NetworkClient} to other brokers as this class makes it (no metadata of its own: callers name
+     * their target nodes; versions negotiated with ApiVersions), for a caller that drives it itself, such as Kafka's
+     * share-group persister, which multiplexes requests to several brokers on its own send thread.
+     *
+     * @param maxInFlightPerConnection requests sent to one broker before its first answer
+     * @param time                     the monotonic clock for timeouts and backoffs ({@link MonotonicTime#orMock})
+     */
+    public static NetworkClient networkClient(String clientId, ChannelBuilder channelBuilder, Metrics metrics,
+                                              int maxInFlightPerConnection, int requestTimeoutMs,
+                                              int socketReceiveBufferBytes, long reconnectBackoffMs,
+                                              long reconnectBackoffMaxMs, Time time) {
         LogContext logContext = new LogContext("[" + clientId + "] ");
-        Selector selector = new Selector(60_000L, metrics, this.time, clientId, channelBuilder, logContext);
-        this.client = new NetworkClient(selector, new ManualMetadataUpdater(), clientId, 1, reconnectBackoffMs,
-                reconnectBackoffMaxMs,
-                Selectable.USE_DEFAULT_BUFFER_SIZE, socketReceiveBufferBytes, requestTimeoutMs, 10_000, 30_000, this.time,
+        Selector selector = new Selector(60_000L, metrics, time, clientId, channelBuilder, logContext);
+        return new NetworkClient(selector, new ManualMetadataUpdater(), clientId, maxInFlightPerConnection,
+                reconnectBackoffMs, reconnectBackoffMaxMs,
+                Selectable.USE_DEFAULT_BUFFER_SIZE, socketReceiveBufferBytes, requestTimeoutMs, 10_000, 30_000, time,
                 true, new ApiVersions(), logContext, MetadataRecoveryStrategy.NONE, BootstrapConfiguration.DISABLED,
                 false);
     }

@@ -5,6 +5,7 @@ import io.twinlog.group.GroupCoordinatorHost;
 import io.twinlog.protocol.ApiRegistry;
 import io.twinlog.server.handlers.CoordinatorFinder;
 import io.twinlog.server.handlers.InternalTopicCreator;
+import io.twinlog.server.handlers.share.ShareFeature;
 import io.twinlog.server.metadata.TopicAdmin;
 import io.twinlog.server.security.BrokerAuthorization;
 import org.apache.kafka.common.protocol.ApiKeys;
@@ -13,7 +14,7 @@ import org.apache.kafka.coordinator.group.GroupCoordinatorConfig;
 
 import java.util.function.Supplier;
 
-/** Registers the consumer-group APIs, all served by the hosted group coordinator. */
+/** Registers the consumer- and share-group APIs, all served by the hosted group coordinator. */
 public final class GroupApis implements AutoCloseable {
     private final GroupRequests groups;
     private final InternalTopicCreator offsetsTopic;
@@ -43,6 +44,8 @@ public final class GroupApis implements AutoCloseable {
         MembershipHandlers membership = new MembershipHandlers(groups);
         OffsetHandlers offsets = new OffsetHandlers(groups, image);
         GroupAdminHandlers admin = new GroupAdminHandlers(groups);
+        ShareGroupHandlers shareGroups = new ShareGroupHandlers(groups);
+        ShareOffsetHandlers shareOffsets = new ShareOffsetHandlers(groups);
         registry.add(ApiKeys.FIND_COORDINATOR, new FindCoordinatorHandler(groups, offsetsTopic, transactions, shares,
                         image))
                 .add(ApiKeys.JOIN_GROUP, membership.joinGroup())
@@ -58,7 +61,13 @@ public final class GroupApis implements AutoCloseable {
                 .add(ApiKeys.LIST_GROUPS, admin.listGroups())
                 .add(ApiKeys.DESCRIBE_GROUPS, admin.describeGroups())
                 .add(ApiKeys.DELETE_GROUPS, admin.deleteGroups())
-                .add(ApiKeys.CONSUMER_GROUP_DESCRIBE, admin.consumerGroupDescribe());
+                .add(ApiKeys.CONSUMER_GROUP_DESCRIBE, admin.consumerGroupDescribe())
+                // share groups (KIP-932): only while share.version is 1 or more (decision 102)
+                .add(ApiKeys.SHARE_GROUP_HEARTBEAT, ShareFeature.gate(image, shareGroups.heartbeat()))
+                .add(ApiKeys.SHARE_GROUP_DESCRIBE, ShareFeature.gate(image, shareGroups.describe()))
+                .add(ApiKeys.DESCRIBE_SHARE_GROUP_OFFSETS, ShareFeature.gate(image, shareOffsets.describe()))
+                .add(ApiKeys.ALTER_SHARE_GROUP_OFFSETS, ShareFeature.gate(image, shareOffsets.alter()))
+                .add(ApiKeys.DELETE_SHARE_GROUP_OFFSETS, ShareFeature.gate(image, shareOffsets.delete()));
     }
 
     @Override
