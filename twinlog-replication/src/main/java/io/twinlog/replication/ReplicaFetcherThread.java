@@ -246,12 +246,13 @@ final class ReplicaFetcherThread implements Runnable {
             if (s == null || requested == null || partitions.get(e.getKey()) != s) {
                 continue; // removed or re-added with a new epoch while the fetch was in flight
             }
-            handlePartition(e.getKey(), s, requested.fetchOffset, e.getValue(), leader.get());
+            handlePartition(e.getKey(), s, requested, e.getValue(), leader.get());
         }
     }
 
-    private void handlePartition(TopicPartition tp, FetchState s, long fetchOffset,
+    private void handlePartition(TopicPartition tp, FetchState s, FetchRequest.PartitionData requested,
                                  FetchResponseData.PartitionData data, Node leader) {
+        long fetchOffset = requested.fetchOffset;
         Optional<Partition> maybePartition = replicaManager.partition(tp);
         if (maybePartition.isEmpty()) {
             return;
@@ -274,6 +275,12 @@ final class ReplicaFetcherThread implements Runnable {
                             partition.truncateTo(to, "leader " + leaderId + " reports epoch " + d.epoch()
                                     + " ends at " + d.endOffset());
                             if (!latest.equals(partition.log().latestEpoch())) {
+                                return;
+                            }
+                            if (fetchOffset != partition.log().logEndOffset()
+                                    || !requested.lastFetchedEpoch.equals(partition.log().latestEpoch())) {
+                                // an answer to a fetch sent before this log changed (cut to 0 for a failback,
+                                // say): the next fetch asks with what the log holds now, and needs no wait
                                 return;
                             }
                             // the answer does not move this replica back: fetching again at once would get the
