@@ -12,10 +12,13 @@ import org.apache.curator.retry.RetryOneTime;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.GroupListing;
 import org.apache.kafka.clients.admin.ListGroupsOptions;
+import org.apache.kafka.clients.admin.ListShareGroupOffsetsSpec;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.ShareGroupDescription;
+import org.apache.kafka.clients.admin.SharePartitionOffsetInfo;
 import org.apache.kafka.common.GroupState;
 import org.apache.kafka.common.GroupType;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.message.FindCoordinatorRequestData;
 import org.apache.kafka.common.message.ShareGroupHeartbeatRequestData;
@@ -33,8 +36,10 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -43,7 +48,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * A share group on the hosted group coordinator (KIP-932), with Kafka's persister initializing its partitions on the
  * hosted share coordinator: refused while share.version is 0; at 1, a member that joins by ShareGroupHeartbeat is
  * assigned both partitions of its topic once they are initialized, and the Admin client and
- * {@code kafka-share-groups.sh} list and describe the group, its member and its start offsets.
+ * {@code kafka-share-groups.sh} list and describe the group, its member and its start offsets; once it left, the
+ * tool resets and deletes the group's start offsets and deletes the group.
  */
 @Timeout(value = 3, unit = TimeUnit.MINUTES)
 class ShareGroupAdminTest {
@@ -105,6 +111,24 @@ class ShareGroupAdminTest {
             offsets.assertSuccess();
             assertEquals(2, offsets.stdoutLines().stream().filter(l -> l.startsWith(GROUP + " ")
                     && l.contains(" " + TOPIC + " ")).count(), offsets.all());
+
+            // the member leaves: the empty group's start offsets are reset and deleted, then the group itself,
+            // its share partitions' state deleted through the persister
+            assertEquals(Errors.NONE.code(), heartbeat(cluster, memberId, -1).errorCode());
+            shareGroups(workDir, cluster, "--reset-offsets", "--group", GROUP, "--topic", TOPIC, "--to-earliest",
+                    "--execute").assertSuccess();
+            try (Admin admin = cluster.admin()) {
+                Map<TopicPartition, SharePartitionOffsetInfo> reset = admin.listShareGroupOffsets(
+                        Map.of(GROUP, new ListShareGroupOffsetsSpec())).partitionsToOffsetInfo(GROUP).get();
+                assertEquals(Map.of(new TopicPartition(TOPIC, 0), 0L, new TopicPartition(TOPIC, 1), 0L),
+                        reset.entrySet().stream().collect(Collectors.toMap(Map.Entry::getKey,
+                                e -> e.getValue().startOffset())));
+            }
+            shareGroups(workDir, cluster, "--delete-offsets", "--group", GROUP, "--topic", TOPIC).assertSuccess();
+            shareGroups(workDir, cluster, "--delete", "--group", GROUP).assertSuccess();
+            ToolResult none = shareGroups(workDir, cluster, "--list");
+            none.assertSuccess();
+            assertTrue(none.stdoutLines().stream().noneMatch(l -> l.strip().equals(GROUP)), none.all());
         } finally {
             TestDirectories.delete(workDir);
         }
