@@ -7,6 +7,7 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.record.internal.Record;
@@ -156,6 +157,15 @@ public final class MirrorQuarantine implements AutoCloseable {
         h.add(HEADER_PREFIX + key, value.getBytes(StandardCharsets.UTF_8));
     }
 
+    private static boolean existsAlready(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof TopicExistsException) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     private void ensureTopic() throws IOException {
         if (metadata.image().topic(TOPIC).isPresent()) {
             return;
@@ -166,11 +176,13 @@ public final class MirrorQuarantine implements AutoCloseable {
             log.info("Created the quarantine topic {} (retention {} ms): records a mirroring truncation removes are "
                     + "copied there first", TOPIC, RETENTION_MS);
         } catch (Exception e) {
-            if (metadata.image().topic(TOPIC).isEmpty()) {
+            if (metadata.image().topic(TOPIC).isEmpty() && !existsAlready(e)) {
                 throw new IOException("Could not create the quarantine topic " + TOPIC + ": " + e, e);
             }
-            // another broker (or a client's auto-creation) made it first: it is there, which is all we need
-            log.info("The quarantine topic {} was created meanwhile by another broker or client", TOPIC, e);
+            // another partition's copy, another broker or a client's auto-creation made it first (this broker's
+            // image may not show it yet): it is there, which is all we need
+            log.info("The quarantine topic {} was created meanwhile by another broker or client ({})", TOPIC,
+                    e.toString());
         }
     }
 
