@@ -30,7 +30,7 @@ public final class ZkBatch {
      * Nodes read, or checked and created, per round trip: well under ZooKeeper's request size limit for these short
      * paths.
      */
-    static final int CHUNK = 500;
+    public static final int CHUNK = 500;
 
     /**
      * Reads of any number of nodes, {@value #CHUNK} per multi-read ({@link #multiRead}), one after another; the

@@ -424,13 +424,15 @@ public final class MirrorStore {
     }
 
     /**
-     * Records the progress of many mirror partitions, in ZooKeeper transactions of up to 500 (one log sync each);
+     * Records the progress of many mirror partitions, in ZooKeeper transactions of up to {@value ZkBatch#CHUNK} (one
+     * log sync each);
      * a transaction refused because a node does not exist yet is written node by node (creating it).
      */
     public void writeProgressAll(Map<TopicPartition, MirrorProgress> progress) throws Exception {
         List<Map.Entry<TopicPartition, MirrorProgress>> all = new ArrayList<>(progress.entrySet());
-        for (int from = 0; from < all.size(); from += 500) {
-            List<Map.Entry<TopicPartition, MirrorProgress>> chunk = all.subList(from, Math.min(all.size(), from + 500));
+        for (int from = 0; from < all.size(); from += ZkBatch.CHUNK) {
+            List<Map.Entry<TopicPartition, MirrorProgress>> chunk = all.subList(from,
+                    Math.min(all.size(), from + ZkBatch.CHUNK));
             List<CuratorOp> ops = new ArrayList<>(chunk.size());
             for (Map.Entry<TopicPartition, MirrorProgress> e : chunk) {
                 ops.add(zk.transactionOp().setData().forPath(ZkPaths.mirrorProgress(e.getKey().topic(),
