@@ -15,6 +15,7 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 
 /**
  * Which broker configs may be set with {@code kafka-configs --entity-type brokers --alter}, and at which level:
@@ -39,6 +40,10 @@ public final class DynamicBrokerConfigPolicy {
             "ssl.truststore.type", "ssl.truststore.location", "ssl.truststore.password",
             "ssl.truststore.certificates");
 
+    /** The broker keys that are defaults of topic configs: asked for every key of every change, so computed once. */
+    private static final Set<String> LOG_DEFAULT_KEYS = LogConfig.configNames().stream()
+            .map(BrokerConfig::brokerKeyForTopicKey).flatMap(Optional::stream).collect(Collectors.toUnmodifiableSet());
+
     private DynamicBrokerConfigPolicy() {
     }
 
@@ -53,13 +58,7 @@ public final class DynamicBrokerConfigPolicy {
 
     /** A broker default of a topic config ({@code log.retention.ms}, {@code message.max.bytes}, ...). */
     public static boolean isLogDefault(String key) {
-        for (String topicKey : LogConfig.configNames()) {
-            Optional<String> brokerKey = BrokerConfig.brokerKeyForTopicKey(topicKey);
-            if (brokerKey.isPresent() && brokerKey.get().equals(key)) {
-                return true;
-            }
-        }
-        return false;
+        return LOG_DEFAULT_KEYS.contains(key);
     }
 
     /** The listener a listener-prefixed key names; empty for other keys. */

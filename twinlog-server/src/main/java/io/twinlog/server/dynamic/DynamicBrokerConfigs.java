@@ -217,7 +217,9 @@ public final class DynamicBrokerConfigs implements AutoCloseable {
                 DynamicBrokerConfigPolicy.validate(Map.of(key, plain), perBroker, true);
                 out.put(key, plain);
             } catch (RuntimeException e) {
-                dropped.add(key + " (" + e.getMessage() + ")");
+                // broad on purpose: a refusal (InvalidRequestException) or a secret that does not decrypt (the
+                // codec's runtime errors) both mean this entry is unusable; each is named in the ERROR below
+                dropped.add(key + " (" + e + ")");
             }
         });
         if (!dropped.isEmpty()) {
@@ -308,8 +310,9 @@ public final class DynamicBrokerConfigs implements AutoCloseable {
                 try {
                     plain.put(k, DynamicBrokerConfigPolicy.isPassword(k) ? decrypt(v) : v);
                 } catch (RuntimeException e) {
-                    // an undecryptable secret is dropped here as on read: setting it again replaces it
-                    log.warn("Dropping the stored value of {} at {}: it does not decrypt", k, path);
+                    // broad on purpose (the codec's runtime errors): an undecryptable secret is dropped here as on
+                    // read, and setting it again replaces it
+                    log.warn("Dropping the stored value of {} at {}: it does not decrypt", k, path, e);
                 }
             });
             Map<String, String> next = new TreeMap<>(change.apply(new LinkedHashMap<>(plain)));
