@@ -165,6 +165,24 @@ class DynamicBrokerConfigsTest {
         }
     }
 
+    @Test
+    void aBrokerRestartedStartsWithItsStoredConfigs() throws Exception {
+        int before = threads("twinlog-request-handler-1-");
+        configs("--entity-type", "brokers", "--entity-name", "1", "--alter", "--add-config",
+                "num.io.threads=" + (before + 1)).assertSuccess();
+        Waits.waitUntil("broker 1 runs " + (before + 1) + " request handler threads",
+                () -> threads("twinlog-request-handler-1-") == before + 1);
+        cluster.stopBroker(1);
+        Waits.waitUntil("broker 1's request handler threads gone", () -> threads("twinlog-request-handler-1-") == 0);
+        cluster.startBroker(1);
+        // built with the stored value, not resized to it after the start
+        assertEquals(before + 1, threads("twinlog-request-handler-1-"));
+        assertEquals(ConfigEntry.ConfigSource.DYNAMIC_BROKER_CONFIG, brokerEntry(1, "num.io.threads").source());
+        configs("--entity-type", "brokers", "--entity-name", "1", "--alter", "--delete-config", "num.io.threads")
+                .assertSuccess();
+        Waits.waitUntil("back to " + before, () -> threads("twinlog-request-handler-1-") == before);
+    }
+
     /** Live threads of this JVM (the in-process brokers) whose name starts with {@code prefix}. */
     private static int threads(String prefix) {
         return (int) Thread.getAllStackTraces().keySet().stream()
