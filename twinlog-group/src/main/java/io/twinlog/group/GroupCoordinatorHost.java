@@ -106,6 +106,14 @@ public final class GroupCoordinatorHost implements AutoCloseable {
         return config;
     }
 
+    /**
+     * Per-group configs (KIP-848/932 {@code group.*} and {@code share.*} overrides) shared by the coordinator and
+     * this broker's share partitions, so a change reaches both.
+     */
+    public GroupConfigManager groupConfigs() {
+        return groupConfigs;
+    }
+
     /** The {@code __consumer_offsets} partition that holds a group. */
     public int partitionFor(String groupId) {
         return service.partitionFor(groupId);
