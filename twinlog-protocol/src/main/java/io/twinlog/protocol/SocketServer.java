@@ -319,7 +319,7 @@ public final class SocketServer implements AutoCloseable {
      * The configs with the store keys as Kafka's SslFactory reads them: a password given as text would otherwise
      * fail its cast to {@code Password}.
      */
-    private static Map<String, Object> parsedSslConfigs(Map<String, ?> listenerConfigs) {
+    static Map<String, Object> parsedSslConfigs(Map<String, ?> listenerConfigs) {
         Map<String, Object> parsed = new HashMap<>(listenerConfigs);
         for (String key : SslConfigs.RECONFIGURABLE_CONFIGS) {
             ConfigDef.ConfigKey definition = SSL_CONFIG_DEF.configKeys().get(key);

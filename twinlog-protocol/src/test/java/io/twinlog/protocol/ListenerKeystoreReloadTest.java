@@ -4,11 +4,13 @@ import io.twinlog.common.BrokerConfig;
 import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.common.config.SslConfigs;
 import org.apache.kafka.common.message.ApiVersionsResponseData;
+import org.apache.kafka.common.network.ChannelBuilder;
 import org.apache.kafka.common.network.ConnectionMode;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.requests.ApiVersionsRequest;
 import org.apache.kafka.common.requests.ApiVersionsResponse;
 import org.apache.kafka.common.security.ssl.SslFactory;
+import org.apache.kafka.common.utils.Time;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -170,6 +172,28 @@ class ListenerKeystoreReloadTest {
                 .build())) {
             plaintext.server.validateReconfiguration(listenerConfigs(otherName));
             plaintext.server.reconfigure(listenerConfigs(otherName));
+        }
+    }
+
+    @Test
+    void connectionsThisBrokerOpensToOthersPresentTheNewCertificate() throws Exception {
+        ListenerChannels channels = new ListenerChannels(config(brokerKeystore), ListenerChannels.newCredentialCache(),
+                version -> null, Time.SYSTEM);
+        ChannelBuilder before = channels.interBroker("fetcher-made-before");
+        try (MutualTlsPeer peer = new MutualTlsPeer(keystoreA, truststore)) {
+            assertEquals(Keystores.certificate(keystoreA), peer.clientCertificateOf(before));
+
+            channels.reconfigureInterBroker(listenerConfigs(keystoreB));
+
+            X509Certificate b = Keystores.certificate(keystoreB);
+            assertEquals(b, peer.clientCertificateOf(before), "a builder made before the reload");
+            assertEquals(b, peer.clientCertificateOf(channels.interBroker("fetcher-made-after")),
+                    "a builder made after it");
+            ConfigException refused = assertThrows(ConfigException.class,
+                    () -> channels.reconfigureInterBroker(listenerConfigs(otherName)));
+            assertTrue(refused.getMessage().contains("DistinguishedName"), refused.getMessage());
+            assertEquals(b, peer.clientCertificateOf(channels.interBroker("fetcher-after-refusal")),
+                    "a refused keystore changes nothing");
         }
     }
 

@@ -475,7 +475,7 @@ public final class BrokerServer implements AutoCloseable {
             }
             server.bind();
             socketServers.add(server);
-            dynamicConfigs.register(new ListenerReconfiguration(ep.listenerName(), server));
+            dynamicConfigs.register(new ListenerReconfiguration(ep.listenerName(), server, channels));
             boundPorts.put(ep.listenerName(), server.boundPort());
         }
         dynamicConfigs.register(new RequestHandlerThreads(handlerPool));

@@ -1,6 +1,7 @@
 package io.twinlog.server.dynamic;
 
 import io.twinlog.common.BrokerConfig;
+import io.twinlog.protocol.ListenerChannels;
 import io.twinlog.protocol.SocketServer;
 import org.apache.kafka.common.network.ListenerName;
 
@@ -10,16 +11,20 @@ import java.util.Map;
  * One listener's live configs: its number of network threads ({@code num.network.threads}) and its TLS stores
  * ({@code listener.name.<listener>.ssl.keystore.*}, {@code ...truststore.*}), which Kafka's own SslFactory checks
  * (same certificate names, a working handshake) and reloads for new connections; open ones keep theirs. The stores
- * go first, so that network threads added by the same change already use the new ones.
+ * go first, so that network threads added by the same change already use the new ones. On the inter-broker
+ * listener the stores also serve the connections this broker opens to the others (replica fetchers, the mirror's
+ * and coordinators' clients), as on a Kafka broker.
  */
 public final class ListenerReconfiguration implements BrokerReconfigurable {
     private final String listener;
     private final SocketServer server;
     private final String prefix;
+    private final ListenerChannels channels;
 
-    public ListenerReconfiguration(String listener, SocketServer server) {
+    public ListenerReconfiguration(String listener, SocketServer server, ListenerChannels channels) {
         this.listener = listener;
         this.server = server;
+        this.channels = channels;
         this.prefix = new ListenerName(listener).configPrefix();
     }
 
@@ -50,6 +55,9 @@ public final class ListenerReconfiguration implements BrokerReconfigurable {
     @Override
     public void reconfigure(BrokerConfig previous, BrokerConfig next) {
         server.reconfigure(listenerConfigs(next));
+        if (listener.equals(next.listenerSecurity().interBrokerListener())) {
+            channels.reconfigureInterBroker(listenerConfigs(next));
+        }
         if (next.numNetworkThreads() != server.processorCount()) {
             server.resizeProcessors(next.numNetworkThreads());
         }
