@@ -8,6 +8,7 @@ import io.twinlog.testkit.Waits;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.AlterClientQuotasOptions;
+import org.apache.kafka.common.KafkaFuture;
 import org.apache.kafka.common.errors.InvalidRequestException;
 import org.apache.kafka.common.quota.ClientQuotaAlteration;
 import org.apache.kafka.common.quota.ClientQuotaEntity;
@@ -145,6 +146,35 @@ class ClientQuotasAdminTest {
                     new AlterClientQuotasOptions().validateOnly(true)).all().get(30, TimeUnit.SECONDS);
         }
         assertNull(node(ZkPaths.CLIENT_CONFIGS + "/refused"), "nothing written for a refused or validate-only alter");
+    }
+
+    /**
+     * Two admins, bootstrapped from different brokers, alter one user's quotas at the same time (each alter is a
+     * read-modify-write of the user's whole ZooKeeper node): a write that lost the race is retried on the new
+     * contents, so every key each of them set is there after every round, on both brokers.
+     */
+    @Test
+    void concurrentAlterationsOfOneUserLoseNothing() throws Exception {
+        ClientQuotaEntity user = new ClientQuotaEntity(Map.of(ClientQuotaEntity.USER, "contended"));
+        int rounds = 20;
+        try (Admin first = admin(0); Admin second = admin(1)) {
+            for (int round = 1; round <= rounds; round++) {
+                KafkaFuture<Void> a = first.alterClientQuotas(List.of(new ClientQuotaAlteration(user,
+                        List.of(new ClientQuotaAlteration.Op("producer_byte_rate", 1000.0 * round))))).all();
+                KafkaFuture<Void> b = second.alterClientQuotas(List.of(new ClientQuotaAlteration(user,
+                        List.of(new ClientQuotaAlteration.Op("consumer_byte_rate", 2000.0 * round))))).all();
+                a.get(30, TimeUnit.SECONDS);
+                b.get(30, TimeUnit.SECONDS);
+                Map<String, Double> expected = Map.of("producer_byte_rate", 1000.0 * round,
+                        "consumer_byte_rate", 2000.0 * round);
+                for (int broker : List.of(0, 1)) {
+                    Waits.waitFor("round " + round + ": broker " + broker + " describes both keys",
+                            () -> describe(broker, ClientQuotaFilter.containsOnly(List.of(
+                                    ClientQuotaFilterComponent.ofEntity(ClientQuotaEntity.USER, "contended")))),
+                            q -> q.equals(Map.of(user, expected)));
+                }
+            }
+        }
     }
 
     private static void assertRefused(ClientQuotaEntity entity, String key, double value, String message)
