@@ -20,6 +20,7 @@ import org.apache.kafka.common.requests.RequestHeader;
 import org.apache.kafka.common.security.auth.SecurityProtocol;
 import org.apache.kafka.common.utils.Time;
 import org.apache.kafka.common.utils.internals.LogContext;
+import org.apache.kafka.server.network.ConnectionDisconnectListener;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -82,11 +83,19 @@ final class Processor implements Request.ResponseSink {
      * keystore (and never a half-made one).
      */
     private final Object channelBuilderLock = new Object();
+    /**
+     * Told the id of every connection that closed, whichever side closed it (Kafka's Processor tells only of those
+     * the client closed; a connection this broker closes holds sessions just the same). Called on this thread:
+     * implementations only hand the news on.
+     */
+    private final ConnectionDisconnectListener disconnectListener;
 
     /** @param channelBuilder configured for the listener's security; the selector closes it */
     Processor(int brokerId, int id, Endpoint endpoint, SecurityProtocol securityProtocol, ChannelBuilder channelBuilder,
               int maxRequestSize, long connectionsMaxIdleMs, RequestChannel requestChannel, Metrics metrics,
-              RequestMetrics requestMetrics, Time time, Predicate<Short> customApis, ResponseThrottling throttling) {
+              RequestMetrics requestMetrics, Time time, Predicate<Short> customApis, ResponseThrottling throttling,
+              ConnectionDisconnectListener disconnectListener) {
+        this.disconnectListener = disconnectListener;
         this.requestMetrics = requestMetrics;
         this.throttling = throttling;
         this.customApis = customApis;
@@ -255,7 +264,7 @@ final class Processor implements Request.ResponseSink {
             a.request.markResponseDequeued();
             if (a.kind == ActionKind.CLOSE) {
                 requestMetrics.record(a.request, System.nanoTime());
-                selector.close(connectionId);
+                closeConnection(connectionId);
             } else if (a.kind == ActionKind.NO_RESPONSE) {
                 requestMetrics.record(a.request, System.nanoTime());
                 responseDone(connectionId);
@@ -302,7 +311,7 @@ final class Processor implements Request.ResponseSink {
                 return new Request(header, body.slice(), connectionId, sender, System.nanoTime(), size, this);
             } catch (InvalidRequestException e) {
                 log.info("Closing connection {}: {}", connectionId, e.getMessage());
-                selector.close(connectionId);
+                closeConnection(connectionId);
                 return null;
             }
         }
@@ -320,12 +329,12 @@ final class Processor implements Request.ResponseSink {
                 sendRawErrorThenClose(connectionId, correlationId);
             } else {
                 log.info("Closing connection {}: malformed request header: {}", connectionId, e.getMessage());
-                selector.close(connectionId);
+                closeConnection(connectionId);
             }
             return null;
         } catch (RuntimeException e) {
             log.info("Closing connection {}: malformed request header: {}", connectionId, e.toString());
-            selector.close(connectionId);
+            closeConnection(connectionId);
             return null;
         }
         RequestContext context = new RequestContext(header, connectionId, channel.socketAddress(),
@@ -335,7 +344,7 @@ final class Processor implements Request.ResponseSink {
             log.info("Closing connection {}: {} version {} is advertised for librdkafka (KAFKA-18659) but no longer "
                     + "exists in the protocol; closed without an answer, as Kafka 4.4 does", connectionId,
                     header.apiKey(), header.apiVersion());
-            selector.close(connectionId);
+            closeConnection(connectionId);
             return null;
         }
         if (header.apiKey() != ApiKeys.API_VERSIONS && !header.apiKey().isVersionSupported(header.apiVersion())) {
@@ -350,7 +359,7 @@ final class Processor implements Request.ResponseSink {
         } catch (RuntimeException e) {
             log.info("Closing connection {}: malformed {} v{} request: {}", connectionId, header.apiKey(),
                     header.apiVersion(), e.getMessage());
-            selector.close(connectionId);
+            closeConnection(connectionId);
             return null;
         }
     }
@@ -383,7 +392,7 @@ final class Processor implements Request.ResponseSink {
                 requestMetrics.record(request, System.nanoTime());
             }
             if (closeAfterSend.remove(connectionId)) {
-                selector.close(connectionId);
+                closeConnection(connectionId);
             } else {
                 responseDone(connectionId);
             }
@@ -411,7 +420,7 @@ final class Processor implements Request.ResponseSink {
         } catch (IllegalStateException e) {
             log.error("Closing connection {}: its mute state {} cannot take {}", channel.id(), channel.muteState(),
                     event, e);
-            selector.close(channel.id());
+            closeConnection(channel.id());
             return false;
         }
     }
@@ -421,6 +430,24 @@ final class Processor implements Request.ResponseSink {
             closeAfterSend.remove(connectionId);
             sending.remove(connectionId);
             log.debug("Connection {} closed", connectionId);
+            notifyDisconnected(connectionId);
+        }
+    }
+
+    /** Closes a connection from this side; the selector lists only connections the other side closed. */
+    private void closeConnection(String connectionId) {
+        boolean open = selector.channel(connectionId) != null || selector.closingChannel(connectionId) != null;
+        selector.close(connectionId);
+        if (open) {
+            notifyDisconnected(connectionId);
+        }
+    }
+
+    private void notifyDisconnected(String connectionId) {
+        try {
+            disconnectListener.onDisconnect(connectionId);
+        } catch (RuntimeException e) {
+            log.error("A disconnect listener failed on connection {}", connectionId, e);
         }
     }
 

@@ -10,6 +10,7 @@ import org.apache.kafka.common.network.ChannelBuilder;
 import org.apache.kafka.common.network.ListenerReconfigurable;
 import org.apache.kafka.common.security.auth.SecurityProtocol;
 import org.apache.kafka.common.utils.Time;
+import org.apache.kafka.server.network.ConnectionDisconnectListener;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -25,6 +26,7 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.IntFunction;
 import java.util.function.Predicate;
 
@@ -55,6 +57,7 @@ public final class SocketServer implements AutoCloseable {
     private final IntFunction<Processor> processorFactory;
     /** Copy-on-write: replaced whole under {@code this}, read without a lock by the acceptor. */
     private volatile Processor[] processors;
+    private final List<ConnectionDisconnectListener> disconnectListeners = new CopyOnWriteArrayList<>();
     private int nextProcessorId;
     /** The listener configs of the last keystore reload, applied to the processors created after it too. */
     private Map<String, Object> reconfiguredSsl;
@@ -95,7 +98,8 @@ public final class SocketServer implements AutoCloseable {
             ChannelBuilder builder = channels.server(endpoint.listenerName(), id);
             try {
                 return new Processor(brokerId, id, endpoint, protocol, builder, maxRequestSize,
-                        connectionsMaxIdleMs, channel, metrics, requestMetrics, time, customApis, throttling);
+                        connectionsMaxIdleMs, channel, metrics, requestMetrics, time, customApis, throttling,
+                        this::notifyDisconnected);
             } catch (RuntimeException e) {
                 builder.close(); // no selector took it over
                 throw e;
@@ -135,6 +139,20 @@ public final class SocketServer implements AutoCloseable {
                 .filter(e -> e.getKey().name().equals("failed-authentication-total")
                         && endpoint.listenerName().equals(e.getKey().tags().get("listener")))
                 .mapToDouble(e -> ((Number) e.getValue().metricValue()).doubleValue()).sum());
+    }
+
+    /**
+     * Adds a listener told the id of every connection of this listener that closes (the id a request's context
+     * carries), on the network thread that served it: the listener must only hand the news on.
+     */
+    public void addDisconnectListener(ConnectionDisconnectListener listener) {
+        disconnectListeners.add(listener);
+    }
+
+    private void notifyDisconnected(String connectionId) {
+        for (ConnectionDisconnectListener listener : disconnectListeners) {
+            listener.onDisconnect(connectionId);
+        }
     }
 
     /** Binds the listener; requests are not read until {@link #startProcessing()}. */
