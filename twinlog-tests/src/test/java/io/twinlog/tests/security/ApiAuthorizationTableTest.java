@@ -1,5 +1,25 @@
 package io.twinlog.tests.security;
 
+import io.twinlog.controller.zk.ZkPaths;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.retry.RetryOneTime;
+import org.apache.kafka.clients.admin.ListShareGroupOffsetsSpec;
+import org.apache.kafka.common.message.DeleteShareGroupStateRequestData;
+import org.apache.kafka.common.message.FindCoordinatorRequestData;
+import org.apache.kafka.common.message.InitializeShareGroupStateRequestData;
+import org.apache.kafka.common.message.ReadShareGroupStateRequestData;
+import org.apache.kafka.common.message.ReadShareGroupStateSummaryRequestData;
+import org.apache.kafka.common.message.ShareGroupHeartbeatRequestData;
+import org.apache.kafka.common.message.WriteShareGroupStateRequestData;
+import org.apache.kafka.common.requests.DeleteShareGroupStateRequest;
+import org.apache.kafka.common.requests.FindCoordinatorRequest;
+import org.apache.kafka.common.requests.InitializeShareGroupStateRequest;
+import org.apache.kafka.common.requests.ReadShareGroupStateRequest;
+import org.apache.kafka.common.requests.ReadShareGroupStateSummaryRequest;
+import org.apache.kafka.common.requests.ShareGroupHeartbeatRequest;
+import org.apache.kafka.common.requests.WriteShareGroupStateRequest;
+import java.nio.charset.StandardCharsets;
 import io.twinlog.testkit.RawKafkaConnection;
 import io.twinlog.testkit.TestCluster;
 import io.twinlog.testkit.Waits;
@@ -131,11 +151,21 @@ class ApiAuthorizationTableTest {
     @BeforeAll
     static void start() throws Exception {
         List<String> users = new ArrayList<>();
-        for (int i = 0; i < 60; i++) {
+        for (int i = 0; i < 80; i++) {
             users.add("a" + i);
             users.add("d" + i);
         }
-        cluster = PlainUsers.authorizedCluster(users).brokers(1).build().start();
+        cluster = PlainUsers.authorizedCluster(users).brokers(1)
+                .brokerProperty("share.coordinator.state.topic.replication.factor", "1")
+                .brokerProperty("share.coordinator.state.topic.min.isr", "1")
+                .brokerProperty("share.coordinator.state.topic.num.partitions", "3").build().start();
+        try (CuratorFramework zk = CuratorFrameworkFactory.newClient(cluster.zookeeperConnect(),
+                new RetryOneTime(100))) {
+            zk.start();
+            // share groups on (share.version 1), as a Kafka 4.4 cluster has them
+            zk.create().orSetData().forPath(ZkPaths.FEATURE, "{\"version\":1,\"features\":{\"share.version\":1}}"
+                    .getBytes(StandardCharsets.UTF_8));
+        }
     }
 
     @AfterAll
@@ -407,7 +437,86 @@ class ApiAuthorizationTableTest {
                         .setGroupId("j40").setMemberId(Uuid.randomUuid().toString()).setMemberEpoch(0)
                         .setRebalanceTimeoutMs(30_000).setSubscribedTopicNames(List.of("t40"))
                         .setTopicPartitions(List.of())).build())));
+        shareGroupRows(rows);
         return rows;
+    }
+
+    /**
+     * Share groups (KIP-932), Kafka 4.4's checks: READ on the group to join or change offsets, DESCRIBE to see it,
+     * DELETE to delete offsets, DESCRIBE (heartbeat) or READ (offsets) on each topic named, CLUSTER_ACTION for the
+     * share-state RPCs and FindCoordinator of a share-partition key, which only brokers send. Share groups sg2-sg8
+     * exist with a start offset on s2-s8 (made by the super user).
+     */
+    private static void shareGroupRows(List<Row> rows) {
+        rows.add(new Row("ShareGroupHeartbeat (group)", List.of(Grant.topic(AclOperation.DESCRIBE, "s0")),
+                Grant.group(AclOperation.READ, "sg0"), GroupAuthorizationException.class,
+                user -> raw(user, shareHeartbeat("sg0", "s0"))));
+        rows.add(new Row("ShareGroupHeartbeat (topic)", List.of(Grant.group(AclOperation.READ, "sg1")),
+                Grant.topic(AclOperation.DESCRIBE, "s1"), TopicAuthorizationException.class,
+                user -> raw(user, shareHeartbeat("sg1", "s1"))));
+        rows.add(new Row("ShareGroupDescribe", List.of(), Grant.group(AclOperation.DESCRIBE, "sg2"),
+                GroupAuthorizationException.class,
+                user -> withAdmin(user, a -> a.describeShareGroups(List.of("sg2")).all())));
+        rows.add(new Row("DescribeShareGroupOffsets", List.of(), Grant.group(AclOperation.DESCRIBE, "sg3"),
+                GroupAuthorizationException.class, user -> withAdmin(user, a -> a.listShareGroupOffsets(
+                        Map.of("sg3", new ListShareGroupOffsetsSpec())).all())));
+        rows.add(new Row("AlterShareGroupOffsets (group)", List.of(Grant.topic(AclOperation.READ, "s4")),
+                Grant.group(AclOperation.READ, "sg4"), GroupAuthorizationException.class,
+                user -> withAdmin(user, a -> a.alterShareGroupOffsets("sg4",
+                        Map.of(new TopicPartition("s4", 0), 0L)).all())));
+        rows.add(new Row("AlterShareGroupOffsets (topic)", List.of(Grant.group(AclOperation.READ, "sg5")),
+                Grant.topic(AclOperation.READ, "s5"), TopicAuthorizationException.class,
+                user -> withAdmin(user, a -> a.alterShareGroupOffsets("sg5",
+                        Map.of(new TopicPartition("s5", 0), 0L)).all())));
+        rows.add(new Row("DeleteShareGroupOffsets (group)", List.of(Grant.topic(AclOperation.READ, "s6")),
+                Grant.group(AclOperation.DELETE, "sg6"), GroupAuthorizationException.class,
+                user -> withAdmin(user, a -> a.deleteShareGroupOffsets("sg6", Set.of("s6")).all())));
+        rows.add(new Row("DeleteShareGroupOffsets (topic)", List.of(Grant.group(AclOperation.DELETE, "sg7")),
+                Grant.topic(AclOperation.READ, "s7"), TopicAuthorizationException.class,
+                user -> withAdmin(user, a -> a.deleteShareGroupOffsets("sg7", Set.of("s7")).all())));
+        Uuid anyTopic = Uuid.randomUuid();
+        rows.add(new Row("FindCoordinator (share-partition key)", List.of(), Grant.cluster(AclOperation.CLUSTER_ACTION),
+                ClusterAuthorizationException.class, user -> raw(user, new FindCoordinatorRequest.Builder(
+                        new FindCoordinatorRequestData().setKeyType(FindCoordinatorRequest.CoordinatorType.SHARE.id())
+                                .setCoordinatorKeys(List.of("sg9:" + anyTopic + ":0"))).build((short) 6))));
+        rows.add(new Row("InitializeShareGroupState (inter-broker)", List.of(),
+                Grant.cluster(AclOperation.CLUSTER_ACTION), ClusterAuthorizationException.class,
+                user -> raw(user, new InitializeShareGroupStateRequest.Builder(new InitializeShareGroupStateRequestData()
+                        .setGroupId("sg9").setTopics(List.of(new InitializeShareGroupStateRequestData.InitializeStateData()
+                                .setTopicId(anyTopic).setPartitions(List.of(new InitializeShareGroupStateRequestData
+                                        .PartitionData().setPartition(0).setStartOffset(0)))))).build())));
+        rows.add(new Row("ReadShareGroupState (inter-broker)", List.of(), Grant.cluster(AclOperation.CLUSTER_ACTION),
+                ClusterAuthorizationException.class,
+                user -> raw(user, new ReadShareGroupStateRequest.Builder(new ReadShareGroupStateRequestData()
+                        .setGroupId("sg9").setTopics(List.of(new ReadShareGroupStateRequestData.ReadStateData()
+                                .setTopicId(anyTopic).setPartitions(List.of(new ReadShareGroupStateRequestData
+                                        .PartitionData().setPartition(0)))))).build())));
+        rows.add(new Row("WriteShareGroupState (inter-broker)", List.of(), Grant.cluster(AclOperation.CLUSTER_ACTION),
+                ClusterAuthorizationException.class,
+                user -> raw(user, new WriteShareGroupStateRequest.Builder(new WriteShareGroupStateRequestData()
+                        .setGroupId("sg9").setTopics(List.of(new WriteShareGroupStateRequestData.WriteStateData()
+                                .setTopicId(anyTopic).setPartitions(List.of(new WriteShareGroupStateRequestData
+                                        .PartitionData().setPartition(0).setStartOffset(0)))))).build())));
+        rows.add(new Row("DeleteShareGroupState (inter-broker)", List.of(), Grant.cluster(AclOperation.CLUSTER_ACTION),
+                ClusterAuthorizationException.class,
+                user -> raw(user, new DeleteShareGroupStateRequest.Builder(new DeleteShareGroupStateRequestData()
+                        .setGroupId("sg9").setTopics(List.of(new DeleteShareGroupStateRequestData.DeleteStateData()
+                                .setTopicId(anyTopic).setPartitions(List.of(new DeleteShareGroupStateRequestData
+                                        .PartitionData().setPartition(0)))))).build())));
+        rows.add(new Row("ReadShareGroupStateSummary (inter-broker)", List.of(),
+                Grant.cluster(AclOperation.CLUSTER_ACTION), ClusterAuthorizationException.class,
+                user -> raw(user, new ReadShareGroupStateSummaryRequest.Builder(new ReadShareGroupStateSummaryRequestData()
+                        .setGroupId("sg9").setTopics(List.of(new ReadShareGroupStateSummaryRequestData
+                                .ReadStateSummaryData().setTopicId(anyTopic).setPartitions(List.of(
+                                        new ReadShareGroupStateSummaryRequestData.PartitionData().setPartition(0))))))
+                        .build())));
+    }
+
+    /** A new member's first heartbeat, subscribed to {@code topic}. */
+    private static ShareGroupHeartbeatRequest shareHeartbeat(String group, String topic) {
+        return new ShareGroupHeartbeatRequest.Builder(new ShareGroupHeartbeatRequestData().setGroupId(group)
+                .setMemberId(Uuid.randomUuid().toString()).setMemberEpoch(0)
+                .setSubscribedTopicNames(List.of(topic))).build();
     }
 
     @Test
@@ -419,6 +528,15 @@ class ApiAuthorizationTableTest {
                 topics.add(new NewTopic("t" + i, 1, (short) 1));
             }
             admin.createTopics(topics).all().get();
+            List<NewTopic> shareTopics = new ArrayList<>();
+            for (int i = 0; i < 10; i++) {
+                shareTopics.add(new NewTopic("s" + i, 1, (short) 1));
+            }
+            admin.createTopics(shareTopics).all().get();
+            for (int i = 2; i < 9; i++) {
+                // an empty share group with a start offset, as an operator's reset leaves one
+                admin.alterShareGroupOffsets("sg" + i, Map.of(new TopicPartition("s" + i, 0), 0L)).all().get();
+            }
             for (int i = 30; i < 38; i++) {
                 // a group with a committed offset, as an empty consumer group leaves it
                 admin.alterConsumerGroupOffsets("g" + i, Map.of(new TopicPartition("t" + i, 0),
