@@ -4,6 +4,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
+import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.TopicIdPartition;
 import org.apache.kafka.server.share.acknowledge.ShareAcknowledgementBatch;
 import org.apache.kafka.server.share.fetch.DelayedShareFetchKey;
@@ -62,4 +63,12 @@ public interface SharePartitions extends AutoCloseable {
      * partition was fenced, so waiting ShareFetches can try again. One listener; set before the first fetch.
      */
     void setWakeupListener(Consumer<DelayedShareFetchKey> listener);
+
+    /**
+     * The group's {@code share.isolation.level}: how ShareFetch reads the log for it. Under read_committed the read
+     * (FetchIsolation TXN_COMMITTED) carries the aborted transactions, whose records {@code acquire} archives.
+     */
+    default IsolationLevel isolationLevel(String groupId) {
+        return IsolationLevel.READ_UNCOMMITTED;
+    }
 }
