@@ -15,7 +15,7 @@ import io.twinlog.controller.zk.MetadataStore;
 import io.twinlog.controller.zk.MetadataWatcher;
 import io.twinlog.group.GroupCoordinatorHost;
 import io.twinlog.share.ImageShareCoordinatorLocator;
-import io.twinlog.share.LocalPartitionMetadataClient;
+import io.twinlog.share.LatestOffsetsClient;
 import io.twinlog.share.ShareCoordinatorHost;
 import io.twinlog.share.SharePersister;
 import io.twinlog.transaction.TransactionCoordinatorHost;
@@ -178,6 +178,7 @@ public final class BrokerServer implements AutoCloseable {
     private volatile GroupApis groupApis;
     private volatile ShareCoordinatorHost shareCoordinator;
     private volatile SharePersister sharePersister;
+    private volatile LatestOffsetsClient latestOffsets;
     private volatile ShareStateApis shareStateApis;
     private volatile TransactionCoordinatorHost transactionCoordinator;
     private volatile TransactionVerifier transactionVerifier;
@@ -360,9 +361,12 @@ public final class BrokerServer implements AutoCloseable {
                 channels.interBroker("twinlog-share-persister-" + config.brokerId()),
                 new ImageShareCoordinatorLocator(watcher::image, shareCoordinator,
                         id -> brokerNode(id, interBrokerListener)), SHARE_PERSISTER_TIMEOUT_MS, time);
+        latestOffsets = new LatestOffsetsClient(config.brokerId(), replicaManager, watcher::image,
+                id -> brokerNode(id, interBrokerListener),
+                channels.interBroker("twinlog-latest-offsets-" + config.brokerId()), SHARE_PERSISTER_TIMEOUT_MS, time);
         groupCoordinator = new GroupCoordinatorHost(config.brokerId(), config.originals(), replicaManager,
                 authorization.authorizer().map(Authorizer.class::cast), transactionVerification::verifyOffsetCommit,
-                sharePersister.persister(), new LocalPartitionMetadataClient(replicaManager), metrics, time);
+                sharePersister.persister(), latestOffsets, metrics, time);
         watcher.addListener((previous, next, delta) -> groupCoordinator.onImage(previous, next));
         transactionCoordinator = new TransactionCoordinatorHost(config.brokerId(), config.transactionConfig(),
                 replicaManager, producerIds, id -> brokerNode(id, interBrokerListener), channels::interBroker, time);
@@ -870,6 +874,7 @@ public final class BrokerServer implements AutoCloseable {
         closeQuietly("group APIs", groupApis);
         closeQuietly("group coordinator", groupCoordinator);
         closeQuietly("share persister", sharePersister);
+        closeQuietly("latest-offsets client", latestOffsets);
         closeQuietly("share state APIs", shareStateApis);
         closeQuietly("share coordinator", shareCoordinator);
         closeQuietly("transaction APIs", transactionApis);
