@@ -156,8 +156,8 @@ public final class MirrorsCommand implements Callable<Integer> {
                 + "mirror.support.unclean.leader.election; TRUNCATION: "
                 + "the partition's latest truncation point, the offsets truncations removed (their records are kept "
                 + "in the topic __twinlog_quarantine), and the replicas a truncation still waits for), and "
-                + "one line per consumer group whose offsets it syncs: MIRROR GROUP LAST-SYNC OFFSETS-SYNCED "
-                + "OFFSETS-CLAMPED.")
+                + "one line per consumer or share group whose offsets it syncs: MIRROR GROUP TYPE LAST-SYNC "
+                + "OFFSETS-SYNCED OFFSETS-CLAMPED.")
         boolean describe;
 
         @Option(names = "--alter", order = 13, description = "Change configs of the cluster mirror --mirror NAME "

@@ -28,12 +28,13 @@ import java.util.stream.Collectors;
  * MIRROR  TOPIC  PARTITION  STATE  SOURCE-END  DESTINATION-END  LAG  LAST-MIRRORED-EPOCH  OUT-OF-SYNC  ERROR
  * dr      orders 0          ...
  *
- * MIRROR  GROUP    LAST-SYNC                 OFFSETS-SYNCED  OFFSETS-CLAMPED
- * dr      billing  2026-12-01T10:15:30.123Z  3               0
+ * MIRROR  GROUP    TYPE      LAST-SYNC                 OFFSETS-SYNCED  OFFSETS-CLAMPED
+ * dr      billing  CONSUMER  2026-12-01T10:15:30.123Z  3               0
+ * dr      tasks    SHARE     2026-12-01T10:15:30.123Z  2               0
  * </pre>
- * The group table lists the consumer groups whose offsets the mirror syncs, with the time (UTC) their destination
- * offsets were last brought in line with the source; OFFSETS-CLAMPED counts partitions where the source group is
- * ahead of what the destination holds.
+ * The group table lists the groups whose offsets the mirror syncs (TYPE: consumer groups' committed offsets, or
+ * share groups' start offsets), with the time (UTC) their destination offsets were last brought in line with the
+ * source; OFFSETS-CLAMPED counts partitions where the source group is ahead of what the destination holds.
  * Values the broker marks sensitive (it never sends them) print as {@value #HIDDEN}; unknown numbers as "-".
  */
 public final class DescribeMirrors implements MirrorAction {
@@ -96,8 +97,8 @@ public final class DescribeMirrors implements MirrorAction {
     }
 
     private static Table groupTable(MirrorAdmin.MirrorDescription d) {
-        Table table = new Table("MIRROR", "GROUP", "LAST-SYNC", "OFFSETS-SYNCED", "OFFSETS-CLAMPED");
-        new TreeMap<>(d.groups()).values().forEach(g -> table.addRow(d.name(), g.groupId(),
+        Table table = new Table("MIRROR", "GROUP", "TYPE", "LAST-SYNC", "OFFSETS-SYNCED", "OFFSETS-CLAMPED");
+        new TreeMap<>(d.groups()).values().forEach(g -> table.addRow(d.name(), g.groupId(), g.groupType(),
                 g.lastSyncTimeMs() < 0 ? null : Instant.ofEpochMilli(g.lastSyncTimeMs()), g.offsetsSynced(),
                 g.offsetsClamped()));
         return table;

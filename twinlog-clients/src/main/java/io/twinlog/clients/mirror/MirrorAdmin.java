@@ -299,11 +299,13 @@ public final class MirrorAdmin implements AutoCloseable {
     }
 
     /**
-     * A consumer group whose offsets the mirror syncs from its source: when its destination offsets were last
-     * brought in line with the source, how many partitions that covered, and how many of those were clamped to
-     * what the destination holds (its consumers on the source are ahead of the mirrored data).
+     * A group whose offsets the mirror syncs from its source: when its destination offsets were last brought in line
+     * with the source, how many partitions that covered, and how many of those were clamped to what the destination
+     * holds (its consumers on the source are ahead of the mirrored data). {@code groupType}: CONSUMER (committed
+     * offsets) or SHARE (share-partition start offsets).
      */
-    public record GroupSyncDescription(String groupId, long lastSyncTimeMs, int offsetsSynced, int offsetsClamped) {
+    public record GroupSyncDescription(String groupId, long lastSyncTimeMs, int offsetsSynced, int offsetsClamped,
+                                       String groupType) {
     }
 
     /** A mirror topic and its partitions. */
@@ -370,7 +372,8 @@ public final class MirrorAdmin implements AutoCloseable {
             for (Object g : m.getArray("groups")) {
                 Struct gs = (Struct) g;
                 groups.put(gs.getString("group_id"), new GroupSyncDescription(gs.getString("group_id"),
-                        gs.getLong("last_sync_time_ms"), gs.getInt("offsets_synced"), gs.getInt("offsets_clamped")));
+                        gs.getLong("last_sync_time_ms"), gs.getInt("offsets_synced"), gs.getInt("offsets_clamped"),
+                        gs.getString("group_type")));
             }
             out.put(m.getString("mirror_name"), new MirrorDescription(m.getString("mirror_name"), m.getString("state"),
                     m.getString("state_reason"), m.getString("source_bootstrap"), m.getString("source_cluster_id"),

@@ -61,7 +61,9 @@ public enum MirrorApi {
                     // consumer group offset sync: one entry per group the mirror syncs (appended to version 0 before
                     // any release; see docs/decisions.md)
                     array("groups", schema(str("group_id"), new Field("last_sync_time_ms", Type.INT64),
-                            new Field("offsets_synced", Type.INT32), new Field("offsets_clamped", Type.INT32))))))),
+                            new Field("offsets_synced", Type.INT32), new Field("offsets_clamped", Type.INT32),
+                            // CONSUMER or SHARE (appended to version 0 before any release, as decision 23)
+                            str("group_type"))))))),
     START_MIRROR_TOPICS(7004, "StartMirrorTopics", topicsRequest(), topicsResponse()),
     STOP_MIRROR_TOPICS(7005, "StopMirrorTopics", topicsRequest(), topicsResponse()),
     PAUSE_MIRROR_TOPICS(7006, "PauseMirrorTopics", topicsRequest(), topicsResponse()),

@@ -8,6 +8,7 @@ import org.apache.kafka.common.GroupState;
 import org.apache.kafka.common.TopicPartition;
 
 import java.util.EnumSet;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -20,6 +21,12 @@ import java.util.TreeMap;
  * Decides which consumer group offsets a mirror writes on its destination cluster, from what the source committed,
  * what the destination holds and which of the mirror's topics are still mirrored. Pure: no I/O, no clock; the
  * controller broker's sync shell gathers the inputs and performs the writes.
+ *
+ * <p>Share groups (KIP-932) are planned by the same rules, their share-partition start offsets taken as committed
+ * offsets without epoch or metadata ({@link #startOffsets}): a consumer that joins the group on the destination
+ * starts at the start offset as a consumer group's member starts at the committed offset. Writing only offsets that
+ * differ (rule 5) matters more for them: every AlterShareGroupOffsets re-initializes the share partition with a new
+ * state epoch.
  *
  * <p>The rules (docs/mirroring.md, "Consumer group offsets"):
  * <ol>
@@ -145,6 +152,22 @@ public final class OffsetSyncPlan {
         source.forEach((tp, offset) -> {
             if (syncableTopics.contains(tp.topic()) && offset.offset() >= 0) {
                 out.put(tp, offset);
+            }
+        });
+        return out;
+    }
+
+    /**
+     * A share group's start offsets (share-partition start offsets, as DescribeShareGroupOffsets answers them) as
+     * committed offsets: no leader epoch (AlterShareGroupOffsets takes none) and no metadata. Partitions without
+     * one are left out: a start offset of -1 (initialized but not resolved yet: the first share fetch resolves it by
+     * {@code share.auto.offset.reset}) or none (a partition the answer left out with an error).
+     */
+    public static Map<TopicPartition, CommittedOffset> startOffsets(Map<TopicPartition, Long> startOffsets) {
+        Map<TopicPartition, CommittedOffset> out = new HashMap<>();
+        startOffsets.forEach((tp, offset) -> {
+            if (offset != null && offset >= 0) {
+                out.put(tp, new CommittedOffset(offset, Optional.empty(), ""));
             }
         });
         return out;

@@ -12,58 +12,62 @@ import io.twinlog.mirror.store.GroupSyncRecord;
 import io.twinlog.mirror.store.MirrorDefinition;
 import io.twinlog.mirror.store.MirrorStore;
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.ConsumerGroupDescription;
 import org.apache.kafka.clients.admin.GroupListing;
-import org.apache.kafka.clients.admin.ListConsumerGroupOffsetsResult;
-import org.apache.kafka.clients.admin.ListConsumerGroupOffsetsSpec;
 import org.apache.kafka.clients.admin.ListOffsetsOptions;
 import org.apache.kafka.clients.admin.ListOffsetsResult;
 import org.apache.kafka.clients.admin.OffsetSpec;
-import org.apache.kafka.clients.consumer.OffsetAndMetadata;
-import org.apache.kafka.common.GroupType;
 import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.KafkaFuture;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.GroupIdNotFoundException;
-import org.apache.kafka.common.errors.UnknownMemberIdException;
+import org.apache.kafka.common.errors.UnsupportedVersionException;
 import org.apache.kafka.common.utils.Time;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
+import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.Supplier;
 
 /**
- * Syncs consumer group offsets from each mirror's source to this (destination) cluster, on the controller broker
- * only, every {@value MirrorDefinition#GROUPS_SYNC_INTERVAL_MS} ms of the mirror (default
- * {@value MirrorDefinition#DEFAULT_GROUPS_SYNC_INTERVAL_MS}). The shell around {@link OffsetSyncPlan}, which decides:
- * this class gathers its inputs and performs its writes.
+ * Syncs consumer group offsets and share groups' start offsets from each mirror's source to this (destination)
+ * cluster, on the controller broker only, every {@value MirrorDefinition#GROUPS_SYNC_INTERVAL_MS} ms of the mirror
+ * (default {@value MirrorDefinition#DEFAULT_GROUPS_SYNC_INTERVAL_MS}). The shell around {@link OffsetSyncPlan}, which
+ * decides: this class gathers its inputs and performs its writes, through {@link GroupOffsets} for what differs
+ * between the two types of group.
  *
  * <p>One pass for a mirror whose source cluster ID is known and still answers at its address:
  * <ol>
- *   <li>Source: list the consumer groups (classic groups of protocol type "consumer" or none, and KIP-848 groups),
- *       keep those {@link GroupSelection selected} by the mirror's patterns (at most {@value #MAX_GROUPS_PER_PASS}),
- *       read their committed offsets.</li>
- *   <li>Destination (through a Kafka admin client to this cluster): describe the groups that have offsets for a
- *       {@link OffsetSyncPlan#syncableTopics syncable} topic, read their committed offsets there, and the log start
- *       offset and high watermark (ListOffsets, read_uncommitted) of the partitions concerned.</li>
- *   <li>Plan each group; write the changed offsets with AlterConsumerGroupOffsets (which the group coordinator
- *       refuses for a group that gained members since it was described, so a consumer starting meanwhile wins);
- *       record the group's last sync in ZooKeeper ({@code /mirror_groups/<mirror>/<group>}) for describe; remove the
- *       records of groups no longer selected or no longer on the source.</li>
+ *   <li>Source: list the groups (one ListGroups) and keep the consumer groups (classic groups of protocol type
+ *       "consumer" or none, and KIP-848 groups) and share groups (KIP-932) {@link GroupSelection selected} by the
+ *       mirror's patterns (at most {@value #MAX_GROUPS_PER_PASS} in all); read their committed offsets or
+ *       share-partition start offsets.</li>
+ *   <li>Destination (through a Kafka admin client to this cluster): list its groups, leaving out a source group
+ *       whose ID is another type of group here (WARN once); describe the groups that have offsets for a
+ *       {@link OffsetSyncPlan#syncableTopics syncable} topic, read their offsets there, and the log start offset and
+ *       high watermark (ListOffsets, read_uncommitted) of the partitions concerned.</li>
+ *   <li>Plan each group; write the changed offsets with AlterConsumerGroupOffsets or AlterShareGroupOffsets (which
+ *       the group coordinator refuses for a group that gained members since it was described, UNKNOWN_MEMBER_ID or
+ *       GROUP_NOT_EMPTY, so a consumer starting meanwhile wins); record the group's last sync in ZooKeeper
+ *       ({@code /mirror_groups/<mirror>/<group>}) for describe; remove the records of groups no longer selected or
+ *       no longer on the source.</li>
  * </ol>
  * A source or destination that does not answer ends the pass with one log line; the next pass starts over. A group
- * whose write fails keeps its previous record, so describe shows how old its offsets are.
+ * whose write fails keeps its previous record, so describe shows how old its offsets are. A cluster that does not
+ * serve share groups (UNSUPPORTED_VERSION: {@code share.version} 0, or a Kafka before 4.1) leaves share groups out of
+ * the pass, with one INFO until that changes; consumer groups are synced as before.
  *
  * <p>Threading: called only from {@link MirrorMetadataSync}'s thread; the interval bookkeeping is confined to it.
  * Every admin call is bounded by {@value #TIMEOUT_MS} ms.
@@ -83,6 +87,10 @@ final class MirrorGroupOffsetSync {
     private final Map<String, Long> lastPassMs = new ConcurrentHashMap<>();
     /** Per mirror, groups skipped in the last pass because they are active here: logged at INFO when this changes. */
     private final Map<String, Set<String>> activeHere = new ConcurrentHashMap<>();
+    /** Per mirror, source groups whose ID is another type of group here: logged at WARN when one is added. */
+    private final Map<String, Set<String>> typeConflicts = new ConcurrentHashMap<>();
+    /** Per mirror, the types of group a cluster does not serve, with why: logged at INFO when this changes. */
+    private final Map<String, Map<GroupSyncRecord.Type, String>> unsupported = new ConcurrentHashMap<>();
 
     /**
      * @param localClients how this broker's clients reach its own cluster (address and security), for the admin
@@ -101,6 +109,8 @@ final class MirrorGroupOffsetSync {
     void retainMirrors(Set<String> mirrors) {
         lastPassMs.keySet().retainAll(mirrors);
         activeHere.keySet().retainAll(mirrors);
+        typeConflicts.keySet().retainAll(mirrors);
+        unsupported.keySet().retainAll(mirrors);
     }
 
     /** Runs a pass for {@code mirror} if its interval has passed since the last one. */
@@ -135,7 +145,7 @@ final class MirrorGroupOffsetSync {
             metrics.onGroupOffsetSyncError(mirror.name());
             log.info("[Mirror {}] group offset sync skipped: {}", mirror.name(),
                     Failures.rootMessage(e));
-        } catch (java.util.concurrent.TimeoutException e) {
+        } catch (TimeoutException e) {
             metrics.onGroupOffsetSyncError(mirror.name());
             log.info("[Mirror {}] group offset sync skipped: a cluster did not answer within {} ms", mirror.name(),
                     TIMEOUT_MS);
@@ -158,61 +168,174 @@ final class MirrorGroupOffsetSync {
                     sourceClusterId, mirror.sourceClusterId().get());
             return false;
         }
-        boolean complete = true;
-        Set<String> groups = selectedGroups(mirror, selection, source);
+        Map<String, GroupSyncRecord.Type> groups = selectedGroups(mirror, selection, source);
         Set<String> stale = store.groupSyncIds(mirror.name());
-        stale.removeAll(groups);
+        stale.removeAll(groups.keySet());
         store.removeGroupSyncs(mirror.name(), stale);
 
-        Set<String> syncable = OffsetSyncPlan.syncableTopics(mirror.name(), metadata.image().mirrors());
-        Map<String, Map<TopicPartition, CommittedOffset>> sourceOffsets = new HashMap<>();
-        for (List<String> batch : batches(groups)) {
-            Map<String, ListConsumerGroupOffsetsSpec> specs = new HashMap<>();
-            batch.forEach(g -> specs.put(g, new ListConsumerGroupOffsetsSpec()));
-            ListConsumerGroupOffsetsResult committed = source.listConsumerGroupOffsets(specs);
-            for (String group : batch) {
-                Map<TopicPartition, OffsetAndMetadata> offsets;
-                try {
-                    offsets = committed.partitionsToOffsetAndMetadata(group).get(TIMEOUT_MS, TimeUnit.MILLISECONDS);
-                } catch (ExecutionException e) {
-                    log.info("[Mirror {}] could not read the source offsets of group {}: {}", mirror.name(), group,
-                            Failures.rootMessage(e));
-                    complete = false;
-                    continue;
+        Pass pass = new Pass(mirror.name(), source, destination,
+                OffsetSyncPlan.syncableTopics(mirror.name(), metadata.image().mirrors()));
+        Map<GroupSyncRecord.Type, Map<String, Map<TopicPartition, CommittedOffset>>> sourceOffsets =
+                new EnumMap<>(GroupSyncRecord.Type.class);
+        for (GroupSyncRecord.Type type : GroupSyncRecord.Type.values()) {
+            Set<String> ofType = new TreeSet<>();
+            groups.forEach((g, t) -> {
+                if (t == type) {
+                    ofType.add(g);
                 }
-                Map<TopicPartition, CommittedOffset> relevant = OffsetSyncPlan.relevantOffsets(toCommitted(offsets),
-                        syncable);
-                if (!relevant.isEmpty()) {
-                    sourceOffsets.put(group, relevant);
-                }
+            });
+            if (!ofType.isEmpty()) {
+                pass.readSource(GroupOffsets.of(type, TIMEOUT_MS), ofType)
+                        .filter(offsets -> !offsets.isEmpty())
+                        .ifPresent(offsets -> sourceOffsets.put(type, offsets));
             }
         }
         if (sourceOffsets.isEmpty()) {
-            return complete;
+            return pass.complete;
         }
-        Map<TopicPartition, DestinationPartition> held = destinationPartitions(destination, sourceOffsets);
-        int written = 0;
-        for (List<String> batch : batches(sourceOffsets.keySet())) {
-            Map<String, DestinationGroup> destinationGroups = destinationGroups(mirror.name(), destination, batch,
-                    sourceOffsets);
-            for (String group : batch) {
-                if (!destinationGroups.containsKey(group)) {
-                    continue;
-                }
-                GroupPlan plan = OffsetSyncPlan.planGroup(group, sourceOffsets.get(group), syncable,
-                        destinationGroups.get(group), held);
-                try {
-                    if (apply(mirror.name(), plan, destination)) {
-                        written += plan.writes().size();
+        Map<String, Map<TopicPartition, CommittedOffset>> allOffsets = new HashMap<>();
+        sourceOffsets.values().forEach(allOffsets::putAll);
+        Map<TopicPartition, DestinationPartition> held = destinationPartitions(destination, allOffsets);
+        Map<String, GroupListing> here = new HashMap<>();
+        destination.listGroups().all().get(TIMEOUT_MS, TimeUnit.MILLISECONDS)
+                .forEach(g -> here.put(g.groupId(), g));
+        sourceOffsets.forEach((type, offsets) -> pass.syncToDestination(GroupOffsets.of(type, TIMEOUT_MS), offsets,
+                here, held));
+        log.debug("[Mirror {}] group offset sync: {} group(s) with offsets for synced topics, {} offset(s) written",
+                mirror.name(), allOffsets.size(), pass.written);
+        return pass.complete;
+    }
+
+    /** One pass of one mirror: its clients, the topics it syncs, and whether every group could be handled. */
+    private final class Pass {
+        final String mirror;
+        final Admin source;
+        final Admin destination;
+        final Set<String> syncable;
+        boolean complete = true;
+        int written;
+
+        Pass(String mirror, Admin source, Admin destination, Set<String> syncable) {
+            this.mirror = mirror;
+            this.source = source;
+            this.destination = destination;
+            this.syncable = syncable;
+        }
+
+        /**
+         * The groups' source offsets for syncable topics, by group (groups without any left out); empty if the
+         * source does not serve this type of group.
+         */
+        Optional<Map<String, Map<TopicPartition, CommittedOffset>>> readSource(GroupOffsets access,
+                                                                                 Set<String> groups)
+                throws InterruptedException {
+            Map<String, Map<TopicPartition, CommittedOffset>> out = new HashMap<>();
+            for (List<String> batch : batches(groups)) {
+                GroupOffsets.PerGroup<Map<TopicPartition, CommittedOffset>> offsets = access.readSource(source, batch);
+                for (String group : batch) {
+                    try {
+                        Map<TopicPartition, CommittedOffset> relevant = OffsetSyncPlan.relevantOffsets(
+                                offsets.get(group), syncable);
+                        if (!relevant.isEmpty()) {
+                            out.put(group, relevant);
+                        }
+                    } catch (ExecutionException e) {
+                        if (e.getCause() instanceof UnsupportedVersionException) {
+                            onUnsupported(mirror, access.type(), "the source", e.getCause());
+                            return Optional.empty();
+                        }
+                        log.info("[Mirror {}] could not read the source offsets of {} {}: {}", mirror,
+                                noun(access.type()), group, Failures.rootMessage(e));
+                        complete = false;
+                    } catch (TimeoutException e) {
+                        log.info("[Mirror {}] could not read the source offsets of {} {} within {} ms", mirror,
+                                noun(access.type()), group, TIMEOUT_MS);
+                        complete = false;
                     }
-                } catch (GroupWriteFailed e) {
-                    complete = false; // logged with why; the group keeps its previous record
                 }
             }
+            return Optional.of(out);
         }
-        log.debug("[Mirror {}] group offset sync: {} group(s) with offsets for synced topics, {} offset(s) written",
-                mirror.name(), sourceOffsets.size(), written);
-        return complete;
+
+        /**
+         * Plans and writes each group on the destination. {@code here}: the destination's groups, so that a group ID
+         * used there by another type of group is left alone; {@code held}: what the destination holds.
+         */
+        void syncToDestination(GroupOffsets access, Map<String, Map<TopicPartition, CommittedOffset>> offsets,
+                               Map<String, GroupListing> here, Map<TopicPartition, DestinationPartition> held) {
+            Set<String> candidates = new TreeSet<>();
+            for (String group : offsets.keySet()) {
+                if (!typeConflict(mirror, access.type(), group, here.get(group))) {
+                    candidates.add(group);
+                }
+            }
+            try {
+                for (List<String> batch : batches(candidates)) {
+                    Map<String, DestinationGroup> destinationGroups = destinationGroups(access, batch, offsets);
+                    for (String group : batch) {
+                        if (!destinationGroups.containsKey(group)) {
+                            continue;
+                        }
+                        GroupPlan plan = OffsetSyncPlan.planGroup(group, offsets.get(group), syncable,
+                                destinationGroups.get(group), held);
+                        try {
+                            if (apply(mirror, access, plan, destination)) {
+                                written += plan.writes().size();
+                            }
+                        } catch (GroupWriteFailed e) {
+                            complete = false; // logged with why; the group keeps its previous record
+                        }
+                    }
+                }
+                onSupported(mirror, access.type());
+            } catch (Unsupported e) {
+                onUnsupported(mirror, access.type(), "this cluster", e.getCause());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                complete = false;
+            } catch (Exception e) {
+                // ZooKeeper errors on the sync records (Curator declares Exception): the next pass rewrites them
+                log.warn("[Mirror {}] {} offset sync failed: {}", mirror, noun(access.type()), e.toString());
+                complete = false;
+            }
+        }
+
+        /**
+         * How the destination describes each group and what it holds for the partitions concerned; a group it could
+         * not describe is left out (not knowing whether it is active there, nothing is written for it).
+         */
+        private Map<String, DestinationGroup> destinationGroups(
+                GroupOffsets access, List<String> groups, Map<String, Map<TopicPartition, CommittedOffset>> offsets)
+                throws InterruptedException, Unsupported {
+            GroupOffsets.PerGroup<DestinationGroup> described = access.describeDestination(destination, groups,
+                    offsets);
+            Map<String, DestinationGroup> out = new HashMap<>();
+            for (String group : groups) {
+                try {
+                    out.put(group, described.get(group));
+                } catch (ExecutionException e) {
+                    if (e.getCause() instanceof GroupIdNotFoundException) {
+                        out.put(group, DestinationGroup.absent());
+                    } else if (e.getCause() instanceof UnsupportedVersionException) {
+                        throw new Unsupported(e.getCause());
+                    } else {
+                        log.info("[Mirror {}] could not describe {} {} on this cluster; not synced this time: {}",
+                                mirror, noun(access.type()), group, Failures.rootMessage(e));
+                    }
+                } catch (TimeoutException e) {
+                    log.info("[Mirror {}] could not describe {} {} on this cluster within {} ms; not synced this "
+                            + "time", mirror, noun(access.type()), group, TIMEOUT_MS);
+                }
+            }
+            return out;
+        }
+    }
+
+    /** This cluster does not serve the type of group (share groups at share.version 0). */
+    private static final class Unsupported extends Exception {
+        Unsupported(Throwable cause) {
+            super(cause.getMessage(), cause, false, false);
+        }
     }
 
     /** A group's offsets could not be written (other than because it gained members here). */
@@ -223,79 +346,118 @@ final class MirrorGroupOffsetSync {
     }
 
     /** Writes a SYNC plan's offsets and records the sync; false if the group was skipped or the write refused. */
-    private boolean apply(String mirror, GroupPlan plan, Admin destination) throws Exception {
+    private boolean apply(String mirror, GroupOffsets access, GroupPlan plan, Admin destination) throws Exception {
         Set<String> active = activeHere.computeIfAbsent(mirror, m -> new HashSet<>());
+        String what = noun(access.type()) + " " + plan.groupId();
         if (plan.outcome() == OffsetSyncPlan.Outcome.SKIPPED_ACTIVE) {
             if (active.add(plan.groupId())) {
-                log.info("[Mirror {}] group {} is no longer synced from the source while {}", mirror, plan.groupId(),
-                        plan.reason());
+                log.info("[Mirror {}] {} is no longer synced from the source while {}", mirror, what, plan.reason());
             }
             return false;
         }
         if (active.remove(plan.groupId())) {
-            log.info("[Mirror {}] group {} has no members on this cluster any more; syncing it from the source again",
-                    mirror, plan.groupId());
+            log.info("[Mirror {}] {} has no members on this cluster any more; syncing it from the source again",
+                    mirror, what);
         }
         if (plan.outcome() != OffsetSyncPlan.Outcome.SYNC) {
-            log.debug("[Mirror {}] group {} not synced: {}", mirror, plan.groupId(), plan.reason());
+            log.debug("[Mirror {}] {} not synced: {}", mirror, what, plan.reason());
             return false;
         }
         if (plan.offsetsSynced() == 0) {
             return false;
         }
         if (!plan.writes().isEmpty()) {
-            Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
-            plan.writes().forEach((tp, o) -> offsets.put(tp, new OffsetAndMetadata(o.offset(), o.leaderEpoch(),
-                    o.metadata())));
             try {
-                destination.alterConsumerGroupOffsets(plan.groupId(), offsets).all()
-                        .get(TIMEOUT_MS, TimeUnit.MILLISECONDS);
+                access.write(destination, plan.groupId(), plan.writes());
             } catch (ExecutionException e) {
-                if (e.getCause() instanceof UnknownMemberIdException) {
-                    log.info("[Mirror {}] group {} gained members on this cluster; its offsets are theirs now", mirror,
-                            plan.groupId());
+                if (access.gainedMembers(e.getCause())) {
+                    log.info("[Mirror {}] {} gained members on this cluster; its offsets are theirs now", mirror,
+                            what);
                     return false;
                 }
-                log.info("[Mirror {}] could not write the offsets of group {}: {}", mirror, plan.groupId(),
-                        Failures.rootMessage(e));
+                if (e.getCause() instanceof UnsupportedVersionException) {
+                    throw new Unsupported(e.getCause());
+                }
+                log.info("[Mirror {}] could not write the offsets of {}: {}", mirror, what, Failures.rootMessage(e));
                 throw new GroupWriteFailed(plan.groupId(), e.getCause());
             }
-            Map<String, Long> written = new java.util.TreeMap<>();
+            Map<String, Long> written = new TreeMap<>();
             plan.writes().forEach((tp, o) -> written.put(tp.toString(), o.offset()));
-            log.info("[Mirror {}] group {}: wrote {} offset(s) from the source {} ({} of {} partitions clamped to "
-                    + "what this cluster holds)", mirror, plan.groupId(), written.size(), written,
-                    plan.offsetsClamped(), plan.offsetsSynced());
+            log.info("[Mirror {}] {}: wrote {} {} from the source {} ({} of {} partitions clamped to what this "
+                    + "cluster holds)", mirror, what, written.size(), access.type() == GroupSyncRecord.Type.SHARE
+                    ? "start offset(s)" : "offset(s)", written, plan.offsetsClamped(), plan.offsetsSynced());
         }
-        store.recordGroupSync(mirror, new GroupSyncRecord(plan.groupId(), time.milliseconds(), plan.offsetsSynced(),
-                plan.offsetsClamped()));
+        store.recordGroupSync(mirror, new GroupSyncRecord(plan.groupId(), access.type(), time.milliseconds(),
+                plan.offsetsSynced(), plan.offsetsClamped()));
         return !plan.writes().isEmpty();
     }
 
     /**
-     * The source's consumer groups selected by the mirror's patterns: classic groups with protocol type "consumer"
-     * (or none: a group that only commits offsets) and KIP-848 consumer groups. Listed without a type filter, which
-     * sources before ListGroups v5 do not support.
+     * True if {@code groupId}, a group of {@code type} on the source, is another type of group on this cluster
+     * ({@code here}: its listing, null if it has none): Kafka's coordinators refuse the other type's offset writes
+     * for it (GROUP_ID_NOT_FOUND "is not a share group", INVALID_GROUP_TYPE). Logged at WARN when it starts.
      */
-    private Set<String> selectedGroups(MirrorDefinition mirror, GroupSelection selection, Admin source)
-            throws Exception {
-        Set<String> out = new TreeSet<>();
+    private boolean typeConflict(String mirror, GroupSyncRecord.Type type, String groupId, GroupListing here) {
+        Set<String> conflicts = typeConflicts.computeIfAbsent(mirror, m -> new HashSet<>());
+        if (here == null || GroupSelection.typeOf(here).equals(Optional.of(type))) {
+            if (conflicts.remove(groupId)) {
+                log.info("[Mirror {}] group ID {} is free of its other use on this cluster; syncing it as a {}",
+                        mirror, groupId, noun(type));
+            }
+            return false;
+        }
+        if (conflicts.add(groupId)) {
+            log.warn("[Mirror {}] {} {} of the source is not synced: this cluster has a group of that ID of type {}{}",
+                    mirror, noun(type), groupId, here.type().map(Enum::name).orElse("unknown"),
+                    here.protocol().isEmpty() ? "" : " (protocol type " + here.protocol() + ")");
+        }
+        return true;
+    }
+
+    /** Logs once (per mirror, type and reason) that a cluster does not serve a type of group: skipped each pass. */
+    private void onUnsupported(String mirror, GroupSyncRecord.Type type, String where, Throwable cause) {
+        String reason = where + " does not serve " + noun(type) + "s (" + cause.getMessage() + ")";
+        Map<GroupSyncRecord.Type, String> reasons = unsupported.computeIfAbsent(mirror,
+                m -> new ConcurrentHashMap<>());
+        if (!reason.equals(reasons.put(type, reason))) {
+            log.info("[Mirror {}] {}s are not synced while {}{}", mirror, noun(type), reason,
+                    type == GroupSyncRecord.Type.SHARE ? ": share.version must be 1 or more on both clusters" : "");
+        }
+    }
+
+    private void onSupported(String mirror, GroupSyncRecord.Type type) {
+        Map<GroupSyncRecord.Type, String> reasons = unsupported.get(mirror);
+        if (reasons != null && reasons.remove(type) != null) {
+            log.info("[Mirror {}] {}s are synced again: both clusters serve them", mirror, noun(type));
+        }
+    }
+
+    private static String noun(GroupSyncRecord.Type type) {
+        return type == GroupSyncRecord.Type.SHARE ? "share group" : "group";
+    }
+
+    /**
+     * The source's groups selected by the mirror's patterns, with their type ({@link GroupSelection#typeOf}:
+     * consumer and share groups). Listed without a type filter, which sources before ListGroups v5 do not support.
+     */
+    private Map<String, GroupSyncRecord.Type> selectedGroups(MirrorDefinition mirror, GroupSelection selection,
+                                                             Admin source) throws Exception {
+        Map<String, GroupSyncRecord.Type> out = new TreeMap<>();
         for (GroupListing g : source.listGroups().all().get(TIMEOUT_MS, TimeUnit.MILLISECONDS)) {
-            boolean consumerGroup = g.type().map(t -> t == GroupType.CONSUMER
-                    || (t == GroupType.CLASSIC && (g.protocol().isEmpty() || g.protocol().equals("consumer"))))
-                    .orElse(g.protocol().isEmpty() || g.protocol().equals("consumer"));
-            if (consumerGroup && selection.matches(g.groupId())) {
-                out.add(g.groupId());
+            Optional<GroupSyncRecord.Type> type = GroupSelection.typeOf(g);
+            if (type.isPresent() && selection.matches(g.groupId())) {
+                out.put(g.groupId(), type.get());
             }
         }
         if (out.size() > MAX_GROUPS_PER_PASS) {
             log.warn("[Mirror {}] {} source groups match {}; syncing the first {} by name", mirror.name(), out.size(),
                     mirror.groupIncludePatterns(), MAX_GROUPS_PER_PASS);
-            Set<String> capped = new TreeSet<>();
-            for (String g : out) {
+            Map<String, GroupSyncRecord.Type> capped = new TreeMap<>();
+            for (Map.Entry<String, GroupSyncRecord.Type> g : out.entrySet()) {
                 if (capped.size() == MAX_GROUPS_PER_PASS) {
                     break;
                 }
-                capped.add(g);
+                capped.put(g.getKey(), g.getValue());
             }
             return capped;
         }
@@ -331,53 +493,9 @@ final class MirrorGroupOffsetSync {
             throws InterruptedException {
         try {
             return Optional.of(future.get(TIMEOUT_MS, TimeUnit.MILLISECONDS).offset());
-        } catch (ExecutionException | java.util.concurrent.TimeoutException e) {
+        } catch (ExecutionException | TimeoutException e) {
             return Optional.empty(); // leader unknown, or not there yet: left for the next pass
         }
-    }
-
-    /**
-     * How the destination describes each group and what it has committed for the partitions concerned; a group it
-     * could not describe is left out (not knowing whether it is active there, nothing is written for it).
-     */
-    private static Map<String, DestinationGroup> destinationGroups(
-            String mirror, Admin destination, List<String> groups,
-            Map<String, Map<TopicPartition, CommittedOffset>> sourceOffsets) throws Exception {
-        Map<String, KafkaFuture<ConsumerGroupDescription>> described = destination.describeConsumerGroups(groups)
-                .describedGroups();
-        Map<String, ListConsumerGroupOffsetsSpec> specs = new HashMap<>();
-        groups.forEach(g -> specs.put(g, new ListConsumerGroupOffsetsSpec()
-                .topicPartitions(sourceOffsets.get(g).keySet())));
-        ListConsumerGroupOffsetsResult committedResult = destination.listConsumerGroupOffsets(specs);
-        Map<String, DestinationGroup> out = new HashMap<>();
-        for (String group : groups) {
-            DestinationGroup g;
-            try {
-                ConsumerGroupDescription d = described.get(group).get(TIMEOUT_MS, TimeUnit.MILLISECONDS);
-                Map<TopicPartition, OffsetAndMetadata> committed = committedResult.partitionsToOffsetAndMetadata(group)
-                        .get(TIMEOUT_MS, TimeUnit.MILLISECONDS);
-                g = new DestinationGroup(d.groupState(), d.members().size(), toCommitted(committed));
-            } catch (ExecutionException e) {
-                if (!(e.getCause() instanceof GroupIdNotFoundException)) {
-                    log.info("[Mirror {}] could not describe group {} on this cluster; not synced this time: {}",
-                            mirror, group, Failures.rootMessage(e));
-                    continue;
-                }
-                g = DestinationGroup.absent();
-            }
-            out.put(group, g);
-        }
-        return out;
-    }
-
-    private static Map<TopicPartition, CommittedOffset> toCommitted(Map<TopicPartition, OffsetAndMetadata> offsets) {
-        Map<TopicPartition, CommittedOffset> out = new HashMap<>();
-        offsets.forEach((tp, o) -> {
-            if (o != null) {
-                out.put(tp, new CommittedOffset(o.offset(), o.leaderEpoch(), o.metadata()));
-            }
-        });
-        return out;
     }
 
     private static List<List<String>> batches(Set<String> groups) {

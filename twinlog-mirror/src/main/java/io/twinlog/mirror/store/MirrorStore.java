@@ -32,6 +32,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * /mirrors/&lt;name&gt;                       {"version":1,"configs":{..},"sourceClusterId":..,"state":"ACTIVE"}
  * /mirrors/&lt;name&gt;/topics/&lt;topic&gt;       {"version":1,"desiredState":"MIRRORING"}   (mirror topics)
  * /mirror_groups/&lt;name&gt;/&lt;group&gt;      {"version":1,"groupId":..,"lastSyncMs":..,"offsetsSynced":..,"offsetsClamped":..}
+ *                                    (share groups add "type":"SHARE")
  * </pre>
  * Definitions survive restarts of every broker; writes that replace a definition check its version.
  *

@@ -8,7 +8,10 @@ import io.twinlog.mirror.groups.OffsetSyncPlan.DestinationGroup;
 import io.twinlog.mirror.groups.OffsetSyncPlan.DestinationPartition;
 import io.twinlog.mirror.groups.OffsetSyncPlan.GroupPlan;
 import io.twinlog.mirror.groups.OffsetSyncPlan.Outcome;
+import io.twinlog.mirror.store.GroupSyncRecord;
+import org.apache.kafka.clients.admin.GroupListing;
 import org.apache.kafka.common.GroupState;
+import org.apache.kafka.common.GroupType;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -134,6 +137,57 @@ class OffsetSyncPlanTest {
     }
 
     @Test
+    void shareStartOffsetsAreCommittedOffsetsWithoutEpochAndUnresolvedOnesDropOut() {
+        Map<TopicPartition, Long> spso = new HashMap<>();
+        spso.put(ORDERS_0, 12L);
+        spso.put(ORDERS_1, -1L); // initialized, not resolved by a share fetch yet
+        spso.put(PAYMENTS_0, null); // left out of the answer with an error
+        assertEquals(Map.of(ORDERS_0, new CommittedOffset(12, Optional.empty(), "")),
+                OffsetSyncPlan.startOffsets(spso));
+    }
+
+    @Test
+    void aShareGroupStartOffsetIsClampedAndOnlyChangedOnesAreWritten() {
+        // every AlterShareGroupOffsets re-initializes the share partition with a new state epoch: equal ones stay
+        GroupPlan plan = context().sourceStartOffset(ORDERS_0, 150).sourceStartOffset(ORDERS_1, 30)
+                .sourceStartOffset(PAYMENTS_0, -1).destinationHolds(ORDERS_0, 0, 100).destinationHolds(ORDERS_1, 0, 100)
+                .destinationHolds(PAYMENTS_0, 0, 100).destinationCommitted(ORDERS_1, 30).plan();
+        assertEquals(Outcome.SYNC, plan.outcome());
+        assertEquals(Map.of(ORDERS_0, new CommittedOffset(100, Optional.empty(), "")), plan.writes());
+        assertEquals(2, plan.offsetsSynced(), "the unresolved start offset is not synced");
+        assertEquals(1, plan.offsetsClamped());
+    }
+
+    @Test
+    void aShareGroupWithAMemberOnTheDestinationIsLeftAlone() {
+        GroupPlan plan = context().sourceStartOffset(ORDERS_0, 40).destinationHolds(ORDERS_0, 0, 100)
+                .destinationGroup(GroupState.STABLE, 1).plan();
+        assertEquals(Outcome.SKIPPED_ACTIVE, plan.outcome());
+        GroupPlan emptied = context().sourceStartOffset(ORDERS_0, 40).destinationHolds(ORDERS_0, 0, 100)
+                .destinationGroup(GroupState.EMPTY, 0).plan();
+        assertEquals(Map.of(ORDERS_0, new CommittedOffset(40, Optional.empty(), "")), emptied.writes());
+    }
+
+    @Test
+    void listingsAreConsumerOrShareGroupsOrNeither() {
+        assertEquals(Optional.of(GroupSyncRecord.Type.CONSUMER), typeOf(GroupType.CONSUMER, "consumer"));
+        assertEquals(Optional.of(GroupSyncRecord.Type.CONSUMER), typeOf(GroupType.CLASSIC, "consumer"));
+        assertEquals(Optional.of(GroupSyncRecord.Type.CONSUMER), typeOf(GroupType.CLASSIC, ""),
+                "a group that only commits offsets");
+        assertEquals(Optional.of(GroupSyncRecord.Type.SHARE), typeOf(GroupType.SHARE, "share"));
+        assertEquals(Optional.empty(), typeOf(GroupType.CLASSIC, "connect"));
+        assertEquals(Optional.empty(), typeOf(GroupType.STREAMS, "streams"));
+        assertEquals(Optional.of(GroupSyncRecord.Type.CONSUMER), GroupSelection.typeOf(new GroupListing("g",
+                Optional.empty(), "consumer", Optional.empty())), "ListGroups before v5 has no type");
+        assertEquals(Optional.empty(), GroupSelection.typeOf(new GroupListing("g", Optional.empty(), "connect",
+                Optional.empty())));
+    }
+
+    private static Optional<GroupSyncRecord.Type> typeOf(GroupType type, String protocol) {
+        return GroupSelection.typeOf(new GroupListing("g", Optional.of(type), protocol, Optional.empty()));
+    }
+
+    @Test
     void groupSelectionMatchesWholeIdsAndHonoursExcludes() {
         GroupSelection selection = GroupSelection.of(List.of("app-.*", "billing"), List.of(".*-test"));
         assertTrue(selection.matches("app-1"));
@@ -173,6 +227,15 @@ class OffsetSyncPlanTest {
 
         PlanContext sourceCommitted(TopicPartition tp, long offset, int epoch, String metadata) {
             source.put(tp, new CommittedOffset(offset, Optional.of(epoch), metadata));
+            return this;
+        }
+
+        /** A share group's start offset on the source (-1: not resolved yet). */
+        PlanContext sourceStartOffset(TopicPartition tp, long startOffset) {
+            Map<TopicPartition, Long> one = new HashMap<>();
+            one.put(tp, startOffset);
+            source.remove(tp);
+            source.putAll(OffsetSyncPlan.startOffsets(one));
             return this;
         }
 

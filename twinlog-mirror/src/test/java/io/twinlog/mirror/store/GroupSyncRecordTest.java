@@ -3,10 +3,12 @@ package io.twinlog.mirror.store;
 import io.twinlog.controller.zk.Json;
 import org.junit.jupiter.api.Test;
 
+import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import java.util.Optional;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 
 class GroupSyncRecordTest {
 
@@ -24,8 +26,23 @@ class GroupSyncRecordTest {
 
     @Test
     void recordsRoundTripThroughJson() {
-        GroupSyncRecord r = new GroupSyncRecord("a/b", 1_700_000_000_123L, 3, 1);
-        assertEquals(r, GroupSyncRecord.fromJson(Json.encode(r.toJson()), "/test"));
+        for (GroupSyncRecord.Type type : GroupSyncRecord.Type.values()) {
+            GroupSyncRecord r = new GroupSyncRecord("a/b", type, 1_700_000_000_123L, 3, 1);
+            assertEquals(r, GroupSyncRecord.fromJson(Json.encode(r.toJson()), "/test"));
+        }
+    }
+
+    @Test
+    void theTypeIsWrittenForShareGroupsOnlyAndAbsentReadsAsConsumer() {
+        GroupSyncRecord share = new GroupSyncRecord("s", GroupSyncRecord.Type.SHARE, 5, 2, 0);
+        assertEquals("{\"version\":1,\"groupId\":\"s\",\"lastSyncMs\":5,\"offsetsSynced\":2,\"offsetsClamped\":0,"
+                + "\"type\":\"SHARE\"}", new String(Json.encode(share.toJson()), StandardCharsets.UTF_8));
+        // as written before share groups were synced, and as consumer groups' records still are
+        GroupSyncRecord old = GroupSyncRecord.fromJson("{\"version\":1,\"groupId\":\"c\",\"lastSyncMs\":5}"
+                .getBytes(StandardCharsets.UTF_8), "/test");
+        assertEquals(new GroupSyncRecord("c", GroupSyncRecord.Type.CONSUMER, 5, -1, -1), old);
+        assertThrows(IllegalStateException.class, () -> GroupSyncRecord.fromJson(
+                "{\"version\":1,\"groupId\":\"c\",\"type\":\"NOVEL\"}".getBytes(StandardCharsets.UTF_8), "/test"));
     }
 
     @Test

@@ -79,7 +79,7 @@ class MirrorStoreJsonTest {
     void groupSyncAndProgressKeepTheirFormat() {
         String group = "{\"version\":1,\"groupId\":\"app\",\"lastSyncMs\":1700000000123,\"offsetsSynced\":3,"
                 + "\"offsetsClamped\":1}";
-        GroupSyncRecord sync = new GroupSyncRecord("app", 1_700_000_000_123L, 3, 1);
+        GroupSyncRecord sync = new GroupSyncRecord("app", GroupSyncRecord.Type.CONSUMER, 1_700_000_000_123L, 3, 1);
         assertEquals(group, text(sync.toJson()));
         assertEquals(sync, GroupSyncRecord.fromJson(bytes(group), "/mirror_groups/dr/app"));
 

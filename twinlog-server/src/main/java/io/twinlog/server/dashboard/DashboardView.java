@@ -131,6 +131,7 @@ final class DashboardView {
         for (GroupSyncDescription g : m.groups().values()) {
             ObjectNode gn = groups.addObject();
             gn.put("groupId", g.groupId());
+            gn.put("groupType", g.groupType());
             gn.put("lastSyncTimeMs", g.lastSyncTimeMs());
             gn.put("offsetsSynced", g.offsetsSynced());
             gn.put("offsetsClamped", g.offsetsClamped());

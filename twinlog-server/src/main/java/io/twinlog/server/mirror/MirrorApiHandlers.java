@@ -364,6 +364,7 @@ public final class MirrorApiHandlers implements AutoCloseable {
             gs.set("last_sync_time_ms", r.lastSyncMs());
             gs.set("offsets_synced", r.offsetsSynced());
             gs.set("offsets_clamped", r.offsetsClamped());
+            gs.set("group_type", r.type().name());
             groups.add(gs);
         }
         return groups.toArray();

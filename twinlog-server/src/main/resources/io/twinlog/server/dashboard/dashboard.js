@@ -231,12 +231,12 @@ function mirrorSection(doc, m) {
     section.append(el('div', {class: 'muted', text: 'No group synced yet.'}));
   } else {
     const table = el('table', {class: 'groups'});
-    table.append(el('thead', {}, el('tr', {}, ...['group', 'status', 'last sync', 'offsets synced', 'clamped']
+    table.append(el('thead', {}, el('tr', {}, ...['group', 'type', 'status', 'last sync', 'offsets synced', 'clamped']
         .map(h => el('th', {text: h})))));
     const body = el('tbody');
     for (const g of m.groups) {
       body.append(el('tr', {'data-group': g.groupId},
-          el('td', {text: g.groupId}), el('td', {}, badge(g.status)),
+          el('td', {text: g.groupId}), el('td', {text: g.groupType}), el('td', {}, badge(g.status)),
           el('td', {text: g.lastSyncTimeMs > 0 ? age(doc.timeMs - g.lastSyncTimeMs) : 'never'}),
           el('td', {class: 'num', text: g.offsetsSynced}), el('td', {class: 'num', text: g.offsetsClamped})));
     }

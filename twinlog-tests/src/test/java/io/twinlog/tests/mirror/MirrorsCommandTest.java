@@ -41,8 +41,8 @@ class MirrorsCommandTest {
     private static final List<String> PARTITION_HEADER = List.of("MIRROR", "TOPIC", "PARTITION", "STATE",
             "SOURCE-END", "DESTINATION-END", "LAG", "LAST-MIRRORED-EPOCH", "OUT-OF-SYNC", "TRUNCATION",
             "CONSISTENT-FROM", "ERROR");
-    private static final List<String> GROUP_HEADER = List.of("MIRROR", "GROUP", "LAST-SYNC", "OFFSETS-SYNCED",
-            "OFFSETS-CLAMPED");
+    private static final List<String> GROUP_HEADER = List.of("MIRROR", "GROUP", "TYPE", "LAST-SYNC",
+            "OFFSETS-SYNCED", "OFFSETS-CLAMPED");
     /** Nothing listens there: a command that reaches the network fails with "Could not connect". */
     private static final String CLOSED_PORT = "127.0.0.1:1";
 
