@@ -29,7 +29,11 @@ public final class BrokerConfigDocs {
                 .append("`share.coordinator.*`, `share.fetch.purgatory.purge.interval.requests`), which are used ")
                 .append("only once the `share.version` feature is finalized at 1 (docs/status.md); see Kafka's ")
                 .append("broker configuration reference for them. Any other key is ignored and named in one WARN ")
-                .append("at start-up.\n");
+                .append("at start-up.\n\n")
+                .append("Per group, the `consumer.*` and `share.*` group configs (KIP-848, KIP-932) override the ")
+                .append("broker's `group.consumer.*` and `group.share.*` keys for that group; they are set live ")
+                .append("with `kafka-configs --entity-type groups`, not in this file (docs/consumer-groups.md, ")
+                .append("\"Group configs\").\n");
         BrokerConfig.CONFIG_DEF.configKeys().values().stream()
                 .sorted(Comparator.comparing(key -> key.name))
                 .forEach(key -> appendKey(out, key));

@@ -58,6 +58,7 @@ import io.twinlog.server.handlers.DescribeTopicPartitionsHandler;
 import io.twinlog.server.handlers.ElectLeadersHandler;
 import io.twinlog.server.handlers.FetchHandler;
 import io.twinlog.server.handlers.InitProducerIdHandler;
+import io.twinlog.server.handlers.ListConfigResourcesHandler;
 import io.twinlog.server.handlers.ListOffsetsHandler;
 import io.twinlog.server.handlers.MetadataHandler;
 import io.twinlog.server.handlers.OffsetsForLeaderEpochHandler;
@@ -86,6 +87,8 @@ import io.twinlog.server.mirror.MirrorTopicHandlers;
 import io.twinlog.server.security.BrokerAuthorization;
 import io.twinlog.server.security.LocalClientConfigs;
 import io.twinlog.server.dynamic.DynamicBrokerConfigs;
+import io.twinlog.server.groupconfig.GroupConfigPolicy;
+import io.twinlog.server.groupconfig.GroupConfigStore;
 import io.twinlog.server.dynamic.ListenerReconfiguration;
 import io.twinlog.server.dynamic.LogCleanerSettings;
 import io.twinlog.server.dynamic.LogDefaults;
@@ -176,6 +179,7 @@ public final class BrokerServer implements AutoCloseable {
     private volatile AdminExecutor adminExecutor;
     private volatile GroupCoordinatorHost groupCoordinator;
     private volatile GroupApis groupApis;
+    private volatile GroupConfigStore groupConfigStore;
     private volatile ShareCoordinatorHost shareCoordinator;
     private volatile SharePersister sharePersister;
     private volatile LatestOffsetsClient latestOffsets;
@@ -368,6 +372,10 @@ public final class BrokerServer implements AutoCloseable {
                 authorization.authorizer().map(Authorizer.class::cast), transactionVerification::verifyOffsetCommit,
                 sharePersister.persister(), latestOffsets, metrics, time);
         watcher.addListener((previous, next, delta) -> groupCoordinator.onImage(previous, next));
+        // per-group configs into the coordinator's GroupConfigManager, read before the broker serves
+        groupConfigStore = new GroupConfigStore(zk, groupCoordinator.groupConfigs(),
+                new GroupConfigPolicy(groupCoordinator.config(), config.originals()));
+        groupConfigStore.start(config.zookeeperSessionTimeoutMs());
         transactionCoordinator = new TransactionCoordinatorHost(config.brokerId(), config.transactionConfig(),
                 replicaManager, producerIds, id -> brokerNode(id, interBrokerListener), channels::interBroker, time);
         watcher.addListener((previous, next, delta) -> transactionCoordinator.onImage(previous, next));
@@ -384,7 +392,7 @@ public final class BrokerServer implements AutoCloseable {
                 producerIds, authorization, topicMetrics, transactionVerification, quotas, time);
         adminExecutor = new AdminExecutor("twinlog-admin-" + config.brokerId(), ADMIN_THREADS,
                 config.adminQueuedMaxRequests());
-        AlterConfigsHandler alterConfigs = new AlterConfigsHandler(ctx, dynamicConfigs);
+        AlterConfigsHandler alterConfigs = new AlterConfigsHandler(ctx, dynamicConfigs, groupConfigStore);
         ReassignmentsHandler reassignments = new ReassignmentsHandler(ctx, controller, forwardingChannel);
         ApiRegistry.Builder registryBuilder = ApiRegistry.builder();
         ScramCredentialsHandlers scram = new ScramCredentialsHandlers(scramUsers);
@@ -428,12 +436,14 @@ public final class BrokerServer implements AutoCloseable {
                 .add(ApiKeys.CREATE_TOPICS, adminExecutor.offRequestThreads(new CreateTopicsHandler(ctx)))
                 .add(ApiKeys.DELETE_TOPICS, adminExecutor.offRequestThreads(new DeleteTopicsHandler(ctx)))
                 .add(ApiKeys.CREATE_PARTITIONS, adminExecutor.offRequestThreads(new CreatePartitionsHandler(ctx)))
-                .add(ApiKeys.DESCRIBE_CONFIGS, new DescribeConfigsHandler(ctx, dynamicConfigs))
+                .add(ApiKeys.DESCRIBE_CONFIGS, new DescribeConfigsHandler(ctx, dynamicConfigs, groupConfigStore))
                 .add(ApiKeys.DELETE_RECORDS, new DeleteRecordsHandler(ctx))
                 .add(ApiKeys.DESCRIBE_LOG_DIRS, cluster(AclOperation.DESCRIBE, new DescribeLogDirsHandler(ctx)))
                 .add(ApiKeys.INCREMENTAL_ALTER_CONFIGS, adminExecutor.offRequestThreads(alterConfigs.incremental()))
                 .add(ApiKeys.ALTER_CONFIGS, adminExecutor.offRequestThreads(alterConfigs.legacy()))
                 .add(ApiKeys.DESCRIBE_CLUSTER, new DescribeClusterHandler(ctx))
+                .add(ApiKeys.LIST_CONFIG_RESOURCES, cluster(AclOperation.DESCRIBE_CONFIGS,
+                        new ListConfigResourcesHandler(ctx, groupConfigStore)))
                 .add(ApiKeys.DESCRIBE_TOPIC_PARTITIONS, new DescribeTopicPartitionsHandler(ctx))
                 .add(ApiKeys.ALTER_PARTITION, cluster(AclOperation.CLUSTER_ACTION, new AlterPartitionHandler(ctx, controller)))
                 // on a broker that is not the controller these forward to it, and wait for its answer
@@ -872,6 +882,7 @@ public final class BrokerServer implements AutoCloseable {
         // no more metadata from here on: an image applied now would start replica fetchers on logs about to close
         closeQuietly("metadata watcher", watcher);
         closeQuietly("group APIs", groupApis);
+        closeQuietly("group configs", groupConfigStore);
         closeQuietly("group coordinator", groupCoordinator);
         closeQuietly("share persister", sharePersister);
         closeQuietly("latest-offsets client", latestOffsets);

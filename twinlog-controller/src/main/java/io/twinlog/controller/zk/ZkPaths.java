@@ -10,6 +10,7 @@ package io.twinlog.controller.zk;
  * /brokers/topics/&lt;topic&gt;                              {"version":1,"topicId":..,"partitions":{"0":[1,2],..}}
  * /brokers/topics/&lt;topic&gt;/partitions/&lt;p&gt;/state        {"leader":1,"leaderEpoch":0,"isr":[1,2],"partitionEpoch":0}
  * /config/topics/&lt;topic&gt;                               {"version":1,"config":{"retention.ms":"..."}}
+ * /config/groups/&lt;group&gt;                               {"version":1,"config":{"share.auto.offset.reset":"earliest"}}
  * /latest_producer_id_block                           {"version":1,"broker":1,"blockStart":0,"blockEnd":999}
  * /controller                                         ephemeral {"version":1,"brokerId":1,"controllerEpoch":3}
  * /controller_epoch                                   {"version":1,"epoch":3}   (its ZooKeeper version fences writes)
@@ -32,6 +33,8 @@ public final class ZkPaths {
     public static final String IP_CONFIGS = "/config/ips";
     /** Dynamic broker configs (Kafka's layout): {@code /config/brokers/<broker id>} and {@code /config/brokers/<default>}. */
     public static final String BROKER_CONFIGS = "/config/brokers";
+    /** Per-group configs (KIP-848/KIP-932): {@code /config/groups/<sanitized group id>}. */
+    public static final String GROUP_CONFIGS = "/config/groups";
     /** The node name of an entity's default (all users, all client ids), as in Kafka's ZooKeeper layout. */
     public static final String DEFAULT_ENTITY = "<default>";
     public static final String PRODUCER_ID_BLOCK = "/latest_producer_id_block";
@@ -101,12 +104,12 @@ public final class ZkPaths {
         return TOPIC_CONFIGS + "/" + topic;
     }
 
-    /** {@code sanitizedUser}: the user name as Kafka's {@code Sanitizer} writes it in a path. */
     /** {@code entity} is a broker id or {@link #DEFAULT_ENTITY}. */
     public static String brokerConfig(String entity) {
         return BROKER_CONFIGS + "/" + entity;
     }
 
+    /** {@code sanitizedUser}: the user name as Kafka's {@code Sanitizer} writes it in a path. */
     public static String userConfig(String sanitizedUser) {
         return USER_CONFIGS + "/" + sanitizedUser;
     }

@@ -1,6 +1,7 @@
 package io.twinlog.server.dynamic;
 
 import io.twinlog.common.BrokerConfig;
+import io.twinlog.common.MonitorWaits;
 import io.twinlog.controller.zk.EntityConfigNode;
 import io.twinlog.controller.zk.ZkPaths;
 import io.twinlog.mirror.store.SecretCodec;
@@ -384,26 +385,18 @@ public final class DynamicBrokerConfigs implements AutoCloseable {
     }
 
     private synchronized void awaitRead(boolean perBroker, long mzxid) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(APPLY_TIMEOUT_MS);
-        while ((perBroker ? ownZxid : defaultZxid) < mzxid) {
-            long leftMs = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
-            if (leftMs <= 0) {
-                throw new TimeoutException("The dynamic broker configs were written to ZooKeeper but this broker has "
-                        + "not read them back yet");
-            }
-            wait(leftMs);
+        if (!MonitorWaits.await(this, () -> (perBroker ? ownZxid : defaultZxid) >= mzxid,
+                MonitorWaits.deadlineAfter(APPLY_TIMEOUT_MS))) {
+            throw new TimeoutException("The dynamic broker configs were written to ZooKeeper but this broker has "
+                    + "not read them back yet");
         }
     }
 
     private synchronized void awaitGone(boolean perBroker) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(APPLY_TIMEOUT_MS);
-        while ((perBroker ? ownZxid : defaultZxid) != -1) {
-            long leftMs = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
-            if (leftMs <= 0) {
-                throw new TimeoutException("The dynamic broker configs were removed from ZooKeeper but this broker "
-                        + "has not seen it yet");
-            }
-            wait(leftMs);
+        if (!MonitorWaits.await(this, () -> (perBroker ? ownZxid : defaultZxid) == -1,
+                MonitorWaits.deadlineAfter(APPLY_TIMEOUT_MS))) {
+            throw new TimeoutException("The dynamic broker configs were removed from ZooKeeper but this broker "
+                    + "has not seen it yet");
         }
     }
 

@@ -4,6 +4,7 @@ import io.twinlog.controller.zk.ZkPaths;
 import io.twinlog.protocol.Request;
 import io.twinlog.protocol.RequestHandler;
 import io.twinlog.server.dynamic.DynamicBrokerConfigs;
+import io.twinlog.server.groupconfig.GroupConfigStore;
 import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.config.ConfigDef;
@@ -34,11 +35,12 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.BiConsumer;
 import java.util.function.UnaryOperator;
 
 /**
  * IncrementalAlterConfigs (SET, DELETE, APPEND, SUBTRACT) and the legacy AlterConfigs (replace all overrides) for
- * topic configs. The complete resulting set is validated with Kafka's rules before anything is written; validateOnly
+ * topic configs, dynamic broker configs ({@link DynamicBrokerConfigs}) and group configs ({@link GroupConfigStore}). The complete resulting set is validated with Kafka's rules before anything is written; validateOnly
  * stops there. An incremental change is applied to the overrides ZooKeeper holds and written compare-and-set on the
  * node's version, applied again to the new overrides if another alter (from any broker) wrote first. Changes apply
  * to the logs on every broker through the metadata image.
@@ -47,10 +49,12 @@ public final class AlterConfigsHandler {
     private static final Logger log = LoggerFactory.getLogger(AlterConfigsHandler.class);
     private final BrokerContext ctx;
     private final DynamicBrokerConfigs brokerConfigs;
+    private final GroupConfigStore groupConfigs;
 
-    public AlterConfigsHandler(BrokerContext ctx, DynamicBrokerConfigs brokerConfigs) {
+    public AlterConfigsHandler(BrokerContext ctx, DynamicBrokerConfigs brokerConfigs, GroupConfigStore groupConfigs) {
         this.ctx = ctx;
         this.brokerConfigs = brokerConfigs;
+        this.groupConfigs = groupConfigs;
     }
 
     public RequestHandler incremental() {
@@ -68,7 +72,8 @@ public final class AlterConfigsHandler {
         for (IncrementalAlterConfigsRequestData.AlterConfigsResource res : data.resources()) {
             IncrementalAlterConfigsResponseData.AlterConfigsResourceResponse r =
                     new IncrementalAlterConfigsResponseData.AlterConfigsResourceResponse()
-                            .setResourceType(res.resourceType()).setResourceName(res.resourceName());
+                            .setResourceType(res.resourceType()).setResourceName(res.resourceName())
+                            .setErrorMessage(null); // Kafka's answer to a success: no message
             Optional<Errors> denied = ctx.authorization().configsDenied(request.context(), AclOperation.ALTER_CONFIGS,
                     ConfigResource.Type.forId(res.resourceType()), res.resourceName());
             if (denied.isPresent()) {
@@ -82,6 +87,17 @@ public final class AlterConfigsHandler {
                     brokerConfigs.alter(brokerEntity(res.resourceName()), current -> {
                         Map<String, String> next = new LinkedHashMap<>(current);
                         ops.forEach(op -> applyBrokerOp(next, op));
+                        return next;
+                    }, data.validateOnly());
+                    response.responses().add(r);
+                    continue;
+                }
+                if (ConfigResource.Type.forId(res.resourceType()) == ConfigResource.Type.GROUP) {
+                    List<IncrementalAlterConfigsRequestData.AlterableConfig> ops = List.copyOf(res.configs());
+                    checkOps(ops);
+                    groupConfigs.alter(res.resourceName(), current -> {
+                        Map<String, String> next = new LinkedHashMap<>(current);
+                        ops.forEach(op -> applyGroupOp(next, op));
                         return next;
                     }, data.validateOnly());
                     response.responses().add(r);
@@ -118,7 +134,8 @@ public final class AlterConfigsHandler {
         AlterConfigsResponseData response = new AlterConfigsResponseData();
         for (AlterConfigsRequestData.AlterConfigsResource res : data.resources()) {
             AlterConfigsResponseData.AlterConfigsResourceResponse r = new AlterConfigsResponseData.AlterConfigsResourceResponse()
-                    .setResourceType(res.resourceType()).setResourceName(res.resourceName());
+                    .setResourceType(res.resourceType()).setResourceName(res.resourceName())
+                    .setErrorMessage(null); // Kafka's answer to a success: no message
             Optional<Errors> denied = ctx.authorization().configsDenied(request.context(), AclOperation.ALTER_CONFIGS,
                     ConfigResource.Type.forId(res.resourceType()), res.resourceName());
             if (denied.isPresent()) {
@@ -135,6 +152,14 @@ public final class AlterConfigsHandler {
                     }
                     brokerConfigs.alter(brokerEntity(res.resourceName()), current -> replacement,
                             data.validateOnly());
+                    response.responses().add(r);
+                    continue;
+                }
+                if (ConfigResource.Type.forId(res.resourceType()) == ConfigResource.Type.GROUP) {
+                    // the legacy API replaces the whole set (a null value is refused by the group config rules)
+                    Map<String, String> replacement = new LinkedHashMap<>();
+                    res.configs().forEach(c -> replacement.put(c.name(), c.value()));
+                    groupConfigs.alter(res.resourceName(), current -> replacement, data.validateOnly());
                     response.responses().add(r);
                     continue;
                 }
@@ -208,32 +233,54 @@ public final class AlterConfigsHandler {
     /** A broker config operation; only list-typed keys take APPEND and SUBTRACT (Kafka's INVALID_CONFIG). */
     private static void applyBrokerOp(Map<String, String> configs,
                                       IncrementalAlterConfigsRequestData.AlterableConfig c) {
+        applyDynamicOp(configs, c, (values, op) -> {
+            ConfigDef.ConfigKey key = DynamicConfig.Broker.configKeys().get(op.name());
+            if (key == null || key.type != ConfigDef.Type.LIST) {
+                throw new InvalidConfigurationException("Config value " + (op.configOperation()
+                        == AlterConfigOp.OpType.APPEND.id() ? "append" : "subtract")
+                        + " is not allowed for config key: " + op.name());
+            }
+            List<String> list = new ArrayList<>();
+            for (String s : values.getOrDefault(op.name(), "").split(",")) {
+                if (!s.isBlank()) {
+                    list.add(s.trim());
+                }
+            }
+            for (String v : op.value().split(",")) {
+                if (op.configOperation() == AlterConfigOp.OpType.APPEND.id() && !list.contains(v.trim())) {
+                    list.add(v.trim());
+                } else if (op.configOperation() == AlterConfigOp.OpType.SUBTRACT.id()) {
+                    list.remove(v.trim());
+                }
+            }
+            values.put(op.name(), String.join(",", list));
+        });
+    }
+
+    /**
+     * A group config operation. APPEND and SUBTRACT are refused for every group key, with Kafka 4.4's answer: its
+     * controller knows no types for group keys, so none is a list (not even {@code streams.rack.aware.assignment.tags}).
+     */
+    private static void applyGroupOp(Map<String, String> configs,
+                                     IncrementalAlterConfigsRequestData.AlterableConfig c) {
+        applyDynamicOp(configs, c, (values, op) -> {
+            throw new InvalidConfigurationException("Can't " + AlterConfigOp.OpType.forId(op.configOperation())
+                    + " to key " + op.name() + " because its type is not LIST.");
+        });
+    }
+
+    /** SET and DELETE of a broker or group config; APPEND and SUBTRACT by {@code listOp}. */
+    private static void applyDynamicOp(Map<String, String> configs,
+                                       IncrementalAlterConfigsRequestData.AlterableConfig c,
+                                       BiConsumer<Map<String, String>, IncrementalAlterConfigsRequestData.AlterableConfig>
+                                               listOp) {
         if (c.configOperation() == AlterConfigOp.OpType.SET.id()) {
             configs.put(c.name(), c.value());
         } else if (c.configOperation() == AlterConfigOp.OpType.DELETE.id()) {
             configs.remove(c.name());
         } else if (c.configOperation() == AlterConfigOp.OpType.APPEND.id()
                 || c.configOperation() == AlterConfigOp.OpType.SUBTRACT.id()) {
-            ConfigDef.ConfigKey key = DynamicConfig.Broker.configKeys().get(c.name());
-            if (key == null || key.type != ConfigDef.Type.LIST) {
-                throw new InvalidConfigurationException("Config value " + (c.configOperation()
-                        == AlterConfigOp.OpType.APPEND.id() ? "append" : "subtract")
-                        + " is not allowed for config key: " + c.name());
-            }
-            List<String> values = new ArrayList<>();
-            for (String s : configs.getOrDefault(c.name(), "").split(",")) {
-                if (!s.isBlank()) {
-                    values.add(s.trim());
-                }
-            }
-            for (String v : c.value().split(",")) {
-                if (c.configOperation() == AlterConfigOp.OpType.APPEND.id() && !values.contains(v.trim())) {
-                    values.add(v.trim());
-                } else if (c.configOperation() == AlterConfigOp.OpType.SUBTRACT.id()) {
-                    values.remove(v.trim());
-                }
-            }
-            configs.put(c.name(), String.join(",", values));
+            listOp.accept(configs, c);
         } else {
             throw new InvalidRequestException("Unknown config operation " + c.configOperation());
         }
@@ -242,8 +289,8 @@ public final class AlterConfigsHandler {
     private String topicResource(byte resourceType, String name) {
         ConfigResource.Type type = ConfigResource.Type.forId(resourceType);
         if (type != ConfigResource.Type.TOPIC) {
-            throw new InvalidRequestException("Twinlog alters topic configs only; " + type
-                    + " configs are static (set them in server.properties)");
+            throw new InvalidRequestException("Twinlog alters topic, broker and group configs only; " + type
+                    + " configs cannot be altered");
         }
         if (ctx.image().topic(name).isEmpty()) {
             throw new UnknownTopicOrPartitionException("Topic '" + name + "' does not exist.");

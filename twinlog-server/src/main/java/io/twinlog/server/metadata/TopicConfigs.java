@@ -161,7 +161,8 @@ public final class TopicConfigs {
         return out;
     }
 
-    static DescribeConfigsResponse.ConfigType configType(ConfigDef.Type type) {
+    /** A config definition's type as DescribeConfigs answers it. */
+    public static DescribeConfigsResponse.ConfigType configType(ConfigDef.Type type) {
         return switch (type) {
             case BOOLEAN -> DescribeConfigsResponse.ConfigType.BOOLEAN;
             case STRING -> DescribeConfigsResponse.ConfigType.STRING;

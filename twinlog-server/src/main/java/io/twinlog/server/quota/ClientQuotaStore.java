@@ -1,5 +1,6 @@
 package io.twinlog.server.quota;
 
+import io.twinlog.common.MonitorWaits;
 import io.twinlog.controller.zk.EntityConfigNode;
 import io.twinlog.controller.zk.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
@@ -231,13 +232,10 @@ public final class ClientQuotaStore implements AutoCloseable {
 
     private synchronized void awaitApplied(ClientQuotaEntity entity, Map<String, Double> expected, long deadline)
             throws InterruptedException {
-        while (!Objects.equals(quotas.getOrDefault(entity, Map.of()), expected)) {
-            long leftMs = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
-            if (leftMs <= 0) {
-                throw new TimeoutException("The client quotas of " + entity + " were written to ZooKeeper but this "
-                        + "broker has not read them back yet");
-            }
-            wait(leftMs);
+        if (!MonitorWaits.await(this, () -> Objects.equals(quotas.getOrDefault(entity, Map.of()), expected),
+                deadline)) {
+            throw new TimeoutException("The client quotas of " + entity + " were written to ZooKeeper but this "
+                    + "broker has not read them back yet");
         }
     }
 

@@ -3,6 +3,7 @@ package io.twinlog.tests.admin;
 import io.twinlog.controller.zk.ZkPaths;
 import io.twinlog.tests.KafkaTools;
 import io.twinlog.tests.ToolResult;
+import io.twinlog.tests.ZooKeeperNodes;
 import io.twinlog.testkit.TestCluster;
 import io.twinlog.testkit.Waits;
 import org.apache.kafka.clients.admin.Admin;
@@ -15,7 +16,6 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.errors.RecordTooLargeException;
-import org.apache.zookeeper.ZooKeeper;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -23,7 +23,6 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.File;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -230,12 +229,7 @@ class DynamicBrokerConfigsTest {
 
     /** The node's data as text, null when it does not exist. */
     private static String node(String path) throws Exception {
-        try (ZooKeeper zk = new ZooKeeper(cluster.zookeeperConnect(), 10_000, event -> { })) {
-            if (zk.exists(path, false) == null) {
-                return null;
-            }
-            return new String(zk.getData(path, false, null), StandardCharsets.UTF_8);
-        }
+        return ZooKeeperNodes.read(cluster.zookeeperConnect(), path);
     }
 
     private static ToolResult configs(String... args) throws Exception {

@@ -3,6 +3,7 @@ package io.twinlog.tests.quota;
 import io.twinlog.controller.zk.ZkPaths;
 import io.twinlog.tests.KafkaTools;
 import io.twinlog.tests.ToolResult;
+import io.twinlog.tests.ZooKeeperNodes;
 import io.twinlog.testkit.TestCluster;
 import io.twinlog.testkit.Waits;
 import org.apache.kafka.clients.admin.Admin;
@@ -14,7 +15,6 @@ import org.apache.kafka.common.quota.ClientQuotaAlteration;
 import org.apache.kafka.common.quota.ClientQuotaEntity;
 import org.apache.kafka.common.quota.ClientQuotaFilter;
 import org.apache.kafka.common.quota.ClientQuotaFilterComponent;
-import org.apache.zookeeper.ZooKeeper;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -22,7 +22,6 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.File;
-import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -202,12 +201,7 @@ class ClientQuotasAdminTest {
 
     /** The node's data as text, null when it does not exist. */
     private static String node(String path) throws Exception {
-        try (ZooKeeper zk = new ZooKeeper(cluster.zookeeperConnect(), 10_000, event -> { })) {
-            if (zk.exists(path, false) == null) {
-                return null;
-            }
-            return new String(zk.getData(path, false, null), StandardCharsets.UTF_8);
-        }
+        return ZooKeeperNodes.read(cluster.zookeeperConnect(), path);
     }
 
     private static ToolResult configs(String... args) throws Exception {

@@ -27,6 +27,7 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.DescribeClusterOptions;
+import org.apache.kafka.clients.admin.ListConfigResourcesOptions;
 import org.apache.kafka.clients.admin.NewPartitionReassignment;
 import org.apache.kafka.clients.admin.NewPartitions;
 import org.apache.kafka.clients.admin.NewTopic;
@@ -266,6 +267,24 @@ class ApiAuthorizationTableTest {
                             "t16"), new AlterConfigsRequest.Config(List.of(new AlterConfigsRequest.ConfigEntry(
                             "retention.ms", "3600000")))), false).build());
                 }));
+        // group configs (KIP-848/932): DESCRIBE_CONFIGS / ALTER_CONFIGS on the group, as Kafka's ConfigHelper and
+        // ConfigAdminManager check them; listing the resources needs DESCRIBE_CONFIGS on the cluster
+        rows.add(new Row("DescribeConfigs (group)", List.of(), Grant.group(AclOperation.DESCRIBE_CONFIGS, "gc1"),
+                GroupAuthorizationException.class, user -> withAdmin(user, a -> a.describeConfigs(List.of(
+                        new ConfigResource(ConfigResource.Type.GROUP, "gc1"))).all())));
+        rows.add(new Row("IncrementalAlterConfigs (group)", List.of(), Grant.group(AclOperation.ALTER_CONFIGS,
+                "gc2"), GroupAuthorizationException.class, user -> withAdmin(user, a -> a.incrementalAlterConfigs(
+                        Map.of(new ConfigResource(ConfigResource.Type.GROUP, "gc2"), List.of(new AlterConfigOp(
+                                new ConfigEntry("share.auto.offset.reset", "earliest"), AlterConfigOp.OpType.SET))))
+                        .all())));
+        rows.add(new Row("AlterConfigs (group)", List.of(), Grant.group(AclOperation.ALTER_CONFIGS, "gc3"),
+                GroupAuthorizationException.class, user -> raw(user, new AlterConfigsRequest.Builder(Map.of(
+                        new ConfigResource(ConfigResource.Type.GROUP, "gc3"), new AlterConfigsRequest.Config(List.of(
+                                new AlterConfigsRequest.ConfigEntry("share.auto.offset.reset", "earliest")))), false)
+                        .build())));
+        rows.add(new Row("ListConfigResources", List.of(), Grant.cluster(AclOperation.DESCRIBE_CONFIGS),
+                ClusterAuthorizationException.class, user -> withAdmin(user, a -> a.listConfigResources(
+                        Set.of(ConfigResource.Type.GROUP), new ListConfigResourcesOptions()).all())));
         // cluster administration
         rows.add(new Row("DescribeLogDirs", List.of(), Grant.cluster(AclOperation.DESCRIBE),
                 ClusterAuthorizationException.class,

@@ -42,7 +42,6 @@ final class ExpectedDifferences {
                 ApiKeys.STREAMS_GROUP_DESCRIBE, ApiKeys.STREAMS_GROUP_TOPOLOGY_DESCRIPTION_UPDATE);
         kafkaOnly("replicas are not moved between a broker's log dirs",
                 ApiKeys.ALTER_REPLICA_LOG_DIRS);
-        kafkaOnly("no client-metrics or group config resources to list (KIP-1142)", ApiKeys.LIST_CONFIG_RESOURCES);
         API_VERSIONS.put("Twinlog only: " + ApiKeys.ALTER_PARTITION.name(), "inter-broker: leaders send ISR changes "
                 + "to the controller, which is a broker (decisions 4 and 11), and Twinlog's inter-broker client "
                 + "negotiates versions through ApiVersions; Kafka's brokers send it to the KRaft controller");
