@@ -1,14 +1,10 @@
 package io.twinlog.tests.mirror;
 
 import io.twinlog.clients.mirror.MirrorAdmin;
+import io.twinlog.testkit.FeatureNode;
 import io.twinlog.testkit.RawKafkaConnection;
 import io.twinlog.testkit.TestCluster;
 import io.twinlog.testkit.Waits;
-import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.CuratorFrameworkFactory;
-import org.apache.curator.retry.RetryOneTime;
-import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.FinalizedVersionRange;
 import org.apache.kafka.clients.admin.ListShareGroupOffsetsSpec;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.SharePartitionOffsetInfo;
@@ -30,7 +26,6 @@ import org.apache.logging.log4j.core.config.Property;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
@@ -199,21 +194,9 @@ class ShareGroupOffsetSyncTest {
                     .brokerProperty("share.coordinator.state.topic.num.partitions", "3");
         }
 
-        /** share.version 1 in the cluster's /feature node (transaction.version at its default, 2). */
+        /** share.version 1 (transaction.version at its default, 2). */
         private static void enableShareGroups(TestCluster cluster) throws Exception {
-            try (CuratorFramework zk = CuratorFrameworkFactory.newClient(cluster.zookeeperConnect(),
-                    new RetryOneTime(100))) {
-                zk.start();
-                zk.create().forPath("/feature", ("{\"version\":1,\"features\":{\"transaction.version\":2,"
-                        + "\"share.version\":1}}").getBytes(StandardCharsets.UTF_8));
-            }
-            Waits.waitUntil("share.version 1 finalized", () -> {
-                try (Admin admin = cluster.admin()) {
-                    FinalizedVersionRange level = admin.describeFeatures().featureMetadata().get().finalizedFeatures()
-                            .get("share.version");
-                    return level != null && level.maxVersionLevel() == 1;
-                }
-            }, TIMEOUT);
+            FeatureNode.finalize(cluster, Map.of("transaction.version", 2, "share.version", 1), TIMEOUT);
         }
 
         void createOnSource(String topic) throws Exception {
