@@ -135,6 +135,10 @@ public final class LocalSharePartitions implements SharePartitions {
         if (existing != null && existing.leaderEpoch() != leaderEpoch) {
             existing.fence("leader epoch " + leaderEpoch + " replaced " + existing.leaderEpoch());
         }
+        if (existing != null && existing.status() == SharePartitionState.Status.FENCED) {
+            // fenced on another thread a moment ago, its listener not yet run: do not hand it out again
+            states.remove(key, existing);
+        }
         SharePartitionState state = states.computeIfAbsent(key, k -> new SharePartitionState(groupId, partition,
                 leaderEpoch, SharePartitionLog.of(replica.get()), persister, timer, time, settings(groupId),
                 stateListener));
