@@ -1,5 +1,7 @@
 package io.twinlog.tests;
 
+import org.apache.zookeeper.CreateMode;
+import org.apache.zookeeper.ZooDefs;
 import org.apache.zookeeper.ZooKeeper;
 
 import java.nio.charset.StandardCharsets;
@@ -16,6 +18,13 @@ public final class ZooKeeperNodes {
                 return null;
             }
             return new String(zk.getData(path, false, null), StandardCharsets.UTF_8);
+        }
+    }
+
+    /** Creates the node (its parent must exist) with {@code data}, as another tool writing to ZooKeeper would. */
+    public static void create(String zookeeperConnect, String path, String data) throws Exception {
+        try (ZooKeeper zk = new ZooKeeper(zookeeperConnect, 10_000, event -> { })) {
+            zk.create(path, data.getBytes(StandardCharsets.UTF_8), ZooDefs.Ids.OPEN_ACL_UNSAFE, CreateMode.PERSISTENT);
         }
     }
 }

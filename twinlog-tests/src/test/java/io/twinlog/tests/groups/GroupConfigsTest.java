@@ -171,6 +171,25 @@ class GroupConfigsTest {
         assertEquals("50000", describe(1, group, "consumer.session.timeout.ms").orElseThrow().value());
     }
 
+    @Test
+    void storedEntriesABrokerCannotUseAreLeftOutAndTheOthersApply() throws Exception {
+        // written by another tool: a key Twinlog refuses next to one it takes, under a group id that needs escaping
+        configs("--entity-type", "groups", "--entity-name", "other", "--alter", "--add-config",
+                "share.auto.offset.reset=earliest").assertSuccess(); // creates /config/groups
+        ZooKeeperNodes.create(cluster.zookeeperConnect(), ZkPaths.GROUP_CONFIGS + "/odd%2Fgroup",
+                "{\"version\":1,\"config\":{\"share.auto.offset.reset\":\"earliest\","
+                        + "\"errors.deadletterqueue.topic.name\":\"dlq.odd\"}}");
+        for (int broker = 0; broker < 3; broker++) {
+            int id = broker;
+            Waits.waitUntil("broker " + id + " applies the usable entry", () -> describe(id, "odd/group",
+                    "share.auto.offset.reset").map(e -> "earliest".equals(e.value())).orElse(false));
+            DescribeConfigsResponseData.DescribeConfigsResourceResult dlq = describe(id, "odd/group",
+                    "errors.deadletterqueue.topic.name").orElseThrow();
+            assertEquals("", dlq.value(), "the refused entry is left out");
+            assertTrue(dlq.readOnly());
+        }
+    }
+
     private static void assertRefused(String config, String message) throws Exception {
         ToolResult refused = configs("--entity-type", "groups", "--entity-name", "refused", "--alter",
                 "--add-config", config);
