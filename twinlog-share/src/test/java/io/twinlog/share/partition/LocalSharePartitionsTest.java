@@ -12,6 +12,7 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.errors.NotLeaderOrFollowerException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
+import org.apache.kafka.common.utils.Time;
 import org.apache.kafka.coordinator.group.GroupConfig;
 import org.apache.kafka.coordinator.group.GroupConfigManager;
 import org.apache.kafka.coordinator.group.GroupCoordinatorConfig;
@@ -23,6 +24,8 @@ import org.apache.kafka.server.share.fetch.DelayedShareFetchKey;
 import org.apache.kafka.server.share.fetch.DelayedShareFetchPartitionKey;
 import org.apache.kafka.server.share.fetch.ShareAcquiredRecords;
 import org.apache.kafka.server.storage.log.FetchIsolation;
+import org.apache.kafka.server.util.timer.SystemTimer;
+import org.apache.kafka.server.util.timer.SystemTimerReaper;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -225,5 +228,36 @@ class LocalSharePartitionsTest {
         partitions.onGroupEmpty("g");
         assertFalse(partitions.state("g", log.partition).isPresent());
         assertEquals(0, timer.size());
+    }
+
+    @Test
+    void kafkasTimerExpiresTheLocksAndWakesTheGroupsFetches() throws Exception {
+        Map<String, Object> props = Map.of("group.share.record.lock.duration.ms", "1000",
+                "group.share.min.record.lock.duration.ms", "1000");
+        ShareGroupConfig shareConfig = ShareGroupConfig.fromProps(props);
+        try (GroupConfigManager configs = new GroupConfigManager(GroupCoordinatorConfig.fromProps(props), shareConfig);
+             LocalSharePartitions real = new LocalSharePartitions(ShareTestLog.BROKER,
+                     tp -> Optional.of(log.replica), persister, new ShareGroupConfigProvider(configs), shareConfig,
+                     Time.SYSTEM, group -> IsolationLevel.READ_UNCOMMITTED,
+                     new SystemTimerReaper("share-test-lock", new SystemTimer("share-test-lock")))) {
+            real.setWakeupListener(wakeups::add);
+            log.append(3);
+            Properties earliest = new Properties();
+            earliest.put(GroupConfig.SHARE_AUTO_OFFSET_RESET_CONFIG, "earliest");
+            configs.updateGroupConfig("g", earliest);
+            real.initialize("g", log.partition).get(10, TimeUnit.SECONDS);
+            ShareAcquiredRecords first;
+            try (SharePartitions.FetchLock lock = real.tryFetchLock("g", log.partition).orElseThrow()) {
+                first = lock.acquire("m1", 500, 100, 0, log.read(0, 1 << 20, FetchIsolation.HIGH_WATERMARK));
+            }
+            assertEquals(3, first.count());
+            awaitTrue(() -> wakeups.contains(new DelayedShareFetchGroupKey("g", log.partition)),
+                    "the 1 s lock expires on Kafka's timer and wakes the group's fetches");
+            try (SharePartitions.FetchLock lock = real.tryFetchLock("g", log.partition).orElseThrow()) {
+                ShareAcquiredRecords again = lock.acquire("m2", 500, 100, lock.nextFetchOffset(),
+                        log.read(lock.nextFetchOffset(), 1 << 20, FetchIsolation.HIGH_WATERMARK));
+                assertEquals(2, again.acquiredRecords().get(0).deliveryCount());
+            }
+        }
     }
 }
