@@ -18,6 +18,9 @@ import io.twinlog.share.ImageShareCoordinatorLocator;
 import io.twinlog.share.LatestOffsetsClient;
 import io.twinlog.share.ShareCoordinatorHost;
 import io.twinlog.share.SharePersister;
+import io.twinlog.share.fetch.ShareFetches;
+import io.twinlog.share.fetch.ShareSessions;
+import io.twinlog.share.partition.LocalSharePartitions;
 import io.twinlog.transaction.TransactionCoordinatorHost;
 import io.twinlog.transaction.verification.TransactionVerification;
 import io.twinlog.transaction.verification.TransactionVerifier;
@@ -70,6 +73,7 @@ import io.twinlog.server.handlers.UnregisterBrokerHandler;
 import io.twinlog.server.handlers.WriteTxnMarkersHandler;
 import io.twinlog.server.handlers.group.GroupApis;
 import io.twinlog.server.handlers.share.ShareStateApis;
+import io.twinlog.server.handlers.share.ShareFetchApis;
 import io.twinlog.server.handlers.txn.TransactionApis;
 import io.twinlog.server.metadata.LostReplicaTracker;
 import io.twinlog.server.metadata.LostReplicas;
@@ -113,6 +117,10 @@ import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.security.authenticator.CredentialCache;
 import org.apache.kafka.common.utils.Time;
+import org.apache.kafka.coordinator.group.GroupConfig;
+import org.apache.kafka.coordinator.group.GroupConfigManager;
+import org.apache.kafka.coordinator.group.modern.share.ShareGroupConfig;
+import org.apache.kafka.coordinator.group.modern.share.ShareGroupConfigProvider;
 import org.apache.kafka.metadata.ConfigRepository;
 import org.apache.kafka.server.authorizer.Authorizer;
 import org.slf4j.Logger;
@@ -184,6 +192,9 @@ public final class BrokerServer implements AutoCloseable {
     private volatile SharePersister sharePersister;
     private volatile LatestOffsetsClient latestOffsets;
     private volatile ShareStateApis shareStateApis;
+    private volatile LocalSharePartitions sharePartitions;
+    private volatile ShareFetches shareFetches;
+    private volatile ShareSessions shareSessions;
     private volatile TransactionCoordinatorHost transactionCoordinator;
     private volatile TransactionVerifier transactionVerifier;
     private volatile TransactionVerification transactionVerification;
@@ -372,6 +383,24 @@ public final class BrokerServer implements AutoCloseable {
                 authorization.authorizer().map(Authorizer.class::cast), transactionVerification::verifyOffsetCommit,
                 sharePersister.persister(), latestOffsets, metrics, time);
         watcher.addListener((previous, next, delta) -> groupCoordinator.onImage(previous, next));
+        // share partitions on their leaders: the in-flight records of ShareFetch/ShareAcknowledge, kept through the
+        // persister; a share session per member on each leader it fetches from
+        ShareGroupConfig shareGroupConfig = ShareGroupConfig.fromProps(config.originals());
+        GroupConfigManager groupConfigs = groupCoordinator.groupConfigs();
+        ShareGroupConfigProvider shareGroupConfigs = new ShareGroupConfigProvider(groupConfigs);
+        sharePartitions = new LocalSharePartitions(config.brokerId(), replicaManager, sharePersister.persister(),
+                shareGroupConfigs, shareGroupConfig, time, group -> groupConfigs.groupConfig(group)
+                        .flatMap(GroupConfig::shareIsolationLevel).orElse(GroupConfig.defaultShareIsolationLevel()));
+        watcher.addListener((previous, next, delta) -> sharePartitions.onImage(previous, next));
+        shareFetches = new ShareFetches(config.brokerId(), replicaManager, sharePartitions,
+                shareGroupConfig.shareFetchPurgatoryPurgeIntervalRequests());
+        shareSessions = new ShareSessions(config.brokerId(), shareGroupConfig.shareGroupMaxShareSessions(),
+                sharePartitions);
+        watcher.addListener((previous, next, delta) -> {
+            if (previous.features().shareGroupsEnabled() && !next.features().shareGroupsEnabled()) {
+                shareSessions.removeAll(); // share.version back to 0: no session outlives share groups
+            }
+        });
         // per-group configs into the coordinator's GroupConfigManager, read before the broker serves
         groupConfigStore = new GroupConfigStore(zk, groupCoordinator.groupConfigs(),
                 new GroupConfigPolicy(groupCoordinator.config(), config.originals()));
@@ -416,6 +445,8 @@ public final class BrokerServer implements AutoCloseable {
         transactionApis.register(registryBuilder, groupCoordinator::partitionFor);
         shareStateApis = new ShareStateApis(shareCoordinator, topicAdmin, watcher::image, authorization, time);
         shareStateApis.register(registryBuilder);
+        new ShareFetchApis(shareSessions, shareFetches, sharePartitions, shareGroupConfigs, shareGroupConfig,
+                watcher::image, authorization).register(registryBuilder);
         groupApis = new GroupApis(groupCoordinator, topicAdmin, watcher::image, authorization,
                 transactionApis.finder(), shareStateApis.finder(), time);
         groupApis.register(registryBuilder);
@@ -488,6 +519,7 @@ public final class BrokerServer implements AutoCloseable {
                 throw new ConfigException("listener " + ep.listenerName() + ": " + innermostMessage(e));
             }
             server.bind();
+            server.addDisconnectListener(shareSessions.disconnectListener()); // ends a vanished member's session
             socketServers.add(server);
             dynamicConfigs.register(new ListenerReconfiguration(ep.listenerName(), server, channels));
             boundPorts.put(ep.listenerName(), server.boundPort());
@@ -884,6 +916,9 @@ public final class BrokerServer implements AutoCloseable {
         closeQuietly("group APIs", groupApis);
         closeQuietly("group configs", groupConfigStore);
         closeQuietly("group coordinator", groupCoordinator);
+        closeQuietly("share fetches", shareFetches);
+        closeQuietly("share sessions", shareSessions);
+        closeQuietly("share partitions", sharePartitions);
         closeQuietly("share persister", sharePersister);
         closeQuietly("latest-offsets client", latestOffsets);
         closeQuietly("share state APIs", shareStateApis);
