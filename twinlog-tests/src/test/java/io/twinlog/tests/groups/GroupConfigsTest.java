@@ -20,6 +20,8 @@ import org.apache.kafka.common.message.DescribeConfigsRequestData;
 import org.apache.kafka.common.message.DescribeConfigsResponseData;
 import org.apache.kafka.common.message.FindCoordinatorRequestData;
 import org.apache.kafka.common.message.FindCoordinatorResponseData;
+import org.apache.kafka.common.message.ShareGroupHeartbeatRequestData;
+import org.apache.kafka.common.message.ShareGroupHeartbeatResponseData;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.ConsumerGroupHeartbeatRequest;
 import org.apache.kafka.common.requests.ConsumerGroupHeartbeatResponse;
@@ -27,6 +29,8 @@ import org.apache.kafka.common.requests.DescribeConfigsRequest;
 import org.apache.kafka.common.requests.DescribeConfigsResponse;
 import org.apache.kafka.common.requests.FindCoordinatorRequest;
 import org.apache.kafka.common.requests.FindCoordinatorResponse;
+import org.apache.kafka.common.requests.ShareGroupHeartbeatRequest;
+import org.apache.kafka.common.requests.ShareGroupHeartbeatResponse;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -51,7 +55,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * ({@code /config/groups/<group>}), described by every broker with Kafka's sources and synonyms, refused with Kafka's
  * messages where Kafka refuses them (and with Twinlog's for the keys it does not support, decision 105), and in
  * force in the hosted group coordinator of whichever broker coordinates the group, before and after a restart: a
- * ConsumerGroupHeartbeat answers with the group's {@code consumer.heartbeat.interval.ms}.
+ * ConsumerGroupHeartbeat answers with the group's {@code consumer.heartbeat.interval.ms}, a ShareGroupHeartbeat with its
+ * {@code share.heartbeat.interval.ms}.
  */
 @Timeout(value = 4, unit = TimeUnit.MINUTES)
 class GroupConfigsTest {
@@ -152,6 +157,30 @@ class GroupConfigsTest {
                 "consumer.heartbeat.interval.ms").orElseThrow();
         assertEquals("7000", restarted.value());
         assertEquals(DescribeConfigsResponse.ConfigSource.GROUP_CONFIG.id(), restarted.configSource());
+    }
+
+    @Test
+    void shareHeartbeatsAnswerWithTheGroupsShareInterval() throws Exception {
+        String group = "share-hb";
+        configs("--entity-type", "groups", "--entity-name", group, "--alter", "--add-config",
+                "share.heartbeat.interval.ms=8000").assertSuccess();
+        if (ZooKeeperNodes.read(cluster.zookeeperConnect(), ZkPaths.FEATURE) == null) {
+            // share groups are served at share.version 1 (decision 102)
+            ZooKeeperNodes.create(cluster.zookeeperConnect(), ZkPaths.FEATURE,
+                    "{\"version\":1,\"features\":{\"share.version\":1}}");
+        }
+        int coordinator = coordinatorOf(group, Optional.empty());
+        ShareGroupHeartbeatResponseData joined = Waits.waitFor("a share member joined on broker " + coordinator,
+                () -> {
+                    try (RawKafkaConnection connection = connect(coordinator)) {
+                        ShareGroupHeartbeatResponse response = connection.send(new ShareGroupHeartbeatRequest.Builder(
+                                new ShareGroupHeartbeatRequestData().setGroupId(group)
+                                        .setMemberId(Uuid.randomUuid().toString()).setMemberEpoch(0)
+                                        .setSubscribedTopicNames(List.of(TOPIC))).build());
+                        return response.data();
+                    }
+                }, d -> d.errorCode() == Errors.NONE.code());
+        assertEquals(8000, joined.heartbeatIntervalMs());
     }
 
     @Test
