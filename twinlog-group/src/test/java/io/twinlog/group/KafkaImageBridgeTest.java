@@ -21,11 +21,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 @Timeout(10)
 class KafkaImageBridgeTest {
     private static final String SV = ShareVersion.FEATURE_NAME;
+    /** share.version 0 written by an operator (1 is the default). */
+    private static final FeatureLevels SHARE_GROUPS_OFF = FeatureLevels.fromNode(Map.of(SV, (short) 0), 0, "/feature");
 
     @Test
     void shareVersionIsReplayedWhenItChangesAndOnlyThen() {
         KafkaImageBridge bridge = new KafkaImageBridge();
-        assertTrue(bridge.update(image(FeatureLevels.DEFAULT), 1).isEmpty(), "level 0 is Kafka's empty image");
+        assertTrue(bridge.update(image(SHARE_GROUPS_OFF), 1).isEmpty(), "level 0 is Kafka's empty image");
 
         Optional<KafkaImageBridge.Update> on = bridge.update(image(FeatureLevels.fromNode(Map.of(SV, (short) 1), 0,
                 "/feature")), 2);
@@ -37,7 +39,7 @@ class KafkaImageBridgeTest {
         // an operator's 2 is bounded to Twinlog's 1 before it reaches the bridge: nothing changes either
         assertTrue(bridge.update(image(FeatureLevels.fromNode(Map.of(SV, (short) 2), 2, "/feature")), 4).isEmpty());
 
-        Optional<KafkaImageBridge.Update> off = bridge.update(image(FeatureLevels.DEFAULT), 5);
+        Optional<KafkaImageBridge.Update> off = bridge.update(image(SHARE_GROUPS_OFF), 5);
         assertTrue(off.isPresent());
         assertFalse(off.get().image().features().finalizedVersions().containsKey(SV));
     }

@@ -32,12 +32,13 @@ public record FeatureLevels(Map<String, Short> finalized, long epoch) {
     /**
      * Levels when the node does not name a feature: transaction.version 2, what a new Kafka 4.4 cluster finalizes, so
      * 4.4 clients use KIP-890's protocol (the epoch bumped by every transaction's end, partitions added by their
-     * leaders). An operator pins 1 in the node to keep the older protocol. share.version is not named, so it is 0
-     * (share groups off, their APIs not advertised) and not listed as finalized, until an operator writes 1 in the
-     * node: Twinlog's share groups are not complete yet (docs/status.md), although Kafka 4.4 finalizes them.
+     * leaders). An operator pins 1 in the node to keep the older protocol. share.version 1: share groups on, as a
+     * new Kafka 4.4 cluster has them (Kafka finalizes 2, whose dead-letter queue Twinlog does not have); an operator
+     * writes 0 in the node to switch them off (decision 106).
      */
     public static final Map<String, Short> DEFAULTS = Map.of(
-            TransactionVersion.FEATURE_NAME, TransactionVersion.TV_2.featureLevel());
+            TransactionVersion.FEATURE_NAME, TransactionVersion.TV_2.featureLevel(),
+            ShareVersion.FEATURE_NAME, ShareVersion.SV_1.featureLevel());
 
     /** The levels advertised while no {@code /feature} node exists. */
     public static final FeatureLevels DEFAULT = new FeatureLevels(DEFAULTS, 0);

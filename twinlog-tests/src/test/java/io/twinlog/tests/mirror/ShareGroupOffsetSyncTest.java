@@ -180,9 +180,9 @@ class ShareGroupOffsetSyncTest {
         static Clusters start(boolean shareGroupsOnDestination) throws Exception {
             return GroupSyncClusters.start(shareCluster(), shareCluster(), (source, destination) -> {
                 enableShareGroups(source);
-                if (shareGroupsOnDestination) {
-                    enableShareGroups(destination);
-                }
+                // share groups are on by default (decision 106): a destination without them is switched off
+                FeatureNode.finalize(destination, Map.of("transaction.version", 2,
+                        "share.version", shareGroupsOnDestination ? 1 : 0), TIMEOUT);
                 return new Clusters(source, destination);
             });
         }

@@ -71,10 +71,13 @@ class ShareGroupAdminTest {
             }
             String memberId = Uuid.randomUuid().toString();
 
-            assertEquals(Errors.UNSUPPORTED_VERSION.code(), heartbeat(cluster, memberId, 0).errorCode(),
-                    "share.version 0 (the default): no share groups");
+            // an operator switches share groups off (they are on by default, decision 106), then on again
+            zk.create().forPath("/feature", "{\"version\":1,\"features\":{\"share.version\":0}}"
+                    .getBytes(StandardCharsets.UTF_8));
+            Waits.waitUntil("share.version 0: no share groups", () -> heartbeat(cluster, memberId, 0).errorCode()
+                    == Errors.UNSUPPORTED_VERSION.code());
 
-            zk.create().forPath("/feature", "{\"version\":1,\"features\":{\"share.version\":1}}"
+            zk.setData().forPath("/feature", "{\"version\":1,\"features\":{\"share.version\":1}}"
                     .getBytes(StandardCharsets.UTF_8));
             // as a share consumer does first: FindCoordinator for the group (which creates __consumer_offsets)
             Waits.waitUntil("the group coordinator is found", () -> findGroupCoordinator(cluster) == Errors.NONE);

@@ -23,7 +23,6 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -31,7 +30,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * (which decides the transaction protocol a 4.4 producer speaks) with the levels it supports and the cluster's
  * finalized level; an operator's level in ZooKeeper's {@code /feature} node reaches every broker with a higher epoch
  * (clients keep only a newer epoch's levels), and a level above what the broker supports is not applied.
- * share.version (KIP-932) is supported up to 1 and finalized only when the node names it.
+ * share.version (KIP-932) is supported up to 1 and finalized at 1 without the node, as share groups are on by
+ * default.
  */
 @Timeout(value = 2, unit = TimeUnit.MINUTES)
 class FeatureLevelsTest {
@@ -54,10 +54,10 @@ class FeatureLevelsTest {
                 assertEquals(FeatureLevels.DEFAULTS.get(TV), answer.finalizedFeatures().find(TV).maxVersionLevel());
                 assertEquals(0, answer.supportedFeatures().find(TV).minVersion());
                 assertEquals(FeatureLevels.SUPPORTED.get(TV).max(), answer.supportedFeatures().find(TV).maxVersion());
-                // share groups: supported up to 1 (no dead-letter queue), off and so not finalized by default
+                // share groups: supported up to 1 (no dead-letter queue), on by default
                 assertEquals(0, answer.supportedFeatures().find(SV).minVersion());
                 assertEquals(1, answer.supportedFeatures().find(SV).maxVersion());
-                assertNull(answer.finalizedFeatures().find(SV), "broker " + id);
+                assertEquals(1, answer.finalizedFeatures().find(SV).maxVersionLevel(), "broker " + id);
             }
             FeatureMetadata described = admin.describeFeatures().featureMetadata().get();
             assertEquals(new SupportedVersionRange((short) 0, FeatureLevels.SUPPORTED.get(TV).max()),

@@ -119,14 +119,14 @@ final class ShareOffsetHandlers {
                                             .toList()));
                         }
                     }
-                    CompletableFuture<AlterShareGroupOffsetsResponseData> altered = allowed.topics().isEmpty()
-                            ? CompletableFuture.completedFuture(new AlterShareGroupOffsetsResponseData())
-                            : groups.host().coordinator().alterShareGroupOffsets(request.context(),
-                                    body.data().groupId(), allowed);
-                    return altered.thenApply(answer -> {
-                        refused.forEach(t -> answer.responses().add(t.duplicate()));
-                        return answer;
-                    });
+                    // the coordinator is asked even with no topic left, as Kafka does: it checks the group id
+                    return groups.host().coordinator().alterShareGroupOffsets(request.context(),
+                            body.data().groupId(), allowed).thenApply(answer -> {
+                                if (answer.errorCode() == Errors.NONE.code()) {
+                                    refused.forEach(t -> answer.responses().add(t.duplicate()));
+                                }
+                                return answer;
+                            });
                 },
                 (request, data) -> new AlterShareGroupOffsetsResponse(data));
         return request -> {
@@ -158,15 +158,17 @@ final class ShareOffsetHandlers {
                         }
                     }
                     allowed.setTopics(topics);
-                    CompletableFuture<DeleteShareGroupOffsetsResponseData> deleted = topics.isEmpty()
-                            ? CompletableFuture.completedFuture(new DeleteShareGroupOffsetsResponseData())
-                            : groups.host().coordinator().deleteShareGroupOffsets(request.context(), allowed);
-                    return deleted.thenApply(answer -> {
-                        List<DeleteShareGroupOffsetsResponseData.DeleteShareGroupOffsetsResponseTopic> all =
-                                new ArrayList<>(answer.responses());
-                        all.addAll(refused);
-                        return answer.setResponses(all);
-                    });
+                    // the coordinator is asked even with no topic left, as Kafka does: it checks the group id
+                    return groups.host().coordinator().deleteShareGroupOffsets(request.context(), allowed)
+                            .thenApply(answer -> {
+                                if (answer.errorCode() != Errors.NONE.code()) {
+                                    return answer;
+                                }
+                                List<DeleteShareGroupOffsetsResponseData.DeleteShareGroupOffsetsResponseTopic> all =
+                                        new ArrayList<>(answer.responses());
+                                all.addAll(refused);
+                                return answer.setResponses(all);
+                            });
                 },
                 (request, data) -> new DeleteShareGroupOffsetsResponse(data));
         return request -> {

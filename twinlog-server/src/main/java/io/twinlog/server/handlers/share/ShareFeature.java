@@ -10,10 +10,11 @@ import java.util.Set;
 import java.util.function.Supplier;
 
 /**
- * The share-group switch (decision 102): the finalized {@code share.version}. Below 1 the share-group APIs are
- * neither advertised in ApiVersions nor served (a request is answered as an API this broker does not have, the
- * dispatcher's UNSUPPORTED_VERSION), so a cluster at the default level looks to clients as it did before share
- * groups; at 1 or more they are advertised with Kafka 4.4's ranges. The level is read at every request, so writing
+ * The share-group switch (decision 102): the finalized {@code share.version}, 1 by default (decision 106). Below 1
+ * the share-group APIs are neither advertised in ApiVersions nor served (a request is answered as an API this broker
+ * does not have, the dispatcher's UNSUPPORTED_VERSION), so a cluster an operator set to 0 looks to clients as one
+ * without share groups; at 1 or more they are advertised with Kafka 4.4's ranges (ShareFetch and ShareAcknowledge
+ * v1 only). The level is read at every request, so writing
  * {@code /feature} turns them on and off without a restart.
  */
 public final class ShareFeature {
