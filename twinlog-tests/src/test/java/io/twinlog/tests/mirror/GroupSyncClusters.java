@@ -4,11 +4,14 @@ import io.twinlog.clients.mirror.MirrorAdmin;
 import io.twinlog.testkit.TestCluster;
 import io.twinlog.testkit.Waits;
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.ListShareGroupOffsetsSpec;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.SharePartitionOffsetInfo;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.GroupIdNotFoundException;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -16,6 +19,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ExecutionException;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
@@ -66,6 +70,41 @@ class GroupSyncClusters implements AutoCloseable {
             started.close();
             throw e;
         }
+    }
+
+    /** A one-broker cluster whose share coordinator state topic fits it (share groups are on by default). */
+    static TestCluster.Builder shareGroupCluster() {
+        return TestCluster.builder().brokers(1)
+                .brokerProperty("share.coordinator.state.topic.replication.factor", "1")
+                .brokerProperty("share.coordinator.state.topic.min.isr", "1")
+                .brokerProperty("share.coordinator.state.topic.num.partitions", "3");
+    }
+
+    /** A share group's start offsets as {@code admin}'s cluster describes them (none for a group it does not know). */
+    static Map<TopicPartition, Long> shareStartOffsets(Admin admin, String group) throws Exception {
+        Map<TopicPartition, SharePartitionOffsetInfo> offsets;
+        try {
+            offsets = admin.listShareGroupOffsets(Map.of(group, new ListShareGroupOffsetsSpec()))
+                    .partitionsToOffsetInfo(group).get();
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof GroupIdNotFoundException) {
+                return Map.of();
+            }
+            throw e;
+        }
+        Map<TopicPartition, Long> out = new HashMap<>();
+        offsets.forEach((tp, info) -> {
+            if (info != null) {
+                out.put(tp, info.startOffset());
+            }
+        });
+        return out;
+    }
+
+    /** A topic of one partition with 100 records on the source only (not mirrored). */
+    void createOnSource(String topic) throws Exception {
+        sourceAdmin.createTopics(List.of(new NewTopic(topic, 1, (short) 1))).all().get();
+        produce(topic, 0, 100);
     }
 
     /** Source topics of 2 partitions with 100 records each, mirrored by "dr" with a 300 ms group sync. */

@@ -5,14 +5,10 @@ import io.twinlog.testkit.FeatureNode;
 import io.twinlog.testkit.RawKafkaConnection;
 import io.twinlog.testkit.TestCluster;
 import io.twinlog.testkit.Waits;
-import org.apache.kafka.clients.admin.ListShareGroupOffsetsSpec;
-import org.apache.kafka.clients.admin.NewTopic;
-import org.apache.kafka.clients.admin.SharePartitionOffsetInfo;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.GroupState;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
-import org.apache.kafka.common.errors.GroupIdNotFoundException;
 import org.apache.kafka.common.message.ShareGroupHeartbeatRequestData;
 import org.apache.kafka.common.message.ShareGroupHeartbeatResponseData;
 import org.apache.kafka.common.protocol.Errors;
@@ -27,11 +23,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 import java.time.Duration;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -45,8 +39,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * group there, no longer synced once the topic failed over; and a destination without share groups
  * ({@code share.version} 0) skips them with one INFO while consumer groups are synced as before.
  *
- * <p>Source start offsets are set with AlterShareGroupOffsets (a share consumer cannot consume on Twinlog yet). As in
- * {@link GroupOffsetSyncTest}, "not written" is proven by a <em>marker</em> group synced in a later pass.
+ * <p>Source start offsets are set with AlterShareGroupOffsets (share consumers across a failover:
+ * {@link ShareConsumerFailoverTest}). As in {@link GroupOffsetSyncTest}, "not written" is proven by a
+ * <em>marker</em> group synced in a later pass.
  */
 @Timeout(value = 4, unit = TimeUnit.MINUTES)
 class ShareGroupOffsetSyncTest {
@@ -178,7 +173,7 @@ class ShareGroupOffsetSyncTest {
         }
 
         static Clusters start(boolean shareGroupsOnDestination) throws Exception {
-            return GroupSyncClusters.start(shareCluster(), shareCluster(), (source, destination) -> {
+            return GroupSyncClusters.start(shareGroupCluster(), shareGroupCluster(), (source, destination) -> {
                 enableShareGroups(source);
                 // share groups are on by default (decision 106): a destination without them is switched off
                 FeatureNode.finalize(destination, Map.of("transaction.version", 2,
@@ -187,21 +182,9 @@ class ShareGroupOffsetSyncTest {
             });
         }
 
-        private static TestCluster.Builder shareCluster() {
-            return TestCluster.builder().brokers(1)
-                    .brokerProperty("share.coordinator.state.topic.replication.factor", "1")
-                    .brokerProperty("share.coordinator.state.topic.min.isr", "1")
-                    .brokerProperty("share.coordinator.state.topic.num.partitions", "3");
-        }
-
         /** share.version 1 (transaction.version at its default, 2). */
         private static void enableShareGroups(TestCluster cluster) throws Exception {
             FeatureNode.finalize(cluster, Map.of("transaction.version", 2, "share.version", 1), TIMEOUT);
-        }
-
-        void createOnSource(String topic) throws Exception {
-            sourceAdmin.createTopics(List.of(new NewTopic(topic, 1, (short) 1))).all().get();
-            produce(topic, 0, 100);
         }
 
         /** Sets a share group's start offsets on the source (the group has no members: AlterShareGroupOffsets). */
@@ -211,23 +194,7 @@ class ShareGroupOffsetSyncTest {
 
         /** The group's start offsets on the destination (none for a group it does not know). */
         Map<TopicPartition, Long> destinationShareOffsets(String group) throws Exception {
-            Map<TopicPartition, SharePartitionOffsetInfo> offsets;
-            try {
-                offsets = destinationAdmin.listShareGroupOffsets(Map.of(group, new ListShareGroupOffsetsSpec()))
-                        .partitionsToOffsetInfo(group).get();
-            } catch (ExecutionException e) {
-                if (e.getCause() instanceof GroupIdNotFoundException) {
-                    return Map.of();
-                }
-                throw e;
-            }
-            Map<TopicPartition, Long> out = new HashMap<>();
-            offsets.forEach((tp, info) -> {
-                if (info != null) {
-                    out.put(tp, info.startOffset());
-                }
-            });
-            return out;
+            return shareStartOffsets(destinationAdmin, group);
         }
 
         void awaitDestinationShareOffsets(String group, Map<TopicPartition, Long> expected) {
