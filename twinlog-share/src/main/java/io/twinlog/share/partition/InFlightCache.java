@@ -144,18 +144,24 @@ final class InFlightCache {
         return endOffset;
     }
 
-    /** Records in a terminal state at or above the SPSO (the coordinator's DeliveryCompleteCount, for lag). */
+    /**
+     * Records in a terminal state at or above the SPSO: the DeliveryCompleteCount a state write carries (KIP-1226),
+     * from which the group coordinator computes the lag. Records whose transition is in flight count by the state
+     * they are moving to: the write that carries this count is the one that persists them (a failed write rolls them
+     * back, and the next write carries the count again). Counting only committed states made every answer's lag
+     * trail by one acknowledgement round: all acknowledged, yet a lag left.
+     */
     int deliveryCompleteCount() {
         int count = 0;
         for (InFlightBatch batch : batches.values()) {
             if (batch.offsetState() == null) {
-                if (isTerminal(batch.batchState()) && !batch.batchHasOngoingStateTransition()) {
+                if (isTerminal(batch.batchState())) {
                     count += (int) (batch.lastOffset() - Math.max(batch.firstOffset(), startOffset) + 1);
                 }
                 continue;
             }
             for (InFlightState state : batch.offsetState().tailMap(startOffset).values()) {
-                if (isTerminal(state.state()) && !state.hasOngoingStateTransition()) {
+                if (isTerminal(state.state())) {
                     count++;
                 }
             }

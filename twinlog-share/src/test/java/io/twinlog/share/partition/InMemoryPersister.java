@@ -40,6 +40,8 @@ final class InMemoryPersister implements Persister {
     static final class Stored {
         int stateEpoch;
         long startOffset = PartitionFactory.UNINITIALIZED_START_OFFSET;
+        /** The last write's count of records in a terminal state at or above its start offset (KIP-1226). */
+        int deliveryCompleteCount;
         /** offset → {state id, delivery count} */
         final TreeMap<Long, short[]> records = new TreeMap<>();
     }
@@ -150,6 +152,7 @@ final class InMemoryPersister implements Persister {
             if (p.startOffset() > s.startOffset) {
                 s.startOffset = p.startOffset();
             }
+            s.deliveryCompleteCount = p.deliveryCompleteCount();
             for (PersisterStateBatch b : p.stateBatches()) {
                 for (long o = b.firstOffset(); o <= b.lastOffset(); o++) {
                     s.records.put(o, new short[] {b.deliveryState(), b.deliveryCount()});

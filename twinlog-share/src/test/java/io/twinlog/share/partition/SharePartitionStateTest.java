@@ -182,6 +182,26 @@ class SharePartitionStateTest {
         assertTrue(wakeups.get() >= 2, "every persisted acknowledgement wakes waiting fetches");
     }
 
+    /**
+     * The start offset a write carries is the one before it (it moves once the write is answered, as Kafka's does),
+     * so the records it acknowledges must be in its delivery-complete count: the lag computed from the persisted
+     * state (end - start - complete) is 0 once everything is acknowledged, not one acknowledgement round behind.
+     */
+    @Test
+    void theWriteThatAcknowledgesRecordsCountsThemAsDeliveryComplete() throws Exception {
+        log.append(5);
+        log.append(5);
+        start();
+        assertEquals(10, fetch("a", 100).count());
+
+        ack("a", 0, 9, ACCEPT);
+
+        InMemoryPersister.Stored stored = persister.stored(GROUP, log.partition.topicId(), 0);
+        assertEquals(10, stored.deliveryCompleteCount);
+        assertEquals(0, 10 - stored.startOffset - stored.deliveryCompleteCount, "lag from the persisted state");
+        assertEquals(10, state.startOffset(), "in memory the start offset moved past them");
+    }
+
     @Test
     void perOffsetAcknowledgementsSplitABatch() throws Exception {
         log.append(4);
