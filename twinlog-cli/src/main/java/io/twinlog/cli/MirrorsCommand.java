@@ -56,8 +56,7 @@ import java.util.concurrent.Callable;
  * exit code 1.
  *
  * <p>The seed's failover command parses as written: {@code --bootstrap-server :9094 --remove --topic '.*' --mirror
- * my-mirror} (an empty host means localhost). Starting, stopping, pausing and resuming mirror topics are not served
- * by the brokers yet; those actions fail with one line and make no call.
+ * my-mirror} (an empty host means localhost).
  */
 @Command(name = "twinlog-mirrors.sh", sortOptions = false, usageHelpWidth = 110, exitCodeOnInvalidInput = 1,
         exitCodeOnExecutionException = 1,

@@ -1,20 +1,24 @@
 package io.twinlog.controller.zk;
 
 /**
- * The ZooKeeper layout (see docs/zookeeper-layout.md). Names follow Apache Kafka's ZooKeeper-mode layout so
- * operators recognise them; values are JSON.
+ * The ZooKeeper paths of cluster metadata (the whole layout, with every node's fields and who writes and watches it:
+ * docs/zookeeper-layout.md). Names follow Apache Kafka's ZooKeeper-mode layout so operators recognise them; values
+ * are JSON.
  *
  * <pre>
  * /cluster/id                                         {"version":1,"id":"&lt;base64 uuid&gt;"}
  * /brokers/ids/&lt;brokerId&gt;                              ephemeral {"version":1,"endpoints":[..],"rack":..}
  * /brokers/topics/&lt;topic&gt;                              {"version":1,"topicId":..,"partitions":{"0":[1,2],..}}
- * /brokers/topics/&lt;topic&gt;/partitions/&lt;p&gt;/state        {"leader":1,"leaderEpoch":0,"isr":[1,2],"partitionEpoch":0}
+ * /brokers/topics/&lt;topic&gt;/partitions/&lt;p&gt;/state        {"version":1,"leader":1,"leaderEpoch":0,"isr":[1,2],..}
  * /config/topics/&lt;topic&gt;                               {"version":1,"config":{"retention.ms":"..."}}
  * /config/groups/&lt;group&gt;                               {"version":1,"config":{"share.auto.offset.reset":"earliest"}}
  * /latest_producer_id_block                           {"version":1,"broker":1,"blockStart":0,"blockEnd":999}
- * /controller                                         ephemeral {"version":1,"brokerId":1,"controllerEpoch":3}
+ * /controller                                         ephemeral {"version":1,"brokerId":1}
  * /controller_epoch                                   {"version":1,"epoch":3}   (its ZooKeeper version fences writes)
  * </pre>
+ *
+ * <p>The controller's epoch is only in {@code /controller_epoch}: the winner of {@code /controller} claims the next
+ * one there afterwards, so the ephemeral node carries the broker id alone.
  */
 public final class ZkPaths {
     public static final String CLUSTER_ID = "/cluster/id";
