@@ -8,9 +8,10 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Where Twinlog answers differently from Apache Kafka 4.4 on purpose, each with its reason (the same list is in
- * docs/status.md, "Differences from Kafka 4.4"). {@link KafkaProtocolParityTest} fails on a difference missing here
- * and on an entry here that is no longer a difference.
+ * Where Twinlog answers differently from Apache Kafka 4.4 on purpose, each with its reason (the same list is
+ * docs/status.md's table of differences from Kafka 4.4, held to this one by {@link StatusDifferencesTableTest}).
+ * {@link KafkaProtocolParityTest} fails on a difference missing here and on an entry here that is no longer a
+ * difference.
  */
 final class ExpectedDifferences {
     /** ApiVersions: difference (as the test words it) → reason. */
