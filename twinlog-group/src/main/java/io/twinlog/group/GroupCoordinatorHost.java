@@ -43,6 +43,15 @@ import java.util.Optional;
 public final class GroupCoordinatorHost implements AutoCloseable {
     public static final String OFFSETS_TOPIC = Topic.GROUP_METADATA_TOPIC_NAME;
 
+    /**
+     * Where Twinlog runs Kafka's group coordinator otherwise than Kafka's defaults say, for a key the broker's
+     * configuration leaves out: one coordinator thread and one background thread (decision 18: sized for small
+     * machines, Kafka's keys override them). DescribeConfigs and docs/configuration.md show these as the defaults.
+     */
+    public static final Map<String, String> TWINLOG_DEFAULTS = Map.of(
+            GroupCoordinatorConfig.GROUP_COORDINATOR_NUM_THREADS_CONFIG, "1",
+            GroupCoordinatorConfig.GROUP_COORDINATOR_NUM_BACKGROUND_THREADS_CONFIG, "1");
+
     private final GroupCoordinatorConfig config;
     private final GroupCoordinatorService service;
     private final Metrics metrics;
@@ -66,8 +75,7 @@ public final class GroupCoordinatorHost implements AutoCloseable {
                                 BrokerMetrics brokerMetrics, Time time) {
         this.metrics = brokerMetrics.kafkaMetrics();
         Map<String, Object> props = new HashMap<>(brokerProperties);
-        props.putIfAbsent(GroupCoordinatorConfig.GROUP_COORDINATOR_NUM_THREADS_CONFIG, "1");
-        props.putIfAbsent(GroupCoordinatorConfig.GROUP_COORDINATOR_NUM_BACKGROUND_THREADS_CONFIG, "1");
+        TWINLOG_DEFAULTS.forEach(props::putIfAbsent);
         this.config = GroupCoordinatorConfig.fromProps(props);
         this.groupConfigs = new GroupConfigManager(config, ShareGroupConfig.fromProps(props));
         CoordinatorPartitionWriter writer = new CoordinatorPartitionWriter(replicaManager, verification);

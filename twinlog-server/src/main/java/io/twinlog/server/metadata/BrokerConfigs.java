@@ -2,6 +2,7 @@ package io.twinlog.server.metadata;
 
 import io.twinlog.common.BrokerConfig;
 import io.twinlog.common.Endpoint;
+import io.twinlog.group.GroupCoordinatorHost;
 import io.twinlog.server.dynamic.DynamicBrokerConfigPolicy;
 import io.twinlog.server.dynamic.DynamicBrokerConfigs;
 import org.apache.kafka.common.config.ConfigDef;
@@ -9,7 +10,6 @@ import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.common.message.DescribeConfigsResponseData.DescribeConfigsResourceResult;
 import org.apache.kafka.common.message.DescribeConfigsResponseData.DescribeConfigsSynonym;
 import org.apache.kafka.common.requests.DescribeConfigsResponse.ConfigSource;
-import org.apache.kafka.coordinator.group.GroupCoordinatorConfig;
 import org.apache.kafka.server.config.AbstractKafkaConfig;
 import org.apache.kafka.server.config.DynamicBrokerConfig;
 
@@ -234,8 +234,8 @@ public final class BrokerConfigs {
         String logDirs = config.logDirs().stream().map(Object::toString).collect(Collectors.joining(","));
         out.put(BrokerConfig.LOG_DIRS, logDirs);
         out.put(BrokerConfig.LOG_DIR, config.logDirs().get(0).toString());
-        // The hosted group coordinator runs one thread by default on Twinlog (docs/decisions.md, decision 18).
-        out.put(GroupCoordinatorConfig.GROUP_COORDINATOR_NUM_THREADS_CONFIG, "1");
+        // the hosted group coordinator's threads (decision 18)
+        out.putAll(GroupCoordinatorHost.TWINLOG_DEFAULTS);
         return out;
     }
 
