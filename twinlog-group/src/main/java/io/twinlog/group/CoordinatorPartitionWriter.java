@@ -25,6 +25,16 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * partition ({@code __consumer_offsets}, {@code __share_group_state}) without waiting for replication, and the
  * runtime learns that they are committed (replicated to the ISR) from high-watermark notifications, which it waits
  * for before answering clients.
+ *
+ * <p>The runtime registers its listener only once it has loaded a partition, and its loader reads the high
+ * watermark as it goes: a move of the high watermark after the loader's last look and before the registration
+ * would reach nobody. A new leader's high watermark is often behind its log end (the followers had not yet learned
+ * the last offsets), so such a move is common right after an election, and the runtime would then hold every answer
+ * that waits for the loaded records to be committed (a ReadShareGroupState, which writes nothing, timed out after
+ * {@code share.coordinator.write.timeout.ms} until the next write). So a listener is told the high watermark at
+ * once when it registers, and each listener only ever hears a higher one than it heard before (a notification
+ * racing the registration, or two threads moving the high watermark, cannot take it back: the runtime refuses a
+ * committed offset that goes down).
  */
 public final class CoordinatorPartitionWriter implements PartitionWriter, HighWatermarkListener {
     /** How long a pruning of the share coordinator's log waits for the followers, as a client's DeleteRecords may. */
@@ -32,7 +42,7 @@ public final class CoordinatorPartitionWriter implements PartitionWriter, HighWa
 
     private final ReplicaManager replicaManager;
     private final TransactionalOffsetVerification verification;
-    private final Map<TopicPartition, List<Listener>> listeners = new ConcurrentHashMap<>();
+    private final Map<TopicPartition, List<IncreasingHighWatermark>> listeners = new ConcurrentHashMap<>();
 
     /**
      * @param verification how a transactional offset commit is verified; the share coordinator writes no
@@ -43,24 +53,48 @@ public final class CoordinatorPartitionWriter implements PartitionWriter, HighWa
         this.verification = verification;
     }
 
+    /**
+     * Registers the runtime's listener of a partition and tells it the partition's high watermark now, if this broker
+     * leads the partition (a follower's high watermark may cover records the coordinator did not load).
+     */
     @Override
     public void registerListener(TopicPartition tp, Listener listener) {
-        listeners.computeIfAbsent(tp, k -> new CopyOnWriteArrayList<>()).add(listener);
+        IncreasingHighWatermark registered = new IncreasingHighWatermark(listener);
+        listeners.computeIfAbsent(tp, k -> new CopyOnWriteArrayList<>()).add(registered);
+        replicaManager.partition(tp).filter(Partition::isLeader)
+                .ifPresent(p -> registered.tell(tp, p.log().highWatermark()));
     }
 
     @Override
     public void deregisterListener(TopicPartition tp, Listener listener) {
-        List<Listener> l = listeners.get(tp);
+        List<IncreasingHighWatermark> l = listeners.get(tp);
         if (l != null) {
-            l.remove(listener);
+            l.removeIf(registered -> registered.listener == listener);
         }
     }
 
     @Override
     public void onHighWatermarkUpdated(TopicPartition tp, long highWatermark) {
-        List<Listener> l = listeners.get(tp);
+        List<IncreasingHighWatermark> l = listeners.get(tp);
         if (l != null) {
-            l.forEach(listener -> listener.onHighWatermarkUpdated(tp, highWatermark));
+            l.forEach(registered -> registered.tell(tp, highWatermark));
+        }
+    }
+
+    /** One runtime listener, told only high watermarks above the last one it was told. */
+    private static final class IncreasingHighWatermark {
+        private final Listener listener;
+        private long told = -1L;
+
+        IncreasingHighWatermark(Listener listener) {
+            this.listener = listener;
+        }
+
+        synchronized void tell(TopicPartition tp, long highWatermark) {
+            if (highWatermark > told) {
+                told = highWatermark;
+                listener.onHighWatermarkUpdated(tp, highWatermark);
+            }
         }
     }
 

@@ -13,6 +13,7 @@ import io.twinlog.server.metadata.TopicAdmin;
 import io.twinlog.server.security.BrokerAuthorization;
 import io.twinlog.share.ShareCoordinatorHost;
 import org.apache.kafka.common.acl.AclOperation;
+import org.apache.kafka.common.message.InitializeShareGroupStateRequestData;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.AbstractRequest;
@@ -32,10 +33,13 @@ import org.apache.kafka.common.utils.Time;
 import org.apache.kafka.coordinator.share.ShareCoordinator;
 import org.apache.kafka.coordinator.share.ShareCoordinatorConfig;
 import org.apache.kafka.server.share.SharePartitionKey;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.util.concurrent.CompletableFuture;
 import java.util.function.BiFunction;
 import java.util.function.Supplier;
+import java.util.stream.Collectors;
 
 /**
  * The share-group state RPCs (Initialize/Read/Write/Delete/ReadSummary ShareGroupState), inter-broker calls of
@@ -45,6 +49,7 @@ import java.util.function.Supplier;
  * keys, a key that does not parse INVALID_REQUEST. All behind {@link ShareFeature}.
  */
 public final class ShareStateApis implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(ShareStateApis.class);
     private static final String SOURCE = "the share coordinator";
     /** FindCoordinator's first version with the share key type (KIP-932). */
     static final short MIN_SHARE_KEY_VERSION = 6;
@@ -70,8 +75,14 @@ public final class ShareStateApis implements AutoCloseable {
         ShareCoordinator coordinator = host.coordinator();
         registry.add(ApiKeys.INITIALIZE_SHARE_GROUP_STATE,
                         this.<InitializeShareGroupStateRequest, InitializeShareGroupStateResponse>state(
-                                (request, body) -> coordinator.initializeState(request.context(), body.data())
-                                        .thenApply(InitializeShareGroupStateResponse::new)))
+                                (request, body) -> {
+                                    // an initialization replaces a share partition's whole state (start offset and
+                                    // acknowledged ranges): logged, so that a state found reset can be traced
+                                    log.info("InitializeShareGroupState from {}: {}", request.context().clientId(),
+                                            describe(body.data()));
+                                    return coordinator.initializeState(request.context(), body.data())
+                                            .thenApply(InitializeShareGroupStateResponse::new);
+                                }))
                 .add(ApiKeys.READ_SHARE_GROUP_STATE, this.<ReadShareGroupStateRequest, ReadShareGroupStateResponse>state(
                         (request, body) -> coordinator.readState(request.context(), body.data())
                                 .thenApply(ReadShareGroupStateResponse::new)))
@@ -87,6 +98,13 @@ public final class ShareStateApis implements AutoCloseable {
                         this.<ReadShareGroupStateSummaryRequest, ReadShareGroupStateSummaryResponse>state(
                                 (request, body) -> coordinator.readStateSummary(request.context(), body.data())
                                         .thenApply(ReadShareGroupStateSummaryResponse::new)));
+    }
+
+    /** Group, topic IDs and partitions with their start offsets and state epochs, for the log. */
+    private static String describe(InitializeShareGroupStateRequestData data) {
+        return "group " + data.groupId() + " " + data.topics().stream().map(t -> t.topicId() + t.partitions().stream()
+                .map(p -> p.partition() + " start " + p.startOffset() + " state epoch " + p.stateEpoch())
+                .collect(Collectors.joining(", ", " [", "]"))).collect(Collectors.joining("; "));
     }
 
     /**
