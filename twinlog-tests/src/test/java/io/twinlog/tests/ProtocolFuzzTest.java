@@ -3,6 +3,7 @@ package io.twinlog.tests;
 import io.twinlog.clients.mirror.MirrorApi;
 import io.twinlog.testkit.RawKafkaConnection;
 import io.twinlog.testkit.TestCluster;
+import io.twinlog.testkit.TestSeed;
 import io.twinlog.testkit.Waits;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
@@ -40,7 +41,6 @@ import java.net.SocketException;
 import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -129,11 +129,11 @@ class ProtocolFuzzTest {
 
     @Test
     void brokerSurvivesMalformedInputAndKeepsItsData() throws Exception {
-        long seed = Long.getLong(SEED_PROPERTY, new SecureRandom().nextLong());
+        TestSeed seed = TestSeed.fromProperty(SEED_PROPERTY);
         int iterations = Integer.getInteger(ITERATIONS_PROPERTY, DEFAULT_ITERATIONS);
-        String replay = "seed " + seed + " (replay with -D" + SEED_PROPERTY + "=" + seed + ")";
+        String replay = seed.toString();
         log.info("ProtocolFuzzTest: {} iterations, {}", iterations, replay);
-        Random random = new Random(seed);
+        Random random = seed.random();
         Map<String, Integer> tally = new TreeMap<>();
         long startNanos = System.nanoTime();
         for (int i = 0; i < iterations; i++) {

@@ -4,6 +4,7 @@ import io.twinlog.clients.mirror.MirrorAdmin;
 import io.twinlog.testkit.Quarantined;
 import io.twinlog.testkit.ReplicaLogs;
 import io.twinlog.testkit.TestCluster;
+import io.twinlog.testkit.TestSeed;
 import io.twinlog.testkit.Waits;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AlterConfigOp;
@@ -48,9 +49,10 @@ import static io.twinlog.tests.mirror.MirrorPartitions.leaderOf;
  *       election on the writable cluster could lose (written while the replica elected later was away);</li>
  *   <li>no record twice, nothing that was not produced, batch epochs never decrease along the log.</li>
  * </ul>
- * {@code -Dtwinlog.loop.rounds=N} (default {@value #DEFAULT_ROUNDS}) and {@code -Dtwinlog.loop.seed=S} choose the
- * run; a failure names its seed and round, and the operations so far. Real clusters have their own timing, so a seed
- * replays the same operations, not the same interleavings.
+ * Each run draws a fresh seed (CI explores a new run every time), logged at the start; {@code -Dtwinlog.seed=S}
+ * replays one and {@code -Dtwinlog.loop.rounds=N} (default {@value #DEFAULT_ROUNDS}) sets the rounds. A failure
+ * names its seed and round, and the operations so far. Real clusters have their own timing, so a seed replays the
+ * same operations, not the same interleavings.
  */
 class RandomizedMirrorLoopTest {
     private static final Logger log = LoggerFactory.getLogger(RandomizedMirrorLoopTest.class);
@@ -59,6 +61,7 @@ class RandomizedMirrorLoopTest {
     private static final TopicPartition TP = new TopicPartition(TOPIC, 0);
     private static final Duration CONVERGENCE = Duration.ofSeconds(90);
     private static final String FLAG = "mirror.support.unclean.leader.election";
+    private static final String SEED_PROPERTY = "twinlog.seed";
 
     private final List<String> history = new ArrayList<>();
     private final Set<String> acknowledged = new LinkedHashSet<>();
@@ -75,11 +78,10 @@ class RandomizedMirrorLoopTest {
     @Test
     @Timeout(value = 30, unit = TimeUnit.MINUTES)
     void mirroredClustersConvergeAfterEveryRound() throws Exception {
-        long seed = Long.getLong("twinlog.loop.seed", 20261202L);
+        TestSeed seed = TestSeed.fromProperty(SEED_PROPERTY);
         int rounds = Integer.getInteger("twinlog.loop.rounds", DEFAULT_ROUNDS);
-        random = new Random(seed);
-        log.info("Randomized mirror loop: seed {}, {} rounds (-Dtwinlog.loop.seed={} replays the operations)", seed,
-                rounds, seed);
+        random = seed.random();
+        log.info("Randomized mirror loop: {}, {} rounds", seed, rounds);
         try (TestCluster a = cluster().start();
              TestCluster b = cluster().start();
              MirrorAdmin onA = MirrorAdmin.create(a.bootstrapServers(), Duration.ofSeconds(30));
@@ -106,8 +108,8 @@ class RandomizedMirrorLoopTest {
                     oneRound();
                     healAndCheck();
                 } catch (Throwable t) {
-                    throw new AssertionError("Randomized mirror loop failed at round " + round + " of seed " + seed
-                            + " (replay: -Dtwinlog.loop.seed=" + seed + " -Dtwinlog.loop.rounds=" + round + ")\n"
+                    throw new AssertionError("Randomized mirror loop failed at round " + round + " of " + seed
+                            + " (replay: " + seed.replayOption() + " -Dtwinlog.loop.rounds=" + round + ")\n"
                             + String.join("\n", history), t);
                 }
             }
