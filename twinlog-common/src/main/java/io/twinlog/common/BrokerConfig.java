@@ -165,6 +165,7 @@ public final class BrokerConfig {
     public static final String REPLICA_FETCH_RESPONSE_MAX_BYTES =
             ReplicationConfigs.REPLICA_FETCH_RESPONSE_MAX_BYTES_CONFIG;
     public static final String REPLICA_SOCKET_TIMEOUT_MS = ReplicationConfigs.REPLICA_SOCKET_TIMEOUT_MS_CONFIG;
+    public static final String FETCH_MAX_BYTES = ServerConfigs.FETCH_MAX_BYTES_CONFIG;
     public static final String CONTROLLED_SHUTDOWN_ENABLE = ServerConfigs.CONTROLLED_SHUTDOWN_ENABLE_CONFIG;
     public static final String CONTROLLED_SHUTDOWN_TIMEOUT_MS = "controlled.shutdown.timeout.ms";
     public static final String INTER_BROKER_ENDPOINT_OVERRIDES = "inter.broker.endpoint.overrides";
@@ -545,6 +546,11 @@ public final class BrokerConfig {
 
     public int replicaFetchMaxBytes() {
         return values.getInt(REPLICA_FETCH_MAX_BYTES);
+    }
+
+    /** The most a consumer's Fetch or ShareFetch answers with, whatever it asks for (Kafka's cap). */
+    public int fetchMaxBytes() {
+        return values.getInt(FETCH_MAX_BYTES);
     }
 
     public int replicaFetchResponseMaxBytes() {

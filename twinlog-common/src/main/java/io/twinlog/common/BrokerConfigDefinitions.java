@@ -241,6 +241,8 @@ final class BrokerConfigDefinitions {
                 Importance.MEDIUM, ReplicationConfigs.REPLICA_FETCH_RESPONSE_MAX_BYTES_DOC);
         def.define(BrokerConfig.REPLICA_SOCKET_TIMEOUT_MS, Type.INT, 30_000, Range.atLeast(1), Importance.HIGH,
                 ReplicationConfigs.REPLICA_SOCKET_TIMEOUT_MS_DOC);
+        def.define(BrokerConfig.FETCH_MAX_BYTES, Type.INT, ServerConfigs.FETCH_MAX_BYTES_DEFAULT, Range.atLeast(1024),
+                Importance.MEDIUM, ServerConfigs.FETCH_MAX_BYTES_DOC);
         def.define(BrokerConfig.HIGH_WATERMARK_CHECKPOINT_INTERVAL_MS, Type.LONG, 5_000L, Range.atLeast(1),
                 Importance.HIGH, ReplicationConfigs.REPLICA_HIGH_WATERMARK_CHECKPOINT_INTERVAL_MS_DOC);
     }

@@ -446,7 +446,7 @@ public final class BrokerServer implements AutoCloseable {
         shareStateApis = new ShareStateApis(shareCoordinator, topicAdmin, watcher::image, authorization, time);
         shareStateApis.register(registryBuilder);
         new ShareFetchApis(shareSessions, shareFetches, sharePartitions, shareGroupConfigs, shareGroupConfig,
-                watcher::image, authorization).register(registryBuilder);
+                watcher::image, authorization, quotas, config.fetchMaxBytes()).register(registryBuilder);
         groupApis = new GroupApis(groupCoordinator, topicAdmin, watcher::image, authorization,
                 transactionApis.finder(), shareStateApis.finder(), time);
         groupApis.register(registryBuilder);

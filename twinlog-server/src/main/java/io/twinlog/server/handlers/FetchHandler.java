@@ -117,8 +117,10 @@ public final class FetchHandler implements RequestHandler {
             valid.put(resolved, data);
         });
         FetchIsolation isolation = FetchIsolation.of(body);
-        // a consumer never gets more in one answer than its byte-rate quota allows over the quota window
-        int maxBytes = follower ? body.maxBytes() : ctx.quotas().maxConsumerFetchBytes(request, body.maxBytes());
+        // as Kafka: no answer over the broker's fetch.max.bytes, and a consumer never gets more in one answer than
+        // its byte-rate quota allows over the quota window
+        int requested = Math.min(body.maxBytes(), ctx.config().fetchMaxBytes());
+        int maxBytes = follower ? requested : ctx.quotas().maxConsumerFetchBytes(request, requested);
         FetchParams params = new FetchParams(body.replicaId(), body.replicaEpoch(), body.maxWait(),
                 Math.min(body.minBytes(), maxBytes), maxBytes, isolation);
         ctx.replicaManager().fetchMessages(params, valid, results -> {

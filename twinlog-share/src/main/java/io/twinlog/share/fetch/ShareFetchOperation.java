@@ -113,7 +113,7 @@ final class ShareFetchOperation extends DelayedOperation {
                 answerError(partition, data.error, null);
                 return;
             }
-            ShareAcquiredRecords acquired = held.acquire(spec.memberId(), spec.batchSize(),
+            ShareAcquiredRecords acquired = held.acquire(spec.memberId(), spec.acquireMode(), spec.batchSize(),
                     spec.maxRecords() - acquiredRecords, fetchOffset, data);
             if (acquired.acquiredRecords().isEmpty()) {
                 return;

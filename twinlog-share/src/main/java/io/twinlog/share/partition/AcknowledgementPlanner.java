@@ -23,7 +23,8 @@ import static org.apache.kafka.server.share.fetch.InFlightState.EMPTY_MEMBER_ID;
  * The record transitions of one {@link SharePartitionState} that end an acquisition: a member's acknowledgements
  * (checked, then started per batch or per offset with their target states), a member's release of everything it
  * holds, and an expired acquisition lock. Acknowledgements and releases are started as {@link Pending} transitions,
- * committed or rolled back once the write is answered; a lock expiry is applied at once.
+ * committed or rolled back once the write is answered; a lock expiry is applied at once. A RENEW acknowledgement
+ * (KIP-1222) ends nothing: it is planned as a {@link Renewal}, applied only when the whole request is accepted.
  *
  * <p>Threading: no state of its own; every method but {@link #invalidAcknowledgement} runs under the state's write
  * lock.
@@ -34,6 +35,13 @@ final class AcknowledgementPlanner {
 
     /** One pending transition: the in-memory state it changed and what to persist for it. */
     record Pending(InFlightState state, PersisterStateBatch batch) {
+    }
+
+    /**
+     * An acquisition lock to restart (RENEW): a whole batch's ({@code offsetState} null) or one offset's. Nothing
+     * is persisted for it, as in Kafka: acquisitions never are.
+     */
+    record Renewal(InFlightBatch batch, InFlightState offsetState, long first, long last) {
     }
 
     AcknowledgementPlanner(TopicIdPartition partition, InFlightCache cache) {
@@ -53,7 +61,7 @@ final class AcknowledgementPlanner {
         }
         for (byte type : types) {
             if (type != 0 && type != AcknowledgeType.ACCEPT.id && type != AcknowledgeType.RELEASE.id
-                    && type != AcknowledgeType.REJECT.id) {
+                    && type != AcknowledgeType.REJECT.id && type != AcknowledgeType.RENEW.id) {
                 return Optional.of("acknowledge type " + type + " is not supported");
             }
         }
@@ -69,11 +77,13 @@ final class AcknowledgementPlanner {
     }
 
     /**
-     * Starts the transitions of one acknowledgement batch into {@code pending}; offsets below the SPSO are skipped.
-     * The error when a record of it is not ACQUIRED by {@code memberId} (the caller rolls back all of the request).
+     * Starts the transitions of one acknowledgement batch into {@code pending} and plans its renewals into
+     * {@code renewals}; offsets below the SPSO are skipped. The error when a record of it is not ACQUIRED by
+     * {@code memberId}, or is renewed while the group's {@code share.renew.acknowledge.enable} is false (the caller
+     * rolls back all of the request).
      */
     Optional<ApiException> acknowledge(String memberId, ShareAcknowledgementBatch ack, int deliveryLimit,
-                                       List<Pending> pending) {
+                                       boolean renewEnabled, List<Pending> pending, List<Renewal> renewals) {
         long startOffset = cache.startOffset();
         long endOffset = cache.endOffset();
         if (ack.lastOffset() < startOffset) {
@@ -100,6 +110,14 @@ final class AcknowledgementPlanner {
                 if (first == batch.firstOffset() && last == batch.lastOffset()
                         && sameType(types, ack.firstOffset(), first, last)) {
                     byte type = typeAt(types, ack.firstOffset(), first);
+                    if (type == AcknowledgeType.RENEW.id) {
+                        if (!renewEnabled) {
+                            return Optional.of(renewDisabled());
+                        }
+                        renewals.add(new Renewal(batch, null, first, last));
+                        covered = last + 1;
+                        continue;
+                    }
                     InFlightState state = batch.startBatchStateTransition(targetState(type), DeliveryCountOps.NO_OP,
                             deliveryLimit, EMPTY_MEMBER_ID, false);
                     if (state == null) {
@@ -118,8 +136,16 @@ final class AcknowledgementPlanner {
                         || state.hasOngoingStateTransition()) {
                     return Optional.of(notAcquired(memberId, offset, offset));
                 }
-                InFlightState updated = state.startStateTransition(targetState(typeAt(types, ack.firstOffset(),
-                        offset)), DeliveryCountOps.NO_OP, deliveryLimit, EMPTY_MEMBER_ID, false);
+                byte type = typeAt(types, ack.firstOffset(), offset);
+                if (type == AcknowledgeType.RENEW.id) {
+                    if (!renewEnabled) {
+                        return Optional.of(renewDisabled());
+                    }
+                    renewals.add(new Renewal(batch, state, offset, offset));
+                    continue;
+                }
+                InFlightState updated = state.startStateTransition(targetState(type), DeliveryCountOps.NO_OP,
+                        deliveryLimit, EMPTY_MEMBER_ID, false);
                 if (updated == null) {
                     return Optional.of(notAcquired(memberId, offset, offset));
                 }
@@ -156,6 +182,11 @@ final class AcknowledgementPlanner {
             }
         }
         return true;
+    }
+
+    /** As Kafka: a renewal the group's configs do not allow is an invalid record state. */
+    private static InvalidRecordStateException renewDisabled() {
+        return new InvalidRecordStateException("Renewing acquisition locks is not enabled for the group.");
     }
 
     private InvalidRecordStateException notAcquired(String memberId, long first, long last) {
@@ -241,6 +272,45 @@ final class AcknowledgementPlanner {
             }
         }
         return writes;
+    }
+
+    /**
+     * Records of {@code [first, last]} that {@code memberId} acquired but never received (the fetch's answer was
+     * throttled away): AVAILABLE again with the delivery taken back (Kafka's {@code DeliveryCountOps.DECREASE}),
+     * their locks cancelled. Applied at once and not persisted, as acquisitions are not; whether any returned.
+     */
+    boolean undeliver(String memberId, long first, long last, int deliveryLimit) {
+        boolean any = false;
+        for (InFlightBatch batch : cache.covering(first, last)) {
+            if (batch.offsetState() == null) {
+                if (batch.batchState() != RecordState.ACQUIRED || !memberId.equals(batch.batchMemberId())
+                        || batch.batchHasOngoingStateTransition()) {
+                    continue;
+                }
+                if (batch.firstOffset() >= first && batch.lastOffset() <= last) {
+                    InFlightState state = batch.tryUpdateBatchState(RecordState.AVAILABLE, DeliveryCountOps.DECREASE,
+                            deliveryLimit, EMPTY_MEMBER_ID, false);
+                    if (state != null) {
+                        state.cancelAndClearAcquisitionLockTimeoutTask();
+                        any = true;
+                    }
+                    continue;
+                }
+                batch.maybeInitializeOffsetStateUpdate();
+            }
+            for (InFlightState state : batch.offsetState().subMap(first, true, last, true).values()) {
+                if (state.state() == RecordState.ACQUIRED && memberId.equals(state.memberId())
+                        && !state.hasOngoingStateTransition()) {
+                    InFlightState updated = state.tryUpdateState(RecordState.AVAILABLE, DeliveryCountOps.DECREASE,
+                            deliveryLimit, EMPTY_MEMBER_ID, false);
+                    if (updated != null) {
+                        updated.cancelAndClearAcquisitionLockTimeoutTask();
+                        any = true;
+                    }
+                }
+            }
+        }
+        return any;
     }
 
     /** Rolls back started transitions: a request refused part way (nothing of it is applied). */

@@ -105,9 +105,11 @@ final class InFlightCache {
     }
 
     /** Caches {@code [first, last]} freshly acquired by {@code memberId} (delivery count 1) under {@code task}. */
-    void putAcquired(String memberId, long first, long last, AcquisitionLockTimerTask task) {
-        batches.put(first, new InFlightBatch(timer, time, memberId, first, last, RecordState.ACQUIRED, 1, task,
-                timeoutHandler, metrics));
+    InFlightBatch putAcquired(String memberId, long first, long last, AcquisitionLockTimerTask task) {
+        InFlightBatch batch = new InFlightBatch(timer, time, memberId, first, last, RecordState.ACQUIRED, 1, task,
+                timeoutHandler, metrics);
+        batches.put(first, batch);
+        return batch;
     }
 
     /**

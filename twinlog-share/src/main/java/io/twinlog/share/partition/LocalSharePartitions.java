@@ -11,6 +11,7 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.NotLeaderOrFollowerException;
 import org.apache.kafka.common.errors.UnknownTopicIdException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
+import org.apache.kafka.common.message.ShareFetchResponseData.AcquiredRecords;
 import org.apache.kafka.common.utils.Time;
 import org.apache.kafka.coordinator.group.ShareGroupAutoOffsetResetStrategy;
 import org.apache.kafka.coordinator.group.modern.share.ShareGroupConfig;
@@ -172,6 +173,15 @@ public final class LocalSharePartitions implements SharePartitions {
     }
 
     @Override
+    public void returnUndelivered(String groupId, String memberId, TopicIdPartition partition,
+                                  List<AcquiredRecords> acquired) {
+        SharePartitionState state = states.get(new Key(groupId, partition));
+        if (state != null) {
+            state.returnUndelivered(memberId, acquired);
+        }
+    }
+
+    @Override
     public CompletableFuture<Void> releaseAcquiredRecords(String groupId, String memberId) {
         List<CompletableFuture<Void>> releases = new ArrayList<>();
         for (SharePartitionState state : states.values()) {
@@ -267,6 +277,11 @@ public final class LocalSharePartitions implements SharePartitions {
             @Override
             public ShareGroupAutoOffsetResetStrategy autoOffsetReset() {
                 return groupConfigs.autoOffsetReset(groupId);
+            }
+
+            @Override
+            public boolean renewAcknowledgeEnabled() {
+                return groupConfigs.isRenewAcknowledgeEnabled(groupId);
             }
         };
     }

@@ -87,12 +87,19 @@ final class RecordAcquisition {
      * Acquires for {@code memberId} the AVAILABLE records among those read from {@code fetchOffset}: cached ones
      * (released or expired earlier) get their delivery count raised, records past the end offset join the cache as
      * new batches (cut at log batch boundaries every {@code batchSize} records, and only while fewer than
-     * {@code share.partition.max.record.locks} records are in flight). {@code maxRecords} is a soft limit: a log
-     * batch is acquired whole. Control batches, and under read_committed the batches of aborted transactions (the
-     * read carried them), are archived instead of delivered. One acquisition lock per acquired batch (per offset
-     * for records of a split batch). Moves the SPSO past archived records at the head. Under the write lock.
+     * {@code share.partition.max.record.locks} records are in flight). Control batches, and under read_committed
+     * the batches of aborted transactions (the read carried them), are archived instead of delivered. One
+     * acquisition lock per acquired batch (per offset for records of a split batch). Moves the SPSO past archived
+     * records at the head. Under the write lock.
+     *
+     * <p>{@code maxRecords} is soft unless {@code recordLimit} (KIP-1206's {@code batch_optimized} and
+     * {@code record_limit} acquire modes, as Kafka): soft, a log batch is acquired whole; a record limit acquires
+     * exactly up to {@code maxRecords}, splitting a log batch by offset: the batch is cached whole, its first
+     * records ACQUIRED (a lock each) and the rest AVAILABLE for the next fetch, and new records are not cut by
+     * {@code batchSize}.
      */
-    Acquired acquire(String memberId, int batchSize, int maxRecords, long fetchOffset, LogRead read) {
+    Acquired acquire(String memberId, int batchSize, int maxRecords, boolean recordLimit, long fetchOffset,
+                     LogRead read) {
         List<AcquiredRecords> acquired = new ArrayList<>();
         List<long[]> undeliverable = read.undeliverable();
         long firstBase = read.firstBase();
@@ -119,7 +126,8 @@ final class RecordAcquisition {
                     if (batch.batchState() != RecordState.AVAILABLE || batch.batchHasOngoingStateTransition()) {
                         continue;
                     }
-                    if (batch.firstOffset() >= readFrom && batch.lastOffset() <= cachedTo
+                    boolean overLimit = recordLimit && batch.lastOffset() - batch.firstOffset() + 1 > maxRecords - count;
+                    if (batch.firstOffset() >= readFrom && batch.lastOffset() <= cachedTo && !overLimit
                             && !overlaps(undeliverable, batch.firstOffset(), batch.lastOffset())) {
                         InFlightState state = batch.tryUpdateBatchState(RecordState.ACQUIRED,
                                 DeliveryCountOps.INCREASE, deliveryLimit, memberId, false);
@@ -165,12 +173,30 @@ final class RecordAcquisition {
             int room = settings.maxRecordLocks() - (int) (cache.endOffset() - cache.startOffset());
             if (room > 0) {
                 count += acquireNew(memberId, read.batches(), undeliverable, Math.min(maxRecords - count, room),
-                        batchSize, lockDurationMs, acquired);
+                        recordLimit, batchSize, lockDurationMs, acquired);
             }
         }
         // archived records (holes, control batches, aborted transactions) at the head let the SPSO move
         cache.advanceStartOffset();
         return new Acquired(acquired, count, archived);
+    }
+
+    /**
+     * Restarts the acquisition locks a member renewed (KIP-1222): each runs a full {@code share.record.lock.duration.ms}
+     * from now. The planner checked that the member holds the records. Under the write lock.
+     */
+    void renewLocks(String memberId, List<AcknowledgementPlanner.Renewal> renewals) {
+        int lockDurationMs = settings.recordLockDurationMs();
+        for (AcknowledgementPlanner.Renewal renewal : renewals) {
+            AcquisitionLockTimerTask task = lockTimer(memberId, renewal.first(), renewal.last(), lockDurationMs);
+            if (renewal.offsetState() == null) {
+                renewal.batch().cancelAndClearAcquisitionLockTimeoutTask();
+                renewal.batch().updateAcquisitionLockTimeout(task);
+            } else {
+                renewal.offsetState().cancelAndClearAcquisitionLockTimeoutTask();
+                renewal.offsetState().updateAcquisitionLockTimeoutTask(task);
+            }
+        }
     }
 
     /** Logs what was acquired and builds the fetch's answer. Outside the lock. */
@@ -211,12 +237,18 @@ final class RecordAcquisition {
         return any;
     }
 
-    /** Takes records from the end offset into the cache; returns how many were acquired. Under the write lock. */
+    /**
+     * Takes records from the end offset into the cache; returns how many were acquired. With {@code recordLimit}
+     * the log batch that crosses {@code limit} is cached whole with only its first records acquired. Under the
+     * write lock.
+     */
     private int acquireNew(String memberId, List<RecordBatch> batches, List<long[]> undeliverable, int limit,
-                           int batchSize, int lockDurationMs, List<AcquiredRecords> acquired) {
+                           boolean recordLimit, int batchSize, int lockDurationMs, List<AcquiredRecords> acquired) {
         int count = 0;
         long cursor = cache.endOffset();
         long groupFirst = -1;
+        // a record limit does not cut by batchSize: the acquired records go out as one range, as Kafka's
+        int cutEvery = recordLimit ? Integer.MAX_VALUE : Math.max(1, batchSize);
         for (RecordBatch batch : batches) {
             long last = batch.lastOffset();
             if (last < cursor) {
@@ -227,21 +259,34 @@ final class RecordAcquisition {
             }
             long first = Math.max(batch.baseOffset(), cursor);
             boolean deliverable = !overlaps(undeliverable, first, last);
-            if (groupFirst >= 0 && (first > cursor || !deliverable || first - groupFirst >= Math.max(1, batchSize))) {
+            if (groupFirst >= 0 && (first > cursor || !deliverable || first - groupFirst >= cutEvery)) {
                 addAcquiredBatch(memberId, groupFirst, cursor - 1, lockDurationMs, acquired);
                 groupFirst = -1;
             }
             if (first > cursor) {
                 cache.put(cursor, first - 1, RecordState.ARCHIVED, 0); // a hole of the log
             }
-            if (deliverable) {
-                if (groupFirst < 0) {
-                    groupFirst = first;
-                }
-                count += (int) (last - first + 1);
-            } else {
+            if (!deliverable) {
                 cache.put(first, last, RecordState.ARCHIVED, 0);
+                cursor = last + 1;
+                continue;
             }
+            if (groupFirst < 0) {
+                groupFirst = first;
+            }
+            if (recordLimit && count + (last - first + 1) > limit) {
+                // the batch crosses the limit: cached whole (the cache has no holes), acquired up to the limit
+                long lastAcquired = first + (limit - count) - 1;
+                if (groupFirst < first) {
+                    addAcquiredBatch(memberId, groupFirst, first - 1, lockDurationMs, acquired);
+                }
+                addPartlyAcquiredBatch(memberId, first, last, lastAcquired, lockDurationMs, acquired);
+                count = limit;
+                groupFirst = -1;
+                cursor = last + 1;
+                break;
+            }
+            count += (int) (last - first + 1);
             cursor = last + 1;
         }
         if (groupFirst >= 0) {
@@ -249,6 +294,19 @@ final class RecordAcquisition {
         }
         cache.endAt(cursor);
         return count;
+    }
+
+    /**
+     * Caches {@code [first, last]} with {@code [first, lastAcquired]} ACQUIRED by {@code memberId} (a lock per
+     * offset, Kafka's {@link InFlightBatch#maybeInitializeOffsetStateUpdate(long, int)}) and the rest AVAILABLE.
+     */
+    private void addPartlyAcquiredBatch(String memberId, long first, long last, long lastAcquired, int lockDurationMs,
+                                        List<AcquiredRecords> acquired) {
+        InFlightBatch batch = cache.putAcquired(memberId, first, last, null);
+        batch.maybeInitializeOffsetStateUpdate(lastAcquired, lockDurationMs);
+        cache.markMayHaveAvailable();
+        metrics.recordInFlightBatchMessageCount(last - first + 1);
+        append(acquired, first, lastAcquired, 1);
     }
 
     private void addAcquiredBatch(String memberId, long first, long last, int lockDurationMs,

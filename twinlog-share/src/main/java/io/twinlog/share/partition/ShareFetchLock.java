@@ -1,5 +1,6 @@
 package io.twinlog.share.partition;
 
+import org.apache.kafka.clients.consumer.internals.ShareAcquireMode;
 import org.apache.kafka.common.utils.Time;
 import org.apache.kafka.server.share.fetch.ShareAcquiredRecords;
 import org.apache.kafka.server.share.metrics.SharePartitionMetrics;
@@ -44,12 +45,12 @@ final class ShareFetchLock {
             }
 
             @Override
-            public ShareAcquiredRecords acquire(String memberId, int batchSize, int maxRecords, long offset,
-                                                FetchPartitionData data) {
+            public ShareAcquiredRecords acquire(String memberId, ShareAcquireMode acquireMode, int batchSize,
+                                                int maxRecords, long offset, FetchPartitionData data) {
                 if (released) {
                     throw new IllegalStateException("the fetch lock was released");
                 }
-                return state.acquire(memberId, batchSize, maxRecords, offset, data);
+                return state.acquire(memberId, acquireMode, batchSize, maxRecords, offset, data);
             }
 
             @Override

@@ -1,10 +1,12 @@
 package io.twinlog.share.partition;
 
 import io.twinlog.share.partition.AcknowledgementPlanner.Pending;
+import org.apache.kafka.clients.consumer.internals.ShareAcquireMode;
 import org.apache.kafka.common.TopicIdPartition;
 import org.apache.kafka.common.errors.ApiException;
 import org.apache.kafka.common.errors.InvalidRequestException;
 import org.apache.kafka.common.errors.NotLeaderOrFollowerException;
+import org.apache.kafka.common.message.ShareFetchResponseData.AcquiredRecords;
 import org.apache.kafka.common.utils.Time;
 import org.apache.kafka.coordinator.group.ShareGroupAutoOffsetResetStrategy;
 import org.apache.kafka.server.share.acknowledge.ShareAcknowledgementBatch;
@@ -82,6 +84,11 @@ final class SharePartitionState {
         int maxRecordLocks();
 
         ShareGroupAutoOffsetResetStrategy autoOffsetReset();
+
+        /** {@code share.renew.acknowledge.enable} (KIP-1222): whether members may renew their locks. */
+        default boolean renewAcknowledgeEnabled() {
+            return true;
+        }
     }
 
     /** Told outside the lock; neither call may block. */
@@ -240,8 +247,8 @@ final class SharePartitionState {
     }
 
     /** Acquires for {@code memberId} records of a read from {@code fetchOffset} ({@link RecordAcquisition#acquire}). */
-    ShareAcquiredRecords acquire(String memberId, int batchSize, int maxRecords, long fetchOffset,
-                                 FetchPartitionData data) {
+    ShareAcquiredRecords acquire(String memberId, ShareAcquireMode acquireMode, int batchSize, int maxRecords,
+                                 long fetchOffset, FetchPartitionData data) {
         if (maxRecords <= 0) {
             return ShareAcquiredRecords.empty();
         }
@@ -255,11 +262,40 @@ final class SharePartitionState {
             if (status != Status.ACTIVE) {
                 return ShareAcquiredRecords.empty();
             }
-            acquired = acquisition.acquire(memberId, batchSize, maxRecords, fetchOffset, read);
+            acquired = acquisition.acquire(memberId, batchSize, maxRecords,
+                    acquireMode == ShareAcquireMode.RECORD_LIMIT, fetchOffset, read);
         } finally {
             lock.writeLock().unlock();
         }
         return acquisition.answer(memberId, fetchOffset, acquired);
+    }
+
+    /**
+     * Gives back records acquired for {@code memberId} that never reached it: its answer was throttled away by a
+     * client quota. They are AVAILABLE again as if not delivered ({@link AcknowledgementPlanner#undeliver}); Kafka
+     * leaves them to their acquisition lock instead.
+     */
+    void returnUndelivered(String memberId, List<AcquiredRecords> ranges) {
+        boolean any = false;
+        lock.writeLock().lock();
+        try {
+            if (status != Status.ACTIVE) {
+                return;
+            }
+            int deliveryLimit = settings.deliveryCountLimit();
+            for (AcquiredRecords range : ranges) {
+                any |= planner.undeliver(memberId, range.firstOffset(), range.lastOffset(), deliveryLimit);
+            }
+            if (any) {
+                cache.markMayHaveAvailable();
+            }
+        } finally {
+            lock.writeLock().unlock();
+        }
+        if (any) {
+            log.debug("{}gave back what member {} acquired but did not receive: {}", logPrefix, memberId, ranges);
+            listener.onAcquirable(this);
+        }
     }
 
     // ---------------------------------------------------------------------------------------------------------
@@ -268,7 +304,8 @@ final class SharePartitionState {
     /**
      * Applies a member's acknowledgements: only records that member holds ACQUIRED may be acknowledged (else
      * INVALID_RECORD_STATE, and nothing of the request is applied); offsets below the SPSO are skipped (they are
-     * done with). Persisted before the future completes; a failed write rolls every change back.
+     * done with). Persisted before the future completes; a failed write rolls every change back. Renewed records
+     * (RENEW) get a new acquisition lock at once, persisted or not, as in Kafka.
      */
     CompletableFuture<Void> acknowledge(String memberId, List<ShareAcknowledgementBatch> acknowledgements) {
         for (ShareAcknowledgementBatch ack : acknowledgements) {
@@ -278,19 +315,23 @@ final class SharePartitionState {
             }
         }
         List<Pending> pending = new ArrayList<>();
+        List<AcknowledgementPlanner.Renewal> renewals = new ArrayList<>();
         lock.writeLock().lock();
         try {
             if (status != Status.ACTIVE) {
                 return CompletableFuture.failedFuture(fencedException());
             }
             int deliveryLimit = settings.deliveryCountLimit();
+            boolean renewEnabled = settings.renewAcknowledgeEnabled();
             for (ShareAcknowledgementBatch ack : acknowledgements) {
-                Optional<ApiException> error = planner.acknowledge(memberId, ack, deliveryLimit, pending);
+                Optional<ApiException> error = planner.acknowledge(memberId, ack, deliveryLimit, renewEnabled,
+                        pending, renewals);
                 if (error.isPresent()) {
                     AcknowledgementPlanner.rollback(pending);
                     return CompletableFuture.failedFuture(error.get());
                 }
             }
+            acquisition.renewLocks(memberId, renewals);
         } finally {
             lock.writeLock().unlock();
         }

@@ -4,8 +4,10 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
+import org.apache.kafka.clients.consumer.internals.ShareAcquireMode;
 import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.TopicIdPartition;
+import org.apache.kafka.common.message.ShareFetchResponseData.AcquiredRecords;
 import org.apache.kafka.server.share.acknowledge.ShareAcknowledgementBatch;
 import org.apache.kafka.server.share.fetch.DelayedShareFetchKey;
 import org.apache.kafka.server.share.fetch.ShareAcquiredRecords;
@@ -39,18 +41,37 @@ public interface SharePartitions extends AutoCloseable {
 
         /**
          * Acquires for {@code memberId} the records read from {@link #nextFetchOffset()}: AVAILABLE ones become
-         * ACQUIRED with their delivery count raised and an acquisition lock started. At most {@code maxRecords}.
+         * ACQUIRED with their delivery count raised and an acquisition lock started. At most {@code maxRecords}:
+         * rounded up to whole log batches in {@code BATCH_OPTIMIZED} mode, exactly in {@code RECORD_LIMIT} mode
+         * (KIP-1206).
          */
-        ShareAcquiredRecords acquire(String memberId, int batchSize, int maxRecords, long fetchOffset,
-                                     FetchPartitionData data);
+        ShareAcquiredRecords acquire(String memberId, ShareAcquireMode acquireMode, int batchSize, int maxRecords,
+                                     long fetchOffset, FetchPartitionData data);
+
+        /** {@link #acquire(String, ShareAcquireMode, int, int, long, FetchPartitionData)} in Kafka's default mode. */
+        default ShareAcquiredRecords acquire(String memberId, int batchSize, int maxRecords, long fetchOffset,
+                                             FetchPartitionData data) {
+            return acquire(memberId, ShareAcquireMode.BATCH_OPTIMIZED, batchSize, maxRecords, fetchOffset, data);
+        }
 
         @Override
         void close();
     }
 
-    /** Applies a member's acknowledgements (ACCEPT 1, RELEASE 2, REJECT 3) and persists them. */
+    /**
+     * Applies a member's acknowledgements (ACCEPT 1, RELEASE 2, REJECT 3) and persists them; RENEW (4, KIP-1222)
+     * restarts the acquisition lock of records the member holds, in memory only.
+     */
     CompletableFuture<Void> acknowledge(String groupId, String memberId, TopicIdPartition partition,
                                         List<ShareAcknowledgementBatch> batches);
+
+    /**
+     * Makes records acquired for {@code memberId} that never reached it (its ShareFetch answer was throttled away by
+     * a client quota) AVAILABLE again, their delivery not counted. In memory only; a partition without a share
+     * state here is left alone.
+     */
+    void returnUndelivered(String groupId, String memberId, TopicIdPartition partition,
+                           List<AcquiredRecords> acquired);
 
     /** Makes every record {@code memberId} holds in the group's partitions on this broker AVAILABLE again. */
     CompletableFuture<Void> releaseAcquiredRecords(String groupId, String memberId);

@@ -1,6 +1,7 @@
 package io.twinlog.share.fetch;
 
 import io.twinlog.share.partition.SharePartitions;
+import org.apache.kafka.clients.consumer.internals.ShareAcquireMode;
 import org.apache.kafka.common.TopicIdPartition;
 import org.apache.kafka.common.message.ShareFetchResponseData.AcquiredRecords;
 import org.apache.kafka.common.record.internal.RecordBatch;
@@ -32,6 +33,7 @@ final class InMemorySharePartitions implements SharePartitions {
     final List<String> released = new CopyOnWriteArrayList<>();
     final List<String> emptied = new CopyOnWriteArrayList<>();
     final List<List<ShareAcknowledgementBatch>> acknowledged = new CopyOnWriteArrayList<>();
+    final List<List<AcquiredRecords>> returned = new CopyOnWriteArrayList<>();
     private volatile Consumer<DelayedShareFetchKey> wakeup = key -> { };
 
     @Override
@@ -63,8 +65,8 @@ final class InMemorySharePartitions implements SharePartitions {
             }
 
             @Override
-            public ShareAcquiredRecords acquire(String memberId, int batchSize, int maxRecords, long fetchOffset,
-                                                FetchPartitionData data) {
+            public ShareAcquiredRecords acquire(String memberId, ShareAcquireMode acquireMode, int batchSize,
+                                                int maxRecords, long fetchOffset, FetchPartitionData data) {
                 List<AcquiredRecords> acquired = new ArrayList<>();
                 long next = fetchOffset;
                 int count = 0;
@@ -94,6 +96,12 @@ final class InMemorySharePartitions implements SharePartitions {
         acknowledged.add(batches);
         wakeup.accept(new DelayedShareFetchGroupKey(groupId, partition));
         return CompletableFuture.completedFuture(null);
+    }
+
+    @Override
+    public void returnUndelivered(String groupId, String memberId, TopicIdPartition partition,
+                                  List<AcquiredRecords> acquired) {
+        returned.add(acquired);
     }
 
     @Override

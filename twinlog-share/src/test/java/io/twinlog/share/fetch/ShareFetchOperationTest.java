@@ -1,5 +1,6 @@
 package io.twinlog.share.fetch;
 
+import org.apache.kafka.clients.consumer.internals.ShareAcquireMode;
 import org.apache.kafka.common.TopicIdPartition;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.message.ShareFetchResponseData;
@@ -83,7 +84,7 @@ class ShareFetchOperationTest {
         Map<TopicIdPartition, Integer> maxBytes = new LinkedHashMap<>();
         list.forEach(p -> maxBytes.put(p, 1 << 20));
         ShareFetchOperation operation = new ShareFetchOperation(new ShareFetchSpec(GROUP, "m", maxWaitMs, 1, 1 << 20,
-                maxRecords, maxRecords, FetchIsolation.HIGH_WATERMARK, list), maxBytes, partitions, this::read,
+                maxRecords, ShareAcquireMode.BATCH_OPTIMIZED, maxRecords, FetchIsolation.HIGH_WATERMARK, list), maxBytes, partitions, this::read,
                 result);
         purgatory.tryCompleteElseWatch(operation, list.stream().<DelayedOperationKey>
                 map(DelayedShareFetchPartitionKey::new).toList());

@@ -228,8 +228,8 @@ class SharePartitionStateTest {
                 List.of(ACCEPT)), new ShareAcknowledgementBatch(5, 5, List.of(ACCEPT)))));
         assertInstanceOf(InvalidRecordStateException.class, invalid);
         assertRecord(0, RecordState.ACQUIRED, 1);
-        assertInstanceOf(InvalidRequestException.class, failure(ack(state, "a", 0, 4, (byte) 4)),
-                "RENEW needs ShareAcknowledge v2");
+        assertInstanceOf(InvalidRequestException.class, failure(ack(state, "a", 0, 4, (byte) 5)),
+                "no acknowledge type 5 (RENEW, 4, is v2's: RecordLimitAndRenewTest)");
         ack("a", 0, 4, ACCEPT);
         ack("a", 0, 4, ACCEPT); // below the start offset now: done with, nothing to change
         assertEquals(5, state.startOffset());

@@ -34,11 +34,6 @@ final class ExpectedDifferences {
         kafkaOnly("no delegation tokens",
                 ApiKeys.CREATE_DELEGATION_TOKEN,
                 ApiKeys.RENEW_DELEGATION_TOKEN, ApiKeys.EXPIRE_DELEGATION_TOKEN, ApiKeys.DESCRIBE_DELEGATION_TOKEN);
-        for (ApiKeys api : List.of(ApiKeys.SHARE_FETCH, ApiKeys.SHARE_ACKNOWLEDGE)) {
-            API_VERSIONS.put(api.name() + ": Kafka v1-2, Twinlog v1-1", "share groups at v1 (KIP-932); v2's "
-                    + "record-limit acquisition (KIP-1206) and renew acknowledgements (KIP-1222) are not built, and "
-                    + "a 4.4 share consumer uses v1 against them");
-        }
         kafkaOnly("no Kafka Streams groups (KIP-1071)", ApiKeys.STREAMS_GROUP_HEARTBEAT,
                 ApiKeys.STREAMS_GROUP_DESCRIBE, ApiKeys.STREAMS_GROUP_TOPOLOGY_DESCRIPTION_UPDATE);
         kafkaOnly("replicas are not moved between a broker's log dirs",
