@@ -9,6 +9,9 @@ import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.utils.Time;
@@ -17,12 +20,15 @@ import java.io.File;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Properties;
+import java.util.concurrent.Future;
 import java.util.stream.Collectors;
 
 /**
@@ -316,6 +322,34 @@ public final class TestCluster implements AutoCloseable {
         p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
         p.putAll(overrides);
         return new KafkaConsumer<>(p);
+    }
+
+    /**
+     * Writes {@code count} records with values {@code valuePrefix + i} (no key) to one partition and waits for every
+     * acknowledgement, so a failed send fails the test. One producer, {@code linger.ms=5}: batches of several records.
+     */
+    public List<RecordMetadata> produce(String topic, int partition, int count, String valuePrefix) throws Exception {
+        List<Future<RecordMetadata>> sent = new ArrayList<>();
+        try (KafkaProducer<byte[], byte[]> p = producer(Map.of(ProducerConfig.LINGER_MS_CONFIG, 5))) {
+            for (int i = 0; i < count; i++) {
+                sent.add(p.send(new ProducerRecord<>(topic, partition, null,
+                        (valuePrefix + i).getBytes(StandardCharsets.UTF_8))));
+            }
+        }
+        List<RecordMetadata> acknowledged = new ArrayList<>();
+        for (Future<RecordMetadata> f : sent) {
+            acknowledged.add(f.get());
+        }
+        return acknowledged;
+    }
+
+    /**
+     * The log end offset of {@code tp} on the first running broker that holds a replica of it, read from its log
+     * (the cluster's clients see only the high watermark); -1 while no running broker holds one.
+     */
+    public long logEndOffset(TopicPartition tp) {
+        return brokers.values().stream().map(b -> b.logStore().log(tp)).filter(Optional::isPresent)
+                .mapToLong(log -> log.get().logEndOffset()).findFirst().orElse(-1L);
     }
 
     public List<Integer> runningBrokerIds() {

@@ -2,9 +2,9 @@ package io.twinlog.tests.mirror;
 
 import io.twinlog.clients.mirror.MirrorAdmin;
 import io.twinlog.testkit.MirrorInvariants;
+import io.twinlog.testkit.MirroredClusters;
 import io.twinlog.testkit.TestCluster;
 import io.twinlog.testkit.Waits;
-import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -13,6 +13,7 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -31,6 +32,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * application, same group id, pointed at the destination, continues. No record that the destination holds is
  * skipped, and what is read twice is at most what the application consumed during the last sync interval.
  */
+@Timeout(300)
 class ConsumerFailoverStoryTest {
     private static final String TOPIC = "orders";
     private static final String GROUP = "fulfilment";
@@ -39,13 +41,12 @@ class ConsumerFailoverStoryTest {
 
     @Test
     void applicationMovesToTheDestinationWithoutSkippingAndRereadsAtMostOneSyncInterval() throws Exception {
-        try (TestCluster source = TestCluster.builder().brokers(1).build().start();
-             TestCluster destination = TestCluster.builder().brokers(1).build().start();
-             Admin sourceAdmin = source.admin();
-             MirrorAdmin mirrors = MirrorAdmin.create(destination.bootstrapServers(), Duration.ofSeconds(60))) {
-            sourceAdmin.createTopics(List.of(new NewTopic(TOPIC, PARTITIONS, (short) 1))).all().get();
-            mirrors.createClusterMirror("dr", Map.of("bootstrap.servers", source.bootstrapServers(),
-                    "mirror.groups.sync.interval.ms", Long.toString(SYNC_INTERVAL_MS)));
+        try (MirroredClusters clusters = MirroredClusters.start()) {
+            TestCluster source = clusters.source();
+            TestCluster destination = clusters.destination();
+            MirrorAdmin mirrors = clusters.mirrors();
+            clusters.createSourceTopics(new NewTopic(TOPIC, PARTITIONS, (short) 1));
+            clusters.createMirror("dr", Map.of("mirror.groups.sync.interval.ms", Long.toString(SYNC_INTERVAL_MS)));
             assertEquals(Map.of(), mirrors.startMirrorTopics("dr", List.of(TOPIC), List.of(), List.of()));
 
             // producers write on the source while the application consumes there, committing after each batch

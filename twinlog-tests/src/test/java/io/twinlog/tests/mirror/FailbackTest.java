@@ -1,20 +1,17 @@
 package io.twinlog.tests.mirror;
 
-import io.twinlog.clients.mirror.MirrorAdmin;
 import io.twinlog.testkit.HighWatermarkSampler;
 import io.twinlog.testkit.MirrorInvariants;
-import io.twinlog.testkit.MirrorSteps;
+import io.twinlog.testkit.MirroredClusters;
 import io.twinlog.testkit.ReplicaLogs;
 import io.twinlog.testkit.TestCluster;
 import io.twinlog.testkit.Waits;
-import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -31,30 +28,30 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * (LastMirroredEpochs), cuts only what B never had, and continues with B's records: both logs end identical,
  * batch for batch, and A keeps the prefix it shared with B instead of copying it again.
  */
+@Timeout(300)
 class FailbackTest {
     static final String TOPIC = "accounts";
     private static final TopicPartition TP = new TopicPartition(TOPIC, 0);
 
     @Test
     void oldSourceKeepsTheSharedPrefixCutsItsOwnTailAndMirrorsBack() throws Exception {
-        try (TestCluster a = TestCluster.builder().brokers(1).build().start();
-             TestCluster b = TestCluster.builder().brokers(1).build().start();
-             Admin aAdmin = a.admin();
-             MirrorAdmin onB = MirrorAdmin.create(b.bootstrapServers(), Duration.ofSeconds(60));
-             MirrorAdmin onA = MirrorAdmin.create(a.bootstrapServers(), Duration.ofSeconds(60))) {
-            aAdmin.createTopics(List.of(new NewTopic(TOPIC, 1, (short) 1))).all().get();
+        try (MirroredClusters clusters = MirroredClusters.start()) {
+            TestCluster a = clusters.source();
+            TestCluster b = clusters.destination();
+            clusters.createSourceTopics(new NewTopic(TOPIC, 1, (short) 1));
             produce(a, "a", 100);
-            MirrorSteps.startMirroring(onB, "from-a", a, TOPIC);
-            Waits.waitUntil("B holds A's 100 records", () -> end(b) == 100);
+            clusters.mirror("from-a", TOPIC);
+            Waits.waitUntil("B holds A's 100 records", () -> b.logEndOffset(TP) == 100);
 
-            MirrorSteps.failOver(onB, "from-a", TOPIC); // failover to B
+            clusters.failOver("from-a", TOPIC); // failover to B
             produce(a, "lost", 20);   // A went on taking writes B never saw
             produce(b, "b", 30);      // B's own records after failover, offsets 101..130 (100: the producer-state barrier)
             var firstBatchOfA = ReplicaLogs.read(a.broker(0), TP).get(0);
 
-            MirrorSteps.startMirroring(onA, "from-b", b, TOPIC);
-            Waits.waitUntil("A mirrors B's records after the shared prefix", () -> end(a) == 131
-                    && state(onA).equals("MIRRORING"));
+            clusters.failBack("from-b", TOPIC);
+            Waits.waitUntil("A mirrors B's records after the shared prefix", () -> a.logEndOffset(TP) == 131
+                    && MirroredClusters.partition(clusters.mirrorsOnSource(), "from-b", TP).state()
+                    .equals("MIRRORING"));
             assertEquals(ReplicaLogs.read(b.broker(0), TP), MirrorInvariants.awaitMirrored(b, a, TP),
                     "A's log equals B's batch for batch");
             assertEquals(firstBatchOfA, ReplicaLogs.read(a.broker(0), TP).get(0), "the shared prefix was kept");
@@ -81,22 +78,20 @@ class FailbackTest {
 
     @Test
     void everyReplicaOfAReplicatedOldSourceConvergesOnTheFailedBackLog() throws Exception {
-        try (TestCluster a = TestCluster.builder().brokers(3).build().start();
-             TestCluster b = TestCluster.builder().brokers(1).build().start();
-             Admin aAdmin = a.admin();
-             MirrorAdmin onB = MirrorAdmin.create(b.bootstrapServers(), Duration.ofSeconds(60));
-             MirrorAdmin onA = MirrorAdmin.create(a.bootstrapServers(), Duration.ofSeconds(60))) {
-            aAdmin.createTopics(List.of(new NewTopic(TOPIC, 1, (short) 3))).all().get();
+        try (MirroredClusters clusters = threeBrokerSource()) {
+            TestCluster a = clusters.source();
+            TestCluster b = clusters.destination();
+            clusters.createSourceTopics(new NewTopic(TOPIC, 1, (short) 3));
             produce(a, "a", 100);
-            MirrorSteps.startMirroring(onB, "from-a", a, TOPIC);
-            Waits.waitUntil("B holds A's 100 records", () -> end(b) == 100);
-            MirrorSteps.failOver(onB, "from-a", TOPIC);
+            clusters.mirror("from-a", TOPIC);
+            Waits.waitUntil("B holds A's 100 records", () -> b.logEndOffset(TP) == 100);
+            clusters.failOver("from-a", TOPIC);
             produce(a, "lost", 20);
             ReplicaLogs.awaitIdentical(a, TP, List.of(0, 1, 2)); // every replica of A holds the tail to be cut
             produce(b, "b", 30);
 
             try (HighWatermarkSampler highWatermark = HighWatermarkSampler.start(a, TP)) {
-                MirrorSteps.startMirroring(onA, "from-b", b, TOPIC);
+                clusters.failBack("from-b", TOPIC);
                 assertEquals(ReplicaLogs.read(b.broker(0), TP), MirrorInvariants.awaitMirrored(b, a, TP),
                         "every replica of A ends equal to B, the cut tail gone from the followers too");
                 highWatermark.assertNoViolation();
@@ -112,23 +107,21 @@ class FailbackTest {
      */
     @Test
     void everyReplicaConvergesWhenTheLeaderCutsItsWholeLog() throws Exception {
-        try (TestCluster a = TestCluster.builder().brokers(3).build().start();
-             TestCluster b = TestCluster.builder().brokers(1).build().start();
-             Admin aAdmin = a.admin();
-             MirrorAdmin onB = MirrorAdmin.create(b.bootstrapServers(), Duration.ofSeconds(60));
-             MirrorAdmin onA = MirrorAdmin.create(a.bootstrapServers(), Duration.ofSeconds(60))) {
-            aAdmin.createTopics(List.of(new NewTopic(TOPIC, 1, (short) 3))).all().get();
+        try (MirroredClusters clusters = threeBrokerSource()) {
+            TestCluster a = clusters.source();
+            TestCluster b = clusters.destination();
+            clusters.createSourceTopics(new NewTopic(TOPIC, 1, (short) 3));
             produce(a, "a", 50);
-            MirrorSteps.startMirroring(onB, "from-a", a, TOPIC);
-            Waits.waitUntil("B holds A's 50 records", () -> end(b) == 50);
-            MirrorSteps.failOver(onB, "from-a", TOPIC);
-            onB.deleteClusterMirror("from-a"); // B forgets what it mirrored from A
+            clusters.mirror("from-a", TOPIC);
+            Waits.waitUntil("B holds A's 50 records", () -> b.logEndOffset(TP) == 50);
+            clusters.failOver("from-a", TOPIC);
+            clusters.mirrors().deleteClusterMirror("from-a"); // B forgets what it mirrored from A
             produce(a, "lost", 20);
             ReplicaLogs.awaitIdentical(a, TP, List.of(0, 1, 2));
             produce(b, "b", 30);
 
             try (HighWatermarkSampler highWatermark = HighWatermarkSampler.start(a, TP)) {
-                MirrorSteps.startMirroring(onA, "from-b", b, TOPIC);
+                clusters.failBack("from-b", TOPIC);
                 List<ReplicaLogs.Batch> converged = MirrorInvariants.awaitMirrored(b, a, TP);
                 assertEquals(81L, converged.get(converged.size() - 1).lastOffset() + 1, "50 + barrier + 30");
                 assertTrue(converged.stream().flatMap(batch -> batch.values().stream())
@@ -138,27 +131,18 @@ class FailbackTest {
         }
     }
 
-    private static String state(MirrorAdmin admin) throws Exception {
-        return admin.describeClusterMirrors(List.of("from-b")).get("from-b").topics().get(TOPIC).partitions().get(0)
-                .state();
-    }
-
-    private static long end(TestCluster c) {
-        return c.broker(0).logStore().log(TP).map(l -> l.logEndOffset()).orElse(-1L);
+    /** A three-broker source A and a one-broker destination B. */
+    private static MirroredClusters threeBrokerSource() throws Exception {
+        return MirroredClusters.start(TestCluster.builder().brokers(3), TestCluster.builder().brokers(1));
     }
 
     /** {@code count} records {@code prefix-i} to partition 0 of {@value #TOPIC}. */
     static void produce(TestCluster cluster, String prefix, int count) throws Exception {
-        try (KafkaProducer<byte[], byte[]> p = cluster.producer(Map.of("linger.ms", 5))) {
-            for (int i = 0; i < count; i++) {
-                p.send(new ProducerRecord<>(TOPIC, 0, null, (prefix + "-" + i).getBytes(StandardCharsets.UTF_8)));
-            }
-            p.flush();
-        }
+        cluster.produce(TOPIC, 0, count, prefix + "-");
     }
 
     private static List<String> readAll(TestCluster cluster) {
-        return readAll(cluster, end(cluster));
+        return readAll(cluster, cluster.logEndOffset(TP));
     }
 
     /** The values of partition 0 of {@value #TOPIC} up to {@code end}, read with a plain consumer. */

@@ -1,8 +1,8 @@
 package io.twinlog.tests.mirror;
 
 import io.twinlog.clients.mirror.MirrorAdmin;
-import io.twinlog.clients.mirror.MirrorException;
 import io.twinlog.testkit.MirrorInvariants;
+import io.twinlog.testkit.MirroredClusters;
 import io.twinlog.testkit.ReplicaLogs;
 import io.twinlog.testkit.TestCluster;
 import io.twinlog.testkit.Waits;
@@ -14,6 +14,7 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.ElectionType;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -34,29 +35,30 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * mirrored one, waits for it up to {@code mirror.state.timeout.ms}: {@code MirrorPartitionMachineTest} and the
  * simulation.)
  */
+@Timeout(300)
 class FailoverWithoutControllerTest {
     private static final String TOPIC = "orders";
     private static final TopicPartition TP = new TopicPartition(TOPIC, 0);
 
     @Test
     void aFailoverCompletesWhileTheControllerIsCutOff() throws Exception {
-        try (TestCluster source = TestCluster.builder().brokers(1).build().start();
-             TestCluster destination = TestCluster.builder().brokers(3).withFaultProxies()
-                     .brokerProperty("default.replication.factor", "3")
-                     .brokerProperty("mirror.state.timeout.ms", "2000")
-                     // the controller's loss is noticed after the session timeout, well after the failover
-                     .brokerProperty("zookeeper.session.timeout.ms", "15000").build().start();
-             Admin sourceAdmin = source.admin();
-             Admin destAdmin = destination.admin();
-             MirrorAdmin mirrors = MirrorAdmin.create(destination.bootstrapServers(), Duration.ofSeconds(60))) {
-            sourceAdmin.createTopics(List.of(new NewTopic(TOPIC, 1, (short) 1))).all().get();
+        try (MirroredClusters clusters = MirroredClusters.start(TestCluster.builder().brokers(1),
+                TestCluster.builder().brokers(3).withFaultProxies()
+                        .brokerProperty("default.replication.factor", "3")
+                        .brokerProperty("mirror.state.timeout.ms", "2000")
+                        // the controller's loss is noticed after the session timeout, well after the failover
+                        .brokerProperty("zookeeper.session.timeout.ms", "15000"))) {
+            TestCluster source = clusters.source();
+            TestCluster destination = clusters.destination();
+            Admin destAdmin = clusters.destinationAdmin();
+            MirrorAdmin mirrors = clusters.mirrors();
+            clusters.createSourceTopics(new NewTopic(TOPIC, 1, (short) 1));
             produce(source, 300, "s");
-            mirrors.createClusterMirror("dr", Map.of("bootstrap.servers", source.bootstrapServers()));
-            assertEquals(Map.of(), mirrors.startMirrorTopics("dr", List.of(TOPIC), List.of(), List.of()));
+            clusters.mirror("dr", TOPIC);
             Waits.waitUntil("300 records on every destination replica", () ->
                     ReplicaLogs.logEndOffsets(destination, TP).size() == 3
                             && ReplicaLogs.logEndOffsets(destination, TP).values().stream().allMatch(e -> e == 300));
-            MirrorInvariants.awaitMirrored(source, destination, TP);
+            clusters.awaitMirrored(TP);
 
             // the image's controller: DescribeCluster names any live broker, as KRaft brokers do
             int controller = destination.broker(0).metadata().image().controllerId();
@@ -108,16 +110,11 @@ class FailoverWithoutControllerTest {
     }
 
     private static MirrorAdmin.PartitionDescription partition(MirrorAdmin mirrors) throws Exception {
-        return mirrors.describeClusterMirrors(List.of("dr")).get("dr").topics().get(TOPIC).partitions().get(0);
+        return MirroredClusters.partition(mirrors, "dr", TP);
     }
 
     private static void produce(TestCluster cluster, int count, String prefix) throws Exception {
-        try (KafkaProducer<byte[], byte[]> p = cluster.producer(Map.of("linger.ms", 5))) {
-            for (int i = 0; i < count; i++) {
-                p.send(new ProducerRecord<>(TOPIC, 0, null, bytes(prefix + i)));
-            }
-            p.flush();
-        }
+        cluster.produce(TOPIC, 0, count, prefix);
     }
 
     private static byte[] bytes(String s) {

@@ -1,11 +1,8 @@
 package io.twinlog.tests.mirror;
 
-import io.twinlog.clients.mirror.MirrorAdmin;
-import io.twinlog.testkit.MirrorInvariants;
-import io.twinlog.testkit.MirrorSteps;
+import io.twinlog.testkit.MirroredClusters;
 import io.twinlog.testkit.TestCluster;
 import io.twinlog.testkit.Waits;
-import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -14,7 +11,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -34,6 +30,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * up to two idle polls (up to a second); with one fetch session per broker it is mirrored as soon as the busy
  * broker's fetch returns.
  */
+@Timeout(300)
 class FetchPerSourceBrokerTest {
     private static final String TOPIC = "orders";
     /** Its own name: fetcher threads are counted by it in this JVM. */
@@ -42,15 +39,15 @@ class FetchPerSourceBrokerTest {
     @Test
     @Timeout(value = 3, unit = TimeUnit.MINUTES)
     void aBusySourceBrokerIsNotHeldByIdleOnes() throws Exception {
-        try (TestCluster source = TestCluster.builder().brokers(3).build().start();
-             TestCluster destination = TestCluster.builder().brokers(1).build().start();
-             Admin sourceAdmin = source.admin();
-             MirrorAdmin mirrors = MirrorAdmin.create(destination.bootstrapServers(), Duration.ofSeconds(60))) {
+        try (MirroredClusters clusters = MirroredClusters.start(TestCluster.builder().brokers(3),
+                TestCluster.builder().brokers(1))) {
+            TestCluster source = clusters.source();
+            TestCluster destination = clusters.destination();
             List<Integer> ids = new ArrayList<>(new TreeSet<>(source.runningBrokerIds()));
             // one partition led by each source broker
-            sourceAdmin.createTopics(List.of(new NewTopic(TOPIC, Map.of(0, List.of(ids.get(0)),
-                    1, List.of(ids.get(1)), 2, List.of(ids.get(2)))))).all().get();
-            MirrorSteps.startMirroring(mirrors, MIRROR, source, TOPIC);
+            clusters.createSourceTopics(new NewTopic(TOPIC, Map.of(0, List.of(ids.get(0)),
+                    1, List.of(ids.get(1)), 2, List.of(ids.get(2)))));
+            clusters.mirror(MIRROR, TOPIC);
             TopicPartition busy = new TopicPartition(TOPIC, 0);
 
             Waits.waitUntil("a fetcher thread per source broker", () -> fetcherThreads(MIRROR).size() == 3);
@@ -63,7 +60,7 @@ class FetchPerSourceBrokerTest {
                             ("r" + i).getBytes(StandardCharsets.UTF_8))).get(30, TimeUnit.SECONDS);
                     long expectedEnd = i + 1;
                     long start = System.nanoTime();
-                    Waits.waitUntil("record " + i + " mirrored", () -> end(destination, busy) >= expectedEnd);
+                    Waits.waitUntil("record " + i + " mirrored", () -> destination.logEndOffset(busy) >= expectedEnd);
                     latenciesMs.add(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start));
                 }
             }
@@ -73,7 +70,7 @@ class FetchPerSourceBrokerTest {
             // 300 ms leaves room for a loaded machine while still telling the two designs apart
             assertTrue(median < 300, "median mirror latency " + median + " ms, all: " + latenciesMs);
             for (int p = 0; p < 3; p++) {
-                MirrorInvariants.awaitMirrored(source, destination, new TopicPartition(TOPIC, p));
+                clusters.awaitMirrored(new TopicPartition(TOPIC, p));
             }
         }
     }
@@ -82,9 +79,5 @@ class FetchPerSourceBrokerTest {
         String prefix = "twinlog-mirror-fetcher-" + mirror + "-";
         return Thread.getAllStackTraces().keySet().stream().map(Thread::getName)
                 .filter(n -> n.startsWith(prefix)).collect(Collectors.toCollection(TreeSet::new));
-    }
-
-    private static long end(TestCluster cluster, TopicPartition tp) {
-        return cluster.broker(0).logStore().log(tp).map(l -> l.logEndOffset()).orElse(-1L);
     }
 }

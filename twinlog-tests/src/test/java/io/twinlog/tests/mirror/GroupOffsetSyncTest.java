@@ -58,7 +58,7 @@ class GroupOffsetSyncTest {
             assertEquals(List.of("app-billing"), List.copyOf(c.describeGroups().keySet()), "only synced groups");
 
             // The destination stops at 100 (paused) while the source group moves to 140 of 150.
-            c.mirrors.pauseMirrorTopics("dr", List.of("orders"), List.of());
+            c.mirrors().pauseMirrorTopics("dr", List.of("orders"), List.of());
             c.awaitPartitionState("orders", "PAUSED");
             c.produce("orders", 0, 50);
             c.commitOnSource("app-billing", Map.of(ORDERS_0, 140L, ORDERS_1, 100L));
@@ -68,7 +68,7 @@ class GroupOffsetSyncTest {
             Waits.waitFor("describe counts the clamped offset", () -> c.describeGroups().get("app-billing"),
                     g -> g.offsetsClamped() == 1, TIMEOUT);
 
-            c.mirrors.resumeMirrorTopics("dr", List.of("orders"), List.of());
+            c.mirrors().resumeMirrorTopics("dr", List.of("orders"), List.of());
             c.awaitDestinationOffsets("app-billing", Map.of(ORDERS_0, 140L, ORDERS_1, 100L));
         }
     }
@@ -77,7 +77,7 @@ class GroupOffsetSyncTest {
     void aGroupWithMembersOnTheDestinationKeepsItsOwnOffsets() throws Exception {
         try (GroupSyncClusters c = GroupSyncClusters.start()) {
             c.createAndMirror(Map.of(), "orders");
-            try (KafkaConsumer<byte[], byte[]> member = c.destination.consumer(Map.of("group.id", "app-live"))) {
+            try (KafkaConsumer<byte[], byte[]> member = c.destination().consumer(Map.of("group.id", "app-live"))) {
                 member.subscribe(List.of("orders"));
                 Waits.waitUntil("the destination consumer joined and owns both partitions", () -> {
                     member.poll(Duration.ofMillis(100));
@@ -104,7 +104,7 @@ class GroupOffsetSyncTest {
             c.commitOnSource("app-x", Map.of(ORDERS_0, 20L, PAYMENTS_0, 20L));
             c.awaitDestinationOffsets("app-x", Map.of(ORDERS_0, 20L, PAYMENTS_0, 20L));
 
-            assertEquals(Map.of(), c.mirrors.stopMirrorTopics("dr", List.of("orders"), List.of()));
+            assertEquals(Map.of(), c.mirrors().stopMirrorTopics("dr", List.of("orders"), List.of()));
             c.awaitPartitionState("orders", "STOPPED");
             c.commitOnSource("app-x", Map.of(ORDERS_0, 90L, PAYMENTS_0, 90L));
             c.awaitDestinationOffsets("app-x", Map.of(ORDERS_0, 20L, PAYMENTS_0, 90L));

@@ -1,19 +1,16 @@
 package io.twinlog.tests.mirror;
 
-import io.twinlog.clients.mirror.MirrorAdmin;
+import io.twinlog.testkit.MirroredClusters;
 import io.twinlog.testkit.TestCluster;
 import io.twinlog.testkit.Waits;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.RecordsToDelete;
-import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.PolicyViolationException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutionException;
@@ -31,19 +28,12 @@ class MirrorDeleteRecordsTest {
     @Test
     void mirrorTopicRefusesDeleteRecordsUntilFailedOver() throws Exception {
         TopicPartition tp = new TopicPartition("audit", 0);
-        try (TestCluster source = TestCluster.builder().brokers(1).build().start();
-             TestCluster destination = TestCluster.builder().brokers(1).build().start();
-             Admin sourceAdmin = source.admin();
-             Admin destinationAdmin = destination.admin();
-             MirrorAdmin mirrors = MirrorAdmin.create(destination.bootstrapServers(), Duration.ofSeconds(60))) {
-            sourceAdmin.createTopics(List.of(new NewTopic("audit", 1, (short) 1))).all().get();
-            try (KafkaProducer<byte[], byte[]> producer = source.producer(Map.of())) {
-                for (int i = 0; i < 20; i++) {
-                    producer.send(new ProducerRecord<>("audit", 0, null, new byte[]{(byte) i}));
-                }
-            }
-            mirrors.createClusterMirror("dr", Map.of("bootstrap.servers", source.bootstrapServers()));
-            assertEquals(Map.of(), mirrors.startMirrorTopics("dr", List.of("audit"), List.of(), List.of()));
+        try (MirroredClusters clusters = MirroredClusters.start()) {
+            TestCluster destination = clusters.destination();
+            Admin destinationAdmin = clusters.destinationAdmin();
+            clusters.createSourceTopics(new NewTopic("audit", 1, (short) 1));
+            clusters.source().produce("audit", 0, 20, "r");
+            clusters.mirror("dr", "audit");
             Waits.waitUntil("audit-0 mirrored", () -> destination.broker(0).logStore().log(tp)
                     .map(log -> log.highWatermark()).orElse(-1L) == 20);
 
@@ -52,7 +42,7 @@ class MirrorDeleteRecordsTest {
             assertInstanceOf(PolicyViolationException.class, refused.getCause());
             assertEquals(0, destination.broker(0).logStore().log(tp).orElseThrow().logStartOffset());
 
-            assertEquals(Map.of(), mirrors.stopMirrorTopics("dr", List.of("audit"), List.of()));
+            assertEquals(Map.of(), clusters.mirrors().stopMirrorTopics("dr", List.of("audit"), List.of()));
             // a failed-over topic is the destination's own (retried until this broker's image shows it STOPPED)
             Waits.waitFor("DeleteRecords served after failover", () -> lowWatermarkAfterDelete(destinationAdmin, tp, 10),
                     low -> low == 10);

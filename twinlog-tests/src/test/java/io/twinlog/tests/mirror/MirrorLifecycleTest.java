@@ -4,19 +4,17 @@ import io.twinlog.clients.mirror.MirrorAdmin;
 import io.twinlog.clients.mirror.MirrorErrors;
 import io.twinlog.clients.mirror.MirrorException;
 import io.twinlog.testkit.MirrorInvariants;
+import io.twinlog.testkit.MirroredClusters;
 import io.twinlog.testkit.ReplicaLogs;
 import io.twinlog.testkit.TestCluster;
 import io.twinlog.testkit.Waits;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.TopicDescription;
-import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
-import java.nio.charset.StandardCharsets;
-import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 
@@ -29,21 +27,21 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * leader kill is survived (the new leader continues from the durable state), pause stops the flow and resume
  * catches up, and bad topic requests get distinct errors.
  */
+@Timeout(300)
 class MirrorLifecycleTest {
     private static final TopicPartition TP = new TopicPartition("events", 0);
 
     @Test
     void replicatedDestinationSurvivesLeaderKillAndPauseResume() throws Exception {
-        try (TestCluster source = TestCluster.builder().brokers(1).build().start();
-             TestCluster destination = TestCluster.builder().brokers(3).brokerProperty("default.replication.factor", "3")
-                     .build().start();
-             Admin sourceAdmin = source.admin();
-             Admin destAdmin = destination.admin();
-             MirrorAdmin mirrors = MirrorAdmin.create(destination.bootstrapServers(), Duration.ofSeconds(60))) {
-            sourceAdmin.createTopics(List.of(new NewTopic("events", 1, (short) 1))).all().get();
+        try (MirroredClusters clusters = MirroredClusters.start(TestCluster.builder().brokers(1),
+                TestCluster.builder().brokers(3).brokerProperty("default.replication.factor", "3"))) {
+            TestCluster source = clusters.source();
+            TestCluster destination = clusters.destination();
+            Admin destAdmin = clusters.destinationAdmin();
+            MirrorAdmin mirrors = clusters.mirrors();
+            clusters.createSourceTopics(new NewTopic("events", 1, (short) 1));
             produce(source, 200, "a");
-            mirrors.createClusterMirror("m", Map.of("bootstrap.servers", source.bootstrapServers()));
-            assertEquals(Map.of(), mirrors.startMirrorTopics("m", List.of("events"), List.of(), List.of()));
+            clusters.mirror("m", "events");
             Waits.waitUntil("200 records on every destination replica", () ->
                     ReplicaLogs.logEndOffsets(destination, TP).values().stream().allMatch(e -> e == 200)
                             && ReplicaLogs.logEndOffsets(destination, TP).size() == 3);
@@ -93,7 +91,7 @@ class MirrorLifecycleTest {
     }
 
     private static String state(MirrorAdmin mirrors) throws Exception {
-        return mirrors.describeClusterMirrors(List.of("m")).get("m").topics().get("events").partitions().get(0).state();
+        return MirroredClusters.partition(mirrors, "m", TP).state();
     }
 
     private static TopicDescription describe(Admin admin) throws Exception {
@@ -101,11 +99,6 @@ class MirrorLifecycleTest {
     }
 
     private static void produce(TestCluster cluster, int count, String prefix) throws Exception {
-        try (KafkaProducer<byte[], byte[]> p = cluster.producer(Map.of("linger.ms", 5))) {
-            for (int i = 0; i < count; i++) {
-                p.send(new ProducerRecord<>("events", 0, null, (prefix + i).getBytes(StandardCharsets.UTF_8)));
-            }
-            p.flush();
-        }
+        cluster.produce("events", 0, count, prefix);
     }
 }

@@ -1,6 +1,6 @@
 package io.twinlog.tests.mirror;
 
-import io.twinlog.clients.mirror.MirrorAdmin;
+import io.twinlog.testkit.MirroredClusters;
 import io.twinlog.testkit.TestCluster;
 import io.twinlog.testkit.Waits;
 import org.apache.kafka.clients.admin.Admin;
@@ -8,13 +8,11 @@ import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.NewPartitions;
 import org.apache.kafka.clients.admin.NewTopic;
-import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.ConfigResource;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -23,25 +21,24 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 
 /** A mirror follows its source: new matching topics, partition increases and config changes. */
+@Timeout(300)
 class MirrorMetadataSyncTest {
 
     @Test
     void discoversTopicsFollowsPartitionsAndSyncsConfigs() throws Exception {
-        try (TestCluster source = TestCluster.builder().brokers(1).build().start();
-             TestCluster destination = TestCluster.builder().brokers(1).build().start();
-             Admin src = source.admin();
-             Admin dst = destination.admin();
-             MirrorAdmin mirrors = MirrorAdmin.create(destination.bootstrapServers(), Duration.ofSeconds(60))) {
-            mirrors.createClusterMirror("auto", Map.of("bootstrap.servers", source.bootstrapServers(),
-                    "mirror.topic.include", "auto-.*", "mirror.topic.exclude", ".*-private",
-                    "mirror.metadata.refresh.interval.ms", "500"));
+        try (MirroredClusters clusters = MirroredClusters.start()) {
+            TestCluster source = clusters.source();
+            TestCluster destination = clusters.destination();
+            Admin src = clusters.sourceAdmin();
+            Admin dst = clusters.destinationAdmin();
+            clusters.createMirror("auto", Map.of("mirror.topic.include", "auto-.*",
+                    "mirror.topic.exclude", ".*-private", "mirror.metadata.refresh.interval.ms", "500"));
             src.createTopics(List.of(new NewTopic("auto-orders", 2, (short) 1).configs(Map.of("retention.ms", "3600000")),
                     new NewTopic("auto-private", 1, (short) 1), new NewTopic("other", 1, (short) 1))).all().get();
             produce(source, "auto-orders", 1, 10);
 
-            Waits.waitUntil("auto-orders discovered and mirrored", () -> destination.broker(0).logStore()
-                    .log(new TopicPartition("auto-orders", 1)).map(l -> l.logEndOffset() == 10).orElse(false),
-                    Duration.ofSeconds(60));
+            Waits.waitUntil("auto-orders discovered and mirrored", () -> destination
+                    .logEndOffset(new TopicPartition("auto-orders", 1)) == 10, Duration.ofSeconds(60));
             assertEquals(src.describeTopics(List.of("auto-orders")).allTopicNames().get().get("auto-orders").topicId(),
                     dst.describeTopics(List.of("auto-orders")).allTopicNames().get().get("auto-orders").topicId());
             assertFalse(dst.listTopics().names().get().contains("auto-private"), "excluded");
@@ -49,9 +46,8 @@ class MirrorMetadataSyncTest {
 
             src.createPartitions(Map.of("auto-orders", NewPartitions.increaseTo(4))).all().get();
             produce(source, "auto-orders", 3, 5);
-            Waits.waitUntil("the new partition followed and mirrored", () -> destination.broker(0).logStore()
-                    .log(new TopicPartition("auto-orders", 3)).map(l -> l.logEndOffset() == 5).orElse(false),
-                    Duration.ofSeconds(60));
+            Waits.waitUntil("the new partition followed and mirrored", () -> destination
+                    .logEndOffset(new TopicPartition("auto-orders", 3)) == 5, Duration.ofSeconds(60));
 
             ConfigResource res = new ConfigResource(ConfigResource.Type.TOPIC, "auto-orders");
             src.incrementalAlterConfigs(Map.of(res, List.of(new AlterConfigOp(new ConfigEntry("retention.ms", "7200000"),
@@ -62,11 +58,6 @@ class MirrorMetadataSyncTest {
     }
 
     private static void produce(TestCluster cluster, String topic, int partition, int count) throws Exception {
-        try (KafkaProducer<byte[], byte[]> p = cluster.producer(Map.of())) {
-            for (int i = 0; i < count; i++) {
-                p.send(new ProducerRecord<>(topic, partition, null, ("v" + i).getBytes(StandardCharsets.UTF_8)));
-            }
-            p.flush();
-        }
+        cluster.produce(topic, partition, count, "v");
     }
 }

@@ -3,7 +3,7 @@ package io.twinlog.tests.mirror;
 import io.twinlog.clients.mirror.MirrorAdmin;
 import io.twinlog.clients.mirror.MirrorErrors;
 import io.twinlog.clients.mirror.MirrorException;
-import io.twinlog.testkit.MirrorInvariants;
+import io.twinlog.testkit.MirroredClusters;
 import io.twinlog.testkit.TestCluster;
 import io.twinlog.testkit.Waits;
 import org.apache.kafka.clients.admin.Admin;
@@ -17,7 +17,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -38,24 +37,23 @@ class MirrorStartManyTopicsTest {
 
     @Test
     void oneStartOfManyTopicsAnswersEachAndMirrorsTheStartedOnes() throws Exception {
-        try (TestCluster source = TestCluster.builder().brokers(1).build().start();
-             TestCluster destination = TestCluster.builder().brokers(3).brokerProperty("default.replication.factor", "3")
-                     .build().start();
-             Admin sourceAdmin = source.admin();
-             Admin destAdmin = destination.admin();
-             MirrorAdmin mirrors = MirrorAdmin.create(destination.bootstrapServers(), Duration.ofSeconds(60))) {
+        try (MirroredClusters clusters = MirroredClusters.start(TestCluster.builder().brokers(1),
+                TestCluster.builder().brokers(3).brokerProperty("default.replication.factor", "3"))) {
+            TestCluster source = clusters.source();
+            Admin destAdmin = clusters.destinationAdmin();
+            MirrorAdmin mirrors = clusters.mirrors();
             List<NewTopic> topics = new ArrayList<>();
             for (int i = 0; i < TOPICS; i++) {
                 topics.add(new NewTopic(topic(i), PARTITIONS, (short) 1));
             }
             topics.add(new NewTopic("held", 1, (short) 1));
             topics.add(new NewTopic("clash", 1, (short) 1));
-            sourceAdmin.createTopics(topics).all().get();
+            clusters.createSourceTopics(topics.toArray(NewTopic[]::new));
             produce(source);
             // a destination topic of the same name but another topic ID, and a topic another mirror mirrors
             destAdmin.createTopics(List.of(new NewTopic("clash", 1, (short) 3))).all().get();
-            mirrors.createClusterMirror("m", Map.of("bootstrap.servers", source.bootstrapServers()));
-            mirrors.createClusterMirror("other", Map.of("bootstrap.servers", source.bootstrapServers()));
+            clusters.createMirror("m", Map.of());
+            clusters.createMirror("other", Map.of());
             assertEquals(Map.of(), mirrors.startMirrorTopics("other", List.of("held"), List.of(), List.of()));
 
             Map<String, MirrorException> refused = mirrors.startMirrorTopics("m",
@@ -73,7 +71,8 @@ class MirrorStartManyTopicsTest {
             for (int i = 0; i < TOPICS; i++) {
                 started.add(topic(i));
             }
-            Map<String, TopicDescription> sourceTopics = sourceAdmin.describeTopics(started).allTopicNames().get();
+            Map<String, TopicDescription> sourceTopics = clusters.sourceAdmin().describeTopics(started).allTopicNames()
+                    .get();
             Map<String, TopicDescription> mirrorTopics = destAdmin.describeTopics(started).allTopicNames().get();
             for (String t : started) {
                 assertEquals(sourceTopics.get(t).topicId(), mirrorTopics.get(t).topicId(), t + " keeps its topic ID");
@@ -84,7 +83,7 @@ class MirrorStartManyTopicsTest {
             Waits.waitUntil("every started partition MIRRORING", () -> mirroring(mirrors) == TOPICS * PARTITIONS);
             for (String t : started) {
                 for (int p = 0; p < PARTITIONS; p++) {
-                    MirrorInvariants.awaitMirrored(source, destination, new TopicPartition(t, p));
+                    clusters.awaitMirrored(new TopicPartition(t, p));
                 }
             }
 

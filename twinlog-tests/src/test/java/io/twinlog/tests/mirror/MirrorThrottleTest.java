@@ -2,9 +2,9 @@ package io.twinlog.tests.mirror;
 
 import io.twinlog.clients.mirror.MirrorAdmin;
 import io.twinlog.clients.mirror.MirrorException;
+import io.twinlog.testkit.MirroredClusters;
 import io.twinlog.testkit.TestCluster;
 import io.twinlog.testkit.Waits;
-import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
@@ -39,14 +39,13 @@ class MirrorThrottleTest {
 
     @Test
     void aCappedMirrorCopiesAtTheCapAndCatchesUpWhenItIsLifted() throws Exception {
-        try (TestCluster source = TestCluster.builder().brokers(1).build().start();
-             TestCluster destination = TestCluster.builder().brokers(1)
-                     .brokerProperty("replication.quota.window.num", "3")
-                     .brokerProperty("replication.quota.window.size.seconds", "1").build().start();
-             MirrorAdmin mirrors = MirrorAdmin.create(destination.bootstrapServers(), Duration.ofSeconds(60))) {
-            try (Admin admin = source.admin()) {
-                admin.createTopics(List.of(new NewTopic(TOPIC, 1, (short) 1))).all().get(30, TimeUnit.SECONDS);
-            }
+        try (MirroredClusters clusters = MirroredClusters.start(TestCluster.builder().brokers(1),
+                TestCluster.builder().brokers(1).brokerProperty("replication.quota.window.num", "3")
+                        .brokerProperty("replication.quota.window.size.seconds", "1"))) {
+            TestCluster source = clusters.source();
+            TestCluster destination = clusters.destination();
+            MirrorAdmin mirrors = clusters.mirrors();
+            clusters.createSourceTopics(new NewTopic(TOPIC, 1, (short) 1));
             try (KafkaProducer<byte[], byte[]> producer = source.producer(Map.of(ProducerConfig.LINGER_MS_CONFIG, 5))) {
                 byte[] value = new byte[RECORD_BYTES];
                 for (int i = 0; i < RECORDS; i++) {
@@ -58,8 +57,7 @@ class MirrorThrottleTest {
                     Map.of("bootstrap.servers", source.bootstrapServers(), "mirror.replication.throttled.rate", "0")));
             assertTrue(refused.getMessage().contains("mirror.replication.throttled.rate"), refused.getMessage());
 
-            mirrors.createClusterMirror("m", Map.of("bootstrap.servers", source.bootstrapServers(),
-                    "mirror.replication.throttled.rate", Long.toString(CAP)));
+            clusters.createMirror("m", Map.of("mirror.replication.throttled.rate", Long.toString(CAP)));
             assertEquals(Map.of(), mirrors.startMirrorTopics("m", List.of(TOPIC), List.of(), List.of()));
             Waits.waitUntil("mirroring began", () -> logEnd(destination) > 0, Duration.ofSeconds(30));
             long firstNanos = System.nanoTime();

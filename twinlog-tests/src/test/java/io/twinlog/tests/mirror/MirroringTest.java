@@ -2,6 +2,7 @@ package io.twinlog.tests.mirror;
 
 import io.twinlog.clients.mirror.MirrorAdmin;
 import io.twinlog.testkit.MirrorInvariants;
+import io.twinlog.testkit.MirroredClusters;
 import io.twinlog.testkit.ReplicaLogs;
 import io.twinlog.testkit.TestCluster;
 import io.twinlog.testkit.Waits;
@@ -14,9 +15,9 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.errors.PolicyViolationException;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutionException;
@@ -27,31 +28,30 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** End to end: a mirror copies a topic with the same ID, offsets, epochs and CRCs; read-only; failover. */
+@Timeout(300)
 class MirroringTest {
 
     @Test
     void mirrorsBatchForBatchThenFailsOver() throws Exception {
-        try (TestCluster source = TestCluster.builder().brokers(1).build().start();
-             TestCluster destination = TestCluster.builder().brokers(1).build().start();
-             Admin sourceAdmin = source.admin();
-             MirrorAdmin mirrors = MirrorAdmin.create(destination.bootstrapServers(), Duration.ofSeconds(60))) {
-            sourceAdmin.createTopics(List.of(new NewTopic("orders", 2, (short) 1)
-                    .configs(Map.of("retention.ms", "86400000")))).all().get();
+        try (MirroredClusters clusters = MirroredClusters.start()) {
+            TestCluster source = clusters.source();
+            TestCluster destination = clusters.destination();
+            Admin sourceAdmin = clusters.sourceAdmin();
+            MirrorAdmin mirrors = clusters.mirrors();
+            clusters.createSourceTopics(new NewTopic("orders", 2, (short) 1)
+                    .configs(Map.of("retention.ms", "86400000")));
             Uuid sourceId = sourceAdmin.describeTopics(List.of("orders")).allTopicNames().get().get("orders").topicId();
             produce(source, "orders", 0, 300, "a");
             produce(source, "orders", 1, 200, "b");
 
-            mirrors.createClusterMirror("dr", Map.of("bootstrap.servers", source.bootstrapServers()));
-            assertEquals(Map.of(), mirrors.startMirrorTopics("dr", List.of("orders"), List.of(), List.of()));
+            clusters.mirror("dr", "orders");
 
             TopicPartition p0 = new TopicPartition("orders", 0);
             TopicPartition p1 = new TopicPartition("orders", 1);
             Waits.waitUntil("partition 0 mirrored", () -> end(destination, p0) == 300);
             Waits.waitUntil("partition 1 mirrored", () -> end(destination, p1) == 200);
-            try (Admin destAdmin = destination.admin()) {
-                assertEquals(sourceId, destAdmin.describeTopics(List.of("orders")).allTopicNames().get().get("orders")
-                        .topicId(), "the mirror topic keeps the source's topic ID");
-            }
+            assertEquals(sourceId, clusters.destinationAdmin().describeTopics(List.of("orders")).allTopicNames().get()
+                    .get("orders").topicId(), "the mirror topic keeps the source's topic ID");
             assertEquals(ReplicaLogs.read(source.broker(0), p0), ReplicaLogs.read(destination.broker(0), p0),
                     "batch for batch: offsets, epochs, CRCs");
             assertEquals(ReplicaLogs.read(source.broker(0), p1), ReplicaLogs.read(destination.broker(0), p1));
@@ -64,8 +64,8 @@ class MirroringTest {
             assertEquals("MIRRORING", d0.state());
             Waits.waitUntil("lag 0", () -> mirrors.describeClusterMirrors(List.of("dr")).get("dr").topics()
                     .get("orders").partitions().get(0).lag() == 0);
-            MirrorInvariants.awaitMirrored(source, destination, p0);
-            MirrorInvariants.awaitMirrored(source, destination, p1);
+            clusters.awaitMirrored(p0);
+            clusters.awaitMirrored(p1);
 
             // read-only while mirroring, with a message naming the mirror
             try (KafkaProducer<byte[], byte[]> p = destination.producer(Map.of("retries", 0))) {

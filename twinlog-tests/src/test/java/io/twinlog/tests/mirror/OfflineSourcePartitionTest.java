@@ -1,15 +1,15 @@
 package io.twinlog.tests.mirror;
 
 import io.twinlog.clients.mirror.MirrorAdmin;
-import io.twinlog.testkit.MirrorInvariants;
+import io.twinlog.testkit.MirroredClusters;
 import io.twinlog.testkit.TestCluster;
 import io.twinlog.testkit.Waits;
-import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -24,24 +24,26 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * FAILED with that reason after {@code mirror.state.timeout.ms}, retried, and mirrors again by itself once the
  * source partition is back.
  */
+@Timeout(300)
 class OfflineSourcePartitionTest {
     private static final String TOPIC = "ledger";
     private static final TopicPartition TP = new TopicPartition(TOPIC, 0);
 
     @Test
     void leaderlessSourcePartitionFailsWithTheReasonAndRecovers() throws Exception {
-        try (TestCluster source = TestCluster.builder().brokers(2).build().start();
-             TestCluster destination = TestCluster.builder().brokers(1)
-                     .brokerProperty("mirror.state.timeout.ms", "3000").build().start();
-             Admin sourceAdmin = source.admin();
-             MirrorAdmin mirrors = MirrorAdmin.create(destination.bootstrapServers(), Duration.ofSeconds(60))) {
+        try (MirroredClusters clusters = MirroredClusters.start(TestCluster.builder().brokers(2),
+                TestCluster.builder().brokers(1).brokerProperty("mirror.state.timeout.ms", "3000"))) {
+            TestCluster source = clusters.source();
+            TestCluster destination = clusters.destination();
+            MirrorAdmin mirrors = clusters.mirrors();
             // the partition's only replica is on source broker 1
-            sourceAdmin.createTopics(List.of(new NewTopic(TOPIC, Map.of(0, List.of(1))))).all().get();
+            clusters.createSourceTopics(new NewTopic(TOPIC, Map.of(0, List.of(1))));
             produce(source, 0, 100);
-            mirrors.createClusterMirror("dr", Map.of("bootstrap.servers", source.broker(0).bootstrapServers()));
+            // bootstrapped from broker 0 only, which stays up
+            clusters.createMirror("dr", Map.of("bootstrap.servers", source.broker(0).bootstrapServers()));
             assertEquals(Map.of(), mirrors.startMirrorTopics("dr", List.of(TOPIC), List.of(), List.of()));
-            Waits.waitUntil("100 records mirrored", () -> end(destination) == 100);
-            MirrorInvariants.awaitMirrored(source, destination, TP);
+            Waits.waitUntil("100 records mirrored", () -> destination.logEndOffset(TP) == 100);
+            clusters.awaitMirrored(TP);
 
             source.stopBroker(1);
             MirrorAdmin.PartitionDescription failed = Waits.waitFor("FAILED: the source partition has no leader",
@@ -51,17 +53,13 @@ class OfflineSourcePartitionTest {
             source.startBroker(1);
             produce(source, 100, 50);
             Waits.waitUntil("mirroring again by itself, caught up", () -> partition(mirrors).state()
-                    .equals("MIRRORING") && end(destination) == 150, Duration.ofSeconds(60));
-            MirrorInvariants.awaitMirrored(source, destination, TP);
+                    .equals("MIRRORING") && destination.logEndOffset(TP) == 150, Duration.ofSeconds(60));
+            clusters.awaitMirrored(TP);
         }
     }
 
-    private static long end(TestCluster destination) {
-        return destination.broker(0).logStore().log(TP).map(l -> l.logEndOffset()).orElse(-1L);
-    }
-
     private static MirrorAdmin.PartitionDescription partition(MirrorAdmin mirrors) throws Exception {
-        return mirrors.describeClusterMirrors(List.of("dr")).get("dr").topics().get(TOPIC).partitions().get(0);
+        return MirroredClusters.partition(mirrors, "dr", TP);
     }
 
     private static void produce(TestCluster cluster, int from, int count) throws Exception {

@@ -3,9 +3,9 @@ package io.twinlog.tests.mirror;
 import io.twinlog.clients.mirror.MirrorAdmin;
 import io.twinlog.testkit.MirrorInvariants;
 import io.twinlog.testkit.MirrorSteps;
+import io.twinlog.testkit.MirroredClusters;
 import io.twinlog.testkit.ReplicaLogs;
 import io.twinlog.testkit.TestCluster;
-import io.twinlog.testkit.Waits;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -19,7 +19,6 @@ import org.junit.jupiter.api.Timeout;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -45,9 +44,10 @@ class ProducerIdsAfterFailoverTest {
 
     @Test
     void newIdempotentProducersAfterFailoverAreWrittenAtTheirAcknowledgedOffsetsOnEveryReplica() throws Exception {
-        try (TestCluster source = TestCluster.builder().brokers(1).build().start();
-             TestCluster destination = threeBrokers()) {
-            mirrorTwoProducersAndFailOver(source, destination);
+        try (MirroredClusters clusters = threeBrokerDestination()) {
+            TestCluster source = clusters.source();
+            TestCluster destination = clusters.destination();
+            mirrorTwoProducersAndFailOver(clusters);
 
             // the destination's first producers get ids 0, 1, 2: the first two collide with the mirrored ones
             List<Acked> acked = produceOneEach(destination, "destination", 3);
@@ -66,9 +66,10 @@ class ProducerIdsAfterFailoverTest {
 
     @Test
     void aCrashThatLostTheBarriersSnapshotAppliesTheBarrierAgainFromTheLog() throws Exception {
-        try (TestCluster source = TestCluster.builder().brokers(1).build().start();
-             TestCluster destination = threeBrokers()) {
-            mirrorTwoProducersAndFailOver(source, destination);
+        try (MirroredClusters clusters = threeBrokerDestination()) {
+            TestCluster source = clusters.source();
+            TestCluster destination = clusters.destination();
+            mirrorTwoProducersAndFailOver(clusters);
             ReplicaLogs.awaitIdentical(destination, TP, destination.runningBrokerIds()); // the barrier everywhere
 
             // the whole cluster goes down before any producer here, as in a power cut: no clean-shutdown file, and
@@ -105,17 +106,17 @@ class ProducerIdsAfterFailoverTest {
 
     @Test
     void newIdempotentProducersOnTheOldSourceAfterAFailbackAreWritten() throws Exception {
-        try (TestCluster a = TestCluster.builder().brokers(1).build().start();
-             TestCluster b = TestCluster.builder().brokers(1).build().start();
-             MirrorAdmin onB = MirrorAdmin.create(b.bootstrapServers(), Duration.ofSeconds(60));
-             MirrorAdmin onA = MirrorAdmin.create(a.bootstrapServers(), Duration.ofSeconds(60))) {
-            mirrorTwoProducersAndFailOverToB(a, b, onB);
+        try (MirroredClusters clusters = MirroredClusters.start()) {
+            TestCluster a = clusters.source();
+            TestCluster b = clusters.destination();
+            MirrorAdmin onA = clusters.mirrorsOnSource();
+            mirrorTwoProducersAndFailOver(clusters);
             List<Acked> onBAcked = produceOneEach(b, "b", 4); // B's ids 0..3 (0, 1 collide with A's)
             assertEveryAckedRecordOnEveryReplica(b, onBAcked);
 
             // failback: A mirrors B, then fails over to itself again
-            MirrorSteps.startMirroring(onA, "from-b", b, TOPIC);
-            Waits.waitUntil("A mirrors", () -> state(onA, "from-b").equals("MIRRORING"));
+            clusters.failBack("from-b", TOPIC);
+            MirroredClusters.awaitState(onA, "from-b", TOPIC, "MIRRORING");
             MirrorInvariants.awaitMirrored(b, a, TP); // with B's barrier, mirrored like any batch
             MirrorSteps.failOver(onA, "from-b", TOPIC);
             // A's next producers get A's next ids (2, 3, ...), which B's mirrored producers used
@@ -131,15 +132,16 @@ class ProducerIdsAfterFailoverTest {
      */
     @Test
     void aSecondFailoverOfTheSameClusterWritesItsOwnBarrierAndRecordsItsOwnOffset() throws Exception {
-        try (TestCluster a = TestCluster.builder().brokers(1).build().start();
-             TestCluster b = TestCluster.builder().brokers(1).build().start();
-             MirrorAdmin onB = MirrorAdmin.create(b.bootstrapServers(), Duration.ofSeconds(60));
-             MirrorAdmin onA = MirrorAdmin.create(a.bootstrapServers(), Duration.ofSeconds(60))) {
-            mirrorTwoProducersAndFailOverToB(a, b, onB); // B's first failover: its barrier at 2
+        try (MirroredClusters clusters = MirroredClusters.start()) {
+            TestCluster a = clusters.source();
+            TestCluster b = clusters.destination();
+            MirrorAdmin onB = clusters.mirrors();
+            MirrorAdmin onA = clusters.mirrorsOnSource();
+            mirrorTwoProducersAndFailOver(clusters); // B's first failover: its barrier at 2
             long firstFailover = lastMirroredOffset(onB, "from-a");
             produceOneEach(b, "b", 2); // B's ids 0, 1
 
-            MirrorSteps.startMirroring(onA, "from-b", b, TOPIC);
+            clusters.failBack("from-b", TOPIC);
             MirrorInvariants.awaitMirrored(b, a, TP);
             MirrorSteps.failOver(onA, "from-b", TOPIC);
             produceOneEach(a, "a-again", 6); // A's ids 2..7, forgotten by no barrier on B yet
@@ -148,7 +150,7 @@ class ProducerIdsAfterFailoverTest {
             Map<String, ?> refused = onB.startMirrorTopics("from-a", List.of(TOPIC), List.of(), List.of());
             assertEquals(Map.of(), refused, "the failback of B");
             MirrorInvariants.awaitMirrored(a, b, TP);
-            long mirroredEnd = end(b);
+            long mirroredEnd = b.logEndOffset(TP);
             MirrorSteps.failOver(onB, "from-a", TOPIC);
             List<Acked> acked = produceOneEach(b, "b-again", 4);
             assertEveryAckedRecordOnEveryReplica(b, acked);
@@ -157,32 +159,22 @@ class ProducerIdsAfterFailoverTest {
         }
     }
 
-    /** A's first two producers (its ids 0 and 1) on a new topic, mirrored to B, which then fails over. */
-    private static void mirrorTwoProducersAndFailOverToB(TestCluster a, TestCluster b, MirrorAdmin onB)
-            throws Exception {
-        try (Admin aAdmin = a.admin()) {
-            aAdmin.createTopics(List.of(new NewTopic(TOPIC, 1, (short) 1))).all().get();
-        }
-        produceOneEach(a, "a", 2);
-        MirrorSteps.startMirroring(onB, "from-a", a, TOPIC);
-        Waits.waitUntil("B holds A's records", () -> end(b) == 2);
-        MirrorSteps.failOver(onB, "from-a", TOPIC);
+    /** A one-broker source and a destination of three brokers that replicates its topics three times. */
+    private static MirroredClusters threeBrokerDestination() throws Exception {
+        return MirroredClusters.start(TestCluster.builder().brokers(1), TestCluster.builder().brokers(3)
+                .brokerProperty("default.replication.factor", "3"));
     }
 
-    private static TestCluster threeBrokers() throws Exception {
-        return TestCluster.builder().brokers(3).brokerProperty("default.replication.factor", "3").build().start();
-    }
-
-    /** Two idempotent producers on the source (its ids 0 and 1), mirrored to the destination, then failed over. */
-    private static void mirrorTwoProducersAndFailOver(TestCluster source, TestCluster destination) throws Exception {
-        try (Admin sourceAdmin = source.admin();
-             MirrorAdmin mirrors = MirrorAdmin.create(destination.bootstrapServers(), Duration.ofSeconds(60))) {
-            sourceAdmin.createTopics(List.of(new NewTopic(TOPIC, 1, (short) 1))).all().get();
-            produceOneEach(source, "source", 2);
-            MirrorSteps.startMirroring(mirrors, "dr", source, TOPIC);
-            MirrorInvariants.awaitMirrored(source, destination, TP);
-            MirrorSteps.failOver(mirrors, "dr", TOPIC);
-        }
+    /**
+     * Two idempotent producers on the source (its ids 0 and 1, values {@code a-0}, {@code a-1}) on a new topic,
+     * mirrored to the destination by mirror "from-a", which then fails over.
+     */
+    private static void mirrorTwoProducersAndFailOver(MirroredClusters clusters) throws Exception {
+        clusters.createSourceTopics(new NewTopic(TOPIC, 1, (short) 1));
+        produceOneEach(clusters.source(), "a", 2);
+        clusters.mirror("from-a", TOPIC);
+        clusters.awaitMirrored(TP);
+        clusters.failOver("from-a", TOPIC);
     }
 
     /** An acknowledged record: the offset the broker answered and the value sent. */
@@ -228,17 +220,7 @@ class ProducerIdsAfterFailoverTest {
         }
     }
 
-    private static String state(MirrorAdmin admin, String mirror) throws Exception {
-        return admin.describeClusterMirrors(List.of(mirror)).get(mirror).topics().get(TOPIC).partitions().get(0)
-                .state();
-    }
-
     private static long lastMirroredOffset(MirrorAdmin admin, String mirror) throws Exception {
-        return admin.describeClusterMirrors(List.of(mirror)).get(mirror).topics().get(TOPIC).partitions().get(0)
-                .lastMirroredOffset();
-    }
-
-    private static long end(TestCluster c) {
-        return c.broker(c.runningBrokerIds().get(0)).logStore().log(TP).map(l -> l.logEndOffset()).orElse(-1L);
+        return MirroredClusters.partition(admin, mirror, TP).lastMirroredOffset();
     }
 }

@@ -66,10 +66,10 @@ class ShareConsumerFailoverTest {
             // the group reads from offset 0 of every partition; set as kafka-share-groups --reset-offsets does, the
             // start offsets are persisted at once (one resolved from share.auto.offset.reset is persisted only with
             // the partition's first state write, and one not persisted is not synced)
-            c.sourceAdmin.alterShareGroupOffsets(GROUP, Map.of(ORDERS_0, 0L, ORDERS_1, 0L, OTHER_0, 0L)).all().get();
+            c.sourceAdmin().alterShareGroupOffsets(GROUP, Map.of(ORDERS_0, 0L, ORDERS_1, 0L, OTHER_0, 0L)).all().get();
 
             Map<TopicPartition, List<Long>> acceptedOnSource = new HashMap<>();
-            KafkaShareConsumer<byte[], byte[]> onSource = shareConsumer(c.source, "on-source");
+            KafkaShareConsumer<byte[], byte[]> onSource = shareConsumer(c.source(), "on-source");
             Map<TopicPartition, Long> synced;
             try {
                 onSource.subscribe(List.of("orders", "other"));
@@ -87,16 +87,16 @@ class ShareConsumerFailoverTest {
 
                 // the mirror copies the records and syncs what the source persisted
                 for (TopicPartition tp : ORDERS) {
-                    Waits.waitUntil(tp + " mirrored", () -> c.destination.broker(0).logStore().log(tp)
+                    Waits.waitUntil(tp + " mirrored", () -> c.destination().broker(0).logStore().log(tp)
                             .map(l -> l.logEndOffset() == RECORDS).orElse(false), TIMEOUT);
                 }
                 synced = Waits.waitFor("the source's start offsets of orders synced to the destination", () -> {
-                    Map<TopicPartition, Long> onTheSource = GroupSyncClusters.shareStartOffsets(c.sourceAdmin, GROUP);
+                    Map<TopicPartition, Long> onTheSource = GroupSyncClusters.shareStartOffsets(c.sourceAdmin(), GROUP);
                     onTheSource.keySet().retainAll(ORDERS);
-                    return onTheSource.equals(GroupSyncClusters.shareStartOffsets(c.destinationAdmin, GROUP))
+                    return onTheSource.equals(GroupSyncClusters.shareStartOffsets(c.destinationAdmin(), GROUP))
                             ? onTheSource : null;
                 }, Objects::nonNull, TIMEOUT);
-                c.source.killBroker(0);
+                c.source().killBroker(0);
             } finally {
                 onSource.close(Duration.ofMillis(500)); // its broker is gone, or the test failed
             }
@@ -113,11 +113,11 @@ class ShareConsumerFailoverTest {
 
             // the disaster: fail over; the synced start offsets stay, and are no longer synced
             long failoverStartNs = System.nanoTime();
-            assertEquals(Map.of(), c.mirrors.stopMirrorTopics("dr", List.of("orders"), List.of()));
+            assertEquals(Map.of(), c.mirrors().stopMirrorTopics("dr", List.of("orders"), List.of()));
             c.awaitPartitionState("orders", "STOPPED");
-            assertEquals(synced, GroupSyncClusters.shareStartOffsets(c.destinationAdmin, GROUP));
+            assertEquals(synced, GroupSyncClusters.shareStartOffsets(c.destinationAdmin(), GROUP));
 
-            try (KafkaShareConsumer<byte[], byte[]> onDestination = shareConsumer(c.destination, "on-destination")) {
+            try (KafkaShareConsumer<byte[], byte[]> onDestination = shareConsumer(c.destination(), "on-destination")) {
                 onDestination.subscribe(List.of("orders"));
                 Map<TopicPartition, List<ConsumerRecord<byte[], byte[]>>> received = new HashMap<>();
                 Waits.waitUntil("orders consumed on the destination from the synced start offsets", () -> {
@@ -144,7 +144,7 @@ class ShareConsumerFailoverTest {
 
                 // written on the destination after failover: exactly these come next
                 List<Long> written = new ArrayList<>();
-                try (KafkaProducer<byte[], byte[]> producer = c.destination.producer(Map.of())) {
+                try (KafkaProducer<byte[], byte[]> producer = c.destination().producer(Map.of())) {
                     for (int i = 0; i < 2; i++) {
                         written.add(producer.send(new ProducerRecord<>("orders", 0, null,
                                 ("after-" + i).getBytes(StandardCharsets.UTF_8))).get().offset());

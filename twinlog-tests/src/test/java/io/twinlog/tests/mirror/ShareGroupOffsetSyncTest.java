@@ -60,7 +60,7 @@ class ShareGroupOffsetSyncTest {
 
             // only the mirrored topic's start offsets; the group did not exist here: AlterShareGroupOffsets made it
             c.awaitDestinationShareOffsets("tasks", Map.of(ORDERS_0, 60L, ORDERS_1, 100L));
-            assertEquals(GroupState.EMPTY, c.destinationAdmin.describeShareGroups(List.of("tasks")).describedGroups()
+            assertEquals(GroupState.EMPTY, c.destinationAdmin().describeShareGroups(List.of("tasks")).describedGroups()
                     .get("tasks").get().groupState());
             MirrorAdmin.GroupSyncDescription synced = Waits.waitFor("the sync of tasks in describe",
                     () -> c.describeGroups().get("tasks"), d -> d != null && d.offsetsSynced() == 2, TIMEOUT);
@@ -71,20 +71,20 @@ class ShareGroupOffsetSyncTest {
             c.awaitDestinationShareOffsets("tasks", Map.of(ORDERS_0, 80L, ORDERS_1, 100L));
 
             // the destination stops at 100 (paused) while the source group moves to 140 of 150
-            c.mirrors.pauseMirrorTopics("dr", List.of("orders"), List.of());
+            c.mirrors().pauseMirrorTopics("dr", List.of("orders"), List.of());
             c.awaitPartitionState("orders", "PAUSED");
             c.produce("orders", 0, 50);
             c.shareOffsetsOnSource("tasks", Map.of(ORDERS_0, 140L));
             c.awaitDestinationShareOffsets("tasks", Map.of(ORDERS_0, 100L, ORDERS_1, 100L));
             Waits.waitFor("describe counts the clamped start offset", () -> c.describeGroups().get("tasks"),
                     g -> g.offsetsClamped() == 1, TIMEOUT);
-            c.mirrors.resumeMirrorTopics("dr", List.of("orders"), List.of());
+            c.mirrors().resumeMirrorTopics("dr", List.of("orders"), List.of());
             c.awaitDestinationShareOffsets("tasks", Map.of(ORDERS_0, 140L, ORDERS_1, 100L));
 
             // a member on the destination owns the group's start offsets; so does a consumer group of the same ID
             String member = Uuid.randomUuid().toString();
             c.joinOnDestination("tasks", member);
-            c.destinationAdmin.alterConsumerGroupOffsets("taken", Map.of(ORDERS_0, new OffsetAndMetadata(7)))
+            c.destinationAdmin().alterConsumerGroupOffsets("taken", Map.of(ORDERS_0, new OffsetAndMetadata(7)))
                     .all().get();
             c.shareOffsetsOnSource("taken", Map.of(ORDERS_0, 30L));
             c.shareOffsetsOnSource("tasks", Map.of(ORDERS_0, 20L));
@@ -96,7 +96,7 @@ class ShareGroupOffsetSyncTest {
                     "a share group with a member on the destination is not overwritten");
             assertTrue(c.describeGroups().get("tasks").lastSyncTimeMs() < marker.lastSyncTimeMs(),
                     "its LAST-SYNC stays at the last pass that synced it, before the member joined");
-            assertEquals(7L, c.destinationAdmin.listConsumerGroupOffsets("taken").partitionsToOffsetAndMetadata()
+            assertEquals(7L, c.destinationAdmin().listConsumerGroupOffsets("taken").partitionsToOffsetAndMetadata()
                     .get().get(ORDERS_0).offset(), "a consumer group of the same ID keeps its offsets");
             assertFalse(c.describeGroups().containsKey("taken"));
             assertEquals(Errors.NONE.code(), c.heartbeatOnDestination("tasks", member, -1).errorCode());
@@ -104,7 +104,7 @@ class ShareGroupOffsetSyncTest {
 
             // failover: the source moves on, the destination group keeps the synced start offsets, and a member
             // joining there is assigned the partitions with them (not re-initialized)
-            assertEquals(Map.of(), c.mirrors.stopMirrorTopics("dr", List.of("orders"), List.of()));
+            assertEquals(Map.of(), c.mirrors().stopMirrorTopics("dr", List.of("orders"), List.of()));
             c.awaitPartitionState("orders", "STOPPED");
             c.shareOffsetsOnSource("tasks", Map.of(ORDERS_0, 5L, ORDERS_1, 5L));
             c.shareOffsetsOnSource("marker-2", Map.of(PAYMENTS_0, 2L));
@@ -189,12 +189,12 @@ class ShareGroupOffsetSyncTest {
 
         /** Sets a share group's start offsets on the source (the group has no members: AlterShareGroupOffsets). */
         void shareOffsetsOnSource(String group, Map<TopicPartition, Long> startOffsets) throws Exception {
-            sourceAdmin.alterShareGroupOffsets(group, startOffsets).all().get();
+            sourceAdmin().alterShareGroupOffsets(group, startOffsets).all().get();
         }
 
         /** The group's start offsets on the destination (none for a group it does not know). */
         Map<TopicPartition, Long> destinationShareOffsets(String group) throws Exception {
-            return shareStartOffsets(destinationAdmin, group);
+            return shareStartOffsets(destinationAdmin(), group);
         }
 
         void awaitDestinationShareOffsets(String group, Map<TopicPartition, Long> expected) {
@@ -220,7 +220,7 @@ class ShareGroupOffsetSyncTest {
 
         ShareGroupHeartbeatResponseData heartbeatOnDestination(String group, String memberId, int epoch)
                 throws Exception {
-            try (RawKafkaConnection connection = RawKafkaConnection.to(destination.bootstrapServers())) {
+            try (RawKafkaConnection connection = RawKafkaConnection.to(destination().bootstrapServers())) {
                 ShareGroupHeartbeatResponse response = connection.send(new ShareGroupHeartbeatRequest.Builder(
                         new ShareGroupHeartbeatRequestData().setGroupId(group).setMemberId(memberId)
                                 .setMemberEpoch(epoch).setSubscribedTopicNames(epoch == 0 ? List.of("orders") : null))
