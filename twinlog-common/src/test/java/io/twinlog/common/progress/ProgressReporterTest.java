@@ -1,6 +1,6 @@
 package io.twinlog.common.progress;
 
-import org.apache.kafka.common.utils.Time;
+import org.apache.kafka.common.utils.MockTime;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.slf4j.event.EventRecordingLogger;
@@ -13,7 +13,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.OptionalLong;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.function.Supplier;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -22,7 +21,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /** The progress line's format, and the reporter's rate limit, rate and time left on a fake clock. */
 @Timeout(10)
 class ProgressReporterTest {
-    private final FakeTime time = new FakeTime();
+    private final MockTime time = new MockTime();
     private final ConcurrentLinkedQueue<SubstituteLoggingEvent> events = new ConcurrentLinkedQueue<>();
     private final EventRecordingLogger log = new EventRecordingLogger(
             new SubstituteLogger("test", events, false), events);
@@ -56,13 +55,13 @@ class ProgressReporterTest {
     void logsAtMostOncePerIntervalAndNothingForShortWork() {
         ProgressReporter r = new ProgressReporter(log, "[Mirror m1 t-0] catching up", "records", time, 30_000);
         assertFalse(r.update(0, 1_000));
-        time.advance(29_999);
+        time.sleep(29_999);
         assertFalse(r.update(100, 1_000));
-        time.advance(1);
+        time.sleep(1);
         assertTrue(r.update(200, 1_000));
-        time.advance(10_000);
+        time.sleep(10_000);
         assertFalse(r.update(300, 1_000), "within 30 s of the last line");
-        time.advance(20_000);
+        time.sleep(20_000);
         assertTrue(r.update(400, 1_000));
         assertEquals(List.of(
                 "[Mirror m1 t-0] catching up: 20.0% (200 of 1,000 records), 6.7 records/s, about 2 min 00 s left",
@@ -71,7 +70,7 @@ class ProgressReporterTest {
 
         ProgressReporter quick = new ProgressReporter(log, "quick", "records", time, 30_000);
         quick.update(0, 10);
-        time.advance(5_000);
+        time.sleep(5_000);
         quick.update(10, 10);
         quick.finish("caught up");
         assertFalse(quick.reported());
@@ -82,7 +81,7 @@ class ProgressReporterTest {
     void countsFromTheFirstPositionAndFollowsAMovingTarget() {
         ProgressReporter r = new ProgressReporter(log, "re-mirroring", "records", time, 30_000);
         r.update(1_000_000, 1_100_000); // after a truncation: 100,000 records to copy again
-        time.advance(10_000);
+        time.sleep(10_000);
         r.update(1_050_000, 1_120_000); // copied 50,000 while the source grew by 20,000
         Progress p = r.snapshot();
         assertEquals(50_000, p.done());
@@ -91,7 +90,7 @@ class ProgressReporterTest {
         // the work left shrank by 30,000 in 10 s: 70,000 left take about 23 s
         assertEquals(OptionalLong.of(23_333), p.remainingMs());
 
-        time.advance(10_000);
+        time.sleep(10_000);
         r.update(1_070_000, 1_200_000); // the source outran the copy: more work left than at the start
         assertEquals(OptionalLong.empty(), r.snapshot().remainingMs());
     }
@@ -101,13 +100,13 @@ class ProgressReporterTest {
         ProgressReporter r = new ProgressReporter(log, "[Partition t-0 broker=2] catching up with leader 1",
                 "records", time, 30_000);
         r.update(0, 10_000);
-        time.advance(30_000);
+        time.sleep(30_000);
         r.update(5_000, 10_000);
-        time.advance(30_000);
+        time.sleep(30_000);
         r.update(10_000, 10_000);
         r.finish("caught up, in the ISR soon");
         r.finish("again");
-        time.advance(60_000);
+        time.sleep(60_000);
         assertFalse(r.update(10_000, 10_000), "nothing after the end");
         List<String> lines = lines();
         assertEquals(3, lines.size(), String.valueOf(lines));
@@ -123,34 +122,5 @@ class ProgressReporterTest {
             out.add(MessageFormatter.arrayFormat(e.getMessage(), e.getArgumentArray()).getMessage());
         }
         return out;
-    }
-
-    /** A clock that moves only when told. */
-    private static final class FakeTime implements Time {
-        private long nowMs = 1_000_000;
-
-        void advance(long ms) {
-            nowMs += ms;
-        }
-
-        @Override
-        public long milliseconds() {
-            return nowMs;
-        }
-
-        @Override
-        public long nanoseconds() {
-            return nowMs * 1_000_000;
-        }
-
-        @Override
-        public void sleep(long ms) {
-            advance(ms);
-        }
-
-        @Override
-        public void waitObject(Object obj, Supplier<Boolean> condition, long deadlineMs) {
-            throw new UnsupportedOperationException("not used");
-        }
     }
 }

@@ -1,12 +1,12 @@
 package io.twinlog.protocol.client;
 
 import org.apache.kafka.common.errors.TimeoutException;
+import org.apache.kafka.common.utils.MockTime;
 import org.apache.kafka.common.utils.Time;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 import java.util.concurrent.TimeUnit;
-import java.util.function.Supplier;
 
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -34,25 +34,7 @@ class MonotonicTimeTest {
 
     @Test
     void aTestsMockTimeIsKeptTheSystemClockReplaced() {
-        Time mock = new Time() { // a test's clock, as Kafka's MockTime
-            @Override
-            public long milliseconds() {
-                return 42;
-            }
-
-            @Override
-            public long nanoseconds() {
-                return 42_000_000;
-            }
-
-            @Override
-            public void sleep(long ms) {
-            }
-
-            @Override
-            public void waitObject(Object obj, Supplier<Boolean> condition, long deadlineMs) {
-            }
-        };
+        Time mock = new MockTime();
         assertSame(mock, MonotonicTime.orMock(mock));
         assertSame(MonotonicTime.INSTANCE, MonotonicTime.orMock(Time.SYSTEM));
     }

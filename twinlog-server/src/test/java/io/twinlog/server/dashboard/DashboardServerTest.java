@@ -6,6 +6,7 @@ import com.yammer.metrics.core.MetricsRegistry;
 import io.twinlog.common.HttpListener;
 import io.twinlog.common.tasks.TaskHealth;
 import io.twinlog.controller.metadata.MetadataImage;
+import org.apache.kafka.common.utils.MockTime;
 import org.apache.kafka.common.utils.Time;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -30,7 +31,6 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -218,25 +218,25 @@ class DashboardServerTest {
 
     @Test
     void aFailedReadOfTheClusterIsKeptAsLongAsADocument() throws Exception {
-        ManualTime time = new ManualTime();
+        MockTime time = new MockTime();
         GatedBroker broker = new GatedBroker();
         broker.open();
         DashboardServer server = start(false, broker.broker(), time);
 
         assertError(send(server, "GET", "/api/v1/mirrors", null), 503, "not registered yet");
         assertError(send(server, "GET", "/api/v1/mirrors", null), 503, "not registered yet");
-        time.advance(SNAPSHOT_MAX_AGE_MS - 1);
+        time.sleep(SNAPSHOT_MAX_AGE_MS - 1);
         assertError(send(server, "GET", "/api/v1/mirrors", null), 503, "not registered yet");
         assertEquals(1, broker.reads(), "the failure is answered again without asking the broker");
 
-        time.advance(1);
+        time.sleep(1);
         assertError(send(server, "GET", "/api/v1/mirrors", null), 503, "not registered yet");
         assertEquals(2, broker.reads(), "read again once as old as a document may be");
     }
 
     @Test
     void whileOneRequestReadsTheClusterTheOthersAreAnsweredAtOnce() throws Exception {
-        ManualTime time = new ManualTime();
+        MockTime time = new MockTime();
         GatedBroker broker = new GatedBroker();
         DashboardServer server = start(false, broker.broker(), time);
 
@@ -251,7 +251,7 @@ class DashboardServerTest {
 
         // stale: one request reads again, the others get the last answer without waiting for it
         broker.close();
-        time.advance(SNAPSHOT_MAX_AGE_MS);
+        time.sleep(SNAPSHOT_MAX_AGE_MS);
         CompletableFuture<HttpResponse<String>> rereading = sendAsync(server, "GET", "/api/v1/mirrors", null);
         broker.awaitWaiting(1);
         assertError(send(server, "GET", "/api/v1/mirrors", null), 503, "not registered yet");
@@ -276,35 +276,6 @@ class DashboardServerTest {
         assertEquals(200, send(server, "GET", "/dashboard.js", null).statusCode(), "a thread is left for the rest");
         assertTimeoutPreemptively(Duration.ofSeconds(5), server::close,
                 "closing does not wait for the requests waiting on the cluster");
-    }
-
-    /** A clock that moves only when told. */
-    private static final class ManualTime implements Time {
-        private final AtomicLong nowMs = new AtomicLong(1_000_000);
-
-        void advance(long ms) {
-            nowMs.addAndGet(ms);
-        }
-
-        @Override
-        public long milliseconds() {
-            return nowMs.get();
-        }
-
-        @Override
-        public long nanoseconds() {
-            return TimeUnit.MILLISECONDS.toNanos(nowMs.get());
-        }
-
-        @Override
-        public void sleep(long ms) {
-            advance(ms);
-        }
-
-        @Override
-        public void waitObject(Object obj, Supplier<Boolean> condition, long deadlineMs) {
-            throw new UnsupportedOperationException("not used");
-        }
     }
 
     /**
