@@ -17,8 +17,11 @@ public final class EntityConfigNode {
     private EntityConfigNode() {
     }
 
-    /** A node's config as read, and the ZooKeeper version to write it back at. */
-    public record Read(Map<String, String> config, boolean exists, int version) {
+    /**
+     * A node's config as read, the ZooKeeper version to write it back at, and the zxid of its last change (-1 when it
+     * does not exist), to tell when a watcher has read at least this far.
+     */
+    public record Read(Map<String, String> config, boolean exists, int version, long mzxid) {
     }
 
     /** Reads the node; a missing node reads as an empty config that does not exist. */
@@ -26,9 +29,9 @@ public final class EntityConfigNode {
         Stat stat = new Stat();
         try {
             byte[] bytes = zk.getData().storingStatIn(stat).forPath(path);
-            return new Read(config(bytes, path), true, stat.getVersion());
+            return new Read(config(bytes, path), true, stat.getVersion(), stat.getMzxid());
         } catch (KeeperException.NoNodeException e) {
-            return new Read(new LinkedHashMap<>(), false, -1);
+            return new Read(new LinkedHashMap<>(), false, -1, -1);
         }
     }
 

@@ -16,6 +16,7 @@ import org.apache.kafka.image.ClientQuotaImage;
 import org.apache.kafka.image.ClientQuotasImage;
 import org.apache.kafka.server.config.QuotaConfig;
 import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.data.Stat;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -23,7 +24,6 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalDouble;
 import java.util.concurrent.CountDownLatch;
@@ -53,6 +53,8 @@ public final class ClientQuotaStore implements AutoCloseable {
     private final CuratorFramework zk;
     private final Listener listener;
     private final List<CuratorCache> caches;
+    /** Node path → zxid of its last change this broker has read (-1: deleted); guarded by this. */
+    private final Map<String, Long> readZxids = new HashMap<>();
     /** entity → key → value, as the nodes say; guarded by this. */
     private final Map<ClientQuotaEntity, Map<String, Double>> quotas = new HashMap<>();
     private volatile ClientQuotasImage image = ClientQuotasImage.EMPTY;
@@ -100,9 +102,11 @@ public final class ClientQuotaStore implements AutoCloseable {
         } catch (RuntimeException e) {
             log.error("Ignoring the unreadable client quotas of {} at {}; the quotas read before stay in force",
                     entity.get(), path, e);
+            markRead(path, data);
             return;
         }
         synchronized (this) {
+            markRead(path, data);
             Map<String, Double> previous = quotas.getOrDefault(entity.get(), Map.of());
             if (previous.equals(next)) {
                 return; // a SCRAM credential of the user changed, not a quota
@@ -128,6 +132,12 @@ public final class ClientQuotaStore implements AutoCloseable {
             notifyAll();
         }
         log.info("Client quotas of {} now: {}", entity.get(), next.isEmpty() ? "none" : next);
+    }
+
+    /** How far this broker has read a node: its last change's zxid, -1 once it is gone. Wakes waiting alters. */
+    private synchronized void markRead(String path, Optional<ChildData> data) {
+        readZxids.put(path, data.map(d -> d.getStat().getMzxid()).orElse(-1L));
+        notifyAll();
     }
 
     /** The quota keys of a node's config; other keys (SCRAM credentials) are not quotas and are skipped. */
@@ -162,8 +172,7 @@ public final class ClientQuotaStore implements AutoCloseable {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
         for (ClientQuotaValidation.Change change : valid.values()) {
             try {
-                Map<String, Double> expected = write(change);
-                awaitApplied(change.entity(), expected, deadline);
+                awaitRead(change.entity(), write(change), deadline);
                 log.info("Client quotas of {} changed: {}", change.entity(), change.values());
             } catch (InterruptedException e) {
                 throw e;
@@ -175,8 +184,21 @@ public final class ClientQuotaStore implements AutoCloseable {
         return results;
     }
 
-    /** Read-modify-write of one entity's node; returns the quotas it now holds. */
-    private Map<String, Double> write(ClientQuotaValidation.Change change) throws Exception {
+    /**
+     * What this broker must have read for an alter to be visible through it: the node changed at {@code mzxid} or
+     * later, or, for a node this alter deleted (changed last at {@code mzxid}), its deletion or a node created later.
+     */
+    private record Written(String path, long mzxid, boolean deleted) {
+        boolean readBy(long read) {
+            return deleted ? read == -1 || read > mzxid : read >= mzxid;
+        }
+    }
+
+    /**
+     * Read-modify-write of one entity's node; returns what to wait for. Another alter of the same node may follow at
+     * once, so the wait is for this write's zxid, not for the values it wrote, which may never be read as such.
+     */
+    private Written write(ClientQuotaValidation.Change change) throws Exception {
         String path = ClientQuotaPaths.path(change.entity());
         Map<String, ConfigDef.ConfigKey> keys = keysOf(change.entity());
         while (true) {
@@ -190,24 +212,23 @@ public final class ClientQuotaStore implements AutoCloseable {
                     config.put(key, format(keys.get(key), value));
                 }
             });
-            Map<String, Double> quotasAfter = new LinkedHashMap<>();
-            config.forEach((k, v) -> {
-                if (keys.containsKey(k)) {
-                    quotasAfter.put(k, Double.parseDouble(v));
-                }
-            });
             if (config.equals(before)) {
-                return quotasAfter;
+                return new Written(path, node.mzxid(), false);
             }
             try {
                 if (!node.exists()) {
                     zk.create().creatingParentsIfNeeded().forPath(path, EntityConfigNode.encode(config));
+                    Stat created = zk.checkExists().forPath(path);
+                    // gone again already: deleted by a later alter, which the broker reads after this one
+                    return created == null ? new Written(path, -1, false) : new Written(path, created.getMzxid(),
+                            false);
                 } else if (config.isEmpty()) {
-                    deleteOrEmpty(path, node.version());
+                    return deleteOrEmpty(path, node);
                 } else {
-                    zk.setData().withVersion(node.version()).forPath(path, EntityConfigNode.encode(config));
+                    Stat written = zk.setData().withVersion(node.version()).forPath(path,
+                            EntityConfigNode.encode(config));
+                    return new Written(path, written.getMzxid(), false);
                 }
-                return quotasAfter;
             } catch (KeeperException.NodeExistsException | KeeperException.BadVersionException
                      | KeeperException.NoNodeException e) {
                 log.debug("Client quotas of {} changed concurrently; reading them again", change.entity());
@@ -216,11 +237,13 @@ public final class ClientQuotaStore implements AutoCloseable {
     }
 
     /** A node with no config left goes, unless it holds a user's per-client nodes: then it keeps them, empty. */
-    private void deleteOrEmpty(String path, int version) throws Exception {
+    private Written deleteOrEmpty(String path, EntityConfigNode.Read node) throws Exception {
         try {
-            zk.delete().withVersion(version).forPath(path);
+            zk.delete().withVersion(node.version()).forPath(path);
+            return new Written(path, node.mzxid(), true);
         } catch (KeeperException.NotEmptyException e) {
-            zk.setData().withVersion(version).forPath(path, EntityConfigNode.encode(Map.of()));
+            Stat emptied = zk.setData().withVersion(node.version()).forPath(path, EntityConfigNode.encode(Map.of()));
+            return new Written(path, emptied.getMzxid(), false);
         }
     }
 
@@ -230,9 +253,9 @@ public final class ClientQuotaStore implements AutoCloseable {
                 : Double.toString(value);
     }
 
-    private synchronized void awaitApplied(ClientQuotaEntity entity, Map<String, Double> expected, long deadline)
+    private synchronized void awaitRead(ClientQuotaEntity entity, Written written, long deadline)
             throws InterruptedException {
-        if (!MonitorWaits.await(this, () -> Objects.equals(quotas.getOrDefault(entity, Map.of()), expected),
+        if (!MonitorWaits.await(this, () -> written.readBy(readZxids.getOrDefault(written.path(), -1L)),
                 deadline)) {
             throw new TimeoutException("The client quotas of " + entity + " were written to ZooKeeper but this "
                     + "broker has not read them back yet");
