@@ -1,6 +1,37 @@
 package io.twinlog.clients.mirror;
 
 import io.twinlog.clients.mirror.internals.MirrorNetworkClient;
+import io.twinlog.clients.mirror.message.AlterClusterMirrorRequestData;
+import io.twinlog.clients.mirror.message.AlterClusterMirrorRequestData.AlterableMirrorConfig;
+import io.twinlog.clients.mirror.message.AlterClusterMirrorResponseData;
+import io.twinlog.clients.mirror.message.CreateClusterMirrorRequestData;
+import io.twinlog.clients.mirror.message.CreateClusterMirrorRequestData.CreatableMirrorConfig;
+import io.twinlog.clients.mirror.message.CreateClusterMirrorResponseData;
+import io.twinlog.clients.mirror.message.DeleteClusterMirrorRequestData;
+import io.twinlog.clients.mirror.message.DeleteClusterMirrorResponseData;
+import io.twinlog.clients.mirror.message.DescribeClusterMirrorsRequestData;
+import io.twinlog.clients.mirror.message.DescribeClusterMirrorsResponseData;
+import io.twinlog.clients.mirror.message.DescribeClusterMirrorsResponseData.DescribedMirror;
+import io.twinlog.clients.mirror.message.DescribeClusterMirrorsResponseData.DescribedMirrorConfig;
+import io.twinlog.clients.mirror.message.DescribeClusterMirrorsResponseData.DescribedMirrorGroup;
+import io.twinlog.clients.mirror.message.DescribeClusterMirrorsResponseData.DescribedMirrorPartition;
+import io.twinlog.clients.mirror.message.DescribeClusterMirrorsResponseData.DescribedMirrorTopic;
+import io.twinlog.clients.mirror.message.LastMirroredEpochsRequestData;
+import io.twinlog.clients.mirror.message.LastMirroredEpochsRequestData.LastMirroredEpochsTopic;
+import io.twinlog.clients.mirror.message.LastMirroredEpochsResponseData;
+import io.twinlog.clients.mirror.message.LastMirroredEpochsResponseData.LastMirroredEpochsPartitionResult;
+import io.twinlog.clients.mirror.message.LastMirroredEpochsResponseData.LastMirroredEpochsTopicResult;
+import io.twinlog.clients.mirror.message.ListClusterMirrorsRequestData;
+import io.twinlog.clients.mirror.message.ListClusterMirrorsResponseData;
+import io.twinlog.clients.mirror.message.ListClusterMirrorsResponseData.ListedMirror;
+import io.twinlog.clients.mirror.message.PauseMirrorTopicsRequestData;
+import io.twinlog.clients.mirror.message.PauseMirrorTopicsResponseData;
+import io.twinlog.clients.mirror.message.ResumeMirrorTopicsRequestData;
+import io.twinlog.clients.mirror.message.ResumeMirrorTopicsResponseData;
+import io.twinlog.clients.mirror.message.StartMirrorTopicsRequestData;
+import io.twinlog.clients.mirror.message.StartMirrorTopicsResponseData;
+import io.twinlog.clients.mirror.message.StopMirrorTopicsRequestData;
+import io.twinlog.clients.mirror.message.StopMirrorTopicsResponseData;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
@@ -16,7 +47,6 @@ import org.apache.kafka.common.message.DeleteAclsResponseData;
 import org.apache.kafka.common.message.DescribeAclsResponseData;
 import org.apache.kafka.common.message.MetadataRequestData;
 import org.apache.kafka.common.protocol.Errors;
-import org.apache.kafka.common.protocol.types.Struct;
 import org.apache.kafka.common.requests.ApiVersionsRequest;
 import org.apache.kafka.common.requests.ApiVersionsResponse;
 import org.apache.kafka.common.requests.CreateAclsRequest;
@@ -35,7 +65,6 @@ import org.apache.kafka.common.utils.Time;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -43,6 +72,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
+import java.util.function.Function;
+import java.util.function.ToIntFunction;
 
 /**
  * Java admin client for Twinlog's cluster-mirror APIs, talking to the <em>destination</em> cluster. Any broker
@@ -115,35 +146,24 @@ public final class MirrorAdmin implements AutoCloseable {
 
     /** Creates a mirror: {@code configs} holds the source's {@code bootstrap.servers}, client and mirror configs. */
     public synchronized void createClusterMirror(String name, Map<String, String> configs) throws IOException {
-        checkError(send(MirrorApi.CREATE_CLUSTER_MIRROR, mirrorConfigsRequest(MirrorApi.CREATE_CLUSTER_MIRROR, name,
-                configs)));
+        CreateClusterMirrorRequestData request = new CreateClusterMirrorRequestData().setMirrorName(name);
+        configs.forEach((k, v) -> request.configs().add(new CreatableMirrorConfig().setName(k).setValue(v)));
+        CreateClusterMirrorResponseData response = client.send(request, CreateClusterMirrorResponseData::new);
+        checkError(response.errorCode(), response.errorMessage());
     }
 
     /** Changes a mirror's configs: a null value removes the key. */
     public synchronized void alterClusterMirror(String name, Map<String, String> changes) throws IOException {
-        checkError(send(MirrorApi.ALTER_CLUSTER_MIRROR, mirrorConfigsRequest(MirrorApi.ALTER_CLUSTER_MIRROR, name,
-                changes)));
-    }
-
-    /** A request of shape {mirror_name, configs[name, value]}, shared by create and alter. */
-    private static Struct mirrorConfigsRequest(MirrorApi api, String name, Map<String, String> configs) {
-        Struct req = MirrorMessages.newStruct(api.requestSchema(MirrorApi.LATEST_VERSION));
-        req.set("mirror_name", name);
-        List<Struct> cs = new ArrayList<>();
-        configs.forEach((k, v) -> {
-            Struct c = MirrorMessages.element(req, "configs");
-            c.set("name", k);
-            c.set("value", v);
-            cs.add(c);
-        });
-        req.set("configs", cs.toArray());
-        return req;
+        AlterClusterMirrorRequestData request = new AlterClusterMirrorRequestData().setMirrorName(name);
+        changes.forEach((k, v) -> request.configs().add(new AlterableMirrorConfig().setName(k).setValue(v)));
+        AlterClusterMirrorResponseData response = client.send(request, AlterClusterMirrorResponseData::new);
+        checkError(response.errorCode(), response.errorMessage());
     }
 
     public synchronized void deleteClusterMirror(String name) throws IOException {
-        Struct req = MirrorMessages.newStruct(MirrorApi.DELETE_CLUSTER_MIRROR.requestSchema(MirrorApi.LATEST_VERSION));
-        req.set("mirror_name", name);
-        checkError(send(MirrorApi.DELETE_CLUSTER_MIRROR, req));
+        DeleteClusterMirrorResponseData response = client.send(new DeleteClusterMirrorRequestData().setMirrorName(name),
+                DeleteClusterMirrorResponseData::new);
+        checkError(response.errorCode(), response.errorMessage());
     }
 
     /**
@@ -156,43 +176,61 @@ public final class MirrorAdmin implements AutoCloseable {
     public synchronized Map<String, MirrorException> startMirrorTopics(String mirror, List<String> topics,
                                                                        List<String> patterns,
                                                                        List<String> excludePatterns) throws IOException {
-        return topicsCall(MirrorApi.START_MIRROR_TOPICS, mirror, topics, patterns, excludePatterns);
+        StartMirrorTopicsResponseData response = client.send(new StartMirrorTopicsRequestData().setMirrorName(mirror)
+                .setTopics(topics).setPatterns(patterns).setExcludePatterns(excludePatterns),
+                StartMirrorTopicsResponseData::new);
+        return topicErrors(response.errorCode(), response.errorMessage(), response.topics(),
+                StartMirrorTopicsResponseData.MirrorTopicResult::name,
+                StartMirrorTopicsResponseData.MirrorTopicResult::errorCode,
+                StartMirrorTopicsResponseData.MirrorTopicResult::errorMessage);
     }
 
     /** Fails over topics (names and regexes over the mirror's topics): they stop mirroring and become writable. */
     public synchronized Map<String, MirrorException> stopMirrorTopics(String mirror, List<String> topics,
                                                                       List<String> patterns) throws IOException {
-        return topicsCall(MirrorApi.STOP_MIRROR_TOPICS, mirror, topics, patterns, List.of());
+        StopMirrorTopicsResponseData response = client.send(new StopMirrorTopicsRequestData().setMirrorName(mirror)
+                .setTopics(topics).setPatterns(patterns), StopMirrorTopicsResponseData::new);
+        return topicErrors(response.errorCode(), response.errorMessage(), response.topics(),
+                StopMirrorTopicsResponseData.MirrorTopicResult::name,
+                StopMirrorTopicsResponseData.MirrorTopicResult::errorCode,
+                StopMirrorTopicsResponseData.MirrorTopicResult::errorMessage);
     }
 
     public synchronized Map<String, MirrorException> pauseMirrorTopics(String mirror, List<String> topics,
                                                                        List<String> patterns) throws IOException {
-        return topicsCall(MirrorApi.PAUSE_MIRROR_TOPICS, mirror, topics, patterns, List.of());
+        PauseMirrorTopicsResponseData response = client.send(new PauseMirrorTopicsRequestData().setMirrorName(mirror)
+                .setTopics(topics).setPatterns(patterns), PauseMirrorTopicsResponseData::new);
+        return topicErrors(response.errorCode(), response.errorMessage(), response.topics(),
+                PauseMirrorTopicsResponseData.MirrorTopicResult::name,
+                PauseMirrorTopicsResponseData.MirrorTopicResult::errorCode,
+                PauseMirrorTopicsResponseData.MirrorTopicResult::errorMessage);
     }
 
     public synchronized Map<String, MirrorException> resumeMirrorTopics(String mirror, List<String> topics,
                                                                         List<String> patterns) throws IOException {
-        return topicsCall(MirrorApi.RESUME_MIRROR_TOPICS, mirror, topics, patterns, List.of());
+        ResumeMirrorTopicsResponseData response = client.send(new ResumeMirrorTopicsRequestData()
+                .setMirrorName(mirror).setTopics(topics).setPatterns(patterns), ResumeMirrorTopicsResponseData::new);
+        return topicErrors(response.errorCode(), response.errorMessage(), response.topics(),
+                ResumeMirrorTopicsResponseData.MirrorTopicResult::name,
+                ResumeMirrorTopicsResponseData.MirrorTopicResult::errorCode,
+                ResumeMirrorTopicsResponseData.MirrorTopicResult::errorMessage);
     }
 
-    private Map<String, MirrorException> topicsCall(MirrorApi api, String mirror, List<String> topics,
-                                                    List<String> patterns, List<String> excludes) throws IOException {
-        Struct req = MirrorMessages.newStruct(api.requestSchema(MirrorApi.LATEST_VERSION));
-        req.set("mirror_name", mirror);
-        req.set("topics", topics.toArray());
-        req.set("patterns", patterns.toArray());
-        req.set("exclude_patterns", excludes.toArray());
-        Struct resp = send(api, req);
-        Map<String, MirrorException> errors = new LinkedHashMap<>();
-        Object[] results = resp.getArray("topics");
-        if (results.length == 0) {
-            checkError(resp);
+    /**
+     * The per-topic errors of a topic API's answer (each of the four has its own generated result class, of one
+     * shape); an answer with no topic result is checked for a request-level error instead.
+     */
+    private static <T> Map<String, MirrorException> topicErrors(short errorCode, String errorMessage, List<T> results,
+                                                                Function<T, String> name, ToIntFunction<T> code,
+                                                                Function<T, String> message) {
+        if (results.isEmpty()) {
+            checkError(errorCode, errorMessage);
         }
-        for (Object o : results) {
-            Struct t = (Struct) o;
-            short code = t.getShort("error_code");
-            if (code != 0) {
-                errors.put(t.getString("name"), new MirrorException(code, t.getString("error_message")));
+        Map<String, MirrorException> errors = new LinkedHashMap<>();
+        for (T result : results) {
+            short topicCode = (short) code.applyAsInt(result);
+            if (topicCode != Errors.NONE.code()) {
+                errors.put(name.apply(result), new MirrorException(topicCode, message.apply(result)));
             }
         }
         return errors;
@@ -211,29 +249,21 @@ public final class MirrorAdmin implements AutoCloseable {
      */
     public synchronized Map<TopicPartition, LastMirrored> lastMirroredEpochs(
             String requesterClusterId, Map<String, List<Integer>> partitions) throws IOException {
-        Struct req = MirrorMessages.newStruct(MirrorApi.LAST_MIRRORED_EPOCHS.requestSchema(MirrorApi.LATEST_VERSION));
-        req.set("requester_cluster_id", requesterClusterId);
-        List<Struct> topics = new ArrayList<>();
-        partitions.forEach((topic, parts) -> {
-            Struct t = MirrorMessages.element(req, "topics");
-            t.set("topic_name", topic);
-            t.set("topic_id", Uuid.ZERO_UUID);
-            t.set("partitions", parts.toArray());
-            topics.add(t);
-        });
-        req.set("topics", topics.toArray());
-        Struct resp = checkError(send(MirrorApi.LAST_MIRRORED_EPOCHS, req));
+        LastMirroredEpochsRequestData request = new LastMirroredEpochsRequestData()
+                .setRequesterClusterId(requesterClusterId);
+        partitions.forEach((topic, parts) -> request.topics().add(new LastMirroredEpochsTopic().setTopicName(topic)
+                .setTopicId(Uuid.ZERO_UUID).setPartitions(parts)));
+        LastMirroredEpochsResponseData response = client.send(request, LastMirroredEpochsResponseData::new);
+        checkError(response.errorCode(), response.errorMessage());
         Map<TopicPartition, LastMirrored> out = new LinkedHashMap<>();
-        for (Object o : resp.getArray("topics")) {
-            Struct t = (Struct) o;
-            for (Object p : t.getArray("partitions")) {
-                Struct ps = (Struct) p;
-                if (ps.getShort("error_code") != Errors.NONE.code()) {
-                    throw new MirrorException(ps.getShort("error_code"), "LastMirroredEpochs refused for "
-                            + t.getString("topic_name") + "-" + ps.getInt("partition_index"));
+        for (LastMirroredEpochsTopicResult t : response.topics()) {
+            for (LastMirroredEpochsPartitionResult p : t.partitions()) {
+                if (p.errorCode() != Errors.NONE.code()) {
+                    throw new MirrorException(p.errorCode(), "LastMirroredEpochs refused for "
+                            + t.topicName() + "-" + p.partitionIndex());
                 }
-                out.put(new TopicPartition(t.getString("topic_name"), ps.getInt("partition_index")),
-                        new LastMirrored(ps.getInt("last_mirrored_epoch"), ps.getLong("last_mirrored_offset")));
+                out.put(new TopicPartition(t.topicName(), p.partitionIndex()),
+                        new LastMirrored(p.lastMirroredEpoch(), p.lastMirroredOffset()));
             }
         }
         return out;
@@ -265,8 +295,8 @@ public final class MirrorAdmin implements AutoCloseable {
             throw new MirrorException(response.data().errorCode(), "ApiVersions refused");
         }
         ApiVersionsResponseData.ApiVersion advertised = response.data().apiKeys().find(api.id);
-        return advertised != null && advertised.minVersion() <= MirrorApi.LATEST_VERSION
-                && MirrorApi.LATEST_VERSION <= advertised.maxVersion();
+        return advertised != null && advertised.minVersion() <= api.latestVersion()
+                && api.latestVersion() <= advertised.maxVersion();
     }
 
     /** One mirror in a listing. */
@@ -275,18 +305,13 @@ public final class MirrorAdmin implements AutoCloseable {
     }
 
     public synchronized List<MirrorListing> listClusterMirrors(boolean includeTopics) throws IOException {
-        Struct req = MirrorMessages.newStruct(MirrorApi.LIST_CLUSTER_MIRRORS.requestSchema(MirrorApi.LATEST_VERSION));
-        req.set("include_topic_names", includeTopics);
-        Struct resp = checkError(send(MirrorApi.LIST_CLUSTER_MIRRORS, req));
+        ListClusterMirrorsResponseData response = client.send(new ListClusterMirrorsRequestData()
+                .setIncludeTopicNames(includeTopics), ListClusterMirrorsResponseData::new);
+        checkError(response.errorCode(), response.errorMessage());
         List<MirrorListing> out = new ArrayList<>();
-        for (Object o : resp.getArray("mirrors")) {
-            Struct m = (Struct) o;
-            List<String> topics = new ArrayList<>();
-            for (Object t : m.getArray("topic_names")) {
-                topics.add((String) t);
-            }
-            out.add(new MirrorListing(m.getString("mirror_name"), m.getString("source_bootstrap"),
-                    m.getString("source_cluster_id"), m.getString("state"), m.getInt("topic_count"), topics));
+        for (ListedMirror m : response.mirrors()) {
+            out.add(new MirrorListing(m.mirrorName(), m.sourceBootstrap(), m.sourceClusterId(), m.state(),
+                    m.topicCount(), m.topicNames()));
         }
         return out;
     }
@@ -335,58 +360,40 @@ public final class MirrorAdmin implements AutoCloseable {
      * @throws MirrorException UNKNOWN_CLUSTER_MIRROR if a named mirror does not exist
      */
     public synchronized Map<String, MirrorDescription> describeClusterMirrors(Collection<String> names) throws IOException {
-        Struct req = MirrorMessages.newStruct(MirrorApi.DESCRIBE_CLUSTER_MIRRORS.requestSchema(MirrorApi.LATEST_VERSION));
-        req.set("mirror_names", names.toArray());
-        Struct resp = checkError(send(MirrorApi.DESCRIBE_CLUSTER_MIRRORS, req));
+        DescribeClusterMirrorsResponseData response = client.send(new DescribeClusterMirrorsRequestData()
+                .setMirrorNames(new ArrayList<>(names)), DescribeClusterMirrorsResponseData::new);
+        checkError(response.errorCode(), response.errorMessage());
         Map<String, MirrorDescription> out = new LinkedHashMap<>();
-        for (Object o : resp.getArray("mirrors")) {
-            Struct m = checkError((Struct) o);
+        for (DescribedMirror m : response.mirrors()) {
+            checkError(m.errorCode(), m.errorMessage());
             Map<String, String> configs = new LinkedHashMap<>();
             List<String> sensitive = new ArrayList<>();
-            for (Object c : m.getArray("configs")) {
-                Struct cs = (Struct) c;
-                configs.put(cs.getString("name"), cs.getString("value"));
-                if ((Boolean) cs.get("sensitive")) {
-                    sensitive.add(cs.getString("name"));
+            for (DescribedMirrorConfig c : m.configs()) {
+                configs.put(c.name(), c.value());
+                if (c.sensitive()) {
+                    sensitive.add(c.name());
                 }
             }
             Map<String, TopicDescription> topics = new LinkedHashMap<>();
-            for (Object t : m.getArray("topics")) {
-                Struct ts = (Struct) t;
+            for (DescribedMirrorTopic t : m.topics()) {
                 List<PartitionDescription> parts = new ArrayList<>();
-                for (Object p : ts.getArray("partitions")) {
-                    Struct ps = (Struct) p;
-                    parts.add(new PartitionDescription(ps.getInt("partition_index"), ps.getString("state"),
-                            ps.getLong("source_log_end_offset"), ps.getLong("destination_log_end_offset"),
-                            ps.getLong("lag"), ps.getShort("retry_attempt"), ps.getString("last_error"),
-                            ps.getInt("last_mirrored_epoch"), ps.getLong("last_mirrored_offset"),
-                            Arrays.stream(ps.getArray("out_of_sync_replicas")).map(r -> (Integer) r).toList(),
-                            ps.getLong("truncation_offset"),
-                            Arrays.stream(ps.getArray("truncation_pending_replicas")).map(r -> (Integer) r).toList(),
-                            ps.getLong("truncated_offsets"), ps.getLong("consistent_from_offset")));
+                for (DescribedMirrorPartition p : t.partitions()) {
+                    parts.add(new PartitionDescription(p.partitionIndex(), p.state(), p.sourceLogEndOffset(),
+                            p.destinationLogEndOffset(), p.lag(), p.retryAttempt(), p.lastError(),
+                            p.lastMirroredEpoch(), p.lastMirroredOffset(), p.outOfSyncReplicas(),
+                            p.truncationOffset(), p.truncationPendingReplicas(), p.truncatedOffsets(),
+                            p.consistentFromOffset()));
                 }
-                topics.put(ts.getString("topic_name"), new TopicDescription(ts.getString("topic_name"),
-                        ts.getString("desired_state"), parts));
+                topics.put(t.topicName(), new TopicDescription(t.topicName(), t.desiredState(), parts));
             }
             Map<String, GroupSyncDescription> groups = new LinkedHashMap<>();
-            for (Object g : m.getArray("groups")) {
-                Struct gs = (Struct) g;
-                groups.put(gs.getString("group_id"), new GroupSyncDescription(gs.getString("group_id"),
-                        gs.getLong("last_sync_time_ms"), gs.getInt("offsets_synced"), gs.getInt("offsets_clamped"),
-                        gs.getString("group_type")));
+            for (DescribedMirrorGroup g : m.groups()) {
+                groups.put(g.groupId(), new GroupSyncDescription(g.groupId(), g.lastSyncTimeMs(), g.offsetsSynced(),
+                        g.offsetsClamped(), g.groupType()));
             }
-            out.put(m.getString("mirror_name"), new MirrorDescription(m.getString("mirror_name"), m.getString("state"),
-                    m.getString("state_reason"), m.getString("source_bootstrap"), m.getString("source_cluster_id"),
-                    configs, sensitive, strings(m.getArray("include_patterns")), strings(m.getArray("exclude_patterns")),
-                    topics, groups));
-        }
-        return out;
-    }
-
-    private static List<String> strings(Object[] array) {
-        List<String> out = new ArrayList<>();
-        for (Object o : array) {
-            out.add((String) o);
+            out.put(m.mirrorName(), new MirrorDescription(m.mirrorName(), m.state(), m.stateReason(),
+                    m.sourceBootstrap(), m.sourceClusterId(), configs, sensitive, m.includePatterns(),
+                    m.excludePatterns(), topics, groups));
         }
         return out;
     }
@@ -472,16 +479,10 @@ public final class MirrorAdmin implements AutoCloseable {
         return deleted;
     }
 
-    private static Struct checkError(Struct response) {
-        short code = response.getShort("error_code");
-        if (code != 0) {
-            throw new MirrorException(code, response.getString("error_message"));
+    private static void checkError(short errorCode, String errorMessage) {
+        if (errorCode != Errors.NONE.code()) {
+            throw new MirrorException(errorCode, errorMessage);
         }
-        return response;
-    }
-
-    private Struct send(MirrorApi api, Struct request) throws IOException {
-        return client.send(api, request);
     }
 
     /**

@@ -2,7 +2,27 @@ package io.twinlog.server.mirror;
 
 import io.twinlog.clients.mirror.MirrorApi;
 import io.twinlog.clients.mirror.MirrorErrors;
-import io.twinlog.clients.mirror.MirrorMessages;
+import io.twinlog.clients.mirror.message.AlterClusterMirrorRequestData;
+import io.twinlog.clients.mirror.message.AlterClusterMirrorResponseData;
+import io.twinlog.clients.mirror.message.CreateClusterMirrorRequestData;
+import io.twinlog.clients.mirror.message.CreateClusterMirrorResponseData;
+import io.twinlog.clients.mirror.message.DeleteClusterMirrorRequestData;
+import io.twinlog.clients.mirror.message.DeleteClusterMirrorResponseData;
+import io.twinlog.clients.mirror.message.DescribeClusterMirrorsRequestData;
+import io.twinlog.clients.mirror.message.DescribeClusterMirrorsResponseData;
+import io.twinlog.clients.mirror.message.DescribeClusterMirrorsResponseData.DescribedMirror;
+import io.twinlog.clients.mirror.message.DescribeClusterMirrorsResponseData.DescribedMirrorConfig;
+import io.twinlog.clients.mirror.message.DescribeClusterMirrorsResponseData.DescribedMirrorGroup;
+import io.twinlog.clients.mirror.message.DescribeClusterMirrorsResponseData.DescribedMirrorPartition;
+import io.twinlog.clients.mirror.message.DescribeClusterMirrorsResponseData.DescribedMirrorTopic;
+import io.twinlog.clients.mirror.message.LastMirroredEpochsRequestData;
+import io.twinlog.clients.mirror.message.LastMirroredEpochsRequestData.LastMirroredEpochsTopic;
+import io.twinlog.clients.mirror.message.LastMirroredEpochsResponseData;
+import io.twinlog.clients.mirror.message.LastMirroredEpochsResponseData.LastMirroredEpochsPartitionResult;
+import io.twinlog.clients.mirror.message.LastMirroredEpochsResponseData.LastMirroredEpochsTopicResult;
+import io.twinlog.clients.mirror.message.ListClusterMirrorsRequestData;
+import io.twinlog.clients.mirror.message.ListClusterMirrorsResponseData;
+import io.twinlog.clients.mirror.message.ListClusterMirrorsResponseData.ListedMirror;
 import io.twinlog.common.Failures;
 import io.twinlog.common.mirror.DesiredMirrorState;
 import io.twinlog.common.mirror.MirrorPartitionState;
@@ -25,7 +45,7 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.protocol.Errors;
-import org.apache.kafka.common.protocol.types.Struct;
+import org.apache.kafka.common.protocol.ApiMessage;
 import org.apache.kafka.server.authorizer.AuthorizableRequestContext;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -41,6 +61,7 @@ import java.util.TreeMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Collectors;
 
 /**
  * Handlers of the cluster-mirror definition APIs (create, delete, list, describe), answered by any broker from
@@ -79,29 +100,32 @@ public final class MirrorApiHandlers implements AutoCloseable {
 
     /** Registers the handlers in the broker's API registry. */
     public void register(ApiRegistry.Builder registry) {
-        MirrorApiRegistration.add(registry, MirrorApi.CREATE_CLUSTER_MIRROR, apiThreads, this::create);
-        MirrorApiRegistration.add(registry, MirrorApi.DELETE_CLUSTER_MIRROR, apiThreads, this::delete);
-        MirrorApiRegistration.add(registry, MirrorApi.ALTER_CLUSTER_MIRROR, apiThreads, this::alter);
-        MirrorApiRegistration.add(registry, MirrorApi.LIST_CLUSTER_MIRRORS, apiThreads, this::list);
-        MirrorApiRegistration.add(registry, MirrorApi.DESCRIBE_CLUSTER_MIRRORS, apiThreads, this::describe);
-        MirrorApiRegistration.add(registry, MirrorApi.LAST_MIRRORED_EPOCHS, apiThreads, this::lastMirroredEpochs);
+        MirrorApiRegistration.add(registry, MirrorApi.CREATE_CLUSTER_MIRROR, CreateClusterMirrorRequestData::new,
+                apiThreads, this::create);
+        MirrorApiRegistration.add(registry, MirrorApi.DELETE_CLUSTER_MIRROR, DeleteClusterMirrorRequestData::new,
+                apiThreads, this::delete);
+        MirrorApiRegistration.add(registry, MirrorApi.ALTER_CLUSTER_MIRROR, AlterClusterMirrorRequestData::new,
+                apiThreads, this::alter);
+        MirrorApiRegistration.add(registry, MirrorApi.LIST_CLUSTER_MIRRORS, ListClusterMirrorsRequestData::new,
+                apiThreads, this::list);
+        MirrorApiRegistration.add(registry, MirrorApi.DESCRIBE_CLUSTER_MIRRORS, DescribeClusterMirrorsRequestData::new,
+                apiThreads, this::describe);
+        MirrorApiRegistration.add(registry, MirrorApi.LAST_MIRRORED_EPOCHS, LastMirroredEpochsRequestData::new,
+                apiThreads, this::lastMirroredEpochs);
     }
 
-    private Struct create(AuthorizableRequestContext ctx, Struct req) throws Exception {
-        String name = req.getString("mirror_name");
+    private ApiMessage create(AuthorizableRequestContext ctx, CreateClusterMirrorRequestData req) throws Exception {
+        String name = req.mirrorName();
         if (!authorization.allowedOnMirror(ctx, AclOperation.CREATE, name)) {
             return denied(MirrorApi.CREATE_CLUSTER_MIRROR, AclOperation.CREATE, name);
         }
         Map<String, String> configs = new LinkedHashMap<>();
-        for (Object o : req.getArray("configs")) {
-            Struct c = (Struct) o;
-            configs.put(c.getString("name"), c.getString("value"));
-        }
+        req.configs().forEach(c -> configs.put(c.name(), c.value()));
         Optional<String> invalid = MirrorDefinition.validateName(name);
         if (invalid.isPresent()) {
             return error(MirrorApi.CREATE_CLUSTER_MIRROR, MirrorErrors.INVALID_CLUSTER_MIRROR_NAME.code, invalid.get());
         }
-        Optional<Struct> aclSyncDenied = aclSyncDenied(ctx, MirrorApi.CREATE_CLUSTER_MIRROR, configs.keySet());
+        Optional<ApiMessage> aclSyncDenied = aclSyncDenied(ctx, MirrorApi.CREATE_CLUSTER_MIRROR, configs.keySet());
         if (aclSyncDenied.isPresent()) {
             return aclSyncDenied.get();
         }
@@ -143,24 +167,22 @@ public final class MirrorApiHandlers implements AutoCloseable {
         } catch (MirrorStore.MirrorExistsException e) {
             return error(MirrorApi.CREATE_CLUSTER_MIRROR, MirrorErrors.CLUSTER_MIRROR_ALREADY_EXISTS.code, e.getMessage());
         }
-        return MirrorMessages.response(MirrorApi.CREATE_CLUSTER_MIRROR, Errors.NONE.code(), null);
+        return new CreateClusterMirrorResponseData();
     }
 
     /**
      * Changes a mirror's configs (null value: remove the key). The same rules as at creation apply; the brokers pick
      * the change up at their next step (a new source address restarts the mirror's fetcher).
      */
-    private Struct alter(AuthorizableRequestContext ctx, Struct req) throws Exception {
-        String name = req.getString("mirror_name");
+    private ApiMessage alter(AuthorizableRequestContext ctx, AlterClusterMirrorRequestData req) throws Exception {
+        String name = req.mirrorName();
         // KIP-1279: a mirror's configs are its config resource, changed with ALTER_CONFIGS on the mirror
         if (!authorization.allowedOnMirror(ctx, AclOperation.ALTER_CONFIGS, name)) {
             return denied(MirrorApi.ALTER_CLUSTER_MIRROR, AclOperation.ALTER_CONFIGS, name);
         }
-        List<String> changed = new ArrayList<>();
-        for (Object o : req.getArray("configs")) {
-            changed.add(((Struct) o).getString("name"));
-        }
-        Optional<Struct> aclSyncDenied = aclSyncDenied(ctx, MirrorApi.ALTER_CLUSTER_MIRROR, changed);
+        List<String> changed = req.configs().stream().map(AlterClusterMirrorRequestData.AlterableMirrorConfig::name)
+                .toList();
+        Optional<ApiMessage> aclSyncDenied = aclSyncDenied(ctx, MirrorApi.ALTER_CLUSTER_MIRROR, changed);
         if (aclSyncDenied.isPresent()) {
             return aclSyncDenied.get();
         }
@@ -176,12 +198,11 @@ public final class MirrorApiHandlers implements AutoCloseable {
                         "No cluster mirror named '" + name + "'");
             }
             Map<String, String> configs = new TreeMap<>(current.get().configs());
-            for (Object o : req.getArray("configs")) {
-                Struct c = (Struct) o;
-                if (c.getString("value") == null) {
-                    configs.remove(c.getString("name"));
+            for (AlterClusterMirrorRequestData.AlterableMirrorConfig c : req.configs()) {
+                if (c.value() == null) {
+                    configs.remove(c.name());
                 } else {
-                    configs.put(c.getString("name"), c.getString("value"));
+                    configs.put(c.name(), c.value());
                 }
             }
             String bootstrap = configs.get(MirrorDefinition.BOOTSTRAP_SERVERS);
@@ -205,7 +226,7 @@ public final class MirrorApiHandlers implements AutoCloseable {
             }
             if (store.update(current.get(), next)) {
                 log.info("Cluster mirror {}: configs changed to {}", name, redacted(configs));
-                return MirrorMessages.response(MirrorApi.ALTER_CLUSTER_MIRROR, Errors.NONE.code(), null);
+                return new AlterClusterMirrorResponseData();
             }
         }
         return error(MirrorApi.ALTER_CLUSTER_MIRROR, Errors.CONCURRENT_TRANSACTIONS.code(),
@@ -218,8 +239,8 @@ public final class MirrorApiHandlers implements AutoCloseable {
         return out;
     }
 
-    private Struct delete(AuthorizableRequestContext ctx, Struct req) throws Exception {
-        String name = req.getString("mirror_name");
+    private ApiMessage delete(AuthorizableRequestContext ctx, DeleteClusterMirrorRequestData req) throws Exception {
+        String name = req.mirrorName();
         if (!authorization.allowedOnMirror(ctx, AclOperation.DELETE, name)) {
             return denied(MirrorApi.DELETE_CLUSTER_MIRROR, AclOperation.DELETE, name);
         }
@@ -238,47 +259,37 @@ public final class MirrorApiHandlers implements AutoCloseable {
                     "Cluster mirror '" + name + "' still mirrors " + active + "; stop them first");
         }
         store.delete(name);
-        return MirrorMessages.response(MirrorApi.DELETE_CLUSTER_MIRROR, Errors.NONE.code(), null);
+        return new DeleteClusterMirrorResponseData();
     }
 
-    private Struct list(AuthorizableRequestContext ctx, Struct req) throws Exception {
-        boolean includeTopics = (Boolean) req.get("include_topic_names");
-        Struct response = MirrorMessages.response(MirrorApi.LIST_CLUSTER_MIRRORS, Errors.NONE.code(), null);
-        List<Struct> mirrors = new ArrayList<>();
+    private ApiMessage list(AuthorizableRequestContext ctx, ListClusterMirrorsRequestData req) throws Exception {
+        ListClusterMirrorsResponseData response = new ListClusterMirrorsResponseData();
         for (MirrorDefinition m : store.list()) {
             if (!authorization.allowedOnMirror(ctx, AclOperation.DESCRIBE, m.name())) {
                 continue; // KIP-1279: listed only with DESCRIBE on the mirror
             }
             Map<String, DesiredMirrorState> topics = store.topics(m.name());
-            Struct s = MirrorMessages.element(response, "mirrors");
-            s.set("mirror_name", m.name());
-            s.set("source_bootstrap", m.sourceBootstrap());
-            s.set("source_cluster_id", m.sourceClusterId().orElse(null));
-            s.set("state", m.state().name());
-            s.set("topic_count", topics.size());
-            s.set("topic_names", includeTopics ? topics.keySet().toArray() : new Object[0]);
-            mirrors.add(s);
+            response.mirrors().add(new ListedMirror().setMirrorName(m.name()).setSourceBootstrap(m.sourceBootstrap())
+                    .setSourceClusterId(m.sourceClusterId().orElse(null)).setState(m.state().name())
+                    .setTopicCount(topics.size())
+                    .setTopicNames(req.includeTopicNames() ? new ArrayList<>(topics.keySet()) : new ArrayList<>()));
         }
-        response.set("mirrors", mirrors.toArray());
         return response;
     }
 
-    private Struct describe(AuthorizableRequestContext ctx, Struct req) throws Exception {
-        List<String> names = new ArrayList<>();
-        for (Object o : req.getArray("mirror_names")) {
-            names.add((String) o);
-        }
+    private ApiMessage describe(AuthorizableRequestContext ctx, DescribeClusterMirrorsRequestData req)
+            throws Exception {
+        List<String> names = new ArrayList<>(req.mirrorNames());
         if (names.isEmpty()) {
             // all mirrors: those the principal may describe
             store.list().stream().map(MirrorDefinition::name)
                     .filter(name -> authorization.allowedOnMirror(ctx, AclOperation.DESCRIBE, name))
                     .forEach(names::add);
         }
-        Struct response = MirrorMessages.response(MirrorApi.DESCRIBE_CLUSTER_MIRRORS, Errors.NONE.code(), null);
-        List<Struct> mirrors = new ArrayList<>();
+        DescribeClusterMirrorsResponseData response = new DescribeClusterMirrorsResponseData();
         for (String name : names) {
-            Struct s = MirrorMessages.element(response, "mirrors");
-            s.set("mirror_name", name);
+            DescribedMirror s = new DescribedMirror().setMirrorName(name);
+            response.mirrors().add(s);
             boolean allowed = authorization.allowedOnMirror(ctx, AclOperation.DESCRIBE, name);
             Optional<MirrorDefinition> m = Optional.empty();
             short code = MirrorErrors.CLUSTER_MIRROR_AUTHORIZATION_FAILED.code;
@@ -294,80 +305,51 @@ public final class MirrorApiHandlers implements AutoCloseable {
                 }
             }
             if (m.isEmpty()) {
-                s.set("error_code", code);
-                s.set("error_message", message);
-                s.set("state", "");
-                s.set("state_reason", null);
-                s.set("source_bootstrap", "");
-                s.set("source_cluster_id", null);
-                s.set("configs", new Object[0]);
-                s.set("include_patterns", new Object[0]);
-                s.set("exclude_patterns", new Object[0]);
-                s.set("topics", new Object[0]);
-                s.set("groups", new Object[0]);
-                mirrors.add(s);
+                // state and source_bootstrap are not nullable: empty, as every array
+                s.setErrorCode(code).setErrorMessage(message).setState("").setStateReason(null)
+                        .setSourceBootstrap("").setSourceClusterId(null);
                 continue;
             }
             MirrorDefinition d = m.get();
-            s.set("error_code", Errors.NONE.code());
-            s.set("error_message", null);
-            s.set("state", d.state().name());
-            s.set("state_reason", d.stateReason().orElse(null));
-            s.set("source_bootstrap", d.sourceBootstrap());
-            s.set("source_cluster_id", d.sourceClusterId().orElse(null));
-            List<Struct> configs = new ArrayList<>();
+            s.setErrorCode(Errors.NONE.code()).setErrorMessage(null).setState(d.state().name())
+                    .setStateReason(d.stateReason().orElse(null)).setSourceBootstrap(d.sourceBootstrap())
+                    .setSourceClusterId(d.sourceClusterId().orElse(null));
             d.configs().forEach((k, v) -> {
-                Struct c = MirrorMessages.element(s, "configs");
                 boolean sensitive = MirrorDefinition.isSensitive(k);
-                c.set("name", k);
-                c.set("value", sensitive ? null : v);
-                c.set("sensitive", sensitive);
-                configs.add(c);
+                s.configs().add(new DescribedMirrorConfig().setName(k).setValue(sensitive ? null : v)
+                        .setSensitive(sensitive));
             });
-            s.set("configs", configs.toArray());
-            s.set("include_patterns", d.includePatterns().toArray());
-            s.set("exclude_patterns", d.excludePatterns().toArray());
-            List<Struct> topics = new ArrayList<>();
+            s.setIncludePatterns(new ArrayList<>(d.includePatterns()));
+            s.setExcludePatterns(new ArrayList<>(d.excludePatterns()));
             Map<String, DesiredMirrorState> desired = store.topics(name);
             Map<TopicPartition, MirrorProgress> progress = progress(desired.keySet());
             for (Map.Entry<String, DesiredMirrorState> t : desired.entrySet()) {
-                Struct ts = MirrorMessages.element(s, "topics");
-                ts.set("topic_name", t.getKey());
                 Optional<TopicImage> ti = metadata.image().topic(t.getKey());
-                ts.set("topic_id", ti.map(TopicImage::topicId)
-                        .orElse(Uuid.ZERO_UUID));
-                ts.set("desired_state", t.getValue().name());
-                List<Struct> partitions = new ArrayList<>();
+                DescribedMirrorTopic ts = new DescribedMirrorTopic().setTopicName(t.getKey())
+                        .setTopicId(ti.map(TopicImage::topicId).orElse(Uuid.ZERO_UUID))
+                        .setDesiredState(t.getValue().name());
                 if (ti.isPresent()) {
                     for (PartitionImage p : ti.get().partitions().values()) {
-                        partitions.add(describePartition(ts, new TopicPartition(t.getKey(), p.partition()), p,
+                        ts.partitions().add(describePartition(new TopicPartition(t.getKey(), p.partition()), p,
                                 progress));
                     }
                 }
-                ts.set("partitions", partitions.toArray());
-                topics.add(ts);
+                s.topics().add(ts);
             }
-            s.set("topics", topics.toArray());
-            s.set("groups", describeGroups(s, name));
-            mirrors.add(s);
+            s.setGroups(describeGroups(name));
         }
-        response.set("mirrors", mirrors.toArray());
         return response;
     }
 
     /** The groups the mirror syncs, with their last sync, as the controller broker's group offset sync recorded it. */
-    private Object[] describeGroups(Struct mirrorStruct, String name) throws Exception {
-        List<Struct> groups = new ArrayList<>();
+    private List<DescribedMirrorGroup> describeGroups(String name) throws Exception {
+        List<DescribedMirrorGroup> groups = new ArrayList<>();
         for (GroupSyncRecord r : store.groupSyncs(name).values()) {
-            Struct gs = MirrorMessages.element(mirrorStruct, "groups");
-            gs.set("group_id", r.groupId());
-            gs.set("last_sync_time_ms", r.lastSyncMs());
-            gs.set("offsets_synced", r.offsetsSynced());
-            gs.set("offsets_clamped", r.offsetsClamped());
-            gs.set("group_type", r.type().name());
-            groups.add(gs);
+            groups.add(new DescribedMirrorGroup().setGroupId(r.groupId()).setLastSyncTimeMs(r.lastSyncMs())
+                    .setOffsetsSynced(r.offsetsSynced()).setOffsetsClamped(r.offsetsClamped())
+                    .setGroupType(r.type().name()));
         }
-        return groups.toArray();
+        return groups;
     }
 
     /**
@@ -375,27 +357,22 @@ public final class MirrorApiHandlers implements AutoCloseable {
      * source high watermark and log end under {@code /mirror_progress} (at every state change, and at most every
      * 5 s while they move), so every broker answers the same, whichever replica it holds or how far it has got.
      */
-    private Struct describePartition(Struct topicStruct, TopicPartition tp, PartitionImage image,
-                                     Map<TopicPartition, MirrorProgress> recorded) {
-        Struct ps = MirrorMessages.element(topicStruct, "partitions");
+    private DescribedMirrorPartition describePartition(TopicPartition tp, PartitionImage image,
+                                                       Map<TopicPartition, MirrorProgress> recorded) {
         MirrorImage.MirrorPartition mp = metadata.image().mirrors().partitions().get(tp);
         MirrorPartitionRecord rec = mp == null
                 ? MirrorPartitionRecord.initial(-1)
                 : MirrorPartitionRecord.fromJson(mp.json());
         MirrorProgress progress = recorded.getOrDefault(tp, rec.progress());
-        ps.set("partition_index", tp.partition());
-        ps.set("state", rec.state().name());
-        ps.set("source_log_end_offset", progress.sourceHighWatermark());
-        ps.set("destination_log_end_offset", progress.destinationLogEndOffset());
-        ps.set("lag", progress.lag());
-        ps.set("retry_attempt", (short) rec.retryAttempt());
-        ps.set("last_error", rec.lastError().orElse(null));
-        ps.set("last_mirrored_epoch", rec.lastMirroredEpoch());
-        ps.set("last_mirrored_offset", rec.lastMirroredOffset());
-        ps.set("out_of_sync_replicas", image.replicas().stream()
-                .filter(r -> !image.isr().contains(r)).toArray());
         MirrorTruncation truncation = rec.truncation();
-        ps.set("truncation_offset", truncation.isNone() ? -1L : truncation.latest().offset());
+        DescribedMirrorPartition ps = new DescribedMirrorPartition().setPartitionIndex(tp.partition())
+                .setState(rec.state().name()).setSourceLogEndOffset(progress.sourceHighWatermark())
+                .setDestinationLogEndOffset(progress.destinationLogEndOffset()).setLag(progress.lag())
+                .setRetryAttempt((short) rec.retryAttempt()).setLastError(rec.lastError().orElse(null))
+                .setLastMirroredEpoch(rec.lastMirroredEpoch()).setLastMirroredOffset(rec.lastMirroredOffset())
+                .setOutOfSyncReplicas(image.replicas().stream().filter(r -> !image.isr().contains(r))
+                        .collect(Collectors.toCollection(ArrayList::new)))
+                .setTruncationOffset(truncation.isNone() ? -1L : truncation.latest().offset());
         List<Integer> pending = new ArrayList<>();
         if (truncation.pending()) {
             // the replicas LOG_TRUNCATION waits for: the ISR, or every replica with the topic's flag (decision 38)
@@ -408,10 +385,8 @@ public final class MirrorApiHandlers implements AutoCloseable {
                 }
             }
         }
-        ps.set("truncation_pending_replicas", pending.toArray());
-        ps.set("truncated_offsets", truncation.removed());
-        ps.set("consistent_from_offset", truncation.consistentFrom());
-        return ps;
+        return ps.setTruncationPendingReplicas(pending).setTruncatedOffsets(truncation.removed())
+                .setConsistentFromOffset(truncation.consistentFrom());
     }
 
     /**
@@ -438,32 +413,27 @@ public final class MirrorApiHandlers implements AutoCloseable {
      * failed the partition over — only from mirrors whose source is the requesting cluster (the failback relation),
      * or from any mirror when the requester does not say who it is. -1/-1 when there is none.
      */
-    private Struct lastMirroredEpochs(AuthorizableRequestContext ctx, Struct req) throws Exception {
-        String requester = req.getString("requester_cluster_id");
+    private ApiMessage lastMirroredEpochs(AuthorizableRequestContext ctx, LastMirroredEpochsRequestData req)
+            throws Exception {
+        String requester = req.requesterClusterId();
         Map<String, String> mirrorSource = new HashMap<>();
         for (MirrorDefinition d : store.list()) {
             mirrorSource.put(d.name(), d.sourceClusterId().orElse(""));
         }
         MirrorImage mirrors = metadata.image().mirrors();
-        Struct response = MirrorMessages.response(MirrorApi.LAST_MIRRORED_EPOCHS, Errors.NONE.code(), null);
-        List<Struct> topics = new ArrayList<>();
-        for (Object o : req.getArray("topics")) {
-            Struct t = (Struct) o;
-            String topic = t.getString("topic_name");
-            Struct tr = MirrorMessages.element(response, "topics");
-            tr.set("topic_name", topic);
-            tr.set("topic_id", t.get("topic_id"));
+        LastMirroredEpochsResponseData response = new LastMirroredEpochsResponseData();
+        for (LastMirroredEpochsTopic t : req.topics()) {
+            String topic = t.topicName();
+            LastMirroredEpochsTopicResult tr = new LastMirroredEpochsTopicResult().setTopicName(topic)
+                    .setTopicId(t.topicId());
+            response.topics().add(tr);
             MirrorImage.MirrorTopic mt = mirrors.topics().get(topic);
             boolean related = mt != null && (requester == null || requester.equals(mirrorSource.get(mt.mirror())));
             // KIP-1279: the failback lookup needs DESCRIBE on the mirror that recorded the partitions; a topic no
             // mirror of the requester's recorded is answered -1/-1 alike for everyone (nothing to reveal, and a
             // chained mirror's unrelated record must not hold a failback)
             boolean allowed = !related || authorization.allowedOnMirror(ctx, AclOperation.DESCRIBE, mt.mirror());
-            List<Struct> parts = new ArrayList<>();
-            for (Object p : t.getArray("partitions")) {
-                int partition = (Integer) p;
-                Struct pr = MirrorMessages.element(tr, "partitions");
-                pr.set("partition_index", partition);
+            for (int partition : t.partitions()) {
                 short error = allowed ? Errors.NONE.code() : MirrorErrors.CLUSTER_MIRROR_AUTHORIZATION_FAILED.code;
                 int lme = -1;
                 long lmo = -1L;
@@ -480,15 +450,10 @@ public final class MirrorApiHandlers implements AutoCloseable {
                         lmo = rec.lastMirroredOffset();
                     }
                 }
-                pr.set("error_code", error);
-                pr.set("last_mirrored_epoch", lme);
-                pr.set("last_mirrored_offset", lmo);
-                parts.add(pr);
+                tr.partitions().add(new LastMirroredEpochsPartitionResult().setPartitionIndex(partition)
+                        .setErrorCode(error).setLastMirroredEpoch(lme).setLastMirroredOffset(lmo));
             }
-            tr.set("partitions", parts.toArray());
-            topics.add(tr);
         }
-        response.set("topics", topics.toArray());
         return response;
     }
 
@@ -513,7 +478,7 @@ public final class MirrorApiHandlers implements AutoCloseable {
      * {@code mirror.acls.include} needs what creating ACLs needs: ALTER on the cluster (decision 50). Without it,
      * CREATE on a mirror would let a principal copy any ACL from a cluster it controls.
      */
-    private Optional<Struct> aclSyncDenied(AuthorizableRequestContext ctx, MirrorApi api, Collection<String> keys) {
+    private Optional<ApiMessage> aclSyncDenied(AuthorizableRequestContext ctx, MirrorApi api, Collection<String> keys) {
         if (!keys.contains(MirrorDefinition.ACLS_INCLUDE)
                 || authorization.allowedOnCluster(ctx, AclOperation.ALTER)) {
             return Optional.empty();
@@ -522,13 +487,13 @@ public final class MirrorApiHandlers implements AutoCloseable {
                 + MirrorDefinition.ACLS_INCLUDE + " creates ACLs on this cluster, which needs ALTER on the cluster"));
     }
 
-    private static Struct denied(MirrorApi api, AclOperation operation, String mirror) {
+    private static ApiMessage denied(MirrorApi api, AclOperation operation, String mirror) {
         return error(api, MirrorErrors.CLUSTER_MIRROR_AUTHORIZATION_FAILED.code, "Not authorized: " + operation
                 + " on cluster mirror '" + mirror + "' is needed");
     }
 
-    private static Struct error(MirrorApi api, short code, String message) {
-        return MirrorApiRegistration.errorResponse(api, code, message);
+    private static ApiMessage error(MirrorApi api, short code, String message) {
+        return api.errorResponse(code, message);
     }
 
 }

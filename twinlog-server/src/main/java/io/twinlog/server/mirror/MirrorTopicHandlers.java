@@ -2,7 +2,14 @@ package io.twinlog.server.mirror;
 
 import io.twinlog.clients.mirror.MirrorApi;
 import io.twinlog.clients.mirror.MirrorErrors;
-import io.twinlog.clients.mirror.MirrorMessages;
+import io.twinlog.clients.mirror.message.PauseMirrorTopicsRequestData;
+import io.twinlog.clients.mirror.message.PauseMirrorTopicsResponseData;
+import io.twinlog.clients.mirror.message.ResumeMirrorTopicsRequestData;
+import io.twinlog.clients.mirror.message.ResumeMirrorTopicsResponseData;
+import io.twinlog.clients.mirror.message.StartMirrorTopicsRequestData;
+import io.twinlog.clients.mirror.message.StartMirrorTopicsResponseData;
+import io.twinlog.clients.mirror.message.StopMirrorTopicsRequestData;
+import io.twinlog.clients.mirror.message.StopMirrorTopicsResponseData;
 import io.twinlog.common.Failures;
 import io.twinlog.common.mirror.DesiredMirrorState;
 import io.twinlog.common.mirror.MirrorPartitionState;
@@ -25,7 +32,7 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.protocol.Errors;
-import org.apache.kafka.common.protocol.types.Struct;
+import org.apache.kafka.common.protocol.ApiMessage;
 import org.apache.kafka.common.resource.ResourceType;
 import org.apache.kafka.server.authorizer.AuthorizableRequestContext;
 import org.slf4j.Logger;
@@ -47,6 +54,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BiFunction;
 import java.util.function.Function;
 import java.util.regex.Pattern;
 
@@ -101,15 +109,30 @@ public final class MirrorTopicHandlers implements AutoCloseable {
      * concurrent failovers do not stall produce and fetch.
      */
     public void register(ApiRegistry.Builder registry) {
-        MirrorApiRegistration.addAsync(registry, MirrorApi.START_MIRROR_TOPICS,
-                (ctx, req, deadline) -> onThread(startThreads.forKey(req.getString("mirror_name")),
-                        MirrorApi.START_MIRROR_TOPICS, deadline, () -> start(ctx, req), answer -> answer));
-        MirrorApiRegistration.addAsync(registry, MirrorApi.STOP_MIRROR_TOPICS, (ctx, req, deadline) ->
-                setDesired(MirrorApi.STOP_MIRROR_TOPICS, ctx, req, deadline, DesiredMirrorState.STOPPED));
-        MirrorApiRegistration.addAsync(registry, MirrorApi.PAUSE_MIRROR_TOPICS, (ctx, req, deadline) ->
-                setDesired(MirrorApi.PAUSE_MIRROR_TOPICS, ctx, req, deadline, DesiredMirrorState.PAUSED));
-        MirrorApiRegistration.addAsync(registry, MirrorApi.RESUME_MIRROR_TOPICS, (ctx, req, deadline) ->
-                setDesired(MirrorApi.RESUME_MIRROR_TOPICS, ctx, req, deadline, DesiredMirrorState.MIRRORING));
+        MirrorApiRegistration.addAsync(registry, MirrorApi.START_MIRROR_TOPICS, StartMirrorTopicsRequestData::new,
+                (ctx, req, deadline) -> onThread(startThreads.forKey(req.mirrorName()),
+                        MirrorApi.START_MIRROR_TOPICS, deadline, () -> start(ctx, new TopicsRequest(req.mirrorName(),
+                                req.topics(), req.patterns(), req.excludePatterns())), answer -> answer));
+        MirrorApiRegistration.addAsync(registry, MirrorApi.STOP_MIRROR_TOPICS, StopMirrorTopicsRequestData::new,
+                (ctx, req, deadline) -> setDesired(MirrorApi.STOP_MIRROR_TOPICS, ctx,
+                        new TopicsRequest(req.mirrorName(), req.topics(), req.patterns(), req.excludePatterns()),
+                        deadline, DesiredMirrorState.STOPPED));
+        MirrorApiRegistration.addAsync(registry, MirrorApi.PAUSE_MIRROR_TOPICS, PauseMirrorTopicsRequestData::new,
+                (ctx, req, deadline) -> setDesired(MirrorApi.PAUSE_MIRROR_TOPICS, ctx,
+                        new TopicsRequest(req.mirrorName(), req.topics(), req.patterns(), req.excludePatterns()),
+                        deadline, DesiredMirrorState.PAUSED));
+        MirrorApiRegistration.addAsync(registry, MirrorApi.RESUME_MIRROR_TOPICS, ResumeMirrorTopicsRequestData::new,
+                (ctx, req, deadline) -> setDesired(MirrorApi.RESUME_MIRROR_TOPICS, ctx,
+                        new TopicsRequest(req.mirrorName(), req.topics(), req.patterns(), req.excludePatterns()),
+                        deadline, DesiredMirrorState.MIRRORING));
+    }
+
+    /**
+     * A request of one of the four topic APIs: each has its own generated class, all of this one shape
+     * ({@code excludePatterns} is empty but for StartMirrorTopics).
+     */
+    private record TopicsRequest(String mirrorName, List<String> topics, List<String> patterns,
+                                 List<String> excludePatterns) {
     }
 
     /**
@@ -120,7 +143,7 @@ public final class MirrorTopicHandlers implements AutoCloseable {
      * write that waits for a reconnection, must not take effect after its client was told it timed out.
      */
     private <T> CompletableFuture<T> onThread(Executor thread, MirrorApi api, AdminDeadline deadline,
-                                              Callable<T> work, Function<Struct, T> asResult) {
+                                              Callable<T> work, Function<ApiMessage, T> asResult) {
         CompletableFuture<T> result = new CompletableFuture<>();
         Call<T> call = new Call<>(api, deadline, work, asResult, result);
         try {
@@ -132,12 +155,12 @@ public final class MirrorTopicHandlers implements AutoCloseable {
     }
 
     /** One API call on its thread; told when it will not run (the broker closing), so its client gets an answer. */
-    private record Call<T>(MirrorApi api, AdminDeadline deadline, Callable<T> work, Function<Struct, T> asResult,
+    private record Call<T>(MirrorApi api, AdminDeadline deadline, Callable<T> work, Function<ApiMessage, T> asResult,
                            CompletableFuture<T> result) implements PerKeyExecutor.Rejectable {
         @Override
         public void run() {
             try {
-                Optional<Struct> expired = MirrorApiRegistration.expiredAnswer(api, deadline);
+                Optional<ApiMessage> expired = MirrorApiRegistration.expiredAnswer(api, deadline);
                 result.complete(expired.isPresent() ? asResult.apply(expired.get()) : work.call());
             } catch (Exception e) {
                 log.error("{} failed", api.name, e);
@@ -154,7 +177,7 @@ public final class MirrorTopicHandlers implements AutoCloseable {
     }
 
     /** What setting a desired state gives: the answer, or (a failover) the topics whose STOPPED to wait for. */
-    private record Outcome(Struct answer, Map<String, TopicResult> stopping) {
+    private record Outcome(ApiMessage answer, Map<String, TopicResult> stopping) {
     }
 
     @Override
@@ -168,8 +191,8 @@ public final class MirrorTopicHandlers implements AutoCloseable {
         startThreads.close(); // tells the starts still queued
     }
 
-    private Struct start(AuthorizableRequestContext ctx, Struct req) throws Exception {
-        String name = req.getString("mirror_name");
+    private ApiMessage start(AuthorizableRequestContext ctx, TopicsRequest req) throws Exception {
+        String name = req.mirrorName();
         if (!authorization.allowedOnMirror(ctx, AclOperation.ALTER, name)) {
             return topLevel(MirrorApi.START_MIRROR_TOPICS, MirrorErrors.CLUSTER_MIRROR_AUTHORIZATION_FAILED.code,
                     notAuthorized(name));
@@ -179,8 +202,8 @@ public final class MirrorTopicHandlers implements AutoCloseable {
             return topLevel(MirrorApi.START_MIRROR_TOPICS, MirrorErrors.UNKNOWN_CLUSTER_MIRROR.code,
                     "No cluster mirror named '" + name + "'");
         }
-        List<String> patterns = strings(req.getArray("patterns"));
-        List<String> excludes = strings(req.getArray("exclude_patterns"));
+        List<String> patterns = req.patterns();
+        List<String> excludes = req.excludePatterns();
         List<String> all = new ArrayList<>(patterns);
         all.addAll(excludes);
         Optional<String> bad = MirrorDefinition.validatePatterns(all);
@@ -191,11 +214,11 @@ public final class MirrorTopicHandlers implements AutoCloseable {
         // the topics' desired-state versions before the source is contacted: a stop, pause or resume that comes
         // while this start waits on the source wins over it (MirrorTopicStarter refuses to write over it)
         Map<String, Integer> versions = new HashMap<>();
-        for (String topic : strings(req.getArray("topics"))) {
+        for (String topic : req.topics()) {
             versions.put(topic, store.topicVersion(name, topic));
         }
         try (Admin source = SourceClusters.admin(def.get(), SOURCE_TIMEOUT_MS)) {
-            Set<String> wanted = new LinkedHashSet<>(strings(req.getArray("topics")));
+            Set<String> wanted = new LinkedHashSet<>(req.topics());
             if (!patterns.isEmpty()) {
                 for (String t : source.listTopics().names().get(SOURCE_TIMEOUT_MS, TimeUnit.MILLISECONDS)) {
                     if (patterns.stream().anyMatch(p -> Pattern.matches(p, t))
@@ -222,8 +245,8 @@ public final class MirrorTopicHandlers implements AutoCloseable {
         return topicsResponse(MirrorApi.START_MIRROR_TOPICS, results);
     }
 
-    private CompletableFuture<Struct> setDesired(MirrorApi api, AuthorizableRequestContext ctx, Struct req,
-                                                 AdminDeadline deadline, DesiredMirrorState desired) {
+    private CompletableFuture<ApiMessage> setDesired(MirrorApi api, AuthorizableRequestContext ctx, TopicsRequest req,
+                                                     AdminDeadline deadline, DesiredMirrorState desired) {
         return onThread(adminThread, api, deadline, () -> setDesiredNow(api, ctx, req, desired),
                 answer -> new Outcome(answer, null))
                 .thenCompose(o -> o.stopping() == null ? CompletableFuture.completedFuture(o.answer())
@@ -231,9 +254,9 @@ public final class MirrorTopicHandlers implements AutoCloseable {
     }
 
     /** Sets the desired state of the matching topics (on the admin thread). */
-    private Outcome setDesiredNow(MirrorApi api, AuthorizableRequestContext ctx, Struct req, DesiredMirrorState desired)
-            throws Exception {
-        String name = req.getString("mirror_name");
+    private Outcome setDesiredNow(MirrorApi api, AuthorizableRequestContext ctx, TopicsRequest req,
+                                  DesiredMirrorState desired) throws Exception {
+        String name = req.mirrorName();
         if (!authorization.allowedOnMirror(ctx, AclOperation.ALTER, name)) {
             return new Outcome(topLevel(api, MirrorErrors.CLUSTER_MIRROR_AUTHORIZATION_FAILED.code,
                     notAuthorized(name)), null);
@@ -242,13 +265,13 @@ public final class MirrorTopicHandlers implements AutoCloseable {
             return new Outcome(topLevel(api, MirrorErrors.UNKNOWN_CLUSTER_MIRROR.code, "No cluster mirror named '"
                     + name + "'"), null);
         }
-        List<String> patterns = strings(req.getArray("patterns"));
+        List<String> patterns = req.patterns();
         Optional<String> bad = MirrorDefinition.validatePatterns(patterns);
         if (bad.isPresent()) {
             return new Outcome(topLevel(api, Errors.INVALID_REGULAR_EXPRESSION.code(), bad.get()), null);
         }
         Map<String, DesiredMirrorState> mirrorTopics = store.topics(name);
-        Set<String> wanted = new LinkedHashSet<>(strings(req.getArray("topics")));
+        Set<String> wanted = new LinkedHashSet<>(req.topics());
         for (String t : mirrorTopics.keySet()) {
             if (patterns.stream().anyMatch(p -> Pattern.matches(p, t))) {
                 wanted.add(t);
@@ -299,7 +322,7 @@ public final class MirrorTopicHandlers implements AutoCloseable {
      * Failover answers when the topics are writable, or says it is still in progress: at once when a partition's
      * failover has gone FAILED (with that partition's reason), else after {@value #STOP_WAIT_MS} ms.
      */
-    private CompletableFuture<Struct> awaitStopped(MirrorApi api, Map<String, TopicResult> results) {
+    private CompletableFuture<ApiMessage> awaitStopped(MirrorApi api, Map<String, TopicResult> results) {
         List<String> stopping = new ArrayList<>();
         results.forEach((t, r) -> {
             if (r.code() == Errors.NONE.code()) {
@@ -382,35 +405,44 @@ public final class MirrorTopicHandlers implements AutoCloseable {
         return "Not authorized: ALTER on cluster mirror '" + mirror + "' is needed";
     }
 
-    private static Struct topicsResponse(MirrorApi api, Map<String, TopicResult> results) {
+    /**
+     * The answer of a topic API: a result per topic, and the first topic's error (if any) at the top. Each of the
+     * four APIs has its own generated response and result classes, all of one shape.
+     */
+    private static ApiMessage topicsResponse(MirrorApi api, Map<String, TopicResult> results) {
         short first = results.values().stream().map(TopicResult::code).filter(c -> c != 0).findFirst().orElse((short) 0);
         String firstMessage = results.values().stream().filter(r -> r.code() != 0).map(TopicResult::message)
                 .findFirst().orElse(null);
-        Struct s = MirrorMessages.response(api, first, firstMessage);
-        List<Struct> topics = new ArrayList<>();
-        results.forEach((t, r) -> {
-            Struct ts = MirrorMessages.element(s, "topics");
-            ts.set("name", t);
-            ts.set("error_code", r.code());
-            ts.set("error_message", r.message());
-            topics.add(ts);
-        });
-        s.set("topics", topics.toArray());
-        return s;
+        return switch (api) {
+            case START_MIRROR_TOPICS -> new StartMirrorTopicsResponseData().setErrorCode(first)
+                    .setErrorMessage(firstMessage).setTopics(topicResults(results, (t, r) ->
+                            new StartMirrorTopicsResponseData.MirrorTopicResult().setName(t).setErrorCode(r.code())
+                                    .setErrorMessage(r.message())));
+            case STOP_MIRROR_TOPICS -> new StopMirrorTopicsResponseData().setErrorCode(first)
+                    .setErrorMessage(firstMessage).setTopics(topicResults(results, (t, r) ->
+                            new StopMirrorTopicsResponseData.MirrorTopicResult().setName(t).setErrorCode(r.code())
+                                    .setErrorMessage(r.message())));
+            case PAUSE_MIRROR_TOPICS -> new PauseMirrorTopicsResponseData().setErrorCode(first)
+                    .setErrorMessage(firstMessage).setTopics(topicResults(results, (t, r) ->
+                            new PauseMirrorTopicsResponseData.MirrorTopicResult().setName(t).setErrorCode(r.code())
+                                    .setErrorMessage(r.message())));
+            case RESUME_MIRROR_TOPICS -> new ResumeMirrorTopicsResponseData().setErrorCode(first)
+                    .setErrorMessage(firstMessage).setTopics(topicResults(results, (t, r) ->
+                            new ResumeMirrorTopicsResponseData.MirrorTopicResult().setName(t).setErrorCode(r.code())
+                                    .setErrorMessage(r.message())));
+            default -> throw new IllegalArgumentException(api.name + " is not a topic API");
+        };
     }
 
-    private static Struct topLevel(MirrorApi api, short code, String message) {
-        Struct s = MirrorMessages.response(api, code, message);
-        s.set("topics", new Object[0]);
-        return s;
-    }
-
-    private static List<String> strings(Object[] array) {
-        List<String> out = new ArrayList<>();
-        for (Object o : array) {
-            out.add((String) o);
-        }
+    private static <R> List<R> topicResults(Map<String, TopicResult> results, BiFunction<String, TopicResult, R> result) {
+        List<R> out = new ArrayList<>();
+        results.forEach((t, r) -> out.add(result.apply(t, r)));
         return out;
+    }
+
+    /** A request-level error answer: no topic results. */
+    private static ApiMessage topLevel(MirrorApi api, short code, String message) {
+        return api.errorResponse(code, message);
     }
 
 }

@@ -1,13 +1,13 @@
 package io.twinlog.clients.mirror.internals;
 
 import io.twinlog.clients.mirror.MirrorApi;
-import io.twinlog.clients.mirror.MirrorMessages;
+import io.twinlog.clients.mirror.MirrorMessageReader;
 import org.apache.kafka.common.message.RequestHeaderData;
 import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.protocol.ApiMessage;
 import org.apache.kafka.common.protocol.ByteBufferAccessor;
 import org.apache.kafka.common.protocol.ObjectSerializationCache;
 import org.apache.kafka.common.protocol.types.SchemaException;
-import org.apache.kafka.common.protocol.types.Struct;
 import org.apache.kafka.common.requests.AbstractResponse;
 import org.apache.kafka.common.requests.ResponseHeader;
 
@@ -16,32 +16,32 @@ import java.nio.BufferUnderflowException;
 import java.nio.ByteBuffer;
 
 /**
- * Request and response bodies of the mirror APIs, framed with Kafka's own header messages: every mirror API version
- * is flexible, so requests carry request header v2 and responses response header v1 (both with tagged fields).
- * The size prefix is added by the sender ({@code ByteBufferSend.sizePrefixed}).
+ * Request and response bodies of the mirror APIs (their generated message classes), framed with Kafka's own header
+ * messages: every mirror API version is flexible, so requests carry request header v2 and responses response header
+ * v1 (both with tagged fields), as the generated {@code ApiMessageType} says. The size prefix is added by the sender
+ * ({@code ByteBufferSend.sizePrefixed}).
  *
  * <p>Kafka's {@code NetworkClient} cannot carry these requests: it knows APIs only as its {@code ApiKeys} enum
  * (header, version negotiation and response parsing all go through it), and the mirror APIs use keys of their own.
  */
 public final class MirrorFrames {
-    static final short REQUEST_HEADER_VERSION = 2;
-    static final short RESPONSE_HEADER_VERSION = 1;
-
     private MirrorFrames() {
     }
 
     /** Header and body of one request, ready to send (without the size prefix). */
-    public static ByteBuffer request(MirrorApi api, short version, int correlationId, String clientId, Struct body) {
+    public static ByteBuffer request(short version, int correlationId, String clientId, ApiMessage body) {
+        MirrorApi api = MirrorApi.of(body);
+        short headerVersion = api.requestHeaderVersion(version);
         RequestHeaderData header = new RequestHeaderData()
                 .setRequestApiKey(api.id)
                 .setRequestApiVersion(version)
                 .setCorrelationId(correlationId)
                 .setClientId(clientId);
         ObjectSerializationCache cache = new ObjectSerializationCache();
-        int headerSize = header.size(cache, REQUEST_HEADER_VERSION);
-        ByteBuffer buffer = ByteBuffer.allocate(headerSize + body.sizeOf());
-        header.write(new ByteBufferAccessor(buffer), cache, REQUEST_HEADER_VERSION);
-        body.writeTo(buffer);
+        ByteBuffer buffer = ByteBuffer.allocate(header.size(cache, headerVersion) + body.size(cache, version));
+        ByteBufferAccessor accessor = new ByteBufferAccessor(buffer);
+        header.write(accessor, cache, headerVersion);
+        body.write(accessor, cache, version);
         buffer.flip();
         return buffer;
     }
@@ -52,16 +52,24 @@ public final class MirrorFrames {
      * @throws MalformedResponseException when the correlation id differs or the body does not parse: the peer
      *         speaks another protocol or version, so the connection must not be used again
      */
-    public static Struct response(MirrorApi api, short version, int correlationId, ByteBuffer payload)
+    public static <R extends ApiMessage> R response(MirrorApi api, short version, int correlationId, ByteBuffer payload,
+                                                    MirrorMessageReader<R> reader)
             throws MalformedResponseException {
+        ResponseHeader header;
         try {
-            ResponseHeader header = ResponseHeader.parse(payload, RESPONSE_HEADER_VERSION);
-            if (header.correlationId() != correlationId) {
-                throw new MalformedResponseException("Response correlation id " + header.correlationId()
-                        + " does not match request " + correlationId);
-            }
-            return MirrorMessages.decode(api.responseSchema(version), payload);
+            header = ResponseHeader.parse(payload, api.responseHeaderVersion(version));
         } catch (SchemaException | IllegalArgumentException | BufferUnderflowException e) {
+            throw new MalformedResponseException("Could not read the " + api.name + " response: " + e.getMessage());
+        }
+        if (header.correlationId() != correlationId) {
+            throw new MalformedResponseException("Response correlation id " + header.correlationId()
+                    + " does not match request " + correlationId);
+        }
+        try {
+            return reader.read(new ByteBufferAccessor(payload), version);
+        } catch (RuntimeException e) {
+            // broad: the generated readers report a malformed body with plain RuntimeExceptions ("non-nullable
+            // field ... was serialized as null") besides BufferUnderflowException; each becomes this error
             throw new MalformedResponseException("Could not read the " + api.name + " response: " + e.getMessage());
         }
     }
@@ -70,7 +78,7 @@ public final class MirrorFrames {
      * The body of the response to a Kafka API request (the ACL APIs, which carry ClusterMirror ACLs), sent at
      * {@code version} with {@code correlationId}.
      *
-     * @throws MalformedResponseException as {@link #response(MirrorApi, short, int, ByteBuffer)}
+     * @throws MalformedResponseException as {@link #response(MirrorApi, short, int, ByteBuffer, MirrorMessageReader)}
      */
     public static AbstractResponse kafkaResponse(ApiKeys api, short version, int correlationId, ByteBuffer payload)
             throws MalformedResponseException {

@@ -3,6 +3,7 @@ package io.twinlog.clients.mirror.internals;
 import io.twinlog.clients.mirror.MirrorAdmin.DisconnectedException;
 import io.twinlog.clients.mirror.MirrorAdmin.UnreachableException;
 import io.twinlog.clients.mirror.MirrorApi;
+import io.twinlog.clients.mirror.MirrorMessageReader;
 import org.apache.kafka.clients.ClientDnsLookup;
 import org.apache.kafka.clients.ClientUtils;
 import org.apache.kafka.clients.admin.AdminClientConfig;
@@ -16,7 +17,7 @@ import org.apache.kafka.common.network.NetworkReceive;
 import org.apache.kafka.common.network.NetworkSend;
 import org.apache.kafka.common.network.Selector;
 import org.apache.kafka.common.protocol.ApiKeys;
-import org.apache.kafka.common.protocol.types.Struct;
+import org.apache.kafka.common.protocol.ApiMessage;
 import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.AbstractResponse;
 import org.apache.kafka.common.requests.RequestHeader;
@@ -97,22 +98,26 @@ public final class MirrorNetworkClient implements AutoCloseable {
     }
 
     /**
-     * Sends {@code request} to a broker and returns its response.
+     * Sends {@code request} (a generated mirror API request) at its API's latest version to a broker and returns
+     * the response {@code responseReader} reads.
      *
      * @throws UnreachableException no broker accepted a connection (nor could any bootstrap server be resolved)
      * @throws IOException          a broker accepted the connection but none answered (closed it, timed out, or
      *                              failed authentication), or the answer was not a mirror API response
      */
-    public Struct send(MirrorApi api, Struct request) throws IOException {
+    public <R extends ApiMessage> R send(ApiMessage request, MirrorMessageReader<R> responseReader)
+            throws IOException {
+        MirrorApi api = MirrorApi.of(request);
+        short version = api.latestVersion();
         return call(api.name, true,
-                correlation -> MirrorFrames.request(api, MirrorApi.LATEST_VERSION, correlation, clientId, request),
-                (correlation, payload) -> MirrorFrames.response(api, MirrorApi.LATEST_VERSION, correlation, payload));
+                correlation -> MirrorFrames.request(version, correlation, clientId, request),
+                (correlation, payload) -> MirrorFrames.response(api, version, correlation, payload, responseReader));
     }
 
     /**
      * Sends a Kafka API request at the version it was built for (Twinlog's brokers serve the ACL APIs at their
      * latest versions) and returns its response, with the same connection handling and errors as
-     * {@link #send(MirrorApi, Struct)}.
+     * {@link #send(ApiMessage, MirrorMessageReader)}.
      */
     public AbstractResponse send(AbstractRequest request) throws IOException {
         ApiKeys api = request.apiKey();

@@ -1,12 +1,14 @@
 package io.twinlog.clients.mirror.internals;
 
 import io.twinlog.clients.mirror.MirrorApi;
-import io.twinlog.clients.mirror.MirrorMessages;
+import io.twinlog.clients.mirror.message.DeleteClusterMirrorResponseData;
+import io.twinlog.clients.mirror.message.ListClusterMirrorsRequestData;
+import io.twinlog.clients.mirror.message.ListClusterMirrorsResponseData;
 import org.apache.kafka.common.message.RequestHeaderData;
 import org.apache.kafka.common.message.ResponseHeaderData;
+import org.apache.kafka.common.protocol.ApiMessage;
 import org.apache.kafka.common.protocol.ByteBufferAccessor;
 import org.apache.kafka.common.protocol.ObjectSerializationCache;
-import org.apache.kafka.common.protocol.types.Struct;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -20,55 +22,55 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /** Mirror API frames: request header v2 with the mirror key, response header v1, and what a wrong answer gives. */
 @Timeout(10)
 class MirrorFramesTest {
+    private static final short VERSION = 0;
 
     @Test
     void aRequestCarriesKafkasHeaderV2WithTheMirrorKey() {
-        Struct body = MirrorMessages.newStruct(MirrorApi.LIST_CLUSTER_MIRRORS.requestSchema(MirrorApi.LATEST_VERSION));
-        body.set("include_topic_names", true);
-        ByteBuffer frame = MirrorFrames.request(MirrorApi.LIST_CLUSTER_MIRRORS, MirrorApi.LATEST_VERSION, 42,
-                "ops-console", body);
+        ListClusterMirrorsRequestData body = new ListClusterMirrorsRequestData().setIncludeTopicNames(true);
+        ByteBuffer frame = MirrorFrames.request(VERSION, 42, "ops-console", body);
 
-        RequestHeaderData header = new RequestHeaderData(new ByteBufferAccessor(frame), (short) 2);
+        ByteBufferAccessor readable = new ByteBufferAccessor(frame);
+        RequestHeaderData header = new RequestHeaderData(readable, (short) 2);
         assertEquals(7002, header.requestApiKey());
-        assertEquals(MirrorApi.LATEST_VERSION, header.requestApiVersion());
+        assertEquals(VERSION, header.requestApiVersion());
         assertEquals(42, header.correlationId());
         assertEquals("ops-console", header.clientId());
-        Struct read = MirrorApi.LIST_CLUSTER_MIRRORS.requestSchema(MirrorApi.LATEST_VERSION).read(frame);
-        assertEquals(Boolean.TRUE, read.get("include_topic_names"));
+        assertEquals(body, new ListClusterMirrorsRequestData(readable, VERSION));
         assertFalse(frame.hasRemaining(), "nothing after the body");
     }
 
     @Test
     void aResponseIsReadAfterItsHeaderV1() throws Exception {
-        Struct body = MirrorMessages.response(MirrorApi.DELETE_CLUSTER_MIRROR, (short) 7101, "No cluster mirror 'x'");
-        Struct read = MirrorFrames.response(MirrorApi.DELETE_CLUSTER_MIRROR, MirrorApi.LATEST_VERSION, 7,
-                responseFrame(7, body));
-        assertEquals((short) 7101, read.getShort("error_code"));
-        assertEquals("No cluster mirror 'x'", read.getString("error_message"));
+        ApiMessage body = MirrorApi.DELETE_CLUSTER_MIRROR.errorResponse((short) 7101, "No cluster mirror 'x'");
+        DeleteClusterMirrorResponseData read = MirrorFrames.response(MirrorApi.DELETE_CLUSTER_MIRROR, VERSION, 7,
+                responseFrame(7, body), DeleteClusterMirrorResponseData::new);
+        assertEquals((short) 7101, read.errorCode());
+        assertEquals("No cluster mirror 'x'", read.errorMessage());
     }
 
     @Test
     void anAnswerToAnotherRequestOrInAnotherShapeIsMalformed() {
-        Struct body = MirrorMessages.response(MirrorApi.DELETE_CLUSTER_MIRROR, (short) 0, null);
+        ApiMessage body = MirrorApi.DELETE_CLUSTER_MIRROR.errorResponse((short) 0, null);
         MirrorFrames.MalformedResponseException wrongRequest = assertThrows(
                 MirrorFrames.MalformedResponseException.class,
-                () -> MirrorFrames.response(MirrorApi.DELETE_CLUSTER_MIRROR, MirrorApi.LATEST_VERSION, 8,
-                        responseFrame(7, body)));
+                () -> MirrorFrames.response(MirrorApi.DELETE_CLUSTER_MIRROR, VERSION, 8, responseFrame(7, body),
+                        DeleteClusterMirrorResponseData::new));
         assertEquals("Response correlation id 7 does not match request 8", wrongRequest.getMessage());
         MirrorFrames.MalformedResponseException truncated = assertThrows(
                 MirrorFrames.MalformedResponseException.class,
-                () -> MirrorFrames.response(MirrorApi.LIST_CLUSTER_MIRRORS, MirrorApi.LATEST_VERSION, 7,
-                        responseFrame(7, body)));
+                () -> MirrorFrames.response(MirrorApi.LIST_CLUSTER_MIRRORS, VERSION, 7, responseFrame(7, body),
+                        ListClusterMirrorsResponseData::new));
         assertTrue(truncated.getMessage().startsWith("Could not read the ListClusterMirrors response: "),
                 truncated.getMessage());
     }
 
-    private static ByteBuffer responseFrame(int correlationId, Struct body) {
+    private static ByteBuffer responseFrame(int correlationId, ApiMessage body) {
         ResponseHeaderData header = new ResponseHeaderData().setCorrelationId(correlationId);
         ObjectSerializationCache cache = new ObjectSerializationCache();
-        ByteBuffer buffer = ByteBuffer.allocate(header.size(cache, (short) 1) + body.sizeOf());
-        header.write(new ByteBufferAccessor(buffer), cache, (short) 1);
-        body.writeTo(buffer);
+        ByteBuffer buffer = ByteBuffer.allocate(header.size(cache, (short) 1) + body.size(cache, VERSION));
+        ByteBufferAccessor writable = new ByteBufferAccessor(buffer);
+        header.write(writable, cache, (short) 1);
+        body.write(writable, cache, VERSION);
         buffer.flip();
         return buffer;
     }
