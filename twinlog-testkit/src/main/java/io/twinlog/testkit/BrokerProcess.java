@@ -1,5 +1,8 @@
 package io.twinlog.testkit;
 
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+
 import java.io.File;
 import java.io.FileOutputStream;
 import java.io.IOException;
@@ -60,6 +63,12 @@ public final class BrokerProcess implements AutoCloseable {
 
     public String bootstrapServers() {
         return "127.0.0.1:" + port;
+    }
+
+    /** An admin client of this broker (30 s API timeout); the caller closes it. */
+    public Admin admin() {
+        return Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers(),
+                AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 30_000));
     }
 
     /** Starts the JVM and waits until the broker accepts connections. */

@@ -1,10 +1,9 @@
 package io.twinlog.tests;
 
 import io.twinlog.testkit.BrokerProcess;
-import io.twinlog.testkit.TestDirectories;
+import io.twinlog.testkit.BrokerProcesses;
 import io.twinlog.testkit.Waits;
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.NewTopic;
@@ -25,12 +24,9 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.storage.internals.checkpoint.OffsetCheckpointFile;
 import org.apache.kafka.storage.internals.log.LogDirFailureChannel;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtensionContext;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import org.junit.jupiter.api.extension.TestWatcher;
 
 import java.io.File;
 import java.io.IOException;
@@ -58,43 +54,21 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * and recovery-point checkpoints, topic metadata), not fsync; the torn-tail test stands in for the page cache being
  * lost mid-write.
  */
+@Timeout(300)
 class DurabilityTest {
     private static final int PARTITIONS = 3;
 
-    private File dataDir;
-    private BrokerProcess broker;
-
-    /** Prints the broker's log when a test fails: the test JVM never sees the broker's output otherwise. */
+    /** Kills the broker after each test, and prints its log tail first when the test failed. */
     @RegisterExtension
-    final TestWatcher dumpBrokerLogOnFailure = new TestWatcher() {
-        @Override
-        public void testFailed(ExtensionContext context, Throwable cause) {
-            if (broker != null) {
-                System.out.println("---- broker log tail for " + context.getDisplayName() + " ----\n" + broker.logTail());
-            }
-        }
-    };
-
-    @BeforeEach
-    void createDataDir() {
-        dataDir = TestDirectories.create("durability");
-    }
-
-    @AfterEach
-    void cleanUp() throws InterruptedException {
-        if (broker != null) {
-            broker.close();
-        }
-        TestDirectories.delete(dataDir);
-    }
+    final BrokerProcesses processes = new BrokerProcesses("durability");
+    private BrokerProcess broker;
 
     private void startBroker(Map<String, String> properties) throws IOException {
         Map<String, String> p = new HashMap<>();
         // A restart after SIGKILL waits for ZooKeeper to expire the dead broker's session; keep that short.
         p.put("zookeeper.session.timeout.ms", "3000");
         p.putAll(properties);
-        broker = new BrokerProcess(dataDir, p);
-        broker.start();
+        broker = processes.start("broker", p);
     }
 
     @Test
@@ -268,8 +242,7 @@ class DurabilityTest {
     }
 
     private Admin admin() {
-        return Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers(),
-                AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 30_000));
+        return broker.admin();
     }
 
     private static Map<String, Uuid> topicIds(Admin admin, Collection<String> topics) throws Exception {

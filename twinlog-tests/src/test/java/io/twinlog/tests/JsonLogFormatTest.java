@@ -3,13 +3,12 @@ package io.twinlog.tests;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.twinlog.testkit.BrokerProcess;
-import io.twinlog.testkit.TestDirectories;
+import io.twinlog.testkit.BrokerProcesses;
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.io.File;
 import java.io.IOException;
@@ -31,26 +30,17 @@ import static org.junit.jupiter.api.Assertions.fail;
 @Timeout(120)
 class JsonLogFormatTest {
     private static final ObjectMapper JSON = new ObjectMapper();
-    private final File dataDir = TestDirectories.create("json-log");
-    private BrokerProcess broker;
-
-    @AfterEach
-    void cleanUp() throws InterruptedException {
-        if (broker != null) {
-            broker.close();
-        }
-        TestDirectories.delete(dataDir);
-    }
+    @RegisterExtension
+    final BrokerProcesses processes = new BrokerProcesses("json-log");
 
     @Test
     void aBrokerStartedWithTheJsonFormatWritesOneJsonObjectPerLine() throws Exception {
         Path config = Path.of("..", "config", "log4j2.properties").toAbsolutePath().normalize();
         assertTrue(Files.isRegularFile(config), config + " (tests run from the twinlog-tests directory)");
-        broker = new BrokerProcess(dataDir, Map.of()).withJvm(List.of("-Dlog4j2.configurationFile=" + config),
+        BrokerProcess broker = processes.create("broker", Map.of()).withJvm(List.of("-Dlog4j2.configurationFile=" + config),
                 Map.of("TWINLOG_LOG_FORMAT", "json"));
         broker.start();
-        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG,
-                broker.bootstrapServers()))) {
+        try (Admin admin = broker.admin()) {
             admin.createTopics(List.of(new NewTopic("logged", 1, (short) 1))).all().get();
         }
         assertEquals(0, broker.terminate(), "clean shutdown");

@@ -1,25 +1,23 @@
 package io.twinlog.tests.metrics;
 
 import io.twinlog.testkit.BrokerProcess;
-import io.twinlog.testkit.TestDirectories;
+import io.twinlog.testkit.BrokerProcesses;
 import io.twinlog.testkit.Waits;
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import javax.management.MBeanServerConnection;
 import javax.management.ObjectName;
 import javax.management.remote.JMXConnector;
 import javax.management.remote.JMXConnectorFactory;
 import javax.management.remote.JMXServiceURL;
-import java.io.File;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.util.List;
@@ -37,29 +35,20 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 @Timeout(120)
 class JmxMetricsTest {
     private static final int RECORDS = 20;
-    private final File dataDir = TestDirectories.create("jmx-metrics");
-    private BrokerProcess broker;
-
-    @AfterEach
-    void cleanUp() throws InterruptedException {
-        if (broker != null) {
-            broker.close();
-        }
-        TestDirectories.delete(dataDir);
-    }
+    @RegisterExtension
+    final BrokerProcesses processes = new BrokerProcesses("jmx-metrics");
 
     @Test
     void kafkaMBeansAreReadableOverRemoteJmx() throws Exception {
         int jmxPort = freePort();
-        broker = new BrokerProcess(dataDir, Map.of()).withJvm(List.of(
+        BrokerProcess broker = processes.create("broker", Map.of()).withJvm(List.of(
                 "-Dcom.sun.management.jmxremote.port=" + jmxPort,
                 "-Dcom.sun.management.jmxremote.rmi.port=" + jmxPort,
                 "-Dcom.sun.management.jmxremote.authenticate=false",
                 "-Dcom.sun.management.jmxremote.ssl=false",
                 "-Djava.rmi.server.hostname=127.0.0.1"), Map.of());
         broker.start();
-        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG,
-                broker.bootstrapServers()))) {
+        try (Admin admin = broker.admin()) {
             admin.createTopics(List.of(new NewTopic("jmx", 1, (short) 1))).all()
                     .get(30, TimeUnit.SECONDS);
         }

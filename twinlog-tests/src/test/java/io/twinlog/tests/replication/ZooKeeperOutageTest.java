@@ -2,9 +2,9 @@ package io.twinlog.tests.replication;
 
 import io.twinlog.clients.mirror.MirrorAdmin;
 import io.twinlog.testkit.BrokerProcess;
+import io.twinlog.testkit.BrokerProcesses;
 import io.twinlog.testkit.MirrorSteps;
 import io.twinlog.testkit.TestCluster;
-import io.twinlog.testkit.TestDirectories;
 import io.twinlog.testkit.Waits;
 import io.twinlog.testkit.ZooKeeperProcess;
 import org.apache.kafka.clients.admin.Admin;
@@ -23,9 +23,7 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.extension.ExtensionContext;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import org.junit.jupiter.api.extension.TestWatcher;
 
 import java.io.File;
 import java.io.IOException;
@@ -71,23 +69,14 @@ class ZooKeeperOutageTest {
     private static final Pattern RESIGNED = Pattern.compile(
             "^\\[(\\S+)\\].*No longer the controller \\(epoch (\\d+)\\): (.*)");
 
-    private File dir;
     private ZooKeeperProcess zooKeeper;
+    /** The brokers' JVMs: killed after each test, their log tails printed first when it failed. */
+    @RegisterExtension
+    final BrokerProcesses processes = new BrokerProcesses("zk-outage");
     private final List<BrokerProcess> brokers = new ArrayList<>();
     private final List<ProducerLoop> producers = new ArrayList<>();
     private TestCluster source;
     private ProducerLoop sourceProducer;
-
-    @RegisterExtension
-    final TestWatcher dumpLogsOnFailure = new TestWatcher() {
-        @Override
-        public void testFailed(ExtensionContext context, Throwable cause) {
-            for (int i = 0; i < brokers.size(); i++) {
-                System.out.println("---- broker " + i + " log tail (" + context.getDisplayName() + ") ----\n"
-                        + brokers.get(i).logTail());
-            }
-        }
-    };
 
     @AfterEach
     void cleanUp() throws InterruptedException {
@@ -104,7 +93,6 @@ class ZooKeeperOutageTest {
         if (zooKeeper != null) {
             zooKeeper.close();
         }
-        TestDirectories.delete(dir);
     }
 
     @Test
@@ -134,11 +122,10 @@ class ZooKeeperOutageTest {
      */
     private void runOutage(int brokerCount, Duration outage, int sessionTimeoutMs, boolean sessionsExpire,
                            boolean withMirror) throws Exception {
-        dir = TestDirectories.create("zk-outage");
-        zooKeeper = new ZooKeeperProcess(new File(dir, "zookeeper"));
+        zooKeeper = new ZooKeeperProcess(new File(processes.directory(), "zookeeper"));
         zooKeeper.start();
         for (int id = 0; id < brokerCount; id++) {
-            BrokerProcess broker = new BrokerProcess(new File(dir, "broker-" + id), Map.of(
+            BrokerProcess broker = processes.create("broker-" + id, Map.of(
                     "broker.id", Integer.toString(id),
                     "zookeeper.connect", zooKeeper.connectString(),
                     "zookeeper.session.timeout.ms", Integer.toString(sessionTimeoutMs),
