@@ -23,6 +23,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * changes the whole seeded sequence), and CLOCK_STEP needs libfaketime, which CI's machine does not install.
  * Rounds start until the duration is up, so the test takes the duration plus the set-up (~1 min) and one round.
  */
+@Timeout(300)
 class FaultCampaignTest {
     @Test
     @Timeout(value = 15, unit = TimeUnit.MINUTES)

@@ -2,6 +2,7 @@ package io.twinlog.mirror;
 
 import io.twinlog.mirror.LastMirroredTruncation.LastMirrored;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 import java.util.Optional;
 import java.util.OptionalLong;
@@ -9,6 +10,7 @@ import java.util.OptionalLong;
 import static io.twinlog.mirror.LastMirroredTruncation.truncationOffset;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+@Timeout(60)
 class LastMirroredTruncationTest {
     @Test
     void noRecordFromThePeerMeansEverythingIsMirroredAgain() {

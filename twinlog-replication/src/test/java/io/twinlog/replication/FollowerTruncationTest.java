@@ -2,6 +2,7 @@ package io.twinlog.replication;
 
 import org.apache.kafka.server.common.OffsetAndEpoch;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
@@ -21,6 +22,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * randomized run of the whole exchange (leader's divergence check, follower's truncation, fetch) over generated
  * histories that diverge the way unclean elections make them diverge.
  */
+@Timeout(60)
 class FollowerTruncationTest {
 
     private static Optional<OffsetAndEpoch> local(int epoch, long endOffset) {

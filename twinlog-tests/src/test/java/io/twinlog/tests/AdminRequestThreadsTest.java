@@ -8,6 +8,7 @@ import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -21,6 +22,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * Topic changes wait for ZooKeeper on the broker's admin threads, not its request threads: with two request
  * threads and ZooKeeper unreachable, four CreateTopics left waiting do not hold produce to an existing topic.
  */
+@Timeout(300)
 class AdminRequestThreadsTest {
 
     @Test

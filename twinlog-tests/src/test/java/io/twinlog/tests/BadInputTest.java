@@ -37,6 +37,7 @@ import org.apache.kafka.common.utils.internals.Crc32C;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -72,6 +73,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * <p>The cluster has {@code socket.request.max.bytes} = 1 MiB and auto-creation off, so an unknown topic stays
  * unknown.
  */
+@Timeout(300)
 class BadInputTest {
     private static final int SOCKET_REQUEST_MAX_BYTES = 1 << 20;
     private static final String TOPIC = "bad-input";

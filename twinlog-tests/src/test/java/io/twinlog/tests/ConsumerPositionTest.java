@@ -12,6 +12,7 @@ import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -25,6 +26,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** Consumer positioning with assign(): seek, beginning/end offsets, offsetsForTimes, long polls. */
+@Timeout(300)
 class ConsumerPositionTest {
     private static final String TOPIC = "positions";
     private static final TopicPartition TP = new TopicPartition(TOPIC, 0);

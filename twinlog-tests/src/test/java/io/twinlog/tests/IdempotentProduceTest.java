@@ -28,6 +28,7 @@ import org.apache.kafka.common.requests.ProduceResponse;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -56,6 +57,7 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
  *
  * <p>Each raw case uses its own partition and its own producer ID, so the cases do not depend on each other.
  */
+@Timeout(300)
 class IdempotentProduceTest {
     private static final String TOPIC = "idempotent";
     private static final int PARTITIONS = 3;

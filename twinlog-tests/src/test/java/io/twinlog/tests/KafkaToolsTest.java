@@ -15,6 +15,7 @@ import org.apache.kafka.common.config.ConfigResource;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 import java.io.File;
 import java.io.IOException;
@@ -40,6 +41,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * producer and consumer, and kafka-configs. Each tool runs in its own JVM on the test classpath, so its
  * {@code Exit.exit} cannot end the test JVM, and the test checks exit codes and output as an operator would see them.
  */
+@Timeout(300)
 class KafkaToolsTest {
     private static final Duration TOOL_TIMEOUT = Duration.ofSeconds(60);
     private static TestCluster cluster;

@@ -26,6 +26,7 @@ import org.apache.kafka.common.requests.MetadataResponse;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -33,6 +34,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 /** Produce/consume round trips through real kafka-clients: every codec, every acks level, several partitions. */
+@Timeout(300)
 class ProduceConsumeTest {
     private static TestCluster cluster;
 

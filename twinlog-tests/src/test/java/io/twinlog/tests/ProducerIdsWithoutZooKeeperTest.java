@@ -8,6 +8,7 @@ import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.InitProducerIdRequest;
 import org.apache.kafka.common.requests.InitProducerIdResponse;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 import java.time.Duration;
 import java.util.HashSet;
@@ -21,6 +22,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * and once the block is used up every request is answered at once with COORDINATOR_LOAD_IN_PROGRESS (retriable),
  * not held; after ZooKeeper is back, ids are served again, all distinct.
  */
+@Timeout(300)
 class ProducerIdsWithoutZooKeeperTest {
 
     @Test

@@ -32,6 +32,7 @@ import org.apache.kafka.common.requests.ResponseHeader;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -71,6 +72,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
  * failure; the inputs depend only on the seed, so {@code -Dtwinlog.fuzz.seed=N} replays a run. The iteration count
  * comes from {@value #ITERATIONS_PROPERTY}.
  */
+@Timeout(300)
 class ProtocolFuzzTest {
     static final String SEED_PROPERTY = "twinlog.fuzz.seed";
     static final String ITERATIONS_PROPERTY = "twinlog.fuzz.iterations";

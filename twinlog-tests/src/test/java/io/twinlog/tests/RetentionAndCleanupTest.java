@@ -18,6 +18,7 @@ import org.apache.kafka.storage.internals.log.UnifiedLog;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -42,6 +43,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * {@code internal.segment.bytes} (Kafka's testing override of the 1 MiB minimum of {@code segment.bytes}) is
  * accepted by CreateTopics.
  */
+@Timeout(300)
 class RetentionAndCleanupTest {
     private static final String SMALL_SEGMENTS = "internal.segment.bytes";
     private static final String SEGMENT_BYTES = "4096";

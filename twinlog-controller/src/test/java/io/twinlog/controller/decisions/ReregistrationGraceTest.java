@@ -1,11 +1,13 @@
 package io.twinlog.controller.decisions;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** When a controller waits for brokers to register again after a ZooKeeper outage. */
+@Timeout(60)
 class ReregistrationGraceTest {
     private static final long GRACE_MS = 6_000;
 

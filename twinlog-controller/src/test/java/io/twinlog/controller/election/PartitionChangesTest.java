@@ -6,6 +6,7 @@ import io.twinlog.controller.metadata.PartitionState;
 import org.apache.kafka.common.protocol.Errors;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 import java.util.List;
 import java.util.Optional;
@@ -19,6 +20,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * replica order, the ISR never emptied, unclean elections only when allowed and only when no ISR member is alive,
  * controlled shutdown, operator elections and AlterPartition fencing.
  */
+@Timeout(60)
 class PartitionChangesTest {
     private static final List<Integer> REPLICAS = List.of(0, 1, 2);
     private static final int NO_LEADER = PartitionState.NO_LEADER;

@@ -4,6 +4,7 @@ import io.twinlog.controller.election.ReassignmentSteps.Step;
 import io.twinlog.controller.metadata.PartitionState;
 import io.twinlog.controller.metadata.TopicAssignment.Reassignment;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 import java.util.List;
 import java.util.Optional;
@@ -18,6 +19,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * all in sync, then drop the leaving replicas and move leadership if the leader leaves. Nothing is removed before
  * its replacement is in sync.
  */
+@Timeout(60)
 class ReassignmentStepsTest {
     private static final Set<Integer> ALL_LIVE = Set.of(0, 1, 2, 3);
 

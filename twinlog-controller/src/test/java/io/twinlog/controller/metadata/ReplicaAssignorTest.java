@@ -2,6 +2,7 @@ package io.twinlog.controller.metadata;
 
 import org.apache.kafka.common.errors.InvalidReplicationFactorException;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -14,6 +15,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+@Timeout(60)
 class ReplicaAssignorTest {
 
     @ParameterizedTest(name = "brokers={0} partitions={1} rf={2}")

@@ -3,6 +3,7 @@ package io.twinlog.mirror.fetcher;
 import io.twinlog.mirror.partition.SourceProblem;
 import org.apache.kafka.common.Uuid;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 import java.util.Map;
 import java.util.Optional;
@@ -13,6 +14,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** How the mirror fetcher's metadata answers become a source topic's status, one rule at a time. */
+@Timeout(60)
 class SourceTopicStatusTest {
     private static final long TIMEOUT_MS = 10_000;
     private static final long MAX_AGE_MS = 30_000;

@@ -1,6 +1,7 @@
 package io.twinlog.mirror.partition;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 import java.util.Optional;
 
@@ -8,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 /** The end-of-epoch lookup answers as Kafka's leader-epoch cache does. */
+@Timeout(60)
 class EpochHistoryTest {
     private final EpochHistory history = EpochHistory.EMPTY.appended(2, 0).appended(5, 40).appended(9, 70);
 

@@ -8,6 +8,7 @@ import io.twinlog.mirror.store.MirrorPartitionRecord;
 import io.twinlog.mirror.store.MirrorTruncation;
 import io.twinlog.mirror.store.MirrorProgress;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -29,6 +30,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The decisions of the mirror partition state machine, one rule at a time (the simulation covers sequences). */
+@Timeout(60)
 class MirrorPartitionMachineTest {
     private static final long TIMEOUT_MS = 60_000;
     /** A leader that has already compared its log with the source's. */

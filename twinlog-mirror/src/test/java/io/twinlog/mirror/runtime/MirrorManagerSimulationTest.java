@@ -14,6 +14,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * {@value #DEFAULT_SEEDS}), {@code -Dtwinlog.sim.firstSeed=S} starts elsewhere, {@code -Dtwinlog.sim.seed=S} replays
  * one seed exactly (a failure prints its seed), {@code -Dtwinlog.sim.steps=K} sets the faulty steps per seed.
  */
+@Timeout(value = 30, unit = TimeUnit.MINUTES)
 class MirrorManagerSimulationTest {
     private static final int DEFAULT_SEEDS = 150;
     private static final int DEFAULT_STEPS = 300;

@@ -1,9 +1,11 @@
 package io.twinlog.mirror.runtime;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+@Timeout(60)
 class PartitionLagTest {
     private static final long NOW = 1_000_000;
 

@@ -10,6 +10,7 @@ import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.errors.TopicAuthorizationException;
 import org.apache.kafka.common.protocol.Errors;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 import java.io.IOException;
 import java.net.SocketTimeoutException;
@@ -18,6 +19,7 @@ import java.util.concurrent.ExecutionException;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 /** How what went wrong in a call to the peer is sorted: the exceptions MirrorAdmin and Kafka's Admin throw. */
+@Timeout(60)
 class PeerFailuresTest {
     @Test
     void timeoutsFromEitherClientAreTimeouts() {

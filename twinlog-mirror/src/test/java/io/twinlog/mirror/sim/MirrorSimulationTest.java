@@ -11,6 +11,7 @@ import java.util.concurrent.TimeUnit;
  * {@code -Dtwinlog.sim.seed=S} replays one seed exactly (a failure prints its seed), {@code -Dtwinlog.sim.steps=K}
  * sets the faulty steps per seed.
  */
+@Timeout(value = 10, unit = TimeUnit.MINUTES)
 class MirrorSimulationTest {
     private static final int DEFAULT_SEEDS = 1_000;
     private static final int DEFAULT_STEPS = 300;

@@ -2,6 +2,7 @@ package io.twinlog.mirror.store;
 
 import io.twinlog.controller.zk.Json;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
@@ -10,6 +11,7 @@ import java.util.Optional;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
+@Timeout(60)
 class GroupSyncRecordTest {
 
     @Test

@@ -4,6 +4,7 @@ import io.twinlog.server.dashboard.ActionLogin.Allowed;
 import io.twinlog.server.dashboard.ActionLogin.Credentials;
 import io.twinlog.server.dashboard.ActionLogin.Refused;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;
@@ -16,6 +17,7 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** A dashboard action logs in as the operator, never as the broker; without a usable login it is refused. */
+@Timeout(60)
 class ActionLoginTest {
     private static final String BROKER_JAAS = "org.apache.kafka.common.security.plain.PlainLoginModule required "
             + "username=\"broker\" password=\"broker-secret\";";

@@ -35,6 +35,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * LastMirroredEpochs, so the truncation point is 0: every replica's log is cut to 0 (everything kept in the
  * quarantine first), re-mirrored, and ends identical to Kafka's batch for batch, which {@code --verify} confirms.
  */
+@Timeout(300)
 class FailbackFromKafkaTest {
     private static final String TOPIC = "orders";
     private static final TopicPartition TP = new TopicPartition(TOPIC, 0);

@@ -25,6 +25,7 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.test.KafkaClusterTestKit;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -45,6 +46,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * epochs and CRCs; read_committed consumers on Twinlog see what they would on Kafka; failover with the source down
  * aborts the open transaction so read_committed readers move past it.
  */
+@Timeout(300)
 class MigrationFromKafkaTest {
     private static final TopicPartition TP = new TopicPartition("payments", 0);
 

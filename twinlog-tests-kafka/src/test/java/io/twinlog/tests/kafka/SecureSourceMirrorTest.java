@@ -17,6 +17,7 @@ import org.apache.kafka.common.test.JaasUtils;
 import org.apache.kafka.common.test.KafkaClusterTestKit;
 import org.apache.kafka.common.test.TestKitNodes;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -33,6 +34,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * carry the credentials, the fetcher authenticates with them, wrong credentials fail the partitions with the
  * authentication error as the reason, and an --alter with the right ones resumes mirroring where it stopped.
  */
+@Timeout(300)
 class SecureSourceMirrorTest {
     private static final String TOPIC = "ledger";
     private static final TopicPartition TP = new TopicPartition(TOPIC, 0);

@@ -14,6 +14,7 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.GroupState;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -31,6 +32,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * among members and rebalanced as members join and leave, committed offsets are where a new member resumes, and the
  * Admin client sees the group. Both the classic protocol (the clients' default) and the consumer protocol (KIP-848).
  */
+@Timeout(300)
 class ConsumerGroupTest {
     private static final String TOPIC = "orders";
     private static final int PARTITIONS = 6;

@@ -13,6 +13,7 @@ import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 import java.io.File;
 import java.time.Duration;
@@ -30,6 +31,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * --describe (offsets, log end offsets, lag), --reset-offsets, --delete-offsets, --delete, and its errors for an
  * unknown group and for changing a group that still has members.
  */
+@Timeout(300)
 class ConsumerGroupsToolTest {
     private static final String TOPIC = "invoices";
     private static final String GROUP = "accounting";

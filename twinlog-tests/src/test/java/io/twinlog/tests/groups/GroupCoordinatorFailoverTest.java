@@ -8,6 +8,7 @@ import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -28,6 +29,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * on consuming and committing without losing a record; committed offsets survive a rolling restart and a restart of
  * every broker.
  */
+@Timeout(300)
 class GroupCoordinatorFailoverTest {
     private static final String TOPIC = "orders";
     private static final int PARTITIONS = 6;

@@ -32,6 +32,7 @@ import org.apache.kafka.common.requests.ProduceResponse;
 import org.apache.kafka.common.requests.SyncGroupRequest;
 import org.apache.kafka.common.requests.SyncGroupResponse;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -44,6 +45,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
  * required, unknown member, illegal generation, rebalance in progress, not coordinator, unknown group, offsets for
  * an unknown topic, and client writes to {@code __consumer_offsets}.
  */
+@Timeout(300)
 class GroupErrorsTest {
     private static final String GROUP = "errors";
     private static final short JOIN_V = 9;

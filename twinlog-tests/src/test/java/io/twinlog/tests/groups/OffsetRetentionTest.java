@@ -7,6 +7,7 @@ import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 import java.time.Duration;
 import java.util.List;
@@ -20,6 +21,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * {@code offsets.retention.minutes} (the smallest value, one minute, so this test takes a minute), and stay expired
  * after a restart (the coordinator wrote tombstones, and reloads them).
  */
+@Timeout(300)
 class OffsetRetentionTest {
     @Test
     void offsetsOfAnEmptyGroupExpireAfterTheRetentionPeriod() throws Exception {

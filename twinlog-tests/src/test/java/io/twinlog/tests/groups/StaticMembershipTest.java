@@ -9,6 +9,7 @@ import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 import java.time.Duration;
 import java.util.Collection;
@@ -26,6 +27,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * within its session timeout gets its partitions back without a rebalance of the others; one that stays away past
  * the session timeout is removed and its partitions move.
  */
+@Timeout(300)
 class StaticMembershipTest {
     private static final String TOPIC = "sensors";
     private static final String GROUP = "telemetry";

@@ -3,6 +3,7 @@ package io.twinlog.tests.metrics;
 import io.twinlog.tests.metrics.PromQl.LabelMatcher;
 import io.twinlog.tests.metrics.PromQl.Selector;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 import java.util.List;
 import java.util.Set;
@@ -18,6 +19,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * give exactly their metrics, and label names, functions, keywords and numbers never pass for one; each selector
  * comes with its matchers, which select as Prometheus does (anchored regexes, a missing label as empty).
  */
+@Timeout(300)
 class PromQlTest {
 
     @Test

@@ -44,6 +44,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * it (stopped, its replicas reassigned, a topic deleted meanwhile), and unregistered. A running broker and an id
  * nothing names are refused with the tool's error, and the mirror carries on.
  */
+@Timeout(300)
 class BrokerUnregistrationTest {
     private static final String TOPIC = "ledger";
     private static final TopicPartition TP = new TopicPartition(TOPIC, 0);

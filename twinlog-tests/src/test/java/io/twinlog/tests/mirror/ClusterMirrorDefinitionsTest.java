@@ -9,6 +9,7 @@ import org.apache.kafka.common.protocol.Errors;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 import java.time.Duration;
 import java.util.List;
@@ -20,6 +21,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** Cluster mirror definitions on a destination cluster: create, list, describe, delete, and their errors. */
+@Timeout(300)
 class ClusterMirrorDefinitionsTest {
     private static TestCluster source;
     private static TestCluster destination;

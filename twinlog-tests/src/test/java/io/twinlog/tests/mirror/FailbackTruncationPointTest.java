@@ -44,6 +44,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * failback sees, when it returns, a leader whose epoch ends past its own log end: Kafka's comparison keeps its tail.
  * The recorded point makes it cut first.
  */
+@Timeout(300)
 class FailbackTruncationPointTest {
     private static final String TOPIC = "ledger";
     private static final TopicPartition TP = new TopicPartition(TOPIC, 0);

@@ -13,6 +13,7 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.protocol.Errors;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 import java.net.InetAddress;
 import java.net.ServerSocket;
@@ -33,6 +34,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * creations waiting on a source that accepts connections and never answers, leave produce to the same broker
  * answered at once.
  */
+@Timeout(300)
 class FailoverRequestThreadsTest {
     private static final String MIRRORED = "orders";
     private static final String PLAIN = "audit";

@@ -17,6 +17,7 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.storage.internals.log.UnifiedLog;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 import java.io.File;
 import java.nio.charset.StandardCharsets;
@@ -41,6 +42,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * offset gaps, and lag reporting after a paused mirror resumes. Every case ends with the destination log equal to the
  * source log batch for batch (offsets, epochs, CRCs).
  */
+@Timeout(300)
 class MirrorFaultsTest {
     private static final String MIRROR = "dr";
     /** Kafka's testing override of the 1 MiB minimum segment size, accepted by CreateTopics (see RetentionAndCleanupTest). */

@@ -11,6 +11,7 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -26,6 +27,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
  * every broker reports the gap, and after resume every broker reports it closed. A follower that has fallen behind
  * reports the leader's progress, not its own log end.
  */
+@Timeout(300)
 class MirrorLagTest {
     private static final String TOPIC = "metrics";
     private static final TopicPartition TP = new TopicPartition(TOPIC, 0);

@@ -37,6 +37,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * can refill a log a second application would have cut. Every replica must come back with its records and the
  * latest point recorded next to its log.
  */
+@Timeout(300)
 class MirrorStartTruncationPointsCrashTest {
     private static final String TOPIC = "points";
     private static final int PARTITIONS = 24;

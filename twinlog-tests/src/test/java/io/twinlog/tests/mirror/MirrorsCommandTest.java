@@ -12,6 +12,7 @@ import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
 
@@ -34,6 +35,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * delete print, that credentials never show, and that every error is one line on stderr (two for a wrong command
  * line: the error and the usage hint) with exit code 1 and nothing on stdout.
  */
+@Timeout(300)
 class MirrorsCommandTest {
     private static final String HINT = "Run 'twinlog-mirrors.sh --help' for usage.";
     private static final List<String> LIST_HEADER = List.of("MIRROR", "STATE", "TOPICS", "SOURCE-CLUSTER-ID",

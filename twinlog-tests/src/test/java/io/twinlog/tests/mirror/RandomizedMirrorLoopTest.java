@@ -54,6 +54,7 @@ import static io.twinlog.tests.mirror.MirrorPartitions.leaderOf;
  * names its seed and round, and the operations so far. Real clusters have their own timing, so a seed replays the
  * same operations, not the same interleavings.
  */
+@Timeout(300)
 class RandomizedMirrorLoopTest {
     private static final Logger log = LoggerFactory.getLogger(RandomizedMirrorLoopTest.class);
     private static final int DEFAULT_ROUNDS = 20; // CI; a longer run: -Dtwinlog.loop.rounds

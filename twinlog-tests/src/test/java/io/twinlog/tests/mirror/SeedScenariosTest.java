@@ -34,6 +34,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * The seeds' scenarios (../shared/seeds/000), replayed on 3-broker clusters on both sides, asserting every replica
  * of both clusters batch for batch (offset, epoch, value) at the end (issue 12, point 7).
  */
+@Timeout(300)
 class SeedScenariosTest {
     private static final String TOPIC = "foo";
     private static final TopicPartition TP = new TopicPartition(TOPIC, 0);

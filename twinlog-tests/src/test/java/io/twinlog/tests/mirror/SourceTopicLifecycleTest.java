@@ -36,6 +36,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * whose brokers answers fails the partitions within the bound, the same way at every look, with an unknown lag, and
  * they mirror again by themselves when it returns.
  */
+@Timeout(300)
 class SourceTopicLifecycleTest {
     private static final String TOPIC = "ledger";
     private static final TopicPartition TP = new TopicPartition(TOPIC, 0);

@@ -41,6 +41,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * partition is FAILED for good, saying which records this cluster holds that the source lost and the two choices,
  * and the operator's start makes it follow the source.
  */
+@Timeout(300)
 class SourceUncleanElectionTest {
     private static final String TOPIC = "orders";
     private static final TopicPartition TP = new TopicPartition(TOPIC, 0);

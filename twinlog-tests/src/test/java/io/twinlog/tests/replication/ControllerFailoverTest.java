@@ -11,6 +11,7 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -38,6 +39,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * exactly one broker leads each partition, in the epoch ZooKeeper holds) and no acks=all record it took while
  * deposed is reported as written.
  */
+@Timeout(300)
 class ControllerFailoverTest {
     private static final Duration TIMEOUT = Duration.ofSeconds(30);
     private static final long LAG_TIME_MAX_MS = 3_000;

@@ -11,6 +11,7 @@ import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.protocol.Errors;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 import java.util.List;
 import java.util.Map;
@@ -22,6 +23,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
  * A controller task that throws answers its caller with an error at once (and logs the failure with its stack
  * trace) instead of leaving it to wait out its timeout; the controller goes on serving.
  */
+@Timeout(300)
 class ControllerTaskFailureTest {
     private static final TopicPartition TP = new TopicPartition("orders", 0);
 

@@ -10,6 +10,7 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartitionInfo;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -28,6 +29,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * not the controller, cut off from its follower, shrinks the ISRs of all its partitions, then expands them again
  * when the link heals, each time in a handful of batched requests.
  */
+@Timeout(300)
 class IsrBatchingTest {
     private static final int PARTITIONS = 100;
     private static final long LAG_TIME_MAX_MS = 2_000;

@@ -10,6 +10,7 @@ import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.errors.NotEnoughReplicasAfterAppendException;
 import org.apache.kafka.common.errors.NotEnoughReplicasException;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -40,6 +41,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * a record appended while the ISR was large enough but committed only after it shrank below that is written but not
  * acknowledged (NOT_ENOUGH_REPLICAS_AFTER_APPEND).
  */
+@Timeout(300)
 class IsrTest {
     private static final long LAG_TIME_MAX_MS = 3_000;
     private static final Duration TIMEOUT = Duration.ofSeconds(30);

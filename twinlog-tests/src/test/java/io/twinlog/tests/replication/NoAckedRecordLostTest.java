@@ -9,6 +9,7 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -30,6 +31,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * acknowledged stays readable at the offset it was acknowledged with, however often the leader dies, and the three
  * replicas end byte-identical.
  */
+@Timeout(300)
 class NoAckedRecordLostTest {
     private static final Duration TIMEOUT = Duration.ofSeconds(30);
     private static final int ROUNDS = 4;

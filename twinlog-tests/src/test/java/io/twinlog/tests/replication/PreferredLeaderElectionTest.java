@@ -11,6 +11,7 @@ import org.apache.kafka.common.errors.ElectionNotNeededException;
 import org.apache.kafka.common.errors.PreferredLeaderNotAvailableException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 import java.time.Duration;
 import java.util.List;
@@ -34,6 +35,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * itself; a preferred election gives it back its leadership in a new epoch; ELECTION_NOT_NEEDED where it already
  * leads, PREFERRED_LEADER_NOT_AVAILABLE where it cannot.
  */
+@Timeout(300)
 class PreferredLeaderElectionTest {
     private static final Duration TIMEOUT = Duration.ofSeconds(30);
 

@@ -14,6 +14,7 @@ import org.apache.kafka.common.errors.InvalidReplicaAssignmentException;
 import org.apache.kafka.common.errors.NoReassignmentInProgressException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 import java.io.File;
 import java.time.Duration;
@@ -43,6 +44,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * Replica reassignment through the Admin client (AlterPartitionReassignments / ListPartitionReassignments): moving
  * a partition while it takes writes, moving replicas off a dead broker, and Kafka's errors for invalid requests.
  */
+@Timeout(300)
 class ReassignmentTest {
     private static final Duration TIMEOUT = Duration.ofSeconds(30);
 

@@ -7,6 +7,7 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 import java.util.HashMap;
 import java.util.List;
@@ -23,6 +24,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
  * {@code num.replica.fetchers} (Kafka's key): a follower copies one leader's partitions on that many threads, each
  * partition on one of them, and every replica ends up with every record.
  */
+@Timeout(300)
 class ReplicaFetchersTest {
     private static final String TOPIC = "spread";
     private static final int PARTITIONS = 12;

@@ -7,6 +7,7 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.common.ElectionType;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -31,6 +32,7 @@ import static io.twinlog.tests.replication.Replication.send;
  * must go (Kafka's {@code UnifiedLog.truncateTo} drops epoch entries past the log end), or the second replica asks
  * the same question for ever and never copies another record.
  */
+@Timeout(300)
 class RollingRestartTest {
     private static final Duration TIMEOUT = Duration.ofSeconds(30);
 

@@ -4,6 +4,7 @@ import io.twinlog.testkit.TestCluster;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 import java.time.Duration;
 import java.util.List;
@@ -22,6 +23,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * write for minutes (Curator's retries, each as long as the connection timeout); its partitions move once its
  * session expires, as after a crash.
  */
+@Timeout(300)
 class ShutdownWithoutZooKeeperTest {
     private static final long SHUTDOWN_TIMEOUT_MS = 3_000;
     private static final TopicPartition TP = new TopicPartition("t", 0);

@@ -9,6 +9,7 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.common.ElectionType;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -39,6 +40,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * <p>Topology: the partition's two replicas are the two brokers that are not the controller, so cutting the link
  * between them leaves both able to reach the controller (the leader's ISR shrink goes through).
  */
+@Timeout(300)
 class UncleanElectionTest {
     private static final Duration TIMEOUT = Duration.ofSeconds(30);
     private static final int COMMON = 10;

@@ -11,6 +11,7 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -33,6 +34,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * A follower that lost its disk catches up from the leader and rejoins the ISR with a byte-identical log; a leader
  * shut down cleanly hands its leadership over before it stops, so an acks=all producer barely notices.
  */
+@Timeout(300)
 class WipedDiskTest {
     private static final Duration TIMEOUT = Duration.ofSeconds(30);
 
