@@ -1,6 +1,7 @@
 package io.twinlog.group;
 
 import io.twinlog.controller.metadata.TopicImage;
+import io.twinlog.group.CoordinatorLeadershipChanges.Change;
 import io.twinlog.replication.Partition;
 import io.twinlog.replication.ReplicaManager;
 import org.apache.kafka.common.TopicPartition;
@@ -11,15 +12,15 @@ import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalInt;
-import java.util.Set;
 import java.util.function.BiConsumer;
 
 /**
  * Which partitions of a coordinator's topic ({@code __consumer_offsets}, {@code __share_group_state}) this broker
  * leads, told to Kafka's coordinator runtime as Kafka's brokers tell it: {@code onElection(partition, epoch)} when
- * the broker becomes leader (or is elected again in a new epoch), {@code onResignation} when it stops leading or the
- * partition goes. Driven by the replicas the partition applier has just applied, so a load starts from a log this
- * broker leads.
+ * the broker becomes leader, {@code onResignation} when it stops leading or the partition goes, and both, in that
+ * order, when it leads in a new epoch (so the runtime reloads what another leader may have written in between).
+ * Applied per metadata image, in the images' order; what to tell is decided by {@link CoordinatorLeadershipChanges}
+ * from the image and the replicas the partition applier has applied, so a load starts from a log this broker leads.
  *
  * <p>Not thread-safe: used from its host's event thread.
  */
@@ -37,8 +38,8 @@ final class CoordinatorLeadership {
 
     /** @param coordinates what a partition holds, for the log ("the groups", "the share-group states") */
     CoordinatorLeadership(int brokerId, String topic, String coordinates, ReplicaManager replicaManager,
-                                 BiConsumer<Integer, Integer> onElection,
-                                 BiConsumer<Integer, OptionalInt> onResignation) {
+                          BiConsumer<Integer, Integer> onElection,
+                          BiConsumer<Integer, OptionalInt> onResignation) {
         this.brokerId = brokerId;
         this.topic = topic;
         this.coordinates = coordinates;
@@ -47,35 +48,34 @@ final class CoordinatorLeadership {
         this.onResignation = onResignation;
     }
 
-    /** Elects and resigns to match the topic as the image has it (absent: resigns everything). */
+    /** Elects and resigns to match the topic as one image has it (absent: resigns everything). */
     void apply(Optional<TopicImage> image) {
-        Set<Integer> partitions = image.map(t -> t.partitions().keySet()).orElse(Set.of());
-        for (Integer p : partitions) {
-            Optional<Partition> local = replicaManager.partition(new TopicPartition(topic, p));
-            Integer electedIn = elected.get(p);
-            if (local.isPresent() && local.get().isLeader()) {
-                int epoch = local.get().leaderEpoch();
-                if (electedIn == null || electedIn != epoch) {
+        Map<Integer, Integer> localLeaderEpochs = new HashMap<>();
+        image.ifPresent(t -> t.partitions().forEach((p, partition) -> {
+            if (partition.leader() == brokerId) {
+                replicaManager.partition(new TopicPartition(topic, p)).filter(Partition::isLeader)
+                        .ifPresent(local -> localLeaderEpochs.put(p, local.leaderEpoch()));
+            }
+        }));
+        for (Change change : CoordinatorLeadershipChanges.between(brokerId, elected, image, localLeaderEpochs)) {
+            int p = change.partition();
+            switch (change.kind()) {
+                case ELECT -> {
+                    int epoch = change.leaderEpoch().orElseThrow();
                     log.info("Broker {} now coordinates {} of {}-{} (leader epoch {}); loading them", brokerId,
                             coordinates, topic, p, epoch);
                     onElection.accept(p, epoch);
                     elected.put(p, epoch);
                 }
-            } else if (electedIn != null) {
-                resign(p, local.map(l -> OptionalInt.of(l.leaderEpoch())).orElse(OptionalInt.empty()));
+                case RESIGN -> {
+                    log.info("Broker {} no longer coordinates {} of {}-{} as elected in leader epoch {} "
+                            + "(resigning in epoch {}); unloading them", brokerId, coordinates, topic, p,
+                            elected.get(p), change.leaderEpoch().isPresent() ? change.leaderEpoch().getAsInt()
+                                    : "none, unconditionally");
+                    onResignation.accept(p, change.leaderEpoch());
+                    elected.remove(p);
+                }
             }
         }
-        for (Integer p : Set.copyOf(elected.keySet())) {
-            if (!partitions.contains(p)) {
-                resign(p, OptionalInt.empty());
-            }
-        }
-    }
-
-    private void resign(int partition, OptionalInt epoch) {
-        log.info("Broker {} no longer coordinates {} of {}-{}; unloading them", brokerId, coordinates, topic,
-                partition);
-        onResignation.accept(partition, epoch);
-        elected.remove(partition);
     }
 }

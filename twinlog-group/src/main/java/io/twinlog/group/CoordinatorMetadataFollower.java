@@ -20,7 +20,8 @@ import java.util.function.IntSupplier;
  * Feeds one hosted Kafka coordinator runtime (the group coordinator, the share coordinator) from Twinlog's metadata,
  * as Kafka's brokers do from theirs: starts it on the first image with its topic's partition count (the topic's
  * if it exists, else the one it will be created with; read once), hands it each change as a KRaft delta
- * ({@link KafkaImageBridge}) and elects and resigns it per partition of its topic ({@link CoordinatorLeadership}).
+ * ({@link KafkaImageBridge}) and elects and resigns it per partition of its topic, image by image in their order
+ * ({@link CoordinatorLeadership}).
  *
  * <p>Images are applied on one event thread of this class, never the metadata thread: a coordinator may block
  * there, for instance while it writes tombstones for deleted topics.
