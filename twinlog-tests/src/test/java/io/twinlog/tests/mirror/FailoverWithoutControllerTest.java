@@ -51,7 +51,6 @@ class FailoverWithoutControllerTest {
             TestCluster source = clusters.source();
             TestCluster destination = clusters.destination();
             Admin destAdmin = clusters.destinationAdmin();
-            MirrorAdmin mirrors = clusters.mirrors();
             clusters.createSourceTopics(new NewTopic(TOPIC, 1, (short) 1));
             produce(source, 300, "s");
             clusters.mirror("dr", TOPIC);

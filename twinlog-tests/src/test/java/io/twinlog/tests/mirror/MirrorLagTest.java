@@ -2,18 +2,14 @@ package io.twinlog.tests.mirror;
 
 import io.twinlog.clients.mirror.MirrorAdmin;
 import io.twinlog.replication.Partition;
-import io.twinlog.testkit.MirrorInvariants;
+import io.twinlog.testkit.MirroredClusters;
 import io.twinlog.testkit.TestCluster;
 import io.twinlog.testkit.Waits;
-import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
-import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -34,19 +30,18 @@ class MirrorLagTest {
 
     @Test
     void everyDestinationBrokerReportsTheSameLag() throws Exception {
-        try (TestCluster source = TestCluster.builder().brokers(1).build().start();
-             TestCluster destination = TestCluster.builder().brokers(3).brokerProperty("default.replication.factor", "3")
-                     .build().start();
-             Admin sourceAdmin = source.admin();
-             MirrorAdmin mirrors = MirrorAdmin.create(destination.bootstrapServers(), Duration.ofSeconds(60))) {
-            sourceAdmin.createTopics(List.of(new NewTopic(TOPIC, 1, (short) 1))).all().get();
+        try (MirroredClusters clusters = MirroredClusters.start(TestCluster.builder().brokers(1),
+                TestCluster.builder().brokers(3).brokerProperty("default.replication.factor", "3"))) {
+            TestCluster source = clusters.source();
+            TestCluster destination = clusters.destination();
+            MirrorAdmin mirrors = clusters.mirrors();
+            clusters.createSourceTopics(new NewTopic(TOPIC, 1, (short) 1));
             produce(source, 500);
-            mirrors.createClusterMirror("m", Map.of("bootstrap.servers", source.bootstrapServers()));
-            assertEquals(Map.of(), mirrors.startMirrorTopics("m", List.of(TOPIC), List.of(), List.of()));
+            clusters.mirror("m", TOPIC);
             for (int id = 0; id < 3; id++) {
                 awaitReported(destination, id, 500, 500, 0);
             }
-            MirrorInvariants.awaitMirrored(source, destination, TP);
+            clusters.awaitMirrored(TP);
 
             assertEquals(Map.of(), mirrors.pauseMirrorTopics("m", List.of(TOPIC), List.of()));
             Waits.waitUntil("paused", () -> partition(mirrors).state().equals("PAUSED"));
@@ -59,7 +54,7 @@ class MirrorLagTest {
             for (int id = 0; id < 3; id++) {
                 awaitReported(destination, id, 800, 800, 0);
             }
-            MirrorInvariants.awaitMirrored(source, destination, TP);
+            clusters.awaitMirrored(TP);
         }
     }
 
@@ -70,23 +65,22 @@ class MirrorLagTest {
      */
     @Test
     void aFollowerThatFellBehindReportsTheLeadersProgress() throws Exception {
-        try (TestCluster source = TestCluster.builder().brokers(1).build().start();
-             TestCluster destination = TestCluster.builder().brokers(3).withFaultProxies()
-                     .brokerProperty("default.replication.factor", "3")
-                     .brokerProperty("replica.lag.time.max.ms", "3000").build().start();
-             Admin sourceAdmin = source.admin();
-             MirrorAdmin mirrors = MirrorAdmin.create(destination.bootstrapServers(), Duration.ofSeconds(60))) {
-            sourceAdmin.createTopics(List.of(new NewTopic(TOPIC, 1, (short) 1))).all().get();
+        try (MirroredClusters clusters = MirroredClusters.start(TestCluster.builder().brokers(1),
+                TestCluster.builder().brokers(3).withFaultProxies().brokerProperty("default.replication.factor", "3")
+                        .brokerProperty("replica.lag.time.max.ms", "3000"))) {
+            TestCluster source = clusters.source();
+            TestCluster destination = clusters.destination();
+            MirrorAdmin mirrors = clusters.mirrors();
+            clusters.createSourceTopics(new NewTopic(TOPIC, 1, (short) 1));
             produce(source, 200);
-            mirrors.createClusterMirror("m", Map.of("bootstrap.servers", source.bootstrapServers()));
-            assertEquals(Map.of(), mirrors.startMirrorTopics("m", List.of(TOPIC), List.of(), List.of()));
+            clusters.mirror("m", TOPIC);
             int leader = Waits.waitFor("a destination leader", () -> leaderOf(destination, TP), id -> id >= 0);
             // the leader's ISR change goes to the controller: cut a follower that is not the controller
             int controller = destination.broker(leader).metadata().image().controllerId();
             int follower = IntStream.range(0, 3).filter(id -> id != leader && id != controller).findFirst()
                     .orElseThrow();
             Waits.waitUntil("the follower holds all 200 records", () -> logEnd(destination, follower, TP) == 200);
-            MirrorInvariants.awaitMirrored(source, destination, TP);
+            clusters.awaitMirrored(TP);
 
             int recordVersion = stateRecordVersion(destination, leader);
             destination.cutNetwork(leader, follower);
@@ -103,7 +97,7 @@ class MirrorLagTest {
             destination.healNetwork(leader, follower);
             Waits.waitFor("describe shows every replica in sync again", () -> partition(mirrors),
                     p -> p.outOfSyncReplicas().isEmpty());
-            MirrorInvariants.awaitMirrored(source, destination, TP); // the cut follower caught up batch for batch
+            clusters.awaitMirrored(TP); // the cut follower caught up batch for batch
         }
     }
 
@@ -136,15 +130,10 @@ class MirrorLagTest {
     }
 
     private static MirrorAdmin.PartitionDescription partition(MirrorAdmin admin) throws Exception {
-        return admin.describeClusterMirrors(List.of("m")).get("m").topics().get(TOPIC).partitions().get(0);
+        return MirroredClusters.partition(admin, "m", TP);
     }
 
     private static void produce(TestCluster cluster, int count) throws Exception {
-        try (KafkaProducer<byte[], byte[]> p = cluster.producer(Map.of("linger.ms", 5))) {
-            for (int i = 0; i < count; i++) {
-                p.send(new ProducerRecord<>(TOPIC, 0, null, ("r" + i).getBytes(StandardCharsets.UTF_8)));
-            }
-            p.flush();
-        }
+        cluster.produce(TOPIC, 0, count, "r");
     }
 }

@@ -6,11 +6,10 @@ import com.yammer.metrics.core.Metric;
 import com.yammer.metrics.core.MetricName;
 import io.twinlog.clients.mirror.MirrorAdmin;
 import io.twinlog.server.BrokerServer;
-import io.twinlog.testkit.MirrorInvariants;
 import io.twinlog.testkit.MirrorSteps;
+import io.twinlog.testkit.MirroredClusters;
 import io.twinlog.testkit.TestCluster;
 import io.twinlog.testkit.Waits;
-import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
@@ -61,17 +60,17 @@ class MirrorMetricsTest {
 
     @Test
     void lagStatesAndFailoverAreReportedByTheDestinationLeader() throws Exception {
-        try (TestCluster source = TestCluster.builder().brokers(1).build().start();
-             TestCluster destination = TestCluster.builder().brokers(1).build().start();
-             Admin sourceAdmin = source.admin();
-             MirrorAdmin mirrors = MirrorAdmin.create(destination.bootstrapServers(), Duration.ofSeconds(60))) {
+        try (MirroredClusters clusters = MirroredClusters.start()) {
+            TestCluster source = clusters.source();
+            TestCluster destination = clusters.destination();
+            MirrorAdmin mirrors = clusters.mirrors();
             BrokerServer broker = destination.broker(0);
-            sourceAdmin.createTopics(List.of(new NewTopic(TOPIC, 1, (short) 1))).all().get(30, TimeUnit.SECONDS);
+            clusters.createSourceTopics(new NewTopic(TOPIC, 1, (short) 1));
             long firstTimestamp = System.currentTimeMillis() - TimeUnit.MINUTES.toMillis(5);
             produce(source, 0, 100, firstTimestamp);
 
-            MirrorSteps.startMirroring(mirrors, MIRROR, source, TOPIC);
-            MirrorInvariants.awaitMirrored(source, destination, TP);
+            clusters.mirror(MIRROR, TOPIC);
+            clusters.awaitMirrored(TP);
             awaitGauge(broker, STATES + "MirroringPartitionState", 1);
             awaitGauge(broker, STATES + "MirroringPartitionState,mirror=" + MIRROR, 1);
             awaitGauge(broker, PARTITION_LAG_RECORDS, 0L);
@@ -117,14 +116,13 @@ class MirrorMetricsTest {
 
     @Test
     void aBrokerThatTookThePartitionWhileTheSourceIsDownReportsTheLagAsUnknown() throws Exception {
-        try (TestCluster source = TestCluster.builder().brokers(1).build().start();
-             TestCluster destination = TestCluster.builder().brokers(1).build().start();
-             Admin sourceAdmin = source.admin();
-             MirrorAdmin mirrors = MirrorAdmin.create(destination.bootstrapServers(), Duration.ofSeconds(60))) {
-            sourceAdmin.createTopics(List.of(new NewTopic(TOPIC, 1, (short) 1))).all().get(30, TimeUnit.SECONDS);
+        try (MirroredClusters clusters = MirroredClusters.start()) {
+            TestCluster source = clusters.source();
+            TestCluster destination = clusters.destination();
+            clusters.createSourceTopics(new NewTopic(TOPIC, 1, (short) 1));
             produce(source, 0, 10, System.currentTimeMillis());
-            MirrorSteps.startMirroring(mirrors, MIRROR, source, TOPIC);
-            MirrorInvariants.awaitMirrored(source, destination, TP);
+            clusters.mirror(MIRROR, TOPIC);
+            clusters.awaitMirrored(TP);
             awaitGauge(destination.broker(0), PARTITION_LAG_SECONDS, 0.0);
 
             source.stopBroker(0);

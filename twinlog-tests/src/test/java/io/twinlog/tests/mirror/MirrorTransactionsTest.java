@@ -3,6 +3,7 @@ package io.twinlog.tests.mirror;
 import io.twinlog.clients.mirror.MirrorAdmin;
 import io.twinlog.testkit.MirrorInvariants;
 import io.twinlog.testkit.MirrorSteps;
+import io.twinlog.testkit.MirroredClusters;
 import io.twinlog.testkit.TestCluster;
 import io.twinlog.testkit.Waits;
 import io.twinlog.tests.KafkaTools;
@@ -52,15 +53,16 @@ class MirrorTransactionsTest {
     @Test
     void transactionalTopicsMirrorUnchangedAndFailOverWithTheirOpenTransactionsAborted() throws Exception {
         // the source's coordinator ends its transactions soon after their timeout (below)
-        try (TestCluster source = TestCluster.builder().brokers(1)
-                .brokerProperty("transaction.abort.timed.out.transaction.cleanup.interval.ms", "500").build().start();
-             TestCluster destination = TestCluster.builder().brokers(1).build().start();
-             Admin sourceAdmin = source.admin();
-             Admin destinationAdmin = destination.admin();
-             MirrorAdmin mirrors = MirrorAdmin.create(destination.bootstrapServers(), Duration.ofSeconds(60))) {
-            sourceAdmin.createTopics(List.of(new NewTopic(TOPIC, 2, (short) 1))).all().get();
-            mirrors.createClusterMirror("dr", Map.of("bootstrap.servers", source.bootstrapServers()));
-            assertEquals(Map.of(), mirrors.startMirrorTopics("dr", List.of(TOPIC), List.of(), List.of()));
+        try (MirroredClusters clusters = MirroredClusters.start(TestCluster.builder().brokers(1)
+                .brokerProperty("transaction.abort.timed.out.transaction.cleanup.interval.ms", "500"),
+                TestCluster.builder().brokers(1))) {
+            TestCluster source = clusters.source();
+            TestCluster destination = clusters.destination();
+            Admin sourceAdmin = clusters.sourceAdmin();
+            Admin destinationAdmin = clusters.destinationAdmin();
+            MirrorAdmin mirrors = clusters.mirrors();
+            clusters.createSourceTopics(new NewTopic(TOPIC, 2, (short) 1));
+            clusters.mirror("dr", TOPIC);
 
             transaction(source, "committer", "committed", 10, true);
             transaction(source, "aborter", "aborted", 10, false);
@@ -157,15 +159,15 @@ class MirrorTransactionsTest {
      */
     @Test
     void aSourceTopicDeletedWithATransactionOpenLeavesNoTransactionOpenOnTheDestination() throws Exception {
-        try (TestCluster source = TestCluster.builder().brokers(1).build().start();
-             // the source's answers for a deleted topic are confirmed within the mirror state timeout
-             TestCluster destination = TestCluster.builder().brokers(1)
-                     .brokerProperty("mirror.state.timeout.ms", "6000").build().start();
-             Admin sourceAdmin = source.admin();
-             MirrorAdmin mirrors = MirrorAdmin.create(destination.bootstrapServers(), Duration.ofSeconds(60))) {
-            sourceAdmin.createTopics(List.of(new NewTopic(TOPIC, 2, (short) 1))).all().get();
-            mirrors.createClusterMirror("dr", Map.of("bootstrap.servers", source.bootstrapServers()));
-            assertEquals(Map.of(), mirrors.startMirrorTopics("dr", List.of(TOPIC), List.of(), List.of()));
+        // the source's answers for a deleted topic are confirmed within the mirror state timeout
+        try (MirroredClusters clusters = MirroredClusters.start(TestCluster.builder().brokers(1),
+                TestCluster.builder().brokers(1).brokerProperty("mirror.state.timeout.ms", "6000"))) {
+            TestCluster source = clusters.source();
+            TestCluster destination = clusters.destination();
+            Admin sourceAdmin = clusters.sourceAdmin();
+            MirrorAdmin mirrors = clusters.mirrors();
+            clusters.createSourceTopics(new NewTopic(TOPIC, 2, (short) 1));
+            clusters.mirror("dr", TOPIC);
             transaction(source, "committer", "committed", 10, true);
             Waits.waitUntil("the committed transaction completed", () -> state(sourceAdmin, "committer")
                     == TransactionState.COMPLETE_COMMIT);
