@@ -84,6 +84,7 @@ class CoordinatorLeadershipRegainedTest {
             lead(cluster, admin, OFFSETS_0, List.of(0, 1));
             assertTrue(uncommitted(cluster, 0, OFFSETS_1), "broker 0's coordinator thread was held throughout");
 
+            cluster.cutNetwork(0, 2); // drops the held connections, so broker 2 fetches again at once after the heal
             cluster.healNetwork(0, 2);
             Map<TopicPartition, OffsetAndMetadata> answered = Waits.waitFor("broker 0, leading " + OFFSETS_0
                     + " again, to answer the commit broker 1 took", () -> offsets(admin, moved),
