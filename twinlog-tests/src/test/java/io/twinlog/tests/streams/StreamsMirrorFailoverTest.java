@@ -1,6 +1,7 @@
 package io.twinlog.tests.streams;
 
 import io.twinlog.clients.mirror.MirrorAdmin;
+import io.twinlog.testkit.MirroredClusters;
 import io.twinlog.testkit.TestCluster;
 import io.twinlog.testkit.Waits;
 import org.apache.kafka.clients.admin.Admin;
@@ -59,14 +60,14 @@ class StreamsMirrorFailoverTest {
 
     @Test
     void wordCountIsExactAcrossAFailoverAndAFailback() throws Exception {
-        try (TestCluster a = TestCluster.builder().brokers(1).build().start();
-             TestCluster b = TestCluster.builder().brokers(1).build().start();
-             Admin adminA = a.admin();
-             Admin adminB = b.admin();
-             MirrorAdmin onB = MirrorAdmin.create(b.bootstrapServers(), Duration.ofSeconds(60));
-             MirrorAdmin onA = MirrorAdmin.create(a.bootstrapServers(), Duration.ofSeconds(60))) {
-            adminA.createTopics(List.of(new NewTopic("sentences", 3, (short) 1), new NewTopic("counts", 3,
-                    (short) 1))).all().get();
+        try (MirroredClusters clusters = MirroredClusters.start()) {
+            TestCluster a = clusters.source();
+            TestCluster b = clusters.destination();
+            Admin adminA = clusters.sourceAdmin();
+            Admin adminB = clusters.destinationAdmin();
+            MirrorAdmin onB = clusters.mirrors();
+            MirrorAdmin onA = clusters.mirrorsOnSource();
+            clusters.createSourceTopics(new NewTopic("sentences", 3, (short) 1), new NewTopic("counts", 3, (short) 1));
             Random random = new Random(SEED);
             Map<String, Long> expected = new TreeMap<>();
 
@@ -75,8 +76,7 @@ class StreamsMirrorFailoverTest {
             runUntilCounted(a, "on-a", expected);
 
             // planned failover to B: everything mirrored and the group's offsets synced, then the topics stopped
-            onB.createClusterMirror("dr", Map.of("bootstrap.servers", a.bootstrapServers(),
-                    "mirror.groups.sync.interval.ms", "1000"));
+            clusters.createMirror("dr", Map.of("mirror.groups.sync.interval.ms", "1000"));
             assertEquals(Map.of(), onB.startMirrorTopics("dr", TOPICS, List.of(), List.of()));
             awaitCaughtUp(adminA, adminB);
             failOver(onB, "dr");
