@@ -131,12 +131,16 @@ class AdminDeadlinesTest {
                 for (CompletableFuture<Void> f : alters) {
                     f.get(120, TimeUnit.SECONDS);
                 }
+                // an alter is answered once the broker it went to applied it; the broker a describe reaches may
+                // read the last write a moment later, so wait for the round's values (a lost update never comes)
                 int r = round;
-                Map<String, String> overrides = Waits.waitFor("round " + round + " visible on broker 0",
-                        () -> overrides(setup, topic), o -> o.size() == KEYS.size(), Duration.ofSeconds(30));
+                Map<String, String> expected = new HashMap<>();
                 for (int i = 0; i < KEYS.size(); i++) {
-                    assertEquals(value(r, i), overrides.get(KEYS.get(i)), "round " + r + ": " + overrides);
+                    expected.put(KEYS.get(i), value(r, i));
                 }
+                Map<String, String> overrides = Waits.waitFor("round " + round + "'s values described",
+                        () -> overrides(setup, topic), expected::equals, Duration.ofSeconds(30));
+                assertEquals(expected, overrides, "round " + r);
             }
         }
     }
