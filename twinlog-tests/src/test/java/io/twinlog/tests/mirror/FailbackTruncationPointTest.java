@@ -3,6 +3,7 @@ package io.twinlog.tests.mirror;
 import io.twinlog.clients.mirror.MirrorAdmin;
 import io.twinlog.testkit.MirrorInvariants;
 import io.twinlog.testkit.MirrorSteps;
+import io.twinlog.testkit.MirroredClusters;
 import io.twinlog.testkit.Quarantined;
 import io.twinlog.testkit.ReplicaLogs;
 import io.twinlog.testkit.TestCluster;
@@ -52,11 +53,13 @@ class FailbackTruncationPointTest {
     @Test
     @Timeout(value = 3, unit = TimeUnit.MINUTES)
     void aReplicaAwayDuringFailbackAppliesTheRecordedPointWhenItReturns() throws Exception {
-        try (TestCluster a = TestCluster.builder().brokers(3).build().start();
-             TestCluster b = TestCluster.builder().brokers(3).build().start();
-             Admin aAdmin = a.admin();
-             MirrorAdmin onB = MirrorAdmin.create(b.bootstrapServers(), Duration.ofSeconds(60));
-             MirrorAdmin onA = MirrorAdmin.create(a.bootstrapServers(), Duration.ofSeconds(60))) {
+        try (MirroredClusters clusters = MirroredClusters.start(TestCluster.builder().brokers(3),
+                TestCluster.builder().brokers(3))) {
+            TestCluster a = clusters.source();
+            TestCluster b = clusters.destination();
+            Admin aAdmin = clusters.sourceAdmin();
+            MirrorAdmin onB = clusters.mirrors();
+            MirrorAdmin onA = clusters.mirrorsOnSource();
             aAdmin.createTopics(List.of(new NewTopic(TOPIC, Map.of(0, List.of(0, 1, 2))))).all().get();
             int bEpoch = tailInTheOtherClustersEpoch(a, b, onB);
             int away = awayFollower(a);
@@ -97,11 +100,13 @@ class FailbackTruncationPointTest {
     @Test
     @Timeout(value = 3, unit = TimeUnit.MINUTES)
     void withoutTheFlagAStaleReplicaElectedUncleanlyAfterFailbackAppliesThePointBeforeItLeads() throws Exception {
-        try (TestCluster a = TestCluster.builder().brokers(3).build().start();
-             TestCluster b = TestCluster.builder().brokers(3).build().start();
-             Admin aAdmin = a.admin();
-             MirrorAdmin onB = MirrorAdmin.create(b.bootstrapServers(), Duration.ofSeconds(60));
-             MirrorAdmin onA = MirrorAdmin.create(a.bootstrapServers(), Duration.ofSeconds(60))) {
+        try (MirroredClusters clusters = MirroredClusters.start(TestCluster.builder().brokers(3),
+                TestCluster.builder().brokers(3))) {
+            TestCluster a = clusters.source();
+            TestCluster b = clusters.destination();
+            Admin aAdmin = clusters.sourceAdmin();
+            MirrorAdmin onB = clusters.mirrors();
+            MirrorAdmin onA = clusters.mirrorsOnSource();
             aAdmin.createTopics(List.of(new NewTopic(TOPIC, Map.of(0, List.of(0, 1, 2)))
                     .configs(Map.of("unclean.leader.election.enable", "true")))).all().get();
             tailInTheOtherClustersEpoch(a, b, onB);
@@ -138,12 +143,14 @@ class FailbackTruncationPointTest {
     @Test
     @Timeout(value = 3, unit = TimeUnit.MINUTES)
     void withTheFlagAMissingReplicaHoldsTheTruncationThenFailsItUntilTheOperatorRestartsIt() throws Exception {
-        try (TestCluster a = TestCluster.builder().brokers(3).brokerProperty("mirror.state.timeout.ms", "5000")
-                .build().start();
-             TestCluster b = TestCluster.builder().brokers(1).build().start();
-             Admin aAdmin = a.admin();
-             MirrorAdmin onB = MirrorAdmin.create(b.bootstrapServers(), Duration.ofSeconds(60));
-             MirrorAdmin onA = MirrorAdmin.create(a.bootstrapServers(), Duration.ofSeconds(60))) {
+        try (MirroredClusters clusters = MirroredClusters.start(TestCluster.builder().brokers(3)
+                .brokerProperty("mirror.state.timeout.ms", "5000"),
+                TestCluster.builder().brokers(1))) {
+            TestCluster a = clusters.source();
+            TestCluster b = clusters.destination();
+            Admin aAdmin = clusters.sourceAdmin();
+            MirrorAdmin onB = clusters.mirrors();
+            MirrorAdmin onA = clusters.mirrorsOnSource();
             aAdmin.createTopics(List.of(new NewTopic(TOPIC, Map.of(0, List.of(0, 1, 2)))
                     .configs(Map.of("mirror.support.unclean.leader.election", "true",
                             "unclean.leader.election.enable", "true")))).all().get();
@@ -212,12 +219,13 @@ class FailbackTruncationPointTest {
     @Test
     @Timeout(value = 3, unit = TimeUnit.MINUTES)
     void theFlagEnabledMidWayTakesEffectAtTheNextTruncation() throws Exception {
-        try (TestCluster a = TestCluster.builder().brokers(1).build().start();
-             TestCluster b = TestCluster.builder().brokers(3).brokerProperty("default.replication.factor", "3")
-                     .build().start();
-             Admin aAdmin = a.admin();
-             Admin bAdmin = b.admin();
-             MirrorAdmin onB = MirrorAdmin.create(b.bootstrapServers(), Duration.ofSeconds(60))) {
+        try (MirroredClusters clusters = MirroredClusters.start(TestCluster.builder().brokers(1),
+                TestCluster.builder().brokers(3).brokerProperty("default.replication.factor", "3"))) {
+            TestCluster a = clusters.source();
+            TestCluster b = clusters.destination();
+            Admin aAdmin = clusters.sourceAdmin();
+            Admin bAdmin = clusters.destinationAdmin();
+            MirrorAdmin onB = clusters.mirrors();
             aAdmin.createTopics(List.of(new NewTopic(TOPIC, 1, (short) 1))).all().get();
             produce(a, "a", 30);
             MirrorSteps.startMirroring(onB, "from-a", a, TOPIC);
@@ -248,11 +256,11 @@ class FailbackTruncationPointTest {
     @Test
     @Timeout(value = 2, unit = TimeUnit.MINUTES)
     void theFlagIsATypedTopicConfigShownByDescribeAndNeverCopiedFromTheSource() throws Exception {
-        try (TestCluster a = TestCluster.builder().brokers(1).build().start();
-             TestCluster b = TestCluster.builder().brokers(1).build().start();
-             Admin aAdmin = a.admin();
-             Admin bAdmin = b.admin();
-             MirrorAdmin onB = MirrorAdmin.create(b.bootstrapServers(), Duration.ofSeconds(60))) {
+        try (MirroredClusters clusters = MirroredClusters.start()) {
+            TestCluster a = clusters.source();
+            Admin aAdmin = clusters.sourceAdmin();
+            Admin bAdmin = clusters.destinationAdmin();
+            MirrorAdmin onB = clusters.mirrors();
             aAdmin.createTopics(List.of(new NewTopic(TOPIC, 1, (short) 1).configs(
                     Map.of("mirror.support.unclean.leader.election", "true")))).all().get();
             ConfigResource topic = new ConfigResource(ConfigResource.Type.TOPIC, TOPIC);

@@ -2,6 +2,7 @@ package io.twinlog.tests.mirror;
 
 import io.twinlog.clients.mirror.MirrorAdmin;
 import io.twinlog.testkit.MirrorInvariants;
+import io.twinlog.testkit.MirroredClusters;
 import io.twinlog.testkit.ReplicaLogs;
 import io.twinlog.testkit.TestCluster;
 import io.twinlog.testkit.Waits;
@@ -54,10 +55,12 @@ class MirrorFaultsTest {
     void sourceLeaderChangesWhileMirroringKeepTheLogsIdentical() throws Exception {
         String topic = "orders";
         TopicPartition tp = new TopicPartition(topic, 0);
-        try (TestCluster source = TestCluster.builder().brokers(3).build().start();
-             TestCluster destination = TestCluster.builder().brokers(1).build().start();
-             Admin sourceAdmin = source.admin();
-             MirrorAdmin mirrors = MirrorAdmin.create(destination.bootstrapServers(), Duration.ofSeconds(60))) {
+        try (MirroredClusters clusters = MirroredClusters.start(TestCluster.builder().brokers(3),
+                TestCluster.builder().brokers(1))) {
+            TestCluster source = clusters.source();
+            TestCluster destination = clusters.destination();
+            Admin sourceAdmin = clusters.sourceAdmin();
+            MirrorAdmin mirrors = clusters.mirrors();
             sourceAdmin.createTopics(List.of(new NewTopic(topic, 1, (short) 3)
                     .configs(Map.of("min.insync.replicas", "2")))).all().get();
             mirrors.createClusterMirror(MIRROR, Map.of("bootstrap.servers", source.bootstrapServers()));
@@ -130,10 +133,11 @@ class MirrorFaultsTest {
     void sourceUnreachableFailsRetriablyThenRecoversByItself() throws Exception {
         String topic = "events";
         TopicPartition tp = new TopicPartition(topic, 0);
-        try (TestCluster source = TestCluster.builder().brokers(1).build().start();
-             TestCluster destination = TestCluster.builder().brokers(1).build().start();
-             Admin sourceAdmin = source.admin();
-             MirrorAdmin mirrors = MirrorAdmin.create(destination.bootstrapServers(), Duration.ofSeconds(60))) {
+        try (MirroredClusters clusters = MirroredClusters.start()) {
+            TestCluster source = clusters.source();
+            TestCluster destination = clusters.destination();
+            Admin sourceAdmin = clusters.sourceAdmin();
+            MirrorAdmin mirrors = clusters.mirrors();
             sourceAdmin.createTopics(List.of(new NewTopic(topic, 1, (short) 1))).all().get();
             produce(source, topic, 100, "a", Map.of());
             mirrors.createClusterMirror(MIRROR, Map.of("bootstrap.servers", source.bootstrapServers()));
@@ -160,14 +164,14 @@ class MirrorFaultsTest {
     void sourceRetentionPastTheDestinationEndRestartsAtTheSourceLogStart() throws Exception {
         String topic = "logs";
         TopicPartition tp = new TopicPartition(topic, 0);
-        try (TestCluster source = TestCluster.builder().brokers(1)
-                     .brokerProperty("log.retention.check.interval.ms", "100")
-                     .brokerProperty("log.initial.task.delay.ms", "0")
-                     .brokerProperty("log.segment.delete.delay.ms", "0")
-                     .build().start();
-             TestCluster destination = TestCluster.builder().brokers(1).build().start();
-             Admin sourceAdmin = source.admin();
-             MirrorAdmin mirrors = MirrorAdmin.create(destination.bootstrapServers(), Duration.ofSeconds(60))) {
+        try (MirroredClusters clusters = MirroredClusters.start(TestCluster.builder().brokers(1)
+                .brokerProperty("log.retention.check.interval.ms", "100")
+                .brokerProperty("log.initial.task.delay.ms", "0").brokerProperty("log.segment.delete.delay.ms", "0"),
+                TestCluster.builder().brokers(1))) {
+            TestCluster source = clusters.source();
+            TestCluster destination = clusters.destination();
+            Admin sourceAdmin = clusters.sourceAdmin();
+            MirrorAdmin mirrors = clusters.mirrors();
             sourceAdmin.createTopics(List.of(new NewTopic(topic, 1, (short) 1)
                     .configs(Map.of(SMALL_SEGMENTS, "4096")))).all().get();
             long twoHoursAgo = System.currentTimeMillis() - Duration.ofHours(2).toMillis();
@@ -206,15 +210,15 @@ class MirrorFaultsTest {
     void compactedSourceIsMirroredWithItsOffsetGaps() throws Exception {
         String topic = "compacted";
         TopicPartition tp = new TopicPartition(topic, 0);
-        try (TestCluster source = TestCluster.builder().brokers(1)
-                     .brokerProperty("log.cleaner.backoff.ms", "100")
-                     .build().start();
-             // The destination's own cleaner would compact the copy on its own schedule (the topic config is
-             // copied); off here so that the comparison is of what mirroring copied.
-             TestCluster destination = TestCluster.builder().brokers(1).brokerProperty("log.cleaner.enable", "false")
-                     .build().start();
-             Admin sourceAdmin = source.admin();
-             MirrorAdmin mirrors = MirrorAdmin.create(destination.bootstrapServers(), Duration.ofSeconds(60))) {
+        // The destination's own cleaner would compact the copy on its own schedule (the topic config is
+        // copied); off here so that the comparison is of what mirroring copied.
+        try (MirroredClusters clusters = MirroredClusters.start(TestCluster.builder().brokers(1)
+                .brokerProperty("log.cleaner.backoff.ms", "100"),
+                TestCluster.builder().brokers(1).brokerProperty("log.cleaner.enable", "false"))) {
+            TestCluster source = clusters.source();
+            TestCluster destination = clusters.destination();
+            Admin sourceAdmin = clusters.sourceAdmin();
+            MirrorAdmin mirrors = clusters.mirrors();
             sourceAdmin.createTopics(List.of(new NewTopic(topic, 1, (short) 1).configs(Map.of(
                     "cleanup.policy", "compact", SMALL_SEGMENTS, "4096", "min.cleanable.dirty.ratio", "0.01"))))
                     .all().get();
@@ -252,10 +256,11 @@ class MirrorFaultsTest {
     void lagAfterResumeGoesToZeroAtTheSourceEnd() throws Exception {
         String topic = "burst";
         TopicPartition tp = new TopicPartition(topic, 0);
-        try (TestCluster source = TestCluster.builder().brokers(1).build().start();
-             TestCluster destination = TestCluster.builder().brokers(1).build().start();
-             Admin sourceAdmin = source.admin();
-             MirrorAdmin mirrors = MirrorAdmin.create(destination.bootstrapServers(), Duration.ofSeconds(60))) {
+        try (MirroredClusters clusters = MirroredClusters.start()) {
+            TestCluster source = clusters.source();
+            TestCluster destination = clusters.destination();
+            Admin sourceAdmin = clusters.sourceAdmin();
+            MirrorAdmin mirrors = clusters.mirrors();
             sourceAdmin.createTopics(List.of(new NewTopic(topic, 1, (short) 1))).all().get();
             produce(source, topic, 100, "a", Map.of());
             mirrors.createClusterMirror(MIRROR, Map.of("bootstrap.servers", source.bootstrapServers()));

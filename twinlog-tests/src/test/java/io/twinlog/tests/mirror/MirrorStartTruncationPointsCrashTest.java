@@ -5,6 +5,7 @@ import io.twinlog.controller.metadata.MirrorImage;
 import io.twinlog.replication.Partition;
 import io.twinlog.testkit.MirrorInvariants;
 import io.twinlog.testkit.MirrorSteps;
+import io.twinlog.testkit.MirroredClusters;
 import io.twinlog.testkit.TestCluster;
 import io.twinlog.testkit.Waits;
 import org.apache.kafka.clients.admin.Admin;
@@ -46,11 +47,13 @@ class MirrorStartTruncationPointsCrashTest {
     @Test
     @Timeout(value = 4, unit = TimeUnit.MINUTES)
     void replicasKilledWhileApplyingTheStartsPointsNeverApplyThemTwice() throws Exception {
-        try (TestCluster source = TestCluster.builder().brokers(1).build().start();
-             TestCluster destination = TestCluster.builder().brokers(3).withFaultProxies()
-                     .brokerProperty("default.replication.factor", "3").build().start();
-             Admin sourceAdmin = source.admin();
-             MirrorAdmin mirrors = MirrorAdmin.create(destination.bootstrapServers(), Duration.ofSeconds(60))) {
+        try (MirroredClusters clusters = MirroredClusters.start(TestCluster.builder().brokers(1),
+                TestCluster.builder().brokers(3).withFaultProxies()
+                        .brokerProperty("default.replication.factor", "3"))) {
+            TestCluster source = clusters.source();
+            TestCluster destination = clusters.destination();
+            Admin sourceAdmin = clusters.sourceAdmin();
+            MirrorAdmin mirrors = clusters.mirrors();
             sourceAdmin.createTopics(List.of(new NewTopic(TOPIC, PARTITIONS, (short) 1))).all().get();
             produce(source, "before", 20);
 

@@ -3,6 +3,7 @@ package io.twinlog.tests.mirror;
 import io.twinlog.clients.mirror.MirrorAdmin;
 import io.twinlog.testkit.MirrorInvariants;
 import io.twinlog.testkit.MirrorSteps;
+import io.twinlog.testkit.MirroredClusters;
 import io.twinlog.testkit.Quarantined;
 import io.twinlog.testkit.ReplicaLogs;
 import io.twinlog.testkit.TestCluster;
@@ -17,7 +18,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -48,12 +48,13 @@ class SeedScenariosTest {
     @Test
     @Timeout(value = 3, unit = TimeUnit.MINUTES)
     void seed000CleanElection() throws Exception {
-        try (TestCluster src = TestCluster.builder().brokers(3).build().start();
-             TestCluster dst = TestCluster.builder().brokers(3).brokerProperty("default.replication.factor", "3")
-                     .build().start();
-             Admin srcAdmin = src.admin();
-             MirrorAdmin onDst = MirrorAdmin.create(dst.bootstrapServers(), Duration.ofSeconds(60));
-             MirrorAdmin onSrc = MirrorAdmin.create(src.bootstrapServers(), Duration.ofSeconds(60))) {
+        try (MirroredClusters clusters = MirroredClusters.start(TestCluster.builder().brokers(3),
+                TestCluster.builder().brokers(3).brokerProperty("default.replication.factor", "3"))) {
+            TestCluster src = clusters.source();
+            TestCluster dst = clusters.destination();
+            Admin srcAdmin = clusters.sourceAdmin();
+            MirrorAdmin onDst = clusters.mirrors();
+            MirrorAdmin onSrc = clusters.mirrorsOnSource();
             srcAdmin.createTopics(List.of(new NewTopic(TOPIC, Map.of(0, List.of(0, 1, 2))))).all().get();
             Waits.waitUntil("A's ISR complete", () -> isr(src, TP).size() == 3);
             produce(src, "A");
@@ -122,12 +123,13 @@ class SeedScenariosTest {
      * ends with A, B, the barrier, D, and C (if written) is in the old source's quarantine.
      */
     private void lostDiskElection(Map<String, String> topicConfigs, boolean takesC) throws Exception {
-        try (TestCluster src = TestCluster.builder().brokers(3).build().start();
-             TestCluster dst = TestCluster.builder().brokers(3).brokerProperty("default.replication.factor", "3")
-                     .build().start();
-             Admin srcAdmin = src.admin();
-             MirrorAdmin onDst = MirrorAdmin.create(dst.bootstrapServers(), Duration.ofSeconds(60));
-             MirrorAdmin onSrc = MirrorAdmin.create(src.bootstrapServers(), Duration.ofSeconds(60))) {
+        try (MirroredClusters clusters = MirroredClusters.start(TestCluster.builder().brokers(3),
+                TestCluster.builder().brokers(3).brokerProperty("default.replication.factor", "3"))) {
+            TestCluster src = clusters.source();
+            TestCluster dst = clusters.destination();
+            Admin srcAdmin = clusters.sourceAdmin();
+            MirrorAdmin onDst = clusters.mirrors();
+            MirrorAdmin onSrc = clusters.mirrorsOnSource();
             srcAdmin.createTopics(List.of(new NewTopic(TOPIC, Map.of(0, List.of(0, 1))).configs(topicConfigs)))
                     .all().get();
             Waits.waitUntil("A's ISR complete", () -> isr(src, TP).size() == 2);

@@ -4,6 +4,7 @@ import io.twinlog.cli.MirrorsCommand;
 import io.twinlog.clients.mirror.MirrorAdmin;
 import io.twinlog.testkit.MirrorInvariants;
 import io.twinlog.testkit.MirrorSteps;
+import io.twinlog.testkit.MirroredClusters;
 import io.twinlog.testkit.Quarantined;
 import io.twinlog.testkit.ReplicaLogs;
 import io.twinlog.testkit.TestCluster;
@@ -61,12 +62,14 @@ class SourceUncleanElectionTest {
     }
 
     private void scenario(boolean flag) throws Exception {
-        try (TestCluster a = TestCluster.builder().brokers(3).withFaultProxies()
-                .brokerProperty("replica.lag.time.max.ms", "3000").build().start();
-             TestCluster b = TestCluster.builder().brokers(3).build().start();
-             Admin aAdmin = a.admin();
-             Admin bAdmin = b.admin();
-             MirrorAdmin onB = MirrorAdmin.create(b.bootstrapServers(), Duration.ofSeconds(60))) {
+        try (MirroredClusters clusters = MirroredClusters.start(TestCluster.builder().brokers(3).withFaultProxies()
+                .brokerProperty("replica.lag.time.max.ms", "3000"),
+                TestCluster.builder().brokers(3))) {
+            TestCluster a = clusters.source();
+            TestCluster b = clusters.destination();
+            Admin aAdmin = clusters.sourceAdmin();
+            Admin bAdmin = clusters.destinationAdmin();
+            MirrorAdmin onB = clusters.mirrors();
             int controller = aAdmin.describeCluster().controller().get().id();
             int[] pair = List.of(0, 1, 2).stream().filter(id -> id != controller).mapToInt(Integer::intValue)
                     .toArray();
