@@ -295,7 +295,7 @@ final class MirrorGroupOffsetSync {
                 complete = false;
             } catch (Exception e) {
                 // ZooKeeper errors on the sync records (Curator declares Exception): the next pass rewrites them
-                log.warn("[Mirror {}] {} offset sync failed: {}", mirror, noun(access.type()), e.toString());
+                log.warn("[Mirror {}] {} offset sync failed; the next pass tries again", mirror, noun(access.type()), e);
                 complete = false;
             }
         }

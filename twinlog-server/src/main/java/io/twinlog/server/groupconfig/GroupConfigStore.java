@@ -7,6 +7,7 @@ import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.recipes.cache.ChildData;
 import org.apache.curator.framework.recipes.cache.CuratorCache;
 import org.apache.curator.framework.recipes.cache.CuratorCacheListener;
+import org.apache.kafka.common.errors.ApiException;
 import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.utils.internals.Sanitizer;
 import org.apache.kafka.coordinator.group.GroupConfigManager;
@@ -186,7 +187,7 @@ public final class GroupConfigStore implements AutoCloseable {
      * waited for until this broker applies it, so that a describe through it right after shows it. Blocks on
      * ZooKeeper: admin threads only.
      *
-     * @throws org.apache.kafka.common.errors.ApiException Kafka's answer for a refused change, writing nothing
+     * @throws ApiException Kafka's answer for a refused change, writing nothing
      */
     public void alter(String groupId, UnaryOperator<Map<String, String>> change, boolean validateOnly)
             throws Exception {

@@ -1,6 +1,7 @@
 package io.twinlog.share.fetch;
 
 import io.twinlog.share.partition.SharePartitions;
+import org.apache.kafka.common.errors.ApiException;
 import org.apache.kafka.common.TopicIdPartition;
 import org.apache.kafka.common.errors.InvalidRequestException;
 import org.apache.kafka.common.errors.InvalidShareSessionEpochException;
@@ -107,7 +108,7 @@ public final class ShareSessions implements AutoCloseable {
      * The session context of a ShareFetch: a new session at epoch 0, the final one at -1, else the member's session
      * moved to its next epoch with {@code added} partitions added and {@code forgotten} ones removed.
      *
-     * @throws org.apache.kafka.common.errors.ApiException with Kafka's error for a bad epoch or a full cache
+     * @throws ApiException with Kafka's error for a bad epoch or a full cache
      */
     public ShareFetchContext newContext(String groupId, String memberId, int epoch, List<TopicIdPartition> added,
                                         List<TopicIdPartition> forgotten, boolean acknowledgementsPresent,
