@@ -1,9 +1,5 @@
 package io.twinlog.tests.security;
 
-import io.twinlog.controller.zk.ZkPaths;
-import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.CuratorFrameworkFactory;
-import org.apache.curator.retry.RetryOneTime;
 import org.apache.kafka.clients.admin.ListShareGroupOffsetsSpec;
 import org.apache.kafka.common.message.DeleteShareGroupStateRequestData;
 import org.apache.kafka.common.message.FindCoordinatorRequestData;
@@ -19,7 +15,6 @@ import org.apache.kafka.common.requests.ReadShareGroupStateRequest;
 import org.apache.kafka.common.requests.ReadShareGroupStateSummaryRequest;
 import org.apache.kafka.common.requests.ShareGroupHeartbeatRequest;
 import org.apache.kafka.common.requests.WriteShareGroupStateRequest;
-import java.nio.charset.StandardCharsets;
 import io.twinlog.testkit.RawKafkaConnection;
 import io.twinlog.testkit.TestCluster;
 import io.twinlog.testkit.Waits;
@@ -160,13 +155,6 @@ class ApiAuthorizationTableTest {
                 .brokerProperty("share.coordinator.state.topic.replication.factor", "1")
                 .brokerProperty("share.coordinator.state.topic.min.isr", "1")
                 .brokerProperty("share.coordinator.state.topic.num.partitions", "3").build().start();
-        try (CuratorFramework zk = CuratorFrameworkFactory.newClient(cluster.zookeeperConnect(),
-                new RetryOneTime(100))) {
-            zk.start();
-            // share groups on (share.version 1), as a Kafka 4.4 cluster has them
-            zk.create().orSetData().forPath(ZkPaths.FEATURE, "{\"version\":1,\"features\":{\"share.version\":1}}"
-                    .getBytes(StandardCharsets.UTF_8));
-        }
     }
 
     @AfterAll

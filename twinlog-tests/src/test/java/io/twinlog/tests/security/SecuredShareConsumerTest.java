@@ -1,11 +1,7 @@
 package io.twinlog.tests.security;
 
-import io.twinlog.controller.zk.ZkPaths;
 import io.twinlog.testkit.TestCluster;
 import io.twinlog.testkit.Waits;
-import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.CuratorFrameworkFactory;
-import org.apache.curator.retry.RetryOneTime;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.AcknowledgeType;
@@ -32,7 +28,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -69,12 +64,6 @@ class SecuredShareConsumerTest {
                 .brokerProperty("share.coordinator.state.topic.replication.factor", "3")
                 .brokerProperty("share.coordinator.state.topic.min.isr", "1")
                 .brokerProperty("share.coordinator.state.topic.num.partitions", "3").build().start();
-        try (CuratorFramework zk = CuratorFrameworkFactory.newClient(cluster.zookeeperConnect(),
-                new RetryOneTime(100))) {
-            zk.start();
-            zk.create().orSetData().forPath(ZkPaths.FEATURE, "{\"version\":1,\"features\":{\"share.version\":1}}"
-                    .getBytes(StandardCharsets.UTF_8));
-        }
         try (Admin admin = cluster.admin()) {
             admin.createTopics(List.of(new NewTopic(TOPIC, PARTITIONS, (short) 3))).all().get();
             List<AclBinding> acls = new ArrayList<>(List.of(

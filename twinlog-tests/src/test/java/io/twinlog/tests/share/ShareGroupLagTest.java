@@ -1,11 +1,7 @@
 package io.twinlog.tests.share;
 
-import io.twinlog.controller.zk.ZkPaths;
 import io.twinlog.testkit.TestCluster;
 import io.twinlog.testkit.Waits;
-import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.CuratorFrameworkFactory;
-import org.apache.curator.retry.RetryOneTime;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.ListShareGroupOffsetsSpec;
 import org.apache.kafka.clients.admin.NewTopic;
@@ -16,7 +12,6 @@ import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
@@ -44,12 +39,7 @@ class ShareGroupLagTest {
                 .brokerProperty("offsets.topic.replication.factor", "3")
                 .brokerProperty("share.coordinator.state.topic.replication.factor", "3")
                 .brokerProperty("share.coordinator.state.topic.min.isr", "1")
-                .brokerProperty("share.coordinator.state.topic.num.partitions", "3").build().start();
-             CuratorFramework zk = CuratorFrameworkFactory.newClient(cluster.zookeeperConnect(),
-                     new RetryOneTime(100))) {
-            zk.start();
-            zk.create().orSetData().forPath(ZkPaths.FEATURE, "{\"version\":1,\"features\":{\"share.version\":1}}"
-                    .getBytes(StandardCharsets.UTF_8));
+                .brokerProperty("share.coordinator.state.topic.num.partitions", "3").build().start()) {
             Map<TopicPartition, Long> start = new HashMap<>();
             try (Admin admin = cluster.admin()) {
                 // one replica each, spread over the three brokers: two of them are led elsewhere than the coordinator
