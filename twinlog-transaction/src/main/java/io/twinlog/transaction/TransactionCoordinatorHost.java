@@ -8,6 +8,7 @@ import io.twinlog.transaction.internals.TransactionCoordinator;
 import io.twinlog.transaction.internals.TransactionLogLoader;
 import io.twinlog.transaction.internals.TransactionLogWriter;
 import io.twinlog.transaction.internals.TransactionMarkerChannel;
+import io.twinlog.transaction.internals.TransactionQueries;
 import io.twinlog.transaction.internals.TransactionStateCache;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
@@ -70,6 +71,7 @@ public final class TransactionCoordinatorHost implements AutoCloseable {
     private final TransactionLogLoader loader;
     private final TransactionMarkerChannel markers;
     private final TransactionCoordinator coordinator;
+    private final TransactionQueries queries;
     /** The coordinator epoch of each partition led here, for the marker threads (the cache is the loop's). */
     private final Map<Integer, Integer> ownedEpochs = new ConcurrentHashMap<>();
     private volatile MetadataImage image = MetadataImage.EMPTY;
@@ -109,6 +111,7 @@ public final class TransactionCoordinatorHost implements AutoCloseable {
                         postAfter(delayMs, event);
                     }
                 }, time);
+        this.queries = new TransactionQueries(cache, () -> partitionCount, time);
         scheduleTimeoutCheck();
         scheduleExpiration();
     }
@@ -179,12 +182,12 @@ public final class TransactionCoordinatorHost implements AutoCloseable {
     }
 
     public CompletableFuture<DescribeTransactionsResponseData.TransactionState> describe(String transactionalId) {
-        return call(result -> result.complete(coordinator.describe(transactionalId)));
+        return call(result -> result.complete(queries.describe(transactionalId)));
     }
 
     public CompletableFuture<ListTransactionsResponseData> list(Set<String> states, Set<Long> producerIds,
                                                                 long minDurationMs, String idPattern) {
-        return call(result -> result.complete(coordinator.list(states, producerIds, minDurationMs, idPattern)));
+        return call(result -> result.complete(queries.list(states, producerIds, minDurationMs, idPattern)));
     }
 
     /** Runs {@code body} on the coordinator's thread with a future it completes; a failure completes it too. */
