@@ -12,6 +12,7 @@ import io.twinlog.mirror.LastMirroredTruncation;
 import io.twinlog.mirror.fetcher.MirrorFetchListener;
 import io.twinlog.mirror.fetcher.MirrorFetchQuota;
 import io.twinlog.mirror.fetcher.MirrorFetcher;
+import io.twinlog.mirror.partition.FailbackDecision;
 import io.twinlog.mirror.partition.MirrorAction;
 import io.twinlog.mirror.partition.MirrorDecision;
 import io.twinlog.mirror.partition.MirrorEvent;
@@ -598,7 +599,7 @@ public final class MirrorManager implements AutoCloseable {
         @Override
         public int write(VersionedRecord current, MirrorDecision decision) {
             return defer(tp, partition, def, current, decision,
-                    MirrorMetrics.isFailback(current.record().state(), decision, peer));
+                    FailbackDecision.recordsFailback(current.record().state(), decision, peer));
         }
     }
 
@@ -628,7 +629,7 @@ public final class MirrorManager implements AutoCloseable {
 
     /**
      * A decision's record, written with the others of the same pass at its end; {@code failback}: it records the
-     * truncation point of a failback ({@link MirrorMetrics#isFailback}), counted once written.
+     * truncation point of a failback ({@link FailbackDecision}), counted once written.
      */
     private record DeferredWrite(TopicPartition tp, MirrorLocalPartition partition, MirrorDefinition def,
                                  VersionedRecord from, MirrorDecision decision, boolean failback) {

@@ -6,13 +6,10 @@ import io.twinlog.common.metrics.BrokerMetrics;
 import io.twinlog.common.metrics.MetricsGroup;
 import io.twinlog.common.mirror.MirrorPartitionState;
 import io.twinlog.common.tasks.BackgroundTask;
-import io.twinlog.mirror.LastMirroredTruncation;
 import io.twinlog.mirror.MirrorPartitionSink;
 import io.twinlog.mirror.fetcher.MirrorFetchMetrics;
 import io.twinlog.mirror.fetcher.MirrorFetchQuota;
-import io.twinlog.mirror.partition.MirrorAction;
-import io.twinlog.mirror.partition.MirrorDecision;
-import io.twinlog.mirror.partition.PeerLookup;
+import io.twinlog.mirror.partition.FailbackDecision;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.utils.Time;
@@ -25,7 +22,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -203,24 +199,10 @@ public final class MirrorMetrics implements AutoCloseable {
 
     /**
      * A start found that the source had mirrored this log before (its last mirrored epoch applies): a failback.
-     * Called once its truncation point is recorded ({@link #isFailback}), not per question to the source.
+     * Called once its truncation point is recorded ({@link FailbackDecision}), not per question to the source.
      */
     void onFailback(String mirror) {
         mirror(mirror).failbacks.mark();
-    }
-
-    /**
-     * Whether a decision made {@code from} a state records a failback: in LOG_TRUNCATION, the truncation point
-     * decided from the source's last mirrored record of this cluster. Counted when that record is written: the
-     * source may be asked again in the same failback (a refused write, a comparison that failed and was retried,
-     * a new leader before the point was recorded), but a recorded point is awaited, not decided again, until the
-     * next start.
-     */
-    static boolean isFailback(MirrorPartitionState from, MirrorDecision decision, PeerLookup peer) {
-        Optional<LastMirroredTruncation.LastMirrored> lastMirrored = peer instanceof PeerLookup.Answered a
-                ? a.lastMirrored() : peer instanceof PeerLookup.Compared c ? c.lastMirrored() : Optional.empty();
-        return from == MirrorPartitionState.LOG_TRUNCATION && decision.write().isPresent() && lastMirrored.isPresent()
-                && decision.actions().stream().anyMatch(MirrorAction.ApplyTruncationPoint.class::isInstance);
     }
 
     /** A truncation point cut {@code offsets} records from this leader's log, {@code quarantined} of them kept. */

@@ -14,6 +14,7 @@ import io.twinlog.mirror.fetcher.MirrorFetchMetrics;
 import io.twinlog.mirror.fetcher.MirrorFetchQuota;
 import io.twinlog.mirror.fetcher.MirrorFetcher;
 import io.twinlog.mirror.partition.EpochHistory;
+import io.twinlog.mirror.partition.FailbackDecision;
 import io.twinlog.mirror.partition.MirrorAction;
 import io.twinlog.mirror.partition.MirrorDecision;
 import io.twinlog.mirror.partition.MirrorEvent;
@@ -21,7 +22,6 @@ import io.twinlog.mirror.partition.MirrorPartitionDriver;
 import io.twinlog.mirror.partition.MirrorPartitionHost;
 import io.twinlog.mirror.partition.MirrorPartitionMachine;
 import io.twinlog.mirror.partition.MirrorSettings;
-import io.twinlog.mirror.partition.MirrorTimers;
 import io.twinlog.mirror.partition.PartitionView;
 import io.twinlog.mirror.partition.PeerLookup;
 import io.twinlog.mirror.partition.VersionedRecord;
@@ -260,26 +260,6 @@ class MirrorMetricsTest {
         assertEquals(1, meter(name("ClusterMirror", "Failbacks", Map.of("mirror", "m"))).count());
     }
 
-    @Test
-    void onlyAPointDecidedFromTheSourcesLastMirroredRecordIsAFailback() {
-        MirrorPartitionRecord truncating = MirrorPartitionRecord.initial(6).transitionTo(LOG_TRUNCATION, 6);
-        MirrorDecision point = new MirrorDecision(List.of(new MirrorAction.ApplyTruncationPoint(1, 100, "why")),
-                Optional.of(truncating), "point", false, MirrorTimers.NONE);
-        PeerLookup lastMirrored = new PeerLookup.Compared(Optional.of(new LastMirrored(3, 100)),
-                OptionalLong.empty());
-
-        assertTrue(MirrorMetrics.isFailback(LOG_TRUNCATION, point, lastMirrored));
-        assertTrue(MirrorMetrics.isFailback(LOG_TRUNCATION, point,
-                new PeerLookup.Answered(Optional.of(new LastMirrored(3, 0)))));
-        assertFalse(MirrorMetrics.isFailback(LOG_TRUNCATION, point, new PeerLookup.Answered(Optional.empty())),
-                "no record of this cluster: a first start, everything mirrored again");
-        assertFalse(MirrorMetrics.isFailback(LOG_TRUNCATION, point, PeerLookup.NOT_ASKED), "an empty log");
-        assertFalse(MirrorMetrics.isFailback(MirrorPartitionState.ULE_RECOVERY, point, lastMirrored));
-        MirrorDecision asking = new MirrorDecision(List.of(new MirrorAction.ComparePeer(100)), Optional.empty(),
-                "", false, MirrorTimers.NONE);
-        assertFalse(MirrorMetrics.isFailback(LOG_TRUNCATION, asking, lastMirrored));
-    }
-
     /**
      * orders-0 mirroring, 60 records behind: its log ends at 40, the source's high watermark is 100, and 40 offsets
      * of 4,000 bytes were mirrored, the newest batch stamped {@code newestMirroredTimestamp}.
@@ -368,7 +348,7 @@ class MirrorMetricsTest {
 
             @Override
             public int write(VersionedRecord current, MirrorDecision decision) {
-                boolean failback = MirrorMetrics.isFailback(current.record().state(), decision, peer);
+                boolean failback = FailbackDecision.recordsFailback(current.record().state(), decision, peer);
                 if (failback && !pointRefused) {
                     pointRefused = true; // changed concurrently: the next pass starts from the stored record
                     return -1;
