@@ -16,9 +16,7 @@ import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -39,7 +37,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * <p>Group sync records live outside {@code /mirrors} on purpose: every broker caches and watches {@code /mirrors}
  * to build its metadata image, and a record rewritten for every group at every sync would rebuild that image on
  * every broker. They are read only by {@code describe}, and written only by the controller broker's group offset
- * sync. A group ID may hold any character, so its node name is the ID percent-encoded ({@link #groupNode}).
+ * sync. A group ID may hold any character, so its node name is the ID percent-encoded ({@link MirrorGroupSyncStore#groupNode}).
  */
 public final class MirrorStore {
     public static final String MIRRORS = "/mirrors";
@@ -49,6 +47,8 @@ public final class MirrorStore {
     private final CuratorFramework zk;
     private final Optional<SecretCodec> secrets;
     private final Set<String> reportedUnreadable = ConcurrentHashMap.newKeySet();
+    private final MirrorGroupSyncStore groupSyncs;
+    private final MirrorProgressStore progress;
 
     public MirrorStore(CuratorFramework zk) {
         this(zk, Optional.empty());
@@ -58,6 +58,8 @@ public final class MirrorStore {
     public MirrorStore(CuratorFramework zk, Optional<SecretCodec> secrets) {
         this.zk = zk;
         this.secrets = secrets;
+        this.groupSyncs = new MirrorGroupSyncStore(zk);
+        this.progress = new MirrorProgressStore(zk);
     }
 
     public static String mirrorPath(String name) {
@@ -70,38 +72,6 @@ public final class MirrorStore {
 
     public static String groupsPath(String name) {
         return MIRROR_GROUPS + "/" + name;
-    }
-
-    /**
-     * A ZooKeeper node name for a group ID: bytes of its UTF-8 form outside {@code [A-Za-z0-9_-]} as {@code %XX}, so
-     * '/', '.', '..' and characters ZooKeeper refuses never reach a path; the ID itself is kept in the value.
-     */
-    static String groupNode(String groupId) {
-        StringBuilder out = new StringBuilder();
-        for (byte b : groupId.getBytes(java.nio.charset.StandardCharsets.UTF_8)) {
-            char c = (char) (b & 0xff);
-            if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-') {
-                out.append(c);
-            } else {
-                out.append('%').append(String.format("%02X", b & 0xff));
-            }
-        }
-        return out.toString();
-    }
-
-    /** The group ID a node name of {@link #groupNode} stands for. */
-    static String groupIdOf(String node) {
-        java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
-        for (int i = 0; i < node.length(); i++) {
-            char c = node.charAt(i);
-            if (c == '%' && i + 2 < node.length()) {
-                bytes.write(Integer.parseInt(node.substring(i + 1, i + 3), 16));
-                i += 2;
-            } else {
-                bytes.write(c);
-            }
-        }
-        return bytes.toString(java.nio.charset.StandardCharsets.UTF_8);
     }
 
     /**
@@ -129,7 +99,7 @@ public final class MirrorStore {
         } catch (KeeperException.NodeExistsException e) {
             throw new MirrorExistsException(definition.name());
         }
-        deleteGroupSyncs(definition.name()); // left by a deleted mirror of the same name whose last sync raced the delete
+        groupSyncs.deleteAll(definition.name()); // left by a deleted mirror of the same name whose last sync raced the delete
         log.info("Created cluster mirror {} to source {} (source cluster ID {})", definition.name(),
                 definition.sourceBootstrap(), definition.sourceClusterId().orElse("not yet known"));
     }
@@ -264,6 +234,8 @@ public final class MirrorStore {
             }
             return new TopicsWritten(written, List.of(), Optional.empty());
         } catch (Exception e) {
+            // broad: any failure ends the batch; logged with its stack trace and returned to the caller, who answers
+            // each topic not written with it
             if (e instanceof InterruptedException) {
                 Thread.currentThread().interrupt(); // closing: the caller's thread must still see it
             }
@@ -393,164 +365,43 @@ public final class MirrorStore {
 
     public void delete(String name) throws Exception {
         zk.delete().deletingChildrenIfNeeded().forPath(mirrorPath(name));
-        deleteGroupSyncs(name);
+        groupSyncs.deleteAll(name);
         log.info("Deleted cluster mirror {}", name);
     }
 
-    /** Records a group's last sync (replacing the previous record). */
+    /** Records a group's last sync (replacing the previous record; {@link MirrorGroupSyncStore}). */
     public void recordGroupSync(String name, GroupSyncRecord record) throws Exception {
-        put(groupsPath(name) + "/" + groupNode(record.groupId()), Json.encode(record.toJson()));
-    }
-
-    /** Writes {@code data} at {@code path}, creating the node (and its parents) if it does not exist yet. */
-    private void put(String path, byte[] data) throws Exception {
-        try {
-            zk.setData().forPath(path, data);
-        } catch (KeeperException.NoNodeException e) {
-            try {
-                zk.create().creatingParentsIfNeeded().forPath(path, data);
-            } catch (KeeperException.NodeExistsException raced) {
-                zk.setData().forPath(path, data);
-            }
-        }
-    }
-
-    /**
-     * Records how far a mirror partition has got (by its destination leader, at most every few seconds and at each
-     * state change) under {@code /mirror_progress}, which no broker watches: progress must not rebuild every
-     * broker's metadata image.
-     */
-    public void writeProgress(TopicPartition tp, MirrorProgress progress) throws Exception {
-        put(ZkPaths.mirrorProgress(tp.topic(), tp.partition()), Json.encode(progress.toJson()));
-    }
-
-    /**
-     * Records the progress of many mirror partitions, in ZooKeeper transactions of up to {@value ZkBatch#CHUNK} (one
-     * log sync each);
-     * a transaction refused because a node does not exist yet is written node by node (creating it).
-     */
-    public void writeProgressAll(Map<TopicPartition, MirrorProgress> progress) throws Exception {
-        List<Map.Entry<TopicPartition, MirrorProgress>> all = new ArrayList<>(progress.entrySet());
-        for (int from = 0; from < all.size(); from += ZkBatch.CHUNK) {
-            List<Map.Entry<TopicPartition, MirrorProgress>> chunk = all.subList(from,
-                    Math.min(all.size(), from + ZkBatch.CHUNK));
-            List<CuratorOp> ops = new ArrayList<>(chunk.size());
-            for (Map.Entry<TopicPartition, MirrorProgress> e : chunk) {
-                ops.add(zk.transactionOp().setData().forPath(ZkPaths.mirrorProgress(e.getKey().topic(),
-                        e.getKey().partition()), Json.encode(e.getValue().toJson())));
-            }
-            try {
-                zk.transaction().forOperations(ops);
-            } catch (KeeperException.NoNodeException e) {
-                if (!writeProgressCreating(chunk)) {
-                    for (Map.Entry<TopicPartition, MirrorProgress> one : chunk) {
-                        writeProgress(one.getKey(), one.getValue());
-                    }
-                }
-            }
-        }
-    }
-
-    /**
-     * The first progress of new mirror partitions, together: their topics' parent nodes made (two round trips for
-     * all of them, {@link ZkBatch#createIfAbsent}), which nodes exist read in one multi-read (of their data:
-     * ZooKeeper's multi-read has no exists), then one transaction creating the others; node by node
-     * (one round trip each, as a start of 1,000 partitions did, decision 94) only if that is refused too.
-     *
-     * @return false if the transaction was refused (a node created or deleted meanwhile): nothing was written
-     */
-    private boolean writeProgressCreating(List<Map.Entry<TopicPartition, MirrorProgress>> chunk) throws Exception {
-        Set<String> parents = new LinkedHashSet<>();
-        chunk.forEach(e -> parents.add(ZkPaths.mirrorProgress(e.getKey().topic())));
-        ZkBatch.createIfAbsent(zk, parents);
-        List<Op> reads = chunk.stream().map(e -> Op.getData(ZkPaths.mirrorProgress(e.getKey().topic(),
-                e.getKey().partition()))).toList();
-        List<OpResult> found = ZkBatch.multiRead(zk, reads);
-        List<CuratorOp> ops = new ArrayList<>(chunk.size());
-        for (int i = 0; i < chunk.size(); i++) {
-            Map.Entry<TopicPartition, MirrorProgress> e = chunk.get(i);
-            String path = ZkPaths.mirrorProgress(e.getKey().topic(), e.getKey().partition());
-            byte[] data = Json.encode(e.getValue().toJson());
-            boolean exists = found.get(i) instanceof OpResult.GetDataResult;
-            ops.add(exists ? zk.transactionOp().setData().forPath(path, data)
-                    : zk.transactionOp().create().forPath(path, data));
-        }
-        try {
-            zk.transaction().forOperations(ops);
-            return true;
-        } catch (KeeperException.NoNodeException | KeeperException.NodeExistsException e) {
-            return false;
-        }
-    }
-
-    /**
-     * The last recorded progress of many mirror partitions, read with ZooKeeper multi-reads of up to 500 nodes (one
-     * round trip each instead of one per partition: describe of thousands of partitions). Partitions whose leader
-     * has recorded nothing yet are left out.
-     */
-    public Map<TopicPartition, MirrorProgress> progressAll(Collection<TopicPartition> partitions) throws Exception {
-        Map<TopicPartition, MirrorProgress> out = new HashMap<>();
-        List<TopicPartition> all = new ArrayList<>(partitions);
-        List<Op> reads = all.stream()
-                .map(tp -> Op.getData(ZkPaths.mirrorProgress(tp.topic(), tp.partition()))).toList();
-        List<OpResult> results = ZkBatch.multiReadAll(zk, reads);
-        for (int i = 0; i < all.size(); i++) {
-            if (results.get(i) instanceof OpResult.GetDataResult data) {
-                out.put(all.get(i), MirrorProgress.fromJson(data.getData(), reads.get(i).getPath()));
-            }
-        }
-        return out;
+        groupSyncs.record(name, record);
     }
 
     /** The group sync records of a mirror, by group ID (empty before the first sync). */
     public Map<String, GroupSyncRecord> groupSyncs(String name) throws Exception {
-        Map<String, GroupSyncRecord> out = new TreeMap<>();
-        List<String> nodes;
-        try {
-            nodes = zk.getChildren().forPath(groupsPath(name));
-        } catch (KeeperException.NoNodeException e) {
-            return out;
-        }
-        for (String node : nodes) {
-            String path = groupsPath(name) + "/" + node;
-            try {
-                GroupSyncRecord r = GroupSyncRecord.fromJson(zk.getData().forPath(path), path);
-                out.put(r.groupId(), r);
-            } catch (KeeperException.NoNodeException ignored) {
-                // pruned concurrently
-            }
-        }
-        return out;
+        return groupSyncs.records(name);
     }
 
     /** The IDs of the groups that have a sync record (from the node names only: one ZooKeeper read). */
-    public java.util.Set<String> groupSyncIds(String name) throws Exception {
-        java.util.Set<String> out = new java.util.TreeSet<>();
-        try {
-            zk.getChildren().forPath(groupsPath(name)).forEach(node -> out.add(groupIdOf(node)));
-        } catch (KeeperException.NoNodeException e) {
-            // never synced a group
-        }
-        return out;
+    public Set<String> groupSyncIds(String name) throws Exception {
+        return groupSyncs.ids(name);
     }
 
     /** Removes the records of groups the mirror no longer syncs (no longer on the source, or now excluded). */
-    public void removeGroupSyncs(String name, java.util.Collection<String> groupIds) throws Exception {
-        for (String groupId : groupIds) {
-            try {
-                zk.delete().forPath(groupsPath(name) + "/" + groupNode(groupId));
-            } catch (KeeperException.NoNodeException ignored) {
-                // already gone
-            }
-        }
+    public void removeGroupSyncs(String name, Collection<String> groupIds) throws Exception {
+        groupSyncs.remove(name, groupIds);
     }
 
-    private void deleteGroupSyncs(String name) throws Exception {
-        try {
-            zk.delete().deletingChildrenIfNeeded().forPath(groupsPath(name));
-        } catch (KeeperException.NoNodeException ignored) {
-            // never synced a group
-        }
+    /** Records how far a mirror partition has got ({@link MirrorProgressStore#write}). */
+    public void writeProgress(TopicPartition tp, MirrorProgress progress) throws Exception {
+        this.progress.write(tp, progress);
+    }
+
+    /** Records the progress of many mirror partitions ({@link MirrorProgressStore#writeAll}). */
+    public void writeProgressAll(Map<TopicPartition, MirrorProgress> progress) throws Exception {
+        this.progress.writeAll(progress);
+    }
+
+    /** The last recorded progress of many mirror partitions ({@link MirrorProgressStore#readAll}). */
+    public Map<TopicPartition, MirrorProgress> progressAll(Collection<TopicPartition> partitions) throws Exception {
+        return progress.readAll(partitions);
     }
 
     private static Map<String, Boolean> toMap(List<String> names) {

@@ -16,13 +16,13 @@ class GroupSyncRecordTest {
 
     @Test
     void groupIdsBecomeSafeNodeNames() {
-        assertEquals("app-1_x", MirrorStore.groupNode("app-1_x"));
-        assertEquals("a%2Fb", MirrorStore.groupNode("a/b"), "no path separator reaches ZooKeeper");
-        assertEquals("%2E", MirrorStore.groupNode("."));
-        assertEquals("%2E%2E", MirrorStore.groupNode(".."));
-        assertEquals("caf%C3%A9%20x", MirrorStore.groupNode("café x"));
+        assertEquals("app-1_x", MirrorGroupSyncStore.groupNode("app-1_x"));
+        assertEquals("a%2Fb", MirrorGroupSyncStore.groupNode("a/b"), "no path separator reaches ZooKeeper");
+        assertEquals("%2E", MirrorGroupSyncStore.groupNode("."));
+        assertEquals("%2E%2E", MirrorGroupSyncStore.groupNode(".."));
+        assertEquals("caf%C3%A9%20x", MirrorGroupSyncStore.groupNode("café x"));
         for (String id : java.util.List.of("app-1_x", "a/b", ".", "..", "café x", "100%", "a%2Fb")) {
-            assertEquals(id, MirrorStore.groupIdOf(MirrorStore.groupNode(id)), "round trip of " + id);
+            assertEquals(id, MirrorGroupSyncStore.groupIdOf(MirrorGroupSyncStore.groupNode(id)), "round trip of " + id);
         }
     }
 
