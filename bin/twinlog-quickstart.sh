@@ -47,6 +47,6 @@ When the log says both clusters are up, in another terminal (Apache Kafka's own 
 Or let bin/twinlog-quickstart.sh --demo walk through all of it by itself (about a minute, every step checked).
 
 MSG
-exec "$TWINLOG_HOME/bin/twinlog-run-class.sh" io.twinlog.server.LocalClusterMain --brokers 3 --first-port 9092 \
+exec "$TWINLOG_HOME/bin/twinlog-run-class.sh" io.twinlog.launcher.LocalClusterMain --brokers 3 --first-port 9092 \
   --zookeeper-port 2181 --data "$DATA" --mirror quickstart --dashboard-port 8080 --dashboard-actions \
   --metrics-port 9404 "$@"

@@ -2,8 +2,9 @@
 # Runs a Java main class with Twinlog's classpath; every script in bin/ goes through it.
 #   bin/twinlog-run-class.sh [-daemon] [-name NAME] [-tool] CLASS [ARGS...]
 #
-# Classpath: libs/ next to bin/ in a release tarball; in a source tree the jars of twinlog-server/target/lib, after
-# building Twinlog with Maven if it is not built yet (the only case where a script calls Maven).
+# Classpath: libs/ next to bin/ in a release tarball; in a source tree twinlog-launcher's jar and target/lib (every
+# runtime jar: the broker, the dashboard, the commands, Kafka's tools), after building Twinlog with Maven if it is
+# not built yet (the only case where a script calls Maven).
 #
 # Options, before CLASS:
 #   -daemon   run in the background (nohup): output to $LOG_DIR/NAME.out, GC log to $LOG_DIR/NAME-gc.log
@@ -92,8 +93,8 @@ fi
 if [[ -d "$TWINLOG_HOME/libs" ]]; then
   CLASSPATH="$TWINLOG_HOME/libs/*"
 elif [[ -f "$TWINLOG_HOME/pom.xml" ]]; then
-  LIB="$TWINLOG_HOME/twinlog-server/target/lib"
-  jar_of() { ls "$TWINLOG_HOME"/twinlog-server/target/twinlog-server-*.jar 2>/dev/null | grep -v sources | head -1 || true; }
+  LIB="$TWINLOG_HOME/twinlog-launcher/target/lib"
+  jar_of() { ls "$TWINLOG_HOME"/twinlog-launcher/target/twinlog-launcher-*.jar 2>/dev/null | grep -v sources | head -1 || true; }
   JAR="$(jar_of)"
   # kafka-tools: a lib directory built before Kafka's tools were bundled (bin/kafka-*.sh) is rebuilt too
   if [[ -z "$JAR" || ! -d "$LIB" ]] || ! ls "$LIB"/kafka-tools-*.jar >/dev/null 2>&1; then

@@ -41,7 +41,6 @@ import io.twinlog.replication.ReplicaFetcherManager;
 import io.twinlog.replication.ReplicaManager;
 import io.twinlog.server.controller.AlterPartitionManager;
 import io.twinlog.server.controller.ControllerChannel;
-import io.twinlog.server.dashboard.DashboardServer;
 import io.twinlog.server.handlers.AclsHandler;
 import io.twinlog.server.handlers.AlterConfigsHandler;
 import io.twinlog.server.handlers.AlterPartitionHandler;
@@ -88,6 +87,8 @@ import io.twinlog.server.mirror.BrokerMirrorPartitions;
 import io.twinlog.server.mirror.BrokerMirrorTopics;
 import io.twinlog.server.mirror.MirrorApiHandlers;
 import io.twinlog.server.mirror.MirrorTopicHandlers;
+import io.twinlog.server.plugin.DashboardBroker;
+import io.twinlog.server.plugin.DashboardFactory;
 import io.twinlog.server.security.BrokerAuthorization;
 import io.twinlog.server.security.LocalClientConfigs;
 import io.twinlog.server.dynamic.DynamicBrokerConfigs;
@@ -206,7 +207,9 @@ public final class BrokerServer implements AutoCloseable {
     private volatile DynamicBrokerConfigs dynamicConfigs;
     private volatile BrokerAuthorization authorization;
     private volatile BrokerMetrics metrics;
-    private volatile DashboardServer dashboard;
+    /** The dashboard module's factory, looked up before anything starts; null without {@code dashboard.listener}. */
+    private volatile DashboardFactory dashboardFactory;
+    private volatile DashboardFactory.Dashboard dashboard;
     private volatile PrometheusEndpoint prometheus;
     private final List<SocketServer> socketServers = new java.util.concurrent.CopyOnWriteArrayList<>();
     private final Map<String, Integer> boundPorts = new LinkedHashMap<>();
@@ -241,6 +244,10 @@ public final class BrokerServer implements AutoCloseable {
         log.info("Starting Twinlog broker {} with configuration {}", config.brokerId(), config.loggable());
         BrokerConfigCheck.validateHostedKeys(config);
         BrokerConfigCheck.undefinedKeysWarning(config).ifPresent(log::warn);
+        // a dashboard configured but not installed is refused before anything starts, in one line
+        if (config.dashboardListener().isPresent()) {
+            dashboardFactory = DashboardFactory.load(BrokerServer.class.getClassLoader());
+        }
         metrics = config.newMetrics(time);
         quotas = new BrokerQuotas(config.quotaWindowNum(), config.quotaWindowSizeSeconds(), metrics.kafkaMetrics(),
                 time, config.brokerId());
@@ -570,8 +577,8 @@ public final class BrokerServer implements AutoCloseable {
             return;
         }
         String clientListener = config.advertisedListeners().get(0).listenerName();
-        dashboard = DashboardServer.start(config.dashboardListener().get(), config.dashboardActionsEnable(),
-                new DashboardServer.Broker() {
+        dashboard = dashboardFactory.start(config.dashboardListener().get(), config.dashboardActionsEnable(),
+                new DashboardBroker() {
                     @Override
                     public int brokerId() {
                         return config.brokerId();
@@ -606,7 +613,7 @@ public final class BrokerServer implements AutoCloseable {
 
     /** The mirror dashboard's URL ({@code dashboard.listener}); empty when it is off or not started. */
     public Optional<String> dashboardUrl() {
-        return Optional.ofNullable(dashboard).map(DashboardServer::url);
+        return Optional.ofNullable(dashboard).map(DashboardFactory.Dashboard::url);
     }
 
     /** Whether this broker holds a log of the partition, of that topic ID (a log of an earlier topic is not it). */

@@ -49,7 +49,7 @@ class QuickstartDemoTest {
         File output = new File(dataDir, "demo.out");
         List<String> cmd = List.of(new File(System.getProperty("java.home"), "bin/java").getAbsolutePath(),
                 "-Xmx768m", "-Dlog4j2.configurationFile=" + config, "-cp", System.getProperty("java.class.path"),
-                "io.twinlog.server.LocalClusterMain", "--brokers", "3", "--first-port", Integer.toString(firstPort),
+                "io.twinlog.launcher.LocalClusterMain", "--brokers", "3", "--first-port", Integer.toString(firstPort),
                 "--zookeeper-port", Integer.toString(firstPort + 200), "--data",
                 new File(dataDir, "data").getAbsolutePath(), "--demo");
         process = new ProcessBuilder(cmd).redirectErrorStream(true)

@@ -91,7 +91,10 @@ class DistributionTest {
         }
         assertTrue(Files.isExecutable(home.resolve("bin/kafka-console-consumer.sh")), "bin/ scripts are executable");
         assertFalse(Files.exists(home.resolve("pom.xml")), "no source tree in the tarball");
-        assertTrue(libs().stream().anyMatch(n -> n.startsWith("twinlog-server-")), "libs/ " + libs());
+        // the broker, and the modules it does not depend on: the dashboard it loads when configured, the launcher
+        for (String module : List.of("twinlog-server-", "twinlog-dashboard-", "twinlog-launcher-")) {
+            assertTrue(libs().stream().anyMatch(n -> n.startsWith(module)), module + " in libs/ " + libs());
+        }
     }
 
     @Test
