@@ -1,5 +1,7 @@
 package io.twinlog.bench;
 
+import com.sun.management.OperatingSystemMXBean;
+
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
@@ -44,7 +46,7 @@ final class CpuAccounting {
 
     /** This JVM's CPU time in seconds (all threads, GC and JIT included); NaN where the JVM does not say. */
     static double processCpuSeconds() {
-        if (ManagementFactory.getOperatingSystemMXBean() instanceof com.sun.management.OperatingSystemMXBean os) {
+        if (ManagementFactory.getOperatingSystemMXBean() instanceof OperatingSystemMXBean os) {
             return os.getProcessCpuTime() / 1e9;
         }
         return Double.NaN;

@@ -16,7 +16,9 @@ import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
@@ -62,7 +64,7 @@ final class FailoverBenchmark {
     }
 
     FailoverResult run(FailureMode mode) throws Exception {
-        String topic = cluster.name() + "-r" + round + "-failover-" + mode.name().toLowerCase(java.util.Locale.ROOT);
+        String topic = cluster.name() + "-r" + round + "-failover-" + mode.name().toLowerCase(Locale.ROOT);
         Optional<Integer> controller = cluster.controllerBrokerId();
         List<Integer> ids = cluster.brokerIds();
         int leader = ids.stream().filter(id -> controller.map(c -> !c.equals(id)).orElse(true)).findFirst()
@@ -165,7 +167,7 @@ final class FailoverBenchmark {
             maxOffset = Math.max(maxOffset, a[1]);
         }
         int[] epochs = new int[(int) (maxOffset - lastBefore + 1)];
-        java.util.Arrays.fill(epochs, Integer.MIN_VALUE);
+        Arrays.fill(epochs, Integer.MIN_VALUE);
         TopicPartition tp = new TopicPartition(topic, 0);
         try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(ClientSettings.consumer(bootstrapServers))) {
             consumer.assign(List.of(tp));
@@ -198,7 +200,7 @@ final class FailoverBenchmark {
     }
 
     private static String fmt(double ms) {
-        return String.format(java.util.Locale.ROOT, "%.0f", ms);
+        return String.format(Locale.ROOT, "%.0f", ms);
     }
 
     /** Problems seen, for the report (acknowledged records missing after the failover). */

@@ -1,5 +1,6 @@
 package io.twinlog.mirror;
 
+import java.util.Optional;
 import java.util.OptionalLong;
 
 /**
@@ -23,7 +24,7 @@ public final class LastMirroredTruncation {
      *                         empty if the local epoch history has no epoch at or below it
      * @return the offset to truncate to (the log keeps everything below it)
      */
-    public static long truncationOffset(long localLogEnd, java.util.Optional<LastMirrored> lastMirrored,
+    public static long truncationOffset(long localLogEnd, Optional<LastMirrored> lastMirrored,
                                         OptionalLong localEndOfEpoch) {
         if (lastMirrored.isEmpty() || localEndOfEpoch.isEmpty()) {
             return 0L;

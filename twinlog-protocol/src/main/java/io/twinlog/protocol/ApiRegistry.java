@@ -6,6 +6,7 @@ import org.apache.kafka.common.protocol.ApiKeys;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.EnumMap;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -68,7 +69,7 @@ public final class ApiRegistry {
 
     public static final class Builder {
         private final Map<ApiKeys, Registration> registrations = new EnumMap<>(ApiKeys.class);
-        private final Map<Short, CustomRegistration> custom = new java.util.HashMap<>();
+        private final Map<Short, CustomRegistration> custom = new HashMap<>();
 
         /** Registers a Twinlog API under a key Apache Kafka does not use. */
         public Builder addCustom(short apiKey, String name, short minVersion, short maxVersion, RequestHandler handler) {

@@ -10,6 +10,7 @@ import org.apache.kafka.common.network.ListenerName;
 import org.apache.kafka.common.network.ListenerReconfigurable;
 import org.apache.kafka.common.network.NetworkReceive;
 import org.apache.kafka.common.network.NetworkSend;
+import org.apache.kafka.common.network.Selector;
 import org.apache.kafka.common.network.Send;
 import org.apache.kafka.common.network.ByteBufferSend;
 import org.apache.kafka.common.protocol.ApiKeys;
@@ -29,13 +30,15 @@ import java.net.Socket;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.function.Predicate;
 
 /**
- * One network thread: owns a Kafka {@link org.apache.kafka.common.network.Selector} and every connection assigned
+ * One network thread: owns a Kafka {@link Selector} and every connection assigned
  * to it.
  *
  * <p>Threading: only this thread touches the selector. Other threads hand it new sockets and responses through
@@ -60,7 +63,7 @@ final class Processor implements Request.ResponseSink {
     private final int brokerId;
     private final int id;
     private final RequestChannel requestChannel;
-    private final org.apache.kafka.common.network.Selector selector;
+    private final Selector selector;
     private final ListenerName listenerName;
     private final Time time;
     private final ConcurrentLinkedQueue<SocketChannel> newConnections = new ConcurrentLinkedQueue<>();
@@ -106,7 +109,7 @@ final class Processor implements Request.ResponseSink {
         this.listenerName = new ListenerName(endpoint.listenerName());
         this.securityProtocol = securityProtocol;
         this.channelBuilder = channelBuilder;
-        this.selector = new org.apache.kafka.common.network.Selector(maxRequestSize, connectionsMaxIdleMs, metrics,
+        this.selector = new Selector(maxRequestSize, connectionsMaxIdleMs, metrics,
                 time, "socket-server", Map.of("listener", endpoint.listenerName(), "networkProcessor",
                         Integer.toString(id)), false,
                 channelBuilder, new LogContext("[Processor broker=" + brokerId + " id=" + id + "] "));
@@ -382,7 +385,7 @@ final class Processor implements Request.ResponseSink {
         closeAfterSend.add(connectionId);
     }
 
-    private final java.util.Set<String> closeAfterSend = new java.util.HashSet<>();
+    private final Set<String> closeAfterSend = new HashSet<>();
 
     private void processCompletedSends() {
         for (NetworkSend send : selector.completedSends()) {

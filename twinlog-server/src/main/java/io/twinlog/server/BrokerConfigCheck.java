@@ -48,7 +48,7 @@ public final class BrokerConfigCheck {
     }
 
     /**
-     * @throws org.apache.kafka.common.config.ConfigException naming the key, the value and why, if a key of Kafka's
+     * @throws ConfigException naming the key, the value and why, if a key of Kafka's
      *                                                        hosted group or share coordinator has an invalid
      *                                                        value
      */

@@ -20,8 +20,11 @@ import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.net.Socket;
+import java.net.SocketException;
+import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 
 /**
  * A blocking, one-request-at-a-time Kafka protocol connection for tests that must send exactly what they choose:
@@ -101,10 +104,10 @@ public final class RawKafkaConnection implements AutoCloseable {
     }
 
     /**
-     * How long a read waits for the broker before it fails with {@link java.net.SocketTimeoutException} (15 s at
+     * How long a read waits for the broker before it fails with {@link SocketTimeoutException} (15 s at
      * first): fuzz tests shorten it for requests the broker may rightly leave unanswered (acks=0, long polls).
      */
-    public void readTimeout(java.time.Duration timeout) throws java.net.SocketException {
+    public void readTimeout(Duration timeout) throws SocketException {
         socket.setSoTimeout(Math.toIntExact(timeout.toMillis()));
     }
 
@@ -116,7 +119,7 @@ public final class RawKafkaConnection implements AutoCloseable {
             return b == -1;
         } catch (EOFException e) {
             return true;
-        } catch (java.net.SocketException e) {
+        } catch (SocketException e) {
             return true; // connection reset
         }
     }

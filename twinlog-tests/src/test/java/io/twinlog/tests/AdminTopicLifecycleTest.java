@@ -11,6 +11,8 @@ import org.apache.kafka.clients.admin.DescribeClusterResult;
 import org.apache.kafka.clients.admin.NewPartitions;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.common.Node;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.errors.InvalidConfigurationException;
@@ -23,11 +25,13 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.function.Executable;
 
 import java.io.File;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ExecutionException;
 
@@ -93,7 +97,7 @@ class AdminTopicLifecycleTest {
 
     @Test
     void defaultsApplyWhenPartitionsAndReplicationAreUnset() throws Exception {
-        admin.createTopics(List.of(new NewTopic("defaults", java.util.Optional.empty(), java.util.Optional.empty())))
+        admin.createTopics(List.of(new NewTopic("defaults", Optional.empty(), Optional.empty())))
                 .all().get();
         assertEquals(2, admin.describeTopics(List.of("defaults")).allTopicNames().get().get("defaults")
                 .partitions().size());
@@ -164,7 +168,7 @@ class AdminTopicLifecycleTest {
         assertEquals("compact,delete", after.get("cleanup.policy").value());
         assertEquals("true", after.get("unclean.leader.election.enable").value());
         Waits.waitUntil("the log to use the new max.message.bytes", () ->
-                cluster.broker(0).logStore().log(new org.apache.kafka.common.TopicPartition("configured", 0))
+                cluster.broker(0).logStore().log(new TopicPartition("configured", 0))
                         .map(l -> l.config().maxMessageSize() == 2_000_000).orElse(false));
 
         Throwable invalid = assertCause(InvalidConfigurationException.class, () -> admin.incrementalAlterConfigs(
@@ -183,7 +187,7 @@ class AdminTopicLifecycleTest {
     @Test
     void describeClusterAndBrokerConfigs() throws Exception {
         DescribeClusterResult d = admin.describeCluster();
-        Collection<org.apache.kafka.common.Node> nodes = d.nodes().get();
+        Collection<Node> nodes = d.nodes().get();
         assertEquals(1, nodes.size());
         assertEquals(cluster.broker(0).metadata().image().clusterId(), d.clusterId().get());
         ConfigResource broker = new ConfigResource(ConfigResource.Type.BROKER, "0");
@@ -191,7 +195,7 @@ class AdminTopicLifecycleTest {
         assertEquals("2", c.get("num.partitions").value());
     }
 
-    static Throwable assertCause(Class<? extends Throwable> type, org.junit.jupiter.api.function.Executable call) {
+    static Throwable assertCause(Class<? extends Throwable> type, Executable call) {
         ExecutionException e = assertThrows(ExecutionException.class, call);
         assertInstanceOf(type, e.getCause(), "cause: " + e.getCause());
         return e.getCause();

@@ -29,6 +29,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.Future;
+import java.util.function.IntFunction;
+import java.util.function.IntToLongFunction;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -184,8 +186,8 @@ class RetentionAndCleanupTest {
     }
 
     /** Produces values "topic-i-xxx…" (about 100 bytes) to partition 0; returns offset -> value as acknowledged. */
-    private static Map<Long, String> produce(String topic, int count, java.util.function.IntFunction<String> key,
-                                             java.util.function.IntToLongFunction timestamp) throws Exception {
+    private static Map<Long, String> produce(String topic, int count, IntFunction<String> key,
+                                             IntToLongFunction timestamp) throws Exception {
         Map<Long, String> acked = new TreeMap<>();
         try (KafkaProducer<byte[], byte[]> producer = cluster.producer(SMALL_BATCHES)) {
             List<Future<RecordMetadata>> futures = new ArrayList<>();

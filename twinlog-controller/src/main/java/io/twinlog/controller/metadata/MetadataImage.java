@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.SortedMap;
+import java.util.TreeMap;
 
 /**
  * An immutable snapshot of cluster metadata as read from ZooKeeper: live brokers, topics with their partitions,
@@ -54,8 +55,8 @@ public final class MetadataImage {
         this.mirrors = mirrors;
         this.deletionMarks = Map.copyOf(deletionMarks);
         this.clusterId = clusterId;
-        this.brokers = Collections.unmodifiableMap(new java.util.TreeMap<>(brokers));
-        this.topicsByName = Collections.unmodifiableMap(new java.util.TreeMap<>(topics));
+        this.brokers = Collections.unmodifiableMap(new TreeMap<>(brokers));
+        this.topicsByName = Collections.unmodifiableMap(new TreeMap<>(topics));
         Map<Uuid, TopicImage> byId = new HashMap<>();
         topics.values().forEach(t -> byId.put(t.topicId(), t));
         this.topicsById = Collections.unmodifiableMap(byId);

@@ -1,6 +1,7 @@
 package io.twinlog.controller.metadata;
 
 import java.util.List;
+import java.util.Set;
 
 /**
  * One partition as the broker sees it: assignment plus leadership; {@code state} is null until the controller has
@@ -22,7 +23,7 @@ public record PartitionImage(int partition, List<Integer> replicas, PartitionSta
     }
 
     /** The leader, if it is one of the live brokers; else -1 (clients see LEADER_NOT_AVAILABLE). */
-    public int liveLeader(java.util.Set<Integer> liveBrokers) {
+    public int liveLeader(Set<Integer> liveBrokers) {
         int l = leader();
         return l >= 0 && liveBrokers.contains(l) ? l : PartitionState.NO_LEADER;
     }

@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Random;
 
 /**
  * Assigns replicas of new partitions to brokers, spreading leaders (first replicas) and followers evenly as
@@ -13,7 +14,7 @@ import java.util.Map;
  * at a shift that grows each time the leaders wrap around the broker list, so followers of one broker's leaders are
  * not all on the same other broker.
  *
- * <p>Pure: the start index and shift come from the caller (a seeded {@link java.util.Random} in production).
+ * <p>Pure: the start index and shift come from the caller (a seeded {@link Random} in production).
  */
 public final class ReplicaAssignor {
     private ReplicaAssignor() {

@@ -2,8 +2,10 @@ package io.twinlog.controller.metadata;
 
 import org.apache.kafka.common.Uuid;
 
+import java.util.List;
 import java.util.Map;
 import java.util.SortedMap;
+import java.util.TreeMap;
 
 /**
  * A topic: name, topic ID, its partitions by index (0..n-1), reassignments in progress, and the ZooKeeper version
@@ -13,7 +15,7 @@ public record TopicImage(String name, Uuid topicId, SortedMap<Integer, Partition
                          Map<Integer, TopicAssignment.Reassignment> reassigning, int assignmentVersion) {
 
     public TopicAssignment assignment() {
-        Map<Integer, java.util.List<Integer>> replicas = new java.util.TreeMap<>();
+        Map<Integer, List<Integer>> replicas = new TreeMap<>();
         partitions.forEach((p, image) -> replicas.put(p, image.replicas()));
         return new TopicAssignment(topicId, replicas, reassigning);
     }

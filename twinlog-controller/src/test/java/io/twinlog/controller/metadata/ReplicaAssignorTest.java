@@ -6,6 +6,7 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -21,7 +22,7 @@ class ReplicaAssignorTest {
     @ParameterizedTest(name = "brokers={0} partitions={1} rf={2}")
     @CsvSource({"1,1,1", "1,8,1", "3,3,3", "3,12,2", "5,20,3", "6,7,3"})
     void everyPartitionGetsDistinctReplicasAndLeadersAreSpread(int brokers, int partitions, int rf) {
-        List<Integer> ids = new java.util.ArrayList<>();
+        List<Integer> ids = new ArrayList<>();
         for (int i = 0; i < brokers; i++) {
             ids.add(i * 10); // ids need not be dense
         }

@@ -19,6 +19,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -260,7 +261,7 @@ class OffsetSyncPlanTest {
         GroupPlan plan() {
             Set<String> topics = syncable;
             if (topics == null) {
-                topics = new java.util.HashSet<>();
+                topics = new HashSet<>();
                 for (TopicPartition tp : source.keySet()) {
                     topics.add(tp.topic());
                 }

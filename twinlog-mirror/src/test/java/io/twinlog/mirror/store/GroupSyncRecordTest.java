@@ -5,6 +5,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
@@ -21,7 +22,7 @@ class GroupSyncRecordTest {
         assertEquals("%2E", MirrorGroupSyncStore.groupNode("."));
         assertEquals("%2E%2E", MirrorGroupSyncStore.groupNode(".."));
         assertEquals("caf%C3%A9%20x", MirrorGroupSyncStore.groupNode("café x"));
-        for (String id : java.util.List.of("app-1_x", "a/b", ".", "..", "café x", "100%", "a%2Fb")) {
+        for (String id : List.of("app-1_x", "a/b", ".", "..", "café x", "100%", "a%2Fb")) {
             assertEquals(id, MirrorGroupSyncStore.groupIdOf(MirrorGroupSyncStore.groupNode(id)), "round trip of " + id);
         }
     }
@@ -51,12 +52,12 @@ class GroupSyncRecordTest {
     void groupSettingsHaveKip1279Defaults() {
         MirrorDefinition d = new MirrorDefinition("m", Map.of("bootstrap.servers", "h:1"), Optional.empty(),
                 MirrorDefinition.State.ACTIVE, Optional.empty());
-        assertEquals(java.util.List.of(".*"), d.groupIncludePatterns());
-        assertEquals(java.util.List.of(), d.groupExcludePatterns());
+        assertEquals(List.of(".*"), d.groupIncludePatterns());
+        assertEquals(List.of(), d.groupExcludePatterns());
         assertEquals(30_000L, d.groupsSyncIntervalMs());
         MirrorDefinition off = new MirrorDefinition("m", Map.of("mirror.groups.include", ""), Optional.empty(),
                 MirrorDefinition.State.ACTIVE, Optional.empty());
-        assertEquals(java.util.List.of(), off.groupIncludePatterns(), "an empty include turns the sync off");
+        assertEquals(List.of(), off.groupIncludePatterns(), "an empty include turns the sync off");
         MirrorDefinition bad = new MirrorDefinition("m", Map.of("mirror.groups.sync.interval.ms", "-5"),
                 Optional.empty(), MirrorDefinition.State.ACTIVE, Optional.empty());
         assertEquals(Optional.of("Invalid value -5 for configuration mirror.groups.sync.interval.ms: Value must be at "

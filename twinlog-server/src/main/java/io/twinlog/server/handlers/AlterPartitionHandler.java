@@ -6,6 +6,7 @@ import io.twinlog.controller.metadata.TopicImage;
 import io.twinlog.protocol.Request;
 import io.twinlog.protocol.RequestHandler;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.message.AlterPartitionRequestData;
 import org.apache.kafka.common.message.AlterPartitionResponseData;
 import org.apache.kafka.common.protocol.Errors;
@@ -38,7 +39,7 @@ public final class AlterPartitionHandler implements RequestHandler {
             return;
         }
         List<IsrChange> changes = new ArrayList<>();
-        Map<TopicPartition, org.apache.kafka.common.Uuid> ids = new HashMap<>();
+        Map<TopicPartition, Uuid> ids = new HashMap<>();
         AlterPartitionResponseData response = new AlterPartitionResponseData();
         for (AlterPartitionRequestData.TopicData t : data.topics()) {
             Optional<TopicImage> topic = ctx.image().topic(t.topicId());
@@ -65,7 +66,7 @@ public final class AlterPartitionHandler implements RequestHandler {
                 request.respond(request.errorResponse(error));
                 return;
             }
-            Map<org.apache.kafka.common.Uuid, AlterPartitionResponseData.TopicData> byTopic = new HashMap<>();
+            Map<Uuid, AlterPartitionResponseData.TopicData> byTopic = new HashMap<>();
             results.forEach((tp, r) -> {
                 AlterPartitionResponseData.TopicData td = byTopic.computeIfAbsent(ids.get(tp), id -> {
                     AlterPartitionResponseData.TopicData n = new AlterPartitionResponseData.TopicData().setTopicId(id);

@@ -7,6 +7,7 @@ import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.errors.ApiException;
+import org.apache.kafka.common.errors.InvalidRequestException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.apache.kafka.common.message.ListOffsetsRequestData;
 import org.apache.kafka.common.message.ListOffsetsResponseData;
@@ -32,7 +33,7 @@ public final class ListOffsetsHandler implements RequestHandler {
     public void handle(Request request) {
         ListOffsetsRequest body = request.body();
         if (body.data().isolationLevel() != 0 && body.data().isolationLevel() != 1) {
-            request.respond(request.errorResponse(new org.apache.kafka.common.errors.InvalidRequestException(
+            request.respond(request.errorResponse(new InvalidRequestException(
                     "Unknown isolation level " + body.data().isolationLevel())));
             return;
         }

@@ -7,10 +7,13 @@ import io.twinlog.controller.metadata.TopicImage;
 import io.twinlog.controller.zk.MetadataStore;
 import io.twinlog.controller.zk.MetadataWatcher;
 import io.twinlog.controller.zk.ZkPaths;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.errors.InvalidPartitionsException;
 import org.apache.kafka.common.errors.InvalidReplicaAssignmentException;
 import org.apache.kafka.common.errors.InvalidReplicationFactorException;
+import org.apache.kafka.common.errors.InvalidRequestException;
+import org.apache.kafka.common.errors.InvalidTopicException;
 import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
@@ -76,7 +79,7 @@ public final class TopicAdmin {
         if (Topic.hasCollisionChars(name)) {
             for (String existing : image.topics().keySet()) {
                 if (Topic.hasCollision(name, existing)) {
-                    throw new org.apache.kafka.common.errors.InvalidTopicException("Topic '" + name
+                    throw new InvalidTopicException("Topic '" + name
                             + "' collides with existing topic: " + existing);
                 }
             }
@@ -86,7 +89,7 @@ public final class TopicAdmin {
         Map<Integer, List<Integer>> assignment;
         if (manualAssignment != null && !manualAssignment.isEmpty()) {
             if (numPartitions != -1 || replicationFactor != -1) {
-                throw new org.apache.kafka.common.errors.InvalidRequestException(
+                throw new InvalidRequestException(
                         "Both numPartitions or replicationFactor and replicasAssignments were set. Both cannot be used at the same time.");
             }
             assignment = validateManualAssignment(manualAssignment, 0, new HashSet<>(liveBrokers));
@@ -107,7 +110,7 @@ public final class TopicAdmin {
     /** The same plan with a topic ID chosen by the caller (a mirror topic keeps its source's ID). */
     public TopicPlan withTopicId(TopicPlan plan, Uuid topicId) {
         if (watcher.image().topic(topicId).isPresent()) {
-            throw new org.apache.kafka.common.errors.TopicExistsException("Topic ID " + topicId
+            throw new TopicExistsException("Topic ID " + topicId
                     + " is already used by topic " + watcher.image().topic(topicId).get().name());
         }
         return new TopicPlan(plan.name(), topicId, plan.assignment(), plan.configs());
@@ -226,7 +229,7 @@ public final class TopicAdmin {
     public MetadataImage addPartitions(String topic, Map<Integer, List<Integer>> newPartitions) throws Exception {
         store.addPartitions(topic, newPartitions);
         return watcher.awaitApplied("new partitions of " + topic, image -> newPartitions.keySet().stream()
-                .allMatch(p -> image.partition(new org.apache.kafka.common.TopicPartition(topic, p))
+                .allMatch(p -> image.partition(new TopicPartition(topic, p))
                         .map(pi -> pi.state() != null).orElse(false)), IMAGE_REFRESH_TIMEOUT_MS);
     }
 

@@ -10,6 +10,7 @@ import org.apache.kafka.server.config.QuotaConfig;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -69,7 +70,7 @@ public final class ClientQuotaValidation {
         if (!keysError.isSuccess()) {
             return keysError;
         }
-        Set<String> seen = new java.util.HashSet<>();
+        Set<String> seen = new HashSet<>();
         for (ClientQuotaAlteration.Op op : alteration.ops()) {
             if (!seen.add(op.key())) {
                 return new ApiError(Errors.INVALID_REQUEST, "Duplicate quota key " + op.key()

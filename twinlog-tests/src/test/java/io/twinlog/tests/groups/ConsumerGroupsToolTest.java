@@ -9,6 +9,7 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -125,7 +126,7 @@ class ConsumerGroupsToolTest {
     private static void produceAndConsume(int count) throws Exception {
         try (var p = cluster.producer(Map.of())) {
             for (int i = 0; i < count; i++) {
-                p.send(new org.apache.kafka.clients.producer.ProducerRecord<>(TOPIC, i % 3, null, new byte[]{(byte) i}));
+                p.send(new ProducerRecord<>(TOPIC, i % 3, null, new byte[]{(byte) i}));
             }
             p.flush();
         }

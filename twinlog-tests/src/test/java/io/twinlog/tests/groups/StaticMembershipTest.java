@@ -13,6 +13,7 @@ import org.junit.jupiter.api.Timeout;
 
 import java.time.Duration;
 import java.util.Collection;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -102,7 +103,7 @@ class StaticMembershipTest {
     }
 
     private static KafkaConsumer<byte[], byte[]> member(TestCluster cluster, String instanceId) {
-        Map<String, Object> p = new java.util.HashMap<>(Map.of(ConsumerConfig.GROUP_ID_CONFIG, GROUP,
+        Map<String, Object> p = new HashMap<>(Map.of(ConsumerConfig.GROUP_ID_CONFIG, GROUP,
                 ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, SESSION_TIMEOUT_MS,
                 ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, 500,
                 ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG,

@@ -10,8 +10,10 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.function.Executable;
 
 import java.time.Duration;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 
@@ -65,7 +67,7 @@ class ClusterMirrorDefinitionsTest {
             assertNull(d.configs().get("sasl.jaas.config"), "credentials are never echoed back");
             assertEquals(List.of("sasl.jaas.config"), d.sensitiveConfigs());
 
-            admin.alterClusterMirror("dr", java.util.Collections.singletonMap("mirror.topic.exclude", null));
+            admin.alterClusterMirror("dr", Collections.singletonMap("mirror.topic.exclude", null));
             admin.alterClusterMirror("dr", Map.of("mirror.topic.include", "orders.*"));
             MirrorAdmin.MirrorDescription altered = admin.describeClusterMirrors(List.of("dr")).get("dr");
             assertEquals(List.of("orders.*"), altered.includePatterns());
@@ -124,7 +126,7 @@ class ClusterMirrorDefinitionsTest {
         }
     }
 
-    private static void assertCode(short code, org.junit.jupiter.api.function.Executable call) {
+    private static void assertCode(short code, Executable call) {
         MirrorException e = assertThrows(MirrorException.class, call);
         assertEquals(code, e.errorCode(), e.getMessage());
     }

@@ -18,6 +18,7 @@ import org.junit.jupiter.api.Timeout;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -77,7 +78,7 @@ class ConsumerFailoverStoryTest {
             assertEquals(Map.of(), mirrors.stopMirrorTopics("dr", List.of(TOPIC), List.of()));
             List<String> destinationLog = readAll(destination);
             List<Processed> onDestination = new ArrayList<>();
-            Map<TopicPartition, Long> resumedAt = new java.util.HashMap<>();
+            Map<TopicPartition, Long> resumedAt = new HashMap<>();
             try (KafkaConsumer<byte[], byte[]> app = application(destination)) {
                 app.subscribe(List.of(TOPIC));
                 Waits.waitUntil("the application reaches the end of the destination's log", () -> {

@@ -25,9 +25,11 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
@@ -339,10 +341,10 @@ class MirrorFaultsTest {
 
     private static void produce(TestCluster cluster, String topic, int count, String prefix,
                                 Map<String, Object> overrides) throws Exception {
-        Map<String, Object> config = new java.util.HashMap<>(Map.of(ProducerConfig.LINGER_MS_CONFIG, 5));
+        Map<String, Object> config = new HashMap<>(Map.of(ProducerConfig.LINGER_MS_CONFIG, 5));
         config.putAll(overrides);
         try (KafkaProducer<byte[], byte[]> p = cluster.producer(config)) {
-            List<java.util.concurrent.Future<?>> futures = new ArrayList<>();
+            List<Future<?>> futures = new ArrayList<>();
             for (int i = 0; i < count; i++) {
                 futures.add(p.send(new ProducerRecord<>(topic, 0, bytes("k" + i),
                         bytes(prefix + i))));
@@ -367,7 +369,7 @@ class MirrorFaultsTest {
     private static void produceAt(TestCluster cluster, String topic, int count, String prefix, long timestamp)
             throws Exception {
         try (KafkaProducer<byte[], byte[]> p = cluster.producer(SMALL_BATCHES)) {
-            List<java.util.concurrent.Future<?>> futures = new ArrayList<>();
+            List<Future<?>> futures = new ArrayList<>();
             for (int i = 0; i < count; i++) {
                 futures.add(p.send(new ProducerRecord<>(topic, 0, timestamp, null,
                         bytes(prefix + "-" + i + "-" + "x".repeat(80)))));

@@ -14,6 +14,7 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.zookeeper.KeeperException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.slf4j.Logger;
@@ -174,7 +175,7 @@ class MirrorLeakTest {
         List<String> children;
         try {
             children = new ArrayList<>(zk.getChildren().forPath(path));
-        } catch (org.apache.zookeeper.KeeperException.NoNodeException gone) {
+        } catch (KeeperException.NoNodeException gone) {
             return; // deleted while listed
         }
         for (String child : children) {
@@ -192,7 +193,7 @@ class MirrorLeakTest {
         }
         try {
             return Boolean.TRUE.equals(Json.decode(zk.getData().forPath(path), path).get("completed"));
-        } catch (org.apache.zookeeper.KeeperException.NoNodeException gone) {
+        } catch (KeeperException.NoNodeException gone) {
             return true; // expired while listed
         }
     }

@@ -18,9 +18,11 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -109,9 +111,9 @@ class MirroringTest {
 
     private static List<RecordMetadata> produce(TestCluster cluster, String topic, int partition, int count,
                                                 String prefix) throws Exception {
-        List<RecordMetadata> out = new java.util.ArrayList<>();
+        List<RecordMetadata> out = new ArrayList<>();
         try (KafkaProducer<byte[], byte[]> p = cluster.producer(Map.of("linger.ms", 5))) {
-            List<java.util.concurrent.Future<RecordMetadata>> futures = new java.util.ArrayList<>();
+            List<Future<RecordMetadata>> futures = new ArrayList<>();
             for (int i = 0; i < count; i++) {
                 futures.add(p.send(new ProducerRecord<>(topic, partition, bytes("k" + i), bytes(prefix + i))));
             }

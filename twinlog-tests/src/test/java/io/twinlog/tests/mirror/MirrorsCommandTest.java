@@ -278,8 +278,8 @@ class MirrorsCommandTest {
 
     @Test
     void theSeedsFailoverCommandWorksAsWritten() throws Exception {
-        try (org.apache.kafka.clients.admin.Admin admin = source.admin()) {
-            admin.createTopics(List.of(new org.apache.kafka.clients.admin.NewTopic("seed-orders", 1, (short) 1)))
+        try (Admin admin = source.admin()) {
+            admin.createTopics(List.of(new NewTopic("seed-orders", 1, (short) 1)))
                     .all().get();
         }
         mirrors("--create", "--mirror", "my-mirror", "--source-bootstrap-server", source.bootstrapServers())

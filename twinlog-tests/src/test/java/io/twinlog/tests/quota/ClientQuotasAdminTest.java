@@ -27,6 +27,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -82,7 +83,7 @@ class ClientQuotasAdminTest {
         configs("--alter", "--delete-config", "producer_byte_rate,consumer_byte_rate", "--entity-type", "clients",
                 "--entity-name", "limited").assertSuccess();
         assertEquals(Map.of(), describe(0, ClientQuotaFilter.all()).entrySet().stream()
-                .filter(e -> e.getKey().equals(limited)).collect(java.util.stream.Collectors.toMap(
+                .filter(e -> e.getKey().equals(limited)).collect(Collectors.toMap(
                         Map.Entry::getKey, Map.Entry::getValue)), "no quota of client limited left");
         assertNull(node(ZkPaths.CLIENT_CONFIGS + "/limited"), "the empty node is deleted");
     }
