@@ -2,6 +2,7 @@ package io.twinlog.replication;
 
 import io.twinlog.common.progress.ProgressReporter;
 import io.twinlog.common.tasks.BackgroundTask;
+import io.twinlog.common.tasks.FetcherThread;
 import io.twinlog.protocol.client.InterBrokerClient;
 import io.twinlog.protocol.client.SinglePartitionOffsets;
 import org.apache.kafka.clients.FetchSessionHandler;
@@ -26,7 +27,6 @@ import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
@@ -37,11 +37,12 @@ import java.util.function.LongSupplier;
  * Fetches every partition this broker follows from one leader broker, with Kafka's Fetch protocol as a replica
  * (replica id and broker epoch, current leader epoch, last fetched epoch), and appends the batches unchanged.
  *
- * <p>Threading: one thread; partitions are added and removed from other threads through a concurrent map, and a
- * partition's fetch state is only read and written by this thread. Errors back off the partition (not the
- * thread): a fenced or unknown epoch waits for the metadata to bring the new leadership.
+ * <p>Threading: one thread ({@link FetcherThread}, on Kafka's {@code ShutdownableThread}); partitions are added and
+ * removed from other threads through a concurrent map, and a partition's fetch state is only read and written by
+ * this thread. Errors back off the partition (not the thread): a fenced or unknown epoch waits for the metadata to
+ * bring the new leadership; an unreachable leader, or a round that throws, backs off the thread.
  */
-final class ReplicaFetcherThread implements Runnable {
+final class ReplicaFetcherThread extends FetcherThread {
     private static final Logger log = LoggerFactory.getLogger(ReplicaFetcherThread.class);
     private static final long PARTITION_BACKOFF_MS = 500;
     private static final long LEADER_UNREACHABLE_BACKOFF_MS = 500;
@@ -58,9 +59,6 @@ final class ReplicaFetcherThread implements Runnable {
     /** This thread's fetch session with the leader (KIP-227); used by this thread only. */
     private final FetchSessionHandler session;
     private final ConcurrentHashMap<TopicPartition, FetchState> partitions = new ConcurrentHashMap<>();
-    private final Thread thread;
-    private final Object wakeup = new Object();
-    private volatile boolean running = true;
     /**
      * The age of this thread's last completed round (a fetch, or an idle wait), reported as a background task's
      * (decision 69): a thread stuck inside a round ages; a round waits at most one request timeout.
@@ -96,6 +94,8 @@ final class ReplicaFetcherThread implements Runnable {
     ReplicaFetcherThread(int localBrokerId, int leaderId, int fetcherId,
                          Function<Integer, Optional<Node>> brokerEndpoints, LongSupplier brokerEpoch,
                          ReplicaManager replicaManager, FetchSettings settings, Time time) {
+        super("twinlog-" + name(localBrokerId, leaderId, fetcherId),
+                "[" + name(localBrokerId, leaderId, fetcherId) + "] ", LEADER_UNREACHABLE_BACKOFF_MS);
         this.localBrokerId = localBrokerId;
         this.leaderId = leaderId;
         this.brokerEndpoints = brokerEndpoints;
@@ -103,28 +103,29 @@ final class ReplicaFetcherThread implements Runnable {
         this.replicaManager = replicaManager;
         this.settings = settings;
         this.time = time;
-        String name = "replica-fetcher-" + localBrokerId + "-from-" + leaderId + "-" + fetcherId;
+        String name = name(localBrokerId, leaderId, fetcherId);
         this.client = new InterBrokerClient(name, settings.channels().apply(name), settings.requestTimeoutMs(),
                 settings.maxBytes() + 1024 * 1024, 50, 1_000, time);
         this.session = new FetchSessionHandler(new LogContext("[" + name + "] "), leaderId);
-        this.thread = new Thread(this, "twinlog-" + name);
-        this.thread.setDaemon(true);
         this.liveness = BackgroundTask.loop(name, settings.requestTimeoutMs(), time, log);
+    }
+
+    private static String name(int localBrokerId, int leaderId, int fetcherId) {
+        return "replica-fetcher-" + localBrokerId + "-from-" + leaderId + "-" + fetcherId;
     }
 
     BackgroundTask liveness() {
         return liveness;
     }
 
-    void start() {
-        thread.start();
+    @Override
+    protected BackgroundTask openLiveness() {
+        return liveness; // registered by the manager when it made this thread
     }
 
     void addPartition(TopicPartition tp, Uuid topicId, int leaderEpoch) {
         partitions.put(tp, new FetchState(topicId, leaderEpoch));
-        synchronized (wakeup) {
-            wakeup.notifyAll();
-        }
+        wake();
     }
 
     /** What a fetcher needs to follow a partition, kept when the partition moves to another fetcher. */
@@ -161,23 +162,7 @@ final class ReplicaFetcherThread implements Runnable {
     }
 
     @Override
-    public void run() {
-        while (running) {
-            try {
-                doWork();
-                liveness.iterationCompleted();
-            } catch (InterruptedException e) {
-                return;
-            } catch (Throwable t) {
-                if (running) {
-                    liveness.iterationFailed(t); // logged there, with the stack trace once per streak
-                    pause(LEADER_UNREACHABLE_BACKOFF_MS);
-                }
-            }
-        }
-    }
-
-    private void doWork() throws InterruptedException {
+    protected void doRound() {
         long now = time.hiResClockMs(); // monotonic: a step of the wall clock must not hold a delayed partition
         FetchSessionHandler.Builder builder = session.newBuilder(partitions.size(), false);
         Map<TopicPartition, FetchState> inRequest = new HashMap<>();
@@ -200,15 +185,13 @@ final class ReplicaFetcherThread implements Runnable {
         // leader answers only those with something new; a partition left out (backing off, gone) is forgotten
         FetchSessionHandler.FetchRequestData fetchData = builder.build();
         if (fetchData.sessionPartitions().isEmpty() && fetchData.toForget().isEmpty()) {
-            synchronized (wakeup) {
-                wakeup.wait(100);
-            }
+            waitForWork(100);
             return;
         }
         Optional<Node> leader = brokerEndpoints.apply(leaderId);
         if (leader.isEmpty()) {
             session.handleError(new IOException("leader " + leaderId + " has no endpoint"));
-            pause(LEADER_UNREACHABLE_BACKOFF_MS);
+            waitForWork(LEADER_UNREACHABLE_BACKOFF_MS);
             return;
         }
         FetchResponse response;
@@ -223,9 +206,9 @@ final class ReplicaFetcherThread implements Runnable {
             response = client.send(leader.get(), request);
         } catch (IOException e) {
             session.handleError(e);
-            if (running) {
+            if (isRunning()) {
                 log.info("Replica fetcher of broker {}: leader {} unreachable: {}", localBrokerId, leaderId, e.getMessage());
-                pause(LEADER_UNREACHABLE_BACKOFF_MS);
+                waitForWork(LEADER_UNREACHABLE_BACKOFF_MS);
             }
             return;
         }
@@ -235,7 +218,7 @@ final class ReplicaFetcherThread implements Runnable {
             if (response.error() != Errors.FETCH_SESSION_ID_NOT_FOUND
                     && response.error() != Errors.INVALID_FETCH_SESSION_EPOCH) {
                 log.info("Fetch from leader {} failed: {}", leaderId, response.error());
-                pause(LEADER_UNREACHABLE_BACKOFF_MS);
+                waitForWork(LEADER_UNREACHABLE_BACKOFF_MS);
             }
             return;
         }
@@ -328,6 +311,8 @@ final class ReplicaFetcherThread implements Runnable {
             // first and removes the partition from this fetcher right after): an expected race, not a failure
             log.debug("Dropping fetched data of {} from broker {}: {}", tp, leaderId, e.getMessage());
         } catch (Exception e) {
+            // broad: whatever applying one partition's data throws backs off that partition alone; logged with the
+            // stack trace unless it is the expected race of a partition moved to another fetcher
             if (partitions.get(tp) != s) {
                 // moved to another fetcher (a new leader, a new num.replica.fetchers) while this response was
                 // applied: that fetcher appended first, and the log refused this append below its end
@@ -385,27 +370,14 @@ final class ReplicaFetcherThread implements Runnable {
         return SinglePartitionOffsets.offset(r);
     }
 
-    private void pause(long ms) {
-        synchronized (wakeup) {
-            try {
-                wakeup.wait(ms); // back-off between attempts; shutdown and new partitions wake it early
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        }
+    @Override
+    protected void onShutdownInitiated() {
+        client.wakeup(); // as before: the client's poll returns, and the loop sees the shutdown sooner
     }
 
-    void shutdown() {
-        running = false;
-        client.wakeup();
-        synchronized (wakeup) {
-            wakeup.notifyAll();
-        }
-        try {
-            thread.join(5_000);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+    @Override
+    public void shutdown() {
+        super.shutdown();
         client.close();
     }
 }

@@ -1,6 +1,7 @@
 package io.twinlog.mirror.fetcher;
 
 import io.twinlog.common.tasks.BackgroundTask;
+import io.twinlog.common.tasks.FetcherThread;
 import io.twinlog.mirror.MirrorPartitionSink;
 import io.twinlog.protocol.client.InterBrokerClient;
 import io.twinlog.protocol.client.SinglePartitionOffsets;
@@ -49,8 +50,11 @@ import java.util.Optional;
  * appended; for partitions behind their source, the source's newest record timestamp (ListOffsets max timestamp, at
  * most every {@value #TIMESTAMP_PROBE_INTERVAL_MS} ms per partition, one request for all of them), from which the
  * lag in seconds is computed.
+ *
+ * <p>Threading: a {@link FetcherThread} (Kafka's {@code ShutdownableThread}); the mirror fetcher's metadata thread
+ * assigns its partitions ({@link #assign}) and stops it.
  */
-final class SourceBrokerFetcher implements Runnable {
+final class SourceBrokerFetcher extends FetcherThread {
     private static final Logger log = LoggerFactory.getLogger(SourceBrokerFetcher.class);
     private static final int MAX_WAIT_MS = 500;
     /** The last Fetch version that names topics instead of giving their IDs. */
@@ -73,8 +77,6 @@ final class SourceBrokerFetcher implements Runnable {
 
     private final MirrorFetcher owner;
     private final Node node;
-    private final Thread thread;
-    private final Object wakeup = new Object();
     private final FetchSessionHandler session;
     /** Replaced by the owner's thread at each assignment; read by this thread. */
     private volatile Map<TopicPartition, Assigned> assigned = Map.of();
@@ -85,7 +87,7 @@ final class SourceBrokerFetcher implements Runnable {
     private final List<TopicPartition> timestampProbes = new ArrayList<>();
     private final MirrorFetchMetrics.FetchCounter fetches;
     private boolean timestampProbeFailureReported;
-    private volatile boolean running = true;
+    /** Made on this thread at its first round. */
     private volatile InterBrokerClient client;
     private int consecutiveFailures;
     /**
@@ -95,12 +97,11 @@ final class SourceBrokerFetcher implements Runnable {
     private volatile long lastAnsweredMs;
 
     SourceBrokerFetcher(MirrorFetcher owner, Node node) {
+        super("twinlog-mirror-fetcher-" + owner.mirrorName() + "-" + node.id(),
+                "[Mirror " + owner.mirrorName() + " source broker " + node.id() + "] ", MirrorFetcher.BACKOFF_MS);
         this.owner = owner;
         this.node = node;
-        String name = "twinlog-mirror-fetcher-" + owner.mirrorName() + "-" + node.id();
-        this.session = new FetchSessionHandler(new LogContext("[" + name + "] "), node.id());
-        this.thread = new Thread(this, name);
-        this.thread.setDaemon(true);
+        this.session = new FetchSessionHandler(new LogContext("[" + getName() + "] "), node.id());
         this.fetches = owner.metrics().fetcherStarted(node);
         this.lastAnsweredMs = owner.time().hiResClockMs();
     }
@@ -114,38 +115,41 @@ final class SourceBrokerFetcher implements Runnable {
         return node;
     }
 
-    void start() {
-        thread.start();
-    }
-
     /** The partitions this source broker leads, as the owner's latest metadata says. */
     void assign(Map<TopicPartition, Assigned> partitions) {
         boolean added = !assigned.keySet().containsAll(partitions.keySet());
         assigned = Map.copyOf(partitions);
         if (added) {
-            synchronized (wakeup) {
-                wakeup.notifyAll();
-            }
+            wake();
         }
     }
 
     @Override
-    public void run() {
-        try {
-            client = owner.newClient("mirror-fetcher-" + owner.mirrorName() + "-" + node.id());
-        } catch (RuntimeException e) {
-            // the owner made its own client with the same configs first: this is not expected to fail
-            log.error("[Mirror {}] cannot connect to source broker {}", owner.mirrorName(), node.id(), e);
-            owner.fail(new ArrayList<>(assigned.keySet()), "Cannot connect to the source: " + e.getMessage(), true);
-            return;
+    protected BackgroundTask openLiveness() {
+        return owner.metrics().loopStarted("mirror-fetcher-" + owner.mirrorName() + "-from-" + node.id(),
+                MirrorFetcher.LOOP_PERIOD_MS, log);
+    }
+
+    @Override
+    protected void closeLiveness(BackgroundTask liveness) {
+        owner.metrics().loopEnded(liveness);
+    }
+
+    @Override
+    protected void doRound() {
+        if (client == null) {
+            try {
+                client = owner.newClient("mirror-fetcher-" + owner.mirrorName() + "-" + node.id());
+            } catch (RuntimeException e) { // broad: any config the channel builder rejects; logged with the stack
+                // the owner made its own client with the same configs first: this is not expected to fail
+                log.error("[Mirror {}] cannot connect to source broker {}", owner.mirrorName(), node.id(), e);
+                owner.fail(new ArrayList<>(assigned.keySet()), "Cannot connect to the source: " + e.getMessage(),
+                        true);
+                initiateShutdown(); // this thread ends; the owner stops it when the partitions move on
+                return;
+            }
         }
-        BackgroundTask liveness = owner.metrics().loopStarted("mirror-fetcher-" + owner.mirrorName() + "-from-"
-                + node.id(), MirrorFetcher.LOOP_PERIOD_MS, log);
-        try {
-            liveness.runWhile(() -> running, this::fetchOnce, () -> pause(MirrorFetcher.BACKOFF_MS));
-        } finally {
-            owner.metrics().loopEnded(liveness);
-        }
+        fetchOnce();
     }
 
     private void fetchOnce() {
@@ -169,14 +173,14 @@ final class SourceBrokerFetcher implements Runnable {
         });
         if (fetchOffsets.isEmpty()) {
             lastAnsweredMs = owner.time().hiResClockMs(); // nothing outstanding: nothing is out of date for the network
-            pause(100);
+            waitForWork(100);
             return;
         }
         MirrorFetchQuota quota = owner.quota();
         if (quota.exceeded()) {
             // over the mirror's bandwidth cap: no request until the rate is back under it, as a throttled follower
             lastAnsweredMs = owner.time().hiResClockMs(); // waiting by choice, not for the network
-            pause(QUOTA_WAIT_MS);
+            waitForWork(QUOTA_WAIT_MS);
             owner.metrics().onThrottled(QUOTA_WAIT_MS);
             return;
         }
@@ -253,6 +257,8 @@ final class SourceBrokerFetcher implements Runnable {
                     .forConsumer(false, IsolationLevel.READ_UNCOMMITTED, true, false, false, false)
                     .setTargetTimes(List.copyOf(topics.values())));
         } catch (IOException | RuntimeException e) {
+            // broad: the probe is optional, and whatever ends it only costs the lag in seconds its better figure; an
+            // unexpected failure (a RuntimeException, not the network) is logged with its stack trace below
             if (e instanceof UnsupportedApiVersionException) {
                 // an older source (before ListOffsets v7): asking again at every fetch would only cost a request
                 long later = now + TIMESTAMP_PROBE_UNSERVED_INTERVAL_MS;
@@ -260,11 +266,12 @@ final class SourceBrokerFetcher implements Runnable {
             }
             String message = "[Mirror {}] source broker {} did not give its newest record timestamps ({}); the lag "
                     + "in seconds falls back to the age of the newest record mirrored";
+            Throwable stackTrace = e instanceof RuntimeException ? e : null;
             if (timestampProbeFailureReported) {
-                log.debug(message, owner.mirrorName(), node.id(), e.toString());
+                log.debug(message, owner.mirrorName(), node.id(), e.toString(), stackTrace);
             } else {
                 timestampProbeFailureReported = true;
-                log.info(message, owner.mirrorName(), node.id(), e.toString());
+                log.info(message, owner.mirrorName(), node.id(), e.toString(), stackTrace);
             }
             probed.forEach(owner.metrics()::onSourceNewestTimestampUnavailable);
             return;
@@ -289,7 +296,7 @@ final class SourceBrokerFetcher implements Runnable {
             consecutiveFailures = 0;
             owner.fail(new ArrayList<>(affected), reason, true);
         }
-        pause(MirrorFetcher.BACKOFF_MS);
+        waitForWork(MirrorFetcher.BACKOFF_MS);
     }
 
     private void handle(TopicPartition tp, long fetchOffset, FetchResponseData.PartitionData data) {
@@ -363,7 +370,7 @@ final class SourceBrokerFetcher implements Runnable {
                     delayedUntil.put(tp, owner.time().milliseconds() + MirrorFetcher.BACKOFF_MS);
                 }
             }
-        } catch (Exception e) {
+        } catch (Exception e) { // broad: whatever the append refused fails this partition alone, with the stack trace
             log.error("[Mirror {} {}] could not apply fetched data", owner.mirrorName(), tp, e);
             owner.fail(List.of(tp), "Could not apply mirrored data: " + e, true);
         }
@@ -404,31 +411,19 @@ final class SourceBrokerFetcher implements Runnable {
         return SinglePartitionOffsets.offset(r);
     }
 
-    private void pause(long ms) {
-        synchronized (wakeup) {
-            try {
-                wakeup.wait(ms); // back-off between attempts; shutdown and new partitions wake it early
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        }
-    }
-
-    void shutdown() {
-        running = false;
+    @Override
+    protected void onShutdownInitiated() {
         fetches.close();
         InterBrokerClient c = client;
         if (c != null) {
             c.wakeup();
         }
-        synchronized (wakeup) {
-            wakeup.notifyAll();
-        }
-        try {
-            thread.join(5_000);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+    }
+
+    /** Stops this thread (waiting up to 5 s for its fetch in flight) and closes its connection. */
+    @Override
+    public void shutdown() {
+        super.shutdown();
         InterBrokerClient connected = client;
         if (connected != null) {
             connected.close();
