@@ -17,7 +17,7 @@ import org.apache.kafka.server.util.ShutdownableThread;
  *       {@code pause} ends only at shutdown.</li>
  *   <li>{@link #onShutdownInitiated}, where a subclass wakes a request in flight (its client's {@code wakeup}).</li>
  *   <li>A bounded {@link #awaitShutdown(long)}: a thread blocked in a request to a peer that stopped answering ends
- *       at its request timeout at the latest; its owner need not wait that long (decision 112).</li>
+ *       at its request timeout at the latest; its owner need not wait that long (decision 113).</li>
  * </ul>
  *
  * <p>Not interruptible ({@code isInterruptible = false}, as Kafka's fetcher threads): an interrupt would close the
