@@ -42,7 +42,9 @@ public final class BrokerMirrorTopics implements LocalTopics {
                 plans.add(topicAdmin.withTopicId(plan, topic.topicId()));
                 outcome.put(topic.name(), Optional.empty());
             } catch (RuntimeException e) {
-                outcome.put(topic.name(), Optional.of(e)); // refused by Kafka's topic rules: nothing written
+                // broad: Kafka's topic rules refuse with several unchecked types (invalid name, config, partition
+                // count); each is this topic's outcome, answered to the client, and nothing is written for it
+                outcome.put(topic.name(), Optional.of(e));
             }
         }
         outcome.putAll(topicAdmin.createAll(plans));

@@ -72,6 +72,8 @@ final class MirrorApiRegistration {
                     answer.complete(expired.isPresent() ? expired.get()
                             : handler.handle(request.authorizationContext(), body));
                 } catch (Throwable t) {
+                    // broad: whatever the handler threw fails its answer, which register() logs with the stack
+                    // trace before it closes the connection: the client must not wait for an answer never sent
                     answer.completeExceptionally(t);
                 }
             });
