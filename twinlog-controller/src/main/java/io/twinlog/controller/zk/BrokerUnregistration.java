@@ -18,7 +18,7 @@ import java.util.Map;
  * Forgets a broker that is gone for good, as {@code kafka-cluster.sh unregister --id N} asks (UnregisterBroker): the
  * per-broker state the cluster would otherwise keep for it forever. That is its node of applied mirror truncation
  * points ({@code /mirror_truncations/<id>}), and its id in the marks of completed topic deletions, which stay until
- * every broker they name has been back a minute ({@link MetadataStore#completedMarkExpired}).
+ * every broker they name has been back a minute ({@link TopicDeletions#completedMarkExpired}).
  *
  * <p>Unlike Kafka's KRaft controller, which drops a live broker's registration and lets it register again, a broker
  * that is registered (running) is refused: its registration is an ephemeral node that nothing here can take from it,
@@ -108,7 +108,7 @@ public final class BrokerUnregistration {
             } catch (KeeperException.NoNodeException gone) {
                 return false;
             }
-            List<Integer> brokers = MetadataStore.markBrokers(mark);
+            List<Integer> brokers = TopicDeletions.markBrokers(mark);
             if (!brokers.remove(Integer.valueOf(brokerId))) {
                 return false;
             }

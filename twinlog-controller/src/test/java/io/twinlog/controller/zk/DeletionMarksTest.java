@@ -20,8 +20,8 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 
-import static io.twinlog.controller.zk.MetadataStore.COMPLETED_MARK_RETENTION_MS;
-import static io.twinlog.controller.zk.MetadataStore.REGISTERED_BEFORE_EXPIRY_MS;
+import static io.twinlog.controller.zk.TopicDeletions.COMPLETED_MARK_RETENTION_MS;
+import static io.twinlog.controller.zk.TopicDeletions.REGISTERED_BEFORE_EXPIRY_MS;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -30,7 +30,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * The marks of {@code /admin/delete_topics} on a real ZooKeeper (decisions 72, 74): what a deletion writes, how long
+ * The marks of {@code /admin/delete_topics} ({@link TopicDeletions}) on a real ZooKeeper (decisions 72, 74): what a deletion writes, how long
  * a completed mark stays (until every broker that held a replica has been back long enough to have read it), and
  * which creation takes a mark with it, and what unregistering a broker gone for good ({@link BrokerUnregistration})
  * takes from the marks.
@@ -44,12 +44,14 @@ class DeletionMarksTest {
     private EmbeddedZooKeeper zooKeeper;
     private CuratorFramework zk;
     private MetadataStore store;
+    private TopicDeletions deletions;
 
     @BeforeEach
     void start() throws Exception {
         zooKeeper = EmbeddedZooKeeper.start(dir, 0);
         zk = zooKeeper.connectedClient();
         store = new MetadataStore(zk);
+        deletions = new TopicDeletions(zk);
         store.ensureLayout();
     }
 
@@ -76,11 +78,11 @@ class DeletionMarksTest {
         createAndDelete();
         long later = markWrittenAt() + COMPLETED_MARK_RETENTION_MS + REGISTERED_BEFORE_EXPIRY_MS + 1;
 
-        store.resumeTopicDeletions(later);
+        deletions.resume(later);
         assertNotNull(zk.checkExists().forPath(ZkPaths.topicDeletion("orders")), "broker 2 has not read it yet");
 
         register(2);
-        store.resumeTopicDeletions(later);
+        deletions.resume(later);
         assertNull(zk.checkExists().forPath(ZkPaths.topicDeletion("orders")), "every broker has been back a minute");
     }
 
@@ -90,7 +92,7 @@ class DeletionMarksTest {
         register(2);
         register(3);
         createAndDelete();
-        store.resumeTopicDeletions(markWrittenAt() + COMPLETED_MARK_RETENTION_MS - 1);
+        deletions.resume(markWrittenAt() + COMPLETED_MARK_RETENTION_MS - 1);
         assertNotNull(zk.checkExists().forPath(ZkPaths.topicDeletion("orders")));
     }
 
@@ -99,14 +101,14 @@ class DeletionMarksTest {
         long written = 1_000_000;
         long now = written + COMPLETED_MARK_RETENTION_MS + 1;
         long longAgo = written - 5_000;
-        assertTrue(MetadataStore.completedMarkExpired(now, written, List.of(longAgo, longAgo)));
-        assertTrue(MetadataStore.completedMarkExpired(now, written, List.of()), "a mark written before brokers "
+        assertTrue(TopicDeletions.completedMarkExpired(now, written, List.of(longAgo, longAgo)));
+        assertTrue(TopicDeletions.completedMarkExpired(now, written, List.of()), "a mark written before brokers "
                 + "were recorded goes after the retention, as it did");
-        assertFalse(MetadataStore.completedMarkExpired(now - 2, written, List.of(longAgo)), "too young");
-        assertFalse(MetadataStore.completedMarkExpired(now, written, Arrays.asList(longAgo, null)), "one not back");
-        assertFalse(MetadataStore.completedMarkExpired(now, written,
+        assertFalse(TopicDeletions.completedMarkExpired(now - 2, written, List.of(longAgo)), "too young");
+        assertFalse(TopicDeletions.completedMarkExpired(now, written, Arrays.asList(longAgo, null)), "one not back");
+        assertFalse(TopicDeletions.completedMarkExpired(now, written,
                 List.of(longAgo, now - REGISTERED_BEFORE_EXPIRY_MS + 1)), "one back less than a minute");
-        assertTrue(MetadataStore.completedMarkExpired(now, written, List.of(now - REGISTERED_BEFORE_EXPIRY_MS)));
+        assertTrue(TopicDeletions.completedMarkExpired(now, written, List.of(now - REGISTERED_BEFORE_EXPIRY_MS)));
     }
 
     @Test
@@ -134,7 +136,7 @@ class DeletionMarksTest {
         zk.create().creatingParentsIfNeeded().forPath(ZkPaths.mirrorTruncations(2), Json.encode(Map.of("version", 1,
                 "applied", Map.of("orders", Map.of("0", 4)))));
         long later = markWrittenAt() + COMPLETED_MARK_RETENTION_MS + REGISTERED_BEFORE_EXPIRY_MS + 1;
-        store.resumeTopicDeletions(later);
+        deletions.resume(later);
         assertNotNull(zk.checkExists().forPath(ZkPaths.topicDeletion("orders")), "broker 2 may still come back");
 
         BrokerUnregistration.Forgotten forgotten = new BrokerUnregistration(zk).unregister(2, false);
@@ -143,7 +145,7 @@ class DeletionMarksTest {
         assertNull(zk.checkExists().forPath(ZkPaths.mirrorTruncations(2)));
         assertEquals(List.of(1, 3), mark().get("brokers"));
         assertEquals(true, mark().get("completed"), "the rest of the mark is kept");
-        store.resumeTopicDeletions(markWrittenAt() + COMPLETED_MARK_RETENTION_MS + 1);
+        deletions.resume(markWrittenAt() + COMPLETED_MARK_RETENTION_MS + 1);
         assertNull(zk.checkExists().forPath(ZkPaths.topicDeletion("orders")), "the brokers left have been back");
     }
 

@@ -2,7 +2,7 @@ package io.twinlog.tests.mirror;
 
 import io.twinlog.clients.mirror.MirrorAdmin;
 import io.twinlog.controller.zk.Json;
-import io.twinlog.controller.zk.MetadataStore;
+import io.twinlog.controller.zk.TopicDeletions;
 import io.twinlog.controller.zk.ZkPaths;
 import io.twinlog.testkit.MirrorSteps;
 import io.twinlog.testkit.TestCluster;
@@ -168,7 +168,7 @@ class MirrorLeakTest {
 
     /**
      * Every node under {@code path} but ZooKeeper's own {@code /zookeeper} and the marks of completed topic deletions
-     * (kept {@link MetadataStore#COMPLETED_MARK_RETENTION_MS} for the brokers, then removed by the controller:
+     * (kept {@link TopicDeletions#COMPLETED_MARK_RETENTION_MS} for the brokers, then removed by the controller:
      * decision 72; a deletion left unfinished still counts).
      */
     private static void collect(CuratorFramework zk, String path, String prefix, Set<String> out) throws Exception {
