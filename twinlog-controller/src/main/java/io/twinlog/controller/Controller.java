@@ -14,21 +14,12 @@ import io.twinlog.controller.decisions.ReregistrationGrace;
 import io.twinlog.controller.decisions.StateChange;
 import io.twinlog.controller.election.PartitionChanges.ElectionResult;
 import io.twinlog.controller.metadata.MetadataImage;
-import io.twinlog.controller.metadata.PartitionState;
 import io.twinlog.controller.store.ControllerEpoch;
-import io.twinlog.controller.store.ControllerMovedException;
 import io.twinlog.controller.store.ControllerStore;
-import io.twinlog.controller.store.StaleStateException;
-import io.twinlog.controller.store.StateWrite;
-import io.twinlog.controller.store.StateWriteResult;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.ApiError;
 import org.apache.kafka.common.utils.Time;
-import org.apache.kafka.common.utils.internals.LogContext;
-import org.apache.kafka.queue.EventQueue;
-import org.apache.kafka.queue.KafkaEventQueue;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -39,8 +30,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 import java.util.function.Predicate;
@@ -50,15 +39,15 @@ import java.util.stream.Collectors;
  * The cluster controller: exactly one broker holds it at a time (ephemeral {@code /controller}, epoch claimed in
  * {@code /controller_epoch}), and only it writes partition leadership.
  *
- * <p>Threading: one event queue (Kafka's {@link KafkaEventQueue}) runs everything — election attempts,
- * reconciliation after metadata changes, AlterPartition, ElectLeaders and reassignment requests — so decisions
- * never race each other. A task that throws is logged with its stack trace and its caller is answered with an
+ * <p>Threading: one event queue ({@link ControllerEventLoop}, on Kafka's {@code KafkaEventQueue}) runs everything —
+ * election attempts, reconciliation after metadata changes, AlterPartition, ElectLeaders and reassignment requests —
+ * so decisions never race each other. A task that throws is logged with its stack trace and its caller is answered with an
  * error; nothing waits out a timeout for an answer that will not come.
  *
  * <p>This class is the shell: the decisions are pure functions in {@code io.twinlog.controller.decisions}
  * ({@link Reconciliation}, {@link IsrChangeDecisions}, {@link ElectionDecisions}, {@link ReassignmentDecisions})
- * over the latest metadata image it was given ({@link #onImage}); it writes their results through the
- * {@link ControllerStore}, fenced by the controller epoch and the versions read, and logs what changed.
+ * over the latest metadata image it was given ({@link #onImage}); {@link ControllerWrites} writes their results
+ * through the {@link ControllerStore}, fenced by the controller epoch and the versions read, and logs what changed.
  *
  * <p>Reconciliation is level-triggered: after any metadata change the controller recomputes every partition's
  * desired leadership from the current image. A write that loses a version race is simply redone from the next
@@ -66,7 +55,6 @@ import java.util.stream.Collectors;
  */
 public final class Controller implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(Controller.class);
-    private static final long RETRY_DELAY_MS = 200;
     private static final long ELECTION_RETRY_DELAY_MS = 1_000;
     private static final long HOUSEKEEPING_INTERVAL_MS = 30_000;
 
@@ -74,7 +62,8 @@ public final class Controller implements AutoCloseable {
     private final ControllerStore store;
     private final Predicate<String> uncleanElectionEnabled;
     private final Time time;
-    private final KafkaEventQueue queue;
+    private final ControllerEventLoop events;
+    private final ControllerWrites writes;
     private final String logPrefix;
     private volatile MetadataImage image = MetadataImage.EMPTY;
     /** Set once by {@link #enableMetrics} before the controller starts; null in tests without metrics. */
@@ -82,13 +71,8 @@ public final class Controller implements AutoCloseable {
     private volatile Optional<ControllerEpoch> epoch = Optional.empty();
     /** Broker epochs at the last complete reconciliation, to notice restarts (event thread only). */
     private Map<Integer, Long> knownBrokerEpochs = new HashMap<>();
-    /**
-     * Partition states this controller wrote that its image does not show yet, with the version each write made.
-     * A round decided from an image that lags its own writes would decide those partitions again from their old
-     * state and fail the whole batch on their versions (then retry after {@value #RETRY_DELAY_MS} ms): a failover
-     * of a thousand mirror partitions lost about a second to that. They wait for the image instead.
-     */
-    private final Map<TopicPartition, UnseenWrite> unseenWrites = new HashMap<>();
+    /** Partition states written and not yet shown by the image: left alone until they are. */
+    private final UnseenWrites unseenWrites = new UnseenWrites();
     private boolean reconcileScheduled;
     /**
      * How long a controller that has just come through a ZooKeeper disconnection waits for brokers named in
@@ -136,9 +120,20 @@ public final class Controller implements AutoCloseable {
         this.store = store;
         this.uncleanElectionEnabled = uncleanElectionEnabled;
         this.time = time;
-        this.queue = new KafkaEventQueue(time, new LogContext("[Controller broker=" + brokerId + "] "),
-                "twinlog-controller-" + brokerId + "-");
         this.logPrefix = "[Controller broker=" + brokerId + "] ";
+        this.events = new ControllerEventLoop(brokerId, time, logPrefix);
+        this.writes = new ControllerWrites(store, () -> epoch.orElseThrow(), () -> image, () -> metrics,
+                unseenWrites, logPrefix, new ControllerWrites.Outcomes() {
+                    @Override
+                    public void resign(String reason) {
+                        resignLocally(reason);
+                    }
+
+                    @Override
+                    public void decideAgainAfter(long delayMs) {
+                        schedule("reconcile-retry", delayMs, Controller.this::scheduleReconcile);
+                    }
+                });
     }
 
     /** Reports Kafka's controller metrics in {@code brokerMetrics}. */
@@ -229,6 +224,7 @@ public final class Controller implements AutoCloseable {
                 run("housekeeping", () -> housekeeping(claimedEpoch));
             }
         } catch (Exception e) {
+            // broad: whatever failed the claim (ZooKeeper unreachable, ...) is logged with its stack trace and retried
             log.warn("{}Controller election attempt failed; retrying in {} ms", logPrefix, ELECTION_RETRY_DELAY_MS, e);
             schedule("elect", ELECTION_RETRY_DELAY_MS, this::maybeElect);
         }
@@ -266,8 +262,7 @@ public final class Controller implements AutoCloseable {
             return;
         }
         ClusterView cluster = ClusterView.of(current.brokers(), knownBrokerEpochs);
-        unseenWrites.entrySet().removeIf(w -> w.getValue().shownOrGone(current, w.getKey()));
-        Set<TopicPartition> leftAlone = new HashSet<>(unseenWrites.keySet());
+        Set<TopicPartition> leftAlone = new HashSet<>(unseenWrites.stillUnseen(current));
         leftAlone.addAll(awaitingReregistration(current));
         Reconciliation decision = Reconciliation.decide(current, cluster, uncleanElectionEnabled, leftAlone);
         Set<TopicPartition> written = write(decision.stateChanges());
@@ -320,7 +315,8 @@ public final class Controller implements AutoCloseable {
                 resignLocally("/controller is absent or not held by this broker's session");
             }
         } catch (Exception e) {
-            // ZooKeeper unreachable: a session loss resigns, and the next image asks again
+            // broad: ZooKeeper unreachable or any other failure: logged with its stack trace; a session loss resigns,
+            // and the next image asks again
             log.warn("{}Could not check whether this broker still holds /controller", logPrefix, e);
         }
     }
@@ -410,145 +406,13 @@ public final class Controller implements AutoCloseable {
         return result;
     }
 
-    /**
-     * Writes fenced, then records and logs each change that committed; returns the partitions whose change did. A
-     * write split into several transactions may commit in part: the committed changes are done (never reported as
-     * failed), and for the rest this arranges what follows (resign, or decide again from fresh metadata).
-     */
+    /** Writes fenced through {@link ControllerWrites}; returns the partitions whose change committed. */
     private Set<TopicPartition> write(List<StateChange> changes) {
-        if (changes.isEmpty()) {
-            return Set.of();
-        }
-        long startNanos = System.nanoTime();
-        StateWriteResult result = store.writeStates(epoch.orElseThrow(),
-                changes.stream().map(StateChange::write).toList());
-        Set<TopicPartition> committed = result.committed().stream().map(StateWrite::partition)
-                .collect(Collectors.toSet());
-        List<StateChange> done = changes.stream().filter(c -> committed.contains(c.partition())).toList();
-        if (!done.isEmpty()) {
-            recordElections(done, System.nanoTime() - startNanos);
-            MetadataImage decidedFrom = image;
-            for (StateChange c : done) {
-                decidedFrom.topic(c.partition().topic()).ifPresent(t -> unseenWrites.put(c.partition(),
-                        new UnseenWrite(t.topicId(), c.expectedVersion() == StateWrite.CREATE ? 0
-                                : c.expectedVersion() + 1)));
-            }
-            done.forEach(this::logChange);
-        }
-        result.worstFailure().ifPresent(failure -> onStatesNotWritten(result, failure));
-        return committed;
-    }
-
-    /** A lost controllership resigns; a lost version race decides again soon; any other failure later. */
-    private void onStatesNotWritten(StateWriteResult result, StateWriteResult.Batch failure) {
-        switch (failure.outcome()) {
-            case FENCED -> resignLocally(failure.reason());
-            case STALE -> {
-                log.info("{}Partition states: {}; deciding the rest again from fresh metadata", logPrefix,
-                        result.summary());
-                schedule("reconcile-retry", RETRY_DELAY_MS, this::scheduleReconcile);
-            }
-            default -> {
-                log.warn("{}Could not write partition states: {}; retrying in {} ms", logPrefix, result.summary(),
-                        RETRY_DELAY_MS * 5, failure.cause().orElse(null));
-                schedule("reconcile-retry", RETRY_DELAY_MS * 5, this::scheduleReconcile);
-            }
-        }
-    }
-
-    /**
-     * Kafka's election metrics for one written batch of states: one timed event for the batch when it moved at least
-     * one leadership to a new leader (as Kafka times a controller event that elects), and one unclean election per
-     * partition elected uncleanly. A partition left without a leader is not an election.
-     */
-    private void recordElections(List<StateChange> changes, long elapsedNanos) {
-        ControllerMetrics m = metrics;
-        if (m == null) {
-            return;
-        }
-        boolean elected = false;
-        for (StateChange c : changes) {
-            boolean newLeader = c.kind() == StateChange.Kind.LEADERSHIP && c.next().leader() != PartitionState.NO_LEADER
-                    && c.previous().map(from -> from.leader() != c.next().leader()).orElse(false);
-            if (newLeader) {
-                elected = true;
-                if (c.unclean()) {
-                    m.uncleanElection();
-                }
-            }
-        }
-        if (elected) {
-            m.electionEvent(elapsedNanos);
-        }
+        return writes.writeStates(changes);
     }
 
     private boolean writeAssignment(AssignmentChange change) {
-        boolean written = writeFenced("the assignment of " + change.topic(), () -> store.writeAssignment(
-                epoch.orElseThrow(), change.topic(), change.next(), change.expectedVersion(), change.states()));
-        if (written) {
-            change.events().forEach(event -> log.info("{}{}", logPrefix, event));
-        }
-        return written;
-    }
-
-    /** A store write that may throw. */
-    private interface StoreWrite {
-        void run() throws Exception;
-    }
-
-    /**
-     * Runs a fenced write. A lost controllership resigns; a lost version race reconciles again from fresh
-     * metadata; any other failure (ZooKeeper unreachable) is logged with its stack trace and retried later.
-     */
-    private boolean writeFenced(String what, StoreWrite write) {
-        try {
-            write.run();
-            return true;
-        } catch (ControllerMovedException e) {
-            resignLocally(e.getMessage());
-        } catch (StaleStateException e) {
-            log.info("{}{}; deciding again from fresh metadata", logPrefix, e.getMessage());
-            schedule("reconcile-retry", RETRY_DELAY_MS, this::scheduleReconcile);
-        } catch (Exception e) {
-            log.warn("{}Could not write {}; retrying in {} ms", logPrefix, what, RETRY_DELAY_MS * 5, e);
-            schedule("reconcile-retry", RETRY_DELAY_MS * 5, this::scheduleReconcile);
-        }
-        return false;
-    }
-
-    private void logChange(StateChange c) {
-        PartitionState to = c.next();
-        switch (c.kind()) {
-            case INITIAL -> log.info("{}Initial leadership of {}: leader {} epoch {} ISR {}", logPrefix, c.partition(),
-                    to.leader(), to.leaderEpoch(), to.isr());
-            case MIRROR_EPOCH_BUMP -> log.info("{}Leader epoch of mirror partition {}: {} -> {} (leader {} unchanged; "
-                    + "{})", logPrefix, c.partition(), c.previous().map(PartitionState::leaderEpoch).orElse(-1),
-                    to.leaderEpoch(), to.leader(), c.reason());
-            case LEADERSHIP -> {
-                PartitionState from = c.previous().orElseThrow();
-                if (from.leader() == to.leader()) {
-                    log.info("{}ISR of {}: {} -> {} (leader {} epoch {}, {})", logPrefix, c.partition(), from.isr(),
-                            to.isr(), to.leader(), to.leaderEpoch(), c.reason());
-                } else if (c.unclean()) {
-                    log.warn("{}UNCLEAN leader election for {}: leader {} -> {} in epoch {} (no in-sync replica was "
-                            + "alive; records not on broker {} are lost), ISR {} -> {} ({})", logPrefix,
-                            c.partition(), from.leader(), to.leader(), to.leaderEpoch(), to.leader(), from.isr(),
-                            to.isr(), c.reason());
-                } else {
-                    log.info("{}Leader of {}: {} -> {} in epoch {}, ISR {} -> {} ({})", logPrefix, c.partition(),
-                            from.leader(), to.leader(), to.leaderEpoch(), from.isr(), to.isr(), c.reason());
-                }
-            }
-        }
-    }
-
-    /** A state this controller wrote, of the topic with this ID (a topic deleted and created again is another). */
-    private record UnseenWrite(Uuid topicId, int version) {
-        boolean shownOrGone(MetadataImage image, TopicPartition tp) {
-            return image.topic(tp.topic()).filter(t -> t.topicId().equals(topicId))
-                    .flatMap(t -> Optional.ofNullable(t.partitions().get(tp.partition())))
-                    .map(p -> p.stateVersion() >= version).orElse(true);
-        }
+        return writes.writeAssignment(change);
     }
 
     private void resignLocally(String reason) {
@@ -559,75 +423,24 @@ public final class Controller implements AutoCloseable {
         }
     }
 
-    /**
-     * Runs a request on the event queue. Its caller always gets an answer: NOT_CONTROLLER once the controller is
-     * closing, UNKNOWN_SERVER_ERROR (logged with its stack trace) if the task throws. A request already answered
-     * when its turn comes (timed out) is not run.
-     */
     private <T> void submit(String name, CompletableFuture<T> result, Function<ApiError, T> errorAnswer,
                             Runnable task) {
-        Runnable unlessAnswered = () -> {
-            if (result.isDone()) {
-                // its caller gave up (the handler's timeout completed it) while it waited in the queue: an election
-                // or a reassignment its client was told had timed out must not happen later (issue 25, point 7)
-                log.info("{}{} not executed: its caller stopped waiting for it", logPrefix, name);
-                return;
-            }
-            task.run();
-        };
-        queue.append(new ControllerEvent(name, unlessAnswered) {
-            @Override
-            public void handleException(Throwable e) {
-                super.handleException(e);
-                ApiError error = e instanceof RejectedExecutionException
-                        ? new ApiError(Errors.NOT_CONTROLLER, "Broker " + brokerId + " is shutting down")
-                        : new ApiError(Errors.UNKNOWN_SERVER_ERROR, "The controller failed: " + e);
-                result.complete(errorAnswer.apply(error));
-            }
-        });
+        events.submit(name, result, errorAnswer, task);
     }
 
     private void run(String name, Runnable task) {
-        queue.append(new ControllerEvent(name, task));
+        events.run(name, task);
     }
 
-    /** Runs {@code task} after {@code delayMs}; a second scheduling under the same tag keeps the earlier deadline. */
     private void schedule(String tag, long delayMs, Runnable task) {
-        queue.scheduleDeferred(tag, new EventQueue.EarliestDeadlineFunction(time.nanoseconds()
-                + TimeUnit.MILLISECONDS.toNanos(delayMs)), new ControllerEvent(tag, task));
-    }
-
-    /** One controller task; a failure is logged with its stack trace, never dropped. */
-    private class ControllerEvent implements EventQueue.Event {
-        private final String name;
-        private final Runnable task;
-
-        ControllerEvent(String name, Runnable task) {
-            this.name = name;
-            this.task = task;
-        }
-
-        @Override
-        public void run() {
-            task.run();
-        }
-
-        @Override
-        public void handleException(Throwable e) {
-            if (e instanceof RejectedExecutionException) {
-                log.debug("{}{} dropped: the controller is closing", logPrefix, name);
-            } else {
-                log.error("{}{} failed", logPrefix, name, e);
-            }
-        }
+        events.schedule(tag, delayMs, task);
     }
 
     @Override
     public void close() {
         closed = true;
-        queue.beginShutdown("controller closing");
         try {
-            queue.close();
+            events.close();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
@@ -635,6 +448,7 @@ public final class Controller implements AutoCloseable {
             try {
                 store.resign(brokerId);
             } catch (Exception e) {
+                // broad: closing goes on whatever failed; the node is ephemeral and goes with the session anyway
                 log.warn("{}Could not release /controller", logPrefix, e);
             }
         }
