@@ -1,5 +1,7 @@
 package io.twinlog.clients.mirror;
 
+import io.twinlog.clients.mirror.internals.MirrorAclMessages;
+import io.twinlog.clients.mirror.internals.MirrorDescriptions;
 import io.twinlog.clients.mirror.internals.MirrorNetworkClient;
 import io.twinlog.clients.mirror.message.AlterClusterMirrorRequestData;
 import io.twinlog.clients.mirror.message.AlterClusterMirrorRequestData.AlterableMirrorConfig;
@@ -11,11 +13,6 @@ import io.twinlog.clients.mirror.message.DeleteClusterMirrorRequestData;
 import io.twinlog.clients.mirror.message.DeleteClusterMirrorResponseData;
 import io.twinlog.clients.mirror.message.DescribeClusterMirrorsRequestData;
 import io.twinlog.clients.mirror.message.DescribeClusterMirrorsResponseData;
-import io.twinlog.clients.mirror.message.DescribeClusterMirrorsResponseData.DescribedMirror;
-import io.twinlog.clients.mirror.message.DescribeClusterMirrorsResponseData.DescribedMirrorConfig;
-import io.twinlog.clients.mirror.message.DescribeClusterMirrorsResponseData.DescribedMirrorGroup;
-import io.twinlog.clients.mirror.message.DescribeClusterMirrorsResponseData.DescribedMirrorPartition;
-import io.twinlog.clients.mirror.message.DescribeClusterMirrorsResponseData.DescribedMirrorTopic;
 import io.twinlog.clients.mirror.message.LastMirroredEpochsRequestData;
 import io.twinlog.clients.mirror.message.LastMirroredEpochsRequestData.LastMirroredEpochsTopic;
 import io.twinlog.clients.mirror.message.LastMirroredEpochsResponseData;
@@ -35,31 +32,19 @@ import io.twinlog.clients.mirror.message.StopMirrorTopicsResponseData;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
-import org.apache.kafka.common.acl.AccessControlEntryFilter;
-import org.apache.kafka.common.acl.AclBindingFilter;
 import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.acl.AclPermissionType;
 import org.apache.kafka.common.message.ApiVersionsResponseData;
-import org.apache.kafka.common.message.CreateAclsRequestData;
-import org.apache.kafka.common.message.CreateAclsResponseData;
-import org.apache.kafka.common.message.DeleteAclsRequestData;
-import org.apache.kafka.common.message.DeleteAclsResponseData;
-import org.apache.kafka.common.message.DescribeAclsResponseData;
 import org.apache.kafka.common.message.MetadataRequestData;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.ApiVersionsRequest;
 import org.apache.kafka.common.requests.ApiVersionsResponse;
-import org.apache.kafka.common.requests.CreateAclsRequest;
 import org.apache.kafka.common.requests.CreateAclsResponse;
-import org.apache.kafka.common.requests.DeleteAclsRequest;
 import org.apache.kafka.common.requests.DeleteAclsResponse;
-import org.apache.kafka.common.requests.DescribeAclsRequest;
 import org.apache.kafka.common.requests.DescribeAclsResponse;
 import org.apache.kafka.common.requests.MetadataRequest;
 import org.apache.kafka.common.requests.MetadataResponse;
 import org.apache.kafka.common.resource.PatternType;
-import org.apache.kafka.common.resource.ResourcePatternFilter;
-import org.apache.kafka.common.resource.ResourceType;
 import org.apache.kafka.common.utils.Time;
 
 import java.io.IOException;
@@ -88,8 +73,6 @@ import java.util.function.ToIntFunction;
  * <p>Not thread-safe: one call at a time (calls are serialized by this object's monitor).
  */
 public final class MirrorAdmin implements AutoCloseable {
-    /** The ACL APIs' version Twinlog brokers serve (Kafka 4.4's latest; flexible, with the pattern type). */
-    private static final short ACL_API_VERSION = 3;
     /**
      * Versions every broker a mirror may copy from serves: Kafka 2.4 to 4.4 and Twinlog (Metadata's cluster ID came
      * with v2, v9 is its first flexible version; a broker closes the connection on a version it does not serve, so
@@ -360,42 +343,8 @@ public final class MirrorAdmin implements AutoCloseable {
      * @throws MirrorException UNKNOWN_CLUSTER_MIRROR if a named mirror does not exist
      */
     public synchronized Map<String, MirrorDescription> describeClusterMirrors(Collection<String> names) throws IOException {
-        DescribeClusterMirrorsResponseData response = client.send(new DescribeClusterMirrorsRequestData()
-                .setMirrorNames(new ArrayList<>(names)), DescribeClusterMirrorsResponseData::new);
-        checkError(response.errorCode(), response.errorMessage());
-        Map<String, MirrorDescription> out = new LinkedHashMap<>();
-        for (DescribedMirror m : response.mirrors()) {
-            checkError(m.errorCode(), m.errorMessage());
-            Map<String, String> configs = new LinkedHashMap<>();
-            List<String> sensitive = new ArrayList<>();
-            for (DescribedMirrorConfig c : m.configs()) {
-                configs.put(c.name(), c.value());
-                if (c.sensitive()) {
-                    sensitive.add(c.name());
-                }
-            }
-            Map<String, TopicDescription> topics = new LinkedHashMap<>();
-            for (DescribedMirrorTopic t : m.topics()) {
-                List<PartitionDescription> parts = new ArrayList<>();
-                for (DescribedMirrorPartition p : t.partitions()) {
-                    parts.add(new PartitionDescription(p.partitionIndex(), p.state(), p.sourceLogEndOffset(),
-                            p.destinationLogEndOffset(), p.lag(), p.retryAttempt(), p.lastError(),
-                            p.lastMirroredEpoch(), p.lastMirroredOffset(), p.outOfSyncReplicas(),
-                            p.truncationOffset(), p.truncationPendingReplicas(), p.truncatedOffsets(),
-                            p.consistentFromOffset()));
-                }
-                topics.put(t.topicName(), new TopicDescription(t.topicName(), t.desiredState(), parts));
-            }
-            Map<String, GroupSyncDescription> groups = new LinkedHashMap<>();
-            for (DescribedMirrorGroup g : m.groups()) {
-                groups.put(g.groupId(), new GroupSyncDescription(g.groupId(), g.lastSyncTimeMs(), g.offsetsSynced(),
-                        g.offsetsClamped(), g.groupType()));
-            }
-            out.put(m.mirrorName(), new MirrorDescription(m.mirrorName(), m.state(), m.stateReason(),
-                    m.sourceBootstrap(), m.sourceClusterId(), configs, sensitive, m.includePatterns(),
-                    m.excludePatterns(), topics, groups));
-        }
-        return out;
+        return MirrorDescriptions.from(client.send(new DescribeClusterMirrorsRequestData()
+                .setMirrorNames(new ArrayList<>(names)), DescribeClusterMirrorsResponseData::new));
     }
 
     /**
@@ -405,21 +354,7 @@ public final class MirrorAdmin implements AutoCloseable {
      * @throws MirrorException with the first ACL the broker refused
      */
     public synchronized void createMirrorAcls(List<MirrorAcl> acls) throws IOException {
-        CreateAclsRequestData data = new CreateAclsRequestData();
-        for (MirrorAcl acl : acls) {
-            data.creations().add(new CreateAclsRequestData.AclCreation()
-                    .setResourceType(ClusterMirrorResource.CODE).setResourceName(acl.mirror())
-                    .setResourcePatternType(acl.patternType().code()).setPrincipal(acl.principal())
-                    .setHost(acl.host()).setOperation(acl.operation().code())
-                    .setPermissionType(acl.permission().code()));
-        }
-        CreateAclsResponse response = (CreateAclsResponse) client.send(
-                new CreateAclsRequest.Builder(data).build(ACL_API_VERSION));
-        for (CreateAclsResponseData.AclCreationResult result : response.results()) {
-            if (result.errorCode() != Errors.NONE.code()) {
-                throw new MirrorException(result.errorCode(), result.errorMessage());
-            }
-        }
+        MirrorAclMessages.checkCreated((CreateAclsResponse) client.send(MirrorAclMessages.createRequest(acls)));
     }
 
     /**
@@ -427,27 +362,8 @@ public final class MirrorAdmin implements AutoCloseable {
      * or wildcard ACLs matching it, as {@code kafka-acls --list} shows for a resource); needs DESCRIBE on the cluster.
      */
     public synchronized List<MirrorAcl> describeMirrorAcls(Optional<String> mirror) throws IOException {
-        AclBindingFilter filter = new AclBindingFilter(new ResourcePatternFilter(ResourceType.TOPIC,
-                mirror.orElse(null), mirror.isPresent() ? PatternType.MATCH : PatternType.ANY),
-                AccessControlEntryFilter.ANY);
-        DescribeAclsRequest request = new DescribeAclsRequest.Builder(filter).build(ACL_API_VERSION);
-        request.data().setResourceTypeFilter(ClusterMirrorResource.CODE);
-        DescribeAclsResponse response = (DescribeAclsResponse) client.send(request);
-        if (response.error().isFailure()) {
-            throw new MirrorException(response.error().error().code(), response.error().message());
-        }
-        List<MirrorAcl> acls = new ArrayList<>();
-        for (DescribeAclsResponseData.DescribeAclsResource resource : response.acls()) {
-            if (resource.resourceType() != ClusterMirrorResource.CODE) {
-                continue;
-            }
-            for (DescribeAclsResponseData.AclDescription acl : resource.acls()) {
-                acls.add(new MirrorAcl(resource.resourceName(), PatternType.fromCode(resource.patternType()),
-                        acl.principal(), acl.host(), AclOperation.fromCode(acl.operation()),
-                        AclPermissionType.fromCode(acl.permissionType())));
-            }
-        }
-        return acls;
+        return MirrorAclMessages.described((DescribeAclsResponse) client.send(
+                MirrorAclMessages.describeRequest(mirror)));
     }
 
     /**
@@ -457,26 +373,8 @@ public final class MirrorAdmin implements AutoCloseable {
     public synchronized List<MirrorAcl> deleteMirrorAcls(String mirror, PatternType patternType, String principal,
                                                          String host, AclOperation operation,
                                                          AclPermissionType permission) throws IOException {
-        DeleteAclsRequestData data = new DeleteAclsRequestData();
-        data.filters().add(new DeleteAclsRequestData.DeleteAclsFilter()
-                .setResourceTypeFilter(ClusterMirrorResource.CODE).setResourceNameFilter(mirror)
-                .setPatternTypeFilter(patternType.code()).setPrincipalFilter(principal).setHostFilter(host)
-                .setOperation((operation == null ? AclOperation.ANY : operation).code())
-                .setPermissionType(permission.code()));
-        DeleteAclsResponse response = (DeleteAclsResponse) client.send(
-                new DeleteAclsRequest.Builder(data).build(ACL_API_VERSION));
-        List<MirrorAcl> deleted = new ArrayList<>();
-        for (DeleteAclsResponseData.DeleteAclsFilterResult result : response.filterResults()) {
-            if (result.errorCode() != Errors.NONE.code()) {
-                throw new MirrorException(result.errorCode(), result.errorMessage());
-            }
-            for (DeleteAclsResponseData.DeleteAclsMatchingAcl acl : result.matchingAcls()) {
-                deleted.add(new MirrorAcl(acl.resourceName(), PatternType.fromCode(acl.patternType()),
-                        acl.principal(), acl.host(), AclOperation.fromCode(acl.operation()),
-                        AclPermissionType.fromCode(acl.permissionType())));
-            }
-        }
-        return deleted;
+        return MirrorAclMessages.deleted((DeleteAclsResponse) client.send(MirrorAclMessages.deleteRequest(mirror,
+                patternType, principal, host, operation, permission)));
     }
 
     private static void checkError(short errorCode, String errorMessage) {

@@ -3,6 +3,8 @@ package io.twinlog.clients.mirror;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.protocol.Errors;
 
+import java.util.Optional;
+
 /** A cluster-mirror API answered with an error: the code, its name, and the broker's message. */
 public class MirrorException extends KafkaException {
     private final short errorCode;
@@ -17,7 +19,7 @@ public class MirrorException extends KafkaException {
     }
 
     /** The mirror-specific error, if the code is one. */
-    public java.util.Optional<MirrorErrors> mirrorError() {
+    public Optional<MirrorErrors> mirrorError() {
         return MirrorErrors.forCode(errorCode);
     }
 
