@@ -4,11 +4,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 import java.io.IOException;
-import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.SimpleFileVisitor;
-import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.regex.Matcher;
@@ -36,7 +33,7 @@ class TestTimeoutsTest {
 
     @Test
     void everyTestClassCarriesAClassLevelTimeout() throws IOException {
-        Path root = repositoryRoot();
+        Path root = SourceFiles.repositoryRoot();
         List<Path> sources = testSources(root);
         assertTrue(sources.size() > 200, "found only " + sources.size() + " test sources under " + root);
         List<String> missing = new ArrayList<>();
@@ -76,38 +73,8 @@ class TestTimeoutsTest {
         return Pattern.compile("^@Timeout\\b", Pattern.MULTILINE).matcher(before.substring(from + 1)).find();
     }
 
-    /** The reactor's root: the nearest directory up from here that holds the test kit's module. */
-    private static Path repositoryRoot() {
-        Path dir = Path.of("").toAbsolutePath();
-        while (dir != null && !Files.isDirectory(dir.resolve("twinlog-testkit"))) {
-            dir = dir.getParent();
-        }
-        if (dir == null) {
-            throw new AssertionError("no twinlog-testkit directory above " + Path.of("").toAbsolutePath());
-        }
-        return dir;
-    }
-
     /** Every {@code .java} file under a {@code src/test/java} of any module; build output and packages left out. */
     private static List<Path> testSources(Path root) throws IOException {
-        List<Path> out = new ArrayList<>();
-        Files.walkFileTree(root, new SimpleFileVisitor<>() {
-            @Override
-            public FileVisitResult preVisitDirectory(Path dir, BasicFileAttributes attributes) {
-                String name = dir.getFileName() == null ? "" : dir.getFileName().toString();
-                return name.equals("target") || name.equals("node_modules") || name.startsWith(".")
-                        ? FileVisitResult.SKIP_SUBTREE : FileVisitResult.CONTINUE;
-            }
-
-            @Override
-            public FileVisitResult visitFile(Path file, BasicFileAttributes attributes) {
-                if (file.toString().endsWith(".java") && root.relativize(file).toString().contains("src/test/java/")) {
-                    out.add(file);
-                }
-                return FileVisitResult.CONTINUE;
-            }
-        });
-        out.sort(null);
-        return out;
+        return SourceFiles.under(root, path -> path.endsWith(".java") && path.contains("src/test/java/"));
     }
 }
