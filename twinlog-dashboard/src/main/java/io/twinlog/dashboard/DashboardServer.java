@@ -205,6 +205,7 @@ public final class DashboardServer implements DashboardFactory.Dashboard {
                 }
                 sendError(exchange, e.status, e.getMessage());
             } catch (RuntimeException e) {
+                // broad: every request taken ends with an answer; an unexpected failure is a 500, logged with trace
                 log.warn("[Dashboard broker={}] {} {} failed", broker.brokerId(), method, path, e);
                 sendError(exchange, 500, "Internal error: " + e);
             }
@@ -287,6 +288,7 @@ public final class DashboardServer implements DashboardFactory.Dashboard {
             status = e.status;
             body = errorBody(e.getMessage());
         } catch (IOException | RuntimeException e) {
+            // broad: a failed rebuild is kept as a 500 answer like a document, so open pages do not repeat it
             log.warn("[Dashboard broker={}] building the mirrors document failed", broker.brokerId(), e);
             status = 500;
             body = errorBody("Internal error: " + e);

@@ -108,7 +108,7 @@ final class LogDirFailureHandler implements AutoCloseable {
                 return;
             } catch (InterruptedException e) {
                 throw e;
-            } catch (Exception e) {
+            } catch (Exception e) { // broad: any failure to publish is retried with backoff, logged with trace
                 long backoffMs = PUBLISH_BACKOFF.backoff(attempt);
                 log.warn("Broker {} could not publish its offline replicas (attempt {}); retrying in {} ms",
                         brokerId, attempt + 1, backoffMs, e);

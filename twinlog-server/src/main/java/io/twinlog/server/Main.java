@@ -91,6 +91,8 @@ public final class Main implements Callable<Integer> {
             broker.close();
             return 1;
         } catch (Exception e) {
+            // broad: whatever ends the start-up ends the process with status 1, logged with its trace; a start-up
+            // aborted by a stop signal is that stop, not a failure
             if (stopRequested.get()) {
                 stopped.await();
                 return 0;

@@ -82,7 +82,7 @@ public final class ProducerIdManager implements ProducerIdSource, AutoCloseable 
         try {
             start = store.allocateProducerIdBlock(brokerId, BLOCK_SIZE);
             log.info("Claimed producer ids {} to {}", start, start + BLOCK_SIZE - 1);
-        } catch (Exception e) {
+        } catch (Exception e) { // broad: any failure to claim a block is retried by the next request, logged
             log.warn("Could not claim a block of producer ids from ZooKeeper; the next request tries again", e);
         }
         synchronized (this) {

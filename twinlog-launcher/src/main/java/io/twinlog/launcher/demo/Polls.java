@@ -41,6 +41,8 @@ final class Polls {
                 Thread.currentThread().interrupt();
                 throw new DemoFailure("interrupted while waiting for " + what, e);
             } catch (Exception e) {
+                // broad: a read that fails (a broker still starting, a leader moving) is a state not reached yet;
+                // the last error becomes the cause of the failure at the deadline
                 lastError = e;
             }
             if (deadline.expired()) {
