@@ -7,13 +7,9 @@ import java.io.PrintWriter;
 import java.util.Map;
 
 /** {@code --alter}: changes configs of a cluster mirror (source address, client configs, patterns). */
-public final class AlterMirror implements MirrorAction {
-    private final String mirror;
-    private final Map<String, String> changes;
-
-    public AlterMirror(String mirror, Map<String, String> changes) {
-        this.mirror = mirror;
-        this.changes = Map.copyOf(changes);
+public record AlterMirror(String mirror, Map<String, String> changes) implements MirrorAction {
+    public AlterMirror {
+        changes = Map.copyOf(changes);
     }
 
     @Override

@@ -10,7 +10,7 @@ import java.util.Map;
  * {@code --create}: defines a cluster mirror on the destination cluster. The configs are sent as given; the broker
  * validates the name, the patterns and the presence of {@code bootstrap.servers}.
  */
-public final class CreateMirror implements MirrorAction {
+public record CreateMirror(String mirror, Map<String, String> configs) implements MirrorAction {
     /** Config keys of a mirror definition, as the brokers read them. */
     public static final String BOOTSTRAP_SERVERS = "bootstrap.servers";
     public static final String TOPIC_INCLUDE = "mirror.topic.include";
@@ -20,12 +20,8 @@ public final class CreateMirror implements MirrorAction {
     public static final String GROUPS_SYNC_INTERVAL_MS = "mirror.groups.sync.interval.ms";
     public static final String REPLICATION_THROTTLED_RATE = "mirror.replication.throttled.rate";
 
-    private final String mirror;
-    private final Map<String, String> configs;
-
-    public CreateMirror(String mirror, Map<String, String> configs) {
-        this.mirror = mirror;
-        this.configs = Map.copyOf(configs);
+    public CreateMirror {
+        configs = Map.copyOf(configs);
     }
 
     @Override

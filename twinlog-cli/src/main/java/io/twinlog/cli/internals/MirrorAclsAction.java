@@ -17,27 +17,13 @@ import java.util.Optional;
  * resource), which Kafka's {@code kafka-acls} cannot name. The options and the output follow {@code kafka-acls}:
  * principals allowed or denied operations from hosts, on a mirror named literally or by prefix.
  */
-public final class MirrorAclsAction implements MirrorAction {
+public record MirrorAclsAction(Kind kind, Optional<String> mirror, PatternType patternType, List<Grantee> grantees,
+                               List<AclOperation> operations) implements MirrorAction {
     /** Which of the three. */
     public enum Kind { ADD, REMOVE, LIST }
 
     /** One principal with its permission and host. */
     public record Grantee(String principal, AclPermissionType permission, String host) {
-    }
-
-    private final Kind kind;
-    private final Optional<String> mirror;
-    private final PatternType patternType;
-    private final List<Grantee> grantees;
-    private final List<AclOperation> operations;
-
-    public MirrorAclsAction(Kind kind, Optional<String> mirror, PatternType patternType, List<Grantee> grantees,
-                            List<AclOperation> operations) {
-        this.kind = kind;
-        this.mirror = mirror;
-        this.patternType = patternType;
-        this.grantees = grantees;
-        this.operations = operations;
     }
 
     @Override

@@ -1,10 +1,13 @@
 package io.twinlog.cli.internals;
 
 import io.twinlog.clients.mirror.MirrorAdmin;
+import io.twinlog.clients.mirror.MirrorException;
 
+import java.io.IOException;
 import java.io.PrintWriter;
 import java.util.List;
 import java.util.Map;
+import java.util.regex.Pattern;
 
 /**
  * {@code --start/--add}, {@code --stop/--remove}, {@code --pause}, {@code --resume} with {@code --topic REGEX...}:
@@ -28,7 +31,7 @@ public final class MirrorTopicsAction implements MirrorAction {
     }
 
     /** Letters, digits, '_' and '-' only: surely a topic name, not a pattern ('.' would make "a.b" ambiguous). */
-    private static final java.util.regex.Pattern PLAIN_NAME = java.util.regex.Pattern.compile("[a-zA-Z0-9_-]+");
+    private static final Pattern PLAIN_NAME = Pattern.compile("[a-zA-Z0-9_-]+");
 
     private final Operation operation;
     private final String optionName;
@@ -56,11 +59,11 @@ public final class MirrorTopicsAction implements MirrorAction {
     }
 
     @Override
-    public void run(MirrorAdmin admin, PrintWriter out) throws java.io.IOException {
+    public void run(MirrorAdmin admin, PrintWriter out) throws IOException {
         // a plain topic name is sent as a name (so a typo is an error, not an empty match); anything else as a regex
         List<String> names = topicPatterns.stream().filter(t -> PLAIN_NAME.matcher(t).matches()).toList();
         List<String> patterns = topicPatterns.stream().filter(t -> !PLAIN_NAME.matcher(t).matches()).toList();
-        java.util.Map<String, io.twinlog.clients.mirror.MirrorException> errors = switch (operation) {
+        Map<String, MirrorException> errors = switch (operation) {
             case START -> admin.startMirrorTopics(mirror, names, patterns, List.of());
             case STOP -> admin.stopMirrorTopics(mirror, names, patterns);
             case PAUSE -> admin.pauseMirrorTopics(mirror, names, patterns);
@@ -76,7 +79,7 @@ public final class MirrorTopicsAction implements MirrorAction {
             out.println("Mirror " + mirror + ": topics matching " + topicPatterns + " " + done + ".");
             return;
         }
-        Map.Entry<String, io.twinlog.clients.mirror.MirrorException> first = errors.entrySet().iterator().next();
+        Map.Entry<String, MirrorException> first = errors.entrySet().iterator().next();
         throw CommandException.failed(errors.size() + " topic(s) failed, first: " + first.getKey() + ": "
                 + first.getValue().getMessage());
     }
