@@ -36,6 +36,7 @@ public final class BenchMain {
             System.err.println(e.getMessage());
             exitCode = 2;
         } catch (Exception e) {
+            // broad: whatever stops a run is reported with its stack trace and the exit code says so
             log.error("Benchmark failed", e);
             exitCode = 1;
         }
@@ -96,6 +97,7 @@ public final class BenchMain {
                             case CATCH_UP -> runCatchUp(system, round, options, payloads, results);
                         });
                     } catch (Exception e) {
+                        // broad: one failed round is logged and recorded; the other systems and rounds still run
                         log.error("[{}] Round {}, {} failed", system, round, phase, e);
                         results.failures.add(new Results.Failure(system, phase, round, e.toString()));
                     }

@@ -1,6 +1,8 @@
 package io.twinlog.bench;
 
 import com.sun.management.OperatingSystemMXBean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
@@ -16,6 +18,7 @@ import java.util.Optional;
  */
 final class CpuAccounting {
     /** USER_HZ, the unit of /proc/stat; 100 on every mainstream Linux build. */
+    private static final Logger log = LoggerFactory.getLogger(CpuAccounting.class);
     private static final double TICKS_PER_SECOND = 100.0;
     private static final Path PROC_STAT = Path.of("/proc/stat");
 
@@ -40,6 +43,8 @@ final class CpuAccounting {
             }
             return Optional.of(busyTicks / TICKS_PER_SECOND);
         } catch (IOException | RuntimeException e) {
+            // broad: /proc/stat missing or in another format only means the machine's CPU is not known
+            log.debug("Could not read the machine's CPU time from {}", PROC_STAT, e);
             return Optional.empty();
         }
     }

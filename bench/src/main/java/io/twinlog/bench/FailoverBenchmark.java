@@ -215,6 +215,7 @@ final class FailoverBenchmark {
             return admin.listOffsets(Map.of(tp, OffsetSpec.latest())).partitionResult(tp).get(10, TimeUnit.SECONDS)
                     .offset();
         } catch (Exception e) {
+            // broad: the end offset is only reported; -1 says it could not be read
             log.warn("Could not read the end offset of {}", tp, e);
             return -1;
         }
@@ -229,6 +230,8 @@ final class FailoverBenchmark {
                     + p.replicas().stream().map(Node::idString).toList() + ", ISR "
                     + p.isr().stream().map(Node::idString).toList();
         } catch (Exception e) {
+            // broad: a description for the report only; the failure is named in it
+            log.debug("Could not describe {}", topic, e);
             return "unknown (" + e + ")";
         }
     }
@@ -298,6 +301,7 @@ final class FailoverBenchmark {
                     });
                     sent.incrementAndGet();
                 } catch (RuntimeException e) {
+                    // broad: a send the producer refuses is counted; the first one is reported at the end
                     failed.incrementAndGet();
                     firstError.compareAndSet(null, e);
                 }
@@ -443,6 +447,7 @@ final class FailoverBenchmark {
                         newLeader = id;
                     }
                 } catch (Exception e) {
+                    // broad: the cluster is failing over; each failed poll is counted and the last one reported
                     errors.incrementAndGet();
                     lastError = e;
                 }

@@ -233,6 +233,7 @@ final class GroupsBenchmark {
                         board.publish(member, consumer.assignment());
                     }
                 } catch (Throwable t) {
+                    // broad: the member's thread must release the others; the first failure is rethrown by the run
                     failure.compareAndSet(null, t);
                     ready.countDown();
                     board.abort();

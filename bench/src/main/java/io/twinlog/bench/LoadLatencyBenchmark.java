@@ -337,6 +337,7 @@ final class LoadLatencyBenchmark {
                 }
                 producer.flush();
             } catch (Exception e) {
+                // broad: the producer thread's failure is handed to the run, which rethrows it
                 error.compareAndSet(null, e);
             }
         }

@@ -134,6 +134,8 @@ final class MirrorBenchmark {
             }
             return sum;
         } catch (Exception e) {
+            // broad: the lag is only reported; -1 says it could not be read
+            log.debug("Could not read the mirror lag of {}", topic, e);
             return -1;
         }
     }
@@ -179,6 +181,7 @@ final class MirrorBenchmark {
     private long awaitStates(MirrorAdmin mirrors, String topic, String state) throws Exception {
         long deadline = System.currentTimeMillis() + TIMEOUT_MS;
         String last = "nothing";
+        Exception lastError = null;
         while (System.currentTimeMillis() < deadline) {
             try {
                 MirrorAdmin.TopicDescription t = mirrors.describeClusterMirrors(List.of(MIRROR)).get(MIRROR).topics()
@@ -193,12 +196,14 @@ final class MirrorBenchmark {
                     }
                 }
             } catch (Exception e) {
+                // broad: the mirror is starting; each failed poll is retried until the deadline names the last
                 last = e.toString();
+                lastError = e;
             }
             Thread.sleep(10);
         }
         throw new IllegalStateException("Mirror topic " + topic + " did not reach " + state + " on all partitions in "
-                + TIMEOUT_MS + " ms; last states " + last);
+                + TIMEOUT_MS + " ms; last states " + last, lastError);
     }
 
     // ------------------------------------------------------------------ MirrorMaker 2
@@ -290,6 +295,7 @@ final class MirrorBenchmark {
                 }
                 producer.flush();
             } catch (Exception e) {
+                // broad: the producer thread's failure is handed to the run, which rethrows it
                 error.compareAndSet(null, e);
             }
         }, "mirror-steady-producer");
@@ -353,6 +359,7 @@ final class MirrorBenchmark {
         long first = -1;
         long target = sourceEnds.values().stream().mapToLong(Long::longValue).sum();
         String last = "nothing";
+        Exception lastError = null;
         while (System.currentTimeMillis() < deadline) {
             if (process != null && !process.isAlive()) {
                 throw new IllegalStateException("MirrorMaker 2 exited with code " + process.exitValue());
@@ -382,12 +389,14 @@ final class MirrorBenchmark {
                     return new long[] {first, now};
                 }
             } catch (Exception e) {
-                last = e.toString();   // topic created but not all partitions hosted yet
+                // broad: topic created but not all partitions hosted yet; the deadline names the last failure
+                last = e.toString();
+                lastError = e;
             }
             Thread.sleep(first < 0 ? 20 : 10);
         }
         throw new IllegalStateException("Destination topic " + topic + " did not catch up within " + TIMEOUT_MS
-                + " ms; last " + last);
+                + " ms; last " + last, lastError);
     }
 
     private static Map<Integer, Long> endOffsets(Admin admin, String topic, int partitions) throws Exception {

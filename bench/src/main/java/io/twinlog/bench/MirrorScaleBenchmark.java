@@ -135,6 +135,7 @@ final class MirrorScaleBenchmark {
                 pair.mirrors = MirrorAdmin.create(pair.destination.bootstrapServers(), Duration.ofSeconds(300));
                 return pair;
             } catch (Exception e) {
+                // broad: whatever failed, the clusters started so far are closed before it goes on
                 pair.close();
                 throw e;
             }

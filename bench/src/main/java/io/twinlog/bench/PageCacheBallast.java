@@ -152,6 +152,7 @@ final class PageCacheBallast implements AutoCloseable {
                 }
             }
         } catch (IOException | RuntimeException e) {
+            // broad: /proc/meminfo missing or in another format only means no ballast
             log.warn("Could not read /proc/meminfo", e);
         }
         return Optional.empty();

@@ -100,6 +100,7 @@ public final class CampaignMain {
                 default -> throw new IllegalArgumentException();
             };
         } catch (RuntimeException e) {
+            // broad: any parse failure of the value is the same usage error
             throw new IllegalArgumentException("--duration takes 90s, 10m, 2h or PT10M, not '" + text + "'");
         }
     }

@@ -154,6 +154,7 @@ final class FaultCampaign {
                                 (System.nanoTime() - started) / 1e9, outcome.acknowledged(), outcome.inLog(),
                                 pair.source(), outcome.quarantined(), outcome.duplicatesInLog(), outcome.note());
                     } catch (Throwable t) {
+                        // broad: an Error in a round too ends the campaign with its history and the data kept
                         failure = "seed " + seed + ", round " + round + " (" + kind + "): " + t;
                         log.error("[Campaign] seed {} round {} ({}) failed", seed, round, kind, t);
                         out.println("FAILED at " + failure);

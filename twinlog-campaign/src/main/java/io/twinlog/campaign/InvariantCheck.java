@@ -202,6 +202,7 @@ final class InvariantCheck {
         try {
             return replicas(c, tp);
         } catch (Exception e) {
+            // broad: the report is written even when a replica cannot be read
             log.warn("[Campaign] could not read the replicas of {} for the report", tp, e);
             return Map.of("(unreadable)", List.of());
         }

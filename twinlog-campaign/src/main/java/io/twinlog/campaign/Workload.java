@@ -149,6 +149,7 @@ final class Workload implements AutoCloseable {
             } catch (InterruptedException e) {
                 return;
             } catch (RuntimeException e) {
+                // broad: whatever the producer failed with, a new one is made; the campaign's checks judge the data
                 log.warn("[Campaign] producer on {} failed; a new one is made", cluster, e);
             } finally {
                 synchronized (lock) {
@@ -175,6 +176,7 @@ final class Workload implements AutoCloseable {
                     consumed.addAndGet(records.count());
                 }
             } catch (RuntimeException e) {
+                // broad: whatever the consumer failed with, a new one joins; the campaign's checks judge the data
                 if (!closed) {
                     log.warn("[Campaign] consumer on {} failed; a new one joins", cluster, e);
                 }

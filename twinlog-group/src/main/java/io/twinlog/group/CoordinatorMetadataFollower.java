@@ -102,6 +102,7 @@ public final class CoordinatorMetadataFollower implements AutoCloseable {
                     .ifPresent(u -> coordinator.onMetadataUpdate().accept(u.delta(), u.image()));
             leadership.apply(image.topic(topic));
         } catch (RuntimeException e) {
+            // broad: Kafka's coordinator may throw anything on an image; the next image tries again
             log.error("Could not apply metadata to the {} coordinator on broker {}", name, brokerId, e);
         }
     }

@@ -117,6 +117,7 @@ public final class AdminExecutor implements AutoCloseable {
         try {
             handler.handle(request);
         } catch (Throwable t) {
+            // broad: whatever the handler threw, the request gets an error answer
             RequestHandlerPool.answerUnexpected(request, t);
         }
     }

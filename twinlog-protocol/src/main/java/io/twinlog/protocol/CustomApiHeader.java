@@ -34,6 +34,7 @@ public record CustomApiHeader(short apiKey, short apiVersion, int correlationId,
             }
             return new CustomApiHeader(apiKey, apiVersion, correlationId, clientId);
         } catch (RuntimeException e) {
+            // broad: a header of any malformed shape is the client's InvalidRequestException
             throw new InvalidRequestException("Malformed request header: " + e);
         }
     }

@@ -211,6 +211,7 @@ final class Processor implements Request.ResponseSink {
                 } catch (InterruptedException e) {
                     return;
                 } catch (Throwable t) {
+                    // broad: the network thread must outlive any single failure; its connections depend on it
                     log.error("Unexpected error in network processor {} of broker {}", id, brokerId, t);
                 }
             }
@@ -336,7 +337,9 @@ final class Processor implements Request.ResponseSink {
             }
             return null;
         } catch (RuntimeException e) {
+            // broad: a header of any malformed shape closes only that connection
             log.info("Closing connection {}: malformed request header: {}", connectionId, e.toString());
+            log.debug("The malformed request header on connection {}", connectionId, e); // the client's, so DEBUG
             closeConnection(connectionId);
             return null;
         }
@@ -360,8 +363,10 @@ final class Processor implements Request.ResponseSink {
             RequestAndSize parsed = context.parseRequest(payload);
             return new Request(context, parsed.request, System.nanoTime(), size, this);
         } catch (RuntimeException e) {
+            // broad: a body of any malformed shape closes only that connection
             log.info("Closing connection {}: malformed {} v{} request: {}", connectionId, header.apiKey(),
                     header.apiVersion(), e.getMessage());
+            log.debug("The malformed request on connection {}", connectionId, e); // the client's, so DEBUG
             closeConnection(connectionId);
             return null;
         }
@@ -450,6 +455,7 @@ final class Processor implements Request.ResponseSink {
         try {
             disconnectListener.onDisconnect(connectionId);
         } catch (RuntimeException e) {
+            // broad: one listener's failure must not stop the connection's cleanup
             log.error("A disconnect listener failed on connection {}", connectionId, e);
         }
     }

@@ -101,6 +101,7 @@ public final class Request {
             try {
                 send = new ByteBufferSend(customHeader.responseFrame(responseBody));
             } catch (RuntimeException e) {
+                // broad: a response that cannot be written, for any reason, closes the connection
                 closeAfterUnwritableResponse(e);
                 return;
             }
@@ -160,6 +161,7 @@ public final class Request {
             try {
                 send = context.buildResponseSend(response);
             } catch (RuntimeException e) {
+                // broad: a response that cannot be written, for any reason, closes the connection
                 closeAfterUnwritableResponse(e);
                 return;
             }
@@ -176,6 +178,7 @@ public final class Request {
         try {
             ms = handlerThrottleTimeMs >= 0 ? handlerThrottleTimeMs : sink.throttling().onResponse(this, response);
         } catch (RuntimeException e) {
+            // broad: the quota plug-in's failure must not lose the answer; it goes unthrottled
             log.error("Client quotas failed on {}; answering without a throttle", this, e);
             return;
         }

@@ -154,6 +154,7 @@ public final class RequestHandlerPool implements AutoCloseable {
             }
             r.handler().handle(request);
         } catch (Throwable t) {
+            // broad: whatever the handler threw, the request gets an error answer
             answerUnexpected(request, t);
         }
     }
@@ -164,6 +165,7 @@ public final class RequestHandlerPool implements AutoCloseable {
         try {
             request.respond(request.errorResponse(t));
         } catch (Throwable t2) {
+            // broad: if even the error answer fails, the connection is closed so the client does not wait
             log.error("Could not build the error response for {}; closing the connection", request, t2);
             request.closeConnection();
         }
@@ -184,8 +186,9 @@ public final class RequestHandlerPool implements AutoCloseable {
             }
             r.handler().handle(request);
         } catch (Throwable t) {
-            // a body that does not decode is the client's fault; anything else is ours — either way no partial answer
-            log.warn("Could not handle {}: {}; closing the connection", request, t.toString());
+            // broad: a body that does not decode is the client's fault, anything else is ours; either way no partial
+            // answer
+            log.warn("Could not handle {}; closing the connection", request, t);
             request.closeConnection();
         }
     }

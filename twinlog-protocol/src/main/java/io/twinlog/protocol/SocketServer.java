@@ -125,6 +125,7 @@ public final class SocketServer implements AutoCloseable {
             }
             return created;
         } catch (RuntimeException e) {
+            // broad: whatever failed, the processors created so far are closed before it goes on
             created.forEach(Processor::close);
             throw e;
         }
@@ -205,6 +206,7 @@ public final class SocketServer implements AutoCloseable {
                     log.warn("Error accepting a connection on {}: {}", endpoint, e.toString());
                 }
             } catch (Throwable t) {
+                // broad: the acceptor must outlive any single failure; the listener depends on it
                 log.error("Unexpected error in the acceptor of {}", endpoint, t);
             }
         }

@@ -7,6 +7,8 @@ import org.apache.kafka.server.purgatory.DelayedOperation;
 import org.apache.kafka.server.storage.log.FetchIsolation;
 import org.apache.kafka.storage.internals.log.LogOffsetMetadata;
 import org.apache.kafka.storage.internals.log.LogOffsetSnapshot;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -18,6 +20,7 @@ import java.util.function.Consumer;
  * truncated), or at {@code maxWaitMs}. On completion the partitions are read again and answered.
  */
 final class DelayedFetch extends DelayedOperation {
+    private static final Logger log = LoggerFactory.getLogger(DelayedFetch.class);
     private final ReplicaManager replicaManager;
     private final FetchParams params;
     private final LinkedHashMap<TopicIdPartition, FetchRequest.PartitionData> fetchInfos;
@@ -48,6 +51,9 @@ final class DelayedFetch extends DelayedOperation {
             try {
                 snapshot = partition.offsetSnapshot();
             } catch (Exception ex) {
+                // broad: a partition that cannot be read, for any reason, is answered by the completion, which
+                // reads it again and answers its error
+                log.debug("Completing the fetch of {}: its offsets cannot be read", e.getKey(), ex);
                 return forceComplete();
             }
             LogOffsetMetadata end = endOffset(snapshot);

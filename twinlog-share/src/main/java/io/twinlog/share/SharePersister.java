@@ -55,6 +55,7 @@ public final class SharePersister implements AutoCloseable {
         try {
             timer.close();
         } catch (Exception e) {
+            // broad: Kafka's timer close throws Exception; closing goes on
             log.warn("Could not close the share persister's timer", e);
         }
         metrics.close();

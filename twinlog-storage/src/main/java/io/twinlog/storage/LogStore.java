@@ -257,6 +257,7 @@ public final class LogStore implements AutoCloseable {
                 try {
                     logManager.updateTopicConfig(topic, logOverrides(topic), false, false);
                 } catch (RuntimeException e) {
+                    // broad: one topic's log failing to take its config must not stop the others; reported below
                     failed.put(topic, e);
                 }
             }
@@ -340,6 +341,7 @@ public final class LogStore implements AutoCloseable {
                 try {
                     cleaner.reconfigure(running, wanted);
                 } catch (RuntimeException | OutOfMemoryError e) {
+                    // broad: the cleaner may fail to start its threads with an OutOfMemoryError too; rolled back
                     cleaner.reconfigure(wanted, running);
                     throw new IllegalStateException("The log cleaner of broker " + config.brokerId()
                             + " could not start with " + next + "; it runs with its previous settings", e);
@@ -367,6 +369,7 @@ public final class LogStore implements AutoCloseable {
                 try {
                     e.getValue().write(byDir.getOrDefault(e.getKey(), Map.of()));
                 } catch (RuntimeException ex) {
+                    // broad: one log dir's checkpoint failure must not stop the others'
                     log.error("Could not write the high-watermark checkpoint in {}", e.getKey(), ex);
                 }
             }

@@ -75,6 +75,7 @@ public class MirroredClusters implements AutoCloseable {
             startedDestination = destination.build().start();
             return open.open(startedSource, startedDestination);
         } catch (Exception | Error e) {
+            // broad: whatever failed, the clusters started so far are closed before it goes on
             if (startedDestination != null) {
                 startedDestination.close();
             }

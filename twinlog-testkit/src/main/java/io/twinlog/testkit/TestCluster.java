@@ -213,6 +213,7 @@ public final class TestCluster implements AutoCloseable {
         try {
             broker.start();
         } catch (Exception e) {
+            // broad: whatever failed, the broker is closed before it goes on
             broker.close();
             throw e;
         }

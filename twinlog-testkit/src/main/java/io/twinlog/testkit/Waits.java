@@ -28,6 +28,7 @@ public final class Waits {
                 }
                 lastError = null;
             } catch (Exception e) {
+                // broad: any failure of a poll is retried until the deadline, which reports the last as its cause
                 lastError = e;
             }
             if (System.nanoTime() > deadline) {

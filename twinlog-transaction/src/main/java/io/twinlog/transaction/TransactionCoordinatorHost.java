@@ -358,6 +358,7 @@ public final class TransactionCoordinatorHost implements AutoCloseable {
         try {
             loader.close();
         } catch (Exception e) {
+            // broad: Kafka's loader close throws Exception; closing goes on
             log.warn("Could not close the transaction log loader", e);
         }
     }

@@ -81,6 +81,7 @@ public final class Concurrently {
         } catch (InterruptedException e) {
             throw e;
         } catch (Exception e) {
+            // broad: each call's failure, of any type, is its outcome, handed to the caller
             return new Outcome<>(null, e);
         }
     }

@@ -95,6 +95,7 @@ public final class PerKeyExecutor implements AutoCloseable {
                 try {
                     rejectable.reject(why);
                 } catch (RuntimeException e) {
+                    // broad: one task's faulty rejection must not stop the others being rejected
                     log.error("A task of {} failed to take its rejection", prefix, e);
                 }
             }
@@ -116,6 +117,7 @@ public final class PerKeyExecutor implements AutoCloseable {
                 try {
                     next.run();
                 } catch (Throwable t) {
+                    // broad: a task's failure of any kind must not stop its key's queue
                     log.error("A task of {} failed on {}", key, prefix, t);
                 }
                 synchronized (this) {

@@ -128,6 +128,7 @@ public final class ControllerZkClient implements ControllerStore {
             Thread.currentThread().interrupt();
             return Batch.failed(batch, e);
         } catch (Exception e) {
+            // broad: Curator throws Exception; the batch fails with it and its caller answers
             return Batch.failed(batch, e);
         }
     }

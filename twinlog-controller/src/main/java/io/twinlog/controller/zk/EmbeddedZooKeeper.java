@@ -49,6 +49,7 @@ public final class EmbeddedZooKeeper implements AutoCloseable {
                     .configuration(p).exitHandler(ExitHandler.LOG_ONLY).build();
             server.start(30_000); // waits until serving, so a port already in use fails here
         } catch (Exception e) {
+            // broad: ZooKeeper's start-up throws Exception; rethrown with the port
             throw new IOException("Could not start the embedded ZooKeeper on 127.0.0.1:" + actualPort
                     + " (is the port in use?): " + e.getMessage(), e);
         }

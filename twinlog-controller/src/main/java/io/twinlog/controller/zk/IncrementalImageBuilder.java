@@ -205,6 +205,7 @@ final class IncrementalImageBuilder {
                 }
             }
         } catch (RuntimeException e) {
+            // broad: a node of any unreadable shape must not stop the image; the last good value stays
             log.error("Could not decode the ZooKeeper node {}; keeping its last good value until it changes again",
                     path, e);
         }

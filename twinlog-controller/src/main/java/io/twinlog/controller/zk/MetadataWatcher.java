@@ -300,6 +300,7 @@ public final class MetadataWatcher implements AutoCloseable {
         try {
             next = build(previous);
         } catch (RuntimeException e) {
+            // broad: a build failure of any kind keeps the previous image rather than stop the watcher
             log.error("Could not build the metadata image from ZooKeeper; keeping the previous one", e);
             return;
         }
@@ -312,6 +313,7 @@ public final class MetadataWatcher implements AutoCloseable {
             try {
                 l.onImage(previous, next, delta);
             } catch (RuntimeException e) {
+                // broad: one listener's failure must not keep the image from the others
                 log.error("Metadata listener failed", e);
             }
         }

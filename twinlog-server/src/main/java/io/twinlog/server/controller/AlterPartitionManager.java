@@ -183,6 +183,7 @@ public final class AlterPartitionManager implements IsrChangeSender, AutoCloseab
             batch.forEach(p -> p.onCompleted().run());
             return false;
         } catch (Exception e) {
+            // broad: a send failure of any kind leaves the changes to be proposed again
             log.warn("[AlterPartitionManager broker={}] {} ISR changes not sent; they will be proposed again",
                     brokerId, batch.size(), e);
             batch.forEach(p -> p.onCompleted().run());

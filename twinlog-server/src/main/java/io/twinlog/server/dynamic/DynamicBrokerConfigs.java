@@ -164,6 +164,7 @@ public final class DynamicBrokerConfigs implements AutoCloseable {
                     log.info("Dynamic broker configs {} that changed during start-up applied to the {}", changed,
                             reconfigurable.name());
                 } catch (Exception e) {
+                    // broad: a component's reconfigure may throw anything; it keeps its settings, the others apply
                     log.error("Dynamic broker configs {} could not be applied to the {}; it keeps its previous "
                             + "settings", changed, reconfigurable.name(), e);
                 }
@@ -221,6 +222,7 @@ public final class DynamicBrokerConfigs implements AutoCloseable {
                 // broad on purpose: a refusal (InvalidRequestException) or a secret that does not decrypt (the
                 // codec's runtime errors) both mean this entry is unusable; each is named in the ERROR below
                 dropped.add(key + " (" + e + ")");
+                log.debug("Stored dynamic broker config {} is unusable", key, e); // the ERROR below names it
             }
         });
         if (!dropped.isEmpty()) {
@@ -265,6 +267,7 @@ public final class DynamicBrokerConfigs implements AutoCloseable {
                 part.reconfigure(previous, next);
                 log.info("Dynamic broker configs {} applied to the {}", changed, part.name());
             } catch (Exception e) {
+                // broad: a component's reconfigure may throw anything; it keeps its settings, the others apply
                 log.error("Dynamic broker configs {} could not be applied to the {}; it keeps its previous settings",
                         changed, part.name(), e);
             }

@@ -172,6 +172,7 @@ public final class GroupConfigStore implements AutoCloseable {
             } catch (RuntimeException e) {
                 // broad on purpose: Kafka's check throws its config exceptions of several types, each named below
                 dropped.put(key, value + " (" + e.getMessage() + ")");
+                log.debug("Stored group config {} is unusable", key, e); // the ERROR below names it
             }
         });
         if (!dropped.isEmpty()) {

@@ -133,6 +133,7 @@ public final class AclsHandler {
                             }
                         }
                     } catch (Exception e) {
+                        // broad: a failure of any kind is this filter's error answer, the other filters go on
                         log.error("Could not delete the ACLs matching {}", filter, e);
                         ApiError error = ApiError.fromThrowable(e);
                         result.setErrorCode(error.error().code()).setErrorMessage(error.message());
@@ -203,6 +204,7 @@ public final class AclsHandler {
             log.info("{} ACL created: {}", mirror ? ClusterMirrorResource.NAME : "Kafka", binding);
             return ApiError.NONE;
         } catch (Exception e) {
+            // broad: a failure of any kind is this ACL's error answer, the others go on
             log.error("Could not create the ACL {}", binding, e);
             return ApiError.fromThrowable(e);
         }

@@ -120,6 +120,7 @@ public final class AlterConfigsHandler {
             } catch (ApiException e) {
                 r.setErrorCode(Errors.forException(e).code()).setErrorMessage(e.getMessage());
             } catch (Exception e) {
+                // broad: a failure of any kind is this resource's error answer, the others go on
                 log.error("Could not alter configs of {}", res.resourceName(), e);
                 r.setErrorCode(Errors.forException(e).code()).setErrorMessage(e.getMessage());
             }
@@ -173,6 +174,7 @@ public final class AlterConfigsHandler {
             } catch (ApiException e) {
                 r.setErrorCode(Errors.forException(e).code()).setErrorMessage(e.getMessage());
             } catch (Exception e) {
+                // broad: a failure of any kind is this resource's error answer, the others go on
                 log.error("Could not alter configs of {}", res.resourceName(), e);
                 r.setErrorCode(Errors.forException(e).code()).setErrorMessage(e.getMessage());
             }

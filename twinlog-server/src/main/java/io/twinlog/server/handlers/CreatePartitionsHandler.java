@@ -54,6 +54,7 @@ public final class CreatePartitionsHandler implements RequestHandler {
             } catch (ApiException e) {
                 r.setErrorCode(Errors.forException(e).code()).setErrorMessage(e.getMessage());
             } catch (Exception e) {
+                // broad: a failure of any kind is this topic's error answer, the others go on
                 log.error("Could not add partitions to {}", t.name(), e);
                 r.setErrorCode(Errors.forException(e).code()).setErrorMessage(e.getMessage());
             }

@@ -94,6 +94,7 @@ public final class CreateTopicsHandler implements RequestHandler {
             } catch (ApiException e) {
                 result.setErrorCode(Errors.forException(e).code()).setErrorMessage(e.getMessage());
             } catch (Exception e) {
+                // broad: a failure of any kind is this topic's error answer, the others go on
                 log.error("Could not create topic {}", t.name(), e);
                 result.setErrorCode(Errors.forException(e).code()).setErrorMessage(e.getMessage());
             }

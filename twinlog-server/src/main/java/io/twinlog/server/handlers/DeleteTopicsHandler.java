@@ -70,6 +70,7 @@ public final class DeleteTopicsHandler implements RequestHandler {
             } catch (ApiException e) {
                 r.setErrorCode(Errors.forException(e).code()).setErrorMessage(e.getMessage());
             } catch (Exception e) {
+                // broad: a failure of any kind is this topic's error answer, the others go on
                 log.error("Could not delete topic {}", topic.get().name(), e);
                 r.setErrorCode(Errors.forException(e).code()).setErrorMessage(e.getMessage());
             }

@@ -57,7 +57,8 @@ public final class ElectLeadersHandler implements RequestHandler {
                 log.info("{} not forwarded: {}", request, e.getMessage());
                 request.respond(request.errorResponse(e));
             } catch (Exception e) {
-                log.info("Could not forward ElectLeaders to the controller: {}", e.toString());
+                // broad: any failure to reach the controller is answered NOT_CONTROLLER, which the client retries
+                log.info("Could not forward ElectLeaders to the controller", e);
                 request.respond(request.errorResponse(new NotControllerException(
                         "The controller could not be reached: " + e.getMessage())));
             }

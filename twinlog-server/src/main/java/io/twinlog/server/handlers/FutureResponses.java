@@ -41,6 +41,7 @@ public final class FutureResponses {
             try {
                 request.respond(toResponse.apply(result));
             } catch (RuntimeException e) {
+                // broad: a response that cannot be built, for any reason, becomes an error answer
                 log.error("Could not build the response to {}", request, e);
                 request.respond(request.errorResponse(e));
             }

@@ -83,7 +83,8 @@ public final class InternalTopicCreator implements AutoCloseable {
             } catch (TopicExistsException e) {
                 // another broker created it first
             } catch (Exception e) {
-                log.warn("Could not create {}: {}", topic, e.toString());
+                // broad: any failure leaves the topic to the next request, which tries again
+                log.warn("Could not create {}", topic, e);
             } finally {
                 creating.set(false);
             }

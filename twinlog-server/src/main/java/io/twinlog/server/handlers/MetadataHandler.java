@@ -166,6 +166,7 @@ public final class MetadataHandler implements RequestHandler {
         } catch (TopicExistsException e) {
             log.debug("Topic {} was created concurrently", plan.name());
         } catch (Exception e) {
+            // broad: any failure leaves the topic to the client's next Metadata request
             log.warn("Could not auto-create topic {}", plan.name(), e);
         } finally {
             creating.remove(plan.name());

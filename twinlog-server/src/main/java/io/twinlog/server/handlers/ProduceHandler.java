@@ -55,6 +55,7 @@ public final class ProduceHandler implements RequestHandler {
         try {
             return RequestUtils.hasTransactionalRecords(body);
         } catch (RuntimeException unreadable) {
+            // broad: records unreadable in any way are answered by each partition's validation
             log.debug("Produce records unreadable while looking for transactional batches; each partition's "
                     + "validation answers them", unreadable);
             return false;

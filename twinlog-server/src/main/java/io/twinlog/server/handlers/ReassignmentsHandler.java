@@ -68,6 +68,8 @@ public final class ReassignmentsHandler {
                 log.info("{} not forwarded: {}", request, e.getMessage());
                 request.respond(request.errorResponse(e));
             } catch (Exception e) {
+                // broad: any failure to reach the controller is answered NOT_CONTROLLER, which the client retries
+                log.info("Could not forward AlterPartitionReassignments to the controller", e);
                 request.respond(request.errorResponse(new NotControllerException(
                         "The controller could not be reached: " + e.getMessage())));
             }

@@ -142,6 +142,7 @@ public final class ScramCredentialsHandlers {
                     .map(w -> w.getKey() + (w.getValue().isPresent() ? " set" : " removed")).toList());
             return result;
         } catch (Exception ex) {
+            // broad: a failure of any kind is this user's error answer, the others go on
             log.error("Could not write the SCRAM credentials of user {}", user, ex);
             return result.setErrorCode(Errors.forException(ex).code()).setErrorMessage(ex.toString());
         }

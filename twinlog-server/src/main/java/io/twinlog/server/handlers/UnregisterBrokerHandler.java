@@ -52,6 +52,7 @@ public final class UnregisterBrokerHandler implements RequestHandler {
         } catch (ApiException e) {
             data.setErrorCode(Errors.forException(e).code()).setErrorMessage(e.getMessage());
         } catch (Exception e) {
+            // broad: a failure of any kind is the error answer
             log.error("Could not unregister broker {}", brokerId, e);
             data.setErrorCode(Errors.forException(e).code()).setErrorMessage(e.getMessage());
         }

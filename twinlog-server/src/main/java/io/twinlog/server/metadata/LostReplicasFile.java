@@ -53,6 +53,7 @@ public final class LostReplicasFile {
                 Document d = Json.decode(Files.readAllBytes(file), file.toString(), Document.class);
                 out.putAll(BrokerRegistration.lostReplicas(d.lostReplicas(), file.toString()));
             } catch (IOException | RuntimeException e) {
+                // broad: a file unreadable in any way must not stop the broker starting
                 log.error("Could not read {}; the lost replicas it may list are not known from it (those whose log "
                         + "is missing still are)", file, e);
             }

@@ -139,6 +139,7 @@ public final class PartitionApplier {
                     appliedTruncations.confirm(tp, truncation.get().latestId());
                 }
             } catch (Exception e) {
+                // broad: one partition failing to be hosted, for any reason, must not stop the others
                 unapplied.add(tp);
                 log.error("Could not host {}; it stays unavailable on broker {} and is retried with the next "
                         + "metadata change", tp, brokerId, e);

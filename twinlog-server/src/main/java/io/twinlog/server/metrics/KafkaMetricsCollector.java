@@ -99,6 +99,7 @@ final class KafkaMetricsCollector implements MultiCollector {
         try {
             value = metric.metricValue();
         } catch (RuntimeException e) {
+            // broad: a metric's value function may throw anything; the scrape goes on without it
             log.debug("Could not read metric {} for Prometheus", metric.metricName(), e);
             return;
         }

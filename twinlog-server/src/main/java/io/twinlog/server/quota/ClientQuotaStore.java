@@ -100,6 +100,7 @@ public final class ClientQuotaStore implements AutoCloseable {
         try {
             next = quotasIn(entity.get(), data.map(ChildData::getData).orElse(null), path);
         } catch (RuntimeException e) {
+            // broad: a node unreadable in any way keeps the quotas read before
             log.error("Ignoring the unreadable client quotas of {} at {}; the quotas read before stay in force",
                     entity.get(), path, e);
             markRead(path, data);
@@ -177,6 +178,7 @@ public final class ClientQuotaStore implements AutoCloseable {
             } catch (InterruptedException e) {
                 throw e;
             } catch (Exception e) {
+                // broad: ZooKeeper's client throws Exception; this entity's failure is its error answer
                 log.warn("Changing the client quotas of {} failed", change.entity(), e);
                 results.put(change.entity(), ApiError.fromThrowable(e));
             }

@@ -96,6 +96,7 @@ public final class AclStore implements AutoCloseable {
             acls.put(id, stored);
             (stored.mirror() ? mirrorAuthorizer : authorizer).addAcl(id, stored.acl());
         } catch (RuntimeException e) {
+            // broad: a node unreadable in any way must not stop the other ACLs loading
             log.error("Ignoring the unreadable ACL at {}", node.getPath(), e);
         }
     }

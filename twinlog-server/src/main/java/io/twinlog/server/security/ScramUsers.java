@@ -66,6 +66,7 @@ public final class ScramUsers implements AutoCloseable {
                 next.putAll(decode(bytes, path));
             }
         } catch (RuntimeException e) {
+            // broad: a node unreadable in any way keeps the credentials read before
             log.error("Ignoring the unreadable SCRAM credentials of user {} at {}; the user keeps the credentials "
                     + "read before", user, path, e);
             return;

@@ -100,6 +100,7 @@ final class ShareFetchOperation extends DelayedOperation {
         try {
             lock = sharePartitions.tryFetchLock(spec.groupId(), partition);
         } catch (RuntimeException e) {
+            // broad: a failure of any kind is this partition's error answer
             fail(partition, e);
             return;
         }
@@ -124,6 +125,7 @@ final class ShareFetchOperation extends DelayedOperation {
             acquiredRecords += acquired.count();
             acquiredBytes += records.sizeInBytes();
         } catch (RuntimeException e) {
+            // broad: a failure of any kind is this partition's error answer
             fail(partition, e);
         }
     }

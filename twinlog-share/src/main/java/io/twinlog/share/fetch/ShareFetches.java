@@ -126,6 +126,7 @@ public final class ShareFetches implements AutoCloseable {
         try {
             return sharePartitions.initialize(groupId, partition);
         } catch (RuntimeException e) {
+            // broad: a failure of any kind is this partition's error answer, through the future
             return CompletableFuture.failedFuture(e);
         }
     }
@@ -143,6 +144,7 @@ public final class ShareFetches implements AutoCloseable {
             log.debug("Share fetch read of {} at {} refused: {}", partition, fetchOffset, e.toString());
             return errorData(Errors.forException(e));
         } catch (IOException | RuntimeException e) {
+            // broad: a read failure of any kind is this partition's error answer
             log.error("Share fetch read of {} at {} failed", partition, fetchOffset, e);
             return errorData(Errors.forException(e));
         }
@@ -166,6 +168,7 @@ public final class ShareFetches implements AutoCloseable {
             try {
                 applied = sharePartitions.acknowledge(groupId, memberId, partition, partitionBatches);
             } catch (RuntimeException e) {
+                // broad: a failure of any kind is this partition's error answer, through the future
                 applied = CompletableFuture.failedFuture(e);
             }
             answers.put(partition, applied.handle((v, error) -> {

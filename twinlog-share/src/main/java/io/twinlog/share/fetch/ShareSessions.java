@@ -79,6 +79,7 @@ public final class ShareSessions implements AutoCloseable {
                     try {
                         onCache.onDisconnect(connectionId);
                     } catch (RuntimeException e) {
+                        // broad: the sessions thread must go on with the next closed connection
                         log.error("Could not end the share session of closed connection {}", connectionId, e);
                     }
                 });

@@ -62,6 +62,7 @@ final class ShareWakeups implements AutoCloseable {
             try {
                 handler.accept(key);
             } catch (RuntimeException e) {
+                // broad: one failed wake-up must not stop the others
                 log.error("Share fetch wake-up for {} failed", key, e);
             }
         }
@@ -80,6 +81,7 @@ final class ShareWakeups implements AutoCloseable {
             try {
                 task.run();
             } catch (RuntimeException e) {
+                // broad: the wake-up thread must go on with the next task
                 log.error("Share wake-up task failed", e);
             }
         };

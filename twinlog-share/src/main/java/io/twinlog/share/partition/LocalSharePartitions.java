@@ -251,6 +251,7 @@ public final class LocalSharePartitions implements SharePartitions {
         try {
             wakeupListener.accept(key);
         } catch (RuntimeException e) {
+            // broad: the listener's failure must not fail the acknowledgement that woke it
             log.error("[SharePartitions broker={}] the wake-up listener failed for {}", brokerId, key, e);
         }
     }
@@ -306,6 +307,7 @@ public final class LocalSharePartitions implements SharePartitions {
         try {
             timer.close();
         } catch (Exception e) {
+            // broad: Kafka's timer close throws Exception; closing goes on
             log.warn("[SharePartitions broker={}] could not stop the acquisition lock timer", brokerId, e);
         }
     }

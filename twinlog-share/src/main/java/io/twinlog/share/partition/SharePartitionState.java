@@ -420,6 +420,7 @@ final class SharePartitionState {
         try {
             metrics.close();
         } catch (Exception e) {
+            // broad: Kafka's metrics close throws Exception; closing goes on
             log.warn("{}could not remove the share partition metrics", logPrefix, e);
         }
     }

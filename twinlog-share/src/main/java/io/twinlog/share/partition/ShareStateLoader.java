@@ -65,6 +65,7 @@ final class ShareStateLoader {
                             .build())
                     .build());
         } catch (RuntimeException e) {
+            // broad: a failure of any kind is the read's answer, through the future
             return CompletableFuture.failedFuture(e);
         }
     }

@@ -132,6 +132,7 @@ final class ShareStateWriter {
         try {
             write = persister.writeState(parameters);
         } catch (RuntimeException e) {
+            // broad: a failure of any kind is the write's answer, through the future
             write = CompletableFuture.failedFuture(e);
         }
         return write.thenApply(result -> {

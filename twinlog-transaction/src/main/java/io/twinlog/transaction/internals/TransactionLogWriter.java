@@ -59,6 +59,7 @@ public final class TransactionLogWriter {
             replicaManager.appendCoordinatorRecords(timeoutMs, tp, coordinatorEpoch, records, result ->
                     outcome.complete(coordinatorError(tp, transactionalId, result)));
         } catch (RuntimeException e) {
+            // broad: an append failure of any kind is the caller's error answer
             log.error("Could not write the state of transactional id {} to {}", transactionalId, tp, e);
             outcome.complete(Errors.UNKNOWN_SERVER_ERROR);
         }

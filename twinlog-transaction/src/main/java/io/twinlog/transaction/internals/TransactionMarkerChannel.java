@@ -101,6 +101,7 @@ public final class TransactionMarkerChannel implements AutoCloseable {
         try {
             round(pending);
         } catch (RuntimeException e) {
+            // broad: a failure of any kind completes the caller's future with it
             log.error("Could not send the markers of transactional id {}", markers.transactionalId(), e);
             pending.future.completeExceptionally(e);
         }

@@ -179,6 +179,7 @@ public final class TransactionVerifier implements AutoCloseable {
             try {
                 send(broker, batch);
             } catch (RuntimeException e) {
+                // broad: a failure of any kind is every waiting partition's error answer
                 log.error("Could not verify the transactions of {} with broker {}", batch.keySet(), broker, e);
                 batch.values().forEach(p -> p.future.complete(all(p, Errors.UNKNOWN_SERVER_ERROR)));
             }
