@@ -15,8 +15,9 @@ import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 
 /**
- * Cluster mirroring as it runs inside one destination broker: the {@link MirrorManager} (the state machine of the
- * mirror partitions this broker leads, their fetchers, the peer lookups of a failback) and the
+ * Cluster mirroring as it runs inside one destination broker: the {@link MirrorManager} (a {@link MirrorWorker} per
+ * mirror: the state machine of the mirror partitions this broker leads, their fetchers, the peer lookups of a
+ * failback) and the
  * {@link MirrorMetadataSync} (topic discovery, partition and config following, consumer group offset sync, on the
  * controller broker only). The broker gives it its partitions ({@link LocalPartitions}), its topic administration
  * ({@link LocalTopics}) and whether it is the controller; everything else is the mirror module's own.
@@ -47,8 +48,9 @@ public final class MirrorRuntime implements AutoCloseable {
         this.metrics = new MirrorMetrics(brokerMetrics, time);
         this.topicStarter = new MirrorTopicStarter(store, metadata, topics, SOURCE_TIMEOUT_MS);
         this.quarantine = new MirrorQuarantine(localClients, topics, metadata);
-        this.manager = new MirrorManager(brokerId, store, zk, metadata, partitions, quarantine, metrics,
-                stateTimeoutMs, quotaWindows, time);
+        this.manager = new MirrorManager(brokerId, MirrorRecords.of(store, zk), MirrorMetadata.of(metadata), partitions,
+                MirrorSource.fetchers(stateTimeoutMs, metrics, quotaWindows, time), MirrorPeer.of(quarantine), metrics,
+                stateTimeoutMs, time);
         this.metadataSync = new MirrorMetadataSync(store, metadata, topics, topicStarter, isController, brokerId,
                 localClients, metrics);
     }
@@ -75,7 +77,7 @@ public final class MirrorRuntime implements AutoCloseable {
     private static void closeQuietly(String what, AutoCloseable c) {
         try {
             c.close();
-        } catch (Exception e) {
+        } catch (Exception e) { // broad: one part failing to close must not keep the others open; logged
             log.warn("Closing the {} failed", what, e);
         }
     }
