@@ -117,7 +117,7 @@ public final class AppliedTruncations implements AutoCloseable {
                 failures = 0;
             }
             log.debug("Broker {} published the mirror truncation points its replicas applied: {}", brokerId, byTopic);
-        } catch (Exception e) {
+        } catch (Exception e) { // broad: any ZooKeeper failure is retried with backoff; logged with its trace
             long retryMs;
             synchronized (this) {
                 retryMs = backoff.backoff(failures++);

@@ -262,7 +262,7 @@ final class MirrorCalls implements AutoCloseable {
         for (Consumer<Outcome<?>> waiter : waiting) {
             try {
                 waiter.accept(outcome);
-            } catch (RuntimeException e) {
+            } catch (RuntimeException e) { // broad: one waiter's failure must not keep the outcome from the others
                 log.error("[Mirror {}] handling the outcome of {} failed", mirror, key, e);
             }
         }

@@ -152,9 +152,9 @@ final class MirrorGroupOffsetSync {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } catch (Exception e) {
-            // ZooKeeper errors on the sync records (Curator declares Exception): the next pass rewrites them
+            // broad: ZooKeeper errors on the sync records (Curator declares Exception): the next pass rewrites them
             metrics.onGroupOffsetSyncError(mirror.name());
-            log.warn("[Mirror {}] group offset sync failed: {}", mirror.name(), e.toString());
+            log.warn("[Mirror {}] group offset sync failed: {}", mirror.name(), e.toString(), e);
         }
     }
 
@@ -294,7 +294,7 @@ final class MirrorGroupOffsetSync {
                 Thread.currentThread().interrupt();
                 complete = false;
             } catch (Exception e) {
-                // ZooKeeper errors on the sync records (Curator declares Exception): the next pass rewrites them
+                // broad: ZooKeeper errors on the sync records (Curator declares Exception): the next pass rewrites them
                 log.warn("[Mirror {}] {} offset sync failed; the next pass tries again", mirror, noun(access.type()), e);
                 complete = false;
             }

@@ -100,7 +100,7 @@ public final class MirrorMetadataSync implements AutoCloseable {
         List<MirrorDefinition> definitions;
         try {
             definitions = store.list();
-        } catch (Exception e) {
+        } catch (Exception e) { // broad: any ZooKeeper failure; the next round lists again; logged with its trace
             log.warn("Mirror metadata sync could not list the mirrors", e);
             return;
         }
@@ -130,7 +130,7 @@ public final class MirrorMetadataSync implements AutoCloseable {
             }
             groupOffsets.maybeSync(def);
         } catch (Exception e) {
-            // one mirror's failure (a setting stored before it was validated, say) does not hold the others
+            // broad: one mirror's failure (a setting stored before it was validated, say) does not hold the others
             metrics.onTopicMetadataRefreshError(def.name());
             log.warn("[Mirror {}] metadata sync failed", def.name(), e);
         }
@@ -151,9 +151,9 @@ public final class MirrorMetadataSync implements AutoCloseable {
             log.info("[Mirror {}] metadata sync with the source skipped: {}", def.name(), e.getMessage());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt(); // closing
-        } catch (Exception e) {
+        } catch (Exception e) { // broad: any failure of the source or ZooKeeper; the next round tries again
             metrics.onTopicMetadataRefreshError(def.name());
-            log.info("[Mirror {}] metadata sync with the source skipped: {}", def.name(), e.toString());
+            log.info("[Mirror {}] metadata sync with the source skipped: {}", def.name(), e.toString(), e);
         }
     }
 
@@ -242,7 +242,7 @@ public final class MirrorMetadataSync implements AutoCloseable {
             }
         } catch (InterruptedException e) {
             throw e;
-        } catch (Exception e) {
+        } catch (Exception e) { // broad: rethrown as this topic's config sync failure, counted apart by the caller
             throw new TopicConfigSyncException(topic, e);
         }
     }

@@ -175,7 +175,7 @@ public final class MirrorQuarantine implements AutoCloseable {
                     "cleanup.policy", "delete"));
             log.info("Created the quarantine topic {} (retention {} ms): records a mirroring truncation removes are "
                     + "copied there first", TOPIC, RETENTION_MS);
-        } catch (Exception e) {
+        } catch (Exception e) { // broad: rethrown as the copy's failure unless the topic is there after all
             if (metadata.image().topic(TOPIC).isEmpty() && !existsAlready(e)) {
                 throw new IOException("Could not create the quarantine topic " + TOPIC + ": " + e, e);
             }

@@ -68,7 +68,7 @@ final class MirrorStateWriter {
                 }
             }
             return new Outcome(versions, Optional.empty());
-        } catch (Exception e) {
+        } catch (Exception e) { // broad: the failure is the outcome's, which the caller logs with its trace
             if (e instanceof InterruptedException) {
                 Thread.currentThread().interrupt(); // closing: the caller's thread must still see it
             }
