@@ -13,11 +13,6 @@ import io.twinlog.mirror.store.MirrorDefinition;
 import io.twinlog.mirror.store.MirrorStore;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.GroupListing;
-import org.apache.kafka.clients.admin.ListOffsetsOptions;
-import org.apache.kafka.clients.admin.ListOffsetsResult;
-import org.apache.kafka.clients.admin.OffsetSpec;
-import org.apache.kafka.common.IsolationLevel;
-import org.apache.kafka.common.KafkaFuture;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.GroupIdNotFoundException;
 import org.apache.kafka.common.errors.UnsupportedVersionException;
@@ -25,10 +20,8 @@ import org.apache.kafka.common.utils.Time;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -52,7 +45,7 @@ import java.util.function.Supplier;
  * <ol>
  *   <li>Source: list the groups (one ListGroups) and keep the consumer groups (classic groups of protocol type
  *       "consumer" or none, and KIP-848 groups) and share groups (KIP-932) {@link GroupSelection selected} by the
- *       mirror's patterns (at most {@value #MAX_GROUPS_PER_PASS} in all); read their committed offsets or
+ *       mirror's patterns (at most {@value GroupSyncReads#MAX_GROUPS_PER_PASS} in all); read their committed offsets or
  *       share-partition start offsets.</li>
  *   <li>Destination (through a Kafka admin client to this cluster): list its groups, leaving out a source group
  *       whose ID is another type of group here (WARN once); describe the groups that have offsets for a
@@ -73,10 +66,8 @@ import java.util.function.Supplier;
  * Every admin call is bounded by {@value #TIMEOUT_MS} ms.
  */
 final class MirrorGroupOffsetSync {
-    static final int MAX_GROUPS_PER_PASS = 10_000;
     private static final Logger log = LoggerFactory.getLogger(MirrorGroupOffsetSync.class);
-    private static final int TIMEOUT_MS = 15_000;
-    private static final int GROUPS_PER_REQUEST = 100;
+    static final int TIMEOUT_MS = 15_000;
 
     private final MirrorStore store;
     private final MetadataWatcher metadata;
@@ -85,12 +76,8 @@ final class MirrorGroupOffsetSync {
     private final Time time;
     /** Per mirror; each mirror's passes run on its own thread, one at a time (MirrorMetadataSync). */
     private final Map<String, Long> lastPassMs = new ConcurrentHashMap<>();
-    /** Per mirror, groups skipped in the last pass because they are active here: logged at INFO when this changes. */
-    private final Map<String, Set<String>> activeHere = new ConcurrentHashMap<>();
-    /** Per mirror, source groups whose ID is another type of group here: logged at WARN when one is added. */
-    private final Map<String, Set<String>> typeConflicts = new ConcurrentHashMap<>();
-    /** Per mirror, the types of group a cluster does not serve, with why: logged at INFO when this changes. */
-    private final Map<String, Map<GroupSyncRecord.Type, String>> unsupported = new ConcurrentHashMap<>();
+    /** What is said once per mirror: groups active here, group IDs of another type here, types not served. */
+    private final GroupSyncNotices notices = new GroupSyncNotices();
 
     /**
      * @param localClients how this broker's clients reach its own cluster (address and security), for the admin
@@ -108,9 +95,7 @@ final class MirrorGroupOffsetSync {
     /** Forgets the mirrors not in {@code mirrors} (deleted). */
     void retainMirrors(Set<String> mirrors) {
         lastPassMs.keySet().retainAll(mirrors);
-        activeHere.keySet().retainAll(mirrors);
-        typeConflicts.keySet().retainAll(mirrors);
-        unsupported.keySet().retainAll(mirrors);
+        notices.retainMirrors(mirrors);
     }
 
     /** Runs a pass for {@code mirror} if its interval has passed since the last one. */
@@ -168,7 +153,7 @@ final class MirrorGroupOffsetSync {
                     sourceClusterId, mirror.sourceClusterId().get());
             return false;
         }
-        Map<String, GroupSyncRecord.Type> groups = selectedGroups(mirror, selection, source);
+        Map<String, GroupSyncRecord.Type> groups = GroupSyncReads.selectedGroups(mirror, selection, source);
         Set<String> stale = store.groupSyncIds(mirror.name());
         stale.removeAll(groups.keySet());
         store.removeGroupSyncs(mirror.name(), stale);
@@ -195,7 +180,8 @@ final class MirrorGroupOffsetSync {
         }
         Map<String, Map<TopicPartition, CommittedOffset>> allOffsets = new HashMap<>();
         sourceOffsets.values().forEach(allOffsets::putAll);
-        Map<TopicPartition, DestinationPartition> held = destinationPartitions(destination, allOffsets);
+        Map<TopicPartition, DestinationPartition> held = GroupSyncReads.destinationPartitions(destination,
+                allOffsets);
         Map<String, GroupListing> here = new HashMap<>();
         destination.listGroups().all().get(TIMEOUT_MS, TimeUnit.MILLISECONDS)
                 .forEach(g -> here.put(g.groupId(), g));
@@ -230,7 +216,7 @@ final class MirrorGroupOffsetSync {
                                                                                  Set<String> groups)
                 throws InterruptedException {
             Map<String, Map<TopicPartition, CommittedOffset>> out = new HashMap<>();
-            for (List<String> batch : batches(groups)) {
+            for (List<String> batch : GroupSyncReads.batches(groups)) {
                 GroupOffsets.PerGroup<Map<TopicPartition, CommittedOffset>> offsets = access.readSource(source, batch);
                 for (String group : batch) {
                     try {
@@ -241,7 +227,7 @@ final class MirrorGroupOffsetSync {
                         }
                     } catch (ExecutionException e) {
                         if (e.getCause() instanceof UnsupportedVersionException) {
-                            onUnsupported(mirror, access.type(), "the source", e.getCause());
+                            notices.onUnsupported(mirror, access.type(), "the source", e.getCause());
                             return Optional.empty();
                         }
                         log.info("[Mirror {}] could not read the source offsets of {} {}: {}", mirror,
@@ -265,12 +251,12 @@ final class MirrorGroupOffsetSync {
                                Map<String, GroupListing> here, Map<TopicPartition, DestinationPartition> held) {
             Set<String> candidates = new TreeSet<>();
             for (String group : offsets.keySet()) {
-                if (!typeConflict(mirror, access.type(), group, here.get(group))) {
+                if (!notices.typeConflict(mirror, access.type(), group, here.get(group))) {
                     candidates.add(group);
                 }
             }
             try {
-                for (List<String> batch : batches(candidates)) {
+                for (List<String> batch : GroupSyncReads.batches(candidates)) {
                     Map<String, DestinationGroup> destinationGroups = destinationGroups(access, batch, offsets);
                     for (String group : batch) {
                         if (!destinationGroups.containsKey(group)) {
@@ -287,9 +273,9 @@ final class MirrorGroupOffsetSync {
                         }
                     }
                 }
-                onSupported(mirror, access.type());
+                notices.onSupported(mirror, access.type());
             } catch (Unsupported e) {
-                onUnsupported(mirror, access.type(), "this cluster", e.getCause());
+                notices.onUnsupported(mirror, access.type(), "this cluster", e.getCause());
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 complete = false;
@@ -347,18 +333,12 @@ final class MirrorGroupOffsetSync {
 
     /** Writes a SYNC plan's offsets and records the sync; false if the group was skipped or the write refused. */
     private boolean apply(String mirror, GroupOffsets access, GroupPlan plan, Admin destination) throws Exception {
-        Set<String> active = activeHere.computeIfAbsent(mirror, m -> new HashSet<>());
         String what = noun(access.type()) + " " + plan.groupId();
         if (plan.outcome() == OffsetSyncPlan.Outcome.SKIPPED_ACTIVE) {
-            if (active.add(plan.groupId())) {
-                log.info("[Mirror {}] {} is no longer synced from the source while {}", mirror, what, plan.reason());
-            }
+            notices.onActiveHere(mirror, plan.groupId(), what, plan.reason());
             return false;
         }
-        if (active.remove(plan.groupId())) {
-            log.info("[Mirror {}] {} has no members on this cluster any more; syncing it from the source again",
-                    mirror, what);
-        }
+        notices.onNotActiveHere(mirror, plan.groupId(), what);
         if (plan.outcome() != OffsetSyncPlan.Outcome.SYNC) {
             log.debug("[Mirror {}] {} not synced: {}", mirror, what, plan.reason());
             return false;
@@ -392,126 +372,8 @@ final class MirrorGroupOffsetSync {
         return !plan.writes().isEmpty();
     }
 
-    /**
-     * True if {@code groupId}, a group of {@code type} on the source, is another type of group on this cluster
-     * ({@code here}: its listing, null if it has none): Kafka's coordinators refuse the other type's offset writes
-     * for it (GROUP_ID_NOT_FOUND "is not a share group", INVALID_GROUP_TYPE). Logged at WARN when it starts.
-     */
-    private boolean typeConflict(String mirror, GroupSyncRecord.Type type, String groupId, GroupListing here) {
-        Set<String> conflicts = typeConflicts.computeIfAbsent(mirror, m -> new HashSet<>());
-        if (here == null || GroupSelection.typeOf(here).equals(Optional.of(type))) {
-            if (conflicts.remove(groupId)) {
-                log.info("[Mirror {}] group ID {} is free of its other use on this cluster; syncing it as a {}",
-                        mirror, groupId, noun(type));
-            }
-            return false;
-        }
-        if (conflicts.add(groupId)) {
-            log.warn("[Mirror {}] {} {} of the source is not synced: this cluster has a group of that ID of type {}{}",
-                    mirror, noun(type), groupId, here.type().map(Enum::name).orElse("unknown"),
-                    here.protocol().isEmpty() ? "" : " (protocol type " + here.protocol() + ")");
-        }
-        return true;
-    }
-
-    /** Logs once (per mirror, type and reason) that a cluster does not serve a type of group: skipped each pass. */
-    private void onUnsupported(String mirror, GroupSyncRecord.Type type, String where, Throwable cause) {
-        String reason = where + " does not serve " + noun(type) + "s (" + cause.getMessage() + ")";
-        Map<GroupSyncRecord.Type, String> reasons = unsupported.computeIfAbsent(mirror,
-                m -> new ConcurrentHashMap<>());
-        if (!reason.equals(reasons.put(type, reason))) {
-            log.info("[Mirror {}] {}s are not synced while {}{}", mirror, noun(type), reason,
-                    type == GroupSyncRecord.Type.SHARE ? ": share.version must be 1 or more on both clusters" : "");
-        }
-    }
-
-    private void onSupported(String mirror, GroupSyncRecord.Type type) {
-        Map<GroupSyncRecord.Type, String> reasons = unsupported.get(mirror);
-        if (reasons != null && reasons.remove(type) != null) {
-            log.info("[Mirror {}] {}s are synced again: both clusters serve them", mirror, noun(type));
-        }
-    }
-
     private static String noun(GroupSyncRecord.Type type) {
-        return type == GroupSyncRecord.Type.SHARE ? "share group" : "group";
-    }
-
-    /**
-     * The source's groups selected by the mirror's patterns, with their type ({@link GroupSelection#typeOf}:
-     * consumer and share groups). Listed without a type filter, which sources before ListGroups v5 do not support.
-     */
-    private Map<String, GroupSyncRecord.Type> selectedGroups(MirrorDefinition mirror, GroupSelection selection,
-                                                             Admin source) throws Exception {
-        Map<String, GroupSyncRecord.Type> out = new TreeMap<>();
-        for (GroupListing g : source.listGroups().all().get(TIMEOUT_MS, TimeUnit.MILLISECONDS)) {
-            Optional<GroupSyncRecord.Type> type = GroupSelection.typeOf(g);
-            if (type.isPresent() && selection.matches(g.groupId())) {
-                out.put(g.groupId(), type.get());
-            }
-        }
-        if (out.size() > MAX_GROUPS_PER_PASS) {
-            log.warn("[Mirror {}] {} source groups match {}; syncing the first {} by name", mirror.name(), out.size(),
-                    mirror.groupIncludePatterns(), MAX_GROUPS_PER_PASS);
-            Map<String, GroupSyncRecord.Type> capped = new TreeMap<>();
-            for (Map.Entry<String, GroupSyncRecord.Type> g : out.entrySet()) {
-                if (capped.size() == MAX_GROUPS_PER_PASS) {
-                    break;
-                }
-                capped.put(g.getKey(), g.getValue());
-            }
-            return capped;
-        }
-        return out;
-    }
-
-    /** Log start offset and high watermark of every partition concerned; partitions that fail are left out. */
-    private static Map<TopicPartition, DestinationPartition> destinationPartitions(
-            Admin destination, Map<String, Map<TopicPartition, CommittedOffset>> sourceOffsets) throws Exception {
-        Map<TopicPartition, OffsetSpec> earliest = new HashMap<>();
-        Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
-        sourceOffsets.values().forEach(offsets -> offsets.keySet().forEach(tp -> {
-            earliest.put(tp, OffsetSpec.earliest());
-            latest.put(tp, OffsetSpec.latest());
-        }));
-        ListOffsetsOptions readUncommitted = new ListOffsetsOptions(IsolationLevel.READ_UNCOMMITTED);
-        ListOffsetsResult starts = destination.listOffsets(earliest, readUncommitted);
-        ListOffsetsResult highWatermarks = destination.listOffsets(latest, readUncommitted);
-        Map<TopicPartition, DestinationPartition> out = new HashMap<>();
-        for (TopicPartition tp : earliest.keySet()) {
-            Optional<Long> start = offset(starts.partitionResult(tp));
-            Optional<Long> hw = offset(highWatermarks.partitionResult(tp));
-            if (start.isPresent() && hw.isPresent()) {
-                out.put(tp, new DestinationPartition(start.get(), hw.get()));
-            } else {
-                log.debug("No offsets for {} on this cluster this time; its group offsets wait", tp);
-            }
-        }
-        return out;
-    }
-
-    private static Optional<Long> offset(KafkaFuture<ListOffsetsResult.ListOffsetsResultInfo> future)
-            throws InterruptedException {
-        try {
-            return Optional.of(future.get(TIMEOUT_MS, TimeUnit.MILLISECONDS).offset());
-        } catch (ExecutionException | TimeoutException e) {
-            return Optional.empty(); // leader unknown, or not there yet: left for the next pass
-        }
-    }
-
-    private static List<List<String>> batches(Set<String> groups) {
-        List<List<String>> out = new ArrayList<>();
-        List<String> current = new ArrayList<>();
-        for (String g : new TreeSet<>(groups)) {
-            current.add(g);
-            if (current.size() == GROUPS_PER_REQUEST) {
-                out.add(current);
-                current = new ArrayList<>();
-            }
-        }
-        if (!current.isEmpty()) {
-            out.add(current);
-        }
-        return out;
+        return GroupSyncNotices.noun(type);
     }
 
     private static Admin localAdmin(String mirror, Map<String, Object> local) {
