@@ -737,7 +737,7 @@ final class MirrorManagerSimulation {
                     d.truncationsApplied());
         }
 
-        /** As MirrorManager#outcomeOf: the router, on this leadership and record. */
+        /** As WorkerActions#outcomeOf: the router, on this leadership and record. */
         private <T> T outcomeOf(PartitionCalls.Key key, String sharedKey, String what,
                                 Callable<T> work) throws Exception {
             int epoch = d.leaderEpoch;
