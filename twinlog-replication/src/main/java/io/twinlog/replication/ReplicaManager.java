@@ -2,7 +2,6 @@ package io.twinlog.replication;
 
 import io.twinlog.common.metrics.BrokerMetrics;
 import io.twinlog.common.mirror.TruncationPoints;
-import io.twinlog.common.tasks.BackgroundTask;
 import io.twinlog.storage.LogStore;
 import org.apache.kafka.common.TopicIdPartition;
 import org.apache.kafka.common.TopicPartition;
@@ -10,27 +9,17 @@ import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.errors.ApiException;
 import org.apache.kafka.common.errors.KafkaStorageException;
 import org.apache.kafka.common.errors.NotLeaderOrFollowerException;
-import org.apache.kafka.common.errors.RecordBatchTooLargeException;
-import org.apache.kafka.common.errors.RecordTooLargeException;
 import org.apache.kafka.common.message.FetchResponseData;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.record.internal.MemoryRecords;
-import org.apache.kafka.common.record.internal.Records;
 import org.apache.kafka.common.requests.FetchRequest;
-import org.apache.kafka.common.requests.ProduceResponse;
-import org.apache.kafka.server.purgatory.DelayedOperationPurgatory;
-import org.apache.kafka.server.purgatory.TopicPartitionOperationKey;
 import org.apache.kafka.common.utils.Time;
 import org.apache.kafka.storage.internals.log.VerificationGuard;
-import org.apache.kafka.storage.internals.log.LogAppendInfo;
-import org.apache.kafka.storage.internals.log.LogOffsetMetadata;
-import org.apache.kafka.storage.internals.log.RecordValidationException;
 import org.apache.kafka.storage.internals.log.UnifiedLog;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
-import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -41,9 +30,6 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
 import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 import java.util.function.Predicate;
@@ -68,16 +54,14 @@ public final class ReplicaManager implements AutoCloseable {
     private final ConcurrentHashMap<TopicPartition, Partition> partitions = new ConcurrentHashMap<>();
     /** Partitions whose log dir failed, with their topic ID. */
     private final ConcurrentHashMap<TopicPartition, Uuid> offlinePartitions = new ConcurrentHashMap<>();
-    private final DelayedOperationPurgatory<DelayedProduce> producePurgatory;
-    private final DelayedOperationPurgatory<DelayedFetch> fetchPurgatory;
-    private final DelayedOperationPurgatory<DelayedDeleteRecords> deleteRecordsPurgatory;
+    private final DelayedOperations delayed;
+    private final LocalLogReader reader;
+    private final LeaderAppender appender;
     private final ReplicaFetcherManager fetcherManager;
     private final IsrChangeSender isrChanges;
     private final Time time;
-    private final long replicaLagTimeMaxMs;
-    private final ScheduledExecutorService isrScheduler;
     /** The periodic ISR check, guarded (decision 63); its health is reported once {@link #enableMetrics} is. */
-    private final BackgroundTask isrExpiration;
+    private final IsrExpiration isrExpiration;
     /** Set once by {@link #enableMetrics}, before partitions are applied; null in tests without metrics. */
     private volatile ReplicaManagerMetrics metrics;
 
@@ -91,51 +75,19 @@ public final class ReplicaManager implements AutoCloseable {
         this.logStore = logStore;
         this.fetcherManager = fetcherManager;
         this.isrChanges = isrChanges;
-        this.replicaLagTimeMaxMs = replicaLagTimeMaxMs;
         this.time = time;
-        this.producePurgatory = new DelayedOperationPurgatory<>("Produce", localBrokerId);
-        this.fetchPurgatory = new DelayedOperationPurgatory<>("Fetch", localBrokerId);
-        this.deleteRecordsPurgatory = new DelayedOperationPurgatory<>("DeleteRecords", localBrokerId);
+        this.delayed = new DelayedOperations(localBrokerId);
+        this.reader = new LocalLogReader(this::partitionOrThrow, delayed, isrChanges, time);
+        this.appender = new LeaderAppender(this, this::partitionOrThrow, delayed);
         fetcherManager.bind(this);
-        this.isrScheduler = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "twinlog-isr-expiration-" + localBrokerId);
-            t.setDaemon(true);
-            return t;
-        });
-        long period = Math.max(100, replicaLagTimeMaxMs / 2);
-        this.isrExpiration = new BackgroundTask("isr-expiration", period, time, log, this::maybeShrinkIsrs);
-        isrScheduler.scheduleAtFixedRate(isrExpiration, period, period, TimeUnit.MILLISECONDS);
-    }
-
-    /**
-     * Every partition is checked even when one fails; the run then fails with the first failure, so the task's
-     * health shows it and its log says it once per streak rather than once per partition and run.
-     */
-    private void maybeShrinkIsrs() {
-        long now = time.milliseconds();
-        int failed = 0;
-        TopicPartition firstFailed = null;
-        RuntimeException firstFailure = null;
-        for (Partition p : partitions.values()) {
-            try {
-                p.maybeShrinkIsr(now, replicaLagTimeMaxMs, isrChanges);
-            } catch (RuntimeException e) {
-                if (failed++ == 0) {
-                    firstFailed = p.topicPartition();
-                    firstFailure = e;
-                }
-            }
-        }
-        if (firstFailure != null) {
-            throw new IllegalStateException("The ISR check of " + failed + " partitions failed, the first of them "
-                    + firstFailed, firstFailure);
-        }
+        this.isrExpiration = new IsrExpiration(localBrokerId, partitions::values, replicaLagTimeMaxMs, isrChanges,
+                time);
     }
 
     /** Reports this replica manager's and its logs' metrics (Kafka's names) in {@code brokerMetrics}. */
     public void enableMetrics(BrokerMetrics brokerMetrics) {
         metrics = new ReplicaManagerMetrics(this, fetcherManager, brokerMetrics);
-        brokerMetrics.backgroundTasks().register(isrExpiration);
+        brokerMetrics.backgroundTasks().register(isrExpiration.task());
         fetcherManager.reportHealth(brokerMetrics.backgroundTasks());
         partitions.keySet().forEach(metrics::hosted);
     }
@@ -272,7 +224,8 @@ public final class ReplicaManager implements AutoCloseable {
             if (hw.isPresent()) {
                 unifiedLog.updateHighWatermark(Math.min(hw.get(), unifiedLog.logEndOffset()));
             }
-            partition = new Partition(tp, topicId, localBrokerId, unifiedLog, this::onHighWatermarkUpdated);
+            partition = new Partition(tp, topicId, localBrokerId, unifiedLog,
+                    (p, moved) -> highWatermarkListeners.forEach(l -> l.onHighWatermarkUpdated(p, moved)));
             partition.recoverProducerStateBarrier(logStore.loadedAfterCrash(unifiedLog));
             partitions.put(tp, partition);
             if (metrics != null) {
@@ -311,18 +264,12 @@ public final class ReplicaManager implements AutoCloseable {
     }
 
     private volatile Predicate<TopicPartition> sourceEpochPolicy = tp -> false;
-    private final List<HighWatermarkListener> highWatermarkListeners =
-            new CopyOnWriteArrayList<>();
+    /** Each told, in the order added, on the thread that moved a high watermark. */
+    private final List<HighWatermarkListener> highWatermarkListeners = new CopyOnWriteArrayList<>();
 
     /** Adds a listener told whenever the high watermark of a partition this broker leads moves. */
     public void addHighWatermarkListener(HighWatermarkListener listener) {
         highWatermarkListeners.add(listener);
-    }
-
-    private void onHighWatermarkUpdated(TopicPartition tp, long highWatermark) {
-        for (HighWatermarkListener l : highWatermarkListeners) {
-            l.onHighWatermarkUpdated(tp, highWatermark);
-        }
     }
 
     /** Which partitions keep their source's epoch history (mirror partitions before failover). */
@@ -330,10 +277,6 @@ public final class ReplicaManager implements AutoCloseable {
         this.sourceEpochPolicy = policy;
     }
 
-    /**
-     * Stops hosting a partition; with {@code deleteLog} its data is removed from disk. An offline replica is only
-     * forgotten: its data is in the failed dir.
-     */
     /**
      * The log of {@code tp} left by an earlier topic of the name ({@code earlierTopicId}) makes way for topic
      * {@code topicId}'s: deleted when that topic's deletion is recorded, otherwise renamed aside and kept, since
@@ -354,6 +297,10 @@ public final class ReplicaManager implements AutoCloseable {
         }
     }
 
+    /**
+     * Stops hosting a partition; with {@code deleteLog} its data is removed from disk. An offline replica is only
+     * forgotten: its data is in the failed dir.
+     */
     public void removePartition(TopicPartition tp, boolean deleteLog) {
         if (offlinePartitions.remove(tp) != null) {
             log.info("Forgot the offline replica of {} (its log dir failed)", tp);
@@ -416,7 +363,7 @@ public final class ReplicaManager implements AutoCloseable {
             callback.accept(results);
             return;
         }
-        append(timeoutMs, requiredAcks, entries, (partition, records) -> partition.appendRecordsToLeader(records,
+        appender.append(timeoutMs, requiredAcks, entries, (partition, records) -> partition.appendRecordsToLeader(records,
                 requiredAcks, guards.getOrDefault(partition.topicPartition(), VerificationGuard.SENTINEL)),
                 onLocalAppend, callback);
     }
@@ -430,10 +377,7 @@ public final class ReplicaManager implements AutoCloseable {
      */
     public VerificationGuard maybeStartTransactionVerification(TopicPartition tp, long producerId, int sequence,
                                                                short producerEpoch, boolean supportsEpochBump) {
-        Partition partition = partitions.get(tp);
-        if (partition == null) {
-            throw notHosted(tp);
-        }
+        Partition partition = partitionOrThrow(tp);
         return partition.maybeStartTransactionVerification(producerId, sequence, producerEpoch, supportsEpochBump);
     }
 
@@ -444,7 +388,7 @@ public final class ReplicaManager implements AutoCloseable {
     public void appendTransactionMarkers(long timeoutMs, Map<TopicIdPartition, MemoryRecords> markers,
                                          short transactionVersion,
                                          Consumer<Map<TopicIdPartition, AppendResult>> callback) {
-        append(timeoutMs, (short) -1, markers, (partition, marker) -> partition.appendTransactionMarker(marker,
+        appender.append(timeoutMs, (short) -1, markers, (partition, marker) -> partition.appendTransactionMarker(marker,
                 transactionVersion), (tip, result) -> { }, callback);
     }
 
@@ -458,10 +402,7 @@ public final class ReplicaManager implements AutoCloseable {
      */
     public long appendAsCoordinator(TopicPartition tp, MemoryRecords records, VerificationGuard guard,
                                     short transactionVersion) throws IOException {
-        Partition partition = partitions.get(tp);
-        if (partition == null) {
-            throw notHosted(tp);
-        }
+        Partition partition = partitionOrThrow(tp);
         long end = partition.appendAsCoordinator(records, guard, transactionVersion);
         completeDelayedRequests(tp);
         return end;
@@ -482,58 +423,8 @@ public final class ReplicaManager implements AutoCloseable {
             return;
         }
         TopicIdPartition tip = new TopicIdPartition(partition.topicId(), tp);
-        append(timeoutMs, (short) -1, Map.of(tip, records), (p, r) -> p.appendCoordinatorState(r, leaderEpoch),
+        appender.append(timeoutMs, (short) -1, Map.of(tip, records), (p, r) -> p.appendCoordinatorState(r, leaderEpoch),
                 (t, result) -> { }, results -> callback.accept(results.get(tip)));
-    }
-
-    /** How one partition's records go into its leader's log. */
-    private interface LeaderAppend {
-        LogAppendInfo append(Partition partition, MemoryRecords records) throws IOException;
-    }
-
-    private void append(long timeoutMs, short requiredAcks, Map<TopicIdPartition, MemoryRecords> entries,
-                        LeaderAppend leaderAppend, BiConsumer<TopicIdPartition, AppendResult> onLocalAppend,
-                        Consumer<Map<TopicIdPartition, AppendResult>> callback) {
-        LinkedHashMap<TopicIdPartition, AppendResult> results = new LinkedHashMap<>();
-        for (Map.Entry<TopicIdPartition, MemoryRecords> e : entries.entrySet()) {
-            AppendResult local = appendToLocalLog(e.getKey().topicPartition(), e.getValue(), leaderAppend);
-            results.put(e.getKey(), local);
-            onLocalAppend.accept(e.getKey(), local);
-        }
-        if (requiredAcks != -1 || results.values().stream().noneMatch(r -> r.error() == Errors.NONE)) {
-            callback.accept(results);
-            return;
-        }
-        DelayedProduce delayed = new DelayedProduce(timeoutMs, this, results, callback);
-        List<TopicPartitionOperationKey> keys = new ArrayList<>();
-        results.keySet().forEach(tip -> keys.add(new TopicPartitionOperationKey(tip.topicPartition())));
-        producePurgatory.tryCompleteElseWatch(delayed, keys);
-    }
-
-    private AppendResult appendToLocalLog(TopicPartition tp, MemoryRecords records, LeaderAppend leaderAppend) {
-        Partition partition = partitions.get(tp);
-        if (partition == null) {
-            ApiException e = notHosted(tp);
-            return AppendResult.error(Errors.forException(e), e.getMessage());
-        }
-        try {
-            LogAppendInfo info = leaderAppend.append(partition, records);
-            completeDelayedRequests(tp);
-            return new AppendResult(Errors.NONE, null, info.firstOffset(), info.logAppendTime(),
-                    info.logStartOffset(), info.lastOffset(), List.of());
-        } catch (RecordValidationException e) {
-            ApiException cause = e.invalidException();
-            return new AppendResult(Errors.forException(cause), cause.getMessage(), -1L, -1L, -1L, -1L,
-                    e.recordErrors());
-        } catch (RecordTooLargeException | RecordBatchTooLargeException e) {
-            return AppendResult.error(Errors.forException(e), e.getMessage());
-        } catch (ApiException e) {
-            log.debug("Append to {} refused: {}", tp, e.getMessage());
-            return AppendResult.error(Errors.forException(e), e.getMessage());
-        } catch (IOException | RuntimeException e) {
-            log.error("Unexpected error appending to {}", tp, e);
-            return AppendResult.error(Errors.forException(e), e.getMessage());
-        }
     }
 
     /**
@@ -542,105 +433,25 @@ public final class ReplicaManager implements AutoCloseable {
      */
     public void fetchMessages(FetchParams params, LinkedHashMap<TopicIdPartition, FetchRequest.PartitionData> fetchInfos,
                               Consumer<LinkedHashMap<TopicIdPartition, FetchResponseData.PartitionData>> callback) {
-        LocalReadResult read = readFromLocalLog(params, fetchInfos);
+        LocalLogReader.LocalReadResult read = readFromLocalLog(params, fetchInfos);
         if (params.maxWaitMs() <= 0 || fetchInfos.isEmpty() || read.bytesRead() >= params.minBytes()
                 || read.anyError()) {
             callback.accept(read.responses());
             return;
         }
-        DelayedFetch delayed = new DelayedFetch(this, params, fetchInfos, read.fetchOffsetMetadata(), callback);
-        List<TopicPartitionOperationKey> keys = new ArrayList<>();
-        fetchInfos.keySet().forEach(tip -> keys.add(new TopicPartitionOperationKey(tip.topicPartition())));
-        fetchPurgatory.tryCompleteElseWatch(delayed, keys);
+        delayed.watchFetch(new DelayedFetch(this, params, fetchInfos, read.fetchOffsetMetadata(), callback),
+                fetchInfos.keySet().stream().map(TopicIdPartition::topicPartition).toList());
     }
 
-    LocalReadResult readFromLocalLog(FetchParams params, LinkedHashMap<TopicIdPartition, FetchRequest.PartitionData> fetchInfos) {
-        LinkedHashMap<TopicIdPartition, FetchResponseData.PartitionData> responses = new LinkedHashMap<>();
-        Map<TopicIdPartition, LogOffsetMetadata> offsets = new HashMap<>();
-        int bytesRead = 0;
-        boolean anyError = false;
-        int remaining = params.maxBytes();
-        for (Map.Entry<TopicIdPartition, FetchRequest.PartitionData> e : fetchInfos.entrySet()) {
-            TopicIdPartition tip = e.getKey();
-            FetchRequest.PartitionData fetch = e.getValue();
-            FetchResponseData.PartitionData data = new FetchResponseData.PartitionData()
-                    .setPartitionIndex(tip.partition());
-            Partition partition = partitions.get(tip.topicPartition());
-            try {
-                if (partition == null) {
-                    throw notHosted(tip.topicPartition());
-                }
-                int partitionMax = Math.max(0, Math.min(fetch.maxBytes, remaining));
-                if (params.replicaId() >= 0) {
-                    Partition.FollowerFetch ff = partition.readForFollower(params.replicaId(), params.replicaEpoch(),
-                            fetch.fetchOffset, fetch.currentLeaderEpoch, fetch.lastFetchedEpoch, partitionMax,
-                            bytesRead == 0, time.milliseconds(), isrChanges);
-                    if (ff.highWatermarkMoved()) {
-                        completeDelayedRequests(tip.topicPartition());
-                    }
-                    if (partition.updateFollowerLogStartOffset(params.replicaId(), fetch.logStartOffset)) {
-                        deleteRecordsPurgatory.checkAndComplete(new TopicPartitionOperationKey(tip.topicPartition()));
-                    }
-                    data.setHighWatermark(ff.highWatermark()).setLastStableOffset(ff.highWatermark())
-                            .setLogStartOffset(ff.logStartOffset());
-                    if (ff.divergingEpoch().isPresent()) {
-                        anyError = true; // answer at once: the follower must truncate before anything else
-                        data.setDivergingEpoch(ff.divergingEpoch().get()).setRecords(MemoryRecords.EMPTY);
-                    } else {
-                        Records records = ff.info().records;
-                        bytesRead += records.sizeInBytes();
-                        remaining = Math.max(0, remaining - records.sizeInBytes());
-                        offsets.put(tip, ff.info().fetchOffsetMetadata);
-                        data.setRecords(records);
-                    }
-                    responses.put(tip, data);
-                    continue;
-                }
-                Partition.ReadResult r = partition.read(fetch.fetchOffset, fetch.currentLeaderEpoch,
-                        fetch.lastFetchedEpoch, partitionMax, params.isolation(), bytesRead == 0);
-                if (r.divergingEpoch().isPresent()) {
-                    anyError = true; // answer at once: the reader must truncate before it reads on
-                    data.setHighWatermark(r.highWatermark()).setLastStableOffset(r.lastStableOffset())
-                            .setLogStartOffset(r.logStartOffset()).setDivergingEpoch(r.divergingEpoch().get())
-                            .setRecords(MemoryRecords.EMPTY);
-                    responses.put(tip, data);
-                    continue;
-                }
-                Records records = r.info().records;
-                int size = records.sizeInBytes();
-                bytesRead += size;
-                remaining = Math.max(0, remaining - size);
-                offsets.put(tip, r.info().fetchOffsetMetadata);
-                data.setHighWatermark(r.highWatermark())
-                        .setLastStableOffset(r.lastStableOffset())
-                        .setLogStartOffset(r.logStartOffset())
-                        .setRecords(records);
-                if (r.info().abortedTransactions.isPresent()) {
-                    data.setAbortedTransactions(r.info().abortedTransactions.get());
-                }
-            } catch (ApiException ex) {
-                anyError = true;
-                data.setErrorCode(Errors.forException(ex).code())
-                        .setHighWatermark(-1).setLastStableOffset(-1).setLogStartOffset(-1)
-                        .setRecords(MemoryRecords.EMPTY);
-            } catch (IOException | RuntimeException ex) {
-                anyError = true;
-                log.error("Unexpected error reading {} at offset {}", tip, fetch.fetchOffset, ex);
-                data.setErrorCode(Errors.forException(ex).code())
-                        .setHighWatermark(-1).setLastStableOffset(-1).setLogStartOffset(-1)
-                        .setRecords(MemoryRecords.EMPTY);
-            }
-            responses.put(tip, data);
-        }
-        return new LocalReadResult(responses, offsets, bytesRead, anyError);
+    /** Reads each partition of a Fetch request once ({@link LocalLogReader}); the fetch purgatory reads again. */
+    LocalLogReader.LocalReadResult readFromLocalLog(FetchParams params,
+                                                    LinkedHashMap<TopicIdPartition, FetchRequest.PartitionData> fetchInfos) {
+        return reader.read(params, fetchInfos);
     }
 
     /** Wakes delayed produce and fetch requests watching this partition. */
     public void completeDelayedRequests(TopicPartition tp) {
-        TopicPartitionOperationKey key = new TopicPartitionOperationKey(tp);
-        fetchPurgatory.checkAndComplete(key);
-        producePurgatory.checkAndComplete(key);
-        deleteRecordsPurgatory.checkAndComplete(key);
+        delayed.completeAll(tp);
     }
 
     /**
@@ -663,6 +474,7 @@ public final class ReplicaManager implements AutoCloseable {
             } catch (ApiException ex) {
                 results.put(e.getKey(), DeleteRecordsResult.error(Errors.forException(ex)));
             } catch (RuntimeException ex) {
+                // broad: any other failure is this partition's error answer, logged with its stack trace
                 log.error("Unexpected error deleting records of {} before {}", e.getKey(), e.getValue(), ex);
                 results.put(e.getKey(), DeleteRecordsResult.error(Errors.forException(ex)));
             }
@@ -671,29 +483,15 @@ public final class ReplicaManager implements AutoCloseable {
             callback.accept(results);
             return;
         }
-        DelayedDeleteRecords delayed = new DelayedDeleteRecords(timeoutMs, this, results, callback);
-        List<TopicPartitionOperationKey> keys = new ArrayList<>();
-        results.keySet().forEach(tp -> keys.add(new TopicPartitionOperationKey(tp)));
-        deleteRecordsPurgatory.tryCompleteElseWatch(delayed, keys);
+        delayed.watchDeleteRecords(new DelayedDeleteRecords(timeoutMs, this, results, callback),
+                List.copyOf(results.keySet()));
     }
 
     @Override
     public void close() throws Exception {
-        isrScheduler.shutdownNow();
+        isrExpiration.close();
         fetcherManager.close();
-        producePurgatory.shutdown();
-        fetchPurgatory.shutdown();
-        deleteRecordsPurgatory.shutdown();
+        delayed.shutdown();
         partitions.clear();
-    }
-
-    record LocalReadResult(LinkedHashMap<TopicIdPartition, FetchResponseData.PartitionData> responses,
-                           Map<TopicIdPartition, LogOffsetMetadata> fetchOffsetMetadata, int bytesRead,
-                           boolean anyError) {
-    }
-
-    /** For the Produce response: record errors as Kafka reports them. */
-    public static List<ProduceResponse.RecordError> noRecordErrors() {
-        return List.of();
     }
 }
