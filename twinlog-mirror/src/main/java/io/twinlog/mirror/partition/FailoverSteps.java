@@ -1,0 +1,75 @@
+package io.twinlog.mirror.partition;
+
+import io.twinlog.mirror.store.MirrorPartitionRecord;
+
+import java.util.OptionalLong;
+
+import static io.twinlog.common.mirror.MirrorPartitionState.STOPPED;
+
+/**
+ * The {@link MirrorPartitionMachine}'s failover step, STOPPING, pure like it (the rules are in the machine's
+ * Javadoc). Split from the machine, which dispatches to it by state.
+ */
+final class FailoverSteps {
+    private final MirrorSteps steps;
+
+    FailoverSteps(MirrorSteps steps) {
+        this.steps = steps;
+    }
+
+    /**
+     * STOPPING (failover): records the last mirrored offset and epoch once every in-sync replica holds the log end,
+     * with the leader epoch the controller must reach; then aborts the source's open transactions and appends the
+     * producer-state barrier; STOPPED once every in-sync replica holds the barrier.
+     */
+    MirrorDecision stop(MirrorInput in) {
+        MirrorPartitionRecord rec = in.record();
+        PartitionView view = in.view();
+        MirrorAction remove = new MirrorAction.RemoveFetcher();
+        if (rec.minLeaderEpoch() <= rec.lastMirroredEpoch() || rec.lastMirroredOffset() < 0) {
+            if (view.highWatermark() < view.logEndOffset()) {
+                // the fetcher is gone, so the log end stays: record it once every in-sync replica holds it, or a
+                // clean election could lose the records below the offset recorded as mirrored
+                return MirrorDecision.act(in.timers(), remove);
+            }
+            int lme = view.latestLogEpoch();
+            long lmo = view.logEndOffset();
+            // what this cluster writes from now on must have an epoch above the last mirrored one (the line a
+            // failback cuts at); a MIRRORING leader's epoch already is (fencing), so the controller is asked to
+            // raise it only when it is not, as KIP-1279's BumpLeaderEpochs with the LME as the minimum
+            int target = Math.max(view.leaderEpoch(), lme + 1);
+            String epoch = target == view.leaderEpoch() ? "the leader epoch " + target + " is already above it"
+                    : "raising the leader epoch to " + target;
+            return steps.transition(in, rec.withLastMirrored(lme, lmo).withMinLeaderEpoch(target), "recording last mirrored "
+                    + "epoch " + lme + " and offset " + lmo + "; " + epoch, remove);
+        }
+        OptionalLong barrier = view.producerStateBarrier();
+        boolean barrierWritten = barrier.isPresent() && barrier.getAsLong() >= rec.lastMirroredOffset();
+        if (!barrierWritten && view.logEndOffset() < rec.lastMirroredOffset()) {
+            // a leader elected uncleanly lacks records recorded as mirrored: what it holds is what was mirrored
+            int lme = view.latestLogEpoch();
+            long lmo = view.logEndOffset();
+            return steps.transition(in, rec.withLastMirrored(lme, lmo), "the log now ends at " + lmo + ", before the "
+                    + "recorded last mirrored offset " + rec.lastMirroredOffset() + " (records lost with a leader): "
+                    + "recording last mirrored epoch " + lme + " and offset " + lmo, remove);
+        }
+        if (view.leaderEpoch() < rec.minLeaderEpoch()) {
+            return steps.waitForController(in, "failover", remove);
+        }
+        if (!barrierWritten) {
+            // the producers copied from the source are forgotten on every replica before the topic is writable:
+            // this cluster allocates producer ids from the same range (decision 24)
+            return MirrorDecision.act(in.timers(), remove, new MirrorAction.AbortOpenTransactions(),
+                    new MirrorAction.AppendProducerStateBarrier());
+        }
+        if (view.highWatermark() <= barrier.getAsLong()) {
+            // writable only once every in-sync replica holds the barrier: a leader elected without it would take
+            // this cluster's producers for the source's
+            return MirrorDecision.act(in.timers(), remove);
+        }
+        return steps.transition(in, rec.transitionTo(STOPPED, view.leaderEpoch()), "failed over at offset "
+                + rec.lastMirroredOffset() + " (last mirrored epoch " + rec.lastMirroredEpoch() + "; producer-state "
+                + "barrier at " + barrier.getAsLong() + "); leader epoch now " + view.leaderEpoch()
+                + ", the topic is writable", remove);
+    }
+}
