@@ -1,0 +1,141 @@
+package io.twinlog.replication;
+
+import io.twinlog.common.mirror.TruncationPoints;
+import org.apache.kafka.storage.internals.log.UnifiedLog;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.util.Optional;
+import java.util.OptionalLong;
+
+/**
+ * Cuts of a replica's log: to an offset (a follower's divergence from its leader, a mirror leader aligning with
+ * its source), emptied and restarted (the leader's log start is past this end), and the truncation points decided
+ * for every replica of a mirror partition (decision 38), each applied once and recorded next to the log. Takes the
+ * partition's leader/ISR write lock, as before; a leader that cut its own log forgets its followers' positions.
+ * Split from {@link Partition}, which hands these calls here; logs under its logger.
+ */
+final class ReplicaTruncation {
+    private static final Logger log = LoggerFactory.getLogger(Partition.class);
+
+    private final Partition p;
+    /** The partition's log (final there). */
+    private final UnifiedLog log_;
+    /** Read from {@link TruncationPointFile} on first use (null until then), then kept. */
+    private volatile OptionalLong appliedTruncationId;
+
+    ReplicaTruncation(Partition p) {
+        this.p = p;
+        this.log_ = p.log();
+    }
+
+    /**
+     * Truncates this replica's log (a follower's divergence from its leader, or a mirror leader aligning its log
+     * with the source); never below the log start.
+     */
+    void truncateTo(long offset, String reason) {
+        p.lock().writeLock().lock();
+        try {
+            long before = log_.logEndOffset();
+            Optional<Integer> epochBefore = log_.latestEpoch();
+            // at or past the log end the log keeps its records but still drops epoch entries that start at its end
+            // (Kafka's UnifiedLog.truncateTo): an epoch this replica began as leader without writing in it
+            log_.truncateTo(offset);
+            p.barriers().forgetFrom(log_.logEndOffset());
+            if (offset < before) {
+                forgetFollowerPositionsAfterTruncation();
+                log.info("{}Truncated log from end offset {} to {} ({}); high watermark now {}", p.logPrefix(), before,
+                        log_.logEndOffset(), reason, log_.highWatermark());
+            } else if (!epochBefore.equals(log_.latestEpoch())) {
+                log.info("{}Dropped leader epoch {} started at the log end {} without records ({}); latest epoch now "
+                        + "{}", p.logPrefix(), epochBefore.orElse(-1), before, reason, log_.latestEpoch().orElse(-1));
+            }
+        } finally {
+            p.lock().writeLock().unlock();
+        }
+    }
+
+    /**
+     * Applies the truncation points decided for every replica of the partition (a mirror partition's, decision 38)
+     * that this replica has not applied yet: cuts the log to the lowest of their offsets (empties it and restarts
+     * it there when that is below the log start), then records the latest id next to the log, synced, so no point
+     * is applied twice. Explicit, not through epoch comparison: the epochs of two clusters can match where their
+     * records differ.
+     *
+     * @return true if this call applied something; false if every point was applied before
+     */
+    boolean applyTruncationPoints(TruncationPoints truncation) throws IOException {
+        p.lock().writeLock().lock();
+        try {
+            OptionalLong cut = truncation.cutFor(appliedTruncationId());
+            if (cut.isEmpty()) {
+                return false;
+            }
+            long offset = cut.getAsLong();
+            long end = log_.logEndOffset();
+            String reason = truncation.reason() + " (truncation point " + truncation.latestId() + ")";
+            if (offset < log_.logStartOffset()) {
+                truncateFullyAndStartAt(offset, reason);
+            } else {
+                // also at or past the log end: an epoch entry that starts there holds no record (a leadership that
+                // wrote nothing, kept in the leader-epoch checkpoint) and must go, or the fetcher sends it as the
+                // last fetched epoch and the source reports a divergence no cut can repair (campaign defect 1)
+                truncateTo(offset, reason);
+            }
+            TruncationPointFile.write(log_.dir().toPath(), truncation.latestId(), offset);
+            appliedTruncationId = OptionalLong.of(truncation.latestId());
+            if (offset < end) {
+                log.info("{}Applied truncation point {} at offset {}: dropped offsets {}-{} ({})", p.logPrefix(),
+                        truncation.latestId(), offset, offset, end - 1, truncation.reason());
+            } else {
+                // every replica of every mirror partition applies the start's point: nothing to say at INFO
+                log.debug("{}Applied truncation point {} at offset {}: nothing to drop (log end {})", p.logPrefix(),
+                        truncation.latestId(), offset, end);
+            }
+            return true;
+        } finally {
+            p.lock().writeLock().unlock();
+        }
+    }
+
+    /** The id of the last truncation point this replica applied ({@link #applyTruncationPoints}), if any. */
+    OptionalLong appliedTruncationId() throws IOException {
+        OptionalLong known = appliedTruncationId;
+        if (known == null) {
+            known = TruncationPointFile.read(log_.dir().toPath());
+            appliedTruncationId = known;
+        }
+        return known;
+    }
+
+    /** Empties the log and restarts it at {@code offset} (the leader's log start is past our end). */
+    void truncateFullyAndStartAt(long offset, String reason) {
+        p.lock().writeLock().lock();
+        try {
+            long before = log_.logEndOffset();
+            log_.truncateFullyAndStartAt(offset, Optional.empty());
+            p.barriers().forget();
+            forgetFollowerPositionsAfterTruncation();
+            log.info("{}Emptied log (end offset was {}) and restarted it at {} ({})", p.logPrefix(), before, offset,
+                    reason);
+        } finally {
+            p.lock().writeLock().unlock();
+        }
+    }
+
+    /**
+     * A leader that cut its own log (a mirror leader aligning with its source) no longer knows what its followers
+     * hold: their last fetch positions may count records it no longer has, or that differ from what it will append
+     * at the same offsets. Until each follower fetches again (and truncates on the diverging epoch it is answered),
+     * it counts for nothing in the high watermark. The epoch's start offset moves back with the log end, so a
+     * follower that converges can rejoin the ISR.
+     */
+    private void forgetFollowerPositionsAfterTruncation() {
+        if (!p.isLeader()) {
+            return;
+        }
+        p.followers().forgetPositions();
+        p.capLeaderEpochStartOffset(log_.logEndOffset());
+    }
+}
