@@ -30,10 +30,12 @@ import io.twinlog.clients.mirror.message.StartMirrorTopicsResponseData;
 import io.twinlog.clients.mirror.message.StopMirrorTopicsRequestData;
 import io.twinlog.clients.mirror.message.StopMirrorTopicsResponseData;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.acl.AclPermissionType;
+import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.common.message.ApiVersionsResponseData;
 import org.apache.kafka.common.message.MetadataRequestData;
 import org.apache.kafka.common.protocol.Errors;
@@ -107,8 +109,8 @@ public final class MirrorAdmin implements AutoCloseable {
      * ignored).
      *
      * @throws IllegalArgumentException when bootstrap.servers is missing, empty or malformed
-     * @throws org.apache.kafka.common.config.ConfigException when another config has an invalid value
-     * @throws org.apache.kafka.common.KafkaException when the TLS or SASL settings cannot be loaded
+     * @throws ConfigException when another config has an invalid value
+     * @throws KafkaException when the TLS or SASL settings cannot be loaded
      */
     public static MirrorAdmin create(Map<String, ?> configs) {
         Object bootstrap = configs.get(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG);

@@ -9,6 +9,7 @@ import org.apache.kafka.common.errors.InvalidPartitionsException;
 import org.apache.kafka.common.errors.InvalidUpdateVersionException;
 import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
+import org.apache.kafka.common.utils.Utils;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.Op;
@@ -111,7 +112,7 @@ public final class MetadataStore {
                             + "expire it", path, registration.id(), waitForStaleMs);
                     logged = true;
                 }
-                org.apache.kafka.common.utils.Utils.sleep(200); // polling ZooKeeper for a session expiry
+                Utils.sleep(200); // polling ZooKeeper for a session expiry
             }
         }
     }

@@ -1,5 +1,6 @@
 package io.twinlog.mirror.fetcher;
 
+import io.twinlog.common.tasks.FetcherThread;
 import io.twinlog.mirror.MirrorPartitionSink;
 import io.twinlog.mirror.partition.SourceProblem;
 import io.twinlog.mirror.store.MirrorProgress;
@@ -37,7 +38,7 @@ import java.util.concurrent.ConcurrentHashMap;
  *
  * <p>Threading: partitions are added and removed from the mirror manager's thread (concurrent maps); the metadata
  * and the assignment to broker fetchers are confined to the metadata thread; each broker fetcher owns its session.
- * All of them are {@link io.twinlog.common.tasks.FetcherThread}s (Kafka's {@code ShutdownableThread}). Works
+ * All of them are {@link FetcherThread}s (Kafka's {@code ShutdownableThread}). Works
  * against any Kafka-protocol source (Twinlog or Apache Kafka). Connections use the mirror's source client configs
  * (TLS, SASL) through {@link SourceChannels}.
  */

@@ -2,9 +2,13 @@ package io.twinlog.mirror.fetcher;
 
 import org.apache.kafka.clients.ClientUtils;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.common.network.ChannelBuilder;
 import org.apache.kafka.common.utils.Time;
 import org.apache.kafka.common.utils.internals.LogContext;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.util.HashMap;
 import java.util.Map;
@@ -17,11 +21,13 @@ import java.util.Optional;
  * ...), interpreted by kafka-clients itself so every mechanism a Kafka client supports works here too.
  */
 public final class SourceChannels {
+    private static final Logger log = LoggerFactory.getLogger(SourceChannels.class);
+
     private SourceChannels() {
     }
 
     /**
-     * @throws org.apache.kafka.common.config.ConfigException or {@link org.apache.kafka.common.KafkaException} when
+     * @throws ConfigException or {@link KafkaException} when
      *         the configs are invalid (unknown protocol, unreadable keystore, bad JAAS config)
      */
     public static ChannelBuilder channelBuilder(Map<String, String> sourceClientConfigs, String clientId, Time time) {
@@ -39,6 +45,9 @@ public final class SourceChannels {
             channelBuilder(sourceClientConfigs, "twinlog-mirror-validation", Time.SYSTEM).close();
             return Optional.empty();
         } catch (RuntimeException e) {
+            // broad: Kafka's channel builders throw any RuntimeException for a bad setting; its message is the
+            // error answer, its stack trace at DEBUG
+            log.debug("Invalid source client configs", e);
             return Optional.of("Invalid source client configs: " + e.getMessage());
         }
     }

@@ -9,7 +9,7 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.header.Header;
-import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.record.internal.Record;
 import org.apache.kafka.common.record.internal.RecordBatch;
 import org.apache.kafka.common.record.internal.Records;
@@ -97,10 +97,11 @@ public final class MirrorQuarantine implements AutoCloseable {
                         if (r.offset() < from || r.offset() >= end) {
                             continue;
                         }
-                        sent.add(producer().send(new ProducerRecord<>(TOPIC, null, r.timestamp(),
+                        ProducerRecord<byte[], byte[]> copy = new ProducerRecord<>(TOPIC, null, r.timestamp(),
                                 r.hasKey() ? Utils.toArray(r.key()) : null,
-                                r.hasValue() ? Utils.toArray(r.value()) : null,
-                                headers(mirror, tp, r, batch, reason, now))));
+                                r.hasValue() ? Utils.toArray(r.value()) : null);
+                        addHeaders(copy.headers(), mirror, tp, r, batch, reason, now);
+                        sent.add(producer().send(copy));
                         copied++;
                     }
                 }
@@ -136,9 +137,9 @@ public final class MirrorQuarantine implements AutoCloseable {
         return new Copied(copied, from, end);
     }
 
-    private static RecordHeaders headers(String mirror, TopicPartition tp, Record r, RecordBatch batch,
-                                         String reason, long now) {
-        RecordHeaders h = new RecordHeaders();
+    /** The record's own headers, then where it came from and why it was quarantined. */
+    private static void addHeaders(Headers h, String mirror, TopicPartition tp, Record r, RecordBatch batch,
+                                   String reason, long now) {
         for (Header header : r.headers()) {
             h.add(header);
         }
@@ -150,10 +151,9 @@ public final class MirrorQuarantine implements AutoCloseable {
         add(h, "mirror", mirror);
         add(h, "reason", reason);
         add(h, "time", Instant.ofEpochMilli(now).toString());
-        return h;
     }
 
-    private static void add(RecordHeaders h, String key, String value) {
+    private static void add(Headers h, String key, String value) {
         h.add(HEADER_PREFIX + key, value.getBytes(StandardCharsets.UTF_8));
     }
 

@@ -71,6 +71,7 @@ final class PeerComparison implements AutoCloseable {
                             : "identical over offsets " + lo + "-" + (hi - 1));
             return first;
         } catch (IOException | RuntimeException e) {
+            // broad: any failure of the comparison closes the peer and reaches the caller as an IOException
             peers.remove(def.name());
             peer.close();
             throw e instanceof UncheckedIOException u ? u.getCause()

@@ -2,6 +2,7 @@ package io.twinlog.clients.mirror.internals;
 
 import io.twinlog.clients.mirror.ClusterMirrorResource;
 import io.twinlog.clients.mirror.MirrorAcl;
+import io.twinlog.clients.mirror.MirrorAdmin;
 import io.twinlog.clients.mirror.MirrorException;
 import org.apache.kafka.common.acl.AccessControlEntryFilter;
 import org.apache.kafka.common.acl.AclBindingFilter;
@@ -29,7 +30,7 @@ import java.util.Optional;
 
 /**
  * The ClusterMirror ACLs as Kafka's ACL API messages (resource type {@value ClusterMirrorResource#CODE}): the
- * requests {@link io.twinlog.clients.mirror.MirrorAdmin}'s ACL calls send, and what their answers say.
+ * requests {@link MirrorAdmin}'s ACL calls send, and what their answers say.
  */
 public final class MirrorAclMessages {
     /** The ACL APIs' version Twinlog brokers serve (Kafka 4.4's latest; flexible, with the pattern type). */

@@ -4,6 +4,7 @@ import io.twinlog.clients.mirror.MirrorAdmin.GroupSyncDescription;
 import io.twinlog.clients.mirror.MirrorAdmin.MirrorDescription;
 import io.twinlog.clients.mirror.MirrorAdmin.PartitionDescription;
 import io.twinlog.clients.mirror.MirrorAdmin.TopicDescription;
+import io.twinlog.clients.mirror.MirrorAdmin;
 import io.twinlog.clients.mirror.MirrorException;
 import io.twinlog.clients.mirror.message.DescribeClusterMirrorsResponseData;
 import io.twinlog.clients.mirror.message.DescribeClusterMirrorsResponseData.DescribedMirror;
@@ -18,7 +19,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
-/** A DescribeClusterMirrors answer read into {@link io.twinlog.clients.mirror.MirrorAdmin}'s descriptions. */
+/** A DescribeClusterMirrors answer read into {@link MirrorAdmin}'s descriptions. */
 public final class MirrorDescriptions {
     private MirrorDescriptions() {
     }

@@ -2,6 +2,7 @@ package io.twinlog.clients.mirror.internals;
 
 import io.twinlog.clients.mirror.MirrorAdmin.DisconnectedException;
 import io.twinlog.clients.mirror.MirrorAdmin.UnreachableException;
+import io.twinlog.clients.mirror.MirrorAdmin;
 import io.twinlog.clients.mirror.MirrorApi;
 import io.twinlog.clients.mirror.MirrorMessageReader;
 import org.apache.kafka.clients.ClientDnsLookup;
@@ -47,7 +48,7 @@ import java.util.function.IntFunction;
  * next one; each is tried at most once per call, and the whole call ends by default.api.timeout.ms. A failed TLS
  * handshake or SASL authentication ends the call at once: the other brokers would refuse the same credentials.
  *
- * <p>Threading: not thread-safe; {@link io.twinlog.clients.mirror.MirrorAdmin} serializes calls.
+ * <p>Threading: not thread-safe; {@link MirrorAdmin} serializes calls.
  */
 public final class MirrorNetworkClient implements AutoCloseable {
     private static final String DEFAULT_CLIENT_ID = "twinlog-mirror-admin";
