@@ -33,7 +33,10 @@ public abstract class FetcherThread extends ShutdownableThread {
 
     private final long backoffMs;
     private final Object wakeup = new Object();
-    /** Set when {@link #wake} is called and cleared by {@link #waitForWork}, so a wake between rounds is not lost. */
+    /**
+     * Set when {@link #wake} is called; cleared when a round starts and by {@link #waitForWork}, so a wake during a
+     * round is not lost and one from before it does not end a wait after it.
+     */
     private boolean woken;
     private BackgroundTask liveness;
 
@@ -77,6 +80,12 @@ public abstract class FetcherThread extends ShutdownableThread {
 
     @Override
     public final void doWork() {
+        // a wake from before this round is answered by it (a round reads its work when it starts); only one that
+        // comes while it runs may end the wait after it. Kept, a stale wake cut the first backoff after a failure
+        // short (a mirror fetcher reported its source broker unreachable before the metadata could move on)
+        synchronized (wakeup) {
+            woken = false;
+        }
         try {
             doRound();
             liveness.iterationCompleted();

@@ -22,8 +22,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The fetch loops' base: a round that throws (an Error too) is reported and backed off without ending the thread,
- * a wait between rounds ends on new work or shutdown (a wake before the wait is not lost), and shutdown is Kafka's
- * initiate-then-await, with a bounded wait for a thread stuck in its round.
+ * a wait ends on new work or shutdown (a wake during a round is not lost, one from before a round does not cut
+ * the backoff after it), and shutdown is Kafka's initiate-then-await, with a bounded wait for a thread stuck in its
+ * round.
  */
 @Timeout(30)
 class FetcherThreadTest {
@@ -115,13 +116,38 @@ class FetcherThreadTest {
     }
 
     @Test
-    void aWakeBeforeTheWaitIsNotLost() throws Exception {
+    void aWakeDuringARoundBeforeItsWaitIsNotLost() throws Exception {
         loop = new TestLoop(0);
-        CountDownLatch release = startInABlockedRound();
-        loop.wake(); // while the round runs: the next wait must return at once
+        CountDownLatch inRound = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        loop.rounds.add(() -> { // a round that read its work, then waits for more, as the fetchers' rounds do
+            inRound.countDown();
+            awaitQuietly(release);
+            loop.waitForWork(LONG_MS);
+            loop.events.add("woken in the round");
+        });
+        loop.start();
+        assertTrue(inRound.await(10, TimeUnit.SECONDS));
+        loop.wake(); // after the round read its work: its wait must return at once
         release.countDown();
         assertEquals("opened", loop.events.poll(10, TimeUnit.SECONDS));
-        assertEquals("woken", loop.events.poll(10, TimeUnit.SECONDS));
+        assertEquals("woken in the round", loop.events.poll(10, TimeUnit.SECONDS));
+    }
+
+    @Test
+    void aWakeFromBeforeARoundDoesNotCutTheBackoffAfterIt() throws Exception {
+        loop = new TestLoop(LONG_MS);
+        CountDownLatch secondRound = new CountDownLatch(1);
+        loop.rounds.add(() -> {
+            throw new IllegalStateException("unreachable");
+        });
+        loop.rounds.add(secondRound::countDown);
+        loop.wake(); // work handed over before the first round, which takes it: not a reason to skip its backoff
+        loop.start();
+        waitFor(() -> loop.liveness.consecutiveFailures() == 1, "the failure reported");
+        assertFalse(secondRound.await(300, TimeUnit.MILLISECONDS), "the backoff was cut short by a stale wake");
+        loop.wake();
+        assertTrue(secondRound.await(10, TimeUnit.SECONDS));
     }
 
     @Test
