@@ -5,18 +5,13 @@ import io.twinlog.clients.mirror.MirrorAdmin.UnreachableException;
 import io.twinlog.clients.mirror.MirrorAdmin;
 import io.twinlog.clients.mirror.MirrorApi;
 import io.twinlog.clients.mirror.MirrorMessageReader;
+import io.twinlog.clients.network.BrokerTransport;
+import io.twinlog.clients.network.TransportException;
 import org.apache.kafka.clients.ClientDnsLookup;
 import org.apache.kafka.clients.ClientUtils;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.common.config.ConfigException;
-import org.apache.kafka.common.errors.AuthenticationException;
-import org.apache.kafka.common.metrics.Metrics;
-import org.apache.kafka.common.network.ByteBufferSend;
 import org.apache.kafka.common.network.ChannelBuilder;
-import org.apache.kafka.common.network.ChannelState;
-import org.apache.kafka.common.network.NetworkReceive;
-import org.apache.kafka.common.network.NetworkSend;
-import org.apache.kafka.common.network.Selector;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.ApiMessage;
 import org.apache.kafka.common.requests.AbstractRequest;
@@ -36,8 +31,8 @@ import java.util.List;
 import java.util.function.IntFunction;
 
 /**
- * One request at a time to any broker of a cluster, on Kafka's client networking: a {@link Selector} whose
- * channels come from {@link ClientUtils#createChannelBuilder}, so PLAINTEXT, SSL, SASL_PLAINTEXT and SASL_SSL are
+ * One request at a time to any broker of a cluster, on Twinlog's {@link BrokerTransport} (Kafka's {@code Selector})
+ * whose channels come from {@link ClientUtils#createChannelBuilder}, so PLAINTEXT, SSL, SASL_PLAINTEXT and SASL_SSL are
  * configured exactly as for Kafka's own clients (security.protocol, ssl.*, sasl.*), and bootstrap addresses parsed
  * and resolved by {@link ClientUtils#parseAndValidateAddresses} (client.dns.lookup).
  *
@@ -60,12 +55,7 @@ public final class MirrorNetworkClient implements AutoCloseable {
     private final String clientId;
     private final int requestTimeoutMs;
     private final int apiTimeoutMs;
-    private final long connectionSetupTimeoutMs;
-    private final int sendBufferBytes;
-    private final int receiveBufferBytes;
-    private final Metrics metrics = new Metrics();
-    private final Selector selector;
-    private int correlationId;
+    private final BrokerTransport transport;
     private int nextRound;
     private int nextConnectionId;
     /** The open (or opening) connection's Selector id and broker address, or null. */
@@ -83,9 +73,6 @@ public final class MirrorNetworkClient implements AutoCloseable {
         this.clientId = configuredId == null || configuredId.isEmpty() ? DEFAULT_CLIENT_ID : configuredId;
         this.requestTimeoutMs = config.getInt(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG);
         this.apiTimeoutMs = config.getInt(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG);
-        this.connectionSetupTimeoutMs = config.getLong(AdminClientConfig.SOCKET_CONNECTION_SETUP_TIMEOUT_MS_CONFIG);
-        this.sendBufferBytes = config.getInt(AdminClientConfig.SEND_BUFFER_CONFIG);
-        this.receiveBufferBytes = config.getInt(AdminClientConfig.RECEIVE_BUFFER_CONFIG);
         if (bootstrapServers.isEmpty()) {
             throw new IllegalArgumentException("No bootstrap servers given");
         }
@@ -94,8 +81,12 @@ public final class MirrorNetworkClient implements AutoCloseable {
         bootstrapServers.forEach(MirrorNetworkClient::checkFormat);
         LogContext logContext = new LogContext("[MirrorAdmin clientId=" + clientId + "] ");
         ChannelBuilder channelBuilder = ClientUtils.createChannelBuilder(config, time, logContext);
-        this.selector = new Selector(config.getLong(AdminClientConfig.CONNECTIONS_MAX_IDLE_MS_CONFIG), metrics, time,
-                "twinlog-mirror-admin", channelBuilder, logContext);
+        // each attempt is a new connection name, so no reconnect backoff applies: a call tries each broker once
+        long setupTimeoutMs = config.getLong(AdminClientConfig.SOCKET_CONNECTION_SETUP_TIMEOUT_MS_CONFIG);
+        this.transport = new BrokerTransport("twinlog-mirror-admin", channelBuilder, new BrokerTransport.Settings(
+                config.getLong(AdminClientConfig.CONNECTIONS_MAX_IDLE_MS_CONFIG), setupTimeoutMs, setupTimeoutMs, 0, 0,
+                config.getInt(AdminClientConfig.SEND_BUFFER_CONFIG),
+                config.getInt(AdminClientConfig.RECEIVE_BUFFER_CONFIG), 0), time, logContext);
     }
 
     /**
@@ -201,95 +192,67 @@ public final class MirrorNetworkClient implements AutoCloseable {
     private void connect(InetSocketAddress address, long deadlineMs) throws IOException {
         closeConnection();
         String id = "mirror-admin-" + nextConnectionId++;
+        long setupTimeoutMs = Math.max(0, deadlineMs - time.milliseconds());
         try {
-            selector.connect(id, address, sendBufferBytes, receiveBufferBytes);
-        } catch (IOException e) {
-            throw new ConnectFailedException(address + ": " + e.getMessage(), e);
+            transport.connect(id, address, setupTimeoutMs);
+        } catch (TransportException e) {
+            transport.disconnect(id);
+            switch (e.kind()) {
+                case AUTHENTICATION_FAILED -> throw new IOException("Authentication to " + address + " failed: "
+                        + e.getMessage(), e.getCause());
+                case SETUP_TIMED_OUT -> {
+                    String message = address + ": " + e.getMessage();
+                    throw new ConnectFailedException(message, new SocketTimeoutException(message));
+                }
+                default -> {
+                    String message = address + ": " + e.getMessage();
+                    throw new ConnectFailedException(message, new DisconnectedException(message));
+                }
+            }
         }
         connectionId = id;
         connectedTo = address;
-        long setupTimeoutMs = Math.min(connectionSetupTimeoutMs, deadlineMs - time.milliseconds());
-        long setupDeadlineMs = time.milliseconds() + setupTimeoutMs;
-        // a PLAINTEXT channel counts as ready before its TCP connection completes: wait for both, as NetworkClient does
-        boolean established = false;
-        while (!established || !selector.isChannelReady(id)) {
-            long remainingMs = setupDeadlineMs - time.milliseconds();
-            if (remainingMs <= 0) {
-                closeConnection();
-                String message = address + ": connection not set up within " + setupTimeoutMs + " ms";
-                throw new ConnectFailedException(message, new SocketTimeoutException(message));
-            }
-            selector.poll(remainingMs);
-            established |= selector.connected().contains(id);
-            ChannelState closed = selector.disconnected().get(id);
-            if (closed != null) {
-                forgetConnection();
-                throwIfAuthenticationFailed(address, closed);
-                String message = address + ": connection refused or closed";
-                throw new ConnectFailedException(message, new DisconnectedException(message));
-            }
-        }
     }
 
     private <T> T exchange(String apiName, IntFunction<ByteBuffer> frame, ResponseReader<T> read, long deadlineMs)
             throws IOException, RequestFailedException {
         String id = connectionId;
         InetSocketAddress address = connectedTo;
-        int correlation = ++correlationId;
-        selector.send(new NetworkSend(id, ByteBufferSend.sizePrefixed(frame.apply(correlation))));
+        int correlation = transport.nextCorrelationId();
         long timeoutMs = Math.max(0, Math.min(requestTimeoutMs, deadlineMs - time.milliseconds()));
-        long requestDeadlineMs = time.milliseconds() + timeoutMs;
-        while (true) {
-            long remainingMs = requestDeadlineMs - time.milliseconds();
-            if (remainingMs <= 0) {
-                closeConnection();
-                throw new RequestFailedException(new SocketTimeoutException(address + " did not answer "
-                        + apiName + " within " + timeoutMs + " ms"));
-            }
-            selector.poll(remainingMs);
-            for (NetworkReceive receive : selector.completedReceives()) {
-                if (receive.source().equals(id)) {
-                    try {
-                        return read.read(correlation, receive.payload());
-                    } catch (MirrorFrames.MalformedResponseException e) {
-                        closeConnection(); // the stream is out of step with us; nothing more can be read from it
-                        throw e;
-                    }
-                }
-            }
-            ChannelState closed = selector.disconnected().get(id);
-            if (closed != null) {
-                forgetConnection();
-                throwIfAuthenticationFailed(address, closed);
-                throw new RequestFailedException(new DisconnectedException(address + " closed the connection"));
+        ByteBuffer answer;
+        try {
+            answer = transport.exchange(id, frame.apply(correlation), timeoutMs);
+        } catch (TransportException e) {
+            closeConnection();
+            switch (e.kind()) {
+                case AUTHENTICATION_FAILED -> throw new IOException("Authentication to " + address + " failed: "
+                        + e.getMessage(), e.getCause());
+                case TIMED_OUT -> throw new RequestFailedException(new SocketTimeoutException(address
+                        + " did not answer " + apiName + " within " + timeoutMs + " ms"));
+                default -> throw new RequestFailedException(new DisconnectedException(address
+                        + " closed the connection"));
             }
         }
-    }
-
-    private static void throwIfAuthenticationFailed(InetSocketAddress address, ChannelState closed)
-            throws IOException {
-        AuthenticationException failure = closed.exception();
-        if (failure != null) {
-            throw new IOException("Authentication to " + address + " failed: " + failure.getMessage(), failure);
+        try {
+            return read.read(correlation, answer);
+        } catch (MirrorFrames.MalformedResponseException e) {
+            closeConnection(); // the stream is out of step with us; nothing more can be read from it
+            throw e;
         }
     }
 
     private void closeConnection() {
         if (connectionId != null) {
-            selector.close(connectionId);
+            transport.disconnect(connectionId);
         }
-        forgetConnection();
-    }
-
-    private void forgetConnection() {
         connectionId = null;
         connectedTo = null;
     }
 
     @Override
     public void close() {
-        selector.close();
-        metrics.close();
+        transport.close();
     }
 
     /** What went wrong on the brokers tried in one call, for the one error the caller gets. */
