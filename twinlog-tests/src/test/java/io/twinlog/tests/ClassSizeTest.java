@@ -4,11 +4,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 import java.io.IOException;
-import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.SimpleFileVisitor;
-import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -45,8 +42,9 @@ class ClassSizeTest {
 
     @Test
     void noSourceClassIsLongerThanTheLimit() throws IOException {
-        Path root = TestSources.repositoryRoot();
-        List<Path> sources = TestSources.under(root, "src/main/java/");
+        Path root = SourceFiles.repositoryRoot();
+        List<Path> sources = SourceFiles.under(root,
+                path -> path.contains("src/main/java/") && path.endsWith(".java"));
         assertTrue(sources.size() > 300, "found only " + sources.size() + " main sources under " + root);
         Map<String, Integer> over = new TreeMap<>();
         Map<String, Integer> pendingNowUnder = new TreeMap<>();
@@ -66,7 +64,7 @@ class ClassSizeTest {
 
     @Test
     void everyExceptionNamesAnExistingSource() {
-        Path root = TestSources.repositoryRoot();
+        Path root = SourceFiles.repositoryRoot();
         List<String> missing = new ArrayList<>();
         for (String path : PORTED_FROM_KAFKA.keySet()) {
             if (!Files.isRegularFile(root.resolve(path))) {
@@ -79,46 +77,5 @@ class ClassSizeTest {
             }
         }
         assertEquals(List.of(), missing, "exceptions naming no source (moved or deleted: update the lists)");
-    }
-
-    /** Finding the reactor's sources from a test's working directory. */
-    static final class TestSources {
-        private TestSources() {
-        }
-
-        /** The reactor's root: the nearest directory up from here that holds the test kit's module. */
-        static Path repositoryRoot() {
-            Path dir = Path.of("").toAbsolutePath();
-            while (dir != null && !Files.isDirectory(dir.resolve("twinlog-testkit"))) {
-                dir = dir.getParent();
-            }
-            if (dir == null) {
-                throw new AssertionError("no twinlog-testkit directory above " + Path.of("").toAbsolutePath());
-            }
-            return dir;
-        }
-
-        /** Every {@code .java} file whose path contains {@code part}; build output and hidden dirs left out. */
-        static List<Path> under(Path root, String part) throws IOException {
-            List<Path> out = new ArrayList<>();
-            Files.walkFileTree(root, new SimpleFileVisitor<>() {
-                @Override
-                public FileVisitResult preVisitDirectory(Path dir, BasicFileAttributes attributes) {
-                    String name = dir.getFileName() == null ? "" : dir.getFileName().toString();
-                    return name.equals("target") || name.equals("node_modules") || name.startsWith(".")
-                            ? FileVisitResult.SKIP_SUBTREE : FileVisitResult.CONTINUE;
-                }
-
-                @Override
-                public FileVisitResult visitFile(Path file, BasicFileAttributes attributes) {
-                    if (file.toString().endsWith(".java") && root.relativize(file).toString().contains(part)) {
-                        out.add(file);
-                    }
-                    return FileVisitResult.CONTINUE;
-                }
-            });
-            out.sort(null);
-            return out;
-        }
     }
 }
