@@ -6,8 +6,6 @@ import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.TopicPartitionInfo;
@@ -22,9 +20,6 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.AtomicReference;
-import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
 
 /**
@@ -32,9 +27,9 @@ import java.util.function.BooleanSupplier;
  * {@code min.insync.replicas=2}) is created on replicas [L, a, b] so that L leads; L is a broker that is not also
  * the controller (Kafka's controller is a separate node; with Twinlog, stopping the controller's broker would add a
  * controller election). One producer ({@code acks=all}, idempotent, the benchmark's client settings) sends 1 KiB
- * records at a steady {@value #RATE_PER_SECOND} records/s and an Admin client polls {@code describeTopics} every
- * {@value #POLL_INTERVAL_MS} ms. After a second of acknowledged sends, L is stopped ({@link FailureMode}), and the
- * benchmark measures from just before the stop call:
+ * records at a steady {@value #RATE_PER_SECOND} records/s ({@link SteadyProducer}) and an Admin client polls
+ * {@code describeTopics} every {@value #POLL_INTERVAL_MS} ms ({@link LeaderPoller}). After a second of acknowledged
+ * sends, L is stopped ({@link FailureMode}), and the benchmark measures from just before the stop call:
  * <ul>
  *   <li>(a) until a poll first answers with a leader other than L;</li>
  *   <li>(b) until the first acknowledgement by the new leader: of a record whose batch carries a newer leader
@@ -111,15 +106,15 @@ final class FailoverBenchmark {
                         poller.lastError(), producer.describe());
             }
             poller.stopPolling();
-            String finalState = describeQuietly(poller.admin, topic);
+            String finalState = describeQuietly(poller.admin(), topic);
             producer.stopSending();
-            long endOffset = endOffsetQuietly(poller.admin, topic);
+            long endOffset = endOffsetQuietly(poller.admin(), topic);
             if (endOffset < 0) {
-                warnings.add(Report.displayName(cluster.name()) + " round " + round + ", " + mode.label()
+                warnings.add(ReportFormat.displayName(cluster.name()) + " round " + round + ", " + mode.label()
                         + ": could not read the end offset of " + topic + " to check for lost records");
             } else if (endOffset < producer.acked()) {
-                String w = Report.displayName(cluster.name()) + " round " + round + ", " + mode.label() + ": " + topic
-                        + " ends at offset " + endOffset + " but " + producer.acked()
+                String w = ReportFormat.displayName(cluster.name()) + " round " + round + ", " + mode.label() + ": "
+                        + topic + " ends at offset " + endOffset + " but " + producer.acked()
                         + " records were acknowledged: acknowledged records were lost";
                 log.warn("[{}] {}", cluster.name(), w);
                 warnings.add(w);
@@ -245,257 +240,5 @@ final class FailoverBenchmark {
             Thread.sleep(5);
         }
         return true;
-    }
-
-    /** Sends one record every 1/{@value #RATE_PER_SECOND} s from its own thread, and keeps score. */
-    private final class SteadyProducer implements AutoCloseable {
-        private final KafkaProducer<byte[], byte[]> producer;
-        private final String topic;
-        private final Thread thread;
-        private volatile boolean running = true;
-        private volatile long stopNanos = Long.MAX_VALUE;
-        private final AtomicLong sent = new AtomicLong();
-        private final AtomicLong acked = new AtomicLong();
-        private final AtomicLong failed = new AtomicLong();
-        private final AtomicReference<Exception> firstError = new AtomicReference<>();
-        private static final int MAX_ACKS_KEPT = 200_000;
-        private final Object ackLock = new Object();
-        private long lastAckNanos;
-        private long lastAckedSendNanos;
-        private long maxGapAfterStopNanos;
-        private long maxGapStartNanos;
-        private long lastOffsetAckedBeforeStop = -1;
-        private final List<long[]> acksAfterStop = new ArrayList<>();
-
-        SteadyProducer(String bootstrapServers, String topic, Payloads payloads) {
-            this.producer = new KafkaProducer<>(ClientSettings.producer(bootstrapServers, Acks.ALL));
-            this.topic = topic;
-            this.thread = new Thread(() -> sendLoop(payloads), "failover-producer");
-            this.thread.setDaemon(true);
-        }
-
-        void start() {
-            producer.partitionsFor(topic);
-            thread.start();
-        }
-
-        private void sendLoop(Payloads payloads) {
-            long intervalNanos = 1_000_000_000L / RATE_PER_SECOND;
-            long start = System.nanoTime();
-            long i = 0;
-            while (running) {
-                long wait = start + i * intervalNanos - System.nanoTime();
-                if (wait > 0) {
-                    LockSupport.parkNanos(wait);
-                    continue;
-                }
-                long sendNanos = System.nanoTime();
-                try {
-                    producer.send(new ProducerRecord<>(topic, payloads.get(i)), (metadata, exception) -> {
-                        if (exception != null) {
-                            failed.incrementAndGet();
-                            firstError.compareAndSet(null, exception);
-                        } else {
-                            acknowledged(sendNanos, metadata.offset(), System.nanoTime());
-                        }
-                    });
-                    sent.incrementAndGet();
-                } catch (RuntimeException e) {
-                    // broad: a send the producer refuses is counted; the first one is reported at the end
-                    failed.incrementAndGet();
-                    firstError.compareAndSet(null, e);
-                }
-                // Skip the slots missed while send() blocked rather than bursting to catch up.
-                i = Math.max(i + 1, (System.nanoTime() - start) / intervalNanos);
-            }
-        }
-
-        private void acknowledged(long sendNanos, long offset, long nowNanos) {
-            acked.incrementAndGet();
-            synchronized (ackLock) {
-                if (nowNanos >= stopNanos) {
-                    if (lastAckNanos != 0) {
-                        if (nowNanos - lastAckNanos > maxGapAfterStopNanos) {
-                            maxGapAfterStopNanos = nowNanos - lastAckNanos;
-                            maxGapStartNanos = lastAckNanos;
-                        }
-                    }
-                    if (acksAfterStop.size() < MAX_ACKS_KEPT) {
-                        acksAfterStop.add(new long[] {nowNanos, offset});
-                    }
-                } else {
-                    lastOffsetAckedBeforeStop = Math.max(lastOffsetAckedBeforeStop, offset);
-                }
-                lastAckNanos = nowNanos;
-                lastAckedSendNanos = Math.max(lastAckedSendNanos, sendNanos);
-            }
-        }
-
-        void markStop(long nanos) {
-            stopNanos = nanos;
-        }
-
-
-        long acked() {
-            return acked.get();
-        }
-
-        long sent() {
-            return sent.get();
-        }
-
-        long failed() {
-            return failed.get();
-        }
-
-        Exception firstError() {
-            return firstError.get();
-        }
-
-        /** When the most recently sent record that has been acknowledged was sent. */
-        long lastAckedSendNanos() {
-            synchronized (ackLock) {
-                return lastAckedSendNanos;
-            }
-        }
-
-        long maxGapAfterStopNanos() {
-            synchronized (ackLock) {
-                return maxGapAfterStopNanos;
-            }
-        }
-
-        long maxGapStartNanos() {
-            synchronized (ackLock) {
-                return maxGapStartNanos;
-            }
-        }
-
-        long lastOffsetAckedBeforeStop() {
-            synchronized (ackLock) {
-                return lastOffsetAckedBeforeStop;
-            }
-        }
-
-        /** (arrival nanos, offset) of every acknowledgement after the stop began, in arrival order. */
-        long[][] acksAfterStop() {
-            synchronized (ackLock) {
-                return acksAfterStop.toArray(long[][]::new);
-            }
-        }
-
-        String describe() {
-            return sent.get() + " sent, " + acked.get() + " acked, " + failed.get() + " failed"
-                    + (firstError.get() == null ? "" : ", first error " + firstError.get());
-        }
-
-        /** Stops sending and waits (up to 15 s) for what is in flight; unsent records then fail. */
-        void stopSending() throws InterruptedException {
-            running = false;
-            thread.join(5_000);
-            producer.close(Duration.ofSeconds(15));
-        }
-
-        @Override
-        public void close() throws InterruptedException {
-            if (running) {
-                stopSending();
-            }
-        }
-    }
-
-    /** Polls the partition's leader with Admin.describeTopics every {@value #POLL_INTERVAL_MS} ms. */
-    private static final class LeaderPoller implements AutoCloseable {
-        private final Admin admin;
-        private final String topic;
-        private final Thread thread;
-        private volatile boolean running = true;
-        private volatile long stopNanos = Long.MAX_VALUE;
-        private volatile int oldLeader = -2;
-        private volatile int lastLeader = -2;
-        private volatile int newLeader = -1;
-        private final AtomicLong newLeaderNanos = new AtomicLong();
-        private final AtomicLong polls = new AtomicLong();
-        private final AtomicLong errors = new AtomicLong();
-        private volatile Exception lastError;
-
-        LeaderPoller(String bootstrapServers, String topic) {
-            this.admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers,
-                    AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 1000,
-                    AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 2000));
-            this.topic = topic;
-            this.thread = new Thread(this::pollLoop, "failover-leader-poller");
-            this.thread.setDaemon(true);
-        }
-
-        void start() {
-            thread.start();
-        }
-
-        private void pollLoop() {
-            while (running) {
-                long began = System.nanoTime();
-                try {
-                    TopicDescription d = admin.describeTopics(List.of(topic)).allTopicNames()
-                            .get(2, TimeUnit.SECONDS).get(topic);
-                    Node leader = d.partitions().get(0).leader();
-                    int id = leader == null || leader.isEmpty() ? -1 : leader.id();
-                    long now = System.nanoTime();
-                    lastLeader = id;
-                    polls.incrementAndGet();
-                    if (now >= stopNanos && id >= 0 && id != oldLeader && newLeaderNanos.compareAndSet(0, now)) {
-                        newLeader = id;
-                    }
-                } catch (Exception e) {
-                    // broad: the cluster is failing over; each failed poll is counted and the last one reported
-                    errors.incrementAndGet();
-                    lastError = e;
-                }
-                long wait = began + POLL_INTERVAL_MS * 1_000_000L - System.nanoTime();
-                if (wait > 0) {
-                    LockSupport.parkNanos(wait);
-                }
-            }
-        }
-
-        void markStop(long nanos, int leader) {
-            oldLeader = leader;
-            stopNanos = nanos;
-        }
-
-        long polls() {
-            return polls.get();
-        }
-
-        long errors() {
-            return errors.get();
-        }
-
-        Exception lastError() {
-            return lastError;
-        }
-
-        int lastLeader() {
-            return lastLeader;
-        }
-
-        int newLeader() {
-            return newLeader;
-        }
-
-        long newLeaderNanos() {
-            return newLeaderNanos.get();
-        }
-
-        void stopPolling() throws InterruptedException {
-            running = false;
-            thread.join(5_000);
-        }
-
-        @Override
-        public void close() throws InterruptedException {
-            stopPolling();
-            admin.close(Duration.ofSeconds(5));
-        }
     }
 }

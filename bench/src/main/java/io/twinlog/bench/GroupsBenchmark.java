@@ -163,7 +163,7 @@ final class GroupsBenchmark {
                 return;
             }
             if (complete || System.currentTimeMillis() > deadline) {
-                String warning = "**Warning** (" + Report.displayName(cluster.name()) + " round " + round + "): "
+                String warning = "**Warning** (" + ReportFormat.displayName(cluster.name()) + " round " + round + "): "
                         + "after the last commitSync (offset " + expected + " for all " + PARTITIONS
                         + " partitions) had returned, OffsetFetch (KafkaConsumer.committed) of group " + groupId
                         + " answered " + describe(first) + "; "
@@ -202,7 +202,7 @@ final class GroupsBenchmark {
         }
         double[] sorted = timesMs.stream().mapToDouble(Double::doubleValue).sorted().toArray();
         add(stableName(protocol), median(sorted), "ms", false);
-        notes.add(Report.displayName(cluster.name()) + " round " + round + ", " + stableName(protocol)
+        notes.add(ReportFormat.displayName(cluster.name()) + " round " + round + ", " + stableName(protocol)
                 + " (ms, each repetition in order): "
                 + String.join(", ", timesMs.stream().map(v -> format("%.0f", v)).toList()));
     }

@@ -80,7 +80,7 @@ final class ReplicatedBenchmark {
         TopicDescription d = admin.describeTopics(List.of(topic)).allTopicNames().get(30, TimeUnit.SECONDS).get(topic);
         for (TopicPartitionInfo p : d.partitions()) {
             if (p.isr().size() < REPLICATION_FACTOR) {
-                String w = Report.displayName(cluster.name()) + " round " + round + ": after the workload, "
+                String w = ReportFormat.displayName(cluster.name()) + " round " + round + ": after the workload, "
                         + topic + "-" + p.partition() + " had ISR " + p.isr().stream().map(Node::idString).toList()
                         + " of replicas " + p.replicas().stream().map(Node::idString).toList();
                 log.warn("[{}] {}", cluster.name(), w);
