@@ -13,7 +13,7 @@ final class PassStops {
     /** A deferred write of this pass was refused: the partition's pass stops, the next one re-reads the record. */
     static final class ConcurrentRecordChange extends Exception {
         ConcurrentRecordChange(TopicPartition tp) {
-            super("the state record of " + tp + " changed concurrently");
+            super("the state record of " + tp + " changed concurrently", null, false, false);
         }
     }
 
