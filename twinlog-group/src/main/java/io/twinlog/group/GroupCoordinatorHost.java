@@ -76,7 +76,7 @@ public final class GroupCoordinatorHost implements AutoCloseable {
         this.metrics = brokerMetrics.kafkaMetrics();
         Map<String, Object> props = new HashMap<>(brokerProperties);
         TWINLOG_DEFAULTS.forEach(props::putIfAbsent);
-        this.config = GroupCoordinatorConfig.fromProps(props);
+        this.config = GroupCoordinatorInternalConfigs.coordinatorConfig(props);
         this.groupConfigs = new GroupConfigManager(config, ShareGroupConfig.fromProps(props));
         CoordinatorPartitionWriter writer = new CoordinatorPartitionWriter(replicaManager, verification);
         replicaManager.addHighWatermarkListener(writer);

@@ -1,6 +1,7 @@
 package io.twinlog.server;
 
 import io.twinlog.common.BrokerConfig;
+import io.twinlog.group.GroupCoordinatorInternalConfigs;
 import org.apache.kafka.common.config.AbstractConfig;
 import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.ConfigException;
@@ -41,8 +42,10 @@ public final class BrokerConfigCheck {
 
     private static ConfigDef hostedDefinitions() {
         ConfigDef all = new ConfigDef(GroupCoordinatorConfig.CONFIG_DEF);
-        for (ConfigDef share : List.of(ShareGroupConfig.CONFIG_DEF, ShareCoordinatorConfig.CONFIG_DEF)) {
-            share.configKeys().values().forEach(all::define);
+        // and Twinlog's internal keys of the hosted group coordinator (decision 121), typed and checked the same way
+        for (ConfigDef more : List.of(ShareGroupConfig.CONFIG_DEF, ShareCoordinatorConfig.CONFIG_DEF,
+                GroupCoordinatorInternalConfigs.CONFIG_DEF)) {
+            more.configKeys().values().forEach(all::define);
         }
         return all;
     }

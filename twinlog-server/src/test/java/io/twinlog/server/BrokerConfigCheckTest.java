@@ -43,6 +43,20 @@ class BrokerConfigCheckTest {
     }
 
     @Test
+    void internalOffsetsRetentionIsTypedCheckedAndNotWarnedAbout() {
+        BrokerConfig valid = new BrokerConfig(Map.of("internal.offsets.retention.ms", "5000"));
+        BrokerConfigCheck.validateHostedKeys(valid);
+        assertEquals(Optional.empty(), BrokerConfigCheck.undefinedKeysWarning(valid));
+        ConfigException zero = assertThrows(ConfigException.class, () -> BrokerConfigCheck.validateHostedKeys(
+                new BrokerConfig(Map.of("internal.offsets.retention.ms", "0"))));
+        assertEquals("Invalid value 0 for configuration internal.offsets.retention.ms: must be at least 1",
+                zero.getMessage());
+        ConfigException text = assertThrows(ConfigException.class, () -> BrokerConfigCheck.validateHostedKeys(
+                new BrokerConfig(Map.of("internal.offsets.retention.ms", "5s"))));
+        assertTrue(text.getMessage().contains("internal.offsets.retention.ms"), text.getMessage());
+    }
+
+    @Test
     void undefinedKeysAreNamedOnceAndSorted() {
         BrokerConfig config = new BrokerConfig(Map.of("num.partitions", "2", "group.initial.rebalance.delay.ms", "0",
                 "ssl.keystore.location", "/k", "listener.name.ssl.ssl.keystore.location", "/k",
