@@ -109,6 +109,8 @@ final class DashboardView {
         mn.put("sourceClusterId", m.sourceClusterId());
         Map<String, Integer> states = new TreeMap<>();
         long lagRecords = 0;
+        long maxRpoMs = -1;
+        long oldestUpToMs = -1;
         ArrayNode topics = mn.putArray("topics");
         for (TopicDescription t : m.topics().values()) {
             ObjectNode tn = topics.addObject();
@@ -120,12 +122,19 @@ final class DashboardView {
                 parts.add(partition(m.name(), tp, p, cluster, gauges));
                 states.merge(p.state(), 1, Integer::sum);
                 lagRecords += Math.max(0, p.lag());
+                if (p.rpoMs() >= 0 && p.rpoMs() > maxRpoMs) {
+                    maxRpoMs = p.rpoMs();
+                    oldestUpToMs = p.mirroredUpToMs();
+                }
             }
             tn.set("commands", topicCommands(commands, m, t.name()));
         }
         ObjectNode summary = mn.putObject("summary");
         states.forEach(summary.putObject("partitionStates")::put);
         summary.put("lagRecords", lagRecords);
+        // the mirror's RPO: its partitions' highest (decision 122), and the oldest mirrored-up-to time it comes from
+        putKnown(summary, "maxRpoSeconds", maxRpoMs);
+        summary.put("oldestMirroredUpToMs", oldestUpToMs);
         long intervalMs = syncIntervalMs(m);
         ArrayNode groups = mn.putArray("groups");
         for (GroupSyncDescription g : m.groups().values()) {
@@ -158,6 +167,9 @@ final class DashboardView {
         boolean caughtUp = p.lag() == 0 && "MIRRORING".equals(p.state());
         putGauge(pn, "lagSeconds", caughtUp ? OptionalDouble.of(0) : gauges.value(LagGauges.LAG_SECONDS, mirror, tp));
         putGauge(pn, "lagBytes", caughtUp ? OptionalDouble.of(0) : gauges.value(LagGauges.LAG_BYTES, mirror, tp));
+        pn.put("newestMirroredTimestampMs", p.newestMirroredTimestamp());
+        pn.put("mirroredUpToMs", p.mirroredUpToMs());
+        putKnown(pn, "rpoSeconds", p.rpoMs()); // from describe: known whichever broker leads the partition
         pn.put("retryAttempt", p.retryAttempt());
         pn.put("lastError", p.lastError());
         pn.put("lastMirroredEpoch", p.lastMirroredEpoch());
@@ -166,6 +178,11 @@ final class DashboardView {
         p.outOfSyncReplicas().forEach(outOfSync::add);
         pn.put("truncationOffset", p.truncationOffset());
         return pn;
+    }
+
+    /** Milliseconds as seconds, null when unknown (negative). */
+    private static void putKnown(ObjectNode node, String field, long millis) {
+        putGauge(node, field, millis < 0 ? OptionalDouble.empty() : OptionalDouble.of(millis / 1000.0));
     }
 
     private static void putGauge(ObjectNode node, String field, OptionalDouble value) {

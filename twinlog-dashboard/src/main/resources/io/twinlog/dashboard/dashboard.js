@@ -176,6 +176,10 @@ function partitionRow(doc, m, t, p) {
     el('td', {class: 'num', text: p.destinationLogEndOffset}),
     el('td', {class: 'num lag-records', text: formatNumber(p.lagRecords)}),
     el('td', {class: 'num lag-seconds', text: secondsCell}),
+    el('td', {class: 'num rpo-seconds', title: p.mirroredUpToMs >= 0 ? 'mirrored up to ' +
+        new Date(p.mirroredUpToMs).toISOString() + (p.newestMirroredTimestampMs >= 0 ? '; newest record ' +
+        new Date(p.newestMirroredTimestampMs).toISOString() : '') : 'not known',
+        text: formatNumber(p.rpoSeconds)}),
     el('td', {class: 'num', text: p.lastMirroredOffset >= 0 ? p.lastMirroredOffset + ' (epoch ' + p.lastMirroredEpoch + ')' : '—'}),
     el('td', {}, p.lastError ? el('span', {class: 'reason', text: p.lastError +
         (p.retryAttempt > 0 ? ' (retry ' + p.retryAttempt + ')' : p.retryAttempt < 0 ? ' (not retried: act)' : '')}) : '',
@@ -189,7 +193,7 @@ function topicSection(doc, m, t) {
   if (buttons) section.append(buttons);
   const table = el('table', {class: 'partitions'});
   table.append(el('thead', {}, el('tr', {}, ...['partition', 'state', 'leader', 'source end', 'destination end',
-      'lag (records)', 'lag (s)', 'last mirrored', 'reason'].map(h => el('th', {text: h})))));
+      'lag (records)', 'lag (s)', 'RPO (s)', 'last mirrored', 'reason'].map(h => el('th', {text: h})))));
   const body = el('tbody');
   for (const p of t.partitions) body.append(partitionRow(doc, m, t, p));
   table.append(body);
@@ -223,7 +227,9 @@ function mirrorSection(doc, m) {
   const states = Object.entries(m.summary.partitionStates).map(([s, n]) => n + ' ' + s).join(', ') || 'no partitions';
   section.append(el('div', {class: 'muted', text: 'Source ' + m.sourceBootstrap + ' (cluster ' +
       (m.sourceClusterId || 'not contacted yet') + ') · ' + m.topics.length + ' topics · ' + states +
-      ' · total lag ' + m.summary.lagRecords + ' records'}));
+      ' · total lag ' + m.summary.lagRecords + ' records' + (m.summary.maxRpoSeconds === null ? '' :
+      ' · RPO ' + formatNumber(m.summary.maxRpoSeconds) + ' s (mirrored up to ' +
+      new Date(m.summary.oldestMirroredUpToMs).toISOString() + ')')}));
   section.append(commandBlock('Fail over every topic of ' + m.name, 'fo/' + m.name, [m.commands.failover]));
   for (const t of m.topics) section.append(topicSection(doc, m, t));
   section.append(el('h3', {text: 'Group offset sync (every ' + Math.round(m.groupsSyncIntervalMs / 1000) + ' s)'}));

@@ -59,6 +59,30 @@ class DashboardViewTest {
     }
 
     @Test
+    void rpoFromDescribeWhoeverLeadsWithTheMirrorsHighest() {
+        DashboardView.Cluster cluster = new DashboardView.Cluster("c", 1, 1,
+                List.of(new DashboardView.Broker(1, "h:1", null)), "h:1", Map.of(P0, 1, P1, 2, P2, 2));
+        MirrorDescription mirror = new MirrorDescription("dr", "ACTIVE", null, "src:9092", "s", Map.of(), List.of(),
+                List.of("orders"), List.of(), Map.of("orders", new TopicDescription("orders", "MIRRORING", List.of(
+                        timed(0, 9_000L, 1_500L), timed(1, 8_000L, 2_500L), timed(2, -1L, -1L)))), Map.of());
+        JsonNode doc = DashboardView.build(cluster, Map.of("dr", mirror), (name, m, tp) -> OptionalDouble.empty(),
+                new MirrorCommands("bin/twinlog-mirrors.sh", "h:1"), false, 10_500L);
+        JsonNode partitions = doc.get("mirrors").get(0).get("topics").get(0).get("partitions");
+        assertEquals(1.5, partitions.get(0).get("rpoSeconds").asDouble());
+        assertEquals(2.5, partitions.get(1).get("rpoSeconds").asDouble(), "led by another broker: from describe");
+        assertEquals(8_000L, partitions.get(1).get("mirroredUpToMs").asLong());
+        assertTrue(partitions.get(2).get("rpoSeconds").isNull(), "unknown, not 0");
+        JsonNode summary = doc.get("mirrors").get(0).get("summary");
+        assertEquals(2.5, summary.get("maxRpoSeconds").asDouble());
+        assertEquals(8_000L, summary.get("oldestMirroredUpToMs").asLong());
+    }
+
+    private static PartitionDescription timed(int p, long mirroredUpToMs, long rpoMs) {
+        return new PartitionDescription(p, "MIRRORING", 10, 10, 0, 0, null, -1, -1L, List.of(), -1L, List.of(), 0L,
+                -1L, mirroredUpToMs, mirroredUpToMs, rpoMs);
+    }
+
+    @Test
     void theClusterHasEachBrokersClientAddressAndEachPartitionsLeader() {
         BrokerRegistration ipv4 = new BrokerRegistration(1, List.of(new Endpoint("CLIENT", "10.0.0.1", 9092),
                 new Endpoint("REPLICATION", "10.0.1.1", 9093)), Optional.of("rack-a"));
@@ -84,6 +108,6 @@ class DashboardViewTest {
 
     private static PartitionDescription partition(int p, long sourceEnd, long destinationEnd) {
         return new PartitionDescription(p, "MIRRORING", sourceEnd, destinationEnd, sourceEnd - destinationEnd, 0,
-                null, -1, -1L, List.of(), -1L, List.of(), 0L, -1L);
+                null, -1, -1L, List.of(), -1L, List.of(), 0L, -1L, -1L, -1L, -1L);
     }
 }

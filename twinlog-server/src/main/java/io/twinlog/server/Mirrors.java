@@ -53,7 +53,7 @@ final class Mirrors implements AutoCloseable {
                 controller::isActive, () -> LocalClientConfigs.of(config, watcher.image(), config.brokerId()),
                 config.mirrorStateTimeoutMs(), new MirrorFetchQuota.Windows(config.replicationQuotaWindowNum(),
                         config.replicationQuotaWindowSizeSeconds()), metrics, time);
-        mirrorApiHandlers = new MirrorApiHandlers(mirrorStore, watcher, authorization, config.brokerId());
+        mirrorApiHandlers = new MirrorApiHandlers(mirrorStore, watcher, authorization, config.brokerId(), time);
         mirrorApiHandlers.register(registry);
         mirrorTopicHandlers = new MirrorTopicHandlers(mirrorStore, watcher, mirrorRuntime.topicStarter(),
                 authorization);

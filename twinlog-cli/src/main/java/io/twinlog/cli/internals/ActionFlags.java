@@ -21,9 +21,12 @@ public final class ActionFlags {
     boolean list;
 
     @Option(names = "--describe", order = 13, description = "Describe every cluster mirror, or --mirror NAME: "
-            + "state, source, patterns, configs (credentials shown as [hidden]), then one line per mirror "
-            + "partition: MIRROR TOPIC PARTITION STATE SOURCE-END DESTINATION-END LAG LAST-MIRRORED-EPOCH "
-            + "OUT-OF-SYNC TRUNCATION CONSISTENT-FROM ERROR (OUT-OF-SYNC: destination replicas outside the ISR; "
+            + "state, source, patterns, configs (credentials shown as [hidden]), the oldest mirrored-up-to time "
+            + "with the highest RPO, then one line per mirror "
+            + "partition: MIRROR TOPIC PARTITION STATE SOURCE-END DESTINATION-END LAG NEWEST-MIRRORED RPO-S "
+            + "LAST-MIRRORED-EPOCH OUT-OF-SYNC TRUNCATION CONSISTENT-FROM ERROR (NEWEST-MIRRORED: the timestamp "
+            + "(UTC) of the newest record held from the source; RPO-S: the seconds a failover now could lose, "
+            + "small for an idle partition that is caught up; OUT-OF-SYNC: destination replicas outside the ISR; "
             + "CONSISTENT-FROM: the offset from which records are consistent with the source even through "
             + "unclean elections, set by a truncation every replica applied with "
             + "mirror.support.unclean.leader.election; TRUNCATION: "

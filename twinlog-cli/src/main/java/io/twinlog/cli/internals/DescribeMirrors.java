@@ -7,6 +7,7 @@ import java.io.PrintWriter;
 import java.time.Instant;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
@@ -24,8 +25,9 @@ import java.util.stream.Collectors;
  *     sasl.jaas.config=[hidden]
  *   Topics: 1
  *     orders  DesiredState: MIRRORING  Partitions: 3
+ *   MirroredUpTo: 2026-12-01T10:15:29.870Z  (highest RPO 0.6 s: orders-2)
  *
- * MIRROR  TOPIC  PARTITION  STATE  SOURCE-END  DESTINATION-END  LAG  LAST-MIRRORED-EPOCH  OUT-OF-SYNC  ERROR
+ * MIRROR  TOPIC  PARTITION  STATE  SOURCE-END  DESTINATION-END  LAG  NEWEST-MIRRORED  RPO-S  LAST-MIRRORED-EPOCH ...
  * dr      orders 0          ...
  *
  * MIRROR  GROUP    TYPE      LAST-SYNC                 OFFSETS-SYNCED  OFFSETS-CLAMPED
@@ -35,6 +37,11 @@ import java.util.stream.Collectors;
  * The group table lists the groups whose offsets the mirror syncs (TYPE: consumer groups' committed offsets, or
  * share groups' start offsets), with the time (UTC) their destination offsets were last brought in line with the
  * source; OFFSETS-CLAMPED counts partitions where the source group is ahead of what the destination holds.
+ * NEWEST-MIRRORED is the timestamp (UTC) of the newest record each partition holds from the source; RPO-S the
+ * seconds a failover now could lose: the age of its mirrored-up-to time, which for a partition whose last fetch
+ * found it caught up is that fetch's time (an idle, fully copied partition has a small RPO, decision 122).
+ * MirroredUpTo is the mirror's oldest mirrored-up-to time over its partitions that have an RPO (not failed over),
+ * with the highest RPO and where it is, and how many partitions' RPO is not known.
  * Values the broker marks sensitive (it never sends them) print as {@value #HIDDEN}; unknown numbers as "-".
  */
 public final class DescribeMirrors implements MirrorAction {
@@ -80,18 +87,54 @@ public final class DescribeMirrors implements MirrorAction {
                 .sorted(Comparator.comparing(MirrorAdmin.TopicDescription::name))
                 .forEach(t -> out.println("    " + t.name() + "  DesiredState: " + Table.cell(t.desiredState())
                         + "  Partitions: " + t.partitions().size()));
+        out.println("  MirroredUpTo: " + mirroredUpTo(d));
+    }
+
+    /**
+     * The oldest mirrored-up-to time over the partitions that have an RPO, with the highest RPO and its partition,
+     * and how many partitions that should have one do not know it: "2026-12-01T10:15:29.870Z  (highest RPO 0.6 s:
+     * orders-2)"; "-" when none knows it.
+     */
+    static String mirroredUpTo(MirrorAdmin.MirrorDescription d) {
+        MirrorAdmin.PartitionDescription oldest = null;
+        String where = null;
+        int unknown = 0;
+        for (MirrorAdmin.TopicDescription t : new TreeMap<>(d.topics()).values()) {
+            for (MirrorAdmin.PartitionDescription p : t.partitions()) {
+                if (p.rpoMs() < 0 || p.mirroredUpToMs() < 0) {
+                    unknown += "STOPPED".equals(p.state()) ? 0 : 1;
+                } else if (oldest == null || p.rpoMs() > oldest.rpoMs()) {
+                    oldest = p;
+                    where = t.name() + "-" + p.partition();
+                }
+            }
+        }
+        String unknownNote = unknown == 0 ? "" : unknown + " partition(s) unknown";
+        if (oldest == null) {
+            return unknown == 0 ? Table.NONE : Table.NONE + "  (" + unknownNote + ")";
+        }
+        return Instant.ofEpochMilli(oldest.mirroredUpToMs()) + "  (highest RPO " + seconds(oldest.rpoMs()) + " s: "
+                + where + (unknown == 0 ? "" : "; " + unknownNote) + ")";
+    }
+
+    /** Milliseconds as seconds with one decimal. */
+    private static String seconds(long ms) {
+        return String.format(Locale.ROOT, "%.1f", ms / 1000.0);
     }
 
     private static Table partitionTable(MirrorAdmin.MirrorDescription d) {
         Table table = new Table("MIRROR", "TOPIC", "PARTITION", "STATE", "SOURCE-END", "DESTINATION-END", "LAG",
-                "LAST-MIRRORED-EPOCH", "OUT-OF-SYNC", "TRUNCATION", "CONSISTENT-FROM", "ERROR");
+                "NEWEST-MIRRORED", "RPO-S", "LAST-MIRRORED-EPOCH", "OUT-OF-SYNC", "TRUNCATION", "CONSISTENT-FROM",
+                "ERROR");
         d.topics().values().stream()
                 .sorted(Comparator.comparing(MirrorAdmin.TopicDescription::name))
                 .forEach(t -> t.partitions().stream()
                         .sorted(Comparator.comparingInt(MirrorAdmin.PartitionDescription::partition))
                         .forEach(p -> table.addRow(d.name(), t.name(), p.partition(), p.state(),
                                 known(p.sourceLogEndOffset()), known(p.destinationLogEndOffset()), known(p.lag()),
-                                known(p.lastMirroredEpoch()), replicas(p.outOfSyncReplicas()), truncation(p),
+                                p.newestMirroredTimestamp() < 0 ? null : Instant.ofEpochMilli(
+                                        p.newestMirroredTimestamp()),
+                                p.rpoMs() < 0 ? null : seconds(p.rpoMs()), known(p.lastMirroredEpoch()), replicas(p.outOfSyncReplicas()), truncation(p),
                                 known(p.consistentFromOffset()), error(p))));
         return table;
     }

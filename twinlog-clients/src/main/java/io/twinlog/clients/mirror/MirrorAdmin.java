@@ -329,14 +329,19 @@ public final class MirrorAdmin implements AutoCloseable {
      * {@code truncationPendingReplicas} the replicas a LOG_TRUNCATION still waits for; {@code truncatedOffsets} the
      * offsets truncations removed from the leader's log so far (their records are in the quarantine topic);
      * {@code consistentFromOffset} the offset from which records are consistent with the other cluster even
-     * through unclean elections (-1: none yet).
+     * through unclean elections (-1: none yet); {@code newestMirroredTimestamp} the max timestamp of the last batch
+     * it holds from the source, {@code mirroredUpToMs} the time (destination clock) up to which it holds everything
+     * the source had (the newest mirrored timestamp, or when its last fetch found it caught up, that fetch's time),
+     * and {@code rpoMs} the answering broker's time minus that: what a failover now could lose (each -1: unknown, or
+     * a broker that does not say).
      */
     public record PartitionDescription(int partition, String state, long sourceLogEndOffset,
                                        long destinationLogEndOffset, long lag, int retryAttempt, String lastError,
                                        int lastMirroredEpoch, long lastMirroredOffset,
                                        List<Integer> outOfSyncReplicas, long truncationOffset,
                                        List<Integer> truncationPendingReplicas, long truncatedOffsets,
-                                       long consistentFromOffset) {
+                                       long consistentFromOffset, long newestMirroredTimestamp,
+                                       long mirroredUpToMs, long rpoMs) {
     }
 
     /**

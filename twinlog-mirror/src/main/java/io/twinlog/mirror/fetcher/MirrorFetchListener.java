@@ -11,6 +11,16 @@ public interface MirrorFetchListener {
     void onProgress(TopicPartition partition, long sourceHighWatermark, long localLogEndOffset);
 
     /**
+     * A fetch answer for the partition was appended (or an incremental session's answer left out a partition that
+     * was caught up: nothing changed), for its mirrored-up-to time ({@code MirroredTime}); on the fetch thread.
+     *
+     * @param appendedNewestTimestamp the max timestamp of the last batch appended, or -1 if none was
+     * @param caughtUpAtMs            when the fetch was sent, if after it the log end reached the source's high
+     *                                watermark; -1 if it did not
+     */
+    void onMirrored(TopicPartition partition, long appendedNewestTimestamp, long caughtUpAtMs);
+
+    /**
      * The source no longer holds what this cluster mirrored: its epoch {@code sourceEpoch} ends at
      * {@code sourceEndOffset} (-1 for either: no common epoch). The fetcher stopped fetching the partition.
      */

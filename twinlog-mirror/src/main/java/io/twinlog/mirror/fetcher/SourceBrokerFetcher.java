@@ -31,9 +31,11 @@ import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * Fetches one mirror's partitions led by one source broker ({@code twinlog-mirror-fetcher-<mirror>-<broker>}):
@@ -85,6 +87,11 @@ final class SourceBrokerFetcher extends FetcherThread {
     private final Map<TopicPartition, Long> nextTimestampProbeMs = new HashMap<>();
     /** Partitions of the current response that are behind and due for a probe; this thread only. */
     private final List<TopicPartition> timestampProbes = new ArrayList<>();
+    /**
+     * The partitions whose last fetch answer left them caught up with the source's high watermark: an incremental
+     * fetch session leaves a partition out of an answer when nothing changed, which for these says they still are.
+     */
+    private final Set<TopicPartition> caughtUp = new HashSet<>();
     private final MirrorFetchMetrics.FetchCounter fetches;
     private boolean timestampProbeFailureReported;
     /** Made on this thread at its first round. */
@@ -214,12 +221,19 @@ final class SourceBrokerFetcher extends FetcherThread {
         consecutiveFailures = 0;
         fetches.onFetch();
         timestampProbes.clear();
-        for (Map.Entry<TopicPartition, FetchResponseData.PartitionData> e
-                : response.responseData(session.sessionTopicNames(), version).entrySet()) {
+        Map<TopicPartition, FetchResponseData.PartitionData> answered = response.responseData(
+                session.sessionTopicNames(), version);
+        for (Map.Entry<TopicPartition, FetchResponseData.PartitionData> e : answered.entrySet()) {
             quota.record(FetchResponse.recordsSize(e.getValue()));
             Long fetchOffset = fetchOffsets.get(e.getKey());
             if (fetchOffset != null) {
-                handle(e.getKey(), fetchOffset, e.getValue());
+                handle(e.getKey(), fetchOffset, e.getValue(), now);
+            }
+        }
+        caughtUp.retainAll(fetchOffsets.keySet()); // one not asked for left the session: its next answer is full
+        for (TopicPartition tp : caughtUp) {
+            if (!answered.containsKey(tp)) {
+                owner.listener().onMirrored(tp, -1L, now); // unchanged since an answer that found it caught up
             }
         }
         if (!timestampProbes.isEmpty()) {
@@ -299,7 +313,8 @@ final class SourceBrokerFetcher extends FetcherThread {
         waitForWork(MirrorFetcher.BACKOFF_MS);
     }
 
-    private void handle(TopicPartition tp, long fetchOffset, FetchResponseData.PartitionData data) {
+    /** @param sentMs when the fetch was sent (before it: the source's high watermark in the answer is later) */
+    private void handle(TopicPartition tp, long fetchOffset, FetchResponseData.PartitionData data, long sentMs) {
         Errors error = Errors.forCode(data.errorCode());
         MirrorFetchListener listener = owner.listener();
         try {
@@ -347,6 +362,14 @@ final class SourceBrokerFetcher extends FetcherThread {
                         end = sink.logEndOffset();
                         owner.metrics().onFetched(tp, data.highWatermark(), appendedBytes, appendedOffsets,
                                 appendedOffsets > 0 ? newestTimestamp : -1);
+                        boolean isCaughtUp = end >= data.highWatermark();
+                        if (isCaughtUp) {
+                            caughtUp.add(tp);
+                        } else {
+                            caughtUp.remove(tp);
+                        }
+                        listener.onMirrored(tp, appendedOffsets > 0 ? newestTimestamp : -1L,
+                                isCaughtUp ? sentMs : -1L);
                     }
                     if (data.highWatermark() > end
                             && nextTimestampProbeMs.getOrDefault(tp, 0L) <= owner.time().milliseconds()) {

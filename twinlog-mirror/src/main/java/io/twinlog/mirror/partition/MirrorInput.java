@@ -19,8 +19,17 @@ import java.util.OptionalLong;
  * @param sourceHighWatermark the source high watermark the fetcher last reported, if any
  * @param timers              the partition's in-memory clocks
  * @param nowMs               the time of the decision
+ * @param mirroredTime        the newest mirrored timestamp and mirrored-up-to time the leader knows now (from its
+ *                            log's last batch and its fetches), if it keeps them
  */
 public record MirrorInput(MirrorPartitionRecord record, PartitionView view, DesiredMirrorState desired,
                           MirrorEvent event, PeerLookup peer, Optional<SourceProblem> sourceProblem,
-                          OptionalLong sourceHighWatermark, MirrorTimers timers, long nowMs) {
+                          OptionalLong sourceHighWatermark, MirrorTimers timers, long nowMs,
+                          Optional<MirroredTime> mirroredTime) {
+    /** An input without the leader's mirrored time: progress keeps the recorded times. */
+    public MirrorInput(MirrorPartitionRecord record, PartitionView view, DesiredMirrorState desired,
+                       MirrorEvent event, PeerLookup peer, Optional<SourceProblem> sourceProblem,
+                       OptionalLong sourceHighWatermark, MirrorTimers timers, long nowMs) {
+        this(record, view, desired, event, peer, sourceProblem, sourceHighWatermark, timers, nowMs, Optional.empty());
+    }
 }

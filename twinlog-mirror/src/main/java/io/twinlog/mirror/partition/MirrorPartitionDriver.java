@@ -51,13 +51,20 @@ public final class MirrorPartitionDriver {
     public boolean pass(MirrorPartitionHost host, DesiredMirrorState desired, MirrorEvent event,
                         Optional<SourceProblem> sourceProblem, OptionalLong sourceHighWatermark, long nowMs)
             throws Exception {
+        return pass(host, desired, event, sourceProblem, sourceHighWatermark, Optional.empty(), nowMs);
+    }
+
+    /** One pass, with the leader's newest mirrored timestamp and mirrored-up-to time ({@link MirroredTime}). */
+    public boolean pass(MirrorPartitionHost host, DesiredMirrorState desired, MirrorEvent event,
+                        Optional<SourceProblem> sourceProblem, OptionalLong sourceHighWatermark,
+                        Optional<MirroredTime> mirroredTime, long nowMs) throws Exception {
         PeerLookup peer = PeerLookup.NOT_ASKED;
         MirrorEvent next = event;
         for (int i = 0; i < MAX_DECISIONS_PER_PASS; i++) {
             PartitionView view = host.view();
             VersionedRecord from = current(host, view.leaderEpoch());
             MirrorDecision d = machine.decide(new MirrorInput(from.record(), view, desired, next, peer,
-                    sourceProblem, sourceHighWatermark, timers, nowMs));
+                    sourceProblem, sourceHighWatermark, timers, nowMs, mirroredTime));
             timers = d.timers();
             for (MirrorAction action : d.actions()) {
                 peer = host.execute(action, peer);

@@ -66,16 +66,22 @@ final class MirrorSteps {
         return new MirrorDecision(new ArrayList<>(List.of(actions)), Optional.of(to), reason, false, timers);
     }
     /**
-     * What the leader knows now: the fetcher's last source high watermark (else the recorded one), its log end. The
+     * What the leader knows now: the fetcher's last source high watermark (else the recorded one), its log end, its
+     * newest mirrored timestamp and mirrored-up-to time (else the recorded ones). The
      * source's end is unknown (-1, so describe's lag is -1, never 0) while there is a source problem, and stays as
      * recorded while FAILED: the fetcher's last figure is from before the failure, and a retry into MIRRORING
      * must not record it as current (found with every source broker down: MIRRORING with lag 0 after 20 s).
      */
     static MirrorProgress progress(MirrorInput in) {
-        long recorded = in.record().progress().sourceHighWatermark();
+        MirrorProgress rec = in.record().progress();
+        long recorded = rec.sourceHighWatermark();
         long sourceHw = in.sourceProblem().isPresent() ? MirrorProgress.UNKNOWN.sourceHighWatermark()
                 : in.record().state() == FAILED ? recorded : in.sourceHighWatermark().orElse(recorded);
-        return new MirrorProgress(sourceHw, in.view().logEndOffset());
+        // the times stay as the leader last knew them whatever the source's state: a source down does not make
+        // what was copied newer or older, the RPO grows by itself with the clock (decision 122)
+        MirroredTime time = in.mirroredTime().orElse(new MirroredTime(rec.newestMirroredTimestamp(),
+                rec.mirroredUpToMs()));
+        return new MirrorProgress(sourceHw, in.view().logEndOffset(), time.newestTimestamp(), time.mirroredUpToMs());
     }
     /**
      * MIRRORING only at a leader epoch the controller has raised to the recorded minimum: a partition paused or

@@ -3,6 +3,7 @@ package io.twinlog.mirror.runtime;
 import com.yammer.metrics.core.MetricName;
 import io.twinlog.common.mirror.MirrorPartitionState;
 import io.twinlog.mirror.MirrorPartitionSink;
+import io.twinlog.mirror.partition.MirroredTime;
 import org.apache.kafka.common.TopicPartition;
 
 import java.util.ArrayList;
@@ -13,7 +14,7 @@ import java.util.Map;
 /**
  * The metrics of one mirror partition this broker leads: its state (counted by {@link MirrorMetrics}) and, while it
  * mirrors, its lag gauges ({@code kafka.server:type=ClusterMirrorPartition,mirror,topic,partition}: records, bytes,
- * seconds; -1 when unknown, {@link PartitionLag}).
+ * seconds; -1 when unknown, {@link PartitionLag}) and its RPO ({@code RpoSeconds}, {@link MirroredTime}).
  *
  * <p>Threading: the state and the gauges' registration change on the mirror manager's thread; the fetch thread
  * that appends to the partition (one at a time: the fetcher's append lock) writes the progress fields; any reporter
@@ -34,6 +35,8 @@ final class LedPartitionMetrics {
     private volatile long mirroredNewestTimestamp = -1;
     private volatile long bytesMirrored;
     private volatile long offsetsMirrored;
+    /** Its leader's newest mirrored timestamp and mirrored-up-to time; set by the manager or a fetch thread. */
+    volatile MirroredTime mirroredTime = MirroredTime.UNKNOWN;
     /** Set by the manager's pass, cleared by the next fetch answer. */
     volatile boolean sourceEndOutOfDate;
 
@@ -80,6 +83,11 @@ final class LedPartitionMetrics {
                 registry.time.milliseconds());
     }
 
+    /** Now minus the mirrored-up-to time, or -1 while that is unknown (decision 122). */
+    long rpoMillis() {
+        return mirroredTime.rpoMs(registry.time.milliseconds());
+    }
+
     void registerLagGauges() {
         if (lagGauges != null) {
             return;
@@ -88,11 +96,13 @@ final class LedPartitionMetrics {
         tags.put("mirror", mirror.mirror);
         tags.put("topic", tp.topic());
         tags.put("partition", Integer.toString(tp.partition()));
-        List<MetricName> names = new ArrayList<>(3);
+        List<MetricName> names = new ArrayList<>(4);
         registry.gauge(names, registry.clusterMirrorPartition, "LagRecords", tags, this::lagRecords);
         registry.gauge(names, registry.clusterMirrorPartition, "LagBytes", tags, this::lagBytes);
         registry.gauge(names, registry.clusterMirrorPartition, "LagSeconds", tags,
                 () -> PartitionLag.seconds(lagMillis()));
+        registry.gauge(names, registry.clusterMirrorPartition, "RpoSeconds", tags,
+                () -> PartitionLag.seconds(rpoMillis()));
         lagGauges = names;
     }
 

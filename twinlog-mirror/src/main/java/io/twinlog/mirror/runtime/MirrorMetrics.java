@@ -7,6 +7,7 @@ import io.twinlog.common.tasks.BackgroundTask;
 import io.twinlog.mirror.MirrorPartitionSink;
 import io.twinlog.mirror.fetcher.MirrorFetchMetrics;
 import io.twinlog.mirror.partition.FailbackDecision;
+import io.twinlog.mirror.partition.MirroredTime;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.utils.Time;
 import org.slf4j.Logger;
@@ -32,10 +33,12 @@ import java.util.concurrent.atomic.AtomicIntegerArray;
  *       {@code MinFetchRate}, {@code FailedPartitionsCount}; each fetch thread's {@code kafka.server:type=FetcherStats,
  *       name=RequestsPerSec,clientId=MirrorReplica,mirror,brokerHost,brokerPort};</li>
  *   <li>{@code kafka.server:type=ClusterMirror,mirror=<m>}: lag (sum of records and bytes over the partitions whose
- *       lag is known; max of seconds, -1 while any partition's is unknown), what the fetchers appended, failovers,
+ *       lag is known; max of seconds, -1 while any partition's is unknown), {@code MaxRpoSeconds} (the highest
+ *       RPO of its partitions led here, -1 while any is unknown), what the fetchers appended, failovers,
  *       failbacks, truncations, records quarantined, reconciliation results;</li>
  *   <li>{@code kafka.server:type=ClusterMirrorPartition,mirror,topic,partition}: each led partition's lag
- *       ({@link PartitionLag}; -1 when unknown).</li>
+ *       ({@link PartitionLag}; -1 when unknown) and {@code RpoSeconds}, now minus its mirrored-up-to time
+ *       ({@link MirroredTime}; -1 when unknown).</li>
  * </ul>
  * Partition metrics cover the mirror partitions this broker leads, per-partition lag only while they mirror (not
  * STOPPING, STOPPED or UNKNOWN); a partition's go when it stops mirroring or this broker stops leading it, a
@@ -124,6 +127,17 @@ public final class MirrorMetrics implements AutoCloseable {
         LedPartitionMetrics led = partitions.get(tp);
         if (led != null) {
             led.sourceEndOutOfDate = outOfDate;
+        }
+    }
+
+    /**
+     * {@code tp}'s newest mirrored timestamp and mirrored-up-to time as its leader knows them now, for its
+     * {@code RpoSeconds} gauge and its mirror's {@code MaxRpoSeconds} (decision 122). Manager or fetch thread.
+     */
+    void onMirroredTime(TopicPartition tp, MirroredTime time) {
+        LedPartitionMetrics led = partitions.get(tp);
+        if (led != null) {
+            led.mirroredTime = time;
         }
     }
 

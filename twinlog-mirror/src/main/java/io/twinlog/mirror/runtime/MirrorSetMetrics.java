@@ -75,7 +75,10 @@ final class MirrorSetMetrics {
         });
         registry.gauge(names, registry.clusterMirror, "LagRecords", tags, () -> sum(LedPartitionMetrics::lagRecords));
         registry.gauge(names, registry.clusterMirror, "LagBytes", tags, () -> sum(LedPartitionMetrics::lagBytes));
-        registry.gauge(names, registry.clusterMirror, "LagSeconds", tags, this::lagSeconds);
+        registry.gauge(names, registry.clusterMirror, "LagSeconds", tags,
+                () -> maxSeconds(LedPartitionMetrics::lagMillis));
+        registry.gauge(names, registry.clusterMirror, "MaxRpoSeconds", tags,
+                () -> maxSeconds(LedPartitionMetrics::rpoMillis));
         bytes = registry.meter(names, registry.clusterMirror, "MirrorBytesPerSec", "bytes", tags);
         messages = registry.meter(names, registry.clusterMirror, "MirrorMessagesPerSec", "messages", tags);
         failovers = registry.meter(names, registry.clusterMirror, "Failovers", "partitions", tags);
@@ -106,14 +109,14 @@ final class MirrorSetMetrics {
     }
 
     /**
-     * The RPO of failing the mirror over now: the max over its partitions, or -1 while any partition's is
-     * unknown (a partition that cannot say must not let the mirror claim less than it may lose).
+     * The lag in seconds, or the RPO, of failing the mirror over now: the max over its partitions, or -1 while any
+     * partition's is unknown (a partition that cannot say must not let the mirror claim less than it may lose).
      */
-    private double lagSeconds() {
+    private double maxSeconds(ToLongFunction<LedPartitionMetrics> millisOf) {
         long max = 0;
         for (LedPartitionMetrics p : partitions) {
             if (p.mirror == this && p.reportsLag()) {
-                long millis = p.lagMillis();
+                long millis = millisOf.applyAsLong(p);
                 if (millis < 0) {
                     return PartitionLag.UNKNOWN;
                 }

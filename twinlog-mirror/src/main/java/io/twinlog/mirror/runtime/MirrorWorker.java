@@ -71,6 +71,8 @@ final class MirrorWorker implements AutoCloseable {
     private final Map<TopicPartition, WorkerPartition> partitions = new HashMap<>();
     /** Written by the fetcher threads, read on the manager thread. */
     private final Map<TopicPartition, Long> sourceHighWatermarks = new ConcurrentHashMap<>();
+    /** The newest mirrored timestamp and mirrored-up-to time of each led partition (decision 122). */
+    private final MirroredTimes mirroredTimes;
     /**
      * Led partitions in STOPPING: each step left waits on the high watermark (reaching the log end before the last
      * mirrored offset is recorded; passing the barrier before the topic is writable), so its move gives them a pass
@@ -91,6 +93,7 @@ final class MirrorWorker implements AutoCloseable {
                 services.managerThread()));
         this.writes = new PendingWrites(name, services.records(), services.metrics(), this::refused);
         this.actions = new WorkerActions(name, services, source, calls);
+        this.mirroredTimes = new MirroredTimes(name, services.metrics());
     }
 
     String name() {
@@ -201,6 +204,7 @@ final class MirrorWorker implements AutoCloseable {
         }
         awaitingHighWatermark.removeIf(tp -> !partitions.containsKey(tp));
         sourceHighWatermarks.keySet().removeIf(tp -> !partitions.containsKey(tp));
+        mirroredTimes.retain(partitions.keySet());
         releaseIdleThreads();
     }
 
@@ -232,6 +236,7 @@ final class MirrorWorker implements AutoCloseable {
         partitions.remove(tp);
         awaitingHighWatermark.remove(tp);
         sourceHighWatermarks.remove(tp);
+        mirroredTimes.remove(tp);
         services.metrics().removePartition(tp);
         source.existing().ifPresent(f -> f.removePartition(tp));
     }
@@ -264,7 +269,12 @@ final class MirrorWorker implements AutoCloseable {
     private void run(TopicPartition tp, MirrorLocalPartition partition, MirrorDefinition def,
                      DesiredMirrorState desired, MirrorEvent event, Optional<SourceProblem> sourceProblem,
                      boolean batched) throws Exception {
-        WorkerPartition ctx = partitions.computeIfAbsent(tp, k -> new WorkerPartition(services.machine()));
+        WorkerPartition ctx = partitions.get(tp);
+        if (ctx == null) {
+            ctx = new WorkerPartition(services.machine());
+            partitions.put(tp, ctx);
+            mirroredTimes.seed(tp, partition); // a new leader knows its newest timestamp before its first fetch
+        }
         ctx.refused = false;
         Long sourceHw = sourceHighWatermarks.get(tp);
         boolean outOfDate = sourceHw != null && source.sourceEndOutOfDate(tp);
@@ -275,12 +285,18 @@ final class MirrorWorker implements AutoCloseable {
         PassHost host = new PassHost(tp, ctx, partition, def, batched);
         try {
             ctx.driver.pass(host, desired, event, sourceProblem,
-                    sourceHw == null ? OptionalLong.empty() : OptionalLong.of(sourceHw),
+                    sourceHw == null ? OptionalLong.empty() : OptionalLong.of(sourceHw), mirroredTimes.get(tp),
                     services.time().milliseconds());
         } finally { // a pass that stopped early (a queued barrier) still waits on the high watermark
             MirrorPartitionState state = ctx.driver.current(host, partition.leaderEpoch()).record().state();
             ctx.failedOver = desired == DesiredMirrorState.STOPPED && state == MirrorPartitionState.STOPPED;
+            if (state == MirrorPartitionState.MIRRORING && ctx.lastState != null
+                    && ctx.lastState != MirrorPartitionState.MIRRORING) {
+                mirroredTimes.seed(tp, partition); // back to mirroring: a cut meanwhile may have changed the log
+            }
+            ctx.lastState = state;
             services.metrics().onPartitionState(name, tp, partition, state);
+            mirroredTimes.publish(tp);
             if (state == MirrorPartitionState.STOPPING) {
                 awaitingHighWatermark.add(tp);
             } else {
@@ -420,6 +436,11 @@ final class MirrorWorker implements AutoCloseable {
         @Override
         public void onProgress(TopicPartition tp, long sourceHighWatermark, long localLogEndOffset) {
             sourceHighWatermarks.put(tp, sourceHighWatermark);
+        }
+
+        @Override
+        public void onMirrored(TopicPartition tp, long appendedNewestTimestamp, long caughtUpAtMs) {
+            mirroredTimes.onFetched(tp, appendedNewestTimestamp, caughtUpAtMs);
         }
 
         @Override

@@ -1,5 +1,6 @@
 package io.twinlog.mirror.runtime;
 
+import io.twinlog.common.mirror.MirrorPartitionState;
 import io.twinlog.common.progress.ProgressReporter;
 import io.twinlog.controller.metadata.MirrorImage;
 import io.twinlog.mirror.partition.MirrorPartitionDriver;
@@ -17,6 +18,8 @@ final class WorkerPartition {
     final PartitionCalls calls = new PartitionCalls();
     /** How far a backlog is copied, while one is (see {@code MirrorWorker#maybeReportCatchUp}). */
     ProgressReporter catchUp;
+    /** Its state at the end of its last pass (null before the first): a return to MIRRORING reads the log's time. */
+    MirrorPartitionState lastState;
     /** A deferred write of the current pass was refused. */
     boolean refused;
     /**

@@ -115,14 +115,15 @@ public record MirrorPartitionRecord(MirrorPartitionState state, int writerLeader
      * The record as stored at {@code /mirror_states/<topic>/<partition>}: {@code {"version":1,"state":"MIRRORING",
      * "writerLeaderEpoch":3,"minLeaderEpoch":-1,"lastMirroredEpoch":-1,"lastMirroredOffset":-1,"retryAttempt":0,
      * "lastError":"...","previousState":"UNKNOWN","sourceHighWatermark":-1,"destinationLogEndOffset":-1,
-     * "truncations":[{"id":7,"offset":120}],"truncationComplete":true}}, where
-     * {@code lastError} is absent without an error and the truncation fields without a truncation; a missing number
+     * "truncations":[{"id":7,"offset":120}],"truncationComplete":true,"newestMirroredTimestamp":1796637600000,
+     * "mirroredUpToMs":1796637600000}}, where {@code lastError} is absent without an error, the truncation fields
+     * without a truncation, and the times ({@link MirrorProgress}) when unknown; a missing number
      * reads as -1, a missing previous state as UNKNOWN.
      */
     @JsonPropertyOrder({"version", "state", "writerLeaderEpoch", "minLeaderEpoch", "lastMirroredEpoch",
         "lastMirroredOffset", "retryAttempt", "lastError", "previousState", "sourceHighWatermark",
         "destinationLogEndOffset", "truncations", "truncationComplete", "proposedTruncationOffset",
-        "truncatedOffsets", "consistentFromOffset", "reconcileRequests"})
+        "truncatedOffsets", "consistentFromOffset", "reconcileRequests", "newestMirroredTimestamp", "mirroredUpToMs"})
     @JsonInclude(JsonInclude.Include.NON_NULL)
     public record Document(@JsonProperty("version") int version,
                            @JsonProperty("state") MirrorPartitionState state,
@@ -140,7 +141,9 @@ public record MirrorPartitionRecord(MirrorPartitionState state, int writerLeader
                            @JsonProperty("proposedTruncationOffset") Long proposedTruncationOffset,
                            @JsonProperty("truncatedOffsets") Long truncatedOffsets,
                            @JsonProperty("consistentFromOffset") Long consistentFromOffset,
-                           @JsonProperty("reconcileRequests") Integer reconcileRequests) {
+                           @JsonProperty("reconcileRequests") Integer reconcileRequests,
+                           @JsonProperty("newestMirroredTimestamp") Long newestMirroredTimestamp,
+                           @JsonProperty("mirroredUpToMs") Long mirroredUpToMs) {
 
         MirrorPartitionRecord toRecord(String what) {
             if (state == null) {
@@ -150,7 +153,8 @@ public record MirrorPartitionRecord(MirrorPartitionState state, int writerLeader
                     orUnknown(lastMirroredEpoch), orUnknown(lastMirroredOffset), orUnknown(retryAttempt),
                     Optional.ofNullable(lastError),
                     previousState == null ? MirrorPartitionState.UNKNOWN : previousState,
-                    new MirrorProgress(orUnknown(sourceHighWatermark), orUnknown(destinationLogEndOffset)),
+                    new MirrorProgress(orUnknown(sourceHighWatermark), orUnknown(destinationLogEndOffset),
+                            orUnknown(newestMirroredTimestamp), orUnknown(mirroredUpToMs)),
                     new MirrorTruncation(truncations == null ? List.of() : truncations,
                             truncations == null || truncations.isEmpty() || !Boolean.FALSE.equals(truncationComplete),
                             orUnknown(proposedTruncationOffset), truncatedOffsets == null ? 0L : truncatedOffsets,
@@ -174,7 +178,8 @@ public record MirrorPartitionRecord(MirrorPartitionState state, int writerLeader
                 truncation.proposed() < 0 ? null : truncation.proposed(),
                 truncation.removed() == 0 ? null : truncation.removed(),
                 truncation.consistentFrom() < 0 ? null : truncation.consistentFrom(),
-                reconcileRequests == 0 ? null : reconcileRequests);
+                reconcileRequests == 0 ? null : reconcileRequests, MirrorProgress.orNull(
+                progress.newestMirroredTimestamp()), MirrorProgress.orNull(progress.mirroredUpToMs()));
     }
 
     /** @param path where the record was read, for the error if it is corrupt */

@@ -114,6 +114,22 @@ class MirrorStepsTest {
     }
 
     @Test
+    void progressTakesTheLeadersMirroredTimeElseTheRecordedOneWhateverTheSource() {
+        MirrorPartitionRecord mirroring = record(MIRRORING, 5).withProgress(new MirrorProgress(50, 40, 100L, 200L));
+        MirrorInput known = new MirrorInput(mirroring, view(5, 70, 70), DesiredMirrorState.MIRRORING,
+                MirrorEvent.TICK, PeerLookup.NOT_ASKED, Optional.empty(), OptionalLong.of(70), MirrorTimers.NONE, 0,
+                Optional.of(new MirroredTime(300L, 900L)));
+        assertEquals(new MirrorProgress(70, 70, 300L, 900L), MirrorSteps.progress(known));
+        assertEquals(new MirrorProgress(90, 70, 100L, 200L), MirrorSteps.progress(withSource(mirroring, null,
+                OptionalLong.of(90))), "a leader that does not keep them: as recorded");
+        MirrorInput sourceGone = new MirrorInput(mirroring, view(5, 70, 70), DesiredMirrorState.MIRRORING,
+                MirrorEvent.TICK, PeerLookup.NOT_ASKED, Optional.of(SourceProblem.gone("deleted")),
+                OptionalLong.of(90), MirrorTimers.NONE, 0, Optional.of(new MirroredTime(300L, 900L)));
+        assertEquals(new MirrorProgress(-1, 70, 300L, 900L), MirrorSteps.progress(sourceGone),
+                "the source's end unknown, what was copied and when it was caught up unchanged");
+    }
+
+    @Test
     void mirroringOnlyAtTheRaisedEpoch() {
         MirrorPartitionRecord record = record(FAILED, 5).withMinLeaderEpoch(9);
         assertEquals(EPOCH_FENCING, MirrorSteps.fencedOr(input(record, view(8, 0, 0), MirrorTimers.NONE, 0),

@@ -373,6 +373,10 @@ class MirrorMetricsTest {
         }
 
         @Override
+        public void onMirrored(TopicPartition partition, long appendedNewestTimestamp, long caughtUpAtMs) {
+        }
+
+        @Override
         public void onSourceDiverged(TopicPartition partition, int sourceEpoch, long sourceEndOffset, String reason) {
         }
 

@@ -13,6 +13,7 @@ import java.util.Optional;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The mirror's ZooKeeper records bound by Jackson: each writes byte for byte the JSON the hand-built maps wrote,
@@ -84,11 +85,26 @@ class MirrorStoreJsonTest {
         assertEquals(sync, GroupSyncRecord.fromJson(bytes(group), "/mirror_groups/dr/app"));
 
         MirrorProgress progress = new MirrorProgress(120, 118);
-        assertEquals("{\"version\":1,\"sourceHighWatermark\":120,\"destinationLogEndOffset\":118}",
-                text(progress.toJson()));
-        // written before the binding from an unordered map: any field order loads
+        assertEquals("{\"version\":2,\"sourceHighWatermark\":120,\"destinationLogEndOffset\":118}",
+                text(progress.toJson()), "unknown times are left out");
+        // version 1, written before the binding from an unordered map: any field order loads, the times unknown
         assertEquals(progress, MirrorProgress.fromJson(bytes("{\"destinationLogEndOffset\":118,\"version\":1,"
                 + "\"sourceHighWatermark\":120}"), "/mirror_progress/t/0"));
+
+        String timed = "{\"version\":2,\"sourceHighWatermark\":120,\"destinationLogEndOffset\":120,"
+                + "\"newestMirroredTimestamp\":1796637600000,\"mirroredUpToMs\":1796637605000}";
+        MirrorProgress withTimes = new MirrorProgress(120, 120, 1_796_637_600_000L, 1_796_637_605_000L);
+        assertEquals(timed, text(withTimes.toJson()));
+        assertEquals(withTimes, MirrorProgress.fromJson(bytes(timed), "/mirror_progress/t/0"));
+    }
+
+    @Test
+    void partitionRecordCarriesTheTimesWhenKnown() {
+        MirrorPartitionRecord record = MirrorPartitionRecord.initial(3).transitionTo(MirrorPartitionState.MIRRORING, 3)
+                .withProgress(new MirrorProgress(10, 10, 1_000L, 2_000L));
+        String json = text(record.toJson());
+        assertTrue(json.endsWith(",\"newestMirroredTimestamp\":1000,\"mirroredUpToMs\":2000}"), json);
+        assertEquals(record, MirrorPartitionRecord.fromJson(bytes(json), "/mirror_states/t/0"));
     }
 
     private static String text(Object document) {

@@ -27,6 +27,7 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.protocol.ApiMessage;
 import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.utils.Time;
 import org.apache.kafka.server.authorizer.AuthorizableRequestContext;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -64,10 +65,13 @@ public final class MirrorApiHandlers implements AutoCloseable {
     private final MetadataWatcher metadata;
     private final ExecutorService apiThreads;
     private final MirrorRequestAuthorizer authorizer;
+    private final Time time;
 
+    /** @param time the clock describe's RPO is measured on (the destination's, as the mirrored-up-to times) */
     public MirrorApiHandlers(MirrorStore store, MetadataWatcher metadata, BrokerAuthorization authorization,
-                             int brokerId) {
+                             int brokerId, Time time) {
         this.store = store;
+        this.time = time;
         this.authorizer = MirrorRequestAuthorizer.of(authorization);
         this.metadata = metadata;
         AtomicInteger count = new AtomicInteger();
@@ -260,7 +264,7 @@ public final class MirrorApiHandlers implements AutoCloseable {
             MirrorMetadataView view = MirrorMetadataView.of(metadata.image());
             Map<TopicPartition, MirrorProgress> progress = progress(view.partitionsOf(desired.keySet()));
             response.mirrors().add(MirrorDescriptions.described(mirror.get(), desired, view, progress,
-                    store.groupSyncs(name).values()));
+                    store.groupSyncs(name).values(), time.milliseconds()));
         }
         return response;
     }

@@ -7,7 +7,9 @@ import io.twinlog.clients.mirror.message.DescribeClusterMirrorsResponseData.Desc
 import io.twinlog.clients.mirror.message.DescribeClusterMirrorsResponseData.DescribedMirrorTopic;
 import io.twinlog.clients.mirror.message.ListClusterMirrorsResponseData.ListedMirror;
 import io.twinlog.common.mirror.DesiredMirrorState;
+import io.twinlog.common.mirror.MirrorPartitionState;
 import io.twinlog.controller.metadata.PartitionImage;
+import io.twinlog.mirror.partition.MirroredTime;
 import io.twinlog.mirror.store.GroupSyncRecord;
 import io.twinlog.mirror.store.MirrorDefinition;
 import io.twinlog.mirror.store.MirrorPartitionRecord;
@@ -54,10 +56,11 @@ final class MirrorDescriptions {
      * @param desired  the mirror's topics with the state the operator asked for
      * @param progress what the partitions' leaders last recorded under {@code /mirror_progress}; a partition
      *                 missing here answers with its state record's
+     * @param nowMs    this broker's time, for each partition's RPO
      */
     static DescribedMirror described(MirrorDefinition mirror, Map<String, DesiredMirrorState> desired,
                                      MirrorMetadataView view, Map<TopicPartition, MirrorProgress> progress,
-                                     Collection<GroupSyncRecord> groups) {
+                                     Collection<GroupSyncRecord> groups, long nowMs) {
         DescribedMirror described = new DescribedMirror().setMirrorName(mirror.name()).setErrorCode(Errors.NONE.code())
                 .setErrorMessage(null).setState(mirror.state().name())
                 .setStateReason(mirror.stateReason().orElse(null)).setSourceBootstrap(mirror.sourceBootstrap())
@@ -73,7 +76,7 @@ final class MirrorDescriptions {
             DescribedMirrorTopic t = new DescribedMirrorTopic().setTopicName(topic).setTopicId(view.topicId(topic))
                     .setDesiredState(state.name());
             for (PartitionImage p : view.partitions(topic)) {
-                t.partitions().add(partition(new TopicPartition(topic, p.partition()), p, view, progress));
+                t.partitions().add(partition(new TopicPartition(topic, p.partition()), p, view, progress, nowMs));
             }
             described.topics().add(t);
         });
@@ -89,10 +92,13 @@ final class MirrorDescriptions {
     /**
      * One partition's state and progress, as its destination leader last recorded them: the state record, and the
      * source high watermark and log end under {@code /mirror_progress} (at every state change, and at most every
-     * 5 s while they move), so every broker answers the same, whichever replica it holds or how far it has got.
+     * 5 s while they move), so every broker answers the same, whichever replica it holds or how far it has got;
+     * with the newest mirrored timestamp and mirrored-up-to time recorded there, and the RPO they give at
+     * {@code nowMs} (decision 122: a leader that stops recording lets the RPO grow, as it should; a STOPPED
+     * partition has none).
      */
     static DescribedMirrorPartition partition(TopicPartition tp, PartitionImage image, MirrorMetadataView view,
-                                              Map<TopicPartition, MirrorProgress> recorded) {
+                                              Map<TopicPartition, MirrorProgress> recorded, long nowMs) {
         MirrorPartitionRecord rec = view.record(tp);
         MirrorProgress progress = recorded.getOrDefault(tp, rec.progress());
         MirrorTruncation truncation = rec.truncation();
@@ -106,6 +112,11 @@ final class MirrorDescriptions {
                 .setTruncationOffset(truncation.isNone() ? -1L : truncation.latest().offset())
                 // the replicas LOG_TRUNCATION waits for: the ISR, or every replica with the topic's flag (decision 38)
                 .setTruncationPendingReplicas(view.truncationPendingReplicas(tp, image, truncation))
-                .setTruncatedOffsets(truncation.removed()).setConsistentFromOffset(truncation.consistentFrom());
+                .setTruncatedOffsets(truncation.removed()).setConsistentFromOffset(truncation.consistentFrom())
+                .setNewestMirroredTimestamp(progress.newestMirroredTimestamp())
+                .setMirroredUpToMs(progress.mirroredUpToMs())
+                // a failed-over partition has nothing left to lose from its source: no RPO (its times stay shown)
+                .setRpoMs(rec.state() == MirrorPartitionState.STOPPED ? -1L
+                        : MirroredTime.rpoMs(progress.mirroredUpToMs(), nowMs));
     }
 }

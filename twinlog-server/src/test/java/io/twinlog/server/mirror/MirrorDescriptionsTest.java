@@ -35,6 +35,7 @@ class MirrorDescriptionsTest {
     private static final Uuid ID = new Uuid(3, 4);
     private static final TopicPartition ORDERS0 = new TopicPartition("orders", 0);
     private static final TopicPartition ORDERS1 = new TopicPartition("orders", 1);
+    private static final long NOW = 1_796_637_600_000L;
 
     private static MirrorDefinition mirror() {
         Map<String, String> configs = new TreeMap<>(Map.of(MirrorDefinition.BOOTSTRAP_SERVERS, "source:9092",
@@ -75,7 +76,7 @@ class MirrorDescriptionsTest {
     @Test
     void aDescribedMirrorHidesSensitiveValuesAndListsItsPatterns() {
         DescribedMirror described = MirrorDescriptions.described(mirror(), Map.of(), TestMirrorImage.builder().view(),
-                Map.of(), List.of());
+                Map.of(), List.of(), NOW);
         assertEquals(0, described.errorCode());
         assertNull(described.errorMessage());
         assertEquals("why not", described.stateReason());
@@ -96,7 +97,7 @@ class MirrorDescriptionsTest {
     void eachTopicListsThePartitionsThisClusterHas() {
         MirrorMetadataView view = TestMirrorImage.builder().topic("orders", ID, 2, List.of(0, 1), List.of(0, 1))
                 .view();
-        DescribedMirror described = MirrorDescriptions.described(mirror(), topics(), view, Map.of(), List.of());
+        DescribedMirror described = MirrorDescriptions.described(mirror(), topics(), view, Map.of(), List.of(), NOW);
         DescribedMirrorTopic orders = described.topics().get(0);
         assertEquals("orders", orders.topicName());
         assertEquals(ID, orders.topicId());
@@ -117,9 +118,10 @@ class MirrorDescriptionsTest {
         TestMirrorImage image = TestMirrorImage.builder().topic("orders", ID, 2, List.of(0, 1, 2), List.of(0, 2))
                 .record(ORDERS0, record).record(ORDERS1, record).applied(0, ORDERS0, 2L);
         MirrorMetadataView view = image.view();
-        Map<TopicPartition, MirrorProgress> recorded = Map.of(ORDERS1, new MirrorProgress(200L, 150L));
+        Map<TopicPartition, MirrorProgress> recorded = Map.of(ORDERS1, new MirrorProgress(200L, 150L, NOW - 9_000L,
+                NOW - 4_000L));
         List<DescribedMirrorPartition> partitions = MirrorDescriptions.described(mirror(), topics(), view, recorded,
-                List.of()).topics().get(0).partitions();
+                List.of(), NOW).topics().get(0).partitions();
 
         assertEquals(new DescribedMirrorPartition().setPartitionIndex(0).setState("MIRRORING")
                 .setSourceLogEndOffset(120L).setDestinationLogEndOffset(100L).setLag(20L).setRetryAttempt((short) 1)
@@ -131,13 +133,17 @@ class MirrorDescriptionsTest {
         assertEquals(150L, second.destinationLogEndOffset());
         assertEquals(50L, second.lag());
         assertEquals(List.of(0, 2), second.truncationPendingReplicas(), "nobody applied partition 1's point");
+        assertEquals(NOW - 9_000L, second.newestMirroredTimestamp());
+        assertEquals(NOW - 4_000L, second.mirroredUpToMs());
+        assertEquals(4_000L, second.rpoMs(), "the RPO from the mirrored-up-to time, on the answering broker's clock");
+        assertEquals(-1L, partitions.get(0).rpoMs(), "a record without times: unknown, not 0");
     }
 
     @Test
     void aPartitionWithoutARecordIsUnknownWithNothingMirrored() {
         MirrorMetadataView view = TestMirrorImage.builder().topic("orders", ID, 1, List.of(0), List.of(0)).view();
         DescribedMirrorPartition p = MirrorDescriptions.partition(ORDERS0, view.partitions("orders").iterator().next(),
-                view, Map.of());
+                view, Map.of(), NOW);
         assertEquals("UNKNOWN", p.state());
         assertEquals(-1, p.lastMirroredEpoch());
         assertEquals(-1L, p.truncationOffset());
@@ -148,7 +154,7 @@ class MirrorDescriptionsTest {
     void theGroupsItSyncsAreListedWithTheirLastSync() {
         DescribedMirror described = MirrorDescriptions.described(mirror(), Map.of(), TestMirrorImage.builder().view(),
                 Map.of(), List.of(new GroupSyncRecord("g1", GroupSyncRecord.Type.CONSUMER, 1000L, 3, 1),
-                        new GroupSyncRecord("s1", GroupSyncRecord.Type.SHARE, 2000L, 2, 0)));
+                        new GroupSyncRecord("s1", GroupSyncRecord.Type.SHARE, 2000L, 2, 0)), NOW);
         assertEquals(List.of(new DescribedMirrorGroup().setGroupId("g1").setLastSyncTimeMs(1000L).setOffsetsSynced(3)
                         .setOffsetsClamped(1).setGroupType("CONSUMER"),
                 new DescribedMirrorGroup().setGroupId("s1").setLastSyncTimeMs(2000L).setOffsetsSynced(2)

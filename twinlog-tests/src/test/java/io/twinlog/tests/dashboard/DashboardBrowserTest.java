@@ -105,6 +105,10 @@ class DashboardBrowserTest {
             List<Double> chart = Waits.waitFor("the chart falls back to 0 after the rise", () -> chartValues(page, 0),
                     values -> values.get(values.size() - 1) == 0 && values.stream().anyMatch(v -> v > 0), PAGE_WAIT);
             assertTrue(chart.size() >= 3, "a live chart with several points: " + chart);
+            // caught up and then idle: an RPO of a few seconds (the last caught-up fetch), not the records' age
+            Waits.waitFor("partition 0's RPO cell shows a small number of seconds", () -> row(page, 0)
+                    .findElement(By.className("rpo-seconds")).getText(), text -> text.matches("\\d+(\\.\\d+)?")
+                    && Double.parseDouble(text) < 30, PAGE_WAIT);
             browser.screenshot("03-caught-up");
 
             // 3. the link cut: FAILED partitions with the reason describe gives, on each row and in the summary

@@ -41,8 +41,8 @@ class MirrorsCommandTest {
     private static final List<String> LIST_HEADER = List.of("MIRROR", "STATE", "TOPICS", "SOURCE-CLUSTER-ID",
             "SOURCE-BOOTSTRAP-SERVER");
     private static final List<String> PARTITION_HEADER = List.of("MIRROR", "TOPIC", "PARTITION", "STATE",
-            "SOURCE-END", "DESTINATION-END", "LAG", "LAST-MIRRORED-EPOCH", "OUT-OF-SYNC", "TRUNCATION",
-            "CONSISTENT-FROM", "ERROR");
+            "SOURCE-END", "DESTINATION-END", "LAG", "NEWEST-MIRRORED", "RPO-S", "LAST-MIRRORED-EPOCH", "OUT-OF-SYNC",
+            "TRUNCATION", "CONSISTENT-FROM", "ERROR");
     private static final List<String> GROUP_HEADER = List.of("MIRROR", "GROUP", "TYPE", "LAST-SYNC",
             "OFFSETS-SYNCED", "OFFSETS-CLAMPED");
     /** Nothing listens there: a command that reaches the network fails with "Could not connect". */
@@ -121,11 +121,12 @@ class MirrorsCommandTest {
                 "    sasl.jaas.config=[hidden]",
                 "    ssl.truststore.password=[hidden]",
                 "  Topics: 0",
-                ""), described.outLines().subList(0, 20));
-        assertEquals(PARTITION_HEADER, words(described.outLines().get(20)));
-        assertEquals("", described.outLines().get(21));
-        assertEquals(GROUP_HEADER, words(described.outLines().get(22)));
-        assertEquals(23, described.outLines().size(), "no mirror partitions or synced groups yet: the tables are "
+                "  MirroredUpTo: -",
+                ""), described.outLines().subList(0, 21));
+        assertEquals(PARTITION_HEADER, words(described.outLines().get(21)));
+        assertEquals("", described.outLines().get(22));
+        assertEquals(GROUP_HEADER, words(described.outLines().get(23)));
+        assertEquals(24, described.outLines().size(), "no mirror partitions or synced groups yet: the tables are "
                 + "their headers\n" + described.out);
         assertFalse(described.out.contains("s3cret"), "credentials are never printed");
 

@@ -51,7 +51,7 @@ public final class MirrorDescriptions {
                             p.destinationLogEndOffset(), p.lag(), p.retryAttempt(), p.lastError(),
                             p.lastMirroredEpoch(), p.lastMirroredOffset(), p.outOfSyncReplicas(),
                             p.truncationOffset(), p.truncationPendingReplicas(), p.truncatedOffsets(),
-                            p.consistentFromOffset()));
+                            p.consistentFromOffset(), p.newestMirroredTimestamp(), p.mirroredUpToMs(), p.rpoMs()));
                 }
                 topics.put(t.topicName(), new TopicDescription(t.topicName(), t.desiredState(), parts));
             }
