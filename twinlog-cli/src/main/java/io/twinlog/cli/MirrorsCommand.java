@@ -10,6 +10,7 @@ import io.twinlog.cli.internals.CreateOptions;
 import io.twinlog.cli.internals.ErrorOutput;
 import io.twinlog.cli.internals.MirrorAction;
 import io.twinlog.cli.internals.MirrorSelection;
+import io.twinlog.cli.internals.PointInTimeFailover;
 import io.twinlog.cli.internals.VerifyMirror;
 import io.twinlog.clients.mirror.MirrorAdmin;
 import org.apache.kafka.common.KafkaException;
@@ -59,6 +60,7 @@ import java.util.concurrent.Callable;
             "  --describe [--mirror NAME]",
             "  --delete --mirror NAME",
             "  --start|--add|--stop|--remove|--pause|--resume --mirror NAME --topic REGEX [--topic REGEX]...",
+            "  --stop|--remove --mirror NAME --topic REGEX... --at TIMESTAMP|common [--timeout-ms MS]",
             "  --verify --mirror NAME [--topic REGEX]... [--full] [--source-command-config FILE]",
             "  --add-acl|--remove-acl --mirror NAME (--allow-principal P|--deny-principal P)... [--operation OP]...",
             "           [--allow-host H] [--deny-host H] [--resource-pattern-type literal|prefixed]",
@@ -79,6 +81,8 @@ import java.util.concurrent.Callable;
             "  twinlog-mirrors.sh --bootstrap-server :9192 --list",
             "  twinlog-mirrors.sh --bootstrap-server :9192 --describe --mirror my-mirror",
             "  twinlog-mirrors.sh --bootstrap-server :9192 --remove --topic '.*' --mirror my-mirror   ",
+            "  twinlog-mirrors.sh --bootstrap-server :9192 --stop --topic orders --mirror my-mirror \\",
+            "      --at 2026-12-07T10:14:00Z --timeout-ms 60000",
             "  twinlog-mirrors.sh --bootstrap-server :9192 --delete --mirror my-mirror",
             "  twinlog-mirrors.sh --bootstrap-server :9192 --command-config admin.properties --add-acl \\",
             "      --mirror my-mirror --allow-principal User:dr-operator --operation Alter --operation Describe",
@@ -147,6 +151,11 @@ public final class MirrorsCommand implements Callable<Integer> {
                     createOptions, aclOptions);
             Map<String, Object> adminConfigs = AdminConfigs.build(Optional.ofNullable(commandConfig),
                     bootstrapServer.trim(), timeoutGiven() ? OptionalInt.of(timeoutMs) : OptionalInt.empty());
+            if (action instanceof PointInTimeFailover f) {
+                // --timeout-ms bounds the wait for the time; the answer comes after it and the failover
+                adminConfigs.put(AdminConfigs.REQUEST_TIMEOUT_MS, (int) f.answerTimeoutMs());
+                adminConfigs.put(AdminConfigs.DEFAULT_API_TIMEOUT_MS, (int) f.answerTimeoutMs());
+            }
             if (action instanceof VerifyMirror v) {
                 action = v.reading(adminConfigs).showingProgress(ConsoleProgress.on(err));
             }

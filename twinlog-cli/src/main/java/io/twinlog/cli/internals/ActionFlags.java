@@ -58,6 +58,14 @@ public final class ActionFlags {
     @Option(names = "--remove", order = 18, description = "Same as --stop.")
     boolean remove;
 
+    @Option(names = "--at", paramLabel = "TIMESTAMP|common", order = 18, description = "With --stop: fail over to "
+            + "a point in time, ISO-8601 (2026-12-07T10:14:00Z, or with an offset) or epoch milliseconds: each "
+            + "partition keeps what it mirrored up to its last batch at or before it; what it mirrored after is cut "
+            + "on every replica and kept in __twinlog_quarantine. A partition not there yet mirrors on for up to "
+            + "--timeout-ms while the source answers. 'common': the oldest mirrored-up-to time of the selected "
+            + "partitions now, so all fail over at one time.")
+    String at;
+
     @Option(names = "--pause", order = 19, description = "Pause the mirror topics matching --topic (they stay "
             + "read-only).")
     boolean pause;

@@ -79,6 +79,9 @@ public final class ActionResolver {
                 if (s.topics.isEmpty()) {
                     throw CommandException.usage(action + " needs --topic REGEX");
                 }
+                if (a.at != null) {
+                    return new PointInTimeFailover(mirror, s.topics, PointInTimeFailover.parseAt(a.at), timeoutMs);
+                }
                 return new MirrorTopicsAction(topicOperation(action).orElseThrow(), action, mirror, s.topics);
         }
     }
@@ -94,6 +97,9 @@ public final class ActionResolver {
         if (topicOperation(action).isEmpty() && !s.topics.isEmpty() && !action.equals("--verify")) {
             throw CommandException.usage("--topic is only valid with --start/--add, --stop/--remove, --pause, "
                     + "--resume or --verify");
+        }
+        if (a.at != null && topicOperation(action).orElse(null) != Operation.STOP) {
+            throw CommandException.usage("--at is only valid with --stop/--remove");
         }
         if (a.full && !action.equals("--verify")) {
             throw CommandException.usage("--full is only valid with --verify");

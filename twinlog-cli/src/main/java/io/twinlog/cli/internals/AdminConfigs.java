@@ -13,8 +13,8 @@ import java.util.OptionalInt;
  */
 public final class AdminConfigs {
     static final String BOOTSTRAP_SERVERS = "bootstrap.servers";
-    static final String REQUEST_TIMEOUT_MS = "request.timeout.ms";
-    static final String DEFAULT_API_TIMEOUT_MS = "default.api.timeout.ms";
+    public static final String REQUEST_TIMEOUT_MS = "request.timeout.ms";
+    public static final String DEFAULT_API_TIMEOUT_MS = "default.api.timeout.ms";
     /** The command's own default for both timeouts when neither the file nor --timeout-ms sets them. */
     public static final int DEFAULT_TIMEOUT_MS = 30_000;
 

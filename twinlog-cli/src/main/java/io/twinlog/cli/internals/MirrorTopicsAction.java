@@ -58,11 +58,21 @@ public final class MirrorTopicsAction implements MirrorAction {
         return topicPatterns;
     }
 
+    /** The plain topic names of {@code --topic} values: sent as names, so a typo is an error, not an empty match. */
+    static List<String> names(List<String> topicPatterns) {
+        return topicPatterns.stream().filter(t -> PLAIN_NAME.matcher(t).matches()).toList();
+    }
+
+    /** The other {@code --topic} values: sent as regexes. */
+    static List<String> patterns(List<String> topicPatterns) {
+        return topicPatterns.stream().filter(t -> !PLAIN_NAME.matcher(t).matches()).toList();
+    }
+
     @Override
     public void run(MirrorAdmin admin, PrintWriter out) throws IOException {
         // a plain topic name is sent as a name (so a typo is an error, not an empty match); anything else as a regex
-        List<String> names = topicPatterns.stream().filter(t -> PLAIN_NAME.matcher(t).matches()).toList();
-        List<String> patterns = topicPatterns.stream().filter(t -> !PLAIN_NAME.matcher(t).matches()).toList();
+        List<String> names = names(topicPatterns);
+        List<String> patterns = patterns(topicPatterns);
         Map<String, MirrorException> errors = switch (operation) {
             case START -> admin.startMirrorTopics(mirror, names, patterns, List.of());
             case STOP -> admin.stopMirrorTopics(mirror, names, patterns);

@@ -1,6 +1,7 @@
 package io.twinlog.cli.internals;
 
 import io.twinlog.cli.internals.MirrorTopicsAction.Operation;
+import io.twinlog.clients.mirror.MirrorAdmin;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -8,6 +9,7 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalLong;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -153,6 +155,40 @@ class ActionResolverTest {
         assertEquals(Operation.STOP, action.operation());
         assertEquals("m", action.mirror());
         assertEquals(List.of(".*"), action.topicPatterns());
+    }
+
+    @Test
+    void atMakesAStopAFailoverToAPointInTimeAndIsRefusedElsewhere() {
+        selection.mirror = "m";
+        selection.topics = List.of("orders");
+        flags.stop = true;
+        flags.at = "2026-12-07T10:14:00Z";
+        PointInTimeFailover action = assertInstanceOf(PointInTimeFailover.class, resolve());
+        assertEquals(OptionalLong.of(1796638440000L), action.atMs());
+        flags.at = "2026-12-07T11:14:00+01:00";
+        assertEquals(OptionalLong.of(1796638440000L), ((PointInTimeFailover) resolve()).atMs());
+        flags.at = "1796638440000";
+        assertEquals(OptionalLong.of(1796638440000L), ((PointInTimeFailover) resolve()).atMs());
+        flags.at = "common";
+        assertEquals(OptionalLong.empty(), ((PointInTimeFailover) resolve()).atMs());
+        flags.at = "2026-12-07T10:14:00";
+        assertUsageError("--at takes epoch milliseconds, an ISO-8601 time with a zone (such as 2026-12-07T10:14:00Z "
+                + "or 2026-12-07T11:14:00+01:00) or 'common', but got '2026-12-07T10:14:00'");
+        flags.stop = false;
+        flags.pause = true;
+        flags.at = "1";
+        assertUsageError("--at is only valid with --stop/--remove");
+    }
+
+    @Test
+    void aPartitionsOutcomeIsOneLine() {
+        assertEquals("orders-0: kept up to offset 120 (newest kept batch 2026-12-07T10:13:59.512Z), quarantined 35 "
+                + "records, offsets [120,155)", PointInTimeFailover.line(new MirrorAdmin.PointInTimeResult("orders", 0,
+                "REACHED", 120, 1796638439512L, 120, 155, 35)));
+        assertEquals("orders-1: not reached (the timeout passed): stopped short of the time at "
+                + "2026-12-07T10:13:59.512Z; kept up to offset 80 (newest kept batch 2026-12-07T10:13:59.512Z), "
+                + "nothing after the time to quarantine", PointInTimeFailover.line(new MirrorAdmin.PointInTimeResult(
+                "orders", 1, "TIMED_OUT", 80, 1796638439512L, -1, -1, 0)));
     }
 
     @Test

@@ -170,11 +170,52 @@ public final class MirrorAdmin implements AutoCloseable {
                 StartMirrorTopicsResponseData.MirrorTopicResult::errorMessage);
     }
 
-    /** Fails over topics (names and regexes over the mirror's topics): they stop mirroring and become writable. */
+    /**
+     * Fails over topics (names and regexes over the mirror's topics): they stop mirroring and become writable. Sent
+     * as version 0, which every broker serves.
+     */
     public synchronized Map<String, MirrorException> stopMirrorTopics(String mirror, List<String> topics,
                                                                       List<String> patterns) throws IOException {
         StopMirrorTopicsResponseData response = client.send(new StopMirrorTopicsRequestData().setMirrorName(mirror)
-                .setTopics(topics).setPatterns(patterns), StopMirrorTopicsResponseData::new);
+                .setTopics(topics).setPatterns(patterns), (short) 0, StopMirrorTopicsResponseData::new);
+        return stopErrors(response);
+    }
+
+    /** What one partition's failover to a point in time kept and quarantined (-1: not known or none). */
+    public record PointInTimeResult(String topic, int partition, String reach, long keptOffset, long keptTimestamp,
+                                    long quarantinedFrom, long quarantinedTo, long quarantinedRecords) {
+    }
+
+    /** The answer to a failover to a point in time: per-topic errors, and per partition what it did. */
+    public record PointInTimeStopResult(Map<String, MirrorException> errors, List<PointInTimeResult> partitions) {
+    }
+
+    /**
+     * Fails over topics to the point in time {@code atMs}: each partition keeps what it mirrored up to its last batch
+     * at or before that time, waiting for it up to {@code timeoutMs} while its source answers (StopMirrorTopics
+     * version 1: a broker that does not serve it closes the connection, so it is never taken for a plain stop).
+     */
+    public synchronized PointInTimeStopResult stopMirrorTopicsAt(String mirror, List<String> topics,
+                                                                 List<String> patterns, long atMs, long timeoutMs)
+            throws IOException {
+        if (!advertisesVersion(MirrorApi.STOP_MIRROR_TOPICS, (short) 1)) {
+            throw new MirrorException(Errors.UNSUPPORTED_VERSION.code(), "The broker does not serve a failover to a "
+                    + "point in time (StopMirrorTopics version 1); nothing was stopped");
+        }
+        StopMirrorTopicsResponseData response = client.send(new StopMirrorTopicsRequestData().setMirrorName(mirror)
+                .setTopics(topics).setPatterns(patterns).setStopAtMs(atMs).setStopTimeoutMs(timeoutMs), (short) 1,
+                StopMirrorTopicsResponseData::new);
+        List<PointInTimeResult> partitions = new ArrayList<>();
+        for (StopMirrorTopicsResponseData.MirrorTopicResult t : response.topics()) {
+            for (StopMirrorTopicsResponseData.PointInTimeResult p : t.partitions()) {
+                partitions.add(new PointInTimeResult(t.name(), p.partitionIndex(), p.reach(), p.keptOffset(),
+                        p.keptTimestamp(), p.quarantinedFrom(), p.quarantinedTo(), p.quarantinedRecords()));
+            }
+        }
+        return new PointInTimeStopResult(stopErrors(response), partitions);
+    }
+
+    private static Map<String, MirrorException> stopErrors(StopMirrorTopicsResponseData response) {
         return topicErrors(response.errorCode(), response.errorMessage(), response.topics(),
                 StopMirrorTopicsResponseData.MirrorTopicResult::name,
                 StopMirrorTopicsResponseData.MirrorTopicResult::errorCode,
@@ -274,14 +315,18 @@ public final class MirrorAdmin implements AutoCloseable {
      * closed, which cannot be told apart from a network fault. Ask this first to know.
      */
     public synchronized boolean advertises(MirrorApi api) throws IOException {
+        return advertisesVersion(api, api.latestVersion());
+    }
+
+    /** Whether the broker that answers advertises {@code version} of {@code api} in its ApiVersions answer. */
+    public synchronized boolean advertisesVersion(MirrorApi api, short version) throws IOException {
         ApiVersionsResponse response = (ApiVersionsResponse) client.send(new ApiVersionsRequest.Builder()
                 .build(API_VERSIONS_VERSION));
         if (response.data().errorCode() != Errors.NONE.code()) {
             throw new MirrorException(response.data().errorCode(), "ApiVersions refused");
         }
         ApiVersionsResponseData.ApiVersion advertised = response.data().apiKeys().find(api.id);
-        return advertised != null && advertised.minVersion() <= api.latestVersion()
-                && api.latestVersion() <= advertised.maxVersion();
+        return advertised != null && advertised.minVersion() <= version && version <= advertised.maxVersion();
     }
 
     /** One mirror in a listing. */

@@ -181,6 +181,27 @@ class MirrorWireFormatTest {
                                 .setErrorCode((short) 7).setErrorMessage("Timed out"))),
                 StopMirrorTopicsResponseData::new,
                 "0000000000070a54696d6564206f757402076f726465727300070a54696d6564206f75740000"));
+        // version 1 (issue 30): a failover to a point in time, and per partition what it kept and quarantined
+        samples.add(new Sample(MirrorApi.STOP_MIRROR_TOPICS, (short) 1, new StopMirrorTopicsRequestData()
+                .setMirrorName("m1").setTopics(List.of("orders")).setPatterns(List.of()).setExcludePatterns(List.of())
+                .setStopAtMs(1796637240000L).setStopTimeoutMs(30_000L), StopMirrorTopicsRequestData::new,
+                "036d3102076f72646572730101000001a24fecaac0000000000000753000"));
+        samples.add(new Sample(MirrorApi.STOP_MIRROR_TOPICS, (short) 1, new StopMirrorTopicsResponseData()
+                .setErrorCode((short) 0).setErrorMessage(null).setTopics(List.of(
+                        new StopMirrorTopicsResponseData.MirrorTopicResult().setName("orders").setErrorCode((short) 0)
+                                .setErrorMessage(null).setPartitions(List.of(
+                                        new StopMirrorTopicsResponseData.PointInTimeResult().setPartitionIndex(0)
+                                                .setReach("REACHED").setKeptOffset(120)
+                                                .setKeptTimestamp(1796637239512L).setQuarantinedFrom(120)
+                                                .setQuarantinedTo(155).setQuarantinedRecords(35),
+                                        new StopMirrorTopicsResponseData.PointInTimeResult().setPartitionIndex(1)
+                                                .setReach("TIMED_OUT").setKeptOffset(80).setKeptTimestamp(-1)
+                                                .setQuarantinedFrom(-1).setQuarantinedTo(-1)
+                                                .setQuarantinedRecords(0))))),
+                StopMirrorTopicsResponseData::new,
+                "0000000000000002076f7264657273000000030000000008524541434845440000000000000078000001a24feca8d80000"
+                + "000000000078000000000000009b000000000000002300000000010a54494d45445f4f55540000000000000050ffff"
+                + "ffffffffffffffffffffffffffffffffffffffffffff0000000000000000000000"));
         samples.add(new Sample(MirrorApi.PAUSE_MIRROR_TOPICS, V0, new PauseMirrorTopicsRequestData()
                 .setMirrorName("m1").setTopics(List.of()).setPatterns(List.of(".*")).setExcludePatterns(List.of()),
                 PauseMirrorTopicsRequestData::new,

@@ -2,12 +2,14 @@ package io.twinlog.controller.metadata;
 
 import io.twinlog.common.mirror.DesiredMirrorState;
 import io.twinlog.common.mirror.MirrorPartitionState;
+import io.twinlog.common.mirror.PointInTimeStop;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.server.immutable.ImmutableMap;
 
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.TreeMap;
 
 /**
@@ -36,8 +38,14 @@ public record MirrorImage(Map<String, MirrorTopic> topics, Map<TopicPartition, M
                 : Map.copyOf(partitions);
     }
 
-    /** A topic fed by a mirror, and what the operator asked for it. */
-    public record MirrorTopic(String mirror, DesiredMirrorState desired) {
+    /**
+     * A topic fed by a mirror, and what the operator asked for it: a failover to a point in time carries that time
+     * ({@code stopAt}, with the desired state STOPPED; issue 30 point 2).
+     */
+    public record MirrorTopic(String mirror, DesiredMirrorState desired, Optional<PointInTimeStop> stopAt) {
+        public MirrorTopic(String mirror, DesiredMirrorState desired) {
+            this(mirror, desired, Optional.empty());
+        }
     }
 
     /**

@@ -1,6 +1,7 @@
 package io.twinlog.controller.zk;
 
 import io.twinlog.common.mirror.DesiredMirrorState;
+import io.twinlog.common.mirror.PointInTimeStop;
 import io.twinlog.common.mirror.MirrorPartitionState;
 import io.twinlog.controller.metadata.BrokerRegistration;
 import io.twinlog.controller.metadata.FeatureLevels;
@@ -157,7 +158,8 @@ final class IncrementalImageBuilder {
                 } else {
                     Map<String, Object> json = decode(bytes, path);
                     after = new MirrorImage.MirrorTopic(parts[2], decodeEnum(DesiredMirrorState.class,
-                            json.getOrDefault("desiredState", "MIRRORING"), DesiredMirrorState.MIRRORING, path));
+                            json.getOrDefault("desiredState", "MIRRORING"), DesiredMirrorState.MIRRORING, path),
+                            PointInTimeStop.fromJson(json));
                     before = mirrorTopics.put(parts[4], after);
                 }
                 if (!Objects.equals(before, after)) {

@@ -1,6 +1,7 @@
 package io.twinlog.mirror.partition;
 
 import io.twinlog.mirror.store.MirrorPartitionRecord;
+import io.twinlog.mirror.store.PointInTimeOutcome;
 
 import java.util.OptionalLong;
 
@@ -12,20 +13,40 @@ import static io.twinlog.common.mirror.MirrorPartitionState.STOPPED;
  */
 final class FailoverSteps {
     private final MirrorSteps steps;
+    /** A failover to a point in time cuts the log by the failback's truncation step. */
+    private final TruncationSteps truncation;
 
-    FailoverSteps(MirrorSteps steps) {
+    FailoverSteps(MirrorSteps steps, TruncationSteps truncation) {
         this.steps = steps;
+        this.truncation = truncation;
     }
 
     /**
      * STOPPING (failover): records the last mirrored offset and epoch once every in-sync replica holds the log end,
      * with the leader epoch the controller must reach; then aborts the source's open transactions and appends the
-     * producer-state barrier; STOPPED once every in-sync replica holds the barrier.
+     * producer-state barrier; STOPPED once every in-sync replica holds the barrier. A failover to a point in time
+     * first cuts the log where that time does ({@link TimeCut}), on every replica, the tail kept in the quarantine;
+     * the source's transactions the cut leaves open (a commit marker after the time) are then aborted with the
+     * others, so none is half visible.
      */
     MirrorDecision stop(MirrorInput in) {
         MirrorPartitionRecord rec = in.record();
         PartitionView view = in.view();
         MirrorAction remove = new MirrorAction.RemoveFetcher();
+        PointInTimeOutcome pointInTime = rec.pointInTime();
+        boolean timed = in.pointInTime().isPresent() && !pointInTime.isNone()
+                && pointInTime.atMs() == in.pointInTime().get().stop().atMs();
+        if (timed && rec.lastMirroredOffset() < 0) {
+            // a failover to a point in time first cuts what was mirrored after it, on every replica, the way a
+            // failback cuts: a truncation point, the tail copied to the quarantine first (issue 30 point 2)
+            if (rec.truncation().pending()) {
+                return truncation.awaitCut(in, rec.truncation());
+            }
+            TimeCut cut = in.pointInTime().get().cut();
+            if (cut.cuts()) {
+                return truncation.cutAtTime(in, cut);
+            }
+        }
         if (rec.minLeaderEpoch() <= rec.lastMirroredEpoch() || rec.lastMirroredOffset() < 0) {
             if (view.highWatermark() < view.logEndOffset()) {
                 // the fetcher is gone, so the log end stays: record it once every in-sync replica holds it, or a
@@ -40,8 +61,12 @@ final class FailoverSteps {
             int target = Math.max(view.leaderEpoch(), lme + 1);
             String epoch = target == view.leaderEpoch() ? "the leader epoch " + target + " is already above it"
                     : "raising the leader epoch to " + target;
-            return steps.transition(in, rec.withLastMirrored(lme, lmo).withMinLeaderEpoch(target), "recording last mirrored "
-                    + "epoch " + lme + " and offset " + lmo + "; " + epoch, remove);
+            MirrorPartitionRecord to = rec.withLastMirrored(lme, lmo).withMinLeaderEpoch(target);
+            if (timed) {
+                to = to.withPointInTime(pointInTime.kept(in.pointInTime().get().cut().keptTimestamp()));
+            }
+            return steps.transition(in, to, "recording last mirrored epoch " + lme + " and offset " + lmo + "; "
+                    + epoch, remove);
         }
         OptionalLong barrier = view.producerStateBarrier();
         boolean barrierWritten = barrier.isPresent() && barrier.getAsLong() >= rec.lastMirroredOffset();

@@ -21,15 +21,26 @@ import java.util.OptionalLong;
  * @param nowMs               the time of the decision
  * @param mirroredTime        the newest mirrored timestamp and mirrored-up-to time the leader knows now (from its
  *                            log's last batch and its fetches), if it keeps them
+ * @param pointInTime         a failover to a point in time: the operator's time, its cut of the log now, the
+ *                            mirrored-up-to time (empty: none asked)
  */
 public record MirrorInput(MirrorPartitionRecord record, PartitionView view, DesiredMirrorState desired,
                           MirrorEvent event, PeerLookup peer, Optional<SourceProblem> sourceProblem,
                           OptionalLong sourceHighWatermark, MirrorTimers timers, long nowMs,
-                          Optional<MirroredTime> mirroredTime) {
+                          Optional<MirroredTime> mirroredTime, Optional<PointInTimeView> pointInTime) {
     /** An input without the leader's mirrored time: progress keeps the recorded times. */
     public MirrorInput(MirrorPartitionRecord record, PartitionView view, DesiredMirrorState desired,
                        MirrorEvent event, PeerLookup peer, Optional<SourceProblem> sourceProblem,
                        OptionalLong sourceHighWatermark, MirrorTimers timers, long nowMs) {
         this(record, view, desired, event, peer, sourceProblem, sourceHighWatermark, timers, nowMs, Optional.empty());
+    }
+
+    /** An input with the leader's mirrored time, without a failover to a point in time. */
+    public MirrorInput(MirrorPartitionRecord record, PartitionView view, DesiredMirrorState desired,
+                       MirrorEvent event, PeerLookup peer, Optional<SourceProblem> sourceProblem,
+                       OptionalLong sourceHighWatermark, MirrorTimers timers, long nowMs,
+                       Optional<MirroredTime> mirroredTime) {
+        this(record, view, desired, event, peer, sourceProblem, sourceHighWatermark, timers, nowMs, mirroredTime,
+                Optional.empty());
     }
 }

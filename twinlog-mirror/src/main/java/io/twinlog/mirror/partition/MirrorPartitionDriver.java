@@ -1,6 +1,8 @@
 package io.twinlog.mirror.partition;
 
 import io.twinlog.common.mirror.DesiredMirrorState;
+import io.twinlog.common.mirror.MirrorPartitionState;
+import io.twinlog.common.mirror.PointInTimeStop;
 import io.twinlog.mirror.store.MirrorPartitionRecord;
 
 import java.util.Optional;
@@ -58,13 +60,32 @@ public final class MirrorPartitionDriver {
     public boolean pass(MirrorPartitionHost host, DesiredMirrorState desired, MirrorEvent event,
                         Optional<SourceProblem> sourceProblem, OptionalLong sourceHighWatermark,
                         Optional<MirroredTime> mirroredTime, long nowMs) throws Exception {
+        return pass(host, desired, event, sourceProblem, sourceHighWatermark, mirroredTime, nowMs, Optional.empty());
+    }
+
+    /**
+     * One pass, of a failover to a point in time when {@code stopAt} is given: each decision is given where the time
+     * cuts the log as it is then (a cut earlier in the pass moved its end), and the mirrored-up-to time (a fetch after
+     * the time that found the partition caught up means it has reached it).
+     */
+    public boolean pass(MirrorPartitionHost host, DesiredMirrorState desired, MirrorEvent event,
+                        Optional<SourceProblem> sourceProblem, OptionalLong sourceHighWatermark,
+                        Optional<MirroredTime> mirroredTime, long nowMs, Optional<PointInTimeStop> stopAt)
+            throws Exception {
         PeerLookup peer = PeerLookup.NOT_ASKED;
         MirrorEvent next = event;
         for (int i = 0; i < MAX_DECISIONS_PER_PASS; i++) {
             PartitionView view = host.view();
             VersionedRecord from = current(host, view.leaderEpoch());
+            Optional<PointInTimeView> pointInTime = Optional.empty();
+            // read only while the failover runs: a failed-over partition keeps its desired state (and the time) for good
+            if (stopAt.isPresent() && desired == DesiredMirrorState.STOPPED
+                    && from.record().state() != MirrorPartitionState.STOPPED) {
+                pointInTime = Optional.of(new PointInTimeView(stopAt.get(), host.timeCut(stopAt.get().atMs()),
+                        mirroredTime.map(MirroredTime::mirroredUpToMs).orElse(-1L)));
+            }
             MirrorDecision d = machine.decide(new MirrorInput(from.record(), view, desired, next, peer,
-                    sourceProblem, sourceHighWatermark, timers, nowMs, mirroredTime));
+                    sourceProblem, sourceHighWatermark, timers, nowMs, mirroredTime, pointInTime));
             timers = d.timers();
             for (MirrorAction action : d.actions()) {
                 peer = host.execute(action, peer);

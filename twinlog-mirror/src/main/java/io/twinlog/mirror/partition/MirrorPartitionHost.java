@@ -13,6 +13,15 @@ public interface MirrorPartitionHost {
     /** The local partition now. */
     PartitionView view() throws Exception;
 
+    /**
+     * Where a failover to the point in time {@code atMs} cuts the local log now ({@link TimeCut}'s rule over the
+     * leader's batches). A host without logs to read (the simulation) holds nothing after any time.
+     */
+    default TimeCut timeCut(long atMs) throws Exception {
+        long end = view().logEndOffset();
+        return new TimeCut(atMs, end, -1L, end, 0L);
+    }
+
     /** Runs one action; returns the peer's answer as known afterwards (changed only by {@code AskPeer}). */
     PeerLookup execute(MirrorAction action, PeerLookup peer) throws Exception;
 

@@ -6,6 +6,8 @@ import io.twinlog.common.mirror.MirrorPartitionState;
 import io.twinlog.mirror.MirrorTransitions;
 import io.twinlog.mirror.store.MirrorPartitionRecord;
 import io.twinlog.mirror.store.MirrorProgress;
+import io.twinlog.mirror.store.PointInTimeOutcome;
+import io.twinlog.mirror.store.PointInTimeOutcome.Reach;
 
 import java.util.List;
 import java.util.Optional;
@@ -81,7 +83,7 @@ public final class MirrorPartitionMachine {
         this.settings = settings;
         this.steps = new MirrorSteps(settings, random);
         this.truncation = new TruncationSteps(steps, settings, random);
-        this.failover = new FailoverSteps(steps);
+        this.failover = new FailoverSteps(steps, truncation);
     }
 
     public MirrorDecision decide(MirrorInput in) {
@@ -103,6 +105,14 @@ public final class MirrorPartitionMachine {
     private MirrorDecision pass(MirrorInput in) {
         MirrorPartitionRecord rec = in.record();
         MirrorPartitionState state = rec.state();
+        if (in.pointInTime().isPresent() && in.desired() == DesiredMirrorState.STOPPED
+                && (state == MIRRORING || state == EPOCH_FENCING)) {
+            // a failover to a point in time the partition has not mirrored up to yet: it mirrors on while the source
+            // answers, until the deadline (what it copies past the time is cut with the rest)
+            if (in.pointInTime().get().reached(in.sourceProblem(), in.nowMs()).isEmpty()) {
+                return state == MIRRORING ? mirror(in) : fence(in);
+            }
+        }
         boolean failingOver = in.desired() == DesiredMirrorState.STOPPED || state == STOPPING || state == STOPPED;
         if (in.sourceProblem().isPresent() && !failingOver) {
             Optional<MirrorDecision> decided = sourceProblem(in, in.sourceProblem().get());
@@ -132,6 +142,13 @@ public final class MirrorPartitionMachine {
                 // cluster's producers were then taken for the source's, and the peer's failback cut to that old point
                 // (decision 70; campaign findings 2 and defect 2)
                 to = to.withLastMirrored(-1, -1L);
+                // what this failover cuts, if it goes to a point in time (a plain one clears an earlier one's)
+                to = to.withPointInTime(in.pointInTime().map(p -> PointInTimeOutcome.started(p.stop().atMs(),
+                        state == MIRRORING || state == EPOCH_FENCING
+                                ? p.reached(in.sourceProblem(), in.nowMs()).orElse(Reach.REACHED)
+                                // a partition the source's absence already failed says so, not just "not mirroring"
+                                : state == FAILED && in.sourceProblem().isPresent() ? Reach.SOURCE_UNREACHABLE
+                                : Reach.NOT_MIRRORING)).orElse(PointInTimeOutcome.NONE));
             }
             return steps.transition(in, to, "desired state " + in.desired(), actions);
         }

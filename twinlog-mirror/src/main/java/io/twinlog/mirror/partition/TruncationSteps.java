@@ -5,7 +5,9 @@ import io.twinlog.mirror.LastMirroredTruncation;
 import io.twinlog.mirror.LastMirroredTruncation.LastMirrored;
 import io.twinlog.mirror.store.MirrorPartitionRecord;
 import io.twinlog.mirror.store.MirrorTruncation;
+import io.twinlog.mirror.store.PointInTimeOutcome;
 
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -218,7 +220,31 @@ final class TruncationSteps {
         return steps.transition(in, rec.failed(reason, false, view.leaderEpoch()).withPreviousState(ULE_RECOVERY)
                 .withTruncation(rec.truncation().proposing(to)), reason, remove);
     }
+    /**
+     * A failover to a point in time (STOPPING): the log is cut at {@code cut} on every replica as a failback's is, by
+     * a truncation point applied first by the leader after the tail's copy to the quarantine; the partition stays
+     * STOPPING, and what the cut removes goes into the record's {@code pointInTime}.
+     */
+    MirrorDecision cutAtTime(MirrorInput in, TimeCut cut) {
+        MirrorPartitionRecord rec = in.record();
+        PointInTimeOutcome outcome = rec.pointInTime().cut(cut.offset(), cut.logEnd(), cut.records(),
+                cut.keptTimestamp());
+        return recordPoint(in, rec.withPointInTime(outcome), cut.offset(), "failover to the point in time "
+                + Instant.ofEpochMilli(cut.atMs()) + ": offsets " + cut.offset() + " to " + (cut.logEnd() - 1) + " ("
+                + cut.records() + " records) were mirrored after it", new MirrorAction.RemoveFetcher());
+    }
+
+    /** The point-in-time cut of a failover awaited from the replicas (STOPPING goes on once they hold it). */
+    MirrorDecision awaitCut(MirrorInput in, MirrorTruncation truncation) {
+        return awaitTruncation(in, truncation, false);
+    }
+
     private MirrorDecision awaitTruncation(MirrorInput in, MirrorTruncation truncation) {
+        return awaitTruncation(in, truncation, true);
+    }
+
+    /** {@code thenFence}: a failback's truncation goes on to EPOCH_FENCING; a failover's cut stays STOPPING. */
+    private MirrorDecision awaitTruncation(MirrorInput in, MirrorTruncation truncation, boolean thenFence) {
         PartitionView view = in.view();
         TruncationPoints.Point point = truncation.latest();
         boolean everyReplica = view.uncleanElectionSupport();
@@ -238,6 +264,11 @@ final class TruncationSteps {
         }
         if (!everyReplica && view.isr().size() < view.minInsyncReplicas()) {
             missing.add("min.insync.replicas=" + view.minInsyncReplicas() + " (ISR " + view.isr() + ")");
+        }
+        if (missing.isEmpty() && !thenFence) {
+            return steps.transition(in, in.record().withTruncation(truncation.appliedBy(everyReplica)),
+                    "truncation point " + point.id() + " at offset " + point.offset() + " applied by "
+                    + (everyReplica ? "every replica " : "the ISR ") + required + "; the failover goes on");
         }
         if (missing.isEmpty()) {
             return steps.transition(in, in.record().withTruncation(truncation.appliedBy(everyReplica))

@@ -14,6 +14,7 @@ import io.twinlog.mirror.partition.MirrorEvent;
 import io.twinlog.mirror.partition.MirrorPartitionHost;
 import io.twinlog.mirror.partition.MirrorPartitionMachine;
 import io.twinlog.mirror.partition.PartitionView;
+import io.twinlog.mirror.partition.TimeCut;
 import io.twinlog.mirror.partition.PeerLookup;
 import io.twinlog.mirror.partition.SourceProblem;
 import io.twinlog.mirror.partition.VersionedRecord;
@@ -133,17 +134,21 @@ final class MirrorWorker implements AutoCloseable {
             }
             Uuid localTopicId = image.topic(topic).get().topicId();
             DesiredMirrorState desired = mt.desired();
-            // only a partition to mirror needs the fetcher: a follower's broker, or a failed-over topic, starts none
-            boolean needsSource = desired != DesiredMirrorState.STOPPED;
             for (Integer p : e.getValue()) {
                 TopicPartition tp = new TopicPartition(topic, p);
+                // only a partition to mirror needs the fetcher: a follower's broker, or a failed-over topic, starts
+                // none; a failover to a point in time mirrors on until it reaches the time, and stops short of it when
+                // the source does not answer
+                WorkerPartition known = partitions.get(tp);
+                boolean needsSource = desired != DesiredMirrorState.STOPPED
+                        || mt.stopAt().isPresent() && (known == null || !known.failedOver);
                 Optional<MirrorLocalPartition> partition = services.partitions().partition(tp);
                 if (partition.isEmpty() || !partition.get().isLeader()) {
                     forget(tp);
                     continue;
                 }
                 try {
-                    run(tp, partition.get(), def, desired, MirrorEvent.TICK, needsSource
+                    run(tp, partition.get(), def, mt, MirrorEvent.TICK, needsSource
                             ? source.sourceFor(def, () -> calls.close(name)).sourceProblem(topic, localTopicId)
                             : Optional.empty(), true);
                 } catch (PassStops.WriteFirst ex) {
@@ -174,7 +179,7 @@ final class MirrorWorker implements AutoCloseable {
             return;
         }
         try {
-            run(tp, p.get(), def, mt.desired(), event, Optional.empty(), false);
+            run(tp, p.get(), def, mt, event, Optional.empty(), false);
         } catch (PassStops.FailoverStepsQueued e) {
             // appended just below
         } catch (MirrorCallRouter.AwaitingCall e) {
@@ -267,8 +272,9 @@ final class MirrorWorker implements AutoCloseable {
 
     /** One pass of the state machine over a partition this broker leads (or a fetcher report about it). */
     private void run(TopicPartition tp, MirrorLocalPartition partition, MirrorDefinition def,
-                     DesiredMirrorState desired, MirrorEvent event, Optional<SourceProblem> sourceProblem,
+                     MirrorImage.MirrorTopic mt, MirrorEvent event, Optional<SourceProblem> sourceProblem,
                      boolean batched) throws Exception {
+        DesiredMirrorState desired = mt.desired();
         WorkerPartition ctx = partitions.get(tp);
         if (ctx == null) {
             ctx = new WorkerPartition(services.machine());
@@ -286,7 +292,7 @@ final class MirrorWorker implements AutoCloseable {
         try {
             ctx.driver.pass(host, desired, event, sourceProblem,
                     sourceHw == null ? OptionalLong.empty() : OptionalLong.of(sourceHw), mirroredTimes.get(tp),
-                    services.time().milliseconds());
+                    services.time().milliseconds(), mt.stopAt());
         } finally { // a pass that stopped early (a queued barrier) still waits on the high watermark
             MirrorPartitionState state = ctx.driver.current(host, partition.leaderEpoch()).record().state();
             ctx.failedOver = desired == DesiredMirrorState.STOPPED && state == MirrorPartitionState.STOPPED;
@@ -383,6 +389,11 @@ final class MirrorWorker implements AutoCloseable {
             return partition.view().withCluster(
                     MirrorTopicConfigs.supportsUncleanLeaderElection(image.topicConfig(tp.topic())),
                     image.mirrors().truncationsApplied(tp));
+        }
+
+        @Override
+        public TimeCut timeCut(long atMs) throws IOException {
+            return partition.timeCut(atMs);
         }
 
         @Override

@@ -26,11 +26,23 @@ import java.util.Optional;
  * @param truncation         the latest partition-wide truncation point ({@link MirrorTruncation#NONE} if none yet)
  * @param reconcileRequests  how many times an operator asked this partition's leader to compare its log with the
  *                           source's again (a start of the topic while it mirrors; issue 12 point 4c)
+ * @param pointInTime        the failover to a point in time this partition carries out or carried out last
+ *                           ({@link PointInTimeOutcome#NONE}: a plain failover, or none)
  */
 public record MirrorPartitionRecord(MirrorPartitionState state, int writerLeaderEpoch, int minLeaderEpoch,
                                     int lastMirroredEpoch, long lastMirroredOffset, int retryAttempt,
                                     Optional<String> lastError, MirrorPartitionState previousState,
-                                    MirrorProgress progress, MirrorTruncation truncation, int reconcileRequests) {
+                                    MirrorProgress progress, MirrorTruncation truncation, int reconcileRequests,
+                                    PointInTimeOutcome pointInTime) {
+
+    /** A record of no failover to a point in time. */
+    public MirrorPartitionRecord(MirrorPartitionState state, int writerLeaderEpoch, int minLeaderEpoch,
+                                 int lastMirroredEpoch, long lastMirroredOffset, int retryAttempt,
+                                 Optional<String> lastError, MirrorPartitionState previousState,
+                                 MirrorProgress progress, MirrorTruncation truncation, int reconcileRequests) {
+        this(state, writerLeaderEpoch, minLeaderEpoch, lastMirroredEpoch, lastMirroredOffset, retryAttempt, lastError,
+                previousState, progress, truncation, reconcileRequests, PointInTimeOutcome.NONE);
+    }
 
     public static MirrorPartitionRecord initial(int writerLeaderEpoch) {
         return new MirrorPartitionRecord(MirrorPartitionState.UNKNOWN, writerLeaderEpoch, -1, -1, -1L, 0,
@@ -41,13 +53,15 @@ public record MirrorPartitionRecord(MirrorPartitionState state, int writerLeader
         return new MirrorPartitionRecord(next, leaderEpoch, minLeaderEpoch, lastMirroredEpoch, lastMirroredOffset,
                 next == MirrorPartitionState.FAILED ? retryAttempt : 0,
                 next == MirrorPartitionState.FAILED ? lastError : Optional.empty(),
-                next == MirrorPartitionState.FAILED ? previousState : state, progress, truncation, reconcileRequests);
+                next == MirrorPartitionState.FAILED ? previousState : state, progress, truncation, reconcileRequests,
+                pointInTime);
     }
 
     public MirrorPartitionRecord failed(String reason, boolean retriable, int leaderEpoch) {
         return new MirrorPartitionRecord(MirrorPartitionState.FAILED, leaderEpoch, minLeaderEpoch, lastMirroredEpoch,
                 lastMirroredOffset, retriable ? Math.max(0, retryAttempt) + 1 : -1, Optional.of(reason),
-                state == MirrorPartitionState.FAILED ? previousState : state, progress, truncation, reconcileRequests);
+                state == MirrorPartitionState.FAILED ? previousState : state, progress, truncation, reconcileRequests,
+                pointInTime);
     }
 
     /**
@@ -57,7 +71,7 @@ public record MirrorPartitionRecord(MirrorPartitionState state, int writerLeader
     public MirrorPartitionRecord withError(String reason) {
         return new MirrorPartitionRecord(state, writerLeaderEpoch, minLeaderEpoch, lastMirroredEpoch,
                 lastMirroredOffset, Math.max(0, retryAttempt) + 1, Optional.of(reason), previousState, progress,
-                truncation, reconcileRequests);
+                truncation, reconcileRequests, pointInTime);
     }
 
     /** The same state without an error (a step that had to wait succeeded). */
@@ -66,7 +80,8 @@ public record MirrorPartitionRecord(MirrorPartitionState state, int writerLeader
             return this;
         }
         return new MirrorPartitionRecord(state, writerLeaderEpoch, minLeaderEpoch, lastMirroredEpoch,
-                lastMirroredOffset, 0, Optional.empty(), previousState, progress, truncation, reconcileRequests);
+                lastMirroredOffset, 0, Optional.empty(), previousState, progress, truncation, reconcileRequests,
+                pointInTime);
     }
 
     /**
@@ -75,40 +90,49 @@ public record MirrorPartitionRecord(MirrorPartitionState state, int writerLeader
      */
     public MirrorPartitionRecord restartedByOperator() {
         return new MirrorPartitionRecord(state, writerLeaderEpoch, minLeaderEpoch, lastMirroredEpoch,
-                lastMirroredOffset, 0, lastError, previousState, progress, truncation, reconcileRequests);
+                lastMirroredOffset, 0, lastError, previousState, progress, truncation, reconcileRequests, pointInTime);
     }
 
     /** The operator asks the leader to compare this partition's log with the source's again (and repair it). */
     public MirrorPartitionRecord withReconcileRequested() {
         return new MirrorPartitionRecord(state, writerLeaderEpoch, minLeaderEpoch, lastMirroredEpoch,
                 lastMirroredOffset, retryAttempt, lastError, previousState, progress, truncation,
-                reconcileRequests + 1);
+                reconcileRequests + 1, pointInTime);
     }
 
     /** A FAILED record that its retry (or the operator's start) takes to {@code previous} rather than its state. */
     public MirrorPartitionRecord withPreviousState(MirrorPartitionState previous) {
         return new MirrorPartitionRecord(state, writerLeaderEpoch, minLeaderEpoch, lastMirroredEpoch,
-                lastMirroredOffset, retryAttempt, lastError, previous, progress, truncation, reconcileRequests);
+                lastMirroredOffset, retryAttempt, lastError, previous, progress, truncation, reconcileRequests,
+                pointInTime);
     }
 
     public MirrorPartitionRecord withMinLeaderEpoch(int epoch) {
         return new MirrorPartitionRecord(state, writerLeaderEpoch, epoch, lastMirroredEpoch, lastMirroredOffset,
-                retryAttempt, lastError, previousState, progress, truncation, reconcileRequests);
+                retryAttempt, lastError, previousState, progress, truncation, reconcileRequests, pointInTime);
     }
 
     public MirrorPartitionRecord withLastMirrored(int epoch, long offset) {
         return new MirrorPartitionRecord(state, writerLeaderEpoch, minLeaderEpoch, epoch, offset, retryAttempt,
-                lastError, previousState, progress, truncation, reconcileRequests);
+                lastError, previousState, progress, truncation, reconcileRequests, pointInTime);
     }
 
     public MirrorPartitionRecord withProgress(MirrorProgress next) {
         return new MirrorPartitionRecord(state, writerLeaderEpoch, minLeaderEpoch, lastMirroredEpoch,
-                lastMirroredOffset, retryAttempt, lastError, previousState, next, truncation, reconcileRequests);
+                lastMirroredOffset, retryAttempt, lastError, previousState, next, truncation, reconcileRequests,
+                pointInTime);
+    }
+
+    public MirrorPartitionRecord withPointInTime(PointInTimeOutcome next) {
+        return new MirrorPartitionRecord(state, writerLeaderEpoch, minLeaderEpoch, lastMirroredEpoch,
+                lastMirroredOffset, retryAttempt, lastError, previousState, progress, truncation, reconcileRequests,
+                next);
     }
 
     public MirrorPartitionRecord withTruncation(MirrorTruncation next) {
         return new MirrorPartitionRecord(state, writerLeaderEpoch, minLeaderEpoch, lastMirroredEpoch,
-                lastMirroredOffset, retryAttempt, lastError, previousState, progress, next, reconcileRequests);
+                lastMirroredOffset, retryAttempt, lastError, previousState, progress, next, reconcileRequests,
+                pointInTime);
     }
 
     /**
@@ -123,7 +147,8 @@ public record MirrorPartitionRecord(MirrorPartitionState state, int writerLeader
     @JsonPropertyOrder({"version", "state", "writerLeaderEpoch", "minLeaderEpoch", "lastMirroredEpoch",
         "lastMirroredOffset", "retryAttempt", "lastError", "previousState", "sourceHighWatermark",
         "destinationLogEndOffset", "truncations", "truncationComplete", "proposedTruncationOffset",
-        "truncatedOffsets", "consistentFromOffset", "reconcileRequests", "newestMirroredTimestamp", "mirroredUpToMs"})
+        "truncatedOffsets", "consistentFromOffset", "reconcileRequests", "newestMirroredTimestamp", "mirroredUpToMs",
+        "pointInTime"})
     @JsonInclude(JsonInclude.Include.NON_NULL)
     public record Document(@JsonProperty("version") int version,
                            @JsonProperty("state") MirrorPartitionState state,
@@ -143,7 +168,8 @@ public record MirrorPartitionRecord(MirrorPartitionState state, int writerLeader
                            @JsonProperty("consistentFromOffset") Long consistentFromOffset,
                            @JsonProperty("reconcileRequests") Integer reconcileRequests,
                            @JsonProperty("newestMirroredTimestamp") Long newestMirroredTimestamp,
-                           @JsonProperty("mirroredUpToMs") Long mirroredUpToMs) {
+                           @JsonProperty("mirroredUpToMs") Long mirroredUpToMs,
+                           @JsonProperty("pointInTime") PointInTimeOutcome pointInTime) {
 
         MirrorPartitionRecord toRecord(String what) {
             if (state == null) {
@@ -158,7 +184,8 @@ public record MirrorPartitionRecord(MirrorPartitionState state, int writerLeader
                     new MirrorTruncation(truncations == null ? List.of() : truncations,
                             truncations == null || truncations.isEmpty() || !Boolean.FALSE.equals(truncationComplete),
                             orUnknown(proposedTruncationOffset), truncatedOffsets == null ? 0L : truncatedOffsets,
-                            orUnknown(consistentFromOffset)), reconcileRequests == null ? 0 : reconcileRequests);
+                            orUnknown(consistentFromOffset)), reconcileRequests == null ? 0 : reconcileRequests,
+                    pointInTime == null ? PointInTimeOutcome.NONE : pointInTime);
         }
 
         private static int orUnknown(Integer value) {
@@ -179,7 +206,8 @@ public record MirrorPartitionRecord(MirrorPartitionState state, int writerLeader
                 truncation.removed() == 0 ? null : truncation.removed(),
                 truncation.consistentFrom() < 0 ? null : truncation.consistentFrom(),
                 reconcileRequests == 0 ? null : reconcileRequests, MirrorProgress.orNull(
-                progress.newestMirroredTimestamp()), MirrorProgress.orNull(progress.mirroredUpToMs()));
+                progress.newestMirroredTimestamp()), MirrorProgress.orNull(progress.mirroredUpToMs()),
+                pointInTime.isNone() ? null : pointInTime);
     }
 
     /** @param path where the record was read, for the error if it is corrupt */

@@ -1,6 +1,7 @@
 package io.twinlog.mirror.store;
 
 import io.twinlog.common.mirror.DesiredMirrorState;
+import io.twinlog.common.mirror.PointInTimeStop;
 import io.twinlog.controller.zk.Json;
 import io.twinlog.controller.zk.ZkBatch;
 import io.twinlog.controller.zk.ZkPaths;
@@ -212,6 +213,15 @@ public final class MirrorStore {
      * again with the same arguments is safe and completes the rest.
      */
     public TopicsWritten setTopics(String name, List<String> topics, DesiredMirrorState desiredState) {
+        return setTopics(name, topics, desiredState, Optional.empty());
+    }
+
+    /**
+     * {@link #setTopics(String, List, DesiredMirrorState)}, a failover to a point in time: the time and the deadline
+     * are written with the desired state STOPPED, in the same node, so every leader (a new one too) cuts at it.
+     */
+    public TopicsWritten setTopics(String name, List<String> topics, DesiredMirrorState desiredState,
+                                   Optional<PointInTimeStop> stopAt) {
         List<String> written = new ArrayList<>();
         try {
             for (int from = 0; from < topics.size(); from += TOPICS_PER_TRANSACTION) {
@@ -219,7 +229,7 @@ public final class MirrorStore {
                 List<CuratorOp> ops = new ArrayList<>(chunk.size());
                 for (String topic : chunk) {
                     ops.add(zk.transactionOp().setData().forPath(topicsPath(name) + "/" + topic,
-                            desiredStateJson(desiredState)));
+                            desiredStateJson(desiredState, stopAt)));
                 }
                 try {
                     zk.transaction().forOperations(ops);
@@ -227,7 +237,7 @@ public final class MirrorStore {
                     log.info("Cluster mirror {}: topics {} desired state is now {}", name, chunk, desiredState);
                 } catch (KeeperException.NoNodeException e) {
                     for (String topic : chunk) {
-                        setTopic(name, topic, desiredState);
+                        setTopic(name, topic, desiredState, stopAt);
                         written.add(topic);
                     }
                 }
@@ -247,9 +257,14 @@ public final class MirrorStore {
     }
 
     private static byte[] desiredStateJson(DesiredMirrorState desiredState) {
+        return desiredStateJson(desiredState, Optional.empty());
+    }
+
+    private static byte[] desiredStateJson(DesiredMirrorState desiredState, Optional<PointInTimeStop> stopAt) {
         Map<String, Object> json = new LinkedHashMap<>();
         json.put("version", 1);
         json.put("desiredState", desiredState.name());
+        stopAt.ifPresent(s -> s.addTo(json));
         return Json.encode(json);
     }
 
@@ -354,11 +369,16 @@ public final class MirrorStore {
     }
 
     public void setTopic(String name, String topic, DesiredMirrorState desiredState) throws Exception {
+        setTopic(name, topic, desiredState, Optional.empty());
+    }
+
+    private void setTopic(String name, String topic, DesiredMirrorState desiredState,
+                          Optional<PointInTimeStop> stopAt) throws Exception {
         String path = topicsPath(name) + "/" + topic;
         try {
-            zk.setData().forPath(path, desiredStateJson(desiredState));
+            zk.setData().forPath(path, desiredStateJson(desiredState, stopAt));
         } catch (KeeperException.NoNodeException e) {
-            zk.create().creatingParentsIfNeeded().forPath(path, desiredStateJson(desiredState));
+            zk.create().creatingParentsIfNeeded().forPath(path, desiredStateJson(desiredState, stopAt));
         }
         log.info("Cluster mirror {}: topic {} desired state is now {}", name, topic, desiredState);
     }

@@ -21,8 +21,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 @Timeout(10)
 class FailoverStepsTest {
     private static final long TIMEOUT_MS = 60_000;
-    private final FailoverSteps failover = new FailoverSteps(new MirrorSteps(MirrorSettings.defaults(TIMEOUT_MS),
-            new Random(1)));
+    private final FailoverSteps failover = failoverSteps(MirrorSettings.defaults(TIMEOUT_MS), new Random(1));
     /** STOPPING from MIRRORING, fenced at epoch 8 over a source epoch of 7; nothing recorded as mirrored yet. */
     private final MirrorPartitionRecord stopping = MirrorPartitionRecord.initial(8).withMinLeaderEpoch(8)
             .transitionTo(MIRRORING, 8).transitionTo(STOPPING, 8);
@@ -101,6 +100,12 @@ class FailoverStepsTest {
         assertEquals(100, written.lastMirroredOffset());
         assertTrue(done.reason().startsWith("failed over at offset 100 (last mirrored epoch 7; producer-state barrier "
                 + "at 100)"), done.reason());
+    }
+
+    /** The failover's steps on the shared ones, as the machine builds them. */
+    static FailoverSteps failoverSteps(MirrorSettings settings, Random random) {
+        MirrorSteps steps = new MirrorSteps(settings, random);
+        return new FailoverSteps(steps, new TruncationSteps(steps, settings, random));
     }
 
     private static PartitionView view(int leaderEpoch, long logEnd, long highWatermark, OptionalLong barrier) {

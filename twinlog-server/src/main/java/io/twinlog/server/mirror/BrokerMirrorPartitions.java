@@ -12,6 +12,8 @@ import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.record.internal.Records;
 import org.apache.kafka.server.storage.log.FetchIsolation;
 import org.apache.kafka.storage.internals.log.EpochEntry;
+import org.apache.kafka.storage.internals.log.OffsetResultHolder;
+import org.apache.kafka.storage.internals.log.UnifiedLog;
 
 import java.io.IOException;
 import java.util.ArrayList;
@@ -104,6 +106,21 @@ public final class BrokerMirrorPartitions implements LocalPartitions {
         @Override
         public Records read(long offset, int maxBytes) throws IOException {
             return partition.log().read(offset, maxBytes, FetchIsolation.LOG_END, true).records;
+        }
+
+        /**
+         * The log's time index: Kafka's search for the first record after {@code atMs} reads only the segment that
+         * holds it, and no batch before that record's has a max timestamp after {@code atMs}; with none, the last
+         * batch (the newest kept one's timestamp is read from it).
+         */
+        @Override
+        public long timeSearchStart(long atMs) throws IOException {
+            UnifiedLog log = partition.log();
+            OffsetResultHolder found = log.fetchOffsetByTimestamp(atMs + 1, Optional.empty());
+            if (found.maybeOffsetsError().isPresent() || found.timestampAndOffsetOpt().isEmpty()) {
+                return Math.max(log.logStartOffset(), log.logEndOffset() - 1);
+            }
+            return found.timestampAndOffsetOpt().get().offset;
         }
 
         @Override

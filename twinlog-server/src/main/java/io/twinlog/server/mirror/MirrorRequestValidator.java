@@ -70,6 +70,22 @@ final class MirrorRequestValidator {
     }
 
     /** The topic patterns of a topic API request (with a start's exclusions) compile. */
+    /**
+     * A failover to a point in time (StopMirrorTopics version 1) needs a time of 0 or later, or -1 for none, and a
+     * wait bound of 0 or more (-1: none, the partitions stop at what they have when they are not there yet).
+     */
+    static Optional<MirrorApiError> pointInTimeRefused(long stopAtMs, long stopTimeoutMs) {
+        if (stopAtMs < -1) {
+            return Optional.of(MirrorApiError.of(Errors.INVALID_REQUEST, "StopAtMs must be a time (epoch ms) or -1, "
+                    + "but got " + stopAtMs));
+        }
+        if (stopTimeoutMs < -1) {
+            return Optional.of(MirrorApiError.of(Errors.INVALID_REQUEST, "StopTimeoutMs must be 0 or more, or -1, but "
+                    + "got " + stopTimeoutMs));
+        }
+        return Optional.empty();
+    }
+
     static Optional<MirrorApiError> topicPatterns(List<String> patterns, List<String> excludePatterns) {
         List<String> all = new ArrayList<>(patterns);
         all.addAll(excludePatterns);

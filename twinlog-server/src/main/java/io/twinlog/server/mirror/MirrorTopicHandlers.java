@@ -7,9 +7,12 @@ import io.twinlog.clients.mirror.message.PauseMirrorTopicsRequestData;
 import io.twinlog.clients.mirror.message.ResumeMirrorTopicsRequestData;
 import io.twinlog.clients.mirror.message.StartMirrorTopicsRequestData;
 import io.twinlog.clients.mirror.message.StopMirrorTopicsRequestData;
+import io.twinlog.clients.mirror.message.StopMirrorTopicsResponseData;
 import io.twinlog.common.Failures;
 import io.twinlog.common.mirror.DesiredMirrorState;
+import io.twinlog.common.mirror.PointInTimeStop;
 import io.twinlog.common.tasks.PerKeyExecutor;
+import io.twinlog.controller.metadata.MetadataImage;
 import io.twinlog.controller.zk.MetadataWatcher;
 import io.twinlog.mirror.runtime.MirrorRuntime;
 import io.twinlog.mirror.runtime.MirrorTopicStarter;
@@ -112,13 +115,25 @@ public final class MirrorTopicHandlers implements AutoCloseable {
      * ({@code excludePatterns} is empty but for StartMirrorTopics).
      */
     private record TopicsRequest(String mirrorName, List<String> topics, List<String> patterns,
-                                 List<String> excludePatterns) {
+                                 List<String> excludePatterns, long stopAtMs, long stopTimeoutMs) {
+        TopicsRequest(String mirrorName, List<String> topics, List<String> patterns, List<String> excludePatterns) {
+            this(mirrorName, topics, patterns, excludePatterns, -1L, -1L);
+        }
+
         static TopicsRequest of(StartMirrorTopicsRequestData r) {
             return new TopicsRequest(r.mirrorName(), r.topics(), r.patterns(), r.excludePatterns());
         }
 
+        /** Version 1 may ask for a failover to a point in time (issue 30 point 2); version 0 reads -1 for both. */
         static TopicsRequest of(StopMirrorTopicsRequestData r) {
-            return new TopicsRequest(r.mirrorName(), r.topics(), r.patterns(), r.excludePatterns());
+            return new TopicsRequest(r.mirrorName(), r.topics(), r.patterns(), r.excludePatterns(), r.stopAtMs(),
+                    r.stopTimeoutMs());
+        }
+
+        /** The failover to a point in time asked for, its deadline {@code stopTimeoutMs} from {@code nowMs}. */
+        Optional<PointInTimeStop> stopAt(long nowMs) {
+            return stopAtMs < 0 ? Optional.empty()
+                    : Optional.of(new PointInTimeStop(stopAtMs, nowMs + Math.max(0, stopTimeoutMs)));
         }
 
         static TopicsRequest of(PauseMirrorTopicsRequestData r) {
@@ -135,7 +150,10 @@ public final class MirrorTopicHandlers implements AutoCloseable {
     }
 
     /** What setting a desired state gives: the answer, or (a failover) the topics whose STOPPED to wait for. */
-    private record Outcome(ApiMessage answer, Map<String, TopicResult> stopping) {
+    private record Outcome(ApiMessage answer, Map<String, TopicResult> stopping, Optional<PointInTimeStop> stopAt) {
+        Outcome(ApiMessage answer) {
+            this(answer, null, Optional.empty());
+        }
     }
 
     @Override
@@ -209,20 +227,27 @@ public final class MirrorTopicHandlers implements AutoCloseable {
 
     private CompletableFuture<ApiMessage> setDesired(MirrorApi api, AuthorizableRequestContext ctx, TopicsRequest req,
                                                      AdminDeadline deadline, DesiredMirrorState desired) {
-        return MirrorApiCall.submit(adminThread, api, deadline, () -> setDesiredNow(api, ctx, req, desired),
-                        answer -> new Outcome(answer, null))
+        long receivedMs = System.currentTimeMillis(); // the deadline of a failover to a point in time runs from here
+        return MirrorApiCall.submit(adminThread, api, deadline, () -> setDesiredNow(api, ctx, req, desired,
+                                receivedMs), Outcome::new)
                 .thenCompose(o -> o.stopping() == null ? CompletableFuture.completedFuture(o.answer())
-                        : awaitStopped(api, o.stopping()));
+                        : awaitStopped(api, o.stopping(), o.stopAt()));
     }
 
     /** Sets the desired state of the matching topics (on the admin thread). */
     private Outcome setDesiredNow(MirrorApi api, AuthorizableRequestContext ctx, TopicsRequest req,
-                                  DesiredMirrorState desired) throws Exception {
+                                  DesiredMirrorState desired, long receivedMs) throws Exception {
         // exclusions are StartMirrorTopics' only: the others' are empty, and not read
         Checked checked = check(ctx, req, List.of());
         if (checked.refused().isPresent()) {
-            return new Outcome(checked.refused().get().answer(api), null);
+            return new Outcome(checked.refused().get().answer(api));
         }
+        Optional<MirrorApiError> badTime = MirrorRequestValidator.pointInTimeRefused(req.stopAtMs(),
+                req.stopTimeoutMs());
+        if (badTime.isPresent()) {
+            return new Outcome(badTime.get().answer(api));
+        }
+        Optional<PointInTimeStop> stopAt = req.stopAt(receivedMs);
         String name = req.mirrorName();
         Map<String, DesiredMirrorState> mirrorTopics = store.topics(name);
         Map<String, TopicResult> results = new LinkedHashMap<>();
@@ -238,7 +263,7 @@ public final class MirrorTopicHandlers implements AutoCloseable {
                 results.put(topic, TopicResult.OK);
             }
         }
-        MirrorStore.TopicsWritten written = store.setTopics(name, changing, desired); // few ZooKeeper writes
+        MirrorStore.TopicsWritten written = store.setTopics(name, changing, desired, stopAt); // few ZooKeeper writes
         if (written.failure().isPresent()) {
             if (written.written().isEmpty()) {
                 throw written.failure().get(); // nothing changed: the whole request failed
@@ -249,17 +274,21 @@ public final class MirrorTopicHandlers implements AutoCloseable {
             }
         }
         if (desired == DesiredMirrorState.STOPPED) {
-            return new Outcome(null, results);
+            return new Outcome(null, results, stopAt);
         }
-        return new Outcome(MirrorTopicResponses.answer(api, results), null);
+        return new Outcome(MirrorTopicResponses.answer(api, results));
     }
 
     /**
      * Failover answers when the topics are writable, or says it is still in progress: at once when a partition's
      * failover has gone FAILED (with that partition's reason), else after {@value #STOP_WAIT_MS} ms.
      */
-    private CompletableFuture<ApiMessage> awaitStopped(MirrorApi api, Map<String, TopicResult> results) {
+    private CompletableFuture<ApiMessage> awaitStopped(MirrorApi api, Map<String, TopicResult> results,
+                                                       Optional<PointInTimeStop> stopAt) {
         List<String> stopping = MirrorTopicResponses.succeeded(results);
+        // a failover to a point in time may first wait for the time, up to its deadline
+        long waitMs = STOP_WAIT_MS + stopAt.map(s -> Math.max(0, s.deadlineMs() - System.currentTimeMillis()))
+                .orElse(0L);
         // tested on the metadata thread at every image until it holds: from the states the image has decoded, the
         // records themselves parsed only for a FAILED partition (a failover of 1,000 partitions makes hundreds of
         // images)
@@ -267,10 +296,16 @@ public final class MirrorTopicHandlers implements AutoCloseable {
             MirrorMetadataView view = MirrorMetadataView.of(image);
             return stopping.stream().allMatch(view::allStopped)
                     || stopping.stream().anyMatch(t -> view.failedFailover(t).isPresent());
-        }, STOP_WAIT_MS).handle((image, error) -> {
+        }, waitMs).handle((image, error) -> {
             // timed out: answer with what the latest image shows
-            MirrorMetadataView last = MirrorMetadataView.of(error == null ? image : metadata.image());
-            return MirrorTopicResponses.answer(api, MirrorTopicResponses.failoverResults(stopping, results, last));
+            MetadataImage lastImage = error == null ? image : metadata.image();
+            MirrorMetadataView last = MirrorMetadataView.of(lastImage);
+            ApiMessage answer = MirrorTopicResponses.answer(api, MirrorTopicResponses.failoverResults(stopping,
+                    results, last));
+            if (stopAt.isPresent()) {
+                PointInTimeAnswers.fill((StopMirrorTopicsResponseData) answer, lastImage);
+            }
+            return answer;
         });
     }
 }

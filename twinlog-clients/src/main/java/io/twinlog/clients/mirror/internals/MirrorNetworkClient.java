@@ -99,8 +99,13 @@ public final class MirrorNetworkClient implements AutoCloseable {
      */
     public <R extends ApiMessage> R send(ApiMessage request, MirrorMessageReader<R> responseReader)
             throws IOException {
+        return send(request, MirrorApi.of(request).latestVersion(), responseReader);
+    }
+
+    /** {@link #send(ApiMessage, MirrorMessageReader)} at {@code version} of the request's API. */
+    public <R extends ApiMessage> R send(ApiMessage request, short version, MirrorMessageReader<R> responseReader)
+            throws IOException {
         MirrorApi api = MirrorApi.of(request);
-        short version = api.latestVersion();
         return call(api.name, true,
                 correlation -> MirrorFrames.request(version, correlation, clientId, request),
                 (correlation, payload) -> MirrorFrames.response(api, version, correlation, payload, responseReader));
