@@ -60,7 +60,7 @@ import java.util.concurrent.Callable;
             "  --describe [--mirror NAME]",
             "  --delete --mirror NAME",
             "  --start|--add|--stop|--remove|--pause|--resume --mirror NAME --topic REGEX [--topic REGEX]...",
-            "  --stop|--remove --mirror NAME --topic REGEX... --at TIMESTAMP|common [--timeout-ms MS]",
+            "  --stop|--remove --mirror NAME --topic REGEX... [--at TIMESTAMP|common] [--dry-run] [--timeout-ms MS]",
             "  --verify --mirror NAME [--topic REGEX]... [--full] [--source-command-config FILE]",
             "  --add-acl|--remove-acl --mirror NAME (--allow-principal P|--deny-principal P)... [--operation OP]...",
             "           [--allow-host H] [--deny-host H] [--resource-pattern-type literal|prefixed]",
@@ -151,10 +151,13 @@ public final class MirrorsCommand implements Callable<Integer> {
                     createOptions, aclOptions);
             Map<String, Object> adminConfigs = AdminConfigs.build(Optional.ofNullable(commandConfig),
                     bootstrapServer.trim(), timeoutGiven() ? OptionalInt.of(timeoutMs) : OptionalInt.empty());
-            if (action instanceof PointInTimeFailover f) {
+            if (action instanceof PointInTimeFailover f && !f.isDryRun()) {
                 // --timeout-ms bounds the wait for the time; the answer comes after it and the failover
                 adminConfigs.put(AdminConfigs.REQUEST_TIMEOUT_MS, (int) f.answerTimeoutMs());
                 adminConfigs.put(AdminConfigs.DEFAULT_API_TIMEOUT_MS, (int) f.answerTimeoutMs());
+            }
+            if (action instanceof PointInTimeFailover f) {
+                action = f.reading(adminConfigs);
             }
             if (action instanceof VerifyMirror v) {
                 action = v.reading(adminConfigs).showingProgress(ConsoleProgress.on(err));

@@ -14,6 +14,7 @@ import io.twinlog.replication.ReplicaManager;
 import io.twinlog.server.metadata.TopicAdmin;
 import io.twinlog.server.mirror.BrokerMirrorPartitions;
 import io.twinlog.server.mirror.BrokerMirrorTopics;
+import io.twinlog.server.mirror.FailoverPreviews;
 import io.twinlog.server.mirror.MirrorApiHandlers;
 import io.twinlog.server.mirror.MirrorTopicHandlers;
 import io.twinlog.server.security.BrokerAuthorization;
@@ -58,6 +59,8 @@ final class Mirrors implements AutoCloseable {
         mirrorTopicHandlers = new MirrorTopicHandlers(mirrorStore, watcher, mirrorRuntime.topicStarter(),
                 authorization);
         mirrorTopicHandlers.register(registry);
+        new FailoverPreviews(new BrokerMirrorPartitions(replicaManager), watcher, authorization, time)
+                .register(registry);
     }
 
     /** Once the broker is registered. */

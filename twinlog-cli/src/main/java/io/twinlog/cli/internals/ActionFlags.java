@@ -66,6 +66,11 @@ public final class ActionFlags {
             + "partitions now, so all fail over at one time.")
     String at;
 
+    @Option(names = "--dry-run", order = 18, description = "With --stop (and --at): print per partition what a "
+            + "failover now would keep (up to which offset and time) and quarantine, and its RPO, as each "
+            + "partition's leader reads it from its log; nothing is changed.")
+    boolean dryRun;
+
     @Option(names = "--pause", order = 19, description = "Pause the mirror topics matching --topic (they stay "
             + "read-only).")
     boolean pause;

@@ -79,6 +79,10 @@ public final class ActionResolver {
                 if (s.topics.isEmpty()) {
                     throw CommandException.usage(action + " needs --topic REGEX");
                 }
+                if (a.dryRun) {
+                    return PointInTimeFailover.dryRun(mirror, s.topics, a.at == null ? Optional.empty()
+                            : Optional.of(PointInTimeFailover.parseAt(a.at)), timeoutMs);
+                }
                 if (a.at != null) {
                     return new PointInTimeFailover(mirror, s.topics, PointInTimeFailover.parseAt(a.at), timeoutMs);
                 }
@@ -98,8 +102,8 @@ public final class ActionResolver {
             throw CommandException.usage("--topic is only valid with --start/--add, --stop/--remove, --pause, "
                     + "--resume or --verify");
         }
-        if (a.at != null && topicOperation(action).orElse(null) != Operation.STOP) {
-            throw CommandException.usage("--at is only valid with --stop/--remove");
+        if ((a.at != null || a.dryRun) && topicOperation(action).orElse(null) != Operation.STOP) {
+            throw CommandException.usage((a.at != null ? "--at" : "--dry-run") + " is only valid with --stop/--remove");
         }
         if (a.full && !action.equals("--verify")) {
             throw CommandException.usage("--full is only valid with --verify");

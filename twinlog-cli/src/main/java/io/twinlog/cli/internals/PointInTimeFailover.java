@@ -11,13 +11,16 @@ import java.time.OffsetDateTime;
 import java.time.format.DateTimeParseException;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.OptionalLong;
 
 /**
- * {@code --stop --at TIMESTAMP|common} (issue 30 points 2 and 3): a failover to a point in time. Each selected
- * partition keeps what it mirrored up to its last batch at or before the time; what it mirrored after is cut on every
- * replica, kept in the quarantine. A partition not there yet mirrors on for up to {@code --timeout-ms} while the
- * source answers. Prints the time, then per partition what was kept, quarantined, or not reached.
+ * {@code --stop --at TIMESTAMP|common} and {@code --stop --dry-run [--at ...]} (issue 30 points 2, 3 and 4): a
+ * failover to a point in time. Each selected partition keeps what it mirrored up to its last batch at or before the
+ * time; what it mirrored after is cut on every replica, kept in the quarantine. A partition not there yet mirrors on
+ * for up to {@code --timeout-ms} while the source answers. {@code common} is the oldest mirrored-up-to time of the
+ * selected partitions at the call. Prints the time, then per partition what was kept, quarantined, or not reached;
+ * the dry run prints what a failover now would do ({@link FailoverDryRun}) and changes nothing.
  */
 public final class PointInTimeFailover implements MirrorAction {
     /** {@code --at common}: the oldest mirrored-up-to time of the selected partitions at the call. */
@@ -25,15 +28,45 @@ public final class PointInTimeFailover implements MirrorAction {
 
     private final String mirror;
     private final List<String> topicPatterns;
-    /** The time asked for; empty for {@code common}. */
+    /** The time asked for; empty for {@code common} (and for a plain dry run, {@code plain}). */
     private final OptionalLong atMs;
+    /** A dry run without {@code --at}: what a plain failover would keep. */
+    private final boolean plain;
+    private final boolean dryRun;
     private final long timeoutMs;
+    /** The command's admin client configs: the dry run asks each partition's leader with them. */
+    private final Map<String, Object> configs;
 
+    /** {@code --stop --at} (a time, or empty for {@code common}), without {@code --dry-run}. */
     public PointInTimeFailover(String mirror, List<String> topicPatterns, OptionalLong atMs, long timeoutMs) {
+        this(mirror, topicPatterns, atMs, false, false, timeoutMs, Map.of());
+    }
+
+    private PointInTimeFailover(String mirror, List<String> topicPatterns, OptionalLong atMs, boolean plain,
+                                boolean dryRun, long timeoutMs, Map<String, Object> configs) {
         this.mirror = mirror;
         this.topicPatterns = List.copyOf(topicPatterns);
         this.atMs = atMs;
+        this.plain = plain;
+        this.dryRun = dryRun;
         this.timeoutMs = timeoutMs;
+        this.configs = Map.copyOf(configs);
+    }
+
+    /** {@code --stop --dry-run}, with {@code --at} ({@code at} present) or without (a plain failover's). */
+    public static PointInTimeFailover dryRun(String mirror, List<String> topicPatterns, Optional<OptionalLong> at,
+                                             long timeoutMs) {
+        return new PointInTimeFailover(mirror, topicPatterns, at.orElse(OptionalLong.empty()), at.isEmpty(), true,
+                timeoutMs, Map.of());
+    }
+
+    /** This action reaching the cluster with {@code adminConfigs} (the dry run asks each leader). */
+    public PointInTimeFailover reading(Map<String, Object> adminConfigs) {
+        return new PointInTimeFailover(mirror, topicPatterns, atMs, plain, dryRun, timeoutMs, adminConfigs);
+    }
+
+    public boolean isDryRun() {
+        return dryRun;
     }
 
     /**
@@ -72,7 +105,11 @@ public final class PointInTimeFailover implements MirrorAction {
 
     @Override
     public void run(MirrorAdmin admin, PrintWriter out) throws IOException {
-        long at = atMs.orElseThrow(() -> CommandException.failed("--at common is not available yet"));
+        long at = plain ? -1L : atMs.isPresent() ? atMs.getAsLong() : common(admin, out);
+        if (dryRun) {
+            FailoverDryRun.print(admin, configs, mirror, topicPatterns, at, out);
+            return;
+        }
         out.println("Mirror " + mirror + ": failing over topics matching " + topicPatterns + " to " + time(at) + " ("
                 + at + "); partitions not mirrored up to it yet mirror on for up to " + timeoutMs + " ms.");
         out.flush();
@@ -89,6 +126,38 @@ public final class PointInTimeFailover implements MirrorAction {
         Map.Entry<String, MirrorException> first = errors.entrySet().iterator().next();
         throw CommandException.failed(errors.size() + " topic(s) failed, first: " + first.getKey() + ": "
                 + first.getValue().getMessage());
+    }
+
+    /**
+     * {@code --at common}: the oldest mirrored-up-to time of the selected partitions now, from describe; printed.
+     * A partition whose time is not known yet (it never fetched, or holds nothing) makes it fail: no common time can
+     * be promised for it.
+     */
+    private long common(MirrorAdmin admin, PrintWriter out) throws IOException {
+        MirrorAdmin.MirrorDescription d = admin.describeClusterMirrors(List.of(mirror)).get(mirror);
+        if (d == null) {
+            throw CommandException.failed("No cluster mirror named '" + mirror + "'");
+        }
+        long oldest = Long.MAX_VALUE;
+        String which = null;
+        for (MirrorAdmin.TopicDescription t : FailoverDryRun.selected(d, topicPatterns)) {
+            for (MirrorAdmin.PartitionDescription p : t.partitions()) {
+                if (p.mirroredUpToMs() < 0) {
+                    throw CommandException.failed(t.name() + "-" + p.partition() + " has no mirrored-up-to time yet "
+                            + "(" + p.state() + "): no common time can be chosen; give --at a time");
+                }
+                if (p.mirroredUpToMs() < oldest) {
+                    oldest = p.mirroredUpToMs();
+                    which = t.name() + "-" + p.partition();
+                }
+            }
+        }
+        if (which == null) {
+            throw CommandException.failed("No topic of mirror " + mirror + " matches " + topicPatterns);
+        }
+        out.println("Mirror " + mirror + ": the common time is " + time(oldest) + " (" + oldest + "), the oldest "
+                + "mirrored-up-to time of the selected partitions (" + which + "'s).");
+        return oldest;
     }
 
     /** One partition's outcome, as the operator reads it. */

@@ -174,10 +174,18 @@ class ActionResolverTest {
         flags.at = "2026-12-07T10:14:00";
         assertUsageError("--at takes epoch milliseconds, an ISO-8601 time with a zone (such as 2026-12-07T10:14:00Z "
                 + "or 2026-12-07T11:14:00+01:00) or 'common', but got '2026-12-07T10:14:00'");
+        flags.at = null;
+        flags.dryRun = true;
+        assertTrue(((PointInTimeFailover) resolve()).isDryRun(), "a plain failover's dry run");
+        flags.at = "1796638440000";
+        PointInTimeFailover dryRun = (PointInTimeFailover) resolve();
+        assertTrue(dryRun.isDryRun());
+        assertEquals(OptionalLong.of(1796638440000L), dryRun.atMs());
         flags.stop = false;
         flags.pause = true;
-        flags.at = "1";
         assertUsageError("--at is only valid with --stop/--remove");
+        flags.at = null;
+        assertUsageError("--dry-run is only valid with --stop/--remove");
     }
 
     @Test

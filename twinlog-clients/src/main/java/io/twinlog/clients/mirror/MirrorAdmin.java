@@ -23,6 +23,8 @@ import io.twinlog.clients.mirror.message.ListClusterMirrorsResponseData;
 import io.twinlog.clients.mirror.message.ListClusterMirrorsResponseData.ListedMirror;
 import io.twinlog.clients.mirror.message.PauseMirrorTopicsRequestData;
 import io.twinlog.clients.mirror.message.PauseMirrorTopicsResponseData;
+import io.twinlog.clients.mirror.message.PreviewMirrorFailoverRequestData;
+import io.twinlog.clients.mirror.message.PreviewMirrorFailoverResponseData;
 import io.twinlog.clients.mirror.message.ResumeMirrorTopicsRequestData;
 import io.twinlog.clients.mirror.message.ResumeMirrorTopicsResponseData;
 import io.twinlog.clients.mirror.message.StartMirrorTopicsRequestData;
@@ -213,6 +215,38 @@ public final class MirrorAdmin implements AutoCloseable {
             }
         }
         return new PointInTimeStopResult(stopErrors(response), partitions);
+    }
+
+    /**
+     * What a failover of one partition would keep and quarantine now, as its leader read it (-1: not known); an
+     * {@code errorCode} other than 0 (NOT_LEADER_OR_FOLLOWER: the broker asked does not lead it) and nothing else.
+     */
+    public record FailoverPreview(String topic, int partition, short errorCode, long logEndOffset, long keptOffset,
+                                  long keptTimestamp, long quarantinedRecords, long mirroredUpToMs, long nowMs) {
+    }
+
+    /**
+     * What a failover of {@code partitions} to {@code atMs} (-1: a plain failover) would keep now, answered by the
+     * broker this client reaches for the partitions it leads (PreviewMirrorFailover: nothing is changed). Ask each
+     * partition's leader (a client bootstrapped on it) for the whole picture.
+     */
+    public synchronized List<FailoverPreview> previewMirrorFailover(String mirror, long atMs,
+                                                                    Map<String, List<Integer>> partitions)
+            throws IOException {
+        PreviewMirrorFailoverRequestData request = new PreviewMirrorFailoverRequestData().setMirrorName(mirror)
+                .setStopAtMs(atMs);
+        partitions.forEach((topic, parts) -> request.topics().add(new PreviewMirrorFailoverRequestData.PreviewTopic()
+                .setName(topic).setPartitions(parts)));
+        PreviewMirrorFailoverResponseData response = client.send(request, PreviewMirrorFailoverResponseData::new);
+        checkError(response.errorCode(), response.errorMessage());
+        List<FailoverPreview> out = new ArrayList<>();
+        for (PreviewMirrorFailoverResponseData.PreviewTopicResult t : response.topics()) {
+            for (PreviewMirrorFailoverResponseData.PreviewPartitionResult p : t.partitions()) {
+                out.add(new FailoverPreview(t.name(), p.partitionIndex(), p.errorCode(), p.logEndOffset(),
+                        p.keptOffset(), p.keptTimestamp(), p.quarantinedRecords(), p.mirroredUpToMs(), p.nowMs()));
+            }
+        }
+        return out;
     }
 
     private static Map<String, MirrorException> stopErrors(StopMirrorTopicsResponseData response) {

@@ -8,6 +8,7 @@ import io.twinlog.clients.mirror.message.DescribeClusterMirrorsResponseData;
 import io.twinlog.clients.mirror.message.LastMirroredEpochsResponseData;
 import io.twinlog.clients.mirror.message.ListClusterMirrorsResponseData;
 import io.twinlog.clients.mirror.message.PauseMirrorTopicsResponseData;
+import io.twinlog.clients.mirror.message.PreviewMirrorFailoverResponseData;
 import io.twinlog.clients.mirror.message.ResumeMirrorTopicsResponseData;
 import io.twinlog.clients.mirror.message.StartMirrorTopicsResponseData;
 import io.twinlog.clients.mirror.message.StopMirrorTopicsResponseData;
@@ -47,7 +48,9 @@ public enum MirrorApi {
     ALTER_CLUSTER_MIRROR(ApiMessageType.ALTER_CLUSTER_MIRROR, (code, message) ->
             new AlterClusterMirrorResponseData().setErrorCode(code).setErrorMessage(message)),
     LAST_MIRRORED_EPOCHS(ApiMessageType.LAST_MIRRORED_EPOCHS, (code, message) ->
-            new LastMirroredEpochsResponseData().setErrorCode(code).setErrorMessage(message));
+            new LastMirroredEpochsResponseData().setErrorCode(code).setErrorMessage(message)),
+    PREVIEW_MIRROR_FAILOVER(ApiMessageType.PREVIEW_MIRROR_FAILOVER, (code, message) ->
+            new PreviewMirrorFailoverResponseData().setErrorCode(code).setErrorMessage(message));
 
     public final short id;
     public final String name;

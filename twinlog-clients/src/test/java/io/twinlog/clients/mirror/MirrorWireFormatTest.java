@@ -23,6 +23,8 @@ import io.twinlog.clients.mirror.message.ListClusterMirrorsResponseData;
 import io.twinlog.clients.mirror.message.ListClusterMirrorsResponseData.ListedMirror;
 import io.twinlog.clients.mirror.message.PauseMirrorTopicsRequestData;
 import io.twinlog.clients.mirror.message.PauseMirrorTopicsResponseData;
+import io.twinlog.clients.mirror.message.PreviewMirrorFailoverRequestData;
+import io.twinlog.clients.mirror.message.PreviewMirrorFailoverResponseData;
 import io.twinlog.clients.mirror.message.ResumeMirrorTopicsRequestData;
 import io.twinlog.clients.mirror.message.ResumeMirrorTopicsResponseData;
 import io.twinlog.clients.mirror.message.StartMirrorTopicsRequestData;
@@ -202,6 +204,25 @@ class MirrorWireFormatTest {
                 "0000000000000002076f7264657273000000030000000008524541434845440000000000000078000001a24feca8d80000"
                 + "000000000078000000000000009b000000000000002300000000010a54494d45445f4f55540000000000000050ffff"
                 + "ffffffffffffffffffffffffffffffffffffffffffff0000000000000000000000"));
+        samples.add(new Sample(MirrorApi.PREVIEW_MIRROR_FAILOVER, V0, new PreviewMirrorFailoverRequestData()
+                .setMirrorName("m1").setStopAtMs(1796637240000L).setTopics(List.of(
+                        new PreviewMirrorFailoverRequestData.PreviewTopic().setName("orders")
+                                .setPartitions(List.of(0, 1)))), PreviewMirrorFailoverRequestData::new,
+                "036d31000001a24fecaac002076f72646572730300000000000000010000"));
+        samples.add(new Sample(MirrorApi.PREVIEW_MIRROR_FAILOVER, V0, new PreviewMirrorFailoverResponseData()
+                .setErrorCode((short) 0).setErrorMessage(null).setTopics(List.of(
+                        new PreviewMirrorFailoverResponseData.PreviewTopicResult().setName("orders").setPartitions(
+                                List.of(new PreviewMirrorFailoverResponseData.PreviewPartitionResult()
+                                                .setPartitionIndex(0).setErrorCode((short) 0).setLogEndOffset(155)
+                                                .setKeptOffset(120).setKeptTimestamp(1796637239512L)
+                                                .setQuarantinedRecords(35).setMirroredUpToMs(1796637300000L)
+                                                .setNowMs(1796637360000L),
+                                        new PreviewMirrorFailoverResponseData.PreviewPartitionResult()
+                                                .setPartitionIndex(1).setErrorCode((short) 6))))),
+                PreviewMirrorFailoverResponseData::new,
+                "0000000000000002076f726465727303000000000000000000000000009b0000000000000078000001a24feca8d80000"
+                + "000000000023000001a24fed9520000001a24fee7f8000000000010006ffffffffffffffffffffffffffffffffffff"
+                + "ffffffffffff0000000000000000ffffffffffffffffffffffffffffffff000000"));
         samples.add(new Sample(MirrorApi.PAUSE_MIRROR_TOPICS, V0, new PauseMirrorTopicsRequestData()
                 .setMirrorName("m1").setTopics(List.of()).setPatterns(List.of(".*")).setExcludePatterns(List.of()),
                 PauseMirrorTopicsRequestData::new,

@@ -1,5 +1,6 @@
 package io.twinlog.tests.mirror;
 
+import io.twinlog.cli.MirrorsCommand;
 import io.twinlog.clients.mirror.MirrorAdmin;
 import io.twinlog.clients.mirror.MirrorAdmin.PointInTimeResult;
 import io.twinlog.clients.mirror.MirrorAdmin.PointInTimeStopResult;
@@ -23,10 +24,14 @@ import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.Timeout;
+import picocli.CommandLine;
 
 import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -34,6 +39,8 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -63,8 +70,9 @@ class PointInTimeFailoverTest {
                         .brokerProperty("default.replication.factor", "3"));
         clusters.createSourceTopics(new NewTopic("orders", 2, (short) 3), new NewTopic("payments", 1, (short) 3),
                 new NewTopic("late", 1, (short) 3), new NewTopic("kill", 1, (short) 3),
-                new NewTopic("offline", 1, (short) 3));
-        clusters.mirror(MIRROR, "orders", "payments", "late", "kill", "offline");
+                new NewTopic("offline", 1, (short) 3), new NewTopic("preview", 2, (short) 3),
+                new NewTopic("common", 2, (short) 3));
+        clusters.mirror(MIRROR, "orders", "payments", "late", "kill", "offline", "preview", "common");
     }
 
     @AfterAll
@@ -77,11 +85,7 @@ class PointInTimeFailoverTest {
     @Test
     @Order(1)
     void keepsExactlyTheBatchesAtOrBeforeTheTimeOnEveryReplicaAndQuarantinesTheRest() throws Exception {
-        List<TopicPartition> partitions = List.of(new TopicPartition("orders", 0), new TopicPartition("orders", 1));
-        for (TopicPartition tp : partitions) {
-            writeOneBatchEach(tp, 10);
-            clusters.awaitMirrored(tp);
-        }
+        List<TopicPartition> partitions = tenBatchesEachMirrored("orders");
         long at = BASE + 5; // records 0..5 are at or before it
 
         PointInTimeStopResult result = clusters.mirrors().stopMirrorTopicsAt(MIRROR, List.of("orders"), List.of(),
@@ -190,7 +194,68 @@ class PointInTimeFailoverTest {
     }
 
     @Test
-    @Order(5)
+    @Order(6)
+    void theDryRunSaysWhatTheFailoverThenDoesAndChangesNothing() throws Exception {
+        List<TopicPartition> partitions = tenBatchesEachMirrored("preview");
+        String at = Long.toString(BASE + 5);
+
+        String dryRun = cli("--stop", "--dry-run", "--mirror", MIRROR, "--topic", "preview", "--at", at);
+        String kept = "up to offset 6 (newest kept batch " + Instant.ofEpochMilli(BASE + 5) + ")";
+        for (TopicPartition tp : partitions) {
+            assertTrue(dryRun.contains("  " + tp + ": would keep " + kept + ", quarantine 4 records, offsets [6,10); "
+                    + "RPO "), dryRun);
+        }
+        assertEquals(Map.of(0, 10L, 1, 10L, 2, 10L), ReplicaLogs.logEndOffsets(clusters.destination(),
+                partitions.get(0)), "the dry run changed nothing");
+        assertEquals("MIRRORING", clusters.partition(MIRROR, partitions.get(0)).state());
+
+        String failover = cli("--stop", "--mirror", MIRROR, "--topic", "preview", "--at", at);
+        for (TopicPartition tp : partitions) {
+            assertTrue(failover.contains("  " + tp + ": kept " + kept + ", quarantined 4 records, offsets [6,10)"),
+                    failover);
+            assertEquals(values(tp, 0, 6), dataRecords(ReplicaLogs.awaitIdentical(clusters.destination(), tp,
+                    List.of(0, 1, 2))).stream().map(ReplicaLogs.StoredRecord::value).toList());
+        }
+    }
+
+    @Test
+    @Order(7)
+    void atCommonFailsOverEveryPartitionAtTheOldestMirroredUpToTime() throws Exception {
+        List<TopicPartition> partitions = List.of(new TopicPartition("common", 0), new TopicPartition("common", 1));
+        writeOneBatchEach(partitions.get(0), 5);
+        writeOneBatchEach(partitions.get(1), 8);
+        for (TopicPartition tp : partitions) {
+            clusters.awaitMirrored(tp);
+        }
+        Waits.waitUntil("mirrored-up-to times of " + partitions, () -> {
+            for (TopicPartition tp : partitions) {
+                if (clusters.partition(MIRROR, tp).mirroredUpToMs() < 0) {
+                    return false;
+                }
+            }
+            return true;
+        });
+
+        String out = cli("--stop", "--mirror", MIRROR, "--topic", "common", "--at", "common");
+
+        Matcher chosen = Pattern.compile("Mirror dr: the common time is (\\S+) \\((\\d+)\\)").matcher(out);
+        assertTrue(chosen.find(), out);
+        long at = Long.parseLong(chosen.group(2));
+        assertTrue(out.contains("stopped (failed over, writable)"), out);
+        for (TopicPartition tp : partitions) {
+            List<ReplicaLogs.Batch> source = ReplicaLogs.read(clusters.source().broker(leaderOf(tp)), tp);
+            List<ReplicaLogs.StoredRecord> wanted = dataRecords(source.stream()
+                    .filter(b -> b.records().stream().allMatch(r -> r.timestamp() <= at)).toList());
+            List<ReplicaLogs.StoredRecord> kept = dataRecords(ReplicaLogs.awaitIdentical(clusters.destination(), tp,
+                    List.of(0, 1, 2)));
+            assertTrue(kept.stream().allMatch(r -> r.timestamp() <= at), tp + " kept a record after " + at);
+            // every source batch at or before the time is kept: none behind it
+            assertEquals(wanted, kept, tp.toString());
+        }
+    }
+
+    @Test
+    @Order(9)
     void withTheSourceDownAPartitionStopsAtWhatItHasAndSaysSo() throws Exception {
         TopicPartition tp = new TopicPartition("offline", 0);
         writeOneBatchEach(tp, 4);
@@ -208,6 +273,35 @@ class PointInTimeFailoverTest {
                 result.partitions());
         assertEquals(values(tp, 0, 4), dataRecords(ReplicaLogs.awaitIdentical(clusters.destination(), tp,
                 List.of(0, 1, 2))).stream().map(ReplicaLogs.StoredRecord::value).toList());
+    }
+
+    /** Runs twinlog-mirrors.sh against the destination; its output, once it exits 0. */
+    private static String cli(String... args) {
+        List<String> all = new ArrayList<>(List.of("--bootstrap-server", clusters.destination().bootstrapServers()));
+        all.addAll(List.of(args));
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        CommandLine command = MirrorsCommand.newCommandLine();
+        command.setOut(new PrintWriter(out, true));
+        command.setErr(new PrintWriter(err, true));
+        int exit = command.execute(all.toArray(String[]::new));
+        assertEquals(0, exit, out + "\n" + err);
+        return out.toString();
+    }
+
+    private static int leaderOf(TopicPartition tp) throws Exception {
+        return clusters.sourceAdmin().describeTopics(List.of(tp.topic())).allTopicNames().get().get(tp.topic())
+                .partitions().get(tp.partition()).leader().id();
+    }
+
+    /** Ten batches written to each of the two partitions of {@code topic} and mirrored; the partitions. */
+    private static List<TopicPartition> tenBatchesEachMirrored(String topic) throws Exception {
+        List<TopicPartition> partitions = List.of(new TopicPartition(topic, 0), new TopicPartition(topic, 1));
+        for (TopicPartition tp : partitions) {
+            writeOneBatchEach(tp, 10);
+            clusters.awaitMirrored(tp);
+        }
+        return partitions;
     }
 
     /** {@code count} records to {@code tp} on the source, one batch each, the i-th at {@code BASE + i}. */
