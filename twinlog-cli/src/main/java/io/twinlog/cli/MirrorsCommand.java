@@ -55,6 +55,7 @@ import java.util.concurrent.Callable;
             "           [--source-config-file FILE] [--include REGEX[,REGEX...]] [--exclude REGEX[,REGEX...]]",
             "           [--groups-include REGEX[,REGEX...]] [--groups-exclude REGEX[,REGEX...]]",
             "           [--groups-sync-interval-ms MS] [--replication-throttled-rate BYTES_PER_SEC]",
+            "           [--topic-prefix PREFIX [--topic-prefix-separator SEP]]",
             "  --alter --mirror NAME [any option of --create]",
             "  --list [--mirror NAME]",
             "  --describe [--mirror NAME]",

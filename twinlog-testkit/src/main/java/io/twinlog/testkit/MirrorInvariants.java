@@ -31,12 +31,22 @@ public final class MirrorInvariants {
      */
     public static List<ReplicaLogs.Batch> awaitMirrored(TestCluster source, TestCluster destination,
                                                         TopicPartition tp) {
-        return Waits.waitFor("every replica of " + tp + " in both clusters to hold the same log", () -> {
-            Map<String, List<ReplicaLogs.Batch>> logs = new TreeMap<>();
-            collect(logs, "source", source, tp);
-            collect(logs, "destination", destination, tp);
-            return logs;
-        }, logs -> logs.values().stream().distinct().count() == 1).values().iterator().next();
+        return awaitMirrored(source, tp, destination, tp);
+    }
+
+    /**
+     * {@link #awaitMirrored(TestCluster, TestCluster, TopicPartition)} for a mirror topic named otherwise than its
+     * source topic (a prefixed mirror's {@code a.orders-0} of {@code orders-0}).
+     */
+    public static List<ReplicaLogs.Batch> awaitMirrored(TestCluster source, TopicPartition sourceTp,
+                                                        TestCluster destination, TopicPartition destinationTp) {
+        return Waits.waitFor("every replica of " + sourceTp + " (source) and " + destinationTp + " (destination) "
+                + "to hold the same log", () -> {
+                    Map<String, List<ReplicaLogs.Batch>> logs = new TreeMap<>();
+                    collect(logs, "source", source, sourceTp);
+                    collect(logs, "destination", destination, destinationTp);
+                    return logs;
+                }, logs -> logs.values().stream().distinct().count() == 1).values().iterator().next();
     }
 
     /**

@@ -19,6 +19,8 @@ public record CreateMirror(String mirror, Map<String, String> configs) implement
     public static final String GROUPS_EXCLUDE = "mirror.groups.exclude";
     public static final String GROUPS_SYNC_INTERVAL_MS = "mirror.groups.sync.interval.ms";
     public static final String REPLICATION_THROTTLED_RATE = "mirror.replication.throttled.rate";
+    public static final String TOPIC_PREFIX = "mirror.topic.prefix";
+    public static final String TOPIC_PREFIX_SEPARATOR = "mirror.topic.prefix.separator";
 
     public CreateMirror {
         configs = Map.copyOf(configs);

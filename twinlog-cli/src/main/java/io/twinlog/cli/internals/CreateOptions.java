@@ -53,8 +53,17 @@ public final class CreateOptions {
             + "(mirror.replication.throttled.rate; default unlimited; changed live with --alter).")
     Long replicationThrottledRate;
 
+    @Option(names = "--topic-prefix", paramLabel = "PREFIX", order = 40, description = "Mirror source topic T as "
+            + "PREFIX.T here (mirror.topic.prefix; e.g. the source's region, for an active-active pair); only while "
+            + "no topic of the mirror mirrors.")
+    String topicPrefix;
+
+    @Option(names = "--topic-prefix-separator", paramLabel = "SEP", order = 41, description = "What joins the "
+            + "prefix and the source topic's name (mirror.topic.prefix.separator; default '.').")
+    String topicPrefixSeparator;
+
     /**
-     * The mirror settings given (group sync, bandwidth cap), as mirror configs ({@code --groups-include ''} as an
+     * The mirror settings given (group sync, bandwidth cap, topic prefix), as mirror configs ({@code --groups-include ''} as an
      * empty value).
      */
     Map<String, String> settingConfigs() {
@@ -78,6 +87,12 @@ public final class CreateOptions {
                         + replicationThrottledRate);
             }
             out.put(CreateMirror.REPLICATION_THROTTLED_RATE, Long.toString(replicationThrottledRate));
+        }
+        if (topicPrefix != null) {
+            out.put(CreateMirror.TOPIC_PREFIX, topicPrefix.trim());
+        }
+        if (topicPrefixSeparator != null) {
+            out.put(CreateMirror.TOPIC_PREFIX_SEPARATOR, topicPrefixSeparator.trim());
         }
         return out;
     }
@@ -111,6 +126,12 @@ public final class CreateOptions {
         if (groupsSyncIntervalMs != null) {
             return Optional.of("--groups-sync-interval-ms");
         }
-        return replicationThrottledRate == null ? Optional.empty() : Optional.of("--replication-throttled-rate");
+        if (replicationThrottledRate != null) {
+            return Optional.of("--replication-throttled-rate");
+        }
+        if (topicPrefix != null) {
+            return Optional.of("--topic-prefix");
+        }
+        return topicPrefixSeparator == null ? Optional.empty() : Optional.of("--topic-prefix-separator");
     }
 }

@@ -86,7 +86,14 @@ public final class DescribeMirrors implements MirrorAction {
         d.topics().values().stream()
                 .sorted(Comparator.comparing(MirrorAdmin.TopicDescription::name))
                 .forEach(t -> out.println("    " + t.name() + "  DesiredState: " + Table.cell(t.desiredState())
-                        + "  Partitions: " + t.partitions().size()));
+                        + "  Partitions: " + t.partitions().size()
+                        + (t.sourceTopic().equals(t.name()) ? "" : "  SourceTopic: " + t.sourceTopic())));
+        if (!d.skippedTopics().isEmpty()) {
+            // selected by a pattern but not started: a loop, or a failback into a topic of another name
+            out.println("  SkippedSourceTopics: " + d.skippedTopics().size());
+            new TreeMap<>(d.skippedTopics()).forEach((topic, why) -> out.println("    " + topic + "  Reason: "
+                    + Table.oneLine(why)));
+        }
         out.println("  MirroredUpTo: " + mirroredUpTo(d));
     }
 

@@ -52,6 +52,8 @@ public final class VerifyMirror implements MirrorAction {
     private final boolean full;
     private final Map<String, Object> destinationConfigs;
     private final Map<String, String> sourceCommandConfigs;
+    /** Each mirror topic's name on the source, from the describe (its own unless the mirror renamed it). */
+    private final Map<String, String> sourceTopics = new HashMap<>();
     private boolean differs;
     private ConsoleProgress console;
     /** With {@code --full}: how far the comparison is, in offsets of all the partitions to compare. */
@@ -91,6 +93,11 @@ public final class VerifyMirror implements MirrorAction {
         return differs;
     }
 
+    /** The partition of the source that {@code tp} mirrors (another topic name for a renamed mirror topic). */
+    private TopicPartition onSource(TopicPartition tp) {
+        return new TopicPartition(sourceTopics.getOrDefault(tp.topic(), tp.topic()), tp.partition());
+    }
+
     @Override
     public void run(MirrorAdmin admin, PrintWriter out) throws IOException {
         MirrorAdmin.MirrorDescription d = admin.describeClusterMirrors(List.of(mirror)).get(mirror);
@@ -115,6 +122,7 @@ public final class VerifyMirror implements MirrorAction {
         if (topics.isEmpty()) {
             throw CommandException.failed("Mirror '" + mirror + "' has no topic matching " + topicPatterns);
         }
+        d.topics().values().forEach(t -> sourceTopics.put(t.name(), t.sourceTopic()));
         Set<String> toRepair = new TreeSet<>();
         try (ClusterBatches here = new ClusterBatches("this cluster", destinationConfigs);
              ClusterBatches source = new ClusterBatches("the source", sourceConfigs)) {
@@ -123,7 +131,7 @@ public final class VerifyMirror implements MirrorAction {
             for (String topic : topics) {
                 for (MirrorAdmin.PartitionDescription p : d.topics().get(topic).partitions()) {
                     TopicPartition tp = new TopicPartition(topic, p.partition());
-                    ranges.put(tp, new Ranges(here.range(tp), source.range(tp)));
+                    ranges.put(tp, new Ranges(here.range(tp), source.range(onSource(tp))));
                 }
             }
             if (full) {
@@ -206,7 +214,7 @@ public final class VerifyMirror implements MirrorAction {
         }
         differs = true;
         BatchIdentity mine = here.batchAt(tp, at).orElse(null);
-        BatchIdentity theirs = source.batchAt(tp, at).orElse(null);
+        BatchIdentity theirs = source.batchAt(onSource(tp), at).orElse(null);
         return name + " differ from offset " + at + " (here: " + describe(mine) + "; source: " + describe(theirs) + ")";
     }
 
@@ -215,8 +223,8 @@ public final class VerifyMirror implements MirrorAction {
     }
 
     /** Binary search for the first offset in [lo, hi) whose batch differs; empty when none does. */
-    private static Optional<Long> search(TopicPartition tp, ClusterBatches here, ClusterBatches source, long lo,
-                                         long hi) throws IOException {
+    private Optional<Long> search(TopicPartition tp, ClusterBatches here, ClusterBatches source, long lo,
+                                  long hi) throws IOException {
         try {
             OptionalLong first = BatchIdentity.firstDifference(lo, hi, offset -> {
                 try {
@@ -237,7 +245,7 @@ public final class VerifyMirror implements MirrorAction {
         long offset = lo;
         while (offset < hi) {
             Optional<BatchIdentity> a = here.batchAt(tp, offset);
-            Optional<BatchIdentity> b = source.batchAt(tp, offset);
+            Optional<BatchIdentity> b = source.batchAt(onSource(tp), offset);
             if (a.isEmpty() || !a.equals(b)) {
                 return Optional.of(offset);
             }
@@ -253,8 +261,8 @@ public final class VerifyMirror implements MirrorAction {
         return Optional.empty();
     }
 
-    private static boolean same(TopicPartition tp, ClusterBatches here, ClusterBatches source, long offset) throws IOException {
+    private boolean same(TopicPartition tp, ClusterBatches here, ClusterBatches source, long offset) throws IOException {
         Optional<BatchIdentity> a = here.batchAt(tp, offset);
-        return a.isPresent() && a.equals(source.batchAt(tp, offset));
+        return a.isPresent() && a.equals(source.batchAt(onSource(tp), offset));
     }
 }

@@ -380,11 +380,23 @@ public final class MirrorAdmin implements AutoCloseable {
         return out;
     }
 
-    /** A mirror's description; sensitive config values are null. {@code groups}: the groups it syncs, by ID. */
+    /**
+     * A mirror's description; sensitive config values are null. {@code groups}: the groups it syncs, by ID;
+     * {@code skippedTopics}: the source topics its patterns selected but did not start, with why (a loop, a failback
+     * into a topic of another name).
+     */
     public record MirrorDescription(String name, String state, String stateReason, String sourceBootstrap,
                                     String sourceClusterId, Map<String, String> configs, List<String> sensitiveConfigs,
                                     List<String> includePatterns, List<String> excludePatterns,
-                                    Map<String, TopicDescription> topics, Map<String, GroupSyncDescription> groups) {
+                                    Map<String, TopicDescription> topics, Map<String, GroupSyncDescription> groups,
+                                    Map<String, String> skippedTopics) {
+        public MirrorDescription(String name, String state, String stateReason, String sourceBootstrap,
+                                 String sourceClusterId, Map<String, String> configs, List<String> sensitiveConfigs,
+                                 List<String> includePatterns, List<String> excludePatterns,
+                                 Map<String, TopicDescription> topics, Map<String, GroupSyncDescription> groups) {
+            this(name, state, stateReason, sourceBootstrap, sourceClusterId, configs, sensitiveConfigs,
+                    includePatterns, excludePatterns, topics, groups, Map.of());
+        }
     }
 
     /**
@@ -397,8 +409,12 @@ public final class MirrorAdmin implements AutoCloseable {
                                        String groupType) {
     }
 
-    /** A mirror topic and its partitions. */
-    public record TopicDescription(String name, String desiredState, List<PartitionDescription> partitions) {
+    /** A mirror topic and its partitions; {@code sourceTopic}: its name on the source (its own unless renamed). */
+    public record TopicDescription(String name, String desiredState, List<PartitionDescription> partitions,
+                                   String sourceTopic) {
+        public TopicDescription(String name, String desiredState, List<PartitionDescription> partitions) {
+            this(name, desiredState, partitions, name);
+        }
     }
 
     /**

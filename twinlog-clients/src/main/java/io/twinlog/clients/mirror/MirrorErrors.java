@@ -20,7 +20,8 @@ public enum MirrorErrors {
     MIRROR_TOPIC_BEING_STOPPED(7108, "The mirror topic is being stopped."),
     INVALID_MIRROR_STATE(7109, "The mirror topic's state does not allow this operation."),
     SOURCE_CLUSTER_UNREACHABLE(7110, "The source cluster could not be reached."),
-    CLUSTER_MIRROR_AUTHORIZATION_FAILED(7111, "The principal is not authorized to access this cluster mirror.");
+    CLUSTER_MIRROR_AUTHORIZATION_FAILED(7111, "The principal is not authorized to access this cluster mirror."),
+    MIRROR_LOOP(7112, "The source topic is a mirror of this cluster: mirroring it back here would form a loop.");
 
     public final short code;
     public final String defaultMessage;

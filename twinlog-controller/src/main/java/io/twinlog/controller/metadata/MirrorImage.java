@@ -40,12 +40,29 @@ public record MirrorImage(Map<String, MirrorTopic> topics, Map<TopicPartition, M
 
     /**
      * A topic fed by a mirror, and what the operator asked for it: a failover to a point in time carries that time
-     * ({@code stopAt}, with the desired state STOPPED; issue 30 point 2).
+     * ({@code stopAt}, with the desired state STOPPED; issue 30 point 2); {@code sourceTopic} is its name on the
+     * source when that differs from its name here (a prefixed mirror, a failback into the original topic).
      */
-    public record MirrorTopic(String mirror, DesiredMirrorState desired, Optional<PointInTimeStop> stopAt) {
+    public record MirrorTopic(String mirror, DesiredMirrorState desired, Optional<PointInTimeStop> stopAt,
+                              Optional<String> sourceTopic) {
         public MirrorTopic(String mirror, DesiredMirrorState desired) {
-            this(mirror, desired, Optional.empty());
+            this(mirror, desired, Optional.empty(), Optional.empty());
         }
+
+        public MirrorTopic(String mirror, DesiredMirrorState desired, Optional<PointInTimeStop> stopAt) {
+            this(mirror, desired, stopAt, Optional.empty());
+        }
+
+        /** The source topic of the mirror topic named {@code topic} here. */
+        public String sourceName(String topic) {
+            return sourceTopic.orElse(topic);
+        }
+    }
+
+    /** The source topic of mirror topic {@code topic} (its own name when it is not renamed, or not a mirror topic). */
+    public String sourceTopicOf(String topic) {
+        MirrorTopic t = topics.get(topic);
+        return t == null ? topic : t.sourceName(topic);
     }
 
     /**

@@ -159,7 +159,9 @@ final class IncrementalImageBuilder {
                     Map<String, Object> json = decode(bytes, path);
                     after = new MirrorImage.MirrorTopic(parts[2], decodeEnum(DesiredMirrorState.class,
                             json.getOrDefault("desiredState", "MIRRORING"), DesiredMirrorState.MIRRORING, path),
-                            PointInTimeStop.fromJson(json));
+                            PointInTimeStop.fromJson(json),
+                            json.get("sourceTopic") instanceof String source && !source.equals(parts[4])
+                                    ? Optional.of(source) : Optional.empty());
                     before = mirrorTopics.put(parts[4], after);
                 }
                 if (!Objects.equals(before, after)) {

@@ -66,6 +66,8 @@ public final class MirrorFetcher {
     private final Time time;
     private final Map<String, String> sourceClientConfigs;
     private final ConcurrentHashMap<TopicPartition, MirrorPartitionSink> partitions = new ConcurrentHashMap<>();
+    /** Local topic → source topic, for the local topics named otherwise than on the source (decision 125). */
+    private final ConcurrentHashMap<String, String> sourceTopics = new ConcurrentHashMap<>();
     /** One lock per partition: a partition moving between broker fetchers is never appended to by both. */
     private final ConcurrentHashMap<TopicPartition, Object> appendLocks = new ConcurrentHashMap<>();
     private final SourceTopicStatus topicStatus;
@@ -101,9 +103,29 @@ public final class MirrorFetcher {
 
     /** Adds a partition (the manager re-adds its mirroring partitions on every tick: only a new one wakes us). */
     public void addPartition(TopicPartition tp, MirrorPartitionSink sink) {
+        addPartition(tp, tp.topic(), sink);
+    }
+
+    /**
+     * Adds a partition that mirrors the same partition of source topic {@code sourceTopic}: a prefixed mirror's
+     * {@code west.orders-0} is fed from {@code orders-0}. The fetcher works with the local partitions; only what it
+     * sends the source (Metadata, Fetch, ListOffsets) names the source topic.
+     */
+    public void addPartition(TopicPartition tp, String sourceTopic, MirrorPartitionSink sink) {
+        if (!sourceTopic.equals(tp.topic())) {
+            sourceTopics.put(tp.topic(), sourceTopic);
+        } else {
+            sourceTopics.remove(tp.topic());
+        }
         if (partitions.put(tp, sink) == null) {
             metadataThread.wake();
         }
+    }
+
+    /** The source partition that feeds local partition {@code tp}. */
+    TopicPartition sourcePartition(TopicPartition tp) {
+        String source = sourceTopics.get(tp.topic());
+        return source == null ? tp : new TopicPartition(source, tp.partition());
     }
 
     /** Stops fetching {@code tp}; a fetch in flight for it appends nothing more once this returns. */
@@ -120,7 +142,8 @@ public final class MirrorFetcher {
     }
 
     /**
-     * Why {@code topic}, whose destination topic has the ID {@code localTopicId} (the source's, given at its start),
+     * Why source topic {@code topic}, whose destination topic has the ID {@code localTopicId} (the source's, given at
+     * its start),
      * cannot be mirrored from the source now, if it cannot ({@link SourceTopicStatus}). Asked by the state machine's
      * pass over each partition this broker leads; the topic is then looked up at every metadata refresh, fetched or
      * not.

@@ -73,8 +73,11 @@ final class SourceBrokerFetcher extends FetcherThread {
      */
     static final long TIMESTAMP_PROBE_UNSERVED_INTERVAL_MS = 10 * 60_000;
 
-    /** What the mirror fetcher hands over for one partition: the source topic ID and the leader epoch it knows. */
-    record Assigned(Uuid topicId, int leaderEpoch) {
+    /**
+     * What the mirror fetcher hands over for one local partition: the source topic ID, the leader epoch it knows, and
+     * the source partition (another topic name for a renamed mirror topic), which is what requests name.
+     */
+    record Assigned(Uuid topicId, int leaderEpoch, TopicPartition source) {
     }
 
     private final MirrorFetcher owner;
@@ -166,6 +169,8 @@ final class SourceBrokerFetcher extends FetcherThread {
         nextTimestampProbeMs.keySet().retainAll(current.keySet());
         FetchSessionHandler.Builder builder = session.newBuilder();
         Map<TopicPartition, Long> fetchOffsets = new HashMap<>();
+        // the answer names the source partitions: each maps back to the local one it feeds
+        Map<TopicPartition, TopicPartition> localOf = new HashMap<>();
         // under a cap, one second's worth at most: a low cap is then spread evenly, not taken in 8 MiB bursts
         int partitionMaxBytes = owner.quota().maxBytes(PARTITION_MAX_BYTES);
         current.forEach((tp, a) -> {
@@ -175,7 +180,8 @@ final class SourceBrokerFetcher extends FetcherThread {
             }
             long offset = sink.logEndOffset();
             fetchOffsets.put(tp, offset);
-            builder.add(tp, new FetchRequest.PartitionData(a.topicId(), offset, -1L, partitionMaxBytes,
+            localOf.put(a.source(), tp);
+            builder.add(a.source(), new FetchRequest.PartitionData(a.topicId(), offset, -1L, partitionMaxBytes,
                     Optional.of(a.leaderEpoch()), sink.latestEpoch()));
         });
         if (fetchOffsets.isEmpty()) {
@@ -225,14 +231,16 @@ final class SourceBrokerFetcher extends FetcherThread {
                 session.sessionTopicNames(), version);
         for (Map.Entry<TopicPartition, FetchResponseData.PartitionData> e : answered.entrySet()) {
             quota.record(FetchResponse.recordsSize(e.getValue()));
-            Long fetchOffset = fetchOffsets.get(e.getKey());
+            TopicPartition local = localOf.get(e.getKey());
+            Long fetchOffset = local == null ? null : fetchOffsets.get(local);
             if (fetchOffset != null) {
-                handle(e.getKey(), fetchOffset, e.getValue(), now);
+                handle(local, fetchOffset, e.getValue(), now);
             }
         }
         caughtUp.retainAll(fetchOffsets.keySet()); // one not asked for left the session: its next answer is full
         for (TopicPartition tp : caughtUp) {
-            if (!answered.containsKey(tp)) {
+            Assigned a = current.get(tp);
+            if (a != null && !answered.containsKey(a.source())) { // the answer names the source partitions
                 owner.listener().onMirrored(tp, -1L, now); // unchanged since an answer that found it caught up
             }
         }
@@ -249,14 +257,16 @@ final class SourceBrokerFetcher extends FetcherThread {
     private void probeSourceNewestTimestamps(Map<TopicPartition, Assigned> current, long now) {
         Map<String, ListOffsetsRequestData.ListOffsetsTopic> topics = new HashMap<>();
         List<TopicPartition> probed = new ArrayList<>(timestampProbes.size());
+        Map<TopicPartition, TopicPartition> localOf = new HashMap<>();
         for (TopicPartition tp : timestampProbes) {
             Assigned a = current.get(tp);
             if (a == null) {
                 continue;
             }
             probed.add(tp);
+            localOf.put(a.source(), tp);
             nextTimestampProbeMs.put(tp, now + TIMESTAMP_PROBE_INTERVAL_MS);
-            topics.computeIfAbsent(tp.topic(), t -> new ListOffsetsRequestData.ListOffsetsTopic().setName(t))
+            topics.computeIfAbsent(a.source().topic(), t -> new ListOffsetsRequestData.ListOffsetsTopic().setName(t))
                     .partitions().add(new ListOffsetsRequestData.ListOffsetsPartition()
                             .setPartitionIndex(tp.partition()).setTimestamp(ListOffsetsRequest.MAX_TIMESTAMP)
                             .setCurrentLeaderEpoch(a.leaderEpoch()));
@@ -292,9 +302,9 @@ final class SourceBrokerFetcher extends FetcherThread {
         }
         for (ListOffsetsResponseData.ListOffsetsTopicResponse t : response.data().topics()) {
             for (ListOffsetsResponseData.ListOffsetsPartitionResponse p : t.partitions()) {
-                if (p.errorCode() == Errors.NONE.code() && p.timestamp() >= 0) {
-                    owner.metrics().onSourceNewestTimestamp(new TopicPartition(t.name(), p.partitionIndex()),
-                            p.timestamp());
+                TopicPartition local = localOf.get(new TopicPartition(t.name(), p.partitionIndex()));
+                if (p.errorCode() == Errors.NONE.code() && p.timestamp() >= 0 && local != null) {
+                    owner.metrics().onSourceNewestTimestamp(local, p.timestamp());
                 }
             }
         }
@@ -428,9 +438,11 @@ final class SourceBrokerFetcher extends FetcherThread {
     }
 
     private long listOffset(TopicPartition tp, long timestamp) throws IOException {
+        Assigned a = assigned.get(tp);
+        TopicPartition source = a == null ? tp : a.source();
         ListOffsetsResponse r = client.send(node, ListOffsetsRequest.Builder
                 .forConsumer(false, IsolationLevel.READ_UNCOMMITTED)
-                .setTargetTimes(SinglePartitionOffsets.target(tp, timestamp, -1)));
+                .setTargetTimes(SinglePartitionOffsets.target(source, timestamp, -1)));
         return SinglePartitionOffsets.offset(r);
     }
 

@@ -119,7 +119,7 @@ final class SourceMetadataThread extends FetcherThread {
     protected void doRound() {
         long now = time.milliseconds();
         Set<TopicPartition> partitions = fetcher.partitions();
-        Set<String> topics = topicStatus.topics(fetchedTopics(partitions), now);
+        Set<String> topics = topicStatus.topics(fetchedTopics(partitions), now); // by their source names
         if (topics.isEmpty()) {
             assign(Map.of());
             waitForWork(200);
@@ -130,7 +130,7 @@ final class SourceMetadataThread extends FetcherThread {
         }
         SourceMetadata m = metadata;
         if (m == null || metadataStale || now >= nextRefreshMs
-                || partitions.stream().anyMatch(tp -> !metadata.leaders().containsKey(tp))) {
+                || partitions.stream().anyMatch(tp -> !m.leaders().containsKey(fetcher.sourcePartition(tp)))) {
             if (!refreshMetadata(topics)) {
                 return;
             }
@@ -144,9 +144,10 @@ final class SourceMetadataThread extends FetcherThread {
         waitForWork(200); // metadata problems and new partitions wake us early
     }
 
-    private static Set<String> fetchedTopics(Set<TopicPartition> partitions) {
+    /** The source topics of the fetched partitions. */
+    private Set<String> fetchedTopics(Set<TopicPartition> partitions) {
         Set<String> topics = new LinkedHashSet<>();
-        partitions.forEach(tp -> topics.add(tp.topic()));
+        partitions.forEach(tp -> topics.add(fetcher.sourcePartition(tp).topic()));
         return topics;
     }
 
@@ -155,9 +156,10 @@ final class SourceMetadataThread extends FetcherThread {
         Map<TopicPartition, Node> out = new HashMap<>();
         SourceMetadata m = metadata;
         for (TopicPartition tp : fetcher.partitions()) {
-            Optional<Node> leader = m.leaderNode(tp);
-            Uuid topicId = m.topicIds().get(tp.topic());
-            if (m.unknownTopics().contains(tp.topic()) || !topicStatus.isMirroredTopic(tp.topic(), topicId)) {
+            TopicPartition source = fetcher.sourcePartition(tp);
+            Optional<Node> leader = m.leaderNode(source);
+            Uuid topicId = m.topicIds().get(source.topic());
+            if (m.unknownTopics().contains(source.topic()) || !topicStatus.isMirroredTopic(source.topic(), topicId)) {
                 // deleted, created again, or not asked about yet: the topic's status decides, nothing is fetched
                 leaderlessSinceMs.remove(tp);
                 leaderlessRetryAt.remove(tp);
@@ -173,8 +175,9 @@ final class SourceMetadataThread extends FetcherThread {
             if (now - since > stateTimeoutMs) {
                 leaderlessSinceMs.remove(tp);
                 leaderlessRetryAt.remove(tp);
-                fetcher.fail(List.of(tp), topicId == null ? "The source topic " + tp.topic() + " cannot be "
-                        + "described on the source cluster" : "The source partition " + tp + " has had no leader for "
+                fetcher.fail(List.of(tp), topicId == null ? "The source topic " + source.topic() + " cannot be "
+                        + "described on the source cluster" : "The source partition " + source + " has had no leader "
+                        + "for "
                         + (now - since) + " ms (offline on the source)", true);
             } else if (leaderlessRetryAt.getOrDefault(tp, 0L) <= now) {
                 leaderlessRetryAt.put(tp, now + MirrorFetcher.BACKOFF_MS);
@@ -188,9 +191,11 @@ final class SourceMetadataThread extends FetcherThread {
     private void assign(Map<TopicPartition, Node> leaders) {
         Map<Integer, Map<TopicPartition, SourceBrokerFetcher.Assigned>> byBroker = new HashMap<>();
         SourceMetadata m = metadata;
-        leaders.forEach((tp, node) -> byBroker.computeIfAbsent(node.id(), id -> new HashMap<>())
-                .put(tp, new SourceBrokerFetcher.Assigned(m.topicIds().get(tp.topic()),
-                        m.leaders().get(tp).leaderEpoch())));
+        leaders.forEach((tp, node) -> {
+            TopicPartition source = fetcher.sourcePartition(tp);
+            byBroker.computeIfAbsent(node.id(), id -> new HashMap<>()).put(tp, new SourceBrokerFetcher.Assigned(
+                    m.topicIds().get(source.topic()), m.leaders().get(source).leaderEpoch(), source));
+        });
         for (Iterator<Map.Entry<Integer, SourceBrokerFetcher>> it = brokerFetchers.entrySet().iterator();
              it.hasNext(); ) {
             Map.Entry<Integer, SourceBrokerFetcher> e = it.next();

@@ -143,6 +143,36 @@ public final class OffsetSyncPlan {
         return out;
     }
 
+    /**
+     * The name each source topic of {@code mirror} has here, by source name: its own, or another for a prefixed
+     * mirror's topic ({@code orders} → {@code west.orders}) or a failback into the original topic (decision 125).
+     */
+    public static Map<String, String> destinationTopics(String mirror, MirrorImage mirrors) {
+        Map<String, String> out = new HashMap<>();
+        mirrors.topics().forEach((topic, t) -> {
+            if (t.mirror().equals(mirror)) {
+                out.put(t.sourceName(topic), topic);
+            }
+        });
+        return out;
+    }
+
+    /**
+     * The source's offsets of the topics in {@code destinationOf}, on those topics' names here; offsets of other
+     * source topics are left out (a source topic named like a renamed mirror topic here is another topic).
+     */
+    public static Map<TopicPartition, CommittedOffset> onDestinationTopics(Map<TopicPartition, CommittedOffset> source,
+                                                                           Map<String, String> destinationOf) {
+        Map<TopicPartition, CommittedOffset> out = new HashMap<>();
+        source.forEach((tp, offset) -> {
+            String destination = destinationOf.get(tp.topic());
+            if (destination != null) {
+                out.put(new TopicPartition(destination, tp.partition()), offset);
+            }
+        });
+        return out;
+    }
+
     /** The source's committed offsets that concern {@code syncableTopics}, in partition order. */
     public static Map<TopicPartition, CommittedOffset> relevantOffsets(Map<TopicPartition, CommittedOffset> source,
                                                                        Set<String> syncableTopics) {

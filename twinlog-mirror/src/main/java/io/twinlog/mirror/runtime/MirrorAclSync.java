@@ -54,7 +54,8 @@ final class MirrorAclSync {
                     .get(TIMEOUT_MS, TimeUnit.MILLISECONDS);
             Collection<AclBinding> destinationAcls = destination.describeAcls(AclBindingFilter.ANY).values()
                     .get(TIMEOUT_MS, TimeUnit.MILLISECONDS);
-            List<AclBinding> missing = AclSyncPlan.toCreate(sourceAcls, destinationAcls, rules);
+            List<AclBinding> missing = AclSyncPlan.toCreate(sourceAcls, destinationAcls, rules,
+                    mirror.topicNamePrefix());
             if (!missing.isEmpty()) {
                 destination.createAcls(missing).all().get(TIMEOUT_MS, TimeUnit.MILLISECONDS);
                 log.info("[Mirror {}] ACL sync created {} ACLs copied from the source: {}", mirror.name(),

@@ -159,7 +159,8 @@ final class MirrorGroupOffsetSync {
         store.removeGroupSyncs(mirror.name(), stale);
 
         Pass pass = new Pass(mirror.name(), source, destination,
-                OffsetSyncPlan.syncableTopics(mirror.name(), metadata.image().mirrors()));
+                OffsetSyncPlan.syncableTopics(mirror.name(), metadata.image().mirrors()),
+                OffsetSyncPlan.destinationTopics(mirror.name(), metadata.image().mirrors()));
         Map<GroupSyncRecord.Type, Map<String, Map<TopicPartition, CommittedOffset>>> sourceOffsets =
                 new EnumMap<>(GroupSyncRecord.Type.class);
         for (GroupSyncRecord.Type type : GroupSyncRecord.Type.values()) {
@@ -197,15 +198,19 @@ final class MirrorGroupOffsetSync {
         final String mirror;
         final Admin source;
         final Admin destination;
+        /** The topics synced, by their names here. */
         final Set<String> syncable;
+        /** Each of the mirror's source topics' name here: the source's offsets are written there. */
+        final Map<String, String> destinationOf;
         boolean complete = true;
         int written;
 
-        Pass(String mirror, Admin source, Admin destination, Set<String> syncable) {
+        Pass(String mirror, Admin source, Admin destination, Set<String> syncable, Map<String, String> destinationOf) {
             this.mirror = mirror;
             this.source = source;
             this.destination = destination;
             this.syncable = syncable;
+            this.destinationOf = destinationOf;
         }
 
         /**
@@ -221,7 +226,7 @@ final class MirrorGroupOffsetSync {
                 for (String group : batch) {
                     try {
                         Map<TopicPartition, CommittedOffset> relevant = OffsetSyncPlan.relevantOffsets(
-                                offsets.get(group), syncable);
+                                OffsetSyncPlan.onDestinationTopics(offsets.get(group), destinationOf), syncable);
                         if (!relevant.isEmpty()) {
                             out.put(group, relevant);
                         }

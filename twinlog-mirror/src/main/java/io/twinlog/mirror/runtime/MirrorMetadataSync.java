@@ -16,6 +16,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -142,7 +143,8 @@ public final class MirrorMetadataSync implements AutoCloseable {
             discover(def, source, mirrored);
             for (Map.Entry<String, DesiredMirrorState> t : mirrored.entrySet()) {
                 if (t.getValue() != DesiredMirrorState.STOPPED) {
-                    followPartitionsAndConfigs(def, source, t.getKey());
+                    followPartitionsAndConfigs(def, source, t.getKey(),
+                            metadata.image().mirrors().sourceTopicOf(t.getKey()));
                 }
             }
             acls.maybeSync(def, source);
@@ -173,20 +175,30 @@ public final class MirrorMetadataSync implements AutoCloseable {
         List<String> exclude = def.excludePatterns();
         Set<String> sourceTopics = source.listTopics().names().get(SOURCE_TIMEOUT_MS, TimeUnit.MILLISECONDS);
         MirrorImage mirrors = metadata.image().mirrors();
+        // the source topics this mirror has: by their source names (a prefixed mirror's are renamed here)
+        Set<String> mirroredSources = new HashSet<>();
+        mirrors.topics().forEach((topic, t) -> {
+            if (t.mirror().equals(def.name())) {
+                mirroredSources.add(t.sourceName(topic));
+            }
+        });
         Map<String, Integer> discovered = new LinkedHashMap<>();
         for (String topic : sourceTopics) {
-            if (mirrored.containsKey(topic) || mirrors.topics().containsKey(topic)
-                    || MirrorQuarantine.TOPIC.equals(topic)
+            String destination = def.destinationTopic(topic);
+            if (mirrored.containsKey(destination) || mirrors.topics().containsKey(destination)
+                    || mirroredSources.contains(topic) || MirrorQuarantine.TOPIC.equals(topic)
                     || include.stream().noneMatch(p -> Pattern.matches(p, topic))
                     || exclude.stream().anyMatch(p -> Pattern.matches(p, topic))) {
                 continue;
             }
-            discovered.put(topic, store.topicVersion(def.name(), topic));
+            discovered.put(topic, store.topicVersion(def.name(), destination));
         }
         if (discovered.isEmpty()) {
             return;
         }
-        topics.startTopics(def.name(), discovered, source).forEach((topic, r) -> {
+        Map<String, String> skipped = new LinkedHashMap<>();
+        topics.startTopics(def, discovered, discovered.keySet(), source, skipped, topic -> Optional.empty())
+                .forEach((topic, r) -> {
             if (r.code() == 0) {
                 log.info("[Mirror {}] discovered source topic {} (matches {}); mirroring it", def.name(), topic, include);
             } else {
@@ -194,17 +206,20 @@ public final class MirrorMetadataSync implements AutoCloseable {
                         r.message());
             }
         });
+        store.recordSkippedTopics(def.name(), skipped, discovered.keySet());
     }
 
-    private void followPartitionsAndConfigs(MirrorDefinition def, Admin source, String topic) throws Exception {
+    /** Follows source topic {@code sourceTopic}'s partition count and configs onto its mirror topic {@code topic}. */
+    private void followPartitionsAndConfigs(MirrorDefinition def, Admin source, String topic, String sourceTopic)
+            throws Exception {
         Optional<TopicImage> local = metadata.image().topic(topic);
         if (local.isEmpty()) {
             return;
         }
         TopicDescription d;
         try {
-            d = source.describeTopics(List.of(topic)).allTopicNames()
-                    .get(SOURCE_TIMEOUT_MS, TimeUnit.MILLISECONDS).get(topic);
+            d = source.describeTopics(List.of(sourceTopic)).allTopicNames()
+                    .get(SOURCE_TIMEOUT_MS, TimeUnit.MILLISECONDS).get(sourceTopic);
         } catch (ExecutionException e) {
             if (e.getCause() instanceof UnknownTopicOrPartitionException) {
                 // deleted on the source: its partitions say so (FAILED, decision 61); the mirror's other topics go on
@@ -230,7 +245,7 @@ public final class MirrorMetadataSync implements AutoCloseable {
             Map<String, String> wanted = new HashMap<>(metadata.image().topicConfig(topic));
             wanted.keySet().retainAll(MirrorTopicStarter.LOCAL_ONLY_CONFIGS);
             Set<String> notCopied = new TreeSet<>();
-            wanted.putAll(MirrorTopicStarter.copiedConfigs(source, topic, SOURCE_TIMEOUT_MS, notCopied));
+            wanted.putAll(MirrorTopicStarter.copiedConfigs(source, sourceTopic, SOURCE_TIMEOUT_MS, notCopied));
             if (!notCopied.isEmpty()) {
                 // said at INFO when the topic's mirror started; here at every sync, so only for the curious
                 log.debug("[Mirror {}] {}: source configs {} are unknown to this cluster; not copied", def.name(),

@@ -18,8 +18,11 @@ import java.util.OptionalLong;
  * manager and its workers are tested without a source cluster ({@code MirrorManagerTest}).
  */
 interface MirrorSource {
-    /** Starts (or keeps) copying {@code tp} into {@code partition}. */
-    void addPartition(TopicPartition tp, MirrorLocalPartition partition);
+    /**
+     * Starts (or keeps) copying the same partition of source topic {@code sourceTopic} into {@code tp}'s
+     * {@code partition} (the topic's own name, or its name on the source for a renamed mirror topic).
+     */
+    void addPartition(TopicPartition tp, String sourceTopic, MirrorLocalPartition partition);
 
     /** Stops copying {@code tp}; nothing more is appended to it once this returns. */
     void removePartition(TopicPartition tp);
@@ -27,7 +30,10 @@ interface MirrorSource {
     /** The partitions it copies. */
     int partitionCount();
 
-    /** What keeps {@code topic} (the local topic {@code localTopicId}) from being mirrored, if anything. */
+    /**
+     * What keeps source topic {@code topic} (mirrored into the local topic {@code localTopicId}) from being mirrored,
+     * if anything.
+     */
     Optional<SourceProblem> sourceProblem(String topic, Uuid localTopicId);
 
     /** The source cluster ID the mirror recorded: metadata of any other cluster is not adopted (decision 68). */
@@ -68,8 +74,8 @@ interface MirrorSource {
             fetcher.start();
             return new MirrorSource() {
                 @Override
-                public void addPartition(TopicPartition tp, MirrorLocalPartition partition) {
-                    fetcher.addPartition(tp, partition);
+                public void addPartition(TopicPartition tp, String sourceTopic, MirrorLocalPartition partition) {
+                    fetcher.addPartition(tp, sourceTopic, partition);
                 }
 
                 @Override

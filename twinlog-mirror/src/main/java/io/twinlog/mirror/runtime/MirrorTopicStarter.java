@@ -8,6 +8,7 @@ import io.twinlog.common.mirror.MirrorPartitionState;
 import io.twinlog.controller.metadata.MirrorImage;
 import io.twinlog.controller.metadata.TopicImage;
 import io.twinlog.controller.zk.MetadataWatcher;
+import io.twinlog.mirror.store.MirrorDefinition;
 import io.twinlog.mirror.store.MirrorPartitionRecord;
 import io.twinlog.mirror.store.MirrorStore;
 import org.apache.kafka.clients.admin.Admin;
@@ -34,6 +35,7 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 
 /**
  * Starts mirroring one source topic: checks it may be mirrored here, creates the destination topic with the
@@ -76,15 +78,33 @@ public final class MirrorTopicStarter {
      * refused with the reason. Each topic has its own outcome; a source that cannot be read fails the call before
      * anything is written. Blocks on the source and ZooKeeper: call it from an admin or sync thread only.
      *
-     * @param expectedVersions the topics, in the order to answer them, with their desired-state node versions
-     * @return each topic's outcome, in the order given
+     * <p>Names (decision 125): source topic T becomes {@link MirrorDefinition#destinationTopic} here (T itself, or
+     * {@code PREFIX.T} for a prefixed mirror), unless a local topic already has T's topic ID: mirroring preserves
+     * topic IDs, so that topic is where T came from (or was started before), and a start of T is a failback into it,
+     * whatever its name. A source topic that is itself a mirror of this cluster, still mirroring, is a loop and is
+     * refused ({@link SourceMirrorTopics}). A topic selected by a pattern (or by discovery) that would loop, or fail
+     * back into a topic of another name, is skipped, not refused: it is absent from the answer and kept in
+     * {@code skipped}; the operator fails back by naming the topic.
+     *
+     * @param expectedVersions the source topics, in the order to answer them, with the desired-state node versions
+     *                         of their {@link MirrorDefinition#destinationTopic} names
+     * @param byPattern        those of them a pattern selected
+     * @param skipped          where the topics skipped go, with why
+     * @param destinationDenied why the caller may not make a topic of this name here a mirror topic, if it may not
+     *                          (a request's principal lacks ALTER_CONFIGS on it): checked on the name a topic lands
+     *                          in, a failback's local topic included
+     * @return each topic's outcome by its source name, in the order given
      */
-    public Map<String, TopicResult> startTopics(String mirror, Map<String, Integer> expectedVersions, Admin source)
+    public Map<String, TopicResult> startTopics(MirrorDefinition def, Map<String, Integer> expectedVersions,
+                                                Set<String> byPattern, Admin source, Map<String, String> skipped,
+                                                Function<String, Optional<TopicResult>> destinationDenied)
             throws Exception {
+        String mirror = def.name();
         Map<String, TopicResult> results = new LinkedHashMap<>();
         List<String> asked = new ArrayList<>();
         for (String topic : expectedVersions.keySet()) {
-            Optional<TopicResult> refused = refusal(mirror, topic);
+            Optional<TopicResult> refused = refusal(topic).or(() -> def.destinationNameRefused(topic)
+                    .map(why -> new TopicResult(Errors.INVALID_TOPIC_EXCEPTION.code(), why)));
             if (refused.isPresent()) {
                 results.put(topic, refused.get());
             } else {
@@ -92,43 +112,80 @@ public final class MirrorTopicStarter {
             }
         }
         Map<String, SourceTopic> sourceTopics = readSource(source, asked, results);
+        Set<String> loops = sourceTopics.isEmpty() ? Set.of()
+                : SourceMirrorTopics.mirroringFrom(def, metadata.image().clusterId(), sourceTimeoutMs);
         List<SourceTopic> toClaim = new ArrayList<>();
+        Map<String, String> destinations = new LinkedHashMap<>();
         for (SourceTopic sourceTopic : sourceTopics.values()) {
             String topic = sourceTopic.description().name();
             Uuid topicId = sourceTopic.description().topicId();
-            Optional<TopicImage> local = metadata.image().topic(topic);
-            if (local.isPresent() && !local.get().topicId().equals(topicId)) {
-                results.put(topic, new TopicResult(Errors.INCONSISTENT_TOPIC_ID.code(), "A local topic '" + topic
-                        + "' exists with ID " + local.get().topicId() + "; the source topic has ID " + topicId));
+            if (loops.contains(topic)) {
+                String why = "Topic '" + topic + "' on the source is a mirror of this cluster (cluster "
+                        + metadata.image().clusterId() + ") that still mirrors: mirroring it back here would form a "
+                        + "loop. Fail it over there first (--stop) to mirror it back as a failback";
+                skipOrRefuse(mirror, topic, byPattern, results, skipped, why, MirrorErrors.MIRROR_LOOP.code);
+                continue;
+            }
+            Optional<TopicImage> sameId = metadata.image().topic(topicId);
+            String destination = sameId.map(TopicImage::name).orElse(def.destinationTopic(topic));
+            if (sameId.isPresent() && !destination.equals(def.destinationTopic(topic)) && byPattern.contains(topic)) {
+                skipOrRefuse(mirror, topic, byPattern, results, skipped, "Topic '" + topic + "' has the topic ID "
+                        + topicId + " of local topic '" + destination + "': mirroring it is a failback into '"
+                        + destination + "'; start it by name to fail back", Errors.INCONSISTENT_TOPIC_ID.code());
+                continue;
+            }
+            Optional<TopicImage> local = metadata.image().topic(destination);
+            Optional<TopicResult> held = destinationDenied.apply(destination)
+                    .or(() -> heldByAnother(mirror, destination));
+            if (held.isPresent()) {
+                results.put(topic, held.get());
+            } else if (local.isPresent() && !local.get().topicId().equals(topicId)) {
+                results.put(topic, new TopicResult(Errors.INCONSISTENT_TOPIC_ID.code(), "A local topic '"
+                        + destination + "' exists with ID " + local.get().topicId() + "; the source topic '" + topic
+                        + "' has ID " + topicId));
             } else {
                 toClaim.add(sourceTopic);
+                destinations.put(topic, destination);
             }
         }
         // the desired states go first, so the partitions' first leaders already keep the source's epochs; each
         // topic's claim is its own ZooKeeper transaction, a few at a time
         List<Concurrently.Outcome<Optional<TopicResult>>> claims = Concurrently.run(toClaim, ZOOKEEPER_THREADS,
-                "twinlog-mirror-claim-" + mirror, t -> claim(mirror, t.description().name(),
-                        expectedVersions.get(t.description().name())));
+                "twinlog-mirror-claim-" + mirror, t -> {
+                    String topic = t.description().name();
+                    String destination = destinations.get(topic);
+                    // a failback into a topic of another name: its node's version is read now, not before the start
+                    int version = destination.equals(def.destinationTopic(topic)) ? expectedVersions.get(topic)
+                            : store.topicVersion(mirror, destination);
+                    return claim(mirror, destination, topic, version);
+                });
         List<LocalTopics.NewMirrorTopic> toCreate = new ArrayList<>();
+        Map<String, String> sourceOf = new LinkedHashMap<>();
         for (int i = 0; i < toClaim.size(); i++) {
             SourceTopic sourceTopic = toClaim.get(i);
             String topic = sourceTopic.description().name();
+            String destination = destinations.get(topic);
             Uuid topicId = sourceTopic.description().topicId();
-            Optional<TopicImage> local = metadata.image().topic(topic);
+            Optional<TopicImage> local = metadata.image().topic(destination);
             Concurrently.Outcome<Optional<TopicResult>> claimed = claims.get(i);
             if (claimed.failed()) {
                 log.warn("Mirror {}: the start of {} is not applied: its desired state could not be written", mirror,
-                        topic, claimed.failure());
+                        destination, claimed.failure());
                 results.put(topic, new TopicResult(Errors.forException(claimed.failure()).code(), "The desired state "
-                        + "of topic '" + topic + "' could not be written: " + claimed.failure().getMessage()));
+                        + "of topic '" + destination + "' could not be written: " + claimed.failure().getMessage()));
             } else if (claimed.value().isPresent()) {
                 results.put(topic, claimed.value().get());
             } else if (local.isEmpty()) {
-                toCreate.add(new LocalTopics.NewMirrorTopic(topic, topicId, sourceTopic.description().partitions()
-                        .size(), sourceTopic.configs()));
+                toCreate.add(new LocalTopics.NewMirrorTopic(destination, topicId, sourceTopic.description()
+                        .partitions().size(), sourceTopic.configs()));
+                sourceOf.put(destination, topic);
                 results.put(topic, TopicResult.OK);
             } else {
-                restartPartitions(mirror, topic);
+                if (!destination.equals(topic)) {
+                    log.info("Mirror {}: source topic {} mirrors into local topic {} (the same topic ID {})", mirror,
+                            topic, destination, topicId);
+                }
+                restartPartitions(mirror, destination);
                 results.put(topic, TopicResult.OK);
             }
         }
@@ -137,24 +194,42 @@ public final class MirrorTopicStarter {
             for (LocalTopics.NewMirrorTopic topic : toCreate) {
                 Optional<Exception> failure = created.getOrDefault(topic.name(), Optional.empty());
                 if (failure.isEmpty()) {
-                    log.info("Mirror {}: created mirror topic {} with the source's topic ID {}, {} partitions, "
-                            + "configs {}", mirror, topic.name(), topic.topicId(), topic.partitions(), topic.configs());
+                    log.info("Mirror {}: created mirror topic {} of source topic {} with the source's topic ID {}, {} "
+                            + "partitions, configs {}", mirror, topic.name(), sourceOf.get(topic.name()),
+                            topic.topicId(), topic.partitions(), topic.configs());
                 } else {
                     // its desired state stays written: a start again creates it (the topic is mirrored, not local)
                     log.warn("Mirror {}: creating mirror topic {} failed; start it again once the cause is dealt "
                             + "with", mirror, topic.name(), failure.get());
-                    results.put(topic.name(), new TopicResult(Errors.forException(failure.get()).code(),
+                    results.put(sourceOf.get(topic.name()), new TopicResult(Errors.forException(failure.get()).code(),
                             "Creating mirror topic '" + topic.name() + "' failed: " + failure.get().getMessage()));
                 }
             }
         }
         Map<String, TopicResult> ordered = new LinkedHashMap<>();
-        expectedVersions.keySet().forEach(topic -> ordered.put(topic, results.get(topic)));
+        expectedVersions.keySet().forEach(topic -> {
+            if (results.containsKey(topic)) {
+                ordered.put(topic, results.get(topic));
+            }
+        });
         return ordered;
     }
 
-    /** Why {@code topic} may not be mirrored by {@code mirror} at all, before the source is asked. */
-    private Optional<TopicResult> refusal(String mirror, String topic) {
+    /** A topic a pattern selected is skipped with why (logged, kept for describe); one named is refused with it. */
+    private static void skipOrRefuse(String mirror, String topic, Set<String> byPattern,
+                                     Map<String, TopicResult> results, Map<String, String> skipped, String why,
+                                     short code) {
+        if (byPattern.contains(topic)) {
+            // said at INFO once by the record of skipped topics (MirrorStore), not at every discovery pass
+            log.debug("Mirror {}: source topic {} skipped: {}", mirror, topic, why);
+            skipped.put(topic, why);
+        } else {
+            results.put(topic, new TopicResult(code, why));
+        }
+    }
+
+    /** Why source topic {@code topic} may not be mirrored at all, before the source is asked. */
+    private static Optional<TopicResult> refusal(String topic) {
         if (Topic.isInternal(topic)) {
             // __consumer_offsets belongs to each cluster's own coordinator; groups move by offset sync instead
             return Optional.of(new TopicResult(Errors.INVALID_TOPIC_EXCEPTION.code(), "Internal topic '" + topic
@@ -164,6 +239,11 @@ public final class MirrorTopicStarter {
             return Optional.of(new TopicResult(Errors.INVALID_TOPIC_EXCEPTION.code(), "Topic '" + topic
                     + "' is a cluster's quarantine of records removed by mirroring truncations; it is never mirrored"));
         }
+        return Optional.empty();
+    }
+
+    /** Why local topic {@code topic} may not be mirrored by {@code mirror}: another mirror mirrors it. */
+    private Optional<TopicResult> heldByAnother(String mirror, String topic) {
         MirrorImage.MirrorTopic existing = metadata.image().mirrors().topics().get(topic);
         if (existing != null && !existing.mirror().equals(mirror) && existing.desired() != DesiredMirrorState.STOPPED) {
             return Optional.of(new TopicResult(MirrorErrors.TOPIC_ALREADY_IN_CLUSTER_MIRROR.code, "Topic '" + topic
@@ -232,8 +312,9 @@ public final class MirrorTopicStarter {
     }
 
     /** Writes the topic's desired state MIRRORING under {@code mirror}; why not, if it was not written. */
-    private Optional<TopicResult> claim(String mirror, String topic, int expectedVersion) throws Exception {
-        MirrorStore.TopicClaim claim = store.claimTopicAt(mirror, topic, DesiredMirrorState.MIRRORING,
+    private Optional<TopicResult> claim(String mirror, String topic, String sourceTopic, int expectedVersion)
+            throws Exception {
+        MirrorStore.TopicClaim claim = store.claimTopicAt(mirror, topic, sourceTopic, DesiredMirrorState.MIRRORING,
                 expectedVersion);
         if (claim == MirrorStore.TopicClaim.HELD_BY_ANOTHER_MIRROR) {
             log.info("Mirror {}: the start of {} is not applied: another cluster mirror mirrors it", mirror, topic);

@@ -149,7 +149,8 @@ final class MirrorWorker implements AutoCloseable {
                 }
                 try {
                     run(tp, partition.get(), def, mt, MirrorEvent.TICK, needsSource
-                            ? source.sourceFor(def, () -> calls.close(name)).sourceProblem(topic, localTopicId)
+                            ? source.sourceFor(def, () -> calls.close(name)).sourceProblem(mt.sourceName(topic),
+                                    localTopicId)
                             : Optional.empty(), true);
                 } catch (PassStops.WriteFirst ex) {
                     // its record goes with the others of this pass; the follow-up pass runs the action

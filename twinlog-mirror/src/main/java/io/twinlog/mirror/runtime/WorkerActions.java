@@ -64,18 +64,20 @@ final class WorkerActions {
                        PeerLookup peer, Supplier<PartitionCalls.Basis> basis, BooleanSupplier stillLed,
                        PartitionCalls partitionCalls) throws Exception {
         if (action instanceof MirrorAction.AddFetcher) {
-            source.sourceFor(def, () -> calls.close(mirror)).addPartition(tp, partition);
+            source.sourceFor(def, () -> calls.close(mirror)).addPartition(tp, sourceTopicOf(tp.topic()), partition);
         } else if (action instanceof MirrorAction.RemoveFetcher) {
             source.existing().ifPresent(f -> f.removePartition(tp));
         } else if (action instanceof MirrorAction.AskPeer) {
             String topic = tp.topic();
+            // the peer knows the topic by its own name: the source's, for a renamed mirror topic
+            String peerTopic = sourceTopicOf(topic);
             List<Integer> all = services.metadata().image().topic(topic)
                     .map(t -> List.copyOf(t.partitions().keySet())).orElse(List.of());
             String clusterId = services.metadata().image().clusterId();
             // one lookup per mirror and topic in flight, for all its partitions at once
             PeerAnswer answer = outcomeOf(tp, basis, stillLed, partitionCalls, new PartitionCalls.Key.AskPeer(),
                     "ask/" + topic, "asking the source for the last mirrored epochs of " + topic,
-                    () -> askPeer(def, clusterId, topic, all), outcome -> { });
+                    () -> askPeer(def, clusterId, peerTopic, all), outcome -> { });
             if (answer.failure() != null) {
                 return PeerFailures.failed("asking the source for its last mirrored epoch", answer.failure());
             }
@@ -88,7 +90,8 @@ final class WorkerActions {
             CompareResult result = outcomeOf(tp, basis, stillLed, partitionCalls,
                     new PartitionCalls.Key.ComparePeer(compare.upTo()), "compare/" + tp + "/" + compare.upTo(),
                     "comparing " + tp + " with the source below offset " + compare.upTo(),
-                    () -> compareWithPeer(mirrorCalls, def, tp, partition, compare.upTo()),
+                    () -> compareWithPeer(mirrorCalls, def, new TopicPartition(sourceTopicOf(tp.topic()),
+                            tp.partition()), partition, compare.upTo()),
                     outcome -> {
                         if (!outcome.isFailure()) { // counted once per comparison, not per pass that reads it
                             services.metrics().onReconciliation(mirror, outcome.value().failure() == null,
@@ -122,6 +125,11 @@ final class WorkerActions {
             throw new IllegalArgumentException("Unknown mirror action " + action);
         }
         return peer;
+    }
+
+    /** The name the source gives mirror topic {@code topic} (its own, unless the mirror renamed it). */
+    private String sourceTopicOf(String topic) {
+        return services.metadata().image().mirrors().sourceTopicOf(topic);
     }
 
     /** On the mirror's thread: asks the peer about every partition of {@code topic}; an I/O failure is the answer. */

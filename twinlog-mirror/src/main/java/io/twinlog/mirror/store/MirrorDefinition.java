@@ -60,6 +60,16 @@ public record MirrorDefinition(String name, Map<String, String> configs, Optiona
      * {@code follower.replication.throttled.rate}; unlimited by default.
      */
     public static final String REPLICATION_THROTTLED_RATE = "mirror.replication.throttled.rate";
+    /**
+     * Mirrors source topic T as {@code <prefix><separator>T} (named after Cluster Linking's {@code cluster.link.prefix}
+     * and MirrorMaker 2's {@code replication.policy.separator}); unset or empty, the default: T as T.
+     */
+    public static final String TOPIC_PREFIX = "mirror.topic.prefix";
+    public static final String TOPIC_PREFIX_SEPARATOR = "mirror.topic.prefix.separator";
+    public static final String DEFAULT_TOPIC_PREFIX_SEPARATOR = ".";
+    /** Kafka's longest topic name ({@code Topic.MAX_NAME_LENGTH}). */
+    static final int MAX_TOPIC_NAME_LENGTH = 249;
+    private static final Pattern TOPIC_NAME_CHARS = Pattern.compile("[a-zA-Z0-9._-]*");
     private static final ConfigDef SETTINGS = new ConfigDef()
             .define(REPLICATION_THROTTLED_RATE, ConfigDef.Type.LONG, Long.MAX_VALUE, ConfigDef.Range.atLeast(1),
                     ConfigDef.Importance.MEDIUM, "The most bytes per second the mirror's fetchers on one destination "
@@ -126,6 +136,52 @@ public record MirrorDefinition(String name, Map<String, String> configs, Optiona
         return (Long) settings().get(METADATA_REFRESH_INTERVAL_MS);
     }
 
+    /** The prefix of this mirror's topic names, {@code <prefix><separator>}; empty when topics keep their names. */
+    public String topicNamePrefix() {
+        String prefix = configs.getOrDefault(TOPIC_PREFIX, "").trim();
+        return prefix.isEmpty() ? "" : prefix + configs.getOrDefault(TOPIC_PREFIX_SEPARATOR,
+                DEFAULT_TOPIC_PREFIX_SEPARATOR).trim();
+    }
+
+    /**
+     * The name source topic {@code sourceTopic} gets on this cluster when this mirror starts it (a failback into a
+     * local topic with the source topic's ID keeps that topic's name instead; {@code MirrorTopicStarter}).
+     */
+    public String destinationTopic(String sourceTopic) {
+        return topicNamePrefix() + sourceTopic;
+    }
+
+    /** Whether the prefix settings of {@code other} name topics as this definition's do. */
+    public boolean sameTopicNames(MirrorDefinition other) {
+        return topicNamePrefix().equals(other.topicNamePrefix());
+    }
+
+    /** Empty if the prefix and separator are legal in topic names and leave room for one; else why not. */
+    private Optional<String> validateTopicPrefix() {
+        String prefix = configs.getOrDefault(TOPIC_PREFIX, "").trim();
+        String separator = configs.getOrDefault(TOPIC_PREFIX_SEPARATOR, DEFAULT_TOPIC_PREFIX_SEPARATOR).trim();
+        if (!TOPIC_NAME_CHARS.matcher(prefix).matches() || !TOPIC_NAME_CHARS.matcher(separator).matches()) {
+            return Optional.of("Invalid " + TOPIC_PREFIX + " '" + prefix + "' or " + TOPIC_PREFIX_SEPARATOR + " '"
+                    + separator + "': topic names use only [a-zA-Z0-9._-]");
+        }
+        if (prefix.equals(".") || prefix.equals("..")) {
+            return Optional.of("Invalid " + TOPIC_PREFIX + " '" + prefix + "': not a topic name");
+        }
+        if (topicNamePrefix().length() >= MAX_TOPIC_NAME_LENGTH) {
+            return Optional.of(TOPIC_PREFIX + " with its separator is " + topicNamePrefix().length()
+                    + " characters: no topic name fits in the " + MAX_TOPIC_NAME_LENGTH + " Kafka allows");
+        }
+        return Optional.empty();
+    }
+
+    /** Why {@code sourceTopic} cannot be mirrored under this mirror's prefix (its name too long), if it cannot. */
+    public Optional<String> destinationNameRefused(String sourceTopic) {
+        String name = destinationTopic(sourceTopic);
+        return name.length() <= MAX_TOPIC_NAME_LENGTH ? Optional.empty() : Optional.of("Topic '" + sourceTopic
+                + "' would be mirrored as '" + name + "', " + name.length() + " characters: longer than the "
+                + MAX_TOPIC_NAME_LENGTH + " Kafka allows (" + TOPIC_PREFIX + ")");
+    }
+
     private Map<String, Object> settings() {
         Map<String, String> own = new HashMap<>();
         for (String key : SETTINGS.names()) {
@@ -156,7 +212,7 @@ public record MirrorDefinition(String name, Map<String, String> configs, Optiona
         try {
             settings();
             aclSyncRules();
-            return Optional.empty();
+            return validateTopicPrefix();
         } catch (ConfigException e) {
             return Optional.of(e.getMessage());
         }

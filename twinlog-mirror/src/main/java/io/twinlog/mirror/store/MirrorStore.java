@@ -29,7 +29,9 @@ import java.util.concurrent.ConcurrentHashMap;
  * Cluster mirror definitions in ZooKeeper, on the destination cluster:
  * <pre>
  * /mirrors/&lt;name&gt;                       {"version":1,"configs":{..},"sourceClusterId":..,"state":"ACTIVE"}
- * /mirrors/&lt;name&gt;/topics/&lt;topic&gt;       {"version":1,"desiredState":"MIRRORING"}   (mirror topics)
+ * /mirrors/&lt;name&gt;/topics/&lt;topic&gt;       {"version":1,"desiredState":"MIRRORING","sourceTopic":..}   (mirror
+ *                                    topics, by their name on this cluster; sourceTopic only when the source's name
+ *                                    differs: a prefixed mirror, or a failback into the original topic)
  * /mirror_groups/&lt;name&gt;/&lt;group&gt;      {"version":1,"groupId":..,"lastSyncMs":..,"offsetsSynced":..,"offsetsClamped":..}
  *                                    (share groups add "type":"SHARE")
  * </pre>
@@ -43,6 +45,8 @@ import java.util.concurrent.ConcurrentHashMap;
 public final class MirrorStore {
     public static final String MIRRORS = "/mirrors";
     public static final String MIRROR_GROUPS = "/mirror_groups";
+    /** The field of a mirror topic's node naming its source topic, when that is another name than the node's. */
+    public static final String SOURCE_TOPIC = "sourceTopic";
     private static final Logger log = LoggerFactory.getLogger(MirrorStore.class);
 
     private final CuratorFramework zk;
@@ -50,6 +54,7 @@ public final class MirrorStore {
     private final Set<String> reportedUnreadable = ConcurrentHashMap.newKeySet();
     private final MirrorGroupSyncStore groupSyncs;
     private final MirrorProgressStore progress;
+    private final MirrorSkippedStore skipped;
 
     public MirrorStore(CuratorFramework zk) {
         this(zk, Optional.empty());
@@ -61,6 +66,7 @@ public final class MirrorStore {
         this.secrets = secrets;
         this.groupSyncs = new MirrorGroupSyncStore(zk);
         this.progress = new MirrorProgressStore(zk);
+        this.skipped = new MirrorSkippedStore(zk);
     }
 
     public static String mirrorPath(String name) {
@@ -174,6 +180,28 @@ public final class MirrorStore {
     /** Mirror topics of a mirror and their desired states (MIRRORING, PAUSED, STOPPED). */
     public Map<String, DesiredMirrorState> topics(String name) throws Exception {
         Map<String, DesiredMirrorState> out = new TreeMap<>();
+        topicNodes(name).forEach((topic, json) -> out.put(topic, DesiredMirrorState.valueOf((String) json
+                .getOrDefault("desiredState", "MIRRORING"))));
+        return out;
+    }
+
+    /**
+     * The source topic of each of a mirror's topics that has another name on the source (a prefixed mirror's
+     * {@code west.orders} mirrors {@code orders}); a topic absent here has its own name on the source.
+     */
+    public Map<String, String> sourceTopics(String name) throws Exception {
+        Map<String, String> out = new TreeMap<>();
+        topicNodes(name).forEach((topic, json) -> {
+            if (json.get(SOURCE_TOPIC) instanceof String source) {
+                out.put(topic, source);
+            }
+        });
+        return out;
+    }
+
+    /** The nodes of a mirror's topics, decoded, by topic. */
+    private Map<String, Map<String, Object>> topicNodes(String name) throws Exception {
+        Map<String, Map<String, Object>> out = new TreeMap<>();
         List<String> topics;
         try {
             topics = zk.getChildren().forPath(topicsPath(name));
@@ -186,9 +214,7 @@ public final class MirrorStore {
                 .map(t -> Op.getData(topicsPath(name) + "/" + t)).toList());
         for (int i = 0; i < topics.size(); i++) {
             if (results.get(i) instanceof OpResult.GetDataResult data) { // an error result: removed concurrently
-                Map<String, Object> json = Json.decode(data.getData(), topics.get(i));
-                out.put(topics.get(i), DesiredMirrorState.valueOf((String) json.getOrDefault("desiredState",
-                        "MIRRORING")));
+                out.put(topics.get(i), Json.decode(data.getData(), topics.get(i)));
             }
         }
         return out;
@@ -226,10 +252,13 @@ public final class MirrorStore {
         try {
             for (int from = 0; from < topics.size(); from += TOPICS_PER_TRANSACTION) {
                 List<String> chunk = topics.subList(from, Math.min(topics.size(), from + TOPICS_PER_TRANSACTION));
+                // a topic's source name stays as its start wrote it: read with the chunk, written back unchanged
+                List<OpResult> current = ZkBatch.multiReadAll(zk, chunk.stream()
+                        .map(t -> Op.getData(topicsPath(name) + "/" + t)).toList());
                 List<CuratorOp> ops = new ArrayList<>(chunk.size());
-                for (String topic : chunk) {
-                    ops.add(zk.transactionOp().setData().forPath(topicsPath(name) + "/" + topic,
-                            desiredStateJson(desiredState, stopAt)));
+                for (int i = 0; i < chunk.size(); i++) {
+                    ops.add(zk.transactionOp().setData().forPath(topicsPath(name) + "/" + chunk.get(i),
+                            desiredStateJson(desiredState, stopAt, sourceTopicIn(current.get(i), chunk.get(i)))));
                 }
                 try {
                     zk.transaction().forOperations(ops);
@@ -256,16 +285,20 @@ public final class MirrorStore {
         }
     }
 
-    private static byte[] desiredStateJson(DesiredMirrorState desiredState) {
-        return desiredStateJson(desiredState, Optional.empty());
-    }
-
-    private static byte[] desiredStateJson(DesiredMirrorState desiredState, Optional<PointInTimeStop> stopAt) {
+    private static byte[] desiredStateJson(DesiredMirrorState desiredState, Optional<PointInTimeStop> stopAt,
+                                           Optional<String> sourceTopic) {
         Map<String, Object> json = new LinkedHashMap<>();
         json.put("version", 1);
         json.put("desiredState", desiredState.name());
         stopAt.ifPresent(s -> s.addTo(json));
+        sourceTopic.ifPresent(source -> json.put(SOURCE_TOPIC, source));
         return Json.encode(json);
+    }
+
+    private static Optional<String> sourceTopicIn(OpResult read, String path) {
+        return read instanceof OpResult.GetDataResult data
+                && Json.decode(data.getData(), path).get(SOURCE_TOPIC) instanceof String source
+                ? Optional.of(source) : Optional.empty();
     }
 
     /**
@@ -311,6 +344,16 @@ public final class MirrorStore {
      */
     public TopicClaim claimTopicAt(String name, String topic, DesiredMirrorState desiredState, int expectedVersion)
             throws Exception {
+        return claimTopicAt(name, topic, topic, desiredState, expectedVersion);
+    }
+
+    /**
+     * {@link #claimTopicAt(String, String, DesiredMirrorState, int)} for a topic that mirrors {@code sourceTopic}
+     * (recorded in its node when it is another name).
+     */
+    public TopicClaim claimTopicAt(String name, String topic, String sourceTopic, DesiredMirrorState desiredState,
+                                   int expectedVersion) throws Exception {
+        Optional<String> renamedFrom = sourceTopic.equals(topic) ? Optional.empty() : Optional.of(sourceTopic);
         // this mirror's topics node before the others are read: two mirrors' first claims at once must not each
         // find the other's absent and guard it, which would fail both
         String path = topicsPath(name) + "/" + topic;
@@ -353,9 +396,9 @@ public final class MirrorStore {
                 }
             }
         }
-        ops.add(expectedVersion < 0 ? zk.transactionOp().create().forPath(path, desiredStateJson(desiredState))
-                : zk.transactionOp().setData().withVersion(expectedVersion).forPath(path,
-                desiredStateJson(desiredState)));
+        ops.add(expectedVersion < 0 ? zk.transactionOp().create().forPath(path, desiredStateJson(desiredState,
+                Optional.empty(), renamedFrom)) : zk.transactionOp().setData().withVersion(expectedVersion).forPath(
+                path, desiredStateJson(desiredState, Optional.empty(), renamedFrom)));
         try {
             zk.transaction().forOperations(ops);
         } catch (KeeperException.NodeExistsException | KeeperException.BadVersionException
@@ -376,9 +419,12 @@ public final class MirrorStore {
                           Optional<PointInTimeStop> stopAt) throws Exception {
         String path = topicsPath(name) + "/" + topic;
         try {
-            zk.setData().forPath(path, desiredStateJson(desiredState, stopAt));
+            Optional<String> sourceTopic = Json.decode(zk.getData().forPath(path), path).get(SOURCE_TOPIC)
+                    instanceof String source ? Optional.of(source) : Optional.empty();
+            zk.setData().forPath(path, desiredStateJson(desiredState, stopAt, sourceTopic));
         } catch (KeeperException.NoNodeException e) {
-            zk.create().creatingParentsIfNeeded().forPath(path, desiredStateJson(desiredState, stopAt));
+            zk.create().creatingParentsIfNeeded().forPath(path, desiredStateJson(desiredState, stopAt,
+                    Optional.empty()));
         }
         log.info("Cluster mirror {}: topic {} desired state is now {}", name, topic, desiredState);
     }
@@ -386,6 +432,7 @@ public final class MirrorStore {
     public void delete(String name) throws Exception {
         zk.delete().deletingChildrenIfNeeded().forPath(mirrorPath(name));
         groupSyncs.deleteAll(name);
+        skipped.delete(name);
         log.info("Deleted cluster mirror {}", name);
     }
 
@@ -407,6 +454,21 @@ public final class MirrorStore {
     /** Removes the records of groups the mirror no longer syncs (no longer on the source, or now excluded). */
     public void removeGroupSyncs(String name, Collection<String> groupIds) throws Exception {
         groupSyncs.remove(name, groupIds);
+    }
+
+    /**
+     * Records the source topics a start or discovery pass skipped, with why, and forgets the others it considered
+     * ({@link MirrorSkippedStore}); logs at INFO the topics skipped that were not before.
+     */
+    public void recordSkippedTopics(String name, Map<String, String> skippedTopics, Collection<String> considered)
+            throws Exception {
+        skipped.record(name, skippedTopics, considered).forEach((topic, why) ->
+                log.info("Cluster mirror {}: source topic {} not started: {}", name, topic, why));
+    }
+
+    /** The source topics of a mirror last skipped, with why. */
+    public Map<String, String> skippedTopics(String name) throws Exception {
+        return skipped.read(name);
     }
 
     /** Records how far a mirror partition has got ({@link MirrorProgressStore#write}). */

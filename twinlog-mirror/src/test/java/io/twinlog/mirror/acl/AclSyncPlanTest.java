@@ -83,4 +83,21 @@ class AclSyncPlanTest {
         assertEquals(ResourceType.TRANSACTIONAL_ID, AclSyncRule.parse(KEY, "TransactionalId;*;*;*;*").get(0)
                 .resourceType().orElseThrow());
     }
+
+    @Test
+    void aPrefixedMirrorCreatesTopicAclsOnItsTopicsNamesHere() {
+        AclBinding everyTopic = acl(ResourceType.TOPIC, "*", PatternType.LITERAL, "User:ops", AclOperation.DESCRIBE,
+                AclPermissionType.ALLOW);
+        List<AclBinding> source = List.of(APP_READS_ORDERS, EVE_DENIED_PAY, APP_GROUP, everyTopic);
+        List<AclBinding> create = AclSyncPlan.toCreate(source, List.of(), AclSyncRule.parse(KEY,
+                "Topic;orders;*;*;*,Topic;pay;*;*;*,Group;*;*;*;*,Topic;*;Describe;*;*"), "west.");
+        assertEquals(List.of(acl(ResourceType.TOPIC, "west.orders", PatternType.LITERAL, "User:app",
+                        AclOperation.READ, AclPermissionType.ALLOW),
+                acl(ResourceType.TOPIC, "west.pay", PatternType.PREFIXED, "User:eve", AclOperation.ALL,
+                        AclPermissionType.DENY), APP_GROUP, everyTopic), create,
+                "the rules select by the source's names; literal and prefixed topic ACLs are renamed, a group's and "
+                        + "the every-topic wildcard are not");
+        assertTrue(AclSyncPlan.toCreate(source, create, AclSyncRule.parse(KEY, "*"), "west.").isEmpty(),
+                "renamed ACLs already there are not created again");
+    }
 }

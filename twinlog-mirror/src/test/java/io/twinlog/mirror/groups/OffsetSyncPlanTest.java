@@ -140,6 +140,25 @@ class OffsetSyncPlanTest {
     }
 
     @Test
+    void aPrefixedMirrorsSourceOffsetsGoOntoItsTopicsNamesHere() {
+        Map<String, MirrorImage.MirrorTopic> topics = Map.of(
+                "west.orders", new MirrorImage.MirrorTopic("dr", DesiredMirrorState.MIRRORING, Optional.empty(),
+                        Optional.of("orders")),
+                "payments", new MirrorImage.MirrorTopic("dr", DesiredMirrorState.MIRRORING),
+                "west.other", new MirrorImage.MirrorTopic("other", DesiredMirrorState.MIRRORING, Optional.empty(),
+                        Optional.of("other")));
+        Map<String, String> destinationOf = OffsetSyncPlan.destinationTopics("dr", new MirrorImage(topics, Map.of()));
+        assertEquals(Map.of("orders", "west.orders", "payments", "payments"), destinationOf);
+        Map<TopicPartition, CommittedOffset> source = Map.of(ORDERS_0, new CommittedOffset(40, Optional.of(3), ""),
+                PAYMENTS_0, new CommittedOffset(8, Optional.of(3), ""),
+                new TopicPartition("west.orders", 0), new CommittedOffset(99, Optional.empty(), ""));
+        assertEquals(Map.of(new TopicPartition("west.orders", 0), new CommittedOffset(40, Optional.of(3), ""),
+                        PAYMENTS_0, new CommittedOffset(8, Optional.of(3), "")),
+                OffsetSyncPlan.onDestinationTopics(source, destinationOf),
+                "orders' offsets go onto west.orders; the source's own topic named west.orders is another topic");
+    }
+
+    @Test
     void shareStartOffsetsAreCommittedOffsetsWithoutEpochAndUnresolvedOnesDropOut() {
         Map<TopicPartition, Long> spso = new HashMap<>();
         spso.put(ORDERS_0, 12L);

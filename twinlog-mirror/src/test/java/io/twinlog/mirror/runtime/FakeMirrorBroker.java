@@ -355,7 +355,7 @@ final class FakeMirrorBroker implements MirrorRecords, MirrorMetadata, LocalPart
         }
 
         @Override
-        public void addPartition(TopicPartition tp, MirrorLocalPartition partition) {
+        public void addPartition(TopicPartition tp, String sourceTopic, MirrorLocalPartition partition) {
             fetched.add(tp);
         }
 

@@ -11,6 +11,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.io.File;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ExecutorService;
@@ -47,6 +48,31 @@ class TopicClaimTest {
     void stop() {
         zk.close();
         zooKeeper.close();
+    }
+
+    @Test
+    void aRenamedTopicKeepsItsSourceNameThroughStopsPausesAndResumes() throws Exception {
+        assertEquals(MirrorStore.TopicClaim.WRITTEN, store.claimTopicAt("m1", "west.orders", "orders",
+                DesiredMirrorState.MIRRORING, -1));
+        assertEquals(MirrorStore.TopicClaim.WRITTEN, claim("m1", "payments"));
+        assertEquals(Map.of("west.orders", "orders"), store.sourceTopics("m1"), "payments keeps its name");
+        store.setTopics("m1", List.of("west.orders", "payments"), DesiredMirrorState.PAUSED);
+        store.setTopic("m1", "west.orders", DesiredMirrorState.STOPPED);
+        assertEquals(Map.of("west.orders", "orders"), store.sourceTopics("m1"));
+        assertEquals(DesiredMirrorState.STOPPED, store.topics("m1").get("west.orders"));
+    }
+
+    @Test
+    void skippedTopicsAreRecordedUntilConsideredAgainAndNotSkipped() throws Exception {
+        store.recordSkippedTopics("m1", Map.of("b.payments", "a loop"), List.of("b.payments", "orders"));
+        assertEquals(Map.of("b.payments", "a loop"), store.skippedTopics("m1"));
+        store.recordSkippedTopics("m1", Map.of(), List.of("orders"));
+        assertEquals(Map.of("b.payments", "a loop"), store.skippedTopics("m1"), "not considered: kept");
+        store.recordSkippedTopics("m1", Map.of(), List.of("b.payments"));
+        assertEquals(Map.of(), store.skippedTopics("m1"));
+        store.recordSkippedTopics("m1", Map.of("x", "why"), List.of("x"));
+        store.delete("m1");
+        assertEquals(Map.of(), store.skippedTopics("m1"), "gone with the mirror");
     }
 
     @Test

@@ -11,6 +11,8 @@ import io.twinlog.clients.mirror.message.DeleteClusterMirrorRequestData;
 import io.twinlog.clients.mirror.message.DeleteClusterMirrorResponseData;
 import io.twinlog.clients.mirror.message.DescribeClusterMirrorsRequestData;
 import io.twinlog.clients.mirror.message.DescribeClusterMirrorsResponseData;
+import io.twinlog.clients.mirror.message.DescribeClusterMirrorsResponseData.DescribedMirror;
+import io.twinlog.clients.mirror.message.DescribeClusterMirrorsResponseData.SkippedMirrorTopic;
 import io.twinlog.clients.mirror.message.LastMirroredEpochsRequestData;
 import io.twinlog.clients.mirror.message.ListClusterMirrorsRequestData;
 import io.twinlog.clients.mirror.message.ListClusterMirrorsResponseData;
@@ -179,6 +181,12 @@ public final class MirrorApiHandlers implements AutoCloseable {
             if (refused.isPresent()) {
                 return refused.get().answer(api);
             }
+            if (!next.sameTopicNames(current.get())) {
+                refused = MirrorRequestValidator.prefixChangeRefused(name, store.topics(name));
+                if (refused.isPresent()) {
+                    return refused.get().answer(api);
+                }
+            }
             if (store.update(current.get(), next)) {
                 log.info("Cluster mirror {}: configs changed to {}", name, redacted(configs));
                 return new AlterClusterMirrorResponseData();
@@ -263,8 +271,11 @@ public final class MirrorApiHandlers implements AutoCloseable {
             Map<String, DesiredMirrorState> desired = store.topics(name);
             MirrorMetadataView view = MirrorMetadataView.of(metadata.image());
             Map<TopicPartition, MirrorProgress> progress = progress(view.partitionsOf(desired.keySet()));
-            response.mirrors().add(MirrorDescriptions.described(mirror.get(), desired, view, progress,
-                    store.groupSyncs(name).values(), time.milliseconds()));
+            DescribedMirror described = MirrorDescriptions.described(mirror.get(), desired, view, progress,
+                    store.groupSyncs(name).values(), time.milliseconds());
+            store.skippedTopics(name).forEach((topic, why) -> described.skippedTopics().add(
+                    new SkippedMirrorTopic().setTopicName(topic).setReason(why)));
+            response.mirrors().add(described);
         }
         return response;
     }

@@ -74,7 +74,7 @@ final class MirrorDescriptions {
         described.setExcludePatterns(new ArrayList<>(mirror.excludePatterns()));
         desired.forEach((topic, state) -> {
             DescribedMirrorTopic t = new DescribedMirrorTopic().setTopicName(topic).setTopicId(view.topicId(topic))
-                    .setDesiredState(state.name());
+                    .setDesiredState(state.name()).setSourceTopicName(view.sourceTopic(topic).orElse(null));
             for (PartitionImage p : view.partitions(topic)) {
                 t.partitions().add(partition(new TopicPartition(topic, p.partition()), p, view, progress, nowMs));
             }

@@ -34,6 +34,11 @@ final class MirrorMetadataView {
         return new MirrorMetadataView(image);
     }
 
+    /** The name mirror topic {@code topic} has on its source, when it is not {@code topic} (decision 125). */
+    Optional<String> sourceTopic(String topic) {
+        return Optional.ofNullable(image.mirrors().topics().get(topic)).flatMap(MirrorImage.MirrorTopic::sourceTopic);
+    }
+
     /** The topic's ID here, {@link Uuid#ZERO_UUID} while this cluster has no such topic. */
     Uuid topicId(String topic) {
         return image.topic(topic).map(TopicImage::topicId).orElse(Uuid.ZERO_UUID);

@@ -57,6 +57,23 @@ final class MirrorRequestValidator {
     }
 
     /** The configs after an alter: each change sets its key, or removes it when its value is null. */
+    /**
+     * A new topic prefix while some of the mirror's topics mirror is refused: they keep the names they were started
+     * under, and a mirror whose topics follow two naming rules at once would confuse its operators and the other
+     * cluster of an active-active pair (docs/decisions.md). Fail them over (or have none) first.
+     */
+    static Optional<MirrorApiError> prefixChangeRefused(String mirror, Map<String, DesiredMirrorState> topics) {
+        List<String> mirroring = topics.entrySet().stream().filter(e -> e.getValue() != DesiredMirrorState.STOPPED)
+                .map(Map.Entry::getKey).toList();
+        if (mirroring.isEmpty()) {
+            return Optional.empty();
+        }
+        return Optional.of(MirrorApiError.of(Errors.INVALID_CONFIG, MirrorDefinition.TOPIC_PREFIX + " and "
+                + MirrorDefinition.TOPIC_PREFIX_SEPARATOR + " of cluster mirror '" + mirror + "' cannot change while "
+                + "its topics mirror (" + mirroring.size() + " not stopped, e.g. " + mirroring.get(0) + "): they keep "
+                + "the names they were started under; stop them first, or create another mirror"));
+    }
+
     static Map<String, String> altered(Map<String, String> current, List<AlterableMirrorConfig> changes) {
         Map<String, String> configs = new TreeMap<>(current);
         for (AlterableMirrorConfig c : changes) {

@@ -30,6 +30,7 @@ import org.apache.kafka.server.authorizer.AuthorizableRequestContext;
 
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -199,23 +200,29 @@ public final class MirrorTopicHandlers implements AutoCloseable {
         // while this start waits on the source wins over it (MirrorTopicStarter refuses to write over it)
         Map<String, Integer> versions = new HashMap<>();
         for (String topic : req.topics()) {
-            versions.put(topic, store.topicVersion(name, topic));
+            versions.put(topic, store.topicVersion(name, mirror.destinationTopic(topic)));
         }
         try (Admin source = SourceClusters.admin(mirror, SOURCE_TIMEOUT_MS)) {
             Set<String> sourceTopics = req.patterns().isEmpty() ? Set.of()
                     : source.listTopics().names().get(SOURCE_TIMEOUT_MS, TimeUnit.MILLISECONDS);
             Map<String, Integer> allowed = new LinkedHashMap<>();
+            Set<String> byPattern = new HashSet<>();
             for (String topic : MirrorRequestValidator.selectTopics(req.topics(), req.patterns(),
                     req.excludePatterns(), sourceTopics)) {
-                Optional<TopicResult> denied = authorizer.topicDenied(ctx, topic);
-                if (denied.isPresent()) {
-                    results.put(topic, denied.get());
-                } else {
-                    Integer version = versions.get(topic);
-                    allowed.put(topic, version != null ? version : store.topicVersion(name, topic));
+                Integer version = versions.get(topic);
+                allowed.put(topic, version != null ? version
+                        : store.topicVersion(name, mirror.destinationTopic(topic)));
+                // a pattern that is the topic's very name names it (the CLI sends "a.orders" as a pattern: its
+                // '.' could be a regex's); only a topic a pattern merely matches was selected by it
+                if (version == null && !req.patterns().contains(topic)) {
+                    byPattern.add(topic);
                 }
             }
-            results.putAll(starter.startTopics(name, allowed, source));
+            Map<String, String> skipped = new LinkedHashMap<>();
+            // the principal must be allowed to alter the topic it lands in here (a prefixed name, a failback's own)
+            results.putAll(starter.startTopics(mirror, allowed, byPattern, source, skipped,
+                    destination -> authorizer.topicDenied(ctx, destination)));
+            store.recordSkippedTopics(name, skipped, allowed.keySet());
         } catch (Exception e) {
             // broad: whatever failed while the source was read or the topics written (network, TLS, SASL, timeout,
             // ZooKeeper) is this start's answer, with its root cause

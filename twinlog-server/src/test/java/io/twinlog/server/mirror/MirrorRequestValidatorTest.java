@@ -39,6 +39,18 @@ class MirrorRequestValidatorTest {
     }
 
     @Test
+    void theTopicPrefixChangesOnlyWhileNoTopicOfTheMirrorMirrors() {
+        assertEquals(Optional.empty(), MirrorRequestValidator.prefixChangeRefused("dr", Map.of()));
+        assertEquals(Optional.empty(), MirrorRequestValidator.prefixChangeRefused("dr",
+                Map.of("west.orders", DesiredMirrorState.STOPPED)), "failed over: its name stays, nothing mirrors");
+        MirrorApiError refused = MirrorRequestValidator.prefixChangeRefused("dr", Map.of("west.orders",
+                DesiredMirrorState.STOPPED, "west.payments", DesiredMirrorState.PAUSED)).orElseThrow();
+        assertEquals(Errors.INVALID_CONFIG.code(), refused.code());
+        assertTrue(refused.message().contains("west.payments") && refused.message().contains("mirror.topic.prefix"),
+                refused.message());
+    }
+
+    @Test
     void aMirrorWithoutSourceBootstrapServersIsAnInvalidConfig() {
         MirrorApiError expected = MirrorApiError.of(Errors.INVALID_CONFIG,
                 "The mirror needs the source's bootstrap.servers");

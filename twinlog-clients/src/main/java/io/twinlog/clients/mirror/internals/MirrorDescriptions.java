@@ -53,16 +53,19 @@ public final class MirrorDescriptions {
                             p.truncationOffset(), p.truncationPendingReplicas(), p.truncatedOffsets(),
                             p.consistentFromOffset(), p.newestMirroredTimestamp(), p.mirroredUpToMs(), p.rpoMs()));
                 }
-                topics.put(t.topicName(), new TopicDescription(t.topicName(), t.desiredState(), parts));
+                topics.put(t.topicName(), new TopicDescription(t.topicName(), t.desiredState(), parts,
+                        t.sourceTopicName() == null ? t.topicName() : t.sourceTopicName()));
             }
             Map<String, GroupSyncDescription> groups = new LinkedHashMap<>();
             for (DescribedMirrorGroup g : m.groups()) {
                 groups.put(g.groupId(), new GroupSyncDescription(g.groupId(), g.lastSyncTimeMs(), g.offsetsSynced(),
                         g.offsetsClamped(), g.groupType()));
             }
+            Map<String, String> skipped = new LinkedHashMap<>();
+            m.skippedTopics().forEach(t -> skipped.put(t.topicName(), t.reason()));
             out.put(m.mirrorName(), new MirrorDescription(m.mirrorName(), m.state(), m.stateReason(),
                     m.sourceBootstrap(), m.sourceClusterId(), configs, sensitive, m.includePatterns(),
-                    m.excludePatterns(), topics, groups));
+                    m.excludePatterns(), topics, groups, skipped));
         }
         return out;
     }
