@@ -44,7 +44,8 @@ class DashboardViewTest {
                 Map.of(P0, 1, P1, 2, P2, 2));
         MirrorDescription mirror = new MirrorDescription("dr", "ACTIVE", null, "src:9092", "s", Map.of(), List.of(),
                 List.of("orders"), List.of(), Map.of("orders", new TopicDescription("orders", "MIRRORING", List.of(
-                        partition(0, 100, 40), partition(1, 50, 50), partition(2, 80, 10)))), Map.of());
+                        partition(0, 100, 40), partition(1, 50, 50), partition(2, 80, 10)), "orders")), Map.of(),
+                Map.of());
         DashboardView.Gauges gauges = (name, m, tp) -> tp.equals(P0)
                 ? OptionalDouble.of(name.equals(LagGauges.LAG_SECONDS) ? 12.5 : 6000) : OptionalDouble.empty();
         JsonNode doc = DashboardView.build(cluster, Map.of("dr", mirror), gauges,
@@ -64,7 +65,8 @@ class DashboardViewTest {
                 List.of(new DashboardView.Broker(1, "h:1", null)), "h:1", Map.of(P0, 1, P1, 2, P2, 2));
         MirrorDescription mirror = new MirrorDescription("dr", "ACTIVE", null, "src:9092", "s", Map.of(), List.of(),
                 List.of("orders"), List.of(), Map.of("orders", new TopicDescription("orders", "MIRRORING", List.of(
-                        timed(0, 9_000L, 1_500L), timed(1, 8_000L, 2_500L), timed(2, -1L, -1L)))), Map.of());
+                        timed(0, 9_000L, 1_500L), timed(1, 8_000L, 2_500L), timed(2, -1L, -1L)), "orders")), Map.of(),
+                Map.of());
         JsonNode doc = DashboardView.build(cluster, Map.of("dr", mirror), (name, m, tp) -> OptionalDouble.empty(),
                 new MirrorCommands("bin/twinlog-mirrors.sh", "h:1"), false, 10_500L);
         JsonNode partitions = doc.get("mirrors").get(0).get("topics").get(0).get("partitions");

@@ -33,7 +33,7 @@ class DescribeMirrorsTest {
     private static MirrorAdmin.MirrorDescription mirror(MirrorAdmin.PartitionDescription... partitions) {
         return new MirrorAdmin.MirrorDescription("dr", "ACTIVE", null, "src:9092", null, Map.of(), List.of(),
                 List.of(), List.of(), Map.of("orders", new MirrorAdmin.TopicDescription("orders", "MIRRORING",
-                List.of(partitions))), Map.of());
+                List.of(partitions), "orders")), Map.of(), Map.of());
     }
 
     private static MirrorAdmin.PartitionDescription partition(int p, String state, long upToMs, long rpoMs) {

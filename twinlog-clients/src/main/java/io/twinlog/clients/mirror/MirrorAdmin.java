@@ -390,13 +390,6 @@ public final class MirrorAdmin implements AutoCloseable {
                                     List<String> includePatterns, List<String> excludePatterns,
                                     Map<String, TopicDescription> topics, Map<String, GroupSyncDescription> groups,
                                     Map<String, String> skippedTopics) {
-        public MirrorDescription(String name, String state, String stateReason, String sourceBootstrap,
-                                 String sourceClusterId, Map<String, String> configs, List<String> sensitiveConfigs,
-                                 List<String> includePatterns, List<String> excludePatterns,
-                                 Map<String, TopicDescription> topics, Map<String, GroupSyncDescription> groups) {
-            this(name, state, stateReason, sourceBootstrap, sourceClusterId, configs, sensitiveConfigs,
-                    includePatterns, excludePatterns, topics, groups, Map.of());
-        }
     }
 
     /**
@@ -412,9 +405,6 @@ public final class MirrorAdmin implements AutoCloseable {
     /** A mirror topic and its partitions; {@code sourceTopic}: its name on the source (its own unless renamed). */
     public record TopicDescription(String name, String desiredState, List<PartitionDescription> partitions,
                                    String sourceTopic) {
-        public TopicDescription(String name, String desiredState, List<PartitionDescription> partitions) {
-            this(name, desiredState, partitions, name);
-        }
     }
 
     /**
