@@ -49,9 +49,13 @@ final class FailoverDryRun {
             throw CommandException.failed("No cluster mirror named '" + mirror + "'");
         }
         Map<String, List<Integer>> wanted = new LinkedHashMap<>();
+        // the mirrored-up-to times as describe reports them (the leaders' progress records): what --at common and
+        // the RPO columns go by
+        Map<String, Long> upTo = new HashMap<>();
         for (MirrorAdmin.TopicDescription t : selected(d, topicPatterns)) {
             wanted.put(t.name(), t.partitions().stream().map(MirrorAdmin.PartitionDescription::partition).sorted()
                     .toList());
+            t.partitions().forEach(p -> upTo.put(t.name() + "-" + p.partition(), p.mirroredUpToMs()));
         }
         if (wanted.isEmpty()) {
             throw CommandException.failed("No topic of mirror " + mirror + " matches " + topicPatterns);
@@ -73,13 +77,14 @@ final class FailoverDryRun {
             for (int p : partitions) {
                 FailoverPreview answer = answers.get(topic + "-" + p);
                 out.println("  " + topic + "-" + p + ": " + (answer == null || answer.errorCode() != 0
-                        ? "no leader answered (it may be moving): ask again" : line(answer, atMs)));
+                        ? "no leader answered (it may be moving): ask again"
+                        : line(answer, atMs, Math.max(answer.mirroredUpToMs(), upTo.get(topic + "-" + p)))));
             }
         });
     }
 
-    /** One partition's preview, as the operator reads it. */
-    static String line(FailoverPreview p, long atMs) {
+    /** One partition's preview, as the operator reads it; {@code mirroredUpToMs} -1 when not known. */
+    static String line(FailoverPreview p, long atMs, long mirroredUpToMs) {
         StringBuilder b = new StringBuilder("would keep up to offset " + p.keptOffset() + " (newest kept batch "
                 + (p.keptTimestamp() < 0 ? "none" : PointInTimeFailover.time(p.keptTimestamp())) + ")");
         if (p.keptOffset() < p.logEndOffset()) {
@@ -88,14 +93,14 @@ final class FailoverDryRun {
         } else if (atMs >= 0) {
             b.append(", nothing after the time to quarantine");
         }
-        boolean reached = atMs < 0 || p.keptOffset() < p.logEndOffset() || p.mirroredUpToMs() > atMs;
+        boolean reached = atMs < 0 || p.keptOffset() < p.logEndOffset() || mirroredUpToMs > atMs;
         if (!reached) {
-            b.append("; not reached yet (mirrored up to ").append(p.mirroredUpToMs() < 0 ? "an unknown time"
-                    : PointInTimeFailover.time(p.mirroredUpToMs())).append("): the failover would wait for it up to "
+            b.append("; not reached yet (mirrored up to ").append(mirroredUpToMs < 0 ? "an unknown time"
+                    : PointInTimeFailover.time(mirroredUpToMs)).append("): the failover would wait for it up to "
                     + "--timeout-ms");
         }
         // what the failover loses: everything after the time kept (the time, or how far it got)
-        long keptUpTo = reached && atMs >= 0 ? atMs : p.mirroredUpToMs() >= 0 ? p.mirroredUpToMs() : p.keptTimestamp();
+        long keptUpTo = reached && atMs >= 0 ? atMs : mirroredUpToMs >= 0 ? mirroredUpToMs : p.keptTimestamp();
         b.append("; RPO ").append(keptUpTo < 0 ? "unknown" : String.format("%.1f s",
                 Math.max(0, p.nowMs() - keptUpTo) / 1000.0));
         return b.toString();

@@ -200,6 +200,24 @@ class ActionResolverTest {
     }
 
     @Test
+    void aPartitionsDryRunIsOneLineWithItsRpo() {
+        long at = 1796638440000L;
+        MirrorAdmin.FailoverPreview cut = new MirrorAdmin.FailoverPreview("orders", 0, (short) 0, 155, 120,
+                at - 488, 35, at + 60_000, at + 120_000);
+        assertEquals("would keep up to offset 120 (newest kept batch 2026-12-07T10:13:59.512Z), quarantine 35 records, "
+                + "offsets [120,155); RPO 120.0 s", FailoverDryRun.line(cut, at, at + 60_000));
+        // not there yet: it would wait; the RPO is how far it got
+        MirrorAdmin.FailoverPreview behind = new MirrorAdmin.FailoverPreview("orders", 1, (short) 0, 80, 80,
+                at - 47_999, 0, -1, at + 120_000);
+        assertEquals("would keep up to offset 80 (newest kept batch 2026-12-07T10:13:12.001Z), nothing after the time "
+                + "to quarantine; not reached yet (mirrored up to 2026-12-07T10:13:12.001Z): the failover would wait "
+                + "for it up to --timeout-ms; RPO 168.0 s", FailoverDryRun.line(behind, at, at - 47_999));
+        // a plain failover keeps everything
+        assertEquals("would keep up to offset 80 (newest kept batch 2026-12-07T10:13:12.001Z); RPO 168.0 s",
+                FailoverDryRun.line(behind, -1, at - 47_999));
+    }
+
+    @Test
     void eachTopicFlagIsItsOperation() {
         selection.mirror = "m";
         selection.topics = List.of("t");
