@@ -16,17 +16,29 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.acl.AccessControlEntry;
+import org.apache.kafka.common.acl.AclBinding;
+import org.apache.kafka.common.acl.AclBindingFilter;
+import org.apache.kafka.common.acl.AclOperation;
+import org.apache.kafka.common.acl.AclPermissionType;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.resource.PatternType;
+import org.apache.kafka.common.resource.ResourcePattern;
+import org.apache.kafka.common.resource.ResourceType;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.stream.Collectors;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -37,7 +49,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * over to B (its writers and its consumer group move to {@code a.orders} there) and back to A (A's {@code orders}
  * mirrors B's {@code a.orders}, cut to the last mirrored point, then fails over again, and B mirrors it once more as
  * {@code a.orders}); the consumer groups go on on both clusters without skipping a record. Every replica of a
- * mirror topic holds its source's log batch for batch, with the source's topic ID.
+ * mirror topic holds its source's log batch for batch, with the source's topic ID; an application's topic ACLs on
+ * A appear on B under the prefix (literal and prefixed), its group ACL as it is.
  */
 @Timeout(400)
 class PrefixedMirrorActiveActiveTest {
@@ -45,8 +58,7 @@ class PrefixedMirrorActiveActiveTest {
 
     @Test
     void anActiveActivePairFailsOneSideOverAndBackWithConsumerGroupsGoingOnOnBoth() throws Exception {
-        try (MirroredClusters clusters = MirroredClusters.start(TestCluster.builder().brokers(3),
-                TestCluster.builder().brokers(3))) {
+        try (MirroredClusters clusters = MirroredClusters.start(withAuthorizer(), withAuthorizer())) {
             TestCluster a = clusters.source();
             TestCluster b = clusters.destination();
             MirrorAdmin onA = clusters.mirrorsOnSource();
@@ -60,7 +72,15 @@ class PrefixedMirrorActiveActiveTest {
             assertEquals(2 * 50, consume(b, "ledger", "payments", 2 * 50).size());
             produce(a, "orders", "a2-", 30); // not consumed on A
 
-            onB.createClusterMirror("from-a", mirrorConfigs(a, "a"));
+            // ACLs of an application on A, for topics named alike on both clusters (no ACL on the topics here, so
+            // everyone else keeps its access): synced onto B under the prefix
+            AclBinding readsReports = acl(ResourceType.TOPIC, "reports", PatternType.LITERAL, AclOperation.READ);
+            AclBinding describesRep = acl(ResourceType.TOPIC, "rep", PatternType.PREFIXED, AclOperation.DESCRIBE);
+            AclBinding readsGroup = acl(ResourceType.GROUP, "app-group", PatternType.LITERAL, AclOperation.READ);
+            clusters.sourceAdmin().createAcls(List.of(readsReports, describesRep, readsGroup)).all().get();
+            Map<String, String> fromA = new HashMap<>(mirrorConfigs(a, "a"));
+            fromA.put("mirror.acls.include", "Topic;*;*;*;User:app,Group;*;*;*;User:app");
+            onB.createClusterMirror("from-a", fromA);
             onA.createClusterMirror("from-b", mirrorConfigs(b, "b"));
 
             // each side's topic mirrored onto the other under its prefix: topic ID, offsets, epochs on every replica
@@ -77,6 +97,12 @@ class PrefixedMirrorActiveActiveTest {
             awaitCommitted(clusters.destinationAdmin(), "billing", "a.orders", 100);
             awaitCommitted(clusters.sourceAdmin(), "ledger", "b.payments", 50);
 
+            Set<AclBinding> expected = Set.of(acl(ResourceType.TOPIC, "a.reports", PatternType.LITERAL,
+                    AclOperation.READ), acl(ResourceType.TOPIC, "a.rep", PatternType.PREFIXED, AclOperation.DESCRIBE),
+                    readsGroup);
+            Waits.waitFor("app's ACLs synced onto B under the prefix", () -> Set.copyOf(clusters.destinationAdmin()
+                    .describeAcls(AclBindingFilter.ANY).values().get()), expected::equals, MirroredClusters.TIMEOUT);
+
             // neither takes the other's mirror topic back: skipped when a pattern selects it, refused when named
             awaitSkipped(onB, "from-a", "b.payments", "loop");
             awaitSkipped(onA, "from-b", "a.orders", "loop");
@@ -84,6 +110,9 @@ class PrefixedMirrorActiveActiveTest {
                     .get("b.payments");
             assertEquals(MirrorErrors.MIRROR_LOOP, loop.mirrorError().orElseThrow(), loop.getMessage());
             assertTrue(b.logEndOffset(tp("a.b.payments", 0)) < 0, "no a.b.payments on B");
+            MirrorException renamed = assertThrows(MirrorException.class, () -> onB.alterClusterMirror("from-a",
+                    Map.of("mirror.topic.prefix", "east")));
+            assertEquals(Errors.INVALID_CONFIG.code(), renamed.errorCode(), "a.orders keeps its name while it mirrors");
 
             // orders fails over to B: its writers and its group move to a.orders there
             MirrorSteps.failOver(onB, "from-a", "a.orders");
@@ -135,6 +164,18 @@ class PrefixedMirrorActiveActiveTest {
                 >= 0 && destination.logEndOffset(destinationTp) == source.logEndOffset(sourceTp),
                 MirroredClusters.TIMEOUT);
         return MirrorInvariants.awaitMirrored(source, sourceTp, destination, destinationTp);
+    }
+
+    /** Three brokers with Kafka's authorizer, everyone allowed where no ACL names the resource. */
+    private static TestCluster.Builder withAuthorizer() {
+        return TestCluster.builder().brokers(3)
+                .brokerProperty("authorizer.class.name", "org.apache.kafka.metadata.authorizer.StandardAuthorizer")
+                .brokerProperty("allow.everyone.if.no.acl.found", "true");
+    }
+
+    private static AclBinding acl(ResourceType type, String name, PatternType pattern, AclOperation operation) {
+        return new AclBinding(new ResourcePattern(type, name, pattern), new AccessControlEntry("User:app", "*",
+                operation, AclPermissionType.ALLOW));
     }
 
     private static Map<String, String> mirrorConfigs(TestCluster source, String prefix) {
