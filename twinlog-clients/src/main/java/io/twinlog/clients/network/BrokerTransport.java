@@ -40,7 +40,7 @@ import java.util.Map;
  * throttle time ends. A request not answered within its timeout closes the connection (an answer arriving later
  * must not be read as the next one's).
  *
- * <p>Threading: one thread at a time (the caller serializes); {@link #wakeup} from any thread.
+ * <p>Threading: one thread at a time (the caller serializes); {@link #wakeup} and {@link #abort} from any thread.
  */
 public final class BrokerTransport implements AutoCloseable {
     private final Time time;
@@ -53,6 +53,8 @@ public final class BrokerTransport implements AutoCloseable {
     /** Failed attempts and when the last began, per connection name; forgotten on success and on disconnect. */
     private final Map<String, Attempts> attempts = new HashMap<>();
     private int correlationId;
+    /** Set by {@link #abort} from any thread: every call in progress or to come fails, nothing more is read. */
+    private volatile boolean aborted;
 
     /**
      * How connections are made and how long each step may take.
@@ -113,9 +115,10 @@ public final class BrokerTransport implements AutoCloseable {
      * @throws TransportException {@link Kind#BACKING_OFF} within the reconnect backoff of a failed attempt;
      *         {@link Kind#CONNECT_FAILED} refused, closed during setup, or not resolvable;
      *         {@link Kind#SETUP_TIMED_OUT}; {@link Kind#AUTHENTICATION_FAILED} (its cause is Kafka's
-     *         {@link AuthenticationException})
+     *         {@link AuthenticationException}); {@link Kind#ABORTED} after {@link #abort}
      */
     public boolean connect(String id, InetSocketAddress address, long timeoutMs) throws IOException {
+        throwIfAborted();
         Connection c = connections.get(id);
         if (c != null && isReady(id)) {
             return false;
@@ -190,9 +193,10 @@ public final class BrokerTransport implements AutoCloseable {
      * @throws TransportException {@link Kind#DISCONNECTED} not ready, or closed before the answer;
      *         {@link Kind#TIMED_OUT} no answer in time (the connection is closed); {@link Kind#THROTTLED} throttled
      *         for longer than {@code timeoutMs};
-     *         {@link Kind#AUTHENTICATION_FAILED} a re-authentication failed
+     *         {@link Kind#AUTHENTICATION_FAILED} a re-authentication failed; {@link Kind#ABORTED} after {@link #abort}
      */
     public ByteBuffer exchange(String id, ByteBuffer frame, long timeoutMs) throws IOException {
+        throwIfAborted();
         Connection c = connections.get(id);
         if (c == null || !isReady(id)) {
             throw new TransportException(Kind.DISCONNECTED, "not connected", null);
@@ -248,7 +252,9 @@ public final class BrokerTransport implements AutoCloseable {
 
     /** One selector poll; what it reports is recorded on the connections (closed, connected, an answer). */
     private void poll(long timeoutMs) throws IOException {
+        throwIfAborted();
         selector.poll(timeoutMs);
+        throwIfAborted();
         for (String id : selector.connected()) {
             Connection c = connections.get(id);
             if (c != null) {
@@ -272,6 +278,18 @@ public final class BrokerTransport implements AutoCloseable {
         connections.values().removeIf(c -> c.closed != null);
     }
 
+    /**
+     * An aborted transport reads nothing more: the connections are closed here, on the caller's thread (the selector
+     * is not thread-safe), so an answer arriving later is dropped with them.
+     */
+    private void throwIfAborted() throws TransportException {
+        if (aborted) {
+            connections.keySet().forEach(selector::close);
+            connections.clear();
+            throw new TransportException(Kind.ABORTED, "abandoned: the transport is being closed", null);
+        }
+    }
+
     private static void throwIfAuthenticationFailed(ChannelState closed) throws TransportException {
         AuthenticationException failure = closed.exception();
         if (failure != null) {
@@ -292,6 +310,17 @@ public final class BrokerTransport implements AutoCloseable {
 
     /** Ends a selector poll in progress (another thread's call goes on waiting until its own deadline). */
     public void wakeup() {
+        selector.wakeup();
+    }
+
+    /**
+     * Abandons the call in progress on another thread and fails every later one ({@link Kind#ABORTED}), for an owner
+     * that stops: unlike {@link #wakeup}, its caller does not wait out the broker's answer (a fetch the broker holds
+     * up to its max wait, a silent broker up to the request timeout). The answer, if it comes, is never read; the
+     * transport is only to be closed after this.
+     */
+    public void abort() {
+        aborted = true;
         selector.wakeup();
     }
 

@@ -19,7 +19,9 @@ public final class TransportException extends IOException {
         /** No answer within the request timeout (the connection is closed). */
         TIMED_OUT,
         /** Throttled by the broker for longer than the request may wait: nothing was sent. */
-        THROTTLED
+        THROTTLED,
+        /** Abandoned by {@code BrokerTransport.abort} (its owner stops): an answer still to come is never read. */
+        ABORTED
     }
 
     private final Kind kind;

@@ -21,6 +21,7 @@ import java.net.Socket;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
@@ -32,7 +33,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * The one client transport over loopback sockets: an exchange gets the connection's answer, a silent broker times
  * the request out and closes the connection, a closing one is a disconnection, a refused attempt backs off the next
- * until the connection is forgotten, and a throttle longer than the request may wait sends nothing.
+ * until the connection is forgotten, a throttle longer than the request may wait sends nothing, and an abort ends an
+ * exchange in flight at once.
  */
 @Timeout(60)
 class BrokerTransportTest {
@@ -80,6 +82,45 @@ class BrokerTransportTest {
         assertEquals(Kind.TIMED_OUT, e.kind());
         assertFalse(transport.isReady("1"), "a late answer must not be read as the next request's");
         done.countDown();
+    }
+
+    /**
+     * A broker holding its answer (a fetch parked up to its max wait, a silent broker up to the request timeout):
+     * an abort from another thread ends the exchange at once, and nothing is read or sent after it.
+     */
+    @Test
+    void anAbortEndsAnExchangeInFlightWithoutWaitingForItsAnswer() throws Exception {
+        CountDownLatch received = new CountDownLatch(1);
+        CountDownLatch answer = new CountDownLatch(1);
+        serve(socket -> {
+            DataInputStream in = new DataInputStream(socket.getInputStream());
+            in.readFully(new byte[in.readInt()]);
+            received.countDown();
+            answer.await(30, TimeUnit.SECONDS);
+            DataOutputStream out = new DataOutputStream(socket.getOutputStream());
+            out.writeInt(4);
+            out.write(bytes("late").array());
+            out.flush();
+        });
+        transport.connect("1", address(), 10_000);
+        CompletableFuture<Object> exchange = CompletableFuture.supplyAsync(() -> {
+            try {
+                return transport.exchange("1", bytes("fetch"), 60_000);
+            } catch (IOException e) {
+                return e;
+            }
+        });
+        assertTrue(received.await(10, TimeUnit.SECONDS), "the broker got the request");
+        long start = System.nanoTime();
+        transport.abort();
+        Object outcome = exchange.get(10, TimeUnit.SECONDS);
+        long tookMs = (System.nanoTime() - start) / 1_000_000;
+        answer.countDown();
+        assertTrue(outcome instanceof TransportException t && t.kind() == Kind.ABORTED, String.valueOf(outcome));
+        assertTrue(tookMs < 2_000, "the abort took " + tookMs + " ms");
+        assertFalse(transport.isReady("1"), "the connection is closed: its late answer is never read");
+        assertEquals(Kind.ABORTED, assertThrows(TransportException.class,
+                () -> transport.connect("1", address(), 10_000)).kind(), "nothing more after an abort");
     }
 
     @Test

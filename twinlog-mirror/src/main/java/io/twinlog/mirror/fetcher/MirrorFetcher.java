@@ -8,6 +8,7 @@ import io.twinlog.protocol.client.InterBrokerClient;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.common.utils.internals.ExponentialBackoff;
 import org.apache.kafka.common.utils.Time;
 import org.apache.kafka.common.utils.Utils;
@@ -46,8 +47,8 @@ public final class MirrorFetcher {
     private static final Logger log = LoggerFactory.getLogger(MirrorFetcher.class);
     static final long BACKOFF_MS = 500;
     /**
-     * The longest a healthy round of a fetch thread takes, for its liveness (decision 69): a metadata lookup or a
-     * fetch waits at most one request timeout of {@link #newClient}.
+     * The longest a healthy round of a fetch thread takes, for its liveness (decision 69), at least: a metadata lookup
+     * or a fetch waits at most one request timeout of {@link #newClient} ({@link #loopPeriodMs}).
      */
     static final long LOOP_PERIOD_MS = 30_000;
     /** Consecutive failures to reach one source broker before its partitions are reported FAILED. */
@@ -65,6 +66,8 @@ public final class MirrorFetcher {
     private final MirrorFetchQuota quota;
     private final Time time;
     private final Map<String, String> sourceClientConfigs;
+    /** The mirror's {@code request.timeout.ms} (Kafka's default, 30 s, when unset), for every request to the source. */
+    private final int requestTimeoutMs;
     private final ConcurrentHashMap<TopicPartition, MirrorPartitionSink> partitions = new ConcurrentHashMap<>();
     /** Local topic → source topic, for the local topics named otherwise than on the source (decision 125). */
     private final ConcurrentHashMap<String, String> sourceTopics = new ConcurrentHashMap<>();
@@ -94,6 +97,7 @@ public final class MirrorFetcher {
         this.metrics = metrics;
         this.time = time;
         this.sourceClientConfigs = Map.copyOf(sourceClientConfigs);
+        this.requestTimeoutMs = requestTimeoutMs(mirrorName, sourceClientConfigs);
         this.metadataThread = new SourceMetadataThread(this, bootstrapServers, stateTimeoutMs, topicStatus, time);
     }
 
@@ -187,7 +191,32 @@ public final class MirrorFetcher {
     InterBrokerClient newClient(String clientId) {
         // a source across a WAN may be down for long: back off reconnects up to 10 s instead of hammering it
         return new InterBrokerClient(clientId, SourceChannels.channelBuilder(sourceClientConfigs, clientId, time),
-                30_000, 8 << 20, 500, 10_000, time);
+                requestTimeoutMs, 8 << 20, 500, 10_000, time);
+    }
+
+    /**
+     * Validated at create and alter; one recorded before that validation and invalid (not a positive int) falls back
+     * to Kafka's default, said at WARN (a config the channel cannot be built from fails the partitions anyway).
+     */
+    private static int requestTimeoutMs(String mirrorName, Map<String, String> sourceClientConfigs) {
+        int fallback = SourceChannels.requestTimeoutMs(Map.of());
+        try {
+            int configured = SourceChannels.requestTimeoutMs(sourceClientConfigs);
+            if (configured > 0) {
+                return configured;
+            }
+            log.warn("[Mirror {}] request.timeout.ms {} is not positive; its fetchers use {} ms", mirrorName,
+                    configured, fallback);
+        } catch (ConfigException e) {
+            log.warn("[Mirror {}] invalid request.timeout.ms ({}); its fetchers use {} ms", mirrorName,
+                    e.getMessage(), fallback);
+        }
+        return fallback;
+    }
+
+    /** The period of the fetch threads' liveness: a round may wait one request timeout, as long as it is. */
+    long loopPeriodMs() {
+        return Math.max(LOOP_PERIOD_MS, requestTimeoutMs);
     }
 
     // --- what the broker fetchers report (from their threads) ---
@@ -286,7 +315,10 @@ public final class MirrorFetcher {
         metadataThread.wake();
     }
 
-    /** Stops the metadata thread, then the broker fetchers, each waited for up to 5 s, and the connections. */
+    /**
+     * Stops the metadata thread, then the broker fetchers, each waited for up to 5 s, and the connections. A request
+     * in flight is abandoned, not waited for (a fetch the source holds up to its max wait, a silent source).
+     */
     public void shutdown() {
         metadataThread.shutdown();
         quota.close();

@@ -137,7 +137,7 @@ final class SourceBrokerFetcher extends FetcherThread {
     @Override
     protected BackgroundTask openLiveness() {
         return owner.metrics().loopStarted("mirror-fetcher-" + owner.mirrorName() + "-from-" + node.id(),
-                MirrorFetcher.LOOP_PERIOD_MS, log);
+                owner.loopPeriodMs(), log);
     }
 
     @Override
@@ -157,6 +157,9 @@ final class SourceBrokerFetcher extends FetcherThread {
                         true);
                 initiateShutdown(); // this thread ends; the owner stops it when the partitions move on
                 return;
+            }
+            if (isShutdownInitiated()) {
+                return; // stopped while connecting: onShutdownInitiated may have missed this client to abort
             }
         }
         fetchOnce();
@@ -211,6 +214,9 @@ final class SourceBrokerFetcher extends FetcherThread {
             // the answer is laid out as the version it was sent at: by name below v13
             version = answer.version();
         } catch (IOException e) {
+            if (isShutdownInitiated()) {
+                return; // abandoned by the stop (onShutdownInitiated): the source did nothing wrong
+            }
             session.handleError(e);
             onUnreachable(e, fetchOffsets.keySet());
             return;
@@ -281,6 +287,9 @@ final class SourceBrokerFetcher extends FetcherThread {
                     .forConsumer(false, IsolationLevel.READ_UNCOMMITTED, true, false, false, false)
                     .setTargetTimes(List.copyOf(topics.values())));
         } catch (IOException | RuntimeException e) {
+            if (isShutdownInitiated()) {
+                return; // abandoned by the stop: nothing to say about the source
+            }
             // broad: the probe is optional, and whatever ends it only costs the lag in seconds its better figure; an
             // unexpected failure (a RuntimeException, not the network) is logged with its stack trace below
             if (e instanceof UnsupportedApiVersionException) {
@@ -404,6 +413,10 @@ final class SourceBrokerFetcher extends FetcherThread {
                 }
             }
         } catch (Exception e) { // broad: whatever the append refused fails this partition alone, with the stack trace
+            if (isShutdownInitiated() && e instanceof IOException) {
+                log.debug("[Mirror {} {}] a source lookup abandoned by the stop", owner.mirrorName(), tp, e);
+                return; // the partition's next fetcher asks again
+            }
             log.error("[Mirror {} {}] could not apply fetched data", owner.mirrorName(), tp, e);
             owner.fail(List.of(tp), "Could not apply mirrored data: " + e, true);
         }
@@ -451,11 +464,15 @@ final class SourceBrokerFetcher extends FetcherThread {
         fetches.close();
         InterBrokerClient c = client;
         if (c != null) {
-            c.wakeup();
+            c.abort(); // its request in flight is abandoned, not waited for: a stopping fetcher appends nothing
         }
     }
 
-    /** Stops this thread (waiting up to 5 s for its fetch in flight) and closes its connection. */
+    /**
+     * Stops this thread and closes its connection. Its request in flight is abandoned (the client's abort), so this
+     * does not wait out the source's fetch max wait, nor a silent source's request timeout; the thread is waited
+     * for up to 5 s, which only an append in progress takes.
+     */
     @Override
     public void shutdown() {
         super.shutdown();

@@ -31,18 +31,41 @@ public final class SourceChannels {
      *         the configs are invalid (unknown protocol, unreadable keystore, bad JAAS config)
      */
     public static ChannelBuilder channelBuilder(Map<String, String> sourceClientConfigs, String clientId, Time time) {
+        return ClientUtils.createChannelBuilder(clientConfig(sourceClientConfigs, clientId), time,
+                new LogContext("[" + clientId + "] "));
+    }
+
+    /**
+     * The mirror's {@code request.timeout.ms}, typed by Kafka's client config definition (its default, 30 s, when
+     * unset): how long the mirror fetchers' requests to the source wait for an answer.
+     *
+     * @throws ConfigException when it is not an int
+     */
+    public static int requestTimeoutMs(Map<String, String> sourceClientConfigs) {
+        return clientConfig(sourceClientConfigs, "twinlog-mirror").getInt(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG);
+    }
+
+    private static AdminClientConfig clientConfig(Map<String, String> sourceClientConfigs, String clientId) {
         Map<String, Object> props = new HashMap<>(sourceClientConfigs);
         props.putIfAbsent(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
         props.put(AdminClientConfig.CLIENT_ID_CONFIG, clientId);
         // the admin client's config definition holds every security setting a Kafka client accepts
-        AdminClientConfig config = new AdminClientConfig(props);
-        return ClientUtils.createChannelBuilder(config, time, new LogContext("[" + clientId + "] "));
+        return new AdminClientConfig(props);
     }
 
-    /** Empty when the configs make a usable channel; else why not, in one line (for create/alter validation). */
+    /**
+     * Empty when the configs make a usable channel and a positive {@code request.timeout.ms} (Kafka's definition
+     * allows 0, which would time every request out at once); else why not, in one line (for create/alter
+     * validation).
+     */
     public static Optional<String> validate(Map<String, String> sourceClientConfigs) {
         try {
             channelBuilder(sourceClientConfigs, "twinlog-mirror-validation", Time.SYSTEM).close();
+            int requestTimeoutMs = requestTimeoutMs(sourceClientConfigs);
+            if (requestTimeoutMs <= 0) {
+                return Optional.of("Invalid source client configs: " + AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG
+                        + " must be a positive number of milliseconds, not " + requestTimeoutMs);
+            }
             return Optional.empty();
         } catch (RuntimeException e) {
             // broad: Kafka's channel builders throw any RuntimeException for a bad setting; its message is the

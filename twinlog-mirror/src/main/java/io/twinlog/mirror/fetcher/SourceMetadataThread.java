@@ -86,7 +86,7 @@ final class SourceMetadataThread extends FetcherThread {
 
     @Override
     protected BackgroundTask openLiveness() {
-        return fetcher.metrics().loopStarted("mirror-fetcher-" + mirrorName, MirrorFetcher.LOOP_PERIOD_MS, log);
+        return fetcher.metrics().loopStarted("mirror-fetcher-" + mirrorName, fetcher.loopPeriodMs(), log);
     }
 
     @Override
@@ -218,7 +218,7 @@ final class SourceMetadataThread extends FetcherThread {
     private boolean connect() {
         try {
             client = fetcher.newClient("mirror-fetcher-" + mirrorName);
-            return true;
+            return !isShutdownInitiated(); // stopped meanwhile: onShutdownInitiated may have missed it to abort
         } catch (RuntimeException e) { // broad: any config the channel builder rejects; logged with its stack trace
             String reason = "Cannot connect to the source with the mirror's client configs: " + e.getMessage();
             log.error("[Mirror {}] {}", mirrorName, reason, e);
@@ -266,6 +266,9 @@ final class SourceMetadataThread extends FetcherThread {
                 nextRefreshMs = m.fetchedAtMs() + topicStatus.onMetadata(m, m.fetchedAtMs(), METADATA_MAX_AGE_MS);
                 return true;
             } catch (IOException e) {
+                if (isShutdownInitiated()) {
+                    return false; // abandoned by the stop (onShutdownInitiated): no outage of the source
+                }
                 last = e;
             }
         }
@@ -330,7 +333,7 @@ final class SourceMetadataThread extends FetcherThread {
     protected void onShutdownInitiated() {
         InterBrokerClient c = client;
         if (c != null) {
-            c.wakeup();
+            c.abort(); // its lookup in flight is abandoned, not waited for (a silent source holds it a request timeout)
         }
     }
 

@@ -221,6 +221,7 @@ public final class InterBrokerClient implements AutoCloseable {
             case THROTTLED -> notReady(broker, e);
             case SETUP_TIMED_OUT -> requestTimeoutMs < CONNECTION_SETUP_TIMEOUT_MS ? notReady(broker, e)
                     : new IOException("Connection to " + broker + " failed: " + e.getMessage(), e);
+            case ABORTED -> new IOException("Abandoned the request to " + broker + ": this client is stopping", e);
             case TIMED_OUT, DISCONNECTED -> new IOException("Disconnected from " + broker + " before the response "
                     + "was read: " + e.getMessage(), e);
             default -> new IOException("Connection to " + broker + " failed: " + e.getMessage(), e);
@@ -244,6 +245,15 @@ public final class InterBrokerClient implements AutoCloseable {
     /** Ends a selector poll of a blocked {@link #send} from another thread (shutdown), as before. */
     public void wakeup() {
         transport.wakeup();
+    }
+
+    /**
+     * From another thread, when the caller stops: its request in flight (and every later one) fails at once with
+     * an {@link IOException} rather than waiting for the answer ({@link BrokerTransport#abort}); the answer, if it
+     * comes, is never read. Only {@link #close} is to follow.
+     */
+    public void abort() {
+        transport.abort();
     }
 
     @Override

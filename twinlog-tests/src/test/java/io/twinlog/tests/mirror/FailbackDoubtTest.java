@@ -89,6 +89,10 @@ class FailbackDoubtTest {
             String[] bAddress = b.bootstrapServers().split(",")[0].split(":");
             try (FaultProxy toB = new FaultProxy("a-to-b", bAddress[0], Integer.parseInt(bAddress[1]))) {
                 Map<String, String> fromB = new HashMap<>(Map.of("bootstrap.servers", toB.address()));
+                if (fault == Fault.BLACKHOLE) {
+                    // the mirror's fetchers give up on the blackholed source in 3 s, not Kafka's default 30 s
+                    fromB.put("request.timeout.ms", "3000");
+                }
                 if (fault == Fault.WRONG_PASSWORD) {
                     setMirrorPassword(b, MIRROR_PASSWORD);
                     fromB.putAll(mirrorUser());
