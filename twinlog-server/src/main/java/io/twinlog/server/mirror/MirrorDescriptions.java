@@ -15,6 +15,7 @@ import io.twinlog.mirror.store.MirrorDefinition;
 import io.twinlog.mirror.store.MirrorPartitionRecord;
 import io.twinlog.mirror.store.MirrorProgress;
 import io.twinlog.mirror.store.MirrorTruncation;
+import io.twinlog.mirror.store.PointInTimeOutcome;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.protocol.Errors;
 
@@ -102,6 +103,7 @@ final class MirrorDescriptions {
         MirrorPartitionRecord rec = view.record(tp);
         MirrorProgress progress = recorded.getOrDefault(tp, rec.progress());
         MirrorTruncation truncation = rec.truncation();
+        ShownTimes times = ShownTimes.of(rec, progress);
         return new DescribedMirrorPartition().setPartitionIndex(tp.partition())
                 .setState(rec.state().name()).setSourceLogEndOffset(progress.sourceHighWatermark())
                 .setDestinationLogEndOffset(progress.destinationLogEndOffset()).setLag(progress.lag())
@@ -113,10 +115,27 @@ final class MirrorDescriptions {
                 // the replicas LOG_TRUNCATION waits for: the ISR, or every replica with the topic's flag (decision 38)
                 .setTruncationPendingReplicas(view.truncationPendingReplicas(tp, image, truncation))
                 .setTruncatedOffsets(truncation.removed()).setConsistentFromOffset(truncation.consistentFrom())
-                .setNewestMirroredTimestamp(progress.newestMirroredTimestamp())
-                .setMirroredUpToMs(progress.mirroredUpToMs())
+                .setNewestMirroredTimestamp(times.newest()).setMirroredUpToMs(times.upTo())
                 // a failed-over partition has nothing left to lose from its source: no RPO (its times stay shown)
                 .setRpoMs(rec.state() == MirrorPartitionState.STOPPED ? -1L
-                        : MirroredTime.rpoMs(progress.mirroredUpToMs(), nowMs));
+                        : MirroredTime.rpoMs(times.upTo(), nowMs));
+    }
+
+    /**
+     * The newest mirrored timestamp and mirrored-up-to time a partition shows: the recorded ones, except after a
+     * failover to a point in time cut the log, whose recorded times may name batches no longer held (the progress
+     * is not rewritten once the fetcher is gone): then the newest batch kept, and at most the time asked for.
+     */
+    record ShownTimes(long newest, long upTo) {
+        static ShownTimes of(MirrorPartitionRecord rec, MirrorProgress progress) {
+            PointInTimeOutcome cut = rec.pointInTime();
+            boolean failingOver = rec.state() == MirrorPartitionState.STOPPING
+                    || rec.state() == MirrorPartitionState.STOPPED;
+            if (!failingOver || cut.isNone() || cut.quarantinedFrom() < 0) {
+                return new ShownTimes(progress.newestMirroredTimestamp(), progress.mirroredUpToMs());
+            }
+            long recorded = progress.mirroredUpToMs();
+            return new ShownTimes(cut.keptTimestamp(), recorded < 0 ? cut.atMs() : Math.min(recorded, cut.atMs()));
+        }
     }
 }

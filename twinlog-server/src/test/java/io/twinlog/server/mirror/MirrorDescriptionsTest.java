@@ -15,6 +15,7 @@ import io.twinlog.mirror.store.MirrorDefinition;
 import io.twinlog.mirror.store.MirrorPartitionRecord;
 import io.twinlog.mirror.store.MirrorProgress;
 import io.twinlog.mirror.store.MirrorTruncation;
+import io.twinlog.mirror.store.PointInTimeOutcome;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
 import org.junit.jupiter.api.Test;
@@ -137,6 +138,26 @@ class MirrorDescriptionsTest {
         assertEquals(NOW - 4_000L, second.mirroredUpToMs());
         assertEquals(4_000L, second.rpoMs(), "the RPO from the mirrored-up-to time, on the answering broker's clock");
         assertEquals(-1L, partitions.get(0).rpoMs(), "a record without times: unknown, not 0");
+    }
+
+    @Test
+    void aPartitionCutAtAPointInTimeShowsTheNewestBatchItKeptNotTheCutOne() {
+        long at = NOW - 60_000L;
+        PointInTimeOutcome cut = PointInTimeOutcome.started(at, PointInTimeOutcome.Reach.REACHED)
+                .cut(9L, 29L, 20L, at - 3_000L);
+        MirrorPartitionRecord stopped = MirrorPartitionRecord.initial(0).transitionTo(MirrorPartitionState.STOPPED, 2)
+                .withPointInTime(cut);
+        MirrorProgress beforeTheCut = new MirrorProgress(29L, 29L, at + 2_000L, NOW - 1_000L);
+        MirrorDescriptions.ShownTimes shown = MirrorDescriptions.ShownTimes.of(stopped, beforeTheCut);
+        assertEquals(at - 3_000L, shown.newest(), "the batch at the cut's end is the newest left");
+        assertEquals(at, shown.upTo(), "nothing after the time asked for is held any more");
+
+        MirrorPartitionRecord mirroring = stopped.transitionTo(MirrorPartitionState.MIRRORING, 3);
+        assertEquals(new MirrorDescriptions.ShownTimes(at + 2_000L, NOW - 1_000L),
+                MirrorDescriptions.ShownTimes.of(mirroring, beforeTheCut), "mirroring again: the recorded times");
+        MirrorPartitionRecord plain = MirrorPartitionRecord.initial(0).transitionTo(MirrorPartitionState.STOPPED, 2);
+        assertEquals(new MirrorDescriptions.ShownTimes(at + 2_000L, NOW - 1_000L),
+                MirrorDescriptions.ShownTimes.of(plain, beforeTheCut), "a plain failover cuts nothing");
     }
 
     @Test
