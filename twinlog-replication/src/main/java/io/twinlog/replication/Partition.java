@@ -27,6 +27,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.Set;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 
 /**
@@ -442,9 +443,9 @@ public final class Partition {
         return this.truncation.applyTruncationPoints(truncation);
     }
 
-    /** The id of the last truncation point this replica applied, if any: {@link ReplicaTruncation}. */
-    public OptionalLong appliedTruncationId() throws IOException {
-        return truncation.appliedTruncationId();
+    /** The ids of the last truncation points this replica applied (decision 125): {@link ReplicaTruncation}. */
+    public Set<Long> appliedTruncationIds() throws IOException {
+        return truncation.appliedTruncationIds();
     }
 
     /** Empties the log and restarts it at the offset ({@link ReplicaTruncation#truncateFullyAndStartAt}). */

@@ -6,8 +6,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
 import java.util.Optional;
-import java.util.OptionalLong;
+import java.util.Set;
 
 /**
  * Cuts of a replica's log: to an offset (a follower's divergence from its leader, a mirror leader aligning with
@@ -22,8 +25,8 @@ final class ReplicaTruncation {
     private final Partition p;
     /** The partition's log (final there). */
     private final UnifiedLog log_;
-    /** Read from {@link TruncationPointFile} on first use (null until then), then kept. */
-    private volatile OptionalLong appliedTruncationId;
+    /** The points applied last, oldest first: read from {@link TruncationPointFile} on first use (null until then). */
+    private volatile List<TruncationPoints.Point> appliedPoints;
 
     ReplicaTruncation(Partition p) {
         this.p = p;
@@ -58,23 +61,26 @@ final class ReplicaTruncation {
 
     /**
      * Applies the truncation points decided for every replica of the partition (a mirror partition's, decision 38)
-     * that this replica has not applied yet: cuts the log to the lowest of their offsets (empties it and restarts
-     * it there when that is below the log start), then records the latest id next to the log, synced, so no point
-     * is applied twice. Explicit, not through epoch comparison: the epochs of two clusters can match where their
-     * records differ.
+     * that this replica has not applied yet ({@link TruncationPoints#toApply}): cuts the log to the lowest of their
+     * offsets (empties it and restarts it there when that is below the log start), then adds their ids to those
+     * recorded next to the log, synced, so no point is applied twice. Explicit, not through epoch comparison: the
+     * epochs of two clusters can match where their records differ. A list older than a point this replica applied
+     * (the leader's own, applied before the record that holds it is written) cuts nothing (decision 125).
      *
      * @return true if this call applied something; false if every point was applied before
      */
     boolean applyTruncationPoints(TruncationPoints truncation) throws IOException {
         p.lock().writeLock().lock();
         try {
-            OptionalLong cut = truncation.cutFor(appliedTruncationId());
-            if (cut.isEmpty()) {
+            List<TruncationPoints.Point> applied = appliedPoints();
+            List<TruncationPoints.Point> due = truncation.toApply(ids(applied));
+            if (due.isEmpty()) {
                 return false;
             }
-            long offset = cut.getAsLong();
+            long offset = truncation.cutFor(ids(applied)).getAsLong();
+            long id = due.get(due.size() - 1).id();
             long end = log_.logEndOffset();
-            String reason = truncation.reason() + " (truncation point " + truncation.latestId() + ")";
+            String reason = truncation.reason() + " (truncation point " + id + ")";
             if (offset < log_.logStartOffset()) {
                 truncateFullyAndStartAt(offset, reason);
             } else {
@@ -83,15 +89,18 @@ final class ReplicaTruncation {
                 // last fetched epoch and the source reports a divergence no cut can repair (campaign defect 1)
                 truncateTo(offset, reason);
             }
-            TruncationPointFile.write(log_.dir().toPath(), truncation.latestId(), offset);
-            appliedTruncationId = OptionalLong.of(truncation.latestId());
+            List<TruncationPoints.Point> now = new ArrayList<>(applied);
+            now.addAll(due);
+            now = now.subList(Math.max(0, now.size() - TruncationPointFile.KEPT), now.size());
+            TruncationPointFile.write(log_.dir().toPath(), now);
+            appliedPoints = List.copyOf(now);
             if (offset < end) {
                 log.info("{}Applied truncation point {} at offset {}: dropped offsets {}-{} ({})", p.logPrefix(),
-                        truncation.latestId(), offset, offset, end - 1, truncation.reason());
+                        id, offset, offset, end - 1, truncation.reason());
             } else {
                 // every replica of every mirror partition applies the start's point: nothing to say at INFO
                 log.debug("{}Applied truncation point {} at offset {}: nothing to drop (log end {})", p.logPrefix(),
-                        truncation.latestId(), offset, end);
+                        id, offset, end);
             }
             return true;
         } finally {
@@ -99,14 +108,24 @@ final class ReplicaTruncation {
         }
     }
 
-    /** The id of the last truncation point this replica applied ({@link #applyTruncationPoints}), if any. */
-    OptionalLong appliedTruncationId() throws IOException {
-        OptionalLong known = appliedTruncationId;
+    /** The ids of the last truncation points this replica applied ({@link #applyTruncationPoints}), at most {@link TruncationPointFile#KEPT}. */
+    Set<Long> appliedTruncationIds() throws IOException {
+        return ids(appliedPoints());
+    }
+
+    private List<TruncationPoints.Point> appliedPoints() throws IOException {
+        List<TruncationPoints.Point> known = appliedPoints;
         if (known == null) {
             known = TruncationPointFile.read(log_.dir().toPath());
-            appliedTruncationId = known;
+            appliedPoints = known;
         }
         return known;
+    }
+
+    private static Set<Long> ids(List<TruncationPoints.Point> points) {
+        Set<Long> ids = new HashSet<>();
+        points.forEach(point -> ids.add(point.id()));
+        return ids;
     }
 
     /** Empties the log and restarts it at {@code offset} (the leader's log start is past our end). */

@@ -68,7 +68,7 @@ class TruncationPointEpochsTest {
         }
     }
 
-    private static MemoryRecords batchAt(long baseOffset, int epoch, String... values) {
+    static MemoryRecords batchAt(long baseOffset, int epoch, String... values) {
         SimpleRecord[] records = new SimpleRecord[values.length];
         for (int i = 0; i < values.length; i++) {
             records[i] = new SimpleRecord(System.currentTimeMillis(), values[i].getBytes(StandardCharsets.UTF_8));

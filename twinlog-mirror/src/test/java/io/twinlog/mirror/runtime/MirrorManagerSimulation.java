@@ -793,7 +793,7 @@ final class MirrorManagerSimulation {
                 if (point.offset() < log.logEnd()) {
                     log.truncateTo(point.offset());
                 }
-                d.appliedTruncation[d.leader] = point.id();
+                d.truncationApplied(d.leader, point.id());
                 d.leaderTruncated();
             } else if (action instanceof MirrorAction.AbortOpenTransactions) {
                 return peer; // no transactions in this model

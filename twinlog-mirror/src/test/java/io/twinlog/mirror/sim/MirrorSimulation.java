@@ -394,7 +394,7 @@ final class MirrorSimulation {
                 if (point.offset() < log.logEnd()) {
                     log.truncateTo(point.offset());
                 }
-                d.appliedTruncation[d.leader] = point.id();
+                d.truncationApplied(d.leader, point.id());
                 d.leaderTruncated();
             } else if (action instanceof MirrorAction.AbortOpenTransactions) {
                 return peer; // no transactions in this model

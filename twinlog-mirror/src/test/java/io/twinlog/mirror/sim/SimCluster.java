@@ -39,6 +39,8 @@ public final class SimCluster {
      * 0 for none. A replica applies the points it has not applied before it serves (decision 38).
      */
     public final long[] appliedTruncation = new long[REPLICAS];
+    /** Per replica, the ids of every truncation point it applied, as its {@code truncation-point} file keeps them. */
+    private final List<Set<Long>> appliedTruncationIds = new ArrayList<>();
     /** This topic's {@code mirror.support.unclean.leader.election}. */
     public boolean uncleanElectionSupport;
     /** When each follower last had the leader's log end (for ISR shrinking). */
@@ -214,14 +216,26 @@ public final class SimCluster {
             return;
         }
         TruncationPoints points = stored.record().truncation().toPoints("simulated");
-        long applied = appliedTruncation[r];
-        OptionalLong cut = points.cutFor(applied == 0 ? OptionalLong.empty() : OptionalLong.of(applied));
+        OptionalLong cut = points.cutFor(appliedIds(r));
         if (cut.isPresent()) {
             if (cut.getAsLong() < logs.get(r).logEnd()) {
                 logs.get(r).truncateTo(cut.getAsLong());
             }
-            appliedTruncation[r] = points.latestId();
+            points.toApply(appliedIds(r)).forEach(p -> truncationApplied(r, p.id()));
         }
+    }
+
+    /** Replica {@code r} applied the point {@code id} (the leader its own, before the record holds it). */
+    public void truncationApplied(int r, long id) {
+        appliedIds(r).add(id);
+        appliedTruncation[r] = id;
+    }
+
+    private Set<Long> appliedIds(int r) {
+        while (appliedTruncationIds.size() <= r) {
+            appliedTruncationIds.add(new HashSet<>());
+        }
+        return appliedTruncationIds.get(r);
     }
 
     /** The replicas whose last applied truncation point is the record's latest. */

@@ -133,7 +133,7 @@ public final class PartitionApplier {
                         p.leaderEpoch(), p.state().partitionEpoch(), p.replicas(), p.isr(), truncation,
                         earlierTopicId -> next.deletionMarked(tp.topic(), earlierTopicId));
                 if (truncation.isPresent() && applied.isPresent()
-                        && applied.get().appliedTruncationId().orElse(0L) == truncation.get().latestId()
+                        && applied.get().appliedTruncationIds().contains(truncation.get().latestId())
                         && !Long.valueOf(truncation.get().latestId()).equals(
                                 next.mirrors().truncationsApplied(tp).get(brokerId))) {
                     appliedTruncations.confirm(tp, truncation.get().latestId());
@@ -219,7 +219,7 @@ public final class PartitionApplier {
                 continue;
             }
             try {
-                if (entry.getValue().cutFor(partition.get().appliedTruncationId()).isPresent()) {
+                if (entry.getValue().cutFor(partition.get().appliedTruncationIds()).isPresent()) {
                     pending.add(new PendingTruncation(partition.get(), entry.getValue()));
                 }
             } catch (IOException e) {
