@@ -60,7 +60,7 @@ final class Mirrors implements AutoCloseable {
                 authorization);
         mirrorTopicHandlers.register(registry);
         new FailoverPreviews(new BrokerMirrorPartitions(replicaManager), watcher, authorization, time)
-                .register(registry);
+                .register(registry, mirrorApiHandlers.apiThreads());
     }
 
     /** Once the broker is registered. */

@@ -88,8 +88,8 @@ final class FailoverDryRun {
         StringBuilder b = new StringBuilder("would keep up to offset " + p.keptOffset() + " (newest kept batch "
                 + (p.keptTimestamp() < 0 ? "none" : PointInTimeFailover.time(p.keptTimestamp())) + ")");
         if (p.keptOffset() < p.logEndOffset()) {
-            b.append(", quarantine ").append(p.quarantinedRecords()).append(" records, offsets [")
-                    .append(p.keptOffset()).append(",").append(p.logEndOffset()).append(")");
+            b.append(", quarantine ").append(PointInTimeFailover.quarantined(p.quarantinedRecords(), p.keptOffset(),
+                    p.logEndOffset()));
         } else if (atMs >= 0) {
             b.append(", nothing after the time to quarantine");
         }

@@ -180,12 +180,20 @@ public final class PointInTimeFailover implements MirrorAction {
                     .append(p.keptTimestamp() < 0 ? "none" : time(p.keptTimestamp())).append(")");
         }
         if (p.quarantinedFrom() >= 0) {
-            b.append(", quarantined ").append(p.quarantinedRecords()).append(" records, offsets [")
-                    .append(p.quarantinedFrom()).append(",").append(p.quarantinedTo()).append(")");
+            b.append(", quarantined ").append(quarantined(p.quarantinedRecords(), p.quarantinedFrom(),
+                    p.quarantinedTo()));
         } else if (p.keptOffset() >= 0) {
             b.append(", nothing after the time to quarantine");
         }
         return b.toString();
+    }
+
+    /**
+     * What went (or would go) to the quarantine: offsets [from, to), and the records when counted (a broker counts
+     * them no more: that read every batch of the tail, at every pass; -1).
+     */
+    static String quarantined(long records, long from, long to) {
+        return (records >= 0 ? records + " records, " : "") + "offsets [" + from + "," + to + ")";
     }
 
     static String time(long ms) {

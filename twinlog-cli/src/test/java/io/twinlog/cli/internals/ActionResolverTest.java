@@ -197,6 +197,10 @@ class ActionResolverTest {
                 + "2026-12-07T10:13:59.512Z; kept up to offset 80 (newest kept batch 2026-12-07T10:13:59.512Z), "
                 + "nothing after the time to quarantine", PointInTimeFailover.line(new MirrorAdmin.PointInTimeResult(
                 "orders", 1, "TIMED_OUT", 80, 1796638439512L, -1, -1, 0)));
+        // a broker counts the quarantined records no more (-1): the offsets say what went
+        assertEquals("orders-0: kept up to offset 120 (newest kept batch 2026-12-07T10:13:59.512Z), quarantined "
+                + "offsets [120,155)", PointInTimeFailover.line(new MirrorAdmin.PointInTimeResult("orders", 0,
+                "REACHED", 120, 1796638439512L, 120, 155, -1)));
     }
 
     @Test

@@ -36,12 +36,15 @@ final class FailoverSteps {
         PointInTimeOutcome pointInTime = rec.pointInTime();
         boolean timed = in.pointInTime().isPresent() && !pointInTime.isNone()
                 && pointInTime.atMs() == in.pointInTime().get().stop().atMs();
+        // a cut begun is awaited whatever the stop now says (a stop at another time or none is refused while a
+        // partition is not STOPPED, but a record outlives the topic's node): recording the last mirrored point at
+        // the leader's cut end while followers still hold [cut, old end) would let them keep what was cut
+        if (!pointInTime.isNone() && rec.lastMirroredOffset() < 0 && rec.truncation().pending()) {
+            return truncation.awaitCut(in, rec.truncation());
+        }
         if (timed && rec.lastMirroredOffset() < 0) {
             // a failover to a point in time first cuts what was mirrored after it, on every replica, the way a
             // failback cuts: a truncation point, the tail copied to the quarantine first (issue 30 point 2)
-            if (rec.truncation().pending()) {
-                return truncation.awaitCut(in, rec.truncation());
-            }
             TimeCut cut = in.pointInTime().get().cut();
             if (cut.cuts()) {
                 return truncation.cutAtTime(in, cut);

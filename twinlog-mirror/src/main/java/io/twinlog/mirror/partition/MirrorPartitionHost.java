@@ -19,7 +19,7 @@ public interface MirrorPartitionHost {
      */
     default TimeCut timeCut(long atMs) throws Exception {
         long end = view().logEndOffset();
-        return new TimeCut(atMs, end, -1L, end, 0L);
+        return new TimeCut(atMs, end, -1L, end);
     }
 
     /** Runs one action; returns the peer's answer as known afterwards (changed only by {@code AskPeer}). */

@@ -2,6 +2,8 @@ package io.twinlog.mirror.partition;
 
 import org.apache.kafka.common.record.internal.RecordBatch;
 
+import java.util.OptionalLong;
+
 /**
  * Where a failover to the point in time {@code atMs} cuts a partition's log (issue 30 points 2 and 4): at the base
  * offset of the first batch, in offset order and control batches included, whose max timestamp is after
@@ -11,42 +13,54 @@ import org.apache.kafka.common.record.internal.RecordBatch;
  * @param atMs          the time asked for
  * @param offset        the cut: the first offset not kept ({@code logEnd} when every batch is at or before the time)
  * @param keptTimestamp the max timestamp of the last batch kept (-1: none kept, or not known)
- * @param logEnd        the log end the cut was decided on
- * @param records       data records at and after the cut (what the quarantine receives; control batches not)
+ * @param logEnd        the log end the cut was decided on; the quarantine receives offsets [offset, logEnd). Their
+ *                      records are not counted here: this is read at every pass of a waiting partition and by the
+ *                      dry run, and counting them would read every batch header of the tail, however long
  */
-public record TimeCut(long atMs, long offset, long keptTimestamp, long logEnd, long records) {
+public record TimeCut(long atMs, long offset, long keptTimestamp, long logEnd) {
     /** Whether records mirrored after the time are in the log (the partition reached the time). */
     public boolean cuts() {
         return offset < logEnd;
     }
 
-    /** Feeds a log's batches in offset order, from where the search starts, to its end. */
+    /**
+     * Where the search for the cut starts, from the time index's answer for the first record after the time:
+     * {@code indexed}, the offset it found; empty with {@code answered}, a genuine "no record after the time" (only the
+     * last batch is read, for the newest kept timestamp); not {@code answered} (an error, or a result still pending),
+     * the log start: a full scan, never a guess that could miss batches after the time and cut nothing.
+     */
+    public static long searchStart(boolean answered, OptionalLong indexed, long logStart, long logEnd) {
+        if (!answered) {
+            return logStart;
+        }
+        return indexed.isPresent() ? Math.max(logStart, indexed.getAsLong()) : Math.max(logStart, logEnd - 1);
+    }
+
+    /** Feeds a log's batches in offset order, from where the search starts, until the cut ({@link #pastCut}). */
     public static final class Scan {
         private final long atMs;
         private long cut = -1L;
         private long keptTimestamp = -1L;
-        private long records;
         private boolean keptAny;
 
         public Scan(long atMs) {
             this.atMs = atMs;
         }
 
-        /** Whether the batches from here on are past the cut (only counted). */
+        /** Whether the cut is found: the batches from here on are all quarantined, and need not be read. */
         public boolean pastCut() {
             return cut >= 0;
         }
 
         public void accept(RecordBatch batch) {
-            if (cut < 0 && batch.maxTimestamp() > atMs) {
-                cut = batch.baseOffset();
+            if (cut >= 0) {
+                return;
             }
-            if (cut < 0) {
+            if (batch.maxTimestamp() > atMs) {
+                cut = batch.baseOffset();
+            } else {
                 keptAny = true;
                 keptTimestamp = batch.maxTimestamp();
-            } else if (!batch.isControlBatch()) {
-                Integer count = batch.countOrNull();
-                records += count != null ? count : batch.lastOffset() - batch.baseOffset() + 1;
             }
         }
 
@@ -55,7 +69,7 @@ public record TimeCut(long atMs, long offset, long keptTimestamp, long logEnd, l
          * batch just before the first one fed (-1 if none or not read).
          */
         public TimeCut result(long logEnd, long before) {
-            return new TimeCut(atMs, cut < 0 ? logEnd : cut, keptAny ? keptTimestamp : before, logEnd, records);
+            return new TimeCut(atMs, cut < 0 ? logEnd : cut, keptAny ? keptTimestamp : before, logEnd);
         }
 
         /** Whether a batch was kept among those fed (else the newest kept one is before them). */

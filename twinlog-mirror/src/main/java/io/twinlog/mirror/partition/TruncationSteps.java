@@ -227,11 +227,11 @@ final class TruncationSteps {
      */
     MirrorDecision cutAtTime(MirrorInput in, TimeCut cut) {
         MirrorPartitionRecord rec = in.record();
-        PointInTimeOutcome outcome = rec.pointInTime().cut(cut.offset(), cut.logEnd(), cut.records(),
-                cut.keptTimestamp());
+        // the records are not counted (-1): the offsets say what goes, and the quarantine copy counts what it copied
+        PointInTimeOutcome outcome = rec.pointInTime().cut(cut.offset(), cut.logEnd(), -1L, cut.keptTimestamp());
         return recordPoint(in, rec.withPointInTime(outcome), cut.offset(), "failover to the point in time "
-                + Instant.ofEpochMilli(cut.atMs()) + ": offsets " + cut.offset() + " to " + (cut.logEnd() - 1) + " ("
-                + cut.records() + " records) were mirrored after it", new MirrorAction.RemoveFetcher());
+                + Instant.ofEpochMilli(cut.atMs()) + ": offsets " + cut.offset() + " to " + (cut.logEnd() - 1)
+                + " were mirrored after it", new MirrorAction.RemoveFetcher());
     }
 
     /** The point-in-time cut of a failover awaited from the replicas (STOPPING goes on once they hold it). */

@@ -44,8 +44,9 @@ public interface MirrorLocalPartition extends MirrorPartitionSink {
 
     /**
      * Where a failover to the point in time {@code atMs} cuts this log now ({@link TimeCut}): its batches read from
-     * {@link #timeSearchStart} to the log end (headers only, past the cut just counted), plus the batch before the
-     * first one read when none of those is kept. The one reading of the cut, for the failover and its dry run.
+     * {@link #timeSearchStart} up to the first one after the time (headers only; what follows is quarantined by
+     * offsets, not read), plus the batch before the first one read when none of those is kept. The one reading of the
+     * cut, for the failover and its dry run: bounded by the cut, not by the log end.
      */
     default TimeCut timeCut(long atMs) throws IOException {
         long end = logEndOffset();
@@ -53,10 +54,10 @@ public interface MirrorLocalPartition extends MirrorPartitionSink {
         TimeCut.Scan scan = new TimeCut.Scan(atMs);
         long offset = start;
         long firstBase = -1L;
-        while (offset < end) {
+        while (offset < end && !scan.pastCut()) {
             long next = offset;
             for (RecordBatch batch : read(offset, TIME_CUT_READ_BYTES).batches()) {
-                if (batch.baseOffset() >= end) {
+                if (batch.baseOffset() >= end || scan.pastCut()) {
                     break;
                 }
                 firstBase = firstBase < 0 ? batch.baseOffset() : firstBase;

@@ -185,17 +185,21 @@ public final class MirrorStore {
         return out;
     }
 
+    /** The failover to a point in time each of a mirror's topics was stopped with (a topic absent: none). */
+    public Map<String, PointInTimeStop> stops(String name) throws Exception {
+        Map<String, PointInTimeStop> out = new TreeMap<>();
+        topicNodes(name).forEach((topic, json) -> PointInTimeStop.fromJson(json).ifPresent(s -> out.put(topic, s)));
+        return out;
+    }
+
     /**
      * The source topic of each of a mirror's topics that has another name on the source (a prefixed mirror's
      * {@code west.orders} mirrors {@code orders}); a topic absent here has its own name on the source.
      */
     public Map<String, String> sourceTopics(String name) throws Exception {
         Map<String, String> out = new TreeMap<>();
-        topicNodes(name).forEach((topic, json) -> {
-            if (json.get(SOURCE_TOPIC) instanceof String source) {
-                out.put(topic, source);
-            }
-        });
+        topicNodes(name).forEach((t, json) -> Optional.ofNullable(json.get(SOURCE_TOPIC))
+                .filter(String.class::isInstance).ifPresent(source -> out.put(t, (String) source)));
         return out;
     }
 

@@ -12,7 +12,8 @@ import com.fasterxml.jackson.annotation.JsonPropertyOrder;
  * @param reach              why the partition stopped waiting: it reached the time, or stopped short of it
  * @param quarantinedFrom    the cut: the first offset removed (and copied to the quarantine); -1 before the cut
  * @param quarantinedTo      the log end before the cut (the quarantined offsets are [from, to)); -1 before the cut
- * @param quarantinedRecords data records copied to the quarantine and cut
+ * @param quarantinedRecords data records copied to the quarantine and cut; -1: not counted (the offsets say what: a
+ *                           count would read every batch header of the tail)
  * @param keptTimestamp      the max timestamp of the last batch kept (-1: none, or not yet decided)
  */
 @JsonPropertyOrder({"atMs", "reach", "quarantinedFrom", "quarantinedTo", "quarantinedRecords", "keptTimestamp"})

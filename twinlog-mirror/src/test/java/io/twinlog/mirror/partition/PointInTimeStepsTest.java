@@ -93,7 +93,7 @@ class PointInTimeStepsTest {
         assertEquals(-1, written.lastMirroredOffset(), "nothing recorded as mirrored before the cut");
         assertTrue(written.truncation().pending());
         assertEquals(60, written.truncation().latest().offset());
-        assertEquals(new PointInTimeOutcome(AT, Reach.REACHED, 60, 100, 40, AT - 7), written.pointInTime());
+        assertEquals(new PointInTimeOutcome(AT, Reach.REACHED, 60, 100, -1, AT - 7), written.pointInTime());
         assertEquals(new MirrorAction.RemoveFetcher(), cut.actions().get(0));
         MirrorAction.ApplyTruncationPoint apply = assertInstanceOf(MirrorAction.ApplyTruncationPoint.class,
                 cut.actions().get(1));
@@ -114,11 +114,11 @@ class PointInTimeStepsTest {
         assertFalse(after.truncation().pending());
 
         // and the last mirrored point is the cut, with the newest timestamp kept
-        MirrorDecision recorded = machine.decide(input(after, applied, new TimeCut(AT, 60, AT - 7, 60, 0), -1,
+        MirrorDecision recorded = machine.decide(input(after, applied, new TimeCut(AT, 60, AT - 7, 60), -1,
                 Optional.empty(), AT));
         MirrorPartitionRecord last = recorded.write().orElseThrow();
         assertEquals(60, last.lastMirroredOffset());
-        assertEquals(new PointInTimeOutcome(AT, Reach.REACHED, 60, 100, 40, AT - 7), last.pointInTime());
+        assertEquals(new PointInTimeOutcome(AT, Reach.REACHED, 60, 100, -1, AT - 7), last.pointInTime());
     }
 
     @Test
@@ -128,12 +128,59 @@ class PointInTimeStepsTest {
                         new EndTransactionMarker(ControlRecordType.COMMIT, 0)),
                 data(5, AT - 50, AT - 51, AT - 52, AT - 53, AT - 54), data(10, AT + 9));
         // the commit marker at 4 is after the time: the cut is there, though the batch after it is older; the
-        // quarantine receives the 6 data records from there (not the marker)
-        assertEquals(new TimeCut(AT, 4, AT, 11, 6), scan(AT, log));
+        // quarantine receives offsets [4, 11)
+        assertEquals(new TimeCut(AT, 4, AT, 11), scan(AT, log));
         TimeCut none = scan(AT + 100, log);
-        assertEquals(new TimeCut(AT + 100, 11, AT + 9, 11, 0), none);
+        assertEquals(new TimeCut(AT + 100, 11, AT + 9, 11), none);
         assertFalse(none.cuts());
-        assertEquals(new TimeCut(AT - 100, 0, -1, 11, 10), scan(AT - 100, log), "nothing kept");
+        assertEquals(new TimeCut(AT - 100, 0, -1, 11), scan(AT - 100, log), "nothing kept");
+    }
+
+    @Test
+    void theScanEndsAtTheCut() {
+        // what follows the cut is quarantined by offsets, never read: the reader stops once pastCut says so
+        TimeCut.Scan scan = new TimeCut.Scan(AT);
+        data(0, AT - 1).batches().forEach(scan::accept);
+        assertFalse(scan.pastCut());
+        data(1, AT + 1).batches().forEach(scan::accept);
+        assertTrue(scan.pastCut());
+        data(2, AT - 5).batches().forEach(scan::accept); // ignored: an older batch after the cut is cut too
+        assertEquals(new TimeCut(AT, 1, AT - 1, 3), scan.result(3, -1));
+    }
+
+    @Test
+    void theSearchStartsAtTheLogStartUnlessTheTimeIndexAnswered() {
+        // an error or a pending answer is no "no record after the time": reading only the last batch then would
+        // miss earlier batches after the time, and the failover would cut nothing
+        assertEquals(5, TimeCut.searchStart(false, OptionalLong.empty(), 5, 100));
+        assertEquals(5, TimeCut.searchStart(false, OptionalLong.of(70), 5, 100));
+        assertEquals(70, TimeCut.searchStart(true, OptionalLong.of(70), 5, 100));
+        assertEquals(99, TimeCut.searchStart(true, OptionalLong.empty(), 5, 100), "none after the time: last batch");
+        assertEquals(5, TimeCut.searchStart(true, OptionalLong.empty(), 5, 5), "an empty log");
+    }
+
+    @Test
+    void aCutBegunIsAwaitedWhateverTheStopNowSays() {
+        // the leader cut to 60 and recorded the point; a second stop then came without a time (or with another):
+        // the record's pending point is still awaited from the replicas, the last mirrored point not recorded at
+        // the leader's cut end while a follower holds [60, 100)
+        MirrorPartitionRecord stopping = mirroring.transitionTo(STOPPING, 8)
+                .withPointInTime(PointInTimeOutcome.started(AT, Reach.REACHED));
+        MirrorPartitionRecord written = machine.decide(input(stopping, view(100, 100), cutAt(60, 100), -1,
+                Optional.empty(), AT)).write().orElseThrow();
+        long id = written.truncation().latest().id();
+        PartitionView leaderCut = view(60, 60, List.of(0, 1), Map.of(0, id));
+        MirrorInput plain = new MirrorInput(written, leaderCut, DesiredMirrorState.STOPPED, MirrorEvent.TICK,
+                PeerLookup.NOT_ASKED, Optional.empty(), OptionalLong.empty(), MirrorTimers.NONE.reconciledUpTo(0), AT,
+                Optional.empty(), Optional.empty());
+        MirrorDecision d = machine.decide(plain);
+        assertTrue(d.write().isEmpty(), "the follower has not applied the cut: " + d);
+        MirrorInput other = new MirrorInput(written, leaderCut, DesiredMirrorState.STOPPED, MirrorEvent.TICK,
+                PeerLookup.NOT_ASKED, Optional.empty(), OptionalLong.empty(), MirrorTimers.NONE.reconciledUpTo(0), AT,
+                Optional.empty(), Optional.of(new PointInTimeView(new PointInTimeStop(AT + 500, DEADLINE),
+                notCut(60), -1)));
+        MirrorDecision d2 = machine.decide(other);
+        assertTrue(d2.write().isEmpty(), "another time: " + d2);
     }
 
     private static TimeCut scan(long at, List<MemoryRecords> log) {
@@ -160,11 +207,11 @@ class PointInTimeStepsTest {
     }
 
     private static TimeCut notCut(long end) {
-        return new TimeCut(AT, end, AT - 7, end, 0);
+        return new TimeCut(AT, end, AT - 7, end);
     }
 
     private static TimeCut cutAt(long offset, long end) {
-        return new TimeCut(AT, offset, AT - 7, end, end - offset);
+        return new TimeCut(AT, offset, AT - 7, end);
     }
 
     private static PartitionView view(long logEnd, long highWatermark) {

@@ -2,12 +2,14 @@ package io.twinlog.server.mirror;
 
 import io.twinlog.mirror.partition.EpochHistory;
 import io.twinlog.mirror.partition.PartitionView;
+import io.twinlog.mirror.partition.TimeCut;
 import io.twinlog.mirror.runtime.LocalPartitions;
 import io.twinlog.mirror.runtime.MirrorLocalPartition;
 import io.twinlog.replication.Partition;
 import io.twinlog.replication.ReplicaManager;
 import io.twinlog.common.mirror.TruncationPoints;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.ApiException;
 import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.record.internal.Records;
 import org.apache.kafka.server.storage.log.FetchIsolation;
@@ -20,6 +22,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.function.Consumer;
 
 /** This broker's replicated partitions, as the mirror runtime acts on them. */
@@ -111,16 +114,23 @@ public final class BrokerMirrorPartitions implements LocalPartitions {
         /**
          * The log's time index: Kafka's search for the first record after {@code atMs} reads only the segment that
          * holds it, and no batch before that record's has a max timestamp after {@code atMs}; with none, the last
-         * batch (the newest kept one's timestamp is read from it).
+         * batch (the newest kept one's timestamp is read from it); with an error or a pending (remote) answer, the
+         * log start ({@link TimeCut#searchStart}: starting at the last batch then could miss the cut).
          */
         @Override
         public long timeSearchStart(long atMs) throws IOException {
             UnifiedLog log = partition.log();
-            OffsetResultHolder found = log.fetchOffsetByTimestamp(atMs + 1, Optional.empty());
-            if (found.maybeOffsetsError().isPresent() || found.timestampAndOffsetOpt().isEmpty()) {
-                return Math.max(log.logStartOffset(), log.logEndOffset() - 1);
+            OffsetResultHolder found;
+            try {
+                found = log.fetchOffsetByTimestamp(atMs + 1, Optional.empty());
+            } catch (ApiException e) {
+                // a segment rolled or deleted under the search: read from the log start instead (the same cut)
+                return log.logStartOffset();
             }
-            return found.timestampAndOffsetOpt().get().offset;
+            boolean answered = found.maybeOffsetsError().isEmpty() && found.futureHolderOpt().isEmpty();
+            OptionalLong indexed = found.timestampAndOffsetOpt().map(t -> OptionalLong.of(t.offset))
+                    .orElse(OptionalLong.empty());
+            return TimeCut.searchStart(answered, indexed, log.logStartOffset(), log.logEndOffset());
         }
 
         @Override

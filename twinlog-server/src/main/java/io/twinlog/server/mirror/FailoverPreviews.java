@@ -14,23 +14,30 @@ import io.twinlog.protocol.ApiRegistry;
 import io.twinlog.server.security.BrokerAuthorization;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.acl.AclOperation;
+import org.apache.kafka.common.errors.ApiException;
 import org.apache.kafka.common.protocol.ApiMessage;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.utils.Time;
 import org.apache.kafka.server.authorizer.AuthorizableRequestContext;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.util.Optional;
+import java.util.concurrent.Executor;
 
 /**
  * PreviewMirrorFailover (API 7010, issue 30 point 4): the dry run of a failover, plain or to a point in time. Each
  * partition this broker leads is read from its log with the cut the real failover makes
- * ({@link MirrorLocalPartition#timeCut}); nothing is written. It reads local log batch headers and the metadata
- * image only, no network or ZooKeeper, so it is answered on the request thread; DESCRIBE on the mirror is needed.
+ * ({@link MirrorLocalPartition#timeCut}); nothing is written. It reads local log batch headers (up to the cut) and
+ * the metadata image only, no network or ZooKeeper, yet on the mirror API threads, not the request thread: a read of
+ * a log can take a while, and a request handler thread never scans one. A partition whose log changes under the read
+ * (retention, a truncation) is answered with its error, the others as usual. DESCRIBE on the mirror is needed.
  */
 public final class FailoverPreviews {
     /** A plain failover keeps everything: the cut of a time after every batch. */
     private static final long EVERYTHING = Long.MAX_VALUE - 1;
+    private static final Logger log = LoggerFactory.getLogger(FailoverPreviews.class);
 
     private final LocalPartitions partitions;
     private final MetadataWatcher metadata;
@@ -45,14 +52,13 @@ public final class FailoverPreviews {
         this.time = time;
     }
 
-    public void register(ApiRegistry.Builder registry) {
-        // the request thread itself: a read of local batch headers, never the network or ZooKeeper
+    /** @param apiThreads the mirror API threads ({@link MirrorApiHandlers#apiThreads}) */
+    public void register(ApiRegistry.Builder registry, Executor apiThreads) {
         MirrorApiRegistration.add(registry, MirrorApi.PREVIEW_MIRROR_FAILOVER, PreviewMirrorFailoverRequestData::new,
-                Runnable::run, this::preview);
+                apiThreads, this::preview);
     }
 
-    private ApiMessage preview(AuthorizableRequestContext ctx, PreviewMirrorFailoverRequestData req)
-            throws IOException {
+    private ApiMessage preview(AuthorizableRequestContext ctx, PreviewMirrorFailoverRequestData req) {
         MirrorApi api = MirrorApi.PREVIEW_MIRROR_FAILOVER;
         Optional<MirrorApiError> denied = authorizer.mirrorDenied(ctx, AclOperation.DESCRIBE, req.mirrorName());
         if (denied.isPresent()) {
@@ -81,17 +87,25 @@ public final class FailoverPreviews {
     }
 
     private PreviewMirrorFailoverResponseData.PreviewPartitionResult partition(MetadataImage image, TopicPartition tp,
-                                                                                long atMs) throws IOException {
+                                                                                long atMs) {
         PreviewMirrorFailoverResponseData.PreviewPartitionResult r = new PreviewMirrorFailoverResponseData
                 .PreviewPartitionResult().setPartitionIndex(tp.partition());
         Optional<MirrorLocalPartition> local = partitions.partition(tp);
         if (local.isEmpty() || !local.get().isLeader()) {
             return r.setErrorCode(Errors.NOT_LEADER_OR_FOLLOWER.code());
         }
-        TimeCut cut = local.get().timeCut(atMs < 0 ? EVERYTHING : atMs);
+        TimeCut cut;
+        try {
+            cut = local.get().timeCut(atMs < 0 ? EVERYTHING : atMs);
+        } catch (IOException | ApiException e) {
+            // the log changed under the read (retention deleted a segment: OffsetOutOfRange; a truncation; the
+            // directory failed): this partition's answer says so, the CLI asks again, the others are answered
+            log.info("Failover preview of {}: the log could not be read: {}", tp, e.toString(), e);
+            return r.setErrorCode(Errors.forException(e).code());
+        }
         MirrorImage.MirrorPartition mp = image.mirrors().partitions().get(tp);
         long upTo = mp == null ? -1L : MirrorPartitionRecord.fromJson(mp.json()).progress().mirroredUpToMs();
         return r.setLogEndOffset(cut.logEnd()).setKeptOffset(cut.offset()).setKeptTimestamp(cut.keptTimestamp())
-                .setQuarantinedRecords(cut.records()).setMirroredUpToMs(upTo).setNowMs(time.milliseconds());
+                .setQuarantinedRecords(-1L).setMirroredUpToMs(upTo).setNowMs(time.milliseconds());
     }
 }

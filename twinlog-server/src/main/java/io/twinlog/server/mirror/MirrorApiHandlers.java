@@ -42,6 +42,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -82,6 +83,11 @@ public final class MirrorApiHandlers implements AutoCloseable {
             t.setDaemon(true);
             return t;
         });
+    }
+
+    /** The mirror API threads, for the other read-only mirror handlers (the failover preview reads logs). */
+    public Executor apiThreads() {
+        return apiThreads;
     }
 
     @Override

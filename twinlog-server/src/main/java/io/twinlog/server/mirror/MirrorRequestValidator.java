@@ -3,11 +3,13 @@ package io.twinlog.server.mirror;
 import io.twinlog.clients.mirror.MirrorErrors;
 import io.twinlog.clients.mirror.message.AlterClusterMirrorRequestData.AlterableMirrorConfig;
 import io.twinlog.common.mirror.DesiredMirrorState;
+import io.twinlog.common.mirror.PointInTimeStop;
 import io.twinlog.mirror.fetcher.SourceChannels;
 import io.twinlog.mirror.runtime.MirrorTopicStarter.TopicResult;
 import io.twinlog.mirror.store.MirrorDefinition;
 import org.apache.kafka.common.protocol.Errors;
 
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.LinkedHashSet;
@@ -88,19 +90,55 @@ final class MirrorRequestValidator {
 
     /** The topic patterns of a topic API request (with a start's exclusions) compile. */
     /**
+     * The longest wait for a point in time a stop may ask: a day. A failover is an operator waiting for a topic to
+     * become writable; a longer wait is a mistake (a unit mixed up), and without a bound the deadline, the request's
+     * arrival plus the wait, could overflow to a time in the past and end every partition's wait at once.
+     */
+    static final long MAX_STOP_TIMEOUT_MS = 24L * 60 * 60 * 1000;
+
+    /**
      * A failover to a point in time (StopMirrorTopics version 1) needs a time of 0 or later, or -1 for none, and a
-     * wait bound of 0 or more (-1: none, the partitions stop at what they have when they are not there yet).
+     * wait bound of 0 to {@link #MAX_STOP_TIMEOUT_MS} (-1: none, the partitions stop at what they have when they are
+     * not there yet).
      */
     static Optional<MirrorApiError> pointInTimeRefused(long stopAtMs, long stopTimeoutMs) {
         if (stopAtMs < -1) {
             return Optional.of(MirrorApiError.of(Errors.INVALID_REQUEST, "StopAtMs must be a time (epoch ms) or -1, "
                     + "but got " + stopAtMs));
         }
-        if (stopTimeoutMs < -1) {
-            return Optional.of(MirrorApiError.of(Errors.INVALID_REQUEST, "StopTimeoutMs must be 0 or more, or -1, but "
-                    + "got " + stopTimeoutMs));
+        if (stopTimeoutMs < -1 || stopTimeoutMs > MAX_STOP_TIMEOUT_MS) {
+            return Optional.of(MirrorApiError.of(Errors.INVALID_REQUEST, "StopTimeoutMs must be 0 to "
+                    + MAX_STOP_TIMEOUT_MS + " (a day), or -1, but got " + stopTimeoutMs));
         }
         return Optional.empty();
+    }
+
+    /**
+     * A stop of a topic already being failed over to a point in time ({@code stored}, its node's) may not change or
+     * drop that time while any of its partitions is not STOPPED ({@code allStopped} false): partitions still waiting
+     * would fail over at another point, and partitions already cut would be cut again or not at all. The same time
+     * is let through (nothing to write: {@link #sameStop}). {@code --at common} picks a new time at each call, so the
+     * message names the time in force.
+     */
+    static Optional<TopicResult> stopTimeRefused(String mirror, String topic, DesiredMirrorState current,
+                                                 PointInTimeStop stored, Optional<PointInTimeStop> asked,
+                                                 boolean allStopped) {
+        if (current != DesiredMirrorState.STOPPED || stored == null || allStopped || sameStop(current, stored, asked)) {
+            return Optional.empty();
+        }
+        return Optional.of(new TopicResult(MirrorErrors.MIRROR_TOPIC_BEING_STOPPED.code, "Topic '" + topic
+                + "' of cluster mirror '" + mirror + "' is being failed over to the point in time "
+                + Instant.ofEpochMilli(stored.atMs()) + " (" + stored.atMs() + "); "
+                + asked.map(a -> "another time (" + Instant.ofEpochMilli(a.atMs()) + ")")
+                        .orElse("a stop without a time")
+                + " cannot replace it until every partition is STOPPED: wait for it, or stop again with --at "
+                + stored.atMs()));
+    }
+
+    /** Whether a stop asks a topic already stopping for the time it has: its node stays as it is (deadline too). */
+    static boolean sameStop(DesiredMirrorState current, PointInTimeStop stored, Optional<PointInTimeStop> asked) {
+        return current == DesiredMirrorState.STOPPED && stored != null && asked.isPresent()
+                && asked.get().atMs() == stored.atMs();
     }
 
     static Optional<MirrorApiError> topicPatterns(List<String> patterns, List<String> excludePatterns) {

@@ -134,7 +134,7 @@ public final class MirrorTopicHandlers implements AutoCloseable {
         /** The failover to a point in time asked for, its deadline {@code stopTimeoutMs} from {@code nowMs}. */
         Optional<PointInTimeStop> stopAt(long nowMs) {
             return stopAtMs < 0 ? Optional.empty()
-                    : Optional.of(new PointInTimeStop(stopAtMs, nowMs + Math.max(0, stopTimeoutMs)));
+                    : Optional.of(new PointInTimeStop(stopAtMs, saturatedSum(nowMs, Math.max(0, stopTimeoutMs))));
         }
 
         static TopicsRequest of(PauseMirrorTopicsRequestData r) {
@@ -259,14 +259,22 @@ public final class MirrorTopicHandlers implements AutoCloseable {
         Map<String, DesiredMirrorState> mirrorTopics = store.topics(name);
         Map<String, TopicResult> results = new LinkedHashMap<>();
         List<String> changing = new ArrayList<>();
+        // a topic being failed over to a point in time keeps its time until it is STOPPED (issue 30 point 2)
+        Map<String, PointInTimeStop> stored = desired == DesiredMirrorState.STOPPED ? store.stops(name) : Map.of();
+        MirrorMetadataView view = MirrorMetadataView.of(metadata.image());
         for (String topic : MirrorRequestValidator.selectTopics(req.topics(), req.patterns(), List.of(),
                 mirrorTopics.keySet())) {
+            DesiredMirrorState current = mirrorTopics.get(topic);
             Optional<TopicResult> refused = authorizer.topicDenied(ctx, topic).or(() ->
-                    MirrorRequestValidator.desiredStateRefused(name, topic, mirrorTopics.get(topic), desired));
+                    MirrorRequestValidator.desiredStateRefused(name, topic, current, desired)).or(() ->
+                    MirrorRequestValidator.stopTimeRefused(name, topic, current, stored.get(topic), stopAt,
+                            view.allStopped(topic)));
             if (refused.isPresent()) {
                 results.put(topic, refused.get());
             } else {
-                changing.add(topic);
+                if (!MirrorRequestValidator.sameStop(current, stored.get(topic), stopAt)) {
+                    changing.add(topic); // the same time again: its node, deadline included, stays as written
+                }
                 results.put(topic, TopicResult.OK);
             }
         }
@@ -294,8 +302,8 @@ public final class MirrorTopicHandlers implements AutoCloseable {
                                                        Optional<PointInTimeStop> stopAt) {
         List<String> stopping = MirrorTopicResponses.succeeded(results);
         // a failover to a point in time may first wait for the time, up to its deadline
-        long waitMs = STOP_WAIT_MS + stopAt.map(s -> Math.max(0, s.deadlineMs() - System.currentTimeMillis()))
-                .orElse(0L);
+        long waitMs = saturatedSum(STOP_WAIT_MS, stopAt.map(s -> Math.max(0, s.deadlineMs()
+                - System.currentTimeMillis())).orElse(0L));
         // tested on the metadata thread at every image until it holds: from the states the image has decoded, the
         // records themselves parsed only for a FAILED partition (a failover of 1,000 partitions makes hundreds of
         // images)
@@ -314,5 +322,10 @@ public final class MirrorTopicHandlers implements AutoCloseable {
             }
             return answer;
         });
+    }
+
+    /** {@code a + b} for times and waits of 0 or more, {@link Long#MAX_VALUE} instead of overflowing to the past. */
+    static long saturatedSum(long a, long b) {
+        return b > Long.MAX_VALUE - a ? Long.MAX_VALUE : a + b;
     }
 }

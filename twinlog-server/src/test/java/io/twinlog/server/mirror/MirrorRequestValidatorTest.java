@@ -3,6 +3,7 @@ package io.twinlog.server.mirror;
 import io.twinlog.clients.mirror.MirrorErrors;
 import io.twinlog.clients.mirror.message.AlterClusterMirrorRequestData.AlterableMirrorConfig;
 import io.twinlog.common.mirror.DesiredMirrorState;
+import io.twinlog.common.mirror.PointInTimeStop;
 import io.twinlog.mirror.runtime.MirrorTopicStarter.TopicResult;
 import io.twinlog.mirror.store.MirrorDefinition;
 import org.apache.kafka.common.protocol.Errors;
@@ -15,6 +16,7 @@ import java.util.Optional;
 import java.util.Set;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** {@link MirrorRequestValidator}: one rule per test, with the code and message the client gets. */
@@ -164,5 +166,46 @@ class MirrorRequestValidatorTest {
                 DesiredMirrorState.STOPPED, DesiredMirrorState.STOPPED));
         assertEquals(Optional.empty(), MirrorRequestValidator.desiredStateRefused("m", "t",
                 DesiredMirrorState.MIRRORING, DesiredMirrorState.PAUSED));
+    }
+
+    @Test
+    void aStopTimeoutIsBoundedSoTheDeadlineCannotOverflow() {
+        assertEquals(Optional.empty(), MirrorRequestValidator.pointInTimeRefused(1000, 24L * 60 * 60 * 1000));
+        assertEquals(Optional.empty(), MirrorRequestValidator.pointInTimeRefused(1000, -1));
+        MirrorApiError tooLong = MirrorRequestValidator.pointInTimeRefused(1000, Long.MAX_VALUE).orElseThrow();
+        assertEquals(Errors.INVALID_REQUEST.code(), tooLong.code());
+        assertTrue(tooLong.message().contains("a day"), tooLong.message());
+        // and the sums the handler makes saturate instead of wrapping to the past
+        assertEquals(Long.MAX_VALUE, MirrorTopicHandlers.saturatedSum(System.currentTimeMillis(), Long.MAX_VALUE));
+        assertEquals(30_005, MirrorTopicHandlers.saturatedSum(30_000, 5));
+    }
+
+    @Test
+    void aSecondStopKeepsTheTimeInForceUntilEveryPartitionIsStopped() {
+        PointInTimeStop stored = new PointInTimeStop(1_796_638_440_000L, 1_796_638_500_000L);
+        DesiredMirrorState stopped = DesiredMirrorState.STOPPED;
+        // the same time: let through, and nothing is written (the stored deadline stays)
+        Optional<PointInTimeStop> same = Optional.of(new PointInTimeStop(stored.atMs(), stored.deadlineMs() + 9_000));
+        assertEquals(Optional.empty(), MirrorRequestValidator.stopTimeRefused("m", "t", stopped, stored, same, false));
+        assertTrue(MirrorRequestValidator.sameStop(stopped, stored, same));
+        // another time, or none, while a partition is not STOPPED: refused, naming the time in force
+        TopicResult other = MirrorRequestValidator.stopTimeRefused("m", "t", stopped, stored,
+                Optional.of(new PointInTimeStop(stored.atMs() + 1, 0)), false).orElseThrow();
+        assertEquals(MirrorErrors.MIRROR_TOPIC_BEING_STOPPED.code, other.code());
+        assertTrue(other.message().contains("2026-12-07T10:14:00Z (1796638440000)"), other.message());
+        assertTrue(other.message().contains("--at 1796638440000"), other.message());
+        TopicResult plain = MirrorRequestValidator.stopTimeRefused("m", "t", stopped, stored, Optional.empty(), false)
+                .orElseThrow();
+        assertTrue(plain.message().contains("a stop without a time"), plain.message());
+        assertFalse(MirrorRequestValidator.sameStop(stopped, stored, Optional.empty()));
+        // every partition STOPPED: the failover is over, a stop may be sent again as before
+        assertEquals(Optional.empty(), MirrorRequestValidator.stopTimeRefused("m", "t", stopped, stored,
+                Optional.empty(), true));
+        // a topic not yet stopping, or stopped plainly: nothing to keep
+        assertEquals(Optional.empty(), MirrorRequestValidator.stopTimeRefused("m", "t", DesiredMirrorState.MIRRORING,
+                null, Optional.empty(), false));
+        assertEquals(Optional.empty(), MirrorRequestValidator.stopTimeRefused("m", "t", stopped, null,
+                Optional.of(stored), false));
+        assertFalse(MirrorRequestValidator.sameStop(stopped, null, Optional.of(stored)));
     }
 }

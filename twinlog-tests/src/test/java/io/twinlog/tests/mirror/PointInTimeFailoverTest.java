@@ -9,6 +9,9 @@ import io.twinlog.testkit.Quarantined;
 import io.twinlog.testkit.ReplicaLogs;
 import io.twinlog.testkit.TestCluster;
 import io.twinlog.testkit.Waits;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.retry.RetryOneTime;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.admin.TransactionState;
@@ -71,8 +74,8 @@ class PointInTimeFailoverTest {
         clusters.createSourceTopics(new NewTopic("orders", 2, (short) 3), new NewTopic("payments", 1, (short) 3),
                 new NewTopic("late", 1, (short) 3), new NewTopic("kill", 1, (short) 3),
                 new NewTopic("offline", 1, (short) 3), new NewTopic("preview", 2, (short) 3),
-                new NewTopic("common", 2, (short) 3));
-        clusters.mirror(MIRROR, "orders", "payments", "late", "kill", "offline", "preview", "common");
+                new NewTopic("common", 2, (short) 3), new NewTopic("again", 1, (short) 3));
+        clusters.mirror(MIRROR, "orders", "payments", "late", "kill", "offline", "preview", "common", "again");
     }
 
     @AfterAll
@@ -92,8 +95,8 @@ class PointInTimeFailoverTest {
                 at, 10_000);
 
         assertEquals(Map.of(), result.errors());
-        assertEquals(List.of(new PointInTimeResult("orders", 0, "REACHED", 6, BASE + 5, 6, 10, 4),
-                new PointInTimeResult("orders", 1, "REACHED", 6, BASE + 5, 6, 10, 4)), result.partitions());
+        assertEquals(List.of(new PointInTimeResult("orders", 0, "REACHED", 6, BASE + 5, 6, 10, -1),
+                new PointInTimeResult("orders", 1, "REACHED", 6, BASE + 5, 6, 10, -1)), result.partitions());
         for (TopicPartition tp : partitions) {
             List<ReplicaLogs.StoredRecord> kept = dataRecords(ReplicaLogs.awaitIdentical(clusters.destination(), tp,
                     List.of(0, 1, 2)));
@@ -194,6 +197,44 @@ class PointInTimeFailoverTest {
     }
 
     @Test
+    @Order(5)
+    void aSecondStopCannotChangeOrDropTheTimeWhileAPartitionWaitsForIt() throws Exception {
+        TopicPartition tp = new TopicPartition("again", 0);
+        writeOneBatchEach(tp, 3);
+        clusters.awaitMirrored(tp);
+        long at = System.currentTimeMillis() + 600_000; // not reached: the partition waits out the timeout
+        String node = "/mirrors/" + MIRROR + "/topics/again";
+        try (MirrorAdmin other = MirrorAdmin.create(clusters.destination().bootstrapServers(),
+                MirroredClusters.TIMEOUT);
+             CuratorFramework zk = CuratorFrameworkFactory.newClient(clusters.destination().zookeeperConnect(),
+                     new RetryOneTime(100))) {
+            zk.start();
+            CompletableFuture<PointInTimeStopResult> first = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return other.stopMirrorTopicsAt(MIRROR, List.of("again"), List.of(), at, 6_000);
+                } catch (IOException e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            Waits.waitUntil("the first stop's time written", () -> new String(zk.getData().forPath(node),
+                    StandardCharsets.UTF_8).contains("\"stopAtMs\":" + at));
+
+            PointInTimeStopResult another = clusters.mirrors().stopMirrorTopicsAt(MIRROR, List.of("again"),
+                    List.of(), at - 60_000, 1_000);
+            String refused = another.errors().get("again").getMessage();
+            assertTrue(refused.startsWith("MIRROR_TOPIC_BEING_STOPPED") && refused.contains("--at " + at), refused);
+            String plain = clusters.mirrors().stopMirrorTopics(MIRROR, List.of("again"), List.of()).get("again")
+                    .getMessage();
+            assertTrue(plain.contains("a stop without a time"), plain);
+
+            assertEquals(List.of(new PointInTimeResult("again", 0, "TIMED_OUT", 3, BASE + 2, -1, -1, 0)),
+                    first.get(2, TimeUnit.MINUTES).partitions());
+            assertTrue(new String(zk.getData().forPath(node), StandardCharsets.UTF_8).contains("\"stopAtMs\":" + at),
+                    "the time in force stayed");
+        }
+    }
+
+    @Test
     @Order(6)
     void theDryRunSaysWhatTheFailoverThenDoesAndChangesNothing() throws Exception {
         List<TopicPartition> partitions = tenBatchesEachMirrored("preview");
@@ -202,7 +243,7 @@ class PointInTimeFailoverTest {
         String dryRun = cli("--stop", "--dry-run", "--mirror", MIRROR, "--topic", "preview", "--at", at);
         String kept = "up to offset 6 (newest kept batch " + Instant.ofEpochMilli(BASE + 5) + ")";
         for (TopicPartition tp : partitions) {
-            assertTrue(dryRun.contains("  " + tp + ": would keep " + kept + ", quarantine 4 records, offsets [6,10); "
+            assertTrue(dryRun.contains("  " + tp + ": would keep " + kept + ", quarantine offsets [6,10); "
                     + "RPO "), dryRun);
         }
         assertEquals(Map.of(0, 10L, 1, 10L, 2, 10L), ReplicaLogs.logEndOffsets(clusters.destination(),
@@ -211,7 +252,7 @@ class PointInTimeFailoverTest {
 
         String failover = cli("--stop", "--mirror", MIRROR, "--topic", "preview", "--at", at);
         for (TopicPartition tp : partitions) {
-            assertTrue(failover.contains("  " + tp + ": kept " + kept + ", quarantined 4 records, offsets [6,10)"),
+            assertTrue(failover.contains("  " + tp + ": kept " + kept + ", quarantined offsets [6,10)"),
                     failover);
             assertEquals(values(tp, 0, 6), dataRecords(ReplicaLogs.awaitIdentical(clusters.destination(), tp,
                     List.of(0, 1, 2))).stream().map(ReplicaLogs.StoredRecord::value).toList());
