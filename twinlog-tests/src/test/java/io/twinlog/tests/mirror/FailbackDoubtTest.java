@@ -141,11 +141,13 @@ class FailbackDoubtTest {
 
     /**
      * An operator's mistake in the order of steps: A starts mirroring back from B while B still mirrors the topic
-     * from A (its failover not run yet). B has no last mirrored point yet, and says so: A's partition waits in
-     * LOG_TRUNCATION with the reason, cutting nothing, and once B fails over, the failback completes at B's point.
+     * from A (its failover not run yet). That would be a loop (A's records copied back into A): the start is refused
+     * with MIRROR_LOOP, naming the step missing, and changes nothing on A (decision 125; before prefixed mirrors the
+     * start was taken and waited in LOG_TRUNCATION for B's failover, decision 76, which still answers a start made
+     * while B's failover runs). Once B fails over, the failback completes at B's point.
      */
     @Test
-    void aFailbackStartedBeforeThePeersFailoverWaitsForItAndCutsNothing() throws Exception {
+    void aFailbackStartedBeforeThePeersFailoverIsRefusedAsALoopAndCutsNothing() throws Exception {
         try (TestCluster a = TestCluster.builder().brokers(1).build().start();
              TestCluster b = TestCluster.builder().brokers(1).build().start();
              Admin aAdmin = a.admin();
@@ -157,23 +159,28 @@ class FailbackDoubtTest {
             Waits.waitUntil("B holds A's 100 records", () -> end(b.broker(0)) == 100);
 
             onA.createClusterMirror("from-b", Map.of("bootstrap.servers", b.bootstrapServers()));
-            assertEquals(Map.of(), onA.startMirrorTopics("from-b", List.of(TOPIC), List.of(), List.of()));
-            MirrorAdmin.PartitionDescription waiting = Waits.waitFor("A's partition asked B twice", () ->
-                    partition(onA), p -> p.retryAttempt() >= 2 && p.lastError() != null, Duration.ofSeconds(60));
-            assertEquals("LOG_TRUNCATION", waiting.state(), "the failback waits");
-            assertTrue(waiting.lastError().contains("has not completed its failover"), waiting.lastError());
-            assertEquals(-1, waiting.truncationOffset(), "no truncation point decided");
+            Map<String, ? extends Exception> refused = onA.startMirrorTopics("from-b", List.of(TOPIC), List.of(),
+                    List.of());
+            assertEquals(List.of(TOPIC), List.copyOf(refused.keySet()), "the start is refused: " + refused);
+            String reason = String.valueOf(refused.get(TOPIC).getMessage());
+            assertTrue(reason.contains("MIRROR_LOOP") && reason.contains("--stop"), reason);
             assertEquals(100, end(a.broker(0)), "A's log is untouched");
             assertFalse(aAdmin.listTopics().names().get().contains(Quarantined.TOPIC), "nothing quarantined");
+            FailbackTest.produce(a, "a-after-refusal", 1);
+            Waits.waitUntil("A's topic stays writable", () -> end(a.broker(0)) == 101);
+            Waits.waitUntil("B mirrors A's record", () -> end(b.broker(0)) == 101);
 
             MirrorSteps.failOver(onB, "from-a", TOPIC);
             FailbackTest.produce(b, "b", 30);
+            assertEquals(Map.of(), onA.startMirrorTopics("from-b", List.of(TOPIC), List.of(), List.of()),
+                    "after B's failover the same start is a failback");
+            // B's log: A's 101 records, B's producer-state barrier at 101, B's 30
             MirrorAdmin.PartitionDescription done = Waits.waitFor("A mirrors B's new records after the shared "
                     + "prefix", () -> partition(onA), p -> p.state().equals("MIRRORING")
-                    && end(a.broker(0)) == 131, Duration.ofSeconds(60));
-            assertEquals(100, done.truncationOffset(), "cut at B's last mirrored offset, not at 0");
+                    && end(a.broker(0)) == 132, Duration.ofSeconds(60));
+            assertEquals(101, done.truncationOffset(), "cut at B's last mirrored offset, not at 0");
             assertEquals(0, done.truncatedOffsets(), "nothing of A's cut");
-            assertEquals(130, FailbackTest.readAll(a, 131).size());
+            assertEquals(131, FailbackTest.readAll(a, 132).size());
         }
     }
 

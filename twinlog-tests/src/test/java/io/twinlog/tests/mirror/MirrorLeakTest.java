@@ -58,9 +58,11 @@ class MirrorLeakTest {
      * Fixed-size pools that start a thread per task until they are full, so a run may leave them fuller than the
      * warm-up did without leaking anything: each may hold up to its size per broker. Every other thread counts
      * exactly. (FailoverBarriers.THREADS, BrokerServer's admin threads, the one thread of each of Kafka's purgatory
-     * timers.)
+     * timers, MirrorApiHandlers.API_THREADS: a start now asks the source's mirror APIs whether the topic is a mirror
+     * of this cluster, so the source's pool starts its second thread when two such calls meet.)
      */
     private static final Map<String, Integer> POOL_SIZES_PER_BROKER = Map.of("twinlog-mirror-barrier-#-#", 4,
+            "twinlog-mirror-api-#-#", 2,
             "twinlog-admin-#-#", 2, "executor-Fetch", 1, "executor-Produce", 1, "executor-DeleteRecords", 1);
 
     @Test
