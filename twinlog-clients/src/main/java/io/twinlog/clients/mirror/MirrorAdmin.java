@@ -307,12 +307,25 @@ public final class MirrorAdmin implements AutoCloseable {
      * @throws MirrorException for a partition the cluster refused (CLUSTER_MIRROR_AUTHORIZATION_FAILED: the
      *         principal may not describe the cluster mirror that recorded it)
      */
-    public synchronized Map<TopicPartition, LastMirrored> lastMirroredEpochs(
+    public Map<TopicPartition, LastMirrored> lastMirroredEpochs(
             String requesterClusterId, Map<String, List<Integer>> partitions) throws IOException {
+        Map<String, Uuid> unchecked = new LinkedHashMap<>();
+        partitions.keySet().forEach(topic -> unchecked.put(topic, Uuid.ZERO_UUID));
+        return lastMirroredEpochs(requesterClusterId, partitions, unchecked);
+    }
+
+    /**
+     * {@link #lastMirroredEpochs(String, Map)} naming each topic's ID as well ({@link Uuid#ZERO_UUID}: not checked):
+     * a cluster whose topic of that name has another ID, or that has none, refuses the topic (UNKNOWN_TOPIC_ID)
+     * rather than answering that it recorded nothing (decision 125).
+     */
+    public synchronized Map<TopicPartition, LastMirrored> lastMirroredEpochs(
+            String requesterClusterId, Map<String, List<Integer>> partitions, Map<String, Uuid> topicIds)
+            throws IOException {
         LastMirroredEpochsRequestData request = new LastMirroredEpochsRequestData()
                 .setRequesterClusterId(requesterClusterId);
         partitions.forEach((topic, parts) -> request.topics().add(new LastMirroredEpochsTopic().setTopicName(topic)
-                .setTopicId(Uuid.ZERO_UUID).setPartitions(parts)));
+                .setTopicId(topicIds.getOrDefault(topic, Uuid.ZERO_UUID)).setPartitions(parts)));
         LastMirroredEpochsResponseData response = client.send(request, LastMirroredEpochsResponseData::new);
         checkError(response.errorCode(), response.errorMessage());
         Map<TopicPartition, LastMirrored> out = new LinkedHashMap<>();

@@ -8,6 +8,7 @@ import org.apache.kafka.common.resource.ResourceType;
 import java.util.Collection;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
 /**
@@ -23,30 +24,41 @@ public final class AclSyncPlan {
 
     public static List<AclBinding> toCreate(Collection<AclBinding> source, Collection<AclBinding> destination,
                                             List<AclSyncRule> rules) {
-        return toCreate(source, destination, rules, "");
+        return toCreate(source, destination, rules, "", Map.of());
     }
 
     /**
      * {@link #toCreate(Collection, Collection, List)} for a mirror whose topics get {@code topicPrefix} here
      * (decision 125): the rules select among the source's ACLs as they are, and each selected topic ACL is created
-     * on the topic's name here — a literal {@code orders} as {@code west.orders}, a prefixed {@code ord} as a
-     * prefixed {@code west.ord}. A literal {@code *} (every topic) stays every topic. Other resources keep their names.
+     * on the topic's name here. A literal ACL of a topic the mirror has goes to that topic's name here, from
+     * {@code destinationOf} (the same mapping as the group offsets': B's {@code west.orders} failed back into A's
+     * {@code orders} lands on {@code orders}); any other literal {@code orders} as {@code west.orders}, a prefixed
+     * {@code ord} as a prefixed {@code west.ord}. A literal {@code *} (every topic) stays every topic. Other
+     * resources keep their names.
+     *
+     * @param destinationOf the name each of the mirror's source topics has here, by source name
      */
     public static List<AclBinding> toCreate(Collection<AclBinding> source, Collection<AclBinding> destination,
-                                            List<AclSyncRule> rules, String topicPrefix) {
+                                            List<AclSyncRule> rules, String topicPrefix,
+                                            Map<String, String> destinationOf) {
         Set<AclBinding> present = new HashSet<>(destination);
         return source.stream()
                 .filter(acl -> acl.pattern().resourceType() != ResourceType.UNKNOWN)
                 .filter(acl -> rules.stream().anyMatch(r -> r.matches(acl)))
-                .map(acl -> onDestinationTopics(acl, topicPrefix))
+                .map(acl -> onDestinationTopics(acl, topicPrefix, destinationOf))
                 .filter(acl -> !present.contains(acl))
                 .distinct()
                 .toList();
     }
 
-    /** {@code acl} with its topic resource renamed by {@code topicPrefix}, when it names topics. */
-    static AclBinding onDestinationTopics(AclBinding acl, String topicPrefix) {
+    /** {@code acl} with its topic resource renamed as the mirror names topics here, when it names topics. */
+    static AclBinding onDestinationTopics(AclBinding acl, String topicPrefix, Map<String, String> destinationOf) {
         ResourcePattern pattern = acl.pattern();
+        if (pattern.resourceType() == ResourceType.TOPIC && pattern.patternType() == PatternType.LITERAL
+                && destinationOf.containsKey(pattern.name())) {
+            return new AclBinding(new ResourcePattern(ResourceType.TOPIC, destinationOf.get(pattern.name()),
+                    PatternType.LITERAL), acl.entry());
+        }
         if (topicPrefix.isEmpty() || pattern.resourceType() != ResourceType.TOPIC
                 || pattern.patternType() == PatternType.LITERAL && ResourcePattern.WILDCARD_RESOURCE.equals(
                 pattern.name())) {

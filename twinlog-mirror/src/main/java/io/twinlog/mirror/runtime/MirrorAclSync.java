@@ -38,8 +38,14 @@ final class MirrorAclSync {
         this.metrics = metrics;
     }
 
-    /** One pass for {@code mirror}; a failure is logged (with why) and the next pass tries again. */
-    void maybeSync(MirrorDefinition mirror, Admin source) throws InterruptedException {
+    /**
+     * One pass for {@code mirror}; a failure is logged (with why) and the next pass tries again.
+     *
+     * @param destinationOf the name each of the mirror's source topics has here, by source name
+     *                      ({@code OffsetSyncPlan.destinationTopics})
+     */
+    void maybeSync(MirrorDefinition mirror, Admin source, Map<String, String> destinationOf)
+            throws InterruptedException {
         List<AclSyncRule> rules = mirror.aclSyncRules();
         if (rules.isEmpty()) {
             return;
@@ -55,7 +61,7 @@ final class MirrorAclSync {
             Collection<AclBinding> destinationAcls = destination.describeAcls(AclBindingFilter.ANY).values()
                     .get(TIMEOUT_MS, TimeUnit.MILLISECONDS);
             List<AclBinding> missing = AclSyncPlan.toCreate(sourceAcls, destinationAcls, rules,
-                    mirror.topicNamePrefix());
+                    mirror.topicNamePrefix(), destinationOf);
             if (!missing.isEmpty()) {
                 destination.createAcls(missing).all().get(TIMEOUT_MS, TimeUnit.MILLISECONDS);
                 log.info("[Mirror {}] ACL sync created {} ACLs copied from the source: {}", mirror.name(),

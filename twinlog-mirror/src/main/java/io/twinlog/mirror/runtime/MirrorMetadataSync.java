@@ -3,6 +3,7 @@ package io.twinlog.mirror.runtime;
 import io.twinlog.common.mirror.DesiredMirrorState;
 import io.twinlog.common.tasks.PerKeyExecutor;
 import io.twinlog.controller.metadata.MirrorImage;
+import io.twinlog.mirror.groups.OffsetSyncPlan;
 import io.twinlog.controller.metadata.TopicImage;
 import io.twinlog.controller.zk.MetadataWatcher;
 import io.twinlog.mirror.store.MirrorDefinition;
@@ -147,7 +148,7 @@ public final class MirrorMetadataSync implements AutoCloseable {
                             metadata.image().mirrors().sourceTopicOf(t.getKey()));
                 }
             }
-            acls.maybeSync(def, source);
+            acls.maybeSync(def, source, OffsetSyncPlan.destinationTopics(def.name(), metadata.image().mirrors()));
         } catch (TopicConfigSyncException e) {
             metrics.onTopicConfigSyncError(def.name());
             log.info("[Mirror {}] metadata sync with the source skipped: {}", def.name(), e.getMessage());

@@ -3,6 +3,7 @@ package io.twinlog.mirror.runtime;
 import io.twinlog.mirror.LastMirroredTruncation.LastMirrored;
 import io.twinlog.mirror.store.MirrorDefinition;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
 
 import java.io.IOException;
 import java.util.List;
@@ -15,8 +16,11 @@ import java.util.OptionalLong;
  * and {@link MirrorQuarantine} ({@link #of}); an interface so that the workers are tested without a peer cluster.
  */
 interface MirrorPeer {
-    /** The peer's last mirrored records of these partitions of {@code topic}; an I/O failure is a doubt. */
-    Map<Integer, LastMirrored> lastMirrored(MirrorDefinition def, String localClusterId, String topic,
+    /**
+     * The peer's last mirrored records of these partitions of {@code topic} (its name there; {@code topicId} its ID,
+     * the same on both sides); an I/O failure is a doubt.
+     */
+    Map<Integer, LastMirrored> lastMirrored(MirrorDefinition def, String localClusterId, String topic, Uuid topicId,
                                             List<Integer> partitions) throws IOException;
 
     /**
@@ -34,8 +38,9 @@ interface MirrorPeer {
         return new MirrorPeer() {
             @Override
             public Map<Integer, LastMirrored> lastMirrored(MirrorDefinition def, String localClusterId, String topic,
-                                                           List<Integer> partitions) throws IOException {
-                return PeerLastMirrored.lookup(def, localClusterId, topic, partitions);
+                                                           Uuid topicId, List<Integer> partitions)
+                    throws IOException {
+                return PeerLastMirrored.lookup(def, localClusterId, topic, topicId, partitions);
             }
 
             @Override

@@ -103,7 +103,8 @@ public final class MirrorTopicStarter {
         Map<String, TopicResult> results = new LinkedHashMap<>();
         List<String> asked = new ArrayList<>();
         for (String topic : expectedVersions.keySet()) {
-            Optional<TopicResult> refused = refusal(topic).or(() -> def.destinationNameRefused(topic)
+            Optional<TopicResult> refused = refusal(topic, def.destinationTopic(topic))
+                    .or(() -> def.destinationNameRefused(topic)
                     .map(why -> new TopicResult(Errors.INVALID_TOPIC_EXCEPTION.code(), why)));
             if (refused.isPresent()) {
                 results.put(topic, refused.get());
@@ -112,14 +113,19 @@ public final class MirrorTopicStarter {
             }
         }
         Map<String, SourceTopic> sourceTopics = readSource(source, asked, results);
-        Set<String> loops = sourceTopics.isEmpty() ? Set.of()
-                : SourceMirrorTopics.mirroringFrom(def, metadata.image().clusterId(), sourceTimeoutMs);
+        // the starts that would take over a local topic (failbacks by topic ID): the source is asked about each
+        Map<String, Uuid> takeovers = new LinkedHashMap<>();
+        sourceTopics.values().forEach(t -> metadata.image().topic(t.description().topicId())
+                .filter(local -> takesOver(mirror, mirrorTopic(local.name())))
+                .ifPresent(local -> takeovers.put(t.description().name(), local.topicId())));
+        SourceMirrorTopics.Loops loops = sourceTopics.isEmpty() ? SourceMirrorTopics.Loops.NONE
+                : SourceMirrorTopics.mirroringFrom(def, metadata.image().clusterId(), sourceTimeoutMs, takeovers);
         List<SourceTopic> toClaim = new ArrayList<>();
         Map<String, String> destinations = new LinkedHashMap<>();
         for (SourceTopic sourceTopic : sourceTopics.values()) {
             String topic = sourceTopic.description().name();
             Uuid topicId = sourceTopic.description().topicId();
-            if (loops.contains(topic)) {
+            if (loops.topics().contains(topic)) {
                 String why = "Topic '" + topic + "' on the source is a mirror of this cluster (cluster "
                         + metadata.image().clusterId() + ") that still mirrors: mirroring it back here would form a "
                         + "loop. Fail it over there first (--stop) to mirror it back as a failback";
@@ -132,6 +138,12 @@ public final class MirrorTopicStarter {
                 skipOrRefuse(mirror, topic, byPattern, results, skipped, "Topic '" + topic + "' has the topic ID "
                         + topicId + " of local topic '" + destination + "': mirroring it is a failback into '"
                         + destination + "'; start it by name to fail back", Errors.INCONSISTENT_TOPIC_ID.code());
+                continue;
+            }
+            Optional<TopicResult> inDoubt = sameId.isEmpty() ? Optional.empty() : takeoverInDoubt(mirror, topic,
+                    destination, loops, mirrorTopic(destination));
+            if (inDoubt.isPresent()) {
+                skipOrRefuse(mirror, topic, byPattern, results, skipped, inDoubt.get().message(), inDoubt.get().code());
                 continue;
             }
             Optional<TopicImage> local = metadata.image().topic(destination);
@@ -226,6 +238,56 @@ public final class MirrorTopicStarter {
         } else {
             results.put(topic, new TopicResult(code, why));
         }
+    }
+
+    /**
+     * Why a start of source topic {@code topic} into existing local topic {@code destination} (the same topic ID) may
+     * not go ahead when the source could not say which of its topics mirror from here: unless the local topic
+     * already mirrors under this mirror, the start takes it over (its producers refused, its log cut to the last
+     * mirrored point), and were the source topic still mirroring from here, that would take a live topic over into a
+     * loop. Fails closed (decision 125); a new topic, which takes nothing over, starts with
+     * {@link SourceMirrorTopics}' WARN.
+     */
+    static Optional<TopicResult> takeoverInDoubt(String mirror, String topic, String destination,
+                                                 SourceMirrorTopics.Loops loops,
+                                                 Optional<MirrorImage.MirrorTopic> mirroredHere) {
+        Optional<String> doubt = loops.doubtAbout(topic);
+        if (doubt.isEmpty() || !takesOver(mirror, mirroredHere)) {
+            return Optional.empty();
+        }
+        return Optional.of(new TopicResult(loops.refusedAbout(topic)
+                ? MirrorErrors.CLUSTER_MIRROR_AUTHORIZATION_FAILED.code : MirrorErrors.SOURCE_CLUSTER_UNREACHABLE.code,
+                "Topic '" + topic + "' has the topic ID of local topic '" + destination + "': starting it fails back "
+                + "into '" + destination + "', which refuses its producers and cuts its log to the last mirrored "
+                + "point. Whether '" + topic + "' still mirrors from this cluster (a loop: '" + destination
+                + "' would be taken over while live) is not known: " + doubt.get()));
+    }
+
+    /**
+     * Whether a start into a local topic that {@code mirroredHere} says how this cluster mirrors takes it over: unless
+     * it already mirrors under {@code mirror} (a start again), it becomes a mirror topic.
+     */
+    private static boolean takesOver(String mirror, Optional<MirrorImage.MirrorTopic> mirroredHere) {
+        return mirroredHere.filter(t -> t.mirror().equals(mirror) && t.desired() != DesiredMirrorState.STOPPED)
+                .isEmpty();
+    }
+
+    private Optional<MirrorImage.MirrorTopic> mirrorTopic(String topic) {
+        return Optional.ofNullable(metadata.image().mirrors().topics().get(topic));
+    }
+
+    /**
+     * Why source topic {@code topic} may not be mirrored as {@code destination} here, before the source is asked: the
+     * source's topic is an internal one, or the prefixed name is (prefix {@code _}, separator {@code _} and source
+     * {@code transaction_state} would make a mirror topic of this cluster's {@code __transaction_state}).
+     */
+    static Optional<TopicResult> refusal(String topic, String destination) {
+        if (destination.equals(topic) || refusal(topic).isPresent()) {
+            return refusal(topic);
+        }
+        return refusal(destination).map(r -> new TopicResult(r.code(), "Topic '" + topic + "' would be mirrored "
+                + "here as '" + destination + "': " + r.message() + "; change the mirror's mirror.topic.prefix or "
+                + "its separator to mirror it"));
     }
 
     /** Why source topic {@code topic} may not be mirrored at all, before the source is asked. */

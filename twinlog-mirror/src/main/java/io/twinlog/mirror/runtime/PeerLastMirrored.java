@@ -9,6 +9,7 @@ import io.twinlog.mirror.partition.PeerLookup.Failure;
 import io.twinlog.mirror.runtime.PeerFailures.PeerDoubtException;
 import io.twinlog.mirror.store.MirrorDefinition;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.common.Uuid;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -51,7 +52,7 @@ final class PeerLastMirrored {
      * @throws PeerDoubtException with its {@link Failure} when the answer cannot be had or trusted
      */
     static Map<Integer, LastMirrored> lookup(MirrorDefinition mirror, String localClusterId, String topic,
-                                             List<Integer> partitions) throws PeerDoubtException {
+                                             Uuid topicId, List<Integer> partitions) throws PeerDoubtException {
         Map<String, Object> configs = new HashMap<>(mirror.sourceClientConfigs());
         configs.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, (int) TIMEOUT.toMillis());
         configs.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, (int) TIMEOUT.toMillis());
@@ -65,11 +66,14 @@ final class PeerLastMirrored {
                 return Map.of();
             }
             Map<Integer, LastMirrored> out = new HashMap<>();
-            peer.lastMirroredEpochs(localClusterId, Map.of(topic, partitions)).forEach((tp, answer) -> {
-                if (answer.epoch() >= 0 && answer.offset() >= 0) {
-                    out.put(tp.partition(), new LastMirrored(answer.epoch(), answer.offset()));
-                }
-            });
+            // with the topic's ID: a peer that knows no topic of that name and ID (a name mismatch) refuses it, a
+            // doubt, rather than answering "no record", which would cut this log to 0
+            peer.lastMirroredEpochs(localClusterId, Map.of(topic, partitions), Map.of(topic, topicId))
+                    .forEach((tp, answer) -> {
+                        if (answer.epoch() >= 0 && answer.offset() >= 0) {
+                            out.put(tp.partition(), new LastMirrored(answer.epoch(), answer.offset()));
+                        }
+                    });
             return out;
         } catch (PeerDoubtException e) {
             throw e;

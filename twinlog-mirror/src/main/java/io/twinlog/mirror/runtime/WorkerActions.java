@@ -1,10 +1,12 @@
 package io.twinlog.mirror.runtime;
 
+import io.twinlog.controller.metadata.TopicImage;
 import io.twinlog.mirror.LastMirroredTruncation.LastMirrored;
 import io.twinlog.mirror.partition.MirrorAction;
 import io.twinlog.mirror.partition.PeerLookup;
 import io.twinlog.mirror.store.MirrorDefinition;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -74,10 +76,12 @@ final class WorkerActions {
             List<Integer> all = services.metadata().image().topic(topic)
                     .map(t -> List.copyOf(t.partitions().keySet())).orElse(List.of());
             String clusterId = services.metadata().image().clusterId();
+            // mirroring keeps topic IDs: the peer's topic has this one's
+            Uuid topicId = services.metadata().image().topic(topic).map(TopicImage::topicId).orElse(Uuid.ZERO_UUID);
             // one lookup per mirror and topic in flight, for all its partitions at once
             PeerAnswer answer = outcomeOf(tp, basis, stillLed, partitionCalls, new PartitionCalls.Key.AskPeer(),
                     "ask/" + topic, "asking the source for the last mirrored epochs of " + topic,
-                    () -> askPeer(def, clusterId, peerTopic, all), outcome -> { });
+                    () -> askPeer(def, clusterId, peerTopic, topicId, all), outcome -> { });
             if (answer.failure() != null) {
                 return PeerFailures.failed("asking the source for its last mirrored epoch", answer.failure());
             }
@@ -133,9 +137,10 @@ final class WorkerActions {
     }
 
     /** On the mirror's thread: asks the peer about every partition of {@code topic}; an I/O failure is the answer. */
-    private PeerAnswer askPeer(MirrorDefinition def, String localClusterId, String topic, List<Integer> partitions) {
+    private PeerAnswer askPeer(MirrorDefinition def, String localClusterId, String topic, Uuid topicId,
+                               List<Integer> partitions) {
         try {
-            return new PeerAnswer(services.peer().lastMirrored(def, localClusterId, topic, partitions), null);
+            return new PeerAnswer(services.peer().lastMirrored(def, localClusterId, topic, topicId, partitions), null);
         } catch (IOException e) {
             return new PeerAnswer(Map.of(), e);
         }

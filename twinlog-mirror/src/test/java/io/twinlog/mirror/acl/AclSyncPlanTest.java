@@ -12,6 +12,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 import java.util.List;
+import java.util.Map;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -90,14 +91,44 @@ class AclSyncPlanTest {
                 AclPermissionType.ALLOW);
         List<AclBinding> source = List.of(APP_READS_ORDERS, EVE_DENIED_PAY, APP_GROUP, everyTopic);
         List<AclBinding> create = AclSyncPlan.toCreate(source, List.of(), AclSyncRule.parse(KEY,
-                "Topic;orders;*;*;*,Topic;pay;*;*;*,Group;*;*;*;*,Topic;*;Describe;*;*"), "west.");
+                "Topic;orders;*;*;*,Topic;pay;*;*;*,Group;*;*;*;*,Topic;*;Describe;*;*"), "west.", Map.of());
         assertEquals(List.of(acl(ResourceType.TOPIC, "west.orders", PatternType.LITERAL, "User:app",
                         AclOperation.READ, AclPermissionType.ALLOW),
                 acl(ResourceType.TOPIC, "west.pay", PatternType.PREFIXED, "User:eve", AclOperation.ALL,
                         AclPermissionType.DENY), APP_GROUP, everyTopic), create,
                 "the rules select by the source's names; literal and prefixed topic ACLs are renamed, a group's and "
                         + "the every-topic wildcard are not");
-        assertTrue(AclSyncPlan.toCreate(source, create, AclSyncRule.parse(KEY, "*"), "west.").isEmpty(),
+        assertTrue(AclSyncPlan.toCreate(source, create, AclSyncRule.parse(KEY, "*"), "west.", Map.of()).isEmpty(),
                 "renamed ACLs already there are not created again");
+    }
+
+    @Test
+    void aLiteralTopicAclFollowsTheTopicsNameHereAsTheGroupOffsetsDo() {
+        // A's mirror from B (prefix east.) failed B's west.orders back into A's own orders; B's west.payments is
+        // mirrored as east.west.payments; B's own audit topic is not mirrored (yet)
+        AclBinding readsWestOrders = acl(ResourceType.TOPIC, "west.orders", PatternType.LITERAL, "User:app",
+                AclOperation.READ, AclPermissionType.ALLOW);
+        AclBinding readsWestPayments = acl(ResourceType.TOPIC, "west.payments", PatternType.LITERAL, "User:app",
+                AclOperation.READ, AclPermissionType.ALLOW);
+        AclBinding readsAudit = acl(ResourceType.TOPIC, "audit", PatternType.LITERAL, "User:app",
+                AclOperation.READ, AclPermissionType.ALLOW);
+        AclBinding readsWestPrefix = acl(ResourceType.TOPIC, "west.", PatternType.PREFIXED, "User:app",
+                AclOperation.READ, AclPermissionType.ALLOW);
+        List<AclBinding> create = AclSyncPlan.toCreate(List.of(readsWestOrders, readsWestPayments, readsAudit,
+                readsWestPrefix), List.of(), AclSyncRule.parse(KEY, "*"), "east.", Map.of("west.orders", "orders",
+                "west.payments", "east.west.payments"));
+        assertEquals(List.of(acl(ResourceType.TOPIC, "orders", PatternType.LITERAL, "User:app", AclOperation.READ,
+                        AclPermissionType.ALLOW),
+                acl(ResourceType.TOPIC, "east.west.payments", PatternType.LITERAL, "User:app", AclOperation.READ,
+                        AclPermissionType.ALLOW),
+                acl(ResourceType.TOPIC, "east.audit", PatternType.LITERAL, "User:app", AclOperation.READ,
+                        AclPermissionType.ALLOW),
+                acl(ResourceType.TOPIC, "east.west.", PatternType.PREFIXED, "User:app", AclOperation.READ,
+                        AclPermissionType.ALLOW)), create,
+                "the failed-back topic's ACL lands on orders, not east.west.orders; the rest get the prefix");
+        assertEquals(List.of(acl(ResourceType.TOPIC, "orders", PatternType.LITERAL, "User:app", AclOperation.READ,
+                AclPermissionType.ALLOW)), AclSyncPlan.toCreate(List.of(readsWestOrders), List.of(),
+                AclSyncRule.parse(KEY, "*"), "", Map.of("west.orders", "orders")),
+                "an unprefixed mirror's failback into another name too");
     }
 }

@@ -320,7 +320,7 @@ final class FakeMirrorBroker implements MirrorRecords, MirrorMetadata, LocalPart
         return new MirrorPeer() {
             @Override
             public Map<Integer, LastMirrored> lastMirrored(MirrorDefinition def, String localClusterId, String topic,
-                                                           List<Integer> partitions) {
+                                                           Uuid topicId, List<Integer> partitions) {
                 return Map.of(); // the peer never mirrored from this cluster
             }
 

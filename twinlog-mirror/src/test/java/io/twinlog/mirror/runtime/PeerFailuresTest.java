@@ -64,4 +64,15 @@ class PeerFailuresTest {
                 "boom")));
         assertEquals(Failure.ERROR, PeerFailures.failure(new IllegalStateException("unexpected")));
     }
+
+    @Test
+    void aPeerThatKnowsNoTopicOfTheAskedNameAndIdIsADoubtNotNoRecord() {
+        // LastMirroredEpochs' answer for a name the peer does not have with that ID (decision 125): the lookup fails
+        // with it, and the failed lookup is a doubt (TruncationSteps.doubt: nothing cut, asked again)
+        MirrorException unknown = new MirrorException(Errors.UNKNOWN_TOPIC_ID.code(), "LastMirroredEpochs refused "
+                + "for orders-0");
+        assertEquals(Failure.ERROR, PeerFailures.failure(unknown));
+        assertEquals(Failure.ERROR, PeerFailures.failed("asking the source for its last mirrored epoch", unknown)
+                .failure());
+    }
 }

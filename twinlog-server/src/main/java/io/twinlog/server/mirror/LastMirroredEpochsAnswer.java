@@ -9,6 +9,7 @@ import io.twinlog.clients.mirror.message.LastMirroredEpochsResponseData.LastMirr
 import io.twinlog.common.mirror.MirrorPartitionState;
 import io.twinlog.mirror.store.MirrorPartitionRecord;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.protocol.Errors;
 
 import java.util.Map;
@@ -19,7 +20,8 @@ import java.util.function.Predicate;
  * The LastMirroredEpochs answer (the failback lookup, mirroring.md): for each asked partition, the last mirrored
  * epoch and offset this cluster recorded when it failed the partition over — only from mirrors whose source is the
  * requesting cluster (the failback relation), or from any mirror when the requester does not say who it is; -1/-1
- * when there is none. Pure: built from the mirrors' sources, one {@link MirrorMetadataView} and the principal's
+ * when there is none. A topic this cluster does not have under that name and ID is an error, not -1/-1
+ * ({@link #unknownTopic}). Pure: built from the mirrors' sources, one {@link MirrorMetadataView} and the principal's
  * DESCRIBE rights.
  */
 final class LastMirroredEpochsAnswer {
@@ -39,6 +41,13 @@ final class LastMirroredEpochsAnswer {
             LastMirroredEpochsTopicResult result = new LastMirroredEpochsTopicResult().setTopicName(topic)
                     .setTopicId(t.topicId());
             response.topics().add(result);
+            Optional<Errors> unknown = unknownTopic(t, view);
+            if (unknown.isPresent()) {
+                t.partitions().forEach(p -> result.partitions().add(new LastMirroredEpochsPartitionResult()
+                        .setPartitionIndex(p).setErrorCode(unknown.get().code()).setLastMirroredEpoch(-1)
+                        .setLastMirroredOffset(-1L)));
+                continue;
+            }
             Optional<String> mirror = view.mirrorOf(topic);
             boolean related = mirror.isPresent()
                     && (requester == null || requester.equals(mirrorSources.get(mirror.get())));
@@ -67,6 +76,22 @@ final class LastMirroredEpochsAnswer {
             }
         }
         return response;
+    }
+
+    /**
+     * Why the asked topic is not one this cluster can answer for, if it is not: no topic of that name here
+     * (UNKNOWN_TOPIC_ID when the request names an ID, UNKNOWN_TOPIC_OR_PARTITION when it does not), or one with
+     * another ID than the one asked (UNKNOWN_TOPIC_ID). -1/-1 ("no record") would cut the requester's failback to 0
+     * on a name mismatch (a mirror topic node that lost its source name): the requester takes the error as a doubt
+     * and cuts nothing (decision 125).
+     */
+    static Optional<Errors> unknownTopic(LastMirroredEpochsTopic asked, MirrorMetadataView view) {
+        Uuid here = view.topicId(asked.topicName());
+        boolean idAsked = !Uuid.ZERO_UUID.equals(asked.topicId());
+        if (Uuid.ZERO_UUID.equals(here)) {
+            return Optional.of(idAsked ? Errors.UNKNOWN_TOPIC_ID : Errors.UNKNOWN_TOPIC_OR_PARTITION);
+        }
+        return idAsked && !here.equals(asked.topicId()) ? Optional.of(Errors.UNKNOWN_TOPIC_ID) : Optional.empty();
     }
 
     /**

@@ -43,13 +43,18 @@ class LastMirroredEpochsAnswerTest {
 
     private static LastMirroredEpochsPartitionResult ask(String requester, TestMirrorImage image,
                                                          Predicate<String> mayDescribe) {
+        return ask(requester, "t", ID, image, mayDescribe);
+    }
+
+    private static LastMirroredEpochsPartitionResult ask(String requester, String name, Uuid id,
+                                                         TestMirrorImage image, Predicate<String> mayDescribe) {
         LastMirroredEpochsRequestData request = new LastMirroredEpochsRequestData().setRequesterClusterId(requester)
-                .setTopics(List.of(new LastMirroredEpochsTopic().setTopicName("t").setTopicId(ID)
+                .setTopics(List.of(new LastMirroredEpochsTopic().setTopicName(name).setTopicId(id)
                         .setPartitions(List.of(0))));
         LastMirroredEpochsTopicResult topic = LastMirroredEpochsAnswer.of(request, SOURCES, image.view(), mayDescribe)
                 .topics().get(0);
-        assertEquals("t", topic.topicName());
-        assertEquals(ID, topic.topicId());
+        assertEquals(name, topic.topicName());
+        assertEquals(id, topic.topicId());
         return topic.partitions().get(0);
     }
 
@@ -83,6 +88,20 @@ class LastMirroredEpochsAnswerTest {
         assertEquals(result(Errors.NONE.code(), -1, -1L), ask("requester",
                 TestMirrorImage.builder().topic("t", ID, 1, List.of(0), List.of(0)).mirroredBy("t", "m"),
                 EVERY_MIRROR));
+    }
+
+    @Test
+    void aTopicUnknownHereOrOfAnotherIdIsADoubtNotNothingMirrored() {
+        // the requester asks by a name this cluster does not have (its mirror topic node lost the source name in an
+        // upgrade), or by one another topic has here: "no record" would cut its failback to 0
+        assertEquals(result(Errors.UNKNOWN_TOPIC_ID.code(), -1, -1L), ask("requester", "orders", ID,
+                topicOf("m", stoppedAt(3, 77L)), EVERY_MIRROR));
+        assertEquals(result(Errors.UNKNOWN_TOPIC_ID.code(), -1, -1L), ask("requester", "t", new Uuid(1, 2),
+                topicOf("m", stoppedAt(3, 77L)), EVERY_MIRROR));
+        assertEquals(result(Errors.UNKNOWN_TOPIC_OR_PARTITION.code(), -1, -1L), ask("requester", "orders",
+                Uuid.ZERO_UUID, topicOf("m", stoppedAt(3, 77L)), EVERY_MIRROR), "a request without an ID too");
+        assertEquals(result(Errors.NONE.code(), 3, 77L), ask("requester", "t", Uuid.ZERO_UUID,
+                topicOf("m", stoppedAt(3, 77L)), EVERY_MIRROR), "without an ID, the name alone is checked");
     }
 
     @Test

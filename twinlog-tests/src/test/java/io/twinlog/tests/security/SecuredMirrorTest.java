@@ -56,6 +56,7 @@ import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -141,21 +142,24 @@ class SecuredMirrorTest {
             produce(b, "b", 10);
             produce(a, "lost", 5);
 
-            // issue 25, point 2, an authorization failure: B no longer lets the mirror principal describe from-a,
-            // so A cannot learn what B last mirrored. The failback waits and cuts nothing until it may again
+            // an authorization failure: B no longer lets the mirror principal describe from-a, so A cannot learn
+            // whether B's payments still mirrors from A: the failback, which would take A's payments over, is refused
+            // (decision 125), naming the missing right, and A's payments stays A's, untouched
             assertEquals(1, superOnB.deleteMirrorAcls("from-a", PatternType.LITERAL, "User:mirror", null,
                     AclOperation.DESCRIBE, AclPermissionType.ALLOW).size());
             Waits.waitUntil("the operator's ACLs applied on A", () -> createdAs(onA, "from-b", source(b, certs)));
-            assertEquals(Map.of(), onA.startMirrorTopics("from-b", List.of(TOPIC), List.of(), List.of()));
-            MirrorAdmin.PartitionDescription doubting = Waits.waitFor("A's failback refused the lookup by B's ACLs",
-                    () -> onA.describeClusterMirrors(List.of("from-b")).get("from-b").topics().get(TOPIC)
-                            .partitions().get(0), p -> p.retryAttempt() >= 1 && p.lastError() != null
-                            && p.lastError().contains("AUTHORIZATION"), Duration.ofSeconds(60));
-            assertEquals("LOG_TRUNCATION", doubting.state(), doubting.toString());
-            assertTrue(doubting.lastError().contains("nothing is cut"), doubting.lastError());
+            MirrorException inDoubt = onA.startMirrorTopics("from-b", List.of(TOPIC), List.of(), List.of())
+                    .get(TOPIC);
+            assertEquals(MirrorErrors.CLUSTER_MIRROR_AUTHORIZATION_FAILED, inDoubt.mirrorError().orElseThrow(),
+                    inDoubt.getMessage());
+            assertTrue(inDoubt.getMessage().contains("needs DESCRIBE"), inDoubt.getMessage());
+            assertFalse(onA.describeClusterMirrors(List.of("from-b")).get("from-b").topics().containsKey(TOPIC),
+                    "A's payments is not made a mirror topic");
             assertEquals(105, aAdmin.listOffsets(Map.of(TP, OffsetSpec.latest())).all().get().get(TP).offset(),
-                    "A's log is untouched while the lookup is refused");
+                    "A's log is untouched");
             superOnB.createMirrorAcls(List.of(mirrorAcl("from-a", "mirror", AclOperation.DESCRIBE)));
+            Waits.waitUntil("A's failback starts once B lets the mirror principal describe from-a", () -> onA
+                    .startMirrorTopics("from-b", List.of(TOPIC), List.of(), List.of()).isEmpty());
             MirrorInvariants.awaitMirrored(b, a, TP);
             MirrorAdmin.PartitionDescription back = onA.describeClusterMirrors(List.of("from-b")).get("from-b")
                     .topics().get(TOPIC).partitions().get(0);
