@@ -302,26 +302,14 @@ public final class MirrorAdmin implements AutoCloseable {
 
     /**
      * Asks this cluster (the one a failback will pull from) for the last mirrored epochs it recorded for the given
-     * partitions, restricted to mirrors whose source is {@code requesterClusterId} (null: any).
+     * partitions, restricted to mirrors whose source is {@code requesterClusterId} (null: any). A topic with an ID in
+     * {@code topicIds} that the cluster lacks under that name is refused (UNKNOWN_TOPIC_ID), never "none recorded".
      *
      * @throws MirrorException for a partition the cluster refused (CLUSTER_MIRROR_AUTHORIZATION_FAILED: the
      *         principal may not describe the cluster mirror that recorded it)
      */
-    public Map<TopicPartition, LastMirrored> lastMirroredEpochs(
-            String requesterClusterId, Map<String, List<Integer>> partitions) throws IOException {
-        Map<String, Uuid> unchecked = new LinkedHashMap<>();
-        partitions.keySet().forEach(topic -> unchecked.put(topic, Uuid.ZERO_UUID));
-        return lastMirroredEpochs(requesterClusterId, partitions, unchecked);
-    }
-
-    /**
-     * {@link #lastMirroredEpochs(String, Map)} naming each topic's ID as well ({@link Uuid#ZERO_UUID}: not checked):
-     * a cluster whose topic of that name has another ID, or that has none, refuses the topic (UNKNOWN_TOPIC_ID)
-     * rather than answering that it recorded nothing (decision 125).
-     */
-    public synchronized Map<TopicPartition, LastMirrored> lastMirroredEpochs(
-            String requesterClusterId, Map<String, List<Integer>> partitions, Map<String, Uuid> topicIds)
-            throws IOException {
+    public synchronized Map<TopicPartition, LastMirrored> lastMirroredEpochs(String requesterClusterId,
+            Map<String, List<Integer>> partitions, Map<String, Uuid> topicIds) throws IOException {
         LastMirroredEpochsRequestData request = new LastMirroredEpochsRequestData()
                 .setRequesterClusterId(requesterClusterId);
         partitions.forEach((topic, parts) -> request.topics().add(new LastMirroredEpochsTopic().setTopicName(topic)

@@ -146,7 +146,7 @@ final class FailoverSteps extends DemoSteps {
                 + "and cuts the rest (copied to __twinlog_quarantine first); then it copies the destination's "
                 + "records.");
         Map<TopicPartition, MirrorAdmin.LastMirrored> lastMirrored = destination.mirrors().lastMirroredEpochs(
-                source.clusterId(), Map.of(topic, IntStream.range(0, PARTITIONS).boxed().toList()));
+                source.clusterId(), Map.of(topic, IntStream.range(0, PARTITIONS).boxed().toList()), Map.of());
         lastMirrored.forEach((tp, m) -> console.detail(tp + ": the destination last mirrored offset " + m.offset()
                 + " in epoch " + m.epoch() + " (LMO/LME)"));
         console.check(IntStream.range(0, PARTITIONS).allMatch(p -> lastMirrored.get(new TopicPartition(topic, p))

@@ -88,9 +88,9 @@ class MirroringTest {
             assertEquals(sourceEpoch, stopped.lastMirroredEpoch());
             String sourceClusterId = mirrors.describeClusterMirrors(List.of("dr")).get("dr").sourceClusterId();
             assertEquals(new MirrorAdmin.LastMirrored(sourceEpoch, 350), mirrors.lastMirroredEpochs(sourceClusterId,
-                    Map.of("orders", List.of(0))).get(p0), "LastMirroredEpochs answers for the failback peer");
+                    Map.of("orders", List.of(0)), Map.of()).get(p0), "LastMirroredEpochs answers the failback peer");
             assertEquals(new MirrorAdmin.LastMirrored(-1, -1), mirrors.lastMirroredEpochs("another-cluster",
-                    Map.of("orders", List.of(0))).get(p0), "and only for it");
+                    Map.of("orders", List.of(0)), Map.of()).get(p0), "and only for it");
             List<RecordMetadata> written = produce(destination, "orders", 0, 10, "after-failover");
             // 350 holds the producer-state barrier written at failover (decision 24)
             assertEquals(351, written.get(0).offset(), "writes continue after the mirrored offsets and the barrier");

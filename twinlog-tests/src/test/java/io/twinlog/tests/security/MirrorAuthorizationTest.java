@@ -146,7 +146,7 @@ class MirrorAuthorizationTest {
                 Grant.topic(AclOperation.ALTER_CONFIGS, "t8"), topicDenied,
                 admin -> throwFirst(admin.stopMirrorTopics("m8", List.of("t8"), List.of()))));
         rows.add(new Row("LastMirroredEpochs (failback lookup)", List.of(), Grant.mirror(AclOperation.DESCRIBE, "m9"),
-                mirrorDenied, admin -> admin.lastMirroredEpochs(null, Map.of("t9", List.of(0)))));
+                mirrorDenied, admin -> admin.lastMirroredEpochs(null, Map.of("t9", List.of(0)), Map.of())));
         return rows;
     }
 
